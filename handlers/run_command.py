@@ -1,0 +1,45 @@
+"""run_command: a shell command in a pane's interactive shell, with exactly its output."""
+
+from __future__ import annotations
+
+from schemux.context import ToolContext
+from schemux.errors import ToolError
+from schemux.generated.models.run_command import RunCommandInput, RunCommandOutput
+from schemux.shell_commands import keep_tail, run_in_shell
+from schemux.targets import PaneTarget, resolve_pane
+
+
+async def handle(ctx: ToolContext, request: RunCommandInput) -> RunCommandOutput:
+    if request.timeout <= 0:
+        raise ToolError("timeout must be positive", suggestion="pass a number of seconds > 0")
+    if request.max_lines is not None and request.max_lines < 0:
+        raise ToolError("max_lines must not be negative", suggestion="omit it to get all lines")
+    effective_timeout = ctx.settings.clamp_wait(request.timeout)
+    server = ctx.tmux(request.socket_name)
+    pane = await resolve_pane(
+        server,
+        PaneTarget(
+            pane_id=request.pane_id,
+            window_id=request.window_id,
+            session_id=request.session_id,
+            session_name=request.session_name,
+        ),
+    )
+    result = await run_in_shell(
+        server,
+        pane,
+        request.command,
+        timeout=effective_timeout,
+        suppress_history=request.suppress_history,
+    )
+    lines, dropped = keep_tail(result.lines, request.max_lines)
+    return RunCommandOutput(
+        pane_id=pane.pane_id,
+        exit_status=result.exit_status,
+        timed_out=result.timed_out,
+        elapsed_seconds=result.elapsed,
+        effective_timeout=effective_timeout,
+        output=lines,
+        output_truncated=dropped > 0 or result.head_lost,
+        output_truncated_lines=dropped,
+    )

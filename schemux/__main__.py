@@ -1,0 +1,5 @@
+import sys
+
+from schemux.cli import main
+
+sys.exit(main())

@@ -1,0 +1,130 @@
+"""The ``schemux`` command: ``serve`` (stdio or streamable HTTP) and ``call``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from typing import Any
+
+import anyio
+
+from schemux import __version__
+from schemux.config import ConfigError, Settings, settings_from
+from schemux.context import ToolContext
+from schemux.tmux import TmuxUnavailable, check_tmux
+
+
+def build_parser() -> argparse.ArgumentParser:
+    tmux_options = argparse.ArgumentParser(add_help=False)
+    tmux_options.add_argument(
+        "-L", "--socket-name", help="tmux server socket name (env SCHEMUX_SOCKET_NAME)"
+    )
+    tmux_options.add_argument(
+        "-S", "--socket-path", help="tmux server socket path (env SCHEMUX_SOCKET_PATH)"
+    )
+    tmux_options.add_argument(
+        "--wait-ceiling",
+        type=float,
+        metavar="SECONDS",
+        help="longest wait any call may make; larger timeouts are clamped to it "
+        "(env SCHEMUX_WAIT_CEILING, default 120)",
+    )
+    parser = argparse.ArgumentParser(
+        prog="schemux", description="A schema-first MCP server for tmux."
+    )
+    parser.add_argument("--version", action="version", version=f"schemux {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+    serve = commands.add_parser(
+        "serve", parents=[tmux_options], help="serve MCP over stdio (default) or HTTP"
+    )
+    serve.add_argument(
+        "--http",
+        metavar="[HOST:]PORT",
+        help="serve streamable HTTP at http://HOST:PORT/mcp instead (HOST defaults to 127.0.0.1)",
+    )
+    call = commands.add_parser(
+        "call", parents=[tmux_options], help="run one tool in-process and print its result"
+    )
+    call.add_argument("tool", help="tool name, e.g. run_command")
+    call.add_argument("arguments", nargs="?", default="{}", help="the arguments as JSON")
+    return parser
+
+
+def parse_http_address(value: str) -> tuple[str, int]:
+    host, _, port = value.rpartition(":")
+    host = host.strip("[]") or "127.0.0.1"
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        raise ConfigError(f"--http {value!r}: expected [HOST:]PORT with a port from 1 to 65535")
+    return host, int(port)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="schemux: %(levelname)s %(message)s")
+    try:
+        settings = settings_from(
+            os.environ,
+            socket_name=args.socket_name,
+            socket_path=args.socket_path,
+            wait_ceiling=args.wait_ceiling,
+        )
+        http = parse_http_address(args.http) if getattr(args, "http", None) else None
+        check_tmux()
+    except (ConfigError, TmuxUnavailable) as error:
+        print(f"schemux: {error}", file=sys.stderr)
+        return 2
+    if args.command == "call":
+        return anyio.run(call_once, settings, args.tool, args.arguments)
+    if http is not None:
+        anyio.run(serve_http, settings, *http)
+    else:
+        anyio.run(serve_stdio, settings)
+    return 0
+
+
+def _server(settings: Settings) -> Any:
+    from schemux.generated.bindings import BINDINGS
+    from schemux.server import build_server
+
+    return build_server(ToolContext(settings), BINDINGS)
+
+
+async def serve_stdio(settings: Settings) -> None:
+    from mcp.server.stdio import stdio_server
+
+    server = _server(settings)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+async def serve_http(settings: Settings, host: str, port: int) -> None:
+    import uvicorn
+
+    app = _server(settings).streamable_http_app(host=host)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning")
+    await uvicorn.Server(config).serve()
+
+
+async def call_once(settings: Settings, tool: str, raw_arguments: str) -> int:
+    from mcp import Client
+
+    try:
+        arguments = json.loads(raw_arguments)
+    except json.JSONDecodeError as error:
+        print(f"schemux: the arguments are not JSON: {error}", file=sys.stderr)
+        return 2
+    if not isinstance(arguments, dict):
+        print("schemux: the arguments must be a JSON object", file=sys.stderr)
+        return 2
+    async with Client(_server(settings)) as client:
+        result = await client.call_tool(tool, arguments)
+    print(json.dumps(result.model_dump(mode="json", by_alias=True, exclude_none=True), indent=2,
+                     ensure_ascii=False))
+    return 1 if result.is_error else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

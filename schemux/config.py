@@ -1,0 +1,68 @@
+"""Server configuration, from command-line options and the environment."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+DEFAULT_WAIT_CEILING_SECONDS = 120.0
+
+ENV_SOCKET_NAME = "SCHEMUX_SOCKET_NAME"
+ENV_SOCKET_PATH = "SCHEMUX_SOCKET_PATH"
+ENV_WAIT_CEILING = "SCHEMUX_WAIT_CEILING"
+
+
+class ConfigError(ValueError):
+    """A setting that cannot be used; the message names it."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Where tmux is and how long any call may wait.
+
+    ``socket_name`` and ``socket_path`` name the tmux server (``-L``/``-S``); with
+    neither, tmux's own default server is used. ``wait_ceiling`` clamps every wait a
+    tool makes, whatever timeout the call asks for.
+    """
+
+    socket_name: str | None = None
+    socket_path: str | None = None
+    wait_ceiling: float = DEFAULT_WAIT_CEILING_SECONDS
+
+    def __post_init__(self) -> None:
+        if self.socket_name is not None and self.socket_path is not None:
+            raise ConfigError("give the tmux server by socket name or by socket path, not both")
+        if not (math.isfinite(self.wait_ceiling) and self.wait_ceiling > 0):
+            raise ConfigError(f"the wait ceiling must be a positive number of seconds, "
+                              f"not {self.wait_ceiling!r}")
+
+    def clamp_wait(self, seconds: float) -> float:
+        return min(seconds, self.wait_ceiling)
+
+
+def settings_from(
+    env: Mapping[str, str],
+    *,
+    socket_name: str | None = None,
+    socket_path: str | None = None,
+    wait_ceiling: float | None = None,
+) -> Settings:
+    """Options win over the environment; an option given for one of the two socket
+    settings also overrides the environment's value for the other."""
+    if socket_name is None and socket_path is None:
+        socket_name = env.get(ENV_SOCKET_NAME) or None
+        socket_path = env.get(ENV_SOCKET_PATH) or None
+    if wait_ceiling is None:
+        raw = env.get(ENV_WAIT_CEILING)
+        if raw:
+            try:
+                wait_ceiling = float(raw)
+            except ValueError:
+                raise ConfigError(f"{ENV_WAIT_CEILING}={raw!r} is not a number of seconds") from None
+    return Settings(
+        socket_name=socket_name,
+        socket_path=socket_path,
+        wait_ceiling=DEFAULT_WAIT_CEILING_SECONDS if wait_ceiling is None else wait_ceiling,
+    )
+

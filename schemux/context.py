@@ -1,0 +1,25 @@
+"""What every handler is given: the settings and the way to the tmux servers."""
+
+from __future__ import annotations
+
+from schemux.config import Settings
+from schemux.tmux import ServerAddress, TmuxServer
+
+
+class ToolContext:
+    """Shared by all calls of one running server."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._servers: dict[ServerAddress, TmuxServer] = {}
+
+    def tmux(self, socket_name: str | None = None) -> TmuxServer:
+        """The configured tmux server, or the one on ``socket_name`` when a call names one."""
+        if socket_name is not None:
+            address = ServerAddress(socket_name=socket_name)
+        else:
+            address = ServerAddress(self.settings.socket_name, self.settings.socket_path)
+        server = self._servers.get(address)
+        if server is None:
+            server = self._servers[address] = TmuxServer(address)
+        return server

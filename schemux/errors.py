@@ -1,0 +1,30 @@
+"""Errors a tool call can end in, besides a schema violation."""
+
+from __future__ import annotations
+
+
+class ToolError(Exception):
+    """An expected failure: the call could not be done, and the agent can act on why.
+
+    ``suggestion`` says what to do next (in the manner of libtmux-mcp's expected-error
+    type); it is rendered after the message in the tool result.
+    """
+
+    def __init__(self, message: str, *, suggestion: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.suggestion = suggestion
+
+    def render(self) -> str:
+        if self.suggestion is None:
+            return self.message
+        return f"{self.message}\nSuggestion: {self.suggestion}"
+
+
+class TmuxCommandError(ToolError):
+    """tmux answered a command with an error (no such pane, no server, ...)."""
+
+    def __init__(self, command: str, stderr: str, *, suggestion: str | None = None) -> None:
+        super().__init__(f"tmux {command} failed: {stderr}", suggestion=suggestion)
+        self.command = command
+        self.stderr = stderr

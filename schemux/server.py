@@ -1,0 +1,107 @@
+"""The MCP server: tools/list serves the tool documents, tools/call runs the pipeline.
+
+Every call: validate the arguments against the tool's inputSchema (before any tmux
+work); run the handler; validate its result against the outputSchema; answer with
+``structuredContent`` and the same JSON as text. Whatever goes wrong becomes a tool
+result with ``isError``; the server itself keeps serving.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+import mcp_types as types
+from jsonschema.exceptions import ValidationError, best_match
+from mcp.server import Server
+from mcp.server.context import ServerRequestContext
+from mcp.shared.exceptions import MCPError
+
+from schemux import __version__
+from schemux.binding import ToolBinding
+from schemux.context import ToolContext
+from schemux.errors import ToolError
+
+logger = logging.getLogger("schemux")
+
+
+def describe_violation(error: ValidationError) -> str:
+    """``timeout: 'x' is not of type 'number' (rule: type)``, naming the field by its path."""
+    path = "".join(
+        f"[{part}]" if isinstance(part, int) else f".{part}" for part in error.absolute_path
+    ).lstrip(".")
+    return f"{path or '(arguments)'}: {error.message} (rule: {error.validator})"
+
+
+def tool_result(payload: Mapping[str, Any]) -> types.CallToolResult:
+    text = json.dumps(payload, ensure_ascii=False)
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)], structured_content=dict(payload)
+    )
+
+
+def error_result(message: str) -> types.CallToolResult:
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=message)], is_error=True
+    )
+
+
+async def call_bound_tool(
+    binding: ToolBinding, context: ToolContext, arguments: dict[str, Any]
+) -> types.CallToolResult:
+    """The whole pipeline for one call; never raises except on cancellation."""
+    violation = best_match(binding.input_validator.iter_errors(arguments))
+    if violation is not None:
+        return error_result(
+            f"Invalid arguments for {binding.name}: {describe_violation(violation)}"
+        )
+    try:
+        result = await binding.call(context, arguments)
+    except ToolError as error:
+        return error_result(error.render())
+    except Exception as error:
+        logger.exception("%s failed unexpectedly", binding.name)
+        return error_result(
+            f"{binding.name} failed unexpectedly: {type(error).__name__}: {error} "
+            "(details are in the server's log)"
+        )
+    broken = best_match(binding.output_validator.iter_errors(result))
+    if broken is not None:
+        logger.error(
+            "server bug: %s returned a result that breaks its outputSchema: %s; result: %r",
+            binding.name,
+            describe_violation(broken),
+            result,
+        )
+        return error_result(
+            f"{binding.name} produced a result that breaks its own contract "
+            f"({describe_violation(broken)}); this is a schemux bug, and it was logged"
+        )
+    return tool_result(result)
+
+
+def build_server(context: ToolContext, bindings: Mapping[str, ToolBinding]) -> Server[Any]:
+    tools = [types.Tool.model_validate(dict(binding.document)) for binding in bindings.values()]
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools)
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        binding = bindings.get(params.name)
+        if binding is None:
+            raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
+        return await call_bound_tool(binding, context, dict(params.arguments or {}))
+
+    return Server(
+        "schemux",
+        version=__version__,
+        instructions="Run commands and programs in tmux panes and read what they print.",
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )

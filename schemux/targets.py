@@ -1,0 +1,122 @@
+"""Finding the pane a call means, from the ids and names the contracts take."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from schemux.errors import TmuxCommandError, ToolError
+from schemux.tmux import TmuxServer
+
+_ID_SHAPES = {
+    "pane_id": (re.compile(r"%\d+"), "%3"),
+    "window_id": (re.compile(r"@\d+"), "@1"),
+    "session_id": (re.compile(r"\$\d+"), "$0"),
+}
+
+_FIELDS = (
+    "pane_id",
+    "window_id",
+    "session_id",
+    "session_name",
+    "pane_dead",
+    "pane_in_mode",
+    "pane_current_command",
+    "socket_path",
+)
+_FORMAT = "\t".join(f"#{{{name}}}" for name in _FIELDS)
+
+
+@dataclass(frozen=True)
+class PaneInfo:
+    pane_id: str
+    window_id: str
+    session_id: str
+    session_name: str
+    dead: bool
+    in_mode: bool
+    current_command: str
+    socket_path: str
+
+
+@dataclass(frozen=True)
+class PaneTarget:
+    """What a call asked for; any mix of the four, the most specific one wins and the
+    others must agree with it."""
+
+    pane_id: str | None = None
+    window_id: str | None = None
+    session_id: str | None = None
+    session_name: str | None = None
+
+    def validate(self) -> None:
+        for name, (shape, example) in _ID_SHAPES.items():
+            value = getattr(self, name)
+            if value is not None and not shape.fullmatch(value):
+                raise ToolError(
+                    f"{name} {value!r} is not a tmux {name.replace('_', ' ')}",
+                    suggestion=f"pass an id like {example!r}, as list-panes -F "
+                    f"'#{{{name}}}' prints it",
+                )
+        if self.session_name == "":
+            raise ToolError("session_name is empty", suggestion="omit it or name a session")
+
+    def tmux_target(self) -> str | None:
+        if self.pane_id is not None:
+            return self.pane_id
+        if self.window_id is not None:
+            return self.window_id
+        if self.session_id is not None:
+            return self.session_id
+        if self.session_name is not None:
+            return f"={self.session_name}:"
+        return None
+
+    def describe(self) -> str:
+        given = [f"{k}={v!r}" for k, v in vars(self).items() if v is not None]
+        return ", ".join(given) if given else "the default pane (active pane of the current session)"
+
+
+async def resolve_pane(server: TmuxServer, target: PaneTarget) -> PaneInfo:
+    """The pane ``target`` means on ``server``: a window or session means its active pane."""
+    target.validate()
+    tmux_target = target.tmux_target()
+    args = ["display-message", "-p"]
+    if tmux_target is not None:
+        args += ["-t", tmux_target]
+    try:
+        lines = await server.run(*args, _FORMAT)
+    except TmuxCommandError as error:
+        raise ToolError(
+            f"no pane matches {target.describe()} on {server.address.describe()}: {error.stderr}",
+            suggestion="list the panes with `tmux list-panes -a` and pass an existing pane_id",
+        ) from None
+    if not lines or not lines[0]:
+        raise ToolError(
+            f"no pane matches {target.describe()} on {server.address.describe()}",
+            suggestion="create a session first, e.g. `tmux new-session -d`",
+        )
+    values = dict(zip(_FIELDS, lines[0].split("\t"), strict=True))
+    pane = PaneInfo(
+        pane_id=values["pane_id"],
+        window_id=values["window_id"],
+        session_id=values["session_id"],
+        session_name=values["session_name"],
+        dead=values["pane_dead"] == "1",
+        in_mode=values["pane_in_mode"] == "1",
+        current_command=values["pane_current_command"],
+        socket_path=values["socket_path"],
+    )
+    _check_agreement(target, pane)
+    return pane
+
+
+def _check_agreement(target: PaneTarget, pane: PaneInfo) -> None:
+    for name in ("window_id", "session_id", "session_name"):
+        wanted = getattr(target, name)
+        if wanted is not None and wanted != getattr(pane, name):
+            raise ToolError(
+                f"pane {pane.pane_id} is not in {name} {wanted!r} "
+                f"(it is in {name} {getattr(pane, name)!r})",
+                suggestion="pass only pane_id, or ids that belong together",
+            )
