@@ -1,0 +1,184 @@
+"""Helpers shared by the tests: private tmux servers, fresh shell panes, result matching."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+SHELL_ENVIRONMENT = {
+    "PS1": "$ ",
+    "PS2": "> ",
+    "HISTCONTROL": "ignorespace",
+    "HISTFILE": "/dev/null",
+    "LANG": "C.UTF-8",
+    "LC_ALL": "C.UTF-8",
+}
+SHELL = "bash --norc --noprofile"
+
+
+def tmux(socket_name: str, *args: str, check: bool = True) -> str:
+    done = subprocess.run(
+        ["tmux", "-L", socket_name, *args], capture_output=True, text=True, check=False
+    )
+    if check and done.returncode != 0:
+        raise RuntimeError(f"tmux {' '.join(args)}: {done.stderr.strip()}")
+    return done.stdout
+
+
+@contextmanager
+def private_tmux_server(label: str) -> Iterator[str]:
+    """A tmux server on a socket of its own (never the user's), killed afterwards."""
+    socket_name = f"schemux-test-{label}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+    tmux(socket_name, "-f", "/dev/null", "new-session", "-d", "-s", "keepalive")
+    try:
+        yield socket_name
+    finally:
+        tmux(socket_name, "kill-server", check=False)
+
+
+@dataclass(frozen=True)
+class Pane:
+    socket_name: str
+    pane_id: str
+    window_id: str
+    session_id: str
+    session_name: str
+
+    def placeholders(self) -> dict[str, str]:
+        return {
+            "socket_name": self.socket_name,
+            "pane_id": self.pane_id,
+            "window_id": self.window_id,
+            "session_id": self.session_id,
+            "session_name": self.session_name,
+        }
+
+
+def new_pane(
+    socket_name: str,
+    *,
+    command: str = SHELL,
+    remain_on_exit: bool = False,
+    width: int = 100,
+    height: int = 30,
+) -> Pane:
+    """A new detached session whose one pane runs ``command`` (an idle bash by default)."""
+    name = f"t{uuid.uuid4().hex[:8]}"
+    args = ["new-session", "-d", "-s", name, "-x", str(width), "-y", str(height)]
+    for key, value in SHELL_ENVIRONMENT.items():
+        args += ["-e", f"{key}={value}"]
+    args += ["-P", "-F", "#{pane_id} #{window_id} #{session_id}", command]
+    if remain_on_exit:  # in the same tmux call, so it holds before the program can exit
+        args += [";", "set-option", "-p", "-t", f"={name}:", "remain-on-exit", "on"]
+    pane_id, window_id, session_id = tmux(socket_name, *args).split()
+    pane = Pane(socket_name, pane_id, window_id, session_id, name)
+    if command == SHELL:
+        wait_for_shell(pane)
+    elif remain_on_exit:
+        wait_until(lambda: pane_format(pane, "#{pane_dead}") == "1")
+    return pane
+
+
+def pane_format(pane: Pane, fmt: str) -> str:
+    return tmux(pane.socket_name, "display-message", "-p", "-t", pane.pane_id, fmt).rstrip("\n")
+
+
+def wait_until(condition: Any, timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError("condition not reached")
+        time.sleep(0.01)
+
+
+def wait_for_shell(pane: Pane) -> None:
+    """Until bash runs and shows its prompt, keys could reach the pane before the shell."""
+    wait_until(lambda: pane_format(pane, "#{pane_current_command}") == "bash")
+    wait_until(lambda: "$" in tmux(pane.socket_name, "capture-pane", "-p", "-t", pane.pane_id))
+
+
+def fill(template: Any, values: Mapping[str, str]) -> Any:
+    """Replace ``{name}`` placeholders in every string of a JSON value."""
+    if isinstance(template, str):
+        return re.sub(r"\{(\w+)\}", lambda m: values.get(m.group(1), m.group(0)), template)
+    if isinstance(template, list):
+        return [fill(item, values) for item in template]
+    if isinstance(template, dict):
+        return {key: fill(item, values) for key, item in template.items()}
+    return template
+
+
+_TYPES = {
+    "number": (int, float),
+    "integer": int,
+    "string": str,
+    "boolean": bool,
+    "null": type(None),
+    "array": list,
+    "object": dict,
+}
+
+
+def mismatches(expected: Any, actual: Any, path: str = "$") -> list[str]:
+    """Where ``actual`` fails the partial match ``expected``; empty when it matches.
+
+    Plain objects match when every key given matches (other keys may exist); lists and
+    scalars match exactly. An object whose keys start with ``$`` is a pattern:
+    ``$type``, ``$min``, ``$max``, ``$regex``, ``$len``, ``$first``, ``$last``.
+    """
+    if isinstance(expected, dict) and expected and all(k.startswith("$") for k in expected):
+        problems: list[str] = []
+        for rule, wanted in expected.items():
+            problems += _check_rule(rule, wanted, actual, path)
+        return problems
+    if isinstance(expected, dict):
+        if not isinstance(actual, dict):
+            return [f"{path}: expected an object, got {actual!r}"]
+        problems = []
+        for key, wanted in expected.items():
+            if key not in actual:
+                problems.append(f"{path}.{key}: missing")
+            else:
+                problems += mismatches(wanted, actual[key], f"{path}.{key}")
+        return problems
+    if isinstance(expected, list):
+        if not isinstance(actual, list) or len(actual) != len(expected):
+            return [f"{path}: expected {expected!r}, got {actual!r}"]
+        problems = []
+        for index, (wanted, got) in enumerate(zip(expected, actual, strict=True)):
+            problems += mismatches(wanted, got, f"{path}[{index}]")
+        return problems
+    if type(expected) is bool or type(actual) is bool or expected is None:
+        same = expected is actual
+    else:
+        same = expected == actual
+    return [] if same else [f"{path}: expected {expected!r}, got {actual!r}"]
+
+
+def _check_rule(rule: str, wanted: Any, actual: Any, path: str) -> list[str]:
+    if rule == "$type":
+        ok = isinstance(actual, _TYPES[wanted]) and not (
+            wanted in ("number", "integer") and isinstance(actual, bool)
+        )
+    elif rule == "$min":
+        ok = isinstance(actual, int | float) and actual >= wanted
+    elif rule == "$max":
+        ok = isinstance(actual, int | float) and actual <= wanted
+    elif rule == "$regex":
+        ok = isinstance(actual, str) and re.search(wanted, actual) is not None
+    elif rule == "$len":
+        ok = isinstance(actual, list | str) and len(actual) == wanted
+    elif rule in ("$first", "$last"):
+        if not isinstance(actual, list) or not actual:
+            return [f"{path}: expected a non-empty list, got {actual!r}"]
+        return mismatches(wanted, actual[0 if rule == "$first" else -1], f"{path}{rule}")
+    else:
+        raise ValueError(f"unknown pattern rule {rule}")
+    return [] if ok else [f"{path}: {actual!r} fails {rule} {wanted!r}"]

@@ -1,0 +1,80 @@
+"""Replays every example kept with the served tools' schemas (schemas/examples/) through a
+real MCP client over stdio, against a real tmux server on a private socket.
+
+An example is ``{name, arguments, setup?, result | error}``: each gets a fresh session
+whose pane runs an idle bash (or ``setup.pane_command``), on the configured tmux server
+or, with ``setup.server: "other"``, on a second one; ``{pane_id}``, ``{window_id}``,
+``{session_id}``, ``{session_name}`` and ``{socket_name}`` in it name that pane. ``result``
+is a partial match of structuredContent (see tests.support.mismatches); ``error`` is text
+that the error result must contain. Every result is checked against the outputSchema by
+the client itself.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from schemux.generated.bindings import BINDINGS
+from tests.support import SHELL, fill, mismatches, new_pane
+
+EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "schemas" / "examples"
+
+
+def load_examples() -> list[tuple[str, dict[str, Any]]]:
+    examples = []
+    for path in sorted(EXAMPLES_DIR.glob("*.json")):
+        document = json.loads(path.read_text())
+        examples += [(document["tool"], example) for example in document["examples"]]
+    return examples
+
+
+EXAMPLES = load_examples()
+
+
+def test_every_served_tool_has_examples() -> None:
+    covered = {tool for tool, _ in EXAMPLES}
+    assert set(BINDINGS) <= covered
+
+
+def test_example_names_are_unique() -> None:
+    names = [(tool, example["name"]) for tool, example in EXAMPLES]
+    assert len(names) == len(set(names))
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("tool", "example"),
+    [pytest.param(tool, ex, id=f"{tool}: {ex['name']}") for tool, ex in EXAMPLES],
+)
+async def test_example(
+    stdio_client: Client,
+    tmux_socket: str,
+    other_tmux_socket: str,
+    tool: str,
+    example: dict[str, Any],
+) -> None:
+    if tool not in BINDINGS:
+        pytest.skip(f"{tool} has no handler yet")
+    setup = example.get("setup", {})
+    socket_name = other_tmux_socket if setup.get("server") == "other" else tmux_socket
+    pane = new_pane(
+        socket_name,
+        command=setup.get("pane_command", SHELL),
+        remain_on_exit=setup.get("remain_on_exit", False),
+    )
+    values = pane.placeholders()
+    result = await stdio_client.call_tool(tool, fill(example["arguments"], values))
+    text = "\n".join(block.text for block in result.content if block.type == "text")
+    if "error" in example:
+        assert result.is_error, f"expected an error, got {result.structured_content}"
+        assert fill(example["error"], values) in text
+    else:
+        assert not result.is_error, text
+        assert result.structured_content is not None
+        assert json.loads(text) == result.structured_content
+        assert mismatches(fill(example["result"], values), result.structured_content) == []
