@@ -29,7 +29,7 @@ import shlex
 import time
 from dataclasses import dataclass
 
-from schemux.errors import ToolError
+from schemux.errors import TmuxCommandError, ToolError
 from schemux.targets import PaneInfo
 from schemux.tmux import TmuxServer
 
@@ -212,17 +212,34 @@ async def run_in_shell(
 
 
 async def _read_state(server: TmuxServer, call: _Call) -> str:
-    lines = await server.run("display-message", "-p", "-t", call.pane_id, f"#{{{call.option}}}")
+    lines = await _in_pane(
+        server, call, "display-message", "-p", "-t", call.pane_id, f"#{{{call.option}}}"
+    )
     return lines[0] if lines else ""
 
 
 async def _disarm(server: TmuxServer, call: _Call) -> str:
     """Read and remove the option in one step; after it, the wrapper does nothing more."""
-    lines = await server.run(
+    lines = await _in_pane(
+        server, call,
         "display-message", "-p", "-t", call.pane_id, f"#{{{call.option}}}", ";",
         "set-option", "-p", "-u", "-t", call.pane_id, call.option,
     )  # fmt: skip
     return lines[0] if lines else ""
+
+
+async def _in_pane(server: TmuxServer, call: _Call, *args: str) -> list[str]:
+    """A tmux command on the call's pane, which may have been closed meanwhile."""
+    try:
+        return await server.run(*args)
+    except TmuxCommandError as error:
+        if "can't find pane" not in error.stderr:
+            raise
+        raise ToolError(
+            f"pane {call.pane_id} was closed while the command ran; its exit status and "
+            "output are lost",
+            suggestion="run it again in a pane that stays open",
+        ) from None
 
 
 async def _abandon(server: TmuxServer, call: _Call) -> None:
@@ -249,8 +266,8 @@ async def _capture_ended(
 async def _capture_running(server: TmuxServer, call: _Call, state: str) -> tuple[list[str], bool]:
     """What a command that is still running has printed so far."""
     begin_history, begin_row = (int(field) for field in state.split()[1:3])
-    now = await server.run(
-        "display-message", "-p", "-t", call.pane_id,
+    now = await _in_pane(
+        server, call, "display-message", "-p", "-t", call.pane_id,
         "#{history_size} #{cursor_y} #{cursor_x} #{history_limit}",
     )  # fmt: skip
     history, row, column, limit = (int(field) for field in now[0].split())
@@ -265,17 +282,17 @@ async def _capture(
     (further tmux commands) in the same tmux call."""
     last = positions.last_output_row
     if positions.history_may_have_dropped:
-        lines = await server.run(
-            "capture-pane", "-p", "-J", "-t", call.pane_id, "-S", "-", "-E", str(last), *then
+        lines = await _in_pane(
+            server, call, "capture-pane", "-p", "-J", "-t", call.pane_id, "-S", "-", "-E", str(last), *then
         )
         return after_last_mention(lines, call.token)
     first = positions.first_output_row()
     if first > last:
         if then:
-            await server.run(*then[1:])
+            await _in_pane(server, call, *then[1:])
         return [], False
-    lines = await server.run(
-        "capture-pane", "-p", "-J", "-t", call.pane_id, "-S", str(first), "-E", str(last), *then
+    lines = await _in_pane(
+        server, call, "capture-pane", "-p", "-J", "-t", call.pane_id, "-S", str(first), "-E", str(last), *then
     )
     return lines, False
 

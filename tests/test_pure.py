@@ -1,0 +1,142 @@
+"""Unit tests of the pure pieces: settings, version parsing, positions, tails, targets."""
+
+from __future__ import annotations
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from schemux.cli import parse_http_address
+from schemux.config import ConfigError, Settings, settings_from
+from schemux.errors import ToolError
+from schemux.server import describe_violation
+from schemux.shell_commands import Positions, after_last_mention, check_command, keep_tail
+from schemux.targets import PaneTarget
+from schemux.tmux import TmuxUnavailable, parse_version
+
+
+@pytest.mark.parametrize(
+    ("text", "version"),
+    [("tmux 3.3a", (3, 3)), ("tmux 3.5a", (3, 5)), ("tmux next-3.6", (3, 6)), ("tmux 2.9", (2, 9))],
+)
+def test_parse_version(text: str, version: tuple[int, int]) -> None:
+    assert parse_version(text) == version
+
+
+def test_parse_version_rejects_garbage() -> None:
+    with pytest.raises(TmuxUnavailable, match="cannot read the tmux version"):
+        parse_version("tmux")
+
+
+def test_options_win_over_environment() -> None:
+    env = {"SCHEMUX_SOCKET_NAME": "env", "SCHEMUX_WAIT_CEILING": "5"}
+    assert settings_from(env) == Settings(socket_name="env", wait_ceiling=5.0)
+    assert settings_from(env, socket_path="/tmp/s", wait_ceiling=9) == Settings(
+        socket_path="/tmp/s", wait_ceiling=9.0
+    )
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"SCHEMUX_WAIT_CEILING": "soon"}, "SCHEMUX_WAIT_CEILING='soon' is not a number"),
+        ({"SCHEMUX_WAIT_CEILING": "-1"}, "must be a positive number"),
+        ({"SCHEMUX_WAIT_CEILING": "inf"}, "must be a positive number"),
+        ({"SCHEMUX_SOCKET_NAME": "a", "SCHEMUX_SOCKET_PATH": "/b"}, "not both"),
+    ],
+)
+def test_bad_settings_are_named(env: dict[str, str], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        settings_from(env)
+
+
+def test_clamp_wait() -> None:
+    settings = Settings(wait_ceiling=10)
+    assert settings.clamp_wait(3) == 3
+    assert settings.clamp_wait(30) == 10
+
+
+@pytest.mark.parametrize(
+    ("value", "address"),
+    [("8000", ("127.0.0.1", 8000)), ("0.0.0.0:81", ("0.0.0.0", 81)), ("[::1]:9", ("::1", 9))],
+)
+def test_http_address(value: str, address: tuple[str, int]) -> None:
+    assert parse_http_address(value) == address
+
+
+@pytest.mark.parametrize("value", ["", "host:", "host:x", "70000"])
+def test_bad_http_address(value: str) -> None:
+    with pytest.raises(ConfigError, match="expected \\[HOST:\\]PORT"):
+        parse_http_address(value)
+
+
+def test_positions_parse_only_complete_records() -> None:
+    assert Positions.parse("armed") is None
+    assert Positions.parse("B 3 4") is None
+    assert Positions.parse("B 3 4 E 0 5 6 7 2000") == Positions(3, 4, 0, 5, 6, 7, 2000)
+    assert Positions.parse("B 3 4 E x 5 6 7 2000") is None
+
+
+def test_output_rows_are_relative_to_the_end_screen() -> None:
+    # began at absolute row 10+4, ended 20 history rows later on row 6, column 0
+    positions = Positions(10, 4, 0, 30, 6, 0, 2000)
+    assert positions.first_output_row() == -16
+    assert positions.last_output_row == 5  # the cursor's row holds nothing yet
+    assert Positions(10, 4, 0, 30, 6, 3, 2000).last_output_row == 6
+
+
+@pytest.mark.parametrize(
+    ("begin", "end", "limit", "dropped"),
+    [
+        (10, 30, 2000, False),
+        (10, 1799, 2000, False),
+        (10, 1800, 2000, True),  # a collection leaves at least 2000 - 200 rows
+        (500, 400, 2000, True),  # history shrank: cleared or collected
+        (0, 0, 0, True),  # no history at all: every scrolled row is gone
+    ],
+)
+def test_history_drop_detection(begin: int, end: int, limit: int, dropped: bool) -> None:
+    assert Positions(begin, 0, 0, end, 0, 0, limit).history_may_have_dropped is dropped
+
+
+def test_after_last_mention() -> None:
+    lines = ["$ old", "wrapper tok1 start", "wrapper tok1 end", "out1", "out2"]
+    assert after_last_mention(lines, "tok1") == (["out1", "out2"], False)
+    assert after_last_mention(["a", "b"], "tok1") == (["a", "b"], True)
+
+
+@pytest.mark.parametrize(
+    ("max_lines", "kept", "dropped"),
+    [(None, ["a", "b", "c"], 0), (5, ["a", "b", "c"], 0), (2, ["b", "c"], 1), (0, [], 3)],
+)
+def test_keep_tail(max_lines: int | None, kept: list[str], dropped: int) -> None:
+    assert keep_tail(["a", "b", "c"], max_lines) == (kept, dropped)
+
+
+@pytest.mark.parametrize(
+    ("command", "suppress", "message"),
+    [
+        ("", True, "must not be empty"),
+        (" \n ", False, "must not be empty"),
+        ("a\nb", True, "single line"),
+        ("a\rb", False, "carriage return"),
+    ],
+)
+def test_check_command(command: str, suppress: bool, message: str) -> None:
+    with pytest.raises(ToolError, match=message):
+        check_command(command, suppress)
+
+
+def test_target_precedence_and_shapes() -> None:
+    assert PaneTarget(pane_id="%1", session_name="s").tmux_target() == "%1"
+    assert PaneTarget(window_id="@2", session_id="$1").tmux_target() == "@2"
+    assert PaneTarget(session_name="work").tmux_target() == "=work:"
+    assert PaneTarget().tmux_target() is None
+    for target in (PaneTarget(pane_id="1"), PaneTarget(window_id="%1"), PaneTarget(session_id="1")):
+        with pytest.raises(ToolError, match="is not a tmux"):
+            target.validate()
+
+
+def test_violation_names_the_field_and_rule() -> None:
+    schema = {"type": "object", "properties": {"a": {"type": "array", "items": {"type": "integer"}}}}
+    error = next(Draft202012Validator(schema).iter_errors({"a": [1, "2"]}))
+    assert describe_violation(error) == "a[1]: '2' is not of type 'integer' (rule: type)"

@@ -1,0 +1,196 @@
+"""run_command's behaviour against real tmux, through the in-memory MCP client.
+
+Covers what the contract examples cannot show: history that tmux dropped during the
+command, what a timed-out or cancelled call leaves behind, the shell's history, input
+the shell never finished reading, and panes that keys would not reach.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from tests.support import Pane, new_pane, pane_format, tmux, wait_for_shell, wait_until
+
+pytestmark = pytest.mark.anyio
+
+
+async def run(client: Client, **arguments: Any) -> dict[str, Any]:
+    result = await client.call_tool("run_command", arguments)
+    assert not result.is_error, result.content
+    assert result.structured_content is not None
+    return result.structured_content
+
+
+async def run_error(client: Client, **arguments: Any) -> str:
+    result = await client.call_tool("run_command", arguments)
+    assert result.is_error
+    return "\n".join(block.text for block in result.content if block.type == "text")
+
+
+def private_options(pane: Pane) -> list[str]:
+    options = tmux(pane.socket_name, "show-options", "-p", "-t", pane.pane_id)
+    return [line for line in options.splitlines() if "schemux" in line]
+
+
+def waiting_clients() -> list[str]:
+    """Command lines of tmux clients waiting on a schemux channel, from /proc."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            if "wait-for" in cmdline and "schemux_" in cmdline and "if -F" not in cmdline:
+                found.append(cmdline)
+    return found
+
+
+def pane_with_history_limit(socket_name: str, limit: int) -> Pane:
+    """history-limit applies to panes created after it is set: set it, then split."""
+    first = new_pane(socket_name)
+    tmux(socket_name, "set-option", "-t", first.session_id, "history-limit", str(limit))
+    pane_id = tmux(
+        socket_name, "split-window", "-d", "-t", first.pane_id, "-P", "-F", "#{pane_id}",
+        *[f"-e{key}={value}" for key, value in {"PS1": "$ ", "HISTFILE": "/dev/null"}.items()],
+        "bash --norc --noprofile",
+    ).strip()  # fmt: skip
+    tmux(socket_name, "kill-pane", "-t", first.pane_id)
+    pane = Pane(socket_name, pane_id, first.window_id, first.session_id, first.session_name)
+    wait_for_shell(pane)
+    return pane
+
+
+async def test_output_is_exact_when_history_is_collected_but_the_start_survives(
+    memory_client: Client, tmux_socket: str
+) -> None:
+    pane = pane_with_history_limit(tmux_socket, 100)
+    await run(memory_client, command="seq 1 95", pane_id=pane.pane_id)  # history nearly full
+    result = await run(memory_client, command="seq 1 40", pane_id=pane.pane_id)
+    assert result["output"] == [str(n) for n in range(1, 41)]
+    assert result["output_truncated"] is False
+
+
+async def test_a_head_lost_to_history_limit_is_reported(
+    memory_client: Client, tmux_socket: str
+) -> None:
+    pane = pane_with_history_limit(tmux_socket, 50)
+    result = await run(memory_client, command="seq 1 500", pane_id=pane.pane_id)
+    output = result["output"]
+    assert output[-1] == "500"
+    assert output == [str(n) for n in range(501 - len(output), 501)]  # a clean tail
+    assert 50 <= len(output) < 500
+    assert result["output_truncated"] is True
+
+
+async def test_trailing_spaces_blank_lines_and_wrapped_lines(
+    memory_client: Client, tmux_socket: str
+) -> None:
+    pane = new_pane(tmux_socket, width=80)
+    result = await run(
+        memory_client, command="printf 'a\\n\\nb  \\n%0250d\\n' 0", pane_id=pane.pane_id
+    )
+    assert result["output"] == ["a", "", "b  ", "0" * 250]
+
+
+async def test_timeout_leaves_nothing_behind(memory_client: Client, tmux_socket: str) -> None:
+    pane = new_pane(tmux_socket)
+    result = await run(
+        memory_client, command="echo started; sleep 1.5; echo late", pane_id=pane.pane_id,
+        timeout=0.4,
+    )  # fmt: skip
+    assert result["timed_out"] is True
+    assert result["exit_status"] is None
+    assert result["output"] == ["started"]
+    assert private_options(pane) == []
+    assert waiting_clients() == []
+    # the command finishes later: its wrapper must then do nothing at all
+    wait_until(lambda: pane_format(pane, "#{pane_current_command}") == "bash", timeout=5)
+    assert private_options(pane) == []
+    after = await run(memory_client, command="echo next", pane_id=pane.pane_id)
+    assert after["output"] == ["next"]
+
+
+async def test_cancelled_call_leaves_nothing_behind(
+    memory_client: Client, tmux_socket: str
+) -> None:
+    pane = new_pane(tmux_socket)
+    with anyio.move_on_after(0.4) as scope:
+        await memory_client.call_tool(
+            "run_command", {"command": "sleep 1", "pane_id": pane.pane_id, "timeout": 10}
+        )
+    assert scope.cancelled_caught
+    await anyio.sleep(0.2)  # the server handles the cancellation notification
+    assert private_options(pane) == []
+    assert waiting_clients() == []
+    wait_until(lambda: pane_format(pane, "#{pane_current_command}") == "bash", timeout=5)
+    after = await run(memory_client, command="echo next", pane_id=pane.pane_id)
+    assert after["output"] == ["next"]
+
+
+async def test_unfinished_input_is_cancelled_and_explained(
+    memory_client: Client, tmux_socket: str
+) -> None:
+    pane = new_pane(tmux_socket)
+    message = await run_error(
+        memory_client, command="echo 'unclosed", pane_id=pane.pane_id, timeout=0.5
+    )
+    assert "still reading input" in message
+    assert private_options(pane) == []
+    result = await run(memory_client, command="echo fine", pane_id=pane.pane_id)
+    assert result["output"] == ["fine"]
+
+
+async def test_suppress_history(memory_client: Client, tmux_socket: str) -> None:
+    pane = new_pane(tmux_socket)
+    await run(memory_client, command="echo hidden-one", pane_id=pane.pane_id)
+    await run(
+        memory_client, command="echo shown-two", pane_id=pane.pane_id, suppress_history=False
+    )
+    result = await run(memory_client, command="history", pane_id=pane.pane_id)
+    history = "\n".join(result["output"])
+    assert "shown-two" in history
+    assert "hidden-one" not in history
+
+
+async def test_copy_mode_is_refused_without_typing(
+    memory_client: Client, tmux_socket: str
+) -> None:
+    pane = new_pane(tmux_socket)
+    tmux(tmux_socket, "copy-mode", "-t", pane.pane_id)
+    message = await run_error(memory_client, command="echo x", pane_id=pane.pane_id)
+    assert "copy mode" in message
+    assert pane_format(pane, "#{pane_in_mode}") == "1"
+    assert private_options(pane) == []
+
+
+async def test_state_changes_stay_in_the_subshell(
+    memory_client: Client, tmux_socket: str
+) -> None:
+    pane = new_pane(tmux_socket)
+    start = pane_format(pane, "#{pane_current_path}")
+    await run(memory_client, command="cd /; export SCHEMUX_PROBE=1", pane_id=pane.pane_id)
+    result = await run(
+        memory_client, command='echo "$PWD ${SCHEMUX_PROBE:-unset}"', pane_id=pane.pane_id
+    )
+    assert result["output"] == [f"{start} unset"]
+
+
+async def test_a_pane_closed_during_the_command(memory_client: Client, tmux_socket: str) -> None:
+    pane = new_pane(tmux_socket)
+
+    async def close_pane() -> None:
+        await anyio.sleep(0.3)
+        await anyio.run_process(["tmux", "-L", tmux_socket, "kill-pane", "-t", pane.pane_id])
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(close_pane)
+        message = await run_error(
+            memory_client, command="sleep 5", pane_id=pane.pane_id, timeout=1
+        )
+    assert f"pane {pane.pane_id} was closed" in message

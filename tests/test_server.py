@@ -1,0 +1,204 @@
+"""The server's pipeline and surfaces: tools/list, errors, both protocol eras, HTTP, CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from jsonschema import Draft202012Validator
+from mcp import Client, MCPError
+
+from schemux.binding import ToolBinding
+from schemux.config import Settings
+from schemux.context import ToolContext
+from schemux.generated.bindings import BINDINGS, UNSERVED
+from schemux.generated.tools import TOOL_DOCUMENTS
+from schemux.server import build_server
+from tests.support import new_pane
+
+pytestmark = pytest.mark.anyio
+
+
+def test_tools_without_a_handler_are_listed() -> None:
+    """The gap later issues close; update this list as handlers arrive."""
+    assert UNSERVED == ("read_program", "run_program", "tmux_capture")
+    assert set(BINDINGS) | set(UNSERVED) == set(TOOL_DOCUMENTS)
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_tools_are_served_exactly_as_documented(tmux_socket: str, mode: str) -> None:
+    server = build_server(ToolContext(Settings(socket_name=tmux_socket)), BINDINGS)
+    async with Client(server, mode=mode) as client:  # type: ignore[arg-type]
+        listed = (await client.list_tools()).tools
+    assert [tool.name for tool in listed] == list(BINDINGS)
+    for tool in listed:
+        served = tool.model_dump(mode="json", by_alias=True, exclude_none=True)
+        assert served == TOOL_DOCUMENTS[tool.name]
+
+
+async def test_schema_violations_come_before_any_tmux_work() -> None:
+    # no tmux server runs on this socket: any tmux work would fail differently
+    settings = Settings(socket_name="schemux-test-never-started")
+    async with Client(build_server(ToolContext(settings), BINDINGS)) as client:
+        result = await client.call_tool("run_command", {"command": 5})
+        assert result.is_error
+        assert result.content[0].text == (  # type: ignore[union-attr]
+            "Invalid arguments for run_command: command: 5 is not of type 'string' (rule: type)"
+        )
+        result = await client.call_tool("run_command", {"command": "true"})
+        assert "no tmux server is running on socket name 'schemux-test-never-started'" in (
+            result.content[0].text  # type: ignore[union-attr]
+        )
+
+
+def binding_with(call: Any) -> dict[str, ToolBinding]:
+    document = TOOL_DOCUMENTS["run_command"]
+    return {
+        "run_command": ToolBinding(
+            document=document,
+            input_validator=Draft202012Validator(document["inputSchema"]),
+            output_validator=Draft202012Validator(document["outputSchema"]),
+            call=call,
+        )
+    }
+
+
+@pytest.fixture
+async def faulty_client() -> AsyncIterator[Client]:
+    """run_command bound to a call that raises on "boom" and breaks its contract on "bad"."""
+
+    async def call(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+        if arguments["command"] == "boom":
+            raise RuntimeError("kaboom")
+        if arguments["command"] == "bad":
+            return {"pane_id": "%1", "timed_out": "no"}
+        return {"pane_id": "%1", "timed_out": False, "elapsed_seconds": 0, "effective_timeout": 1}
+
+    async with Client(build_server(ToolContext(Settings()), binding_with(call))) as client:
+        yield client
+
+
+async def test_unexpected_exception_is_a_short_error_and_the_server_goes_on(
+    faulty_client: Client, capfd: pytest.CaptureFixture[str]
+) -> None:
+    result = await faulty_client.call_tool("run_command", {"command": "boom"})
+    assert result.is_error
+    assert "RuntimeError: kaboom" in result.content[0].text  # type: ignore[union-attr]
+    assert "Traceback" not in result.content[0].text  # type: ignore[union-attr]
+    assert "Traceback" in capfd.readouterr().err
+    assert not (await faulty_client.call_tool("run_command", {"command": "ok"})).is_error
+
+
+async def test_a_result_that_breaks_its_contract_is_never_sent(
+    faulty_client: Client, capfd: pytest.CaptureFixture[str]
+) -> None:
+    result = await faulty_client.call_tool("run_command", {"command": "bad"})
+    assert result.is_error
+    assert result.structured_content is None
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert "breaks its own contract" in text
+    assert "server bug" in capfd.readouterr().err
+
+
+async def test_unknown_tool_is_a_protocol_error(faulty_client: Client) -> None:
+    with pytest.raises(MCPError, match="Unknown tool: nope"):
+        await faulty_client.call_tool("nope", {})
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+async def test_streamable_http(tmux_socket: str) -> None:
+    port = free_port()
+    command = [sys.executable, "-m", "schemux", "serve", "-L", tmux_socket, "--http", str(port)]
+    process = await anyio.open_process(command)
+    try:
+        pane = new_pane(tmux_socket)
+        with anyio.fail_after(15):
+            while True:
+                try:
+                    await anyio.connect_tcp("127.0.0.1", port)
+                    break
+                except OSError:
+                    await anyio.sleep(0.05)
+        async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+            assert [tool.name for tool in (await client.list_tools()).tools] == list(BINDINGS)
+            result = await client.call_tool(
+                "run_command", {"command": "echo over-http", "pane_id": pane.pane_id}
+            )
+        assert result.structured_content is not None
+        assert result.structured_content["output"] == ["over-http"]
+    finally:
+        process.terminate()
+        await process.wait()
+
+
+def schemux(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "schemux", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_call_prints_the_result_as_json(tmux_socket: str) -> None:
+    pane = new_pane(tmux_socket)
+    arguments = json.dumps({"command": "echo from-cli", "pane_id": pane.pane_id})
+    done = schemux("call", "-L", tmux_socket, "run_command", arguments)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["structuredContent"]["output"] == ["from-cli"]
+
+
+def test_call_with_a_failing_tool_exits_1(tmux_socket: str) -> None:
+    done = schemux("call", "-L", tmux_socket, "run_command", '{"command": ""}')
+    assert done.returncode == 1
+    assert json.loads(done.stdout)["isError"] is True
+
+
+def test_call_with_bad_json_exits_2() -> None:
+    done = schemux("call", "run_command", "{nope")
+    assert done.returncode == 2
+    assert "not JSON" in done.stderr
+
+
+def test_version() -> None:
+    done = schemux("--version")
+    assert done.returncode == 0
+    assert done.stdout.startswith("schemux ")
+
+
+def test_missing_tmux_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    env = dict(os.environ, PATH=str(tmp_path))
+    done = schemux("serve", env=env)
+    assert done.returncode == 2
+    assert done.stderr == "schemux: tmux was not found on PATH; install tmux 3.3 or newer\n"
+
+
+def test_old_tmux_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    fake = tmp_path / "tmux"
+    fake.write_text("#!/bin/sh\necho 'tmux 3.2a'\n")
+    fake.chmod(0o755)
+    env = dict(os.environ, PATH=f"{tmp_path}:{os.environ['PATH']}")
+    done = schemux("serve", env=env)
+    assert done.returncode == 2
+    assert done.stderr == "schemux: tmux 3.2a is too old: schemux needs tmux 3.3 or newer\n"
+
+
+def test_bad_configuration_is_one_line_and_exit_2() -> None:
+    done = schemux("serve", "--wait-ceiling", "0")
+    assert done.returncode == 2
+    assert done.stderr.startswith("schemux: the wait ceiling must be a positive number")
