@@ -121,8 +121,13 @@ async def call_once(settings: Settings, tool: str, raw_arguments: str) -> int:
         return 2
     async with Client(_server(settings)) as client:
         result = await client.call_tool(tool, arguments)
-    print(json.dumps(result.model_dump(mode="json", by_alias=True, exclude_none=True), indent=2,
-                     ensure_ascii=False))
+    print(
+        json.dumps(
+            result.model_dump(mode="json", by_alias=True, exclude_none=True),
+            indent=2,
+            ensure_ascii=False,
+        )
+    )
     return 1 if result.is_error else 0
 
 

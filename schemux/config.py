@@ -34,8 +34,9 @@ class Settings:
         if self.socket_name is not None and self.socket_path is not None:
             raise ConfigError("give the tmux server by socket name or by socket path, not both")
         if not (math.isfinite(self.wait_ceiling) and self.wait_ceiling > 0):
-            raise ConfigError(f"the wait ceiling must be a positive number of seconds, "
-                              f"not {self.wait_ceiling!r}")
+            raise ConfigError(
+                f"the wait ceiling must be a positive number of seconds, not {self.wait_ceiling!r}"
+            )
 
     def clamp_wait(self, seconds: float) -> float:
         return min(seconds, self.wait_ceiling)
@@ -59,10 +60,11 @@ def settings_from(
             try:
                 wait_ceiling = float(raw)
             except ValueError:
-                raise ConfigError(f"{ENV_WAIT_CEILING}={raw!r} is not a number of seconds") from None
+                raise ConfigError(
+                    f"{ENV_WAIT_CEILING}={raw!r} is not a number of seconds"
+                ) from None
     return Settings(
         socket_name=socket_name,
         socket_path=socket_path,
         wait_ceiling=DEFAULT_WAIT_CEILING_SECONDS if wait_ceiling is None else wait_ceiling,
     )
-

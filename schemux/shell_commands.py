@@ -34,8 +34,21 @@ from schemux.targets import PaneInfo
 from schemux.tmux import TmuxServer
 
 POSIX_SHELLS = frozenset(
-    {"sh", "bash", "zsh", "dash", "ksh", "ksh93", "mksh", "oksh", "loksh", "ash", "yash",
-     "posh", "busybox"}
+    {
+        "sh",
+        "bash",
+        "zsh",
+        "dash",
+        "ksh",
+        "ksh93",
+        "mksh",
+        "oksh",
+        "loksh",
+        "ash",
+        "yash",
+        "posh",
+        "busybox",
+    }
 )
 
 
@@ -283,7 +296,18 @@ async def _capture(
     last = positions.last_output_row
     if positions.history_may_have_dropped:
         lines = await _in_pane(
-            server, call, "capture-pane", "-p", "-J", "-t", call.pane_id, "-S", "-", "-E", str(last), *then
+            server,
+            call,
+            "capture-pane",
+            "-p",
+            "-J",
+            "-t",
+            call.pane_id,
+            "-S",
+            "-",
+            "-E",
+            str(last),
+            *then,
         )
         return after_last_mention(lines, call.token)
     first = positions.first_output_row()
@@ -292,7 +316,18 @@ async def _capture(
             await _in_pane(server, call, *then[1:])
         return [], False
     lines = await _in_pane(
-        server, call, "capture-pane", "-p", "-J", "-t", call.pane_id, "-S", str(first), "-E", str(last), *then
+        server,
+        call,
+        "capture-pane",
+        "-p",
+        "-J",
+        "-t",
+        call.pane_id,
+        "-S",
+        str(first),
+        "-E",
+        str(last),
+        *then,
     )
     return lines, False
 

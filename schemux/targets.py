@@ -74,7 +74,9 @@ class PaneTarget:
 
     def describe(self) -> str:
         given = [f"{k}={v!r}" for k, v in vars(self).items() if v is not None]
-        return ", ".join(given) if given else "the default pane (active pane of the current session)"
+        return (
+            ", ".join(given) if given else "the default pane (active pane of the current session)"
+        )
 
 
 async def resolve_pane(server: TmuxServer, target: PaneTarget) -> PaneInfo:

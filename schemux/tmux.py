@@ -14,7 +14,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
-from schemux.errors import ToolError, TmuxCommandError
+from schemux.errors import TmuxCommandError, ToolError
 
 MINIMUM_VERSION = (3, 3)
 

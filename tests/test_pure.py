@@ -137,6 +137,9 @@ def test_target_precedence_and_shapes() -> None:
 
 
 def test_violation_names_the_field_and_rule() -> None:
-    schema = {"type": "object", "properties": {"a": {"type": "array", "items": {"type": "integer"}}}}
+    schema = {
+        "type": "object",
+        "properties": {"a": {"type": "array", "items": {"type": "integer"}}},
+    }
     error = next(Draft202012Validator(schema).iter_errors({"a": [1, "2"]}))
     assert describe_violation(error) == "a[1]: '2' is not of type 'integer' (rule: type)"

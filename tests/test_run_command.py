@@ -149,18 +149,14 @@ async def test_unfinished_input_is_cancelled_and_explained(
 async def test_suppress_history(memory_client: Client, tmux_socket: str) -> None:
     pane = new_pane(tmux_socket)
     await run(memory_client, command="echo hidden-one", pane_id=pane.pane_id)
-    await run(
-        memory_client, command="echo shown-two", pane_id=pane.pane_id, suppress_history=False
-    )
+    await run(memory_client, command="echo shown-two", pane_id=pane.pane_id, suppress_history=False)
     result = await run(memory_client, command="history", pane_id=pane.pane_id)
     history = "\n".join(result["output"])
     assert "shown-two" in history
     assert "hidden-one" not in history
 
 
-async def test_copy_mode_is_refused_without_typing(
-    memory_client: Client, tmux_socket: str
-) -> None:
+async def test_copy_mode_is_refused_without_typing(memory_client: Client, tmux_socket: str) -> None:
     pane = new_pane(tmux_socket)
     tmux(tmux_socket, "copy-mode", "-t", pane.pane_id)
     message = await run_error(memory_client, command="echo x", pane_id=pane.pane_id)
@@ -169,9 +165,7 @@ async def test_copy_mode_is_refused_without_typing(
     assert private_options(pane) == []
 
 
-async def test_state_changes_stay_in_the_subshell(
-    memory_client: Client, tmux_socket: str
-) -> None:
+async def test_state_changes_stay_in_the_subshell(memory_client: Client, tmux_socket: str) -> None:
     pane = new_pane(tmux_socket)
     start = pane_format(pane, "#{pane_current_path}")
     await run(memory_client, command="cd /; export SCHEMUX_PROBE=1", pane_id=pane.pane_id)
@@ -190,7 +184,5 @@ async def test_a_pane_closed_during_the_command(memory_client: Client, tmux_sock
 
     async with anyio.create_task_group() as group:
         group.start_soon(close_pane)
-        message = await run_error(
-            memory_client, command="sleep 5", pane_id=pane.pane_id, timeout=1
-        )
+        message = await run_error(memory_client, command="sleep 5", pane_id=pane.pane_id, timeout=1)
     assert f"pane {pane.pane_id} was closed" in message
