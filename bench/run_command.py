@@ -84,7 +84,15 @@ class Tmux:
         raise RuntimeError(f"pane {pane}: no '$ ' prompt within {limit} s")
 
     def kill(self) -> None:
+        socket = subprocess.run(
+            ["tmux", "-L", self.name, "display", "-p", "#{socket_path}"],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout.strip()
         subprocess.run(["tmux", "-L", self.name, "kill-server"], capture_output=True, check=False)
+        if socket:  # tmux 3.3a left the socket file behind
+            Path(socket).unlink(missing_ok=True)
 
 
 def ensure_anchor() -> Path:
