@@ -13,8 +13,6 @@ from dataclasses import dataclass
 from typing import Any
 
 SHELL_ENVIRONMENT = {
-    "PS1": "$ ",
-    "PS2": "> ",
     "HISTCONTROL": "ignorespace",
     "HISTFILE": "/dev/null",
     "LANG": "C.UTF-8",
@@ -101,7 +99,7 @@ def wait_until(condition: Any, timeout: float = 5.0) -> None:
 def wait_for_shell(pane: Pane) -> None:
     """Until bash runs and shows its prompt, keys could reach the pane before the shell."""
     wait_until(lambda: pane_format(pane, "#{pane_current_command}") == "bash")
-    wait_until(lambda: "$" in tmux(pane.socket_name, "capture-pane", "-p", "-t", pane.pane_id))
+    wait_until(lambda: tmux(pane.socket_name, "capture-pane", "-p", "-t", pane.pane_id).strip())
 
 
 def fill(template: Any, values: Mapping[str, str]) -> Any:

@@ -14,7 +14,15 @@ import anyio
 import pytest
 from mcp import Client
 
-from tests.support import Pane, new_pane, pane_format, tmux, wait_for_shell, wait_until
+from tests.support import (
+    SHELL_ENVIRONMENT,
+    Pane,
+    new_pane,
+    pane_format,
+    tmux,
+    wait_for_shell,
+    wait_until,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -57,7 +65,7 @@ def pane_with_history_limit(socket_name: str, limit: int) -> Pane:
     tmux(socket_name, "set-option", "-t", first.session_id, "history-limit", str(limit))
     pane_id = tmux(
         socket_name, "split-window", "-d", "-t", first.pane_id, "-P", "-F", "#{pane_id}",
-        *[f"-e{key}={value}" for key, value in {"PS1": "$ ", "HISTFILE": "/dev/null"}.items()],
+        *[f"-e{key}={value}" for key, value in SHELL_ENVIRONMENT.items()],
         "bash --norc --noprofile",
     ).strip()  # fmt: skip
     tmux(socket_name, "kill-pane", "-t", first.pane_id)
