@@ -27,12 +27,12 @@ from schemux.errors import ToolError
 logger = logging.getLogger("schemux")
 
 
-def describe_violation(error: ValidationError) -> str:
+def describe_violation(error: ValidationError, root: str = "(arguments)") -> str:
     """``timeout: 'x' is not of type 'number' (rule: type)``, naming the field by its path."""
     path = "".join(
         f"[{part}]" if isinstance(part, int) else f".{part}" for part in error.absolute_path
     ).lstrip(".")
-    return f"{path or '(arguments)'}: {error.message} (rule: {error.validator})"
+    return f"{path or root}: {error.message} (rule: {error.validator})"
 
 
 def tool_result(payload: Mapping[str, Any]) -> types.CallToolResult:
@@ -69,15 +69,16 @@ async def call_bound_tool(
         )
     broken = best_match(binding.output_validator.iter_errors(result))
     if broken is not None:
+        violation = describe_violation(broken, root="(result)")
         logger.error(
             "server bug: %s returned a result that breaks its outputSchema: %s; result: %r",
             binding.name,
-            describe_violation(broken),
+            violation,
             result,
         )
         return error_result(
-            f"{binding.name} produced a result that breaks its own contract "
-            f"({describe_violation(broken)}); this is a schemux bug, and it was logged"
+            f"{binding.name} produced a result that breaks its own contract ({violation}); "
+            "this is a schemux bug, and it was logged"
         )
     return tool_result(result)
 

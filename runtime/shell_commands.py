@@ -24,6 +24,7 @@ history when that row is gone too, and the lost head is reported.
 from __future__ import annotations
 
 import asyncio
+import re
 import secrets
 import shlex
 import time
@@ -143,6 +144,9 @@ def check_command(command: str, suppress_history: bool) -> None:
         )
 
 
+_PANE_GONE = re.compile(r"can't find pane|no such pane")
+
+
 class _Call:
     """The private names of one call."""
 
@@ -246,7 +250,7 @@ async def _in_pane(server: TmuxServer, call: _Call, *args: str) -> list[str]:
     try:
         return await server.run(*args)
     except TmuxCommandError as error:
-        if "can't find pane" not in error.stderr:
+        if not _PANE_GONE.search(error.stderr):
             raise
         raise ToolError(
             f"pane {call.pane_id} was closed while the command ran; its exit status and "

@@ -86,18 +86,17 @@ async def resolve_pane(server: TmuxServer, target: PaneTarget) -> PaneInfo:
     args = ["display-message", "-p"]
     if tmux_target is not None:
         args += ["-t", tmux_target]
+    not_found = f"no pane matches {target.describe()} on {server.address.describe()}"
+    list_panes = "list the panes with `tmux list-panes -a` and pass an existing pane_id"
     try:
         lines = await server.run(*args, _FORMAT)
     except TmuxCommandError as error:
-        raise ToolError(
-            f"no pane matches {target.describe()} on {server.address.describe()}: {error.stderr}",
-            suggestion="list the panes with `tmux list-panes -a` and pass an existing pane_id",
-        ) from None
-    if not lines or not lines[0]:
-        raise ToolError(
-            f"no pane matches {target.describe()} on {server.address.describe()}",
-            suggestion="create a session first, e.g. `tmux new-session -d`",
-        )
+        raise ToolError(f"{not_found}: {error.stderr}", suggestion=list_panes) from None
+    # display-message answers an unknown target with an empty line, not an error
+    if not lines or not lines[0].split("\t", 1)[0]:
+        if tmux_target is None:
+            raise ToolError(not_found, suggestion="create a session, e.g. `tmux new-session -d`")
+        raise ToolError(not_found, suggestion=list_panes)
     values = dict(zip(_FIELDS, lines[0].split("\t"), strict=True))
     pane = PaneInfo(
         pane_id=values["pane_id"],

@@ -87,25 +87,26 @@ async def faulty_client() -> AsyncIterator[Client]:
 
 
 async def test_unexpected_exception_is_a_short_error_and_the_server_goes_on(
-    faulty_client: Client, capfd: pytest.CaptureFixture[str]
+    faulty_client: Client, caplog: pytest.LogCaptureFixture
 ) -> None:
     result = await faulty_client.call_tool("run_command", {"command": "boom"})
     assert result.is_error
     assert "RuntimeError: kaboom" in result.content[0].text  # type: ignore[union-attr]
     assert "Traceback" not in result.content[0].text  # type: ignore[union-attr]
-    assert "Traceback" in capfd.readouterr().err
+    [record] = [r for r in caplog.records if r.name == "schemux"]
+    assert record.exc_info is not None  # the traceback goes to the log (stderr)
     assert not (await faulty_client.call_tool("run_command", {"command": "ok"})).is_error
 
 
 async def test_a_result_that_breaks_its_contract_is_never_sent(
-    faulty_client: Client, capfd: pytest.CaptureFixture[str]
+    faulty_client: Client, caplog: pytest.LogCaptureFixture
 ) -> None:
     result = await faulty_client.call_tool("run_command", {"command": "bad"})
     assert result.is_error
     assert result.structured_content is None
     text = result.content[0].text  # type: ignore[union-attr]
-    assert "breaks its own contract" in text
-    assert "server bug" in capfd.readouterr().err
+    assert "breaks its own contract ((result): 'elapsed_seconds' is a required property" in text
+    assert any("server bug: run_command" in r.getMessage() for r in caplog.records)
 
 
 async def test_unknown_tool_is_a_protocol_error(faulty_client: Client) -> None:

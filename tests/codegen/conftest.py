@@ -1,6 +1,6 @@
 """Fixtures for the codegen tests: throwaway copies of the repository, codegen and mypy runs.
 
-Nothing here needs tmux. Every test that writes works on a copy under ``tmp_path``.
+Nothing here needs tmux. Every test that writes works on a copy under pytest's tmp dirs.
 """
 
 from __future__ import annotations
@@ -8,29 +8,44 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import tomllib
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-# What codegen reads or writes, what ruff and mypy need beside it.
-COPIED = ("codegen", "schemas", "generated", "handlers", "schemux", "pyproject.toml", "README.md")
-
-# The tests import codegen itself. Appended, not prepended: the repository's schemux/
-# directory must not shadow an installed schemux (which maps in generated/ and handlers/).
-if str(REPO_ROOT) not in sys.path:
-    sys.path.append(str(REPO_ROOT))
+# Where the schemux package's parts live in the checkout, as pyproject.toml maps them.
+PACKAGE_DIRS = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text("utf-8"))["tool"][
+    "setuptools"
+]["package-dir"]
+RUNTIME_DIR = PACKAGE_DIRS["schemux"]
+# What codegen reads or writes, and what ruff and mypy need beside it.
+COPIED = (
+    "codegen",
+    "schemas",
+    "pyproject.toml",
+    "README.md",
+    RUNTIME_DIR,
+    PACKAGE_DIRS["schemux.generated"],
+    PACKAGE_DIRS["schemux.handlers"],
+)
 
 Snapshot = dict[str, bytes]
 
 
-@pytest.fixture
-def copy_repo(tmp_path: Path) -> Callable[[str], Path]:
-    """Make a copy of the repository's codegen-relevant files under ``tmp_path/<name>``."""
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    """The real repository: only ever read."""
+    return REPO_ROOT
+
+
+@pytest.fixture(scope="session")
+def copy_repo(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
+    """Make a fresh copy of the repository's codegen-relevant files; returns its root."""
 
     def copy(name: str) -> Path:
-        root = tmp_path / name
+        root = tmp_path_factory.mktemp(name) / "repo"
         root.mkdir()
         for entry in COPIED:
             source = REPO_ROOT / entry
@@ -51,54 +66,37 @@ def repo(copy_repo: Callable[[str], Path]) -> Path:
     return copy_repo("repo")
 
 
-@pytest.fixture
-def snapshot() -> Callable[..., Snapshot]:
-    """Every file under the given folders of ``root``, by relative path, as bytes."""
+@pytest.fixture(scope="session")
+def schemux_package(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Path], Path]:
+    """Lay out a ``schemux`` package for a repository copy; returns the folder holding it.
 
-    def take(root: Path, *folders: str) -> Snapshot:
-        files: Snapshot = {}
-        for folder in folders:
-            for path in sorted((root / folder).rglob("*")):
-                if path.is_file() and "__pycache__" not in path.parts:
-                    files[path.relative_to(root).as_posix()] = path.read_bytes()
-        return files
-
-    return take
-
-
-@pytest.fixture
-def codegen_cli() -> Callable[..., subprocess.CompletedProcess[str]]:
-    """Run ``python -m codegen`` (the copy's own codegen package) in a repository root."""
-
-    def run(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "codegen", *args],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-
-    return run
-
-
-@pytest.fixture
-def mypy_strict(tmp_path: Path) -> Callable[[Path], subprocess.CompletedProcess[str]]:
-    """Type-check a repository copy's ``schemux`` package with ``mypy --strict``.
-
-    The installed package maps generated/ and handlers/ into schemux; here a link tree
-    does the same for the copy: schemux/<runtime files>, schemux/generated -> the copy's
-    generated/, schemux/handlers -> the copy's handlers/.
+    The installation maps the runtime, generated/ and handlers/ into one schemux package;
+    links do the same here: schemux/<runtime files>, schemux/generated -> generated/,
+    schemux/handlers -> handlers/. Run Python or mypy from the returned folder to use it.
     """
 
-    def run(root: Path) -> subprocess.CompletedProcess[str]:
-        tree = tmp_path / f"mypy-tree-{root.name}"
+    def link(root: Path) -> Path:
+        tree = tmp_path_factory.mktemp("package")
         package = tree / "schemux"
-        package.mkdir(parents=True)
-        for runtime_file in (root / "schemux").glob("*.py"):
+        package.mkdir()
+        for runtime_file in (root / RUNTIME_DIR).glob("*.py"):
             (package / runtime_file.name).symlink_to(runtime_file)
-        (package / "generated").symlink_to(root / "generated", target_is_directory=True)
-        (package / "handlers").symlink_to(root / "handlers", target_is_directory=True)
+        for subpackage in ("generated", "handlers"):
+            directory = root / PACKAGE_DIRS[f"schemux.{subpackage}"]
+            (package / subpackage).symlink_to(directory, target_is_directory=True)
+        return tree
+
+    return link
+
+
+@pytest.fixture(scope="session")
+def mypy_strict(
+    schemux_package: Callable[[Path], Path],
+) -> Callable[[Path], subprocess.CompletedProcess[str]]:
+    """Type-check a repository copy's ``schemux`` package with ``mypy --strict``."""
+
+    def run(root: Path) -> subprocess.CompletedProcess[str]:
+        tree = schemux_package(root)
         command = [
             sys.executable,
             "-m",
@@ -112,5 +110,36 @@ def mypy_strict(tmp_path: Path) -> Callable[[Path], subprocess.CompletedProcess[
             "schemux",
         ]
         return subprocess.run(command, cwd=tree, capture_output=True, text=True, check=False)
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def snapshot() -> Callable[..., Snapshot]:
+    """Every file under the given folders of a root, by relative path, as bytes."""
+
+    def take(root: Path, *folders: str) -> Snapshot:
+        files: Snapshot = {}
+        for folder in folders:
+            for path in sorted((root / folder).rglob("*")):
+                if path.is_file() and "__pycache__" not in path.parts:
+                    files[path.relative_to(root).as_posix()] = path.read_bytes()
+        return files
+
+    return take
+
+
+@pytest.fixture(scope="session")
+def codegen_cli() -> Callable[..., subprocess.CompletedProcess[str]]:
+    """Run ``python -m codegen`` (the copy's own codegen package) in a repository root."""
+
+    def run(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "codegen", *args],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
 
     return run

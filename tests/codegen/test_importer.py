@@ -62,7 +62,8 @@ def test_page_documents_record_the_product_and_have_no_title(repo: Path) -> None
     capture = tool_document(repo, "tmux_capture")
     run_program = tool_document(repo, "run_program")
 
-    assert "title" not in capture and "title" not in run_program
+    assert "title" not in capture
+    assert "title" not in run_program
     assert capture["_meta"] == {
         PROVENANCE: {
             "origin": "upstream",

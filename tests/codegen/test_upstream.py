@@ -105,7 +105,7 @@ def test_page_starting_with_the_name() -> None:
 
     assert tool.origin == {}
     assert tool.description == description_line  # as on the page, curly quotes and all
-    assert "user’s permissions" in tool.description
+    assert "user\N{RIGHT SINGLE QUOTATION MARK}s permissions" in tool.description
     assert tool.annotations == {
         "destructiveHint": True,
         "idempotentHint": False,
