@@ -42,7 +42,7 @@ def lint(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def typecheck(session: nox.Session) -> None:
     install_project(session, "typecheck")
-    session.run("mypy", "-p", "schemux", "codegen", "tests", "bench")
+    session.run("mypy", "-p", "schemux", "-p", "codegen", "-p", "tests", "-p", "bench")
 
 
 @nox.session(python=PYTHON)

@@ -113,7 +113,7 @@ def fill(template: Any, values: Mapping[str, str]) -> Any:
     return template
 
 
-_TYPES = {
+_TYPES: dict[str, type | tuple[type, ...]] = {
     "number": (int, float),
     "integer": int,
     "string": str,

@@ -31,7 +31,7 @@ async def run(client: Client, **arguments: Any) -> dict[str, Any]:
     result = await client.call_tool("run_command", arguments)
     assert not result.is_error, result.content
     assert result.structured_content is not None
-    return result.structured_content
+    return dict(result.structured_content)
 
 
 async def run_error(client: Client, **arguments: Any) -> str:

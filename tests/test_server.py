@@ -36,7 +36,7 @@ def test_tools_without_a_handler_are_listed() -> None:
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 async def test_tools_are_served_exactly_as_documented(tmux_socket: str, mode: str) -> None:
     server = build_server(ToolContext(Settings(socket_name=tmux_socket)), BINDINGS)
-    async with Client(server, mode=mode) as client:  # type: ignore[arg-type]
+    async with Client(server, mode=mode) as client:
         listed = (await client.list_tools()).tools
     assert [tool.name for tool in listed] == list(BINDINGS)
     for tool in listed:
