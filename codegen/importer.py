@@ -1,0 +1,176 @@
+"""The importer: each file of ``schemas/upstream/`` -> a tool document in ``schemas/tools/``.
+
+A tool document has the MCP ``Tool`` shape. Upstream's schemas are kept exactly as
+written (key order too); where the contract came from goes into
+``_meta["io.schemux/provenance"]`` and upstream's own meta block, as is, into
+``_meta["io.schemux/upstreamMeta"]``.
+
+Documents that schemux authors itself live in the same folder with provenance origin
+``authored``; the importer reads them only to refuse a clash, and never writes them.
+
+Everything is validated before anything is written: one bad upstream file stops the
+import with :class:`ImportFailed`, naming every file and problem found.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from codegen.upstream import UpstreamFormatError, UpstreamTool, parse_upstream
+from codegen.validation import document_problems
+
+UPSTREAM_DIR = Path("schemas/upstream")
+TOOLS_DIR = Path("schemas/tools")
+PROVENANCE = "io.schemux/provenance"
+UPSTREAM_META = "io.schemux/upstreamMeta"
+UPSTREAM_ORIGIN = "upstream"
+
+
+class ImportFailed(Exception):
+    """The import cannot go on; ``problems`` are ``"<file>: <problem>"`` lines."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = problems
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    """The outcome of an import, before anything is written."""
+
+    # Path (relative to the root) -> its new text, or None to delete it. Covers every
+    # upstream-owned document, changed or not; authored ones never appear.
+    files: dict[Path, str | None]
+    # Every tool document once the files are written, authored ones too, by tool name.
+    documents: dict[str, dict[str, Any]]
+
+
+def serialize_document(document: Mapping[str, Any]) -> str:
+    """The one byte-stable text form of a tool document."""
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def is_upstream_document(document: Mapping[str, Any]) -> bool:
+    """Whether the importer owns this document (and may rewrite or delete it)."""
+    meta = document.get("_meta")
+    provenance = meta.get(PROVENANCE) if isinstance(meta, dict) else None
+    return isinstance(provenance, dict) and provenance.get("origin") == UPSTREAM_ORIGIN
+
+
+def plan_import(root: Path) -> ImportResult:
+    """Import ``root``'s upstream files in memory and check every resulting document.
+
+    Raises :class:`ImportFailed` when an upstream file is unusable, clashes with another
+    or with an authored document, or an authored document is broken itself.
+    """
+    imported = _import_all(root)
+    authored = {
+        path: document
+        for path, document in _load_tool_documents(root).items()
+        if not is_upstream_document(document)
+    }
+    problems = [
+        f"{upstream_file}: tool {name!r} clashes with the authored document {path}"
+        for name, (upstream_file, _) in imported.items()
+        for path in authored
+        if path.stem == name
+    ]
+    for path, document in authored.items():
+        found = document_problems(document)
+        if document.get("name") != path.stem:
+            found.append(f"names the tool {document.get('name')!r}, not {path.stem!r}")
+        problems.extend(f"{path}: {problem}" for problem in found)
+    if problems:
+        raise ImportFailed(problems)
+
+    files: dict[Path, str | None] = {
+        TOOLS_DIR / f"{name}.json": serialize_document(document)
+        for name, (_, document) in imported.items()
+    }
+    for path in sorted((root / TOOLS_DIR).glob("*.json")):
+        relative = path.relative_to(root)
+        if relative not in authored and relative not in files:
+            files[relative] = None  # an upstream document whose upstream file is gone
+    documents = {name: document for name, (_, document) in imported.items()}
+    documents.update((path.stem, document) for path, document in authored.items())
+    return ImportResult(files=files, documents=dict(sorted(documents.items())))
+
+
+def _load_tool_documents(root: Path) -> dict[Path, dict[str, Any]]:
+    """Every document now in ``schemas/tools/``, by path relative to ``root``."""
+    documents: dict[Path, dict[str, Any]] = {}
+    problems: list[str] = []
+    for path in sorted((root / TOOLS_DIR).glob("*.json")):
+        relative = path.relative_to(root)
+        try:
+            document = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as error:
+            problems.append(f"{relative}: invalid JSON: {error}")
+            continue
+        if not isinstance(document, dict):
+            problems.append(f"{relative}: not a JSON object")
+            continue
+        documents[relative] = document
+    if problems:
+        raise ImportFailed(problems)
+    return documents
+
+
+def _import_all(root: Path) -> dict[str, tuple[Path, dict[str, Any]]]:
+    """Parse and check every upstream file: tool name -> (upstream file, document)."""
+    imported: dict[str, tuple[Path, dict[str, Any]]] = {}
+    defined_by: dict[str, Path] = {}
+    problems: list[str] = []
+    for path in sorted((root / UPSTREAM_DIR).iterdir()):
+        if not path.is_file():
+            continue
+        relative = path.relative_to(root)
+        data = path.read_bytes()
+        try:
+            tool = parse_upstream(data.decode("utf-8"))
+        except UnicodeDecodeError as error:
+            problems.append(f"{relative}: not UTF-8 text: {error}")
+            continue
+        except UpstreamFormatError as error:
+            problems.append(f"{relative}: {error}")
+            continue
+        document = _tool_document(tool, relative, data)
+        found = document_problems(document)
+        if tool.name in defined_by:
+            found.append(f"tool {tool.name!r} is already defined by {defined_by[tool.name]}")
+        else:
+            defined_by[tool.name] = relative
+        if found:
+            problems.extend(f"{relative}: {problem}" for problem in found)
+        else:
+            imported[tool.name] = (relative, document)
+    if problems:
+        raise ImportFailed(problems)
+    return dict(sorted(imported.items()))
+
+
+def _tool_document(tool: UpstreamTool, upstream_file: Path, data: bytes) -> dict[str, Any]:
+    document: dict[str, Any] = {"name": tool.name}
+    if tool.title is not None:
+        document["title"] = tool.title
+    document["description"] = tool.description
+    document["inputSchema"] = tool.input_schema
+    document["outputSchema"] = tool.output_schema
+    if tool.annotations is not None:
+        document["annotations"] = tool.annotations
+    provenance = {
+        "origin": UPSTREAM_ORIGIN,
+        "upstreamFile": upstream_file.as_posix(),
+        "format": tool.format,
+        **tool.origin,
+        "sha256": hashlib.sha256(data).hexdigest(),
+    }
+    document["_meta"] = {PROVENANCE: provenance}
+    if tool.meta is not None:
+        document["_meta"][UPSTREAM_META] = tool.meta
+    return document
