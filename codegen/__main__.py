@@ -1,0 +1,52 @@
+"""``python -m codegen [--check] [--root DIR]``: import, generate, report contract changes.
+
+Exit status 0 when done (or, with ``--check``, when everything is current); 1 when the
+import fails or, with ``--check``, when a file would change.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from codegen.contract_diff import format_report
+from codegen.importer import ImportFailed
+from codegen.pipeline import make_plan, out_of_date, write
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m codegen", description=__doc__)
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing; fail naming each file that would change",
+    )
+    parser.add_argument(
+        "--root", type=Path, default=Path.cwd(), help="repository root (default: the current one)"
+    )
+    options = parser.parse_args(argv)
+    root = options.root.resolve()
+
+    try:
+        plan = make_plan(root)
+    except ImportFailed as failure:
+        print("codegen: import stopped, nothing written:", file=sys.stderr)
+        for problem in failure.problems:
+            print(f"  {problem}", file=sys.stderr)
+        return 1
+
+    print(format_report(plan.changes), end="")
+    if options.check:
+        stale = out_of_date(root, plan)
+        for path in stale:
+            action = "would delete" if plan.files[path] is None else "would change"
+            print(f"{action}: {path.as_posix()}", file=sys.stderr)
+        return 1 if stale else 0
+    for path in write(root, plan):
+        print(f"{'deleted' if plan.files[path] is None else 'wrote'} {path.as_posix()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,128 @@
+"""The generator: tool documents -> the ``generated/`` package (``schemux.generated``)."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from codegen.dialects import validator_class
+from codegen.formatting import format_python
+from codegen.models import model_source
+
+GENERATED_DIR = Path("generated")
+HANDLERS_DIR = Path("handlers")
+
+_TEMPLATES = jinja2.Environment(
+    loader=jinja2.PackageLoader("codegen"),
+    autoescape=False,  # Python source, not HTML
+    keep_trailing_newline=True,
+    trim_blocks=True,
+    lstrip_blocks=True,
+    undefined=jinja2.StrictUndefined,
+)
+# repr() of JSON-loaded values is a Python literal that keeps key order; ruff lays it out.
+_TEMPLATES.filters["pyliteral"] = repr
+
+
+@dataclass(frozen=True)
+class ToolModule:
+    """What the templates need to know about one tool."""
+
+    name: str
+    input_class: str
+    output_class: str
+    input_validator: str
+    output_validator: str
+    # A top-level oneOf output becomes a RootModel, whose model_dump is typed Any.
+    output_is_root_model: bool
+
+
+def served_tools(root: Path, names: list[str]) -> list[str]:
+    """The tools among ``names`` that have a handler module ``handlers/<name>.py``."""
+    return [name for name in names if (root / HANDLERS_DIR / f"{name}.py").is_file()]
+
+
+def render_generated(
+    root: Path, documents: Mapping[str, Mapping[str, Any]], served: list[str]
+) -> dict[Path, str]:
+    """Every file of ``generated/`` by path relative to ``root``, formatted.
+
+    ``documents`` maps tool names to tool documents; ``served`` names those with a handler.
+    """
+    names = sorted(documents)
+    sources = {name: model_source(documents[name]) for name in names}
+    tools = [_tool_module(documents[name], sources[name]) for name in names]
+    served_modules = [tool for tool in tools if tool.name in served]
+    validator_classes = {
+        cls for tool in served_modules for cls in (tool.input_validator, tool.output_validator)
+    }
+    files = {
+        GENERATED_DIR / "__init__.py": _render("package_init.py.j2"),
+        GENERATED_DIR / "models" / "__init__.py": _render(
+            "models_init.py.j2",
+            tools=tools,
+            exported=sorted(c for tool in tools for c in (tool.input_class, tool.output_class)),
+        ),
+        GENERATED_DIR / "tools.py": _render(
+            "tools.py.j2", documents={name: documents[name] for name in names}
+        ),
+        GENERATED_DIR / "bindings.py": _render(
+            "bindings.py.j2",
+            served=served_modules,
+            validator_classes=sorted(validator_classes),
+            unserved=tuple(name for name in names if name not in served),
+        ),
+    }
+    for name, source in sources.items():
+        files[GENERATED_DIR / "models" / f"{name}.py"] = source
+    return {path: format_python(root, path, source) for path, source in sorted(files.items())}
+
+
+def _tool_module(document: Mapping[str, Any], models_text: str) -> ToolModule:
+    name = str(document["name"])
+    # datamodel-code-generator names an MCP tool's models <PascalCaseName>Input/Output.
+    pascal = "".join(part[:1].upper() + part[1:] for part in name.split("_"))
+    bases = {}
+    for role in ("Input", "Output"):
+        found = re.search(rf"^class {pascal}{role}\((\w+)", models_text, re.MULTILINE)
+        if found is None:
+            raise RuntimeError(f"the models of {name} have no class {pascal}{role}")
+        bases[role] = found.group(1)
+    return ToolModule(
+        name=name,
+        input_class=f"{pascal}Input",
+        output_class=f"{pascal}Output",
+        input_validator=validator_class(document["inputSchema"]).__name__,
+        output_validator=validator_class(document["outputSchema"]).__name__,
+        output_is_root_model=bases["Output"] == "RootModel",
+    )
+
+
+def _render(template: str, **context: Any) -> str:
+    return _TEMPLATES.get_template(template).render(**context)
+
+
+def served_documents(root: Path) -> dict[str, dict[str, Any]]:
+    """The tool documents the current ``generated/tools.py`` holds; empty when it has none.
+
+    Read as a literal, without importing the package (which needs the runtime).
+    """
+    path = root / GENERATED_DIR / "tools.py"
+    if not path.is_file():
+        return {}
+    for statement in ast.parse(path.read_text(encoding="utf-8")).body:
+        if (
+            isinstance(statement, ast.AnnAssign)
+            and isinstance(statement.target, ast.Name)
+            and statement.target.id == "TOOL_DOCUMENTS"
+            and statement.value is not None
+        ):
+            documents: dict[str, dict[str, Any]] = ast.literal_eval(statement.value)
+            return documents
+    return {}

@@ -1,0 +1,207 @@
+"""Models of the tmux_capture tool, generated from schemas/tools/tmux_capture.json.
+
+Do not edit: run ``python -m codegen``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, RootModel
+
+
+class Target(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    generation: Annotated[str, Field(max_length=128, min_length=1)]
+    id: Annotated[str, Field(max_length=32, pattern="^%[0-9]+$")]
+    kind: Literal["pane"]
+
+
+class TmuxCaptureInput1(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    history_lines: Annotated[int | None, Field(ge=0, le=1000)] = None
+    max_bytes: Annotated[int | None, Field(ge=1, le=262144)] = None
+    max_lines: Annotated[int | None, Field(ge=1, le=1000)] = None
+    target: Target
+    track: bool | None = None
+
+
+class TmuxCaptureInput2(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    cursor: Annotated[str, Field(max_length=32, pattern="^[a-f0-9]{32}$")]
+    target: Target
+
+
+class TmuxCaptureInput(RootModel[TmuxCaptureInput1 | TmuxCaptureInput2]):
+    root: Annotated[TmuxCaptureInput1 | TmuxCaptureInput2, Field(title="TmuxCaptureInput")]
+
+
+class Interval(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    clock: Literal["monotonic_seconds"]
+    finished: float
+    started: float
+
+
+class Scope(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    history_lines: Annotated[int, Field(ge=0, le=1000)]
+    max_bytes: Annotated[int, Field(ge=1, le=262144)]
+    max_lines: Annotated[int, Field(ge=1, le=1000)]
+
+
+class Data(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    bytes: Annotated[int, Field(ge=0, le=262144)]
+    capture_id: str
+    encoding: Literal["utf-8", "base64"]
+    history_continuity: Literal["unknown"]
+    interval: Interval
+    mode: Literal["snapshot"]
+    next_cursor: str | None = None
+    process_generation: str | None
+    row_count: Annotated[int, Field(ge=0, le=1000)]
+    rows: Annotated[list[str], Field(max_length=1000)]
+    scope: Scope
+    target: Target
+    truncated: bool
+
+
+class Splice(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    delete: Annotated[int, Field(ge=0)]
+    rows: Annotated[list[str], Field(max_length=1000)]
+    start: Annotated[int, Field(ge=0)]
+
+
+class Data1(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    base_capture_id: str
+    bytes: Annotated[int, Field(ge=0, le=262144)]
+    capture_id: str
+    encoding: Literal["utf-8", "base64"]
+    history_continuity: Literal["unknown"]
+    interval: Interval
+    mode: Literal["delta"]
+    next_cursor: str
+    process_generation: str | None
+    reset: bool
+    row_count: Annotated[int, Field(ge=0, le=1000)]
+    scope: Scope
+    splice: Splice
+    target: Target
+    truncated: bool
+
+
+class TmuxCaptureOutput1(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    data: Annotated[Data | Data1, Field(discriminator="mode")]
+    ok: Literal[True]
+
+
+class Created1(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    generation: Annotated[str, Field(max_length=128, min_length=1)]
+    id: Annotated[str, Field(max_length=32, pattern="^\\$[0-9]+$")]
+    kind: Literal["session"]
+
+
+class Created2(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    generation: Annotated[str, Field(max_length=128, min_length=1)]
+    id: Annotated[str, Field(max_length=32, pattern="^@[0-9]+$")]
+    kind: Literal["window"]
+
+
+class Created3(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    generation: Annotated[str, Field(max_length=128, min_length=1)]
+    id: Annotated[str, Field(max_length=32, pattern="^%[0-9]+$")]
+    kind: Literal["pane"]
+
+
+class Created4(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    generation: Annotated[str, Field(max_length=128, min_length=1)]
+    id: Annotated[str, Field(max_length=32, pattern="^@[0-9]+$")]
+    index: Annotated[int, Field(ge=0)]
+    kind: Literal["window_link"]
+    session_id: Annotated[str, Field(max_length=32, pattern="^\\$[0-9]+$")]
+
+
+class Effects(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    created: Annotated[
+        list[Annotated[Created1 | Created2 | Created3 | Created4, Field(discriminator="kind")]],
+        Field(max_length=3),
+    ]
+    state: Literal["none", "known", "unknown"]
+
+
+class Error(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    code: str
+    delivery: Literal["not_sent", "possibly_sent", "observed"]
+    effects: Effects | None = None
+    message: str
+
+
+class TmuxCaptureOutput2(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    error: Error
+    ok: Literal[False]
+
+
+class TmuxCaptureOutput(RootModel[TmuxCaptureOutput1 | TmuxCaptureOutput2]):
+    root: Annotated[
+        TmuxCaptureOutput1 | TmuxCaptureOutput2,
+        Field(discriminator="ok", title="TmuxCaptureOutput"),
+    ]

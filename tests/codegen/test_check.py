@@ -1,0 +1,80 @@
+"""``python -m codegen --check``: writes nothing, names every file that would change."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+Snapshot = dict[str, bytes]
+CodegenCli = Callable[..., subprocess.CompletedProcess[str]]
+
+
+def test_check_is_clean_on_the_repository(repo_root: Path, codegen_cli: CodegenCli) -> None:
+    completed = codegen_cli(repo_root, "--check")
+
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout == completed.stderr == ""
+
+
+def test_check_names_every_file_that_would_change(
+    repo: Path, codegen_cli: CodegenCli, snapshot: Callable[..., Snapshot]
+) -> None:
+    (upstream,) = (repo / "schemas" / "upstream").glob("001_*.txt")
+    descriptor = json.loads(upstream.read_text("utf-8"))
+    descriptor["description"] = "Run a shell command in a pane."
+    upstream.write_text(json.dumps(descriptor, indent=2), "utf-8")
+    (repo / "generated" / "models" / "run_program.py").unlink()
+    (repo / "generated" / "models" / "leftover.py").write_text("X = 1\n", "utf-8")
+    readme = repo / "README.md"
+    readme.write_text(readme.read_text("utf-8").replace("| `run_command` |", "| `run` |"), "utf-8")
+    before = snapshot(repo, ".")
+
+    completed = codegen_cli(repo, "--check")
+
+    assert completed.returncode == 1
+    assert completed.stderr.splitlines() == [
+        "would change: README.md",
+        "would delete: generated/models/leftover.py",
+        "would change: generated/models/run_program.py",
+        "would change: generated/tools.py",
+        "would change: schemas/tools/run_command.json",
+    ]
+    assert "compatible  tool.description: description changed" in completed.stdout
+    assert snapshot(repo, ".") == before
+
+
+def test_readme_without_markers_is_left_alone(repo: Path, codegen_cli: CodegenCli) -> None:
+    readme = repo / "README.md"
+    readme.write_text("# schemux\n\nNo tool table here.\n", "utf-8")
+
+    assert codegen_cli(repo).returncode == 0
+    checked = codegen_cli(repo, "--check")
+
+    assert readme.read_text("utf-8") == "# schemux\n\nNo tool table here.\n"
+    assert checked.returncode == 0, checked.stderr
+
+
+def test_missing_readme_is_no_problem(repo: Path, codegen_cli: CodegenCli) -> None:
+    (repo / "README.md").unlink()
+
+    checked = codegen_cli(repo, "--check")
+
+    assert checked.returncode == 0, checked.stderr
+    assert not (repo / "README.md").exists()
+
+
+def test_readme_table_describes_each_tool(repo_root: Path) -> None:
+    readme = (repo_root / "README.md").read_text("utf-8")
+    table = readme.split("<!-- tools:begin -->\n")[1].split("<!-- tools:end -->")[0]
+
+    assert table.splitlines()[:2] == [
+        "| Tool | Summary | Served | Read-only | Destructive |",
+        "|---|---|---|---|---|",
+    ]
+    assert "| `read_program` | Read a started program | no | no | yes |" in table
+    assert (
+        "| `run_command` | Run a shell command in a pane, wait for completion, and capture "
+        "output. | yes | no | yes |"
+    ) in table
