@@ -63,7 +63,6 @@ def model_source(document: Mapping[str, Any]) -> str:
         allow_population_by_field_name=True,
         enum_field_as_literal=LiteralType.All,
         strict_nullable=True,
-        use_double_quotes=True,
         disable_timestamp=True,
         # Folds wrappers such as RootModel[list[RootModel[str]]] into plain annotations.
         collapse_root_models=True,

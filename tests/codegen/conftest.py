@@ -5,6 +5,7 @@ Nothing here needs tmux. Every test that writes works on a copy under pytest's t
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 import subprocess
 import sys
@@ -94,6 +95,8 @@ def mypy_strict(
     schemux_package: Callable[[Path], Path],
 ) -> Callable[[Path], subprocess.CompletedProcess[str]]:
     """Type-check a repository copy's ``schemux`` package with ``mypy --strict``."""
+    if importlib.util.find_spec("mypy") is None:
+        pytest.fail("mypy is not installed here: these tests need it (and types-jsonschema)")
 
     def run(root: Path) -> subprocess.CompletedProcess[str]:
         tree = schemux_package(root)
