@@ -109,7 +109,7 @@ async def serve_http(settings: Settings, host: str, port: int) -> None:
 
 
 async def call_once(settings: Settings, tool: str, raw_arguments: str) -> int:
-    from mcp import Client
+    from mcp import Client, MCPError
 
     try:
         arguments = json.loads(raw_arguments)
@@ -120,7 +120,11 @@ async def call_once(settings: Settings, tool: str, raw_arguments: str) -> int:
         print("schemux: the arguments must be a JSON object", file=sys.stderr)
         return 2
     async with Client(_server(settings)) as client:
-        result = await client.call_tool(tool, arguments)
+        try:
+            result = await client.call_tool(tool, arguments)
+        except MCPError as error:
+            print(f"schemux: {error.message}", file=sys.stderr)
+            return 2
     print(
         json.dumps(
             result.model_dump(mode="json", by_alias=True, exclude_none=True),

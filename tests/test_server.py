@@ -176,6 +176,12 @@ def test_call_with_bad_json_exits_2() -> None:
     assert "not JSON" in done.stderr
 
 
+def test_call_of_an_unknown_tool_exits_2() -> None:
+    done = schemux("call", "no_such_tool", "{}")
+    assert done.returncode == 2
+    assert done.stderr == "schemux: Unknown tool: no_such_tool\n"
+
+
 def test_version() -> None:
     done = schemux("--version")
     assert done.returncode == 0
