@@ -192,47 +192,33 @@ async def run_in_shell(
         "send-keys", "-t", pane.pane_id, "-l", call.keystrokes(command, suppress_history), ";",
         "send-keys", "-t", pane.pane_id, "Enter",
     )  # fmt: skip
-    settled = False
+    disarmed = False
     try:
         ended = await server.wait_for(call.done, timeout)
-        state = await _read_state(server, call)
-        positions = Positions.parse(state)
-        if ended and positions is None:
-            raise ToolError(f"the wrapper of pane {pane.pane_id} left no positions ({state!r})")
-        if positions is not None:
-            lines, head_lost = await _capture_ended(server, call, positions)
-            settled = True
-            return ShellCommandResult(
-                positions.exit_status, False, lines, head_lost, time.monotonic() - started
-            )
         state = await _disarm(server, call)
-        settled = True
-        positions = Positions.parse(state)
-        if positions is not None:  # it ended between the timeout and the disarm
-            lines, head_lost = await _capture_ended(server, call, positions)
-            return ShellCommandResult(
-                positions.exit_status, False, lines, head_lost, time.monotonic() - started
-            )
-        if not state.startswith("B "):
-            await server.run("send-keys", "-t", pane.pane_id, "C-c")
-            raise ToolError(
-                f"the shell in pane {pane.pane_id} did not start the command within "
-                f"{timeout:g} s; it was still reading input (an unclosed quote, bracket or "
-                "heredoc?), so the typed input was cancelled with C-c",
-                suggestion="check the command's quoting; the pane is at its prompt again",
-            )
-        lines, head_lost = await _capture_running(server, call, state)
-        return ShellCommandResult(None, True, lines, head_lost, time.monotonic() - started)
+        disarmed = True
     finally:
-        if not settled:
+        if not disarmed:
             await asyncio.shield(_abandon(server, call))
-
-
-async def _read_state(server: TmuxServer, call: _Call) -> str:
-    lines = await _in_pane(
-        server, call, "display-message", "-p", "-t", call.pane_id, f"#{{{call.option}}}"
-    )
-    return lines[0] if lines else ""
+    positions = Positions.parse(state)
+    if positions is not None:  # ended, possibly between the timeout and the disarm
+        # shielded: the shell waits for this capture to release it, cancelled or not
+        lines, head_lost = await asyncio.shield(_capture_ended(server, call, positions))
+        return ShellCommandResult(
+            positions.exit_status, False, lines, head_lost, time.monotonic() - started
+        )
+    if ended:
+        raise ToolError(f"the wrapper in pane {pane.pane_id} left no positions ({state!r})")
+    if not state.startswith("B "):
+        await server.run("send-keys", "-t", pane.pane_id, "C-c")
+        raise ToolError(
+            f"the shell in pane {pane.pane_id} did not start the command within "
+            f"{timeout:g} s; it was still reading input (an unclosed quote, bracket or "
+            "heredoc?), so the typed input was cancelled with C-c",
+            suggestion="check the command's quoting; the pane is at its prompt again",
+        )
+    lines, head_lost = await _capture_running(server, call, state)
+    return ShellCommandResult(None, True, lines, head_lost, time.monotonic() - started)
 
 
 async def _disarm(server: TmuxServer, call: _Call) -> str:
@@ -273,11 +259,7 @@ async def _capture_ended(
     server: TmuxServer, call: _Call, positions: Positions
 ) -> tuple[list[str], bool]:
     """Capture the output of an ended command, then release the shell the wrapper holds."""
-    release = (
-        ";", "set-option", "-p", "-u", "-t", call.pane_id, call.option,
-        ";", "wait-for", "-S", call.resume,
-    )  # fmt: skip
-    return await _capture(server, call, positions, release)
+    return await _capture(server, call, positions, (";", "wait-for", "-S", call.resume))
 
 
 async def _capture_running(server: TmuxServer, call: _Call, state: str) -> tuple[list[str], bool]:
