@@ -1,24 +1,30 @@
 """Running a command in a pane's interactive shell and reading back exactly its output.
 
-The command is typed into the shell inside a wrapper that talks to tmux from the pane:
+The command is typed into the shell inside a wrapper that reports back to tmux from the
+pane, once, after the command:
 
-    {T} if -F '#{@opt}' 'set -pF @opt "B #{history_size} #{cursor_y}"';(
+    (
     COMMAND
-    );{T} if -F '#{@opt}' "set -pF @opt '#{@opt} E $? ...';wait-for -S DONE;wait-for RESUME"
+    );{tmux} if -F '#{@opt}' "set -pF @opt 'E $? #{history_size} ...';
+                                wait-for -S DONE;wait-for RESUME"
 
-The first step records where the output starts, as an absolute grid row (history size
-plus cursor row, taken when the shell begins running the command, so after the echo of
-the typed lines). The second records the exit status and where the output ends, signals
-DONE, and then holds the shell until RESUME: the screen stays still while the output is
-captured, so the shell's next prompt can neither join the last output row nor scroll the
-rows we address. The private option ``@opt`` is set ("armed") by us before typing and
-removed by us at the end; both steps do nothing once it is gone, so a call that timed out
-or was cancelled leaves no option, no signal and no waiting client behind.
+It records the exit status and where the output ends in the private pane option ``@opt``,
+signals DONE, and holds the shell until RESUME: the screen stays still while the output
+is captured, so the shell's next prompt can neither join the last output row nor scroll
+the rows we address. Where the output starts is known without a second report: just
+before typing, in the same tmux call, we read the prompt's row; the rows from there show
+the prompt and the echo of the typed wrapper, whose last row carries this call's private
+token, and the output is every row after that one.
+
+``@opt`` is set ("armed") by us before typing and removed by us (disarmed) as soon as the
+wait ends, whatever ended it; the wrapper does nothing once it is gone, so a call that
+timed out or was cancelled leaves no option, no channel signal and no waiting client
+behind.
 
 When tmux may have dropped history rows during the command (the history reached
-history-limit, or the command cleared it), the absolute rows no longer hold; the output
-then starts after the last row that shows this call's private token, or at the top of the
-history when that row is gone too, and the lost head is reported.
+history-limit, or the command cleared it), the prompt's row no longer holds; the whole
+history is searched for the token instead, and when that row is gone too, the head of the
+output went with it and is reported lost.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import secrets
 import shlex
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from schemux.errors import TmuxCommandError, ToolError
 from schemux.targets import PaneInfo
@@ -54,49 +61,64 @@ POSIX_SHELLS = frozenset(
 
 
 @dataclass(frozen=True)
-class Positions:
-    """What the wrapper recorded: begin row, exit status, end cursor, history limit."""
+class Prompt:
+    """Where the prompt was just before typing, and the shell's process."""
 
-    begin_history: int
-    begin_row: int
-    exit_status: int
-    end_history: int
-    end_row: int
-    end_column: int
-    history_limit: int
+    history: int
+    row: int
+    shell_pid: int
 
     @classmethod
-    def parse(cls, value: str) -> Positions | None:
-        """Read ``B h y E status h y x limit``; None until the command has ended."""
-        fields = value.split()
-        if len(fields) != 9 or fields[0] != "B" or fields[3] != "E":
-            return None
-        try:
-            numbers = [int(field) for i, field in enumerate(fields) if i not in (0, 3)]
-        except ValueError:
-            return None
-        return cls(*numbers)
+    def parse(cls, value: str) -> Prompt:
+        history, row, pid = (int(field) for field in value.split())
+        return cls(history, row, pid)
+
+
+@dataclass(frozen=True)
+class Cursor:
+    """Where the output ends: history size, cursor row and column, and history-limit."""
+
+    history: int
+    row: int
+    column: int
+    history_limit: int
 
     @property
     def last_output_row(self) -> int:
-        """Row (relative to the visible screen at the end) of the last output line."""
-        return self.end_row if self.end_column > 0 else self.end_row - 1
+        """Row (relative to the visible screen) of the last output line."""
+        return self.row if self.column > 0 else self.row - 1
 
-    @property
-    def history_may_have_dropped(self) -> bool:
-        """True unless the history certainly kept every row since the begin step.
+    def first_row_since(self, prompt: Prompt) -> int | None:
+        """Row (relative to the visible screen) where ``prompt`` is now; None when tmux may
+        have dropped history rows since, so that the prompt's row is no longer known.
 
         tmux frees a tenth of history-limit whenever the history is full, so after any
         drop the history holds at least limit - limit/10 rows.
         """
         collected = max(1, self.history_limit // 10)
-        return self.end_history < self.begin_history or (
-            self.end_history >= self.history_limit - collected
-        )
+        if self.history < prompt.history or self.history >= self.history_limit - collected:
+            return None
+        return prompt.history + prompt.row - self.history
 
-    def first_output_row(self) -> int:
-        """Row (relative to the visible screen at the end) of the first output line."""
-        return self.begin_history + self.begin_row - self.end_history
+
+@dataclass(frozen=True)
+class Report:
+    """What the wrapper recorded after the command: ``E status history row column limit``."""
+
+    exit_status: int
+    cursor: Cursor
+
+    @classmethod
+    def parse(cls, value: str) -> Report | None:
+        """None while the command has not ended (or for anything else)."""
+        fields = value.split()
+        if len(fields) != 6 or fields[0] != "E":
+            return None
+        try:
+            status, history, row, column, limit = (int(field) for field in fields[1:])
+        except ValueError:
+            return None
+        return cls(status, Cursor(history, row, column, limit))
 
 
 @dataclass(frozen=True)
@@ -151,27 +173,22 @@ class _Call:
     """The private names of one call."""
 
     def __init__(self, server: TmuxServer, pane: PaneInfo) -> None:
-        token = secrets.token_hex(8)
-        self.token = token
-        self.option = f"@schemux_{token}"
-        self.done = f"schemux_done_{token}"
-        self.resume = f"schemux_resume_{token}"
+        self.token = secrets.token_hex(8)
+        self.option = f"@schemux_{self.token}"
+        self.done = f"schemux_done_{self.token}"
+        self.resume = f"schemux_resume_{self.token}"
         self.pane_id = pane.pane_id
         self.tmux = " ".join(shlex.quote(part) for part in (server.binary, "-S", pane.socket_path))
 
     def keystrokes(self, command: str, suppress_history: bool) -> str:
         opt, pane = self.option, self.pane_id
-        begin = (
+        report = (
             f"{self.tmux} if -Ft{pane} '#{{{opt}}}' "
-            f"'set -pFt{pane} {opt} \"B #{{history_size}} #{{cursor_y}}\"'"
-        )
-        end = (
-            f"{self.tmux} if -Ft{pane} '#{{{opt}}}' "
-            f"\"set -pFt{pane} {opt} '#{{{opt}}} E $? #{{history_size}} #{{cursor_y}} "
-            f"#{{cursor_x}} #{{history_limit}}';wait-for -S {self.done};wait-for {self.resume}\""
+            f"\"set -pFt{pane} {opt} 'E $? #{{history_size}} #{{cursor_y}} #{{cursor_x}} "
+            f"#{{history_limit}}';wait-for -S {self.done};wait-for {self.resume}\""
         )
         prefix = " " if suppress_history else ""
-        return f"{prefix}{begin};(\n{command.rstrip()}\n);{end}"
+        return f"{prefix}(\n{command.rstrip()}\n);{report}"
 
 
 async def run_in_shell(
@@ -187,11 +204,13 @@ async def run_in_shell(
     check_shell_pane(pane)
     call = _Call(server, pane)
     started = time.monotonic()
-    await server.run(
-        "set-option", "-p", "-t", pane.pane_id, call.option, "armed", ";",
-        "send-keys", "-t", pane.pane_id, "-l", call.keystrokes(command, suppress_history), ";",
-        "send-keys", "-t", pane.pane_id, "Enter",
+    typed = await server.run(
+        "display-message", "-p", "-t", pane.pane_id, "#{history_size} #{cursor_y} #{pane_pid}",
+        ";", "set-option", "-p", "-t", pane.pane_id, call.option, "armed",
+        ";", "send-keys", "-t", pane.pane_id, "-l", call.keystrokes(command, suppress_history),
+        ";", "send-keys", "-t", pane.pane_id, "Enter",
     )  # fmt: skip
+    prompt = Prompt.parse(typed[0])
     disarmed = False
     try:
         ended = await server.wait_for(call.done, timeout)
@@ -200,16 +219,19 @@ async def run_in_shell(
     finally:
         if not disarmed:
             await asyncio.shield(_abandon(server, call))
-    positions = Positions.parse(state)
-    if positions is not None:  # ended, possibly between the timeout and the disarm
+    report = Report.parse(state)
+    if report is not None:  # ended, possibly between the timeout and the disarm
         # shielded: the shell waits for this capture to release it, cancelled or not
-        lines, head_lost = await asyncio.shield(_capture_ended(server, call, positions))
+        release = (";", "wait-for", "-S", call.resume)
+        lines, head_lost = await asyncio.shield(
+            _capture_output(server, call, prompt, report.cursor, release)
+        )
         return ShellCommandResult(
-            positions.exit_status, False, lines, head_lost, time.monotonic() - started
+            report.exit_status, False, lines, head_lost, time.monotonic() - started
         )
     if ended:
-        raise ToolError(f"the wrapper in pane {pane.pane_id} left no positions ({state!r})")
-    if not state.startswith("B "):
+        raise ToolError(f"the wrapper in pane {pane.pane_id} reported {state!r}, not an end")
+    if shell_reads_input(prompt.shell_pid):
         await server.run("send-keys", "-t", pane.pane_id, "C-c")
         raise ToolError(
             f"the shell in pane {pane.pane_id} did not start the command within "
@@ -217,8 +239,29 @@ async def run_in_shell(
             "heredoc?), so the typed input was cancelled with C-c",
             suggestion="check the command's quoting; the pane is at its prompt again",
         )
-    lines, head_lost = await _capture_running(server, call, state)
+    now = await _in_pane(
+        server, call, "display-message", "-p", "-t", call.pane_id,
+        "#{history_size} #{cursor_y} #{cursor_x} #{history_limit}",
+    )  # fmt: skip
+    cursor = Cursor(*(int(field) for field in now[0].split()))
+    lines, head_lost = await _capture_output(server, call, prompt, cursor, ())
     return ShellCommandResult(None, True, lines, head_lost, time.monotonic() - started)
+
+
+def shell_reads_input(shell_pid: int) -> bool:
+    """Whether the shell itself holds its terminal's foreground, so it is still reading
+    what was typed rather than running it (a command runs in a process group of its own).
+
+    Read from /proc; where that is not possible (a tmux server in another pid namespace),
+    assume the command runs.
+    """
+    try:
+        stat = Path(f"/proc/{shell_pid}/stat").read_text()
+    except OSError:
+        return False
+    # fields after the parenthesised command name: state ppid pgrp session tty_nr tpgid
+    fields = stat[stat.rindex(")") + 2 :].split()
+    return fields[2] == fields[5]
 
 
 async def _disarm(server: TmuxServer, call: _Call) -> str:
@@ -249,85 +292,35 @@ async def _abandon(server: TmuxServer, call: _Call) -> None:
     """Leave nothing behind after a cancelled or failed call."""
     try:
         state = await _disarm(server, call)
-        if Positions.parse(state) is not None:
+        if Report.parse(state) is not None:
             await server.run("wait-for", "-S", call.resume)
     except ToolError:
         pass  # the pane or the server is gone, and with it all this call's state
 
 
-async def _capture_ended(
-    server: TmuxServer, call: _Call, positions: Positions
+async def _capture_output(
+    server: TmuxServer, call: _Call, prompt: Prompt, cursor: Cursor, then: tuple[str, ...]
 ) -> tuple[list[str], bool]:
-    """Capture the output of an ended command, then release the shell the wrapper holds."""
-    return await _capture(server, call, positions, (";", "wait-for", "-S", call.resume))
+    """The output rows up to ``cursor``: those after the echo of the typed wrapper.
 
-
-async def _capture_running(server: TmuxServer, call: _Call, state: str) -> tuple[list[str], bool]:
-    """What a command that is still running has printed so far."""
-    begin_history, begin_row = (int(field) for field in state.split()[1:3])
-    now = await _in_pane(
-        server, call, "display-message", "-p", "-t", call.pane_id,
-        "#{history_size} #{cursor_y} #{cursor_x} #{history_limit}",
-    )  # fmt: skip
-    history, row, column, limit = (int(field) for field in now[0].split())
-    positions = Positions(begin_history, begin_row, 0, history, row, column, limit)
-    return await _capture(server, call, positions, ())
-
-
-async def _capture(
-    server: TmuxServer, call: _Call, positions: Positions, then: tuple[str, ...]
-) -> tuple[list[str], bool]:
-    """Capture the rows between the begin step and ``positions``' end, running ``then``
-    (further tmux commands) in the same tmux call."""
-    last = positions.last_output_row
-    if positions.history_may_have_dropped:
-        lines = await _in_pane(
-            server,
-            call,
-            "capture-pane",
-            "-p",
-            "-J",
-            "-t",
-            call.pane_id,
-            "-S",
-            "-",
-            "-E",
-            str(last),
-            *then,
-        )
-        return after_last_mention(lines, call.token)
-    first = positions.first_output_row()
-    if first > last:
-        if then:
-            await _in_pane(server, call, *then[1:])
-        return [], False
+    ``then`` (further tmux commands) runs in the same tmux call as the capture.
+    """
+    first = cursor.first_row_since(prompt)
     lines = await _in_pane(
-        server,
-        call,
-        "capture-pane",
-        "-p",
-        "-J",
-        "-t",
-        call.pane_id,
-        "-S",
-        str(first),
-        "-E",
-        str(last),
-        *then,
-    )
-    return lines, False
+        server, call, "capture-pane", "-p", "-J", "-t", call.pane_id,
+        "-S", "-" if first is None else str(first), "-E", str(cursor.last_output_row), *then,
+    )  # fmt: skip
+    output, found = after_last_mention(lines, call.token)
+    return output, not found and first is None
 
 
 def after_last_mention(lines: list[str], token: str) -> tuple[list[str], bool]:
-    """The lines after the last one that shows ``token`` (the end of the typed wrapper).
-
-    Without such a line, the wrapper scrolled out of the history, and with it the head of
-    the output: all lines are output, and the head is reported lost.
-    """
+    """The lines after the last one that shows ``token`` (the end of the typed wrapper),
+    and whether there was one; without one, all the lines."""
     for index in range(len(lines) - 1, -1, -1):
         if token in lines[index]:
-            return lines[index + 1 :], False
-    return lines, True
+            return lines[index + 1 :], True
+    return lines, False
 
 
 def keep_tail(lines: list[str], max_lines: int | None) -> tuple[list[str], int]:

@@ -9,7 +9,15 @@ from schemux.cli import parse_http_address
 from schemux.config import ConfigError, Settings, settings_from
 from schemux.errors import ToolError
 from schemux.server import describe_violation
-from schemux.shell_commands import Positions, after_last_mention, check_command, keep_tail
+from schemux.shell_commands import (
+    Cursor,
+    Prompt,
+    Report,
+    after_last_mention,
+    check_command,
+    keep_tail,
+    shell_reads_input,
+)
 from schemux.targets import PaneTarget
 from schemux.tmux import TmuxUnavailable, parse_version
 
@@ -69,39 +77,47 @@ def test_bad_http_address(value: str) -> None:
         parse_http_address(value)
 
 
-def test_positions_parse_only_complete_records() -> None:
-    assert Positions.parse("armed") is None
-    assert Positions.parse("B 3 4") is None
-    assert Positions.parse("B 3 4 E 0 5 6 7 2000") == Positions(3, 4, 0, 5, 6, 7, 2000)
-    assert Positions.parse("B 3 4 E x 5 6 7 2000") is None
+def test_report_parses_only_complete_records() -> None:
+    assert Report.parse("armed") is None
+    assert Report.parse("E 0 5 6") is None
+    assert Report.parse("E 3 5 6 7 2000") == Report(3, Cursor(5, 6, 7, 2000))
+    assert Report.parse("E x 5 6 7 2000") is None
 
 
-def test_output_rows_are_relative_to_the_end_screen() -> None:
-    # began at absolute row 10+4, ended 20 history rows later on row 6, column 0
-    positions = Positions(10, 4, 0, 30, 6, 0, 2000)
-    assert positions.first_output_row() == -16
-    assert positions.last_output_row == 5  # the cursor's row holds nothing yet
-    assert Positions(10, 4, 0, 30, 6, 3, 2000).last_output_row == 6
+def test_rows_are_relative_to_the_screen_at_the_end() -> None:
+    # the prompt was on absolute row 10+4; the output ended 20 history rows later, on row 6
+    cursor = Cursor(history=30, row=6, column=0, history_limit=2000)
+    assert cursor.first_row_since(Prompt(10, 4, 1)) == -16
+    assert cursor.last_output_row == 5  # the cursor's row holds nothing yet
+    assert Cursor(30, 6, 3, 2000).last_output_row == 6
 
 
 @pytest.mark.parametrize(
-    ("begin", "end", "limit", "dropped"),
+    ("before", "after", "limit", "known"),
     [
-        (10, 30, 2000, False),
-        (10, 1799, 2000, False),
-        (10, 1800, 2000, True),  # a collection leaves at least 2000 - 200 rows
-        (500, 400, 2000, True),  # history shrank: cleared or collected
-        (0, 0, 0, True),  # no history at all: every scrolled row is gone
+        (10, 30, 2000, True),
+        (10, 1799, 2000, True),
+        (10, 1800, 2000, False),  # a collection leaves at least 2000 - 200 rows
+        (500, 400, 2000, False),  # history shrank: cleared or collected
+        (0, 0, 0, False),  # no history at all: every scrolled row is gone
     ],
 )
-def test_history_drop_detection(begin: int, end: int, limit: int, dropped: bool) -> None:
-    assert Positions(begin, 0, 0, end, 0, 0, limit).history_may_have_dropped is dropped
+def test_prompt_row_unknown_once_history_may_have_dropped(
+    before: int, after: int, limit: int, known: bool
+) -> None:
+    first = Cursor(after, 0, 0, limit).first_row_since(Prompt(before, 0, 1))
+    assert (first is not None) is known
 
 
 def test_after_last_mention() -> None:
     lines = ["$ old", "wrapper tok1 start", "wrapper tok1 end", "out1", "out2"]
-    assert after_last_mention(lines, "tok1") == (["out1", "out2"], False)
-    assert after_last_mention(["a", "b"], "tok1") == (["a", "b"], True)
+    assert after_last_mention(lines, "tok1") == (["out1", "out2"], True)
+    assert after_last_mention(["a", "b"], "tok1") == (["a", "b"], False)
+
+
+def test_a_vanished_shell_counts_as_running() -> None:
+    # no /proc entry: nothing says the shell is still reading, so no C-c is sent
+    assert shell_reads_input(2**22 + 1) is False
 
 
 @pytest.mark.parametrize(
