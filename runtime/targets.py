@@ -1,10 +1,20 @@
-"""Finding the pane a call means, from the ids and names the contracts take."""
+"""Finding the pane a call means, from the ids and names the contracts take.
+
+With no target, the pane is the one tmux's own command line picks when run outside
+tmux: the active pane of the active window of the most recently used session. schemux's
+control client is attached to its own session (``OWNED_SESSION``), where commands
+without ``-t`` would land, so the rule is applied here explicitly: among all sessions but
+the owned one, the highest ``session_activity`` wins; as that has whole seconds only,
+a tie goes to the newest session (the highest session id). The owned session is never
+resolved to, whatever the target.
+"""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
+from schemux.engine import OWNED_SESSION
 from schemux.errors import TmuxCommandError, ToolError
 from schemux.tmux import TmuxServer
 
@@ -83,21 +93,27 @@ async def resolve_pane(server: TmuxServer, target: PaneTarget) -> PaneInfo:
     """The pane ``target`` means on ``server``: a window or session means its active pane."""
     target.validate()
     tmux_target = target.tmux_target()
-    args = ["display-message", "-p"]
-    if tmux_target is not None:
-        args += ["-t", tmux_target]
     not_found = f"no pane matches {target.describe()} on {server.address.describe()}"
     list_panes = "list the panes with `tmux list-panes -a` and pass an existing pane_id"
-    try:
-        lines = await server.run(*args, _FORMAT)
-    except TmuxCommandError as error:
-        raise ToolError(f"{not_found}: {error.stderr}", suggestion=list_panes) from None
-    # display-message answers an unknown target with an empty line, not an error
-    if not lines or not lines[0].split("\t", 1)[0]:
-        if tmux_target is None:
+    if tmux_target is None:
+        line = await _default_pane(server)
+        if line is None:
             raise ToolError(not_found, suggestion="create a session, e.g. `tmux new-session -d`")
-        raise ToolError(not_found, suggestion=list_panes)
-    values = dict(zip(_FIELDS, lines[0].split("\t"), strict=True))
+    else:
+        try:
+            lines = await server.run("display-message", "-p", "-t", tmux_target, _FORMAT)
+        except TmuxCommandError as error:
+            raise ToolError(f"{not_found}: {error.stderr}", suggestion=list_panes) from None
+        # display-message answers an unknown target with an empty line, not an error
+        if not lines or not lines[0].split("\t", 1)[0]:
+            raise ToolError(not_found, suggestion=list_panes)
+        line = lines[0]
+    values = dict(zip(_FIELDS, line.split("\t"), strict=True))
+    if values["session_name"] == OWNED_SESSION:
+        raise ToolError(
+            f"{not_found}: session {OWNED_SESSION!r} is schemux's own (its control client's)",
+            suggestion="target a pane of another session",
+        )
     pane = PaneInfo(
         pane_id=values["pane_id"],
         window_id=values["window_id"],
@@ -110,6 +126,24 @@ async def resolve_pane(server: TmuxServer, target: PaneTarget) -> PaneInfo:
     )
     _check_agreement(target, pane)
     return pane
+
+
+async def _default_pane(server: TmuxServer) -> str | None:
+    """The ``_FORMAT`` line of the default pane (see the module's docstring), if any."""
+    lines = await server.run(
+        "list-panes", "-a", "-f", "#{&&:#{window_active},#{pane_active}}",
+        "-F", f"#{{session_activity}}\t{_FORMAT}",
+    )  # fmt: skip
+    best: tuple[int, int, str] | None = None
+    for line in lines:
+        activity, _, rest = line.partition("\t")
+        values = dict(zip(_FIELDS, rest.split("\t"), strict=True))
+        if values["session_name"] == OWNED_SESSION:
+            continue
+        key = (int(activity), int(values["session_id"].lstrip("$")), rest)
+        if best is None or key[:2] > best[:2]:
+            best = key
+    return None if best is None else best[2]
 
 
 def _check_agreement(target: PaneTarget, pane: PaneInfo) -> None:

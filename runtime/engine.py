@@ -1,0 +1,384 @@
+"""One persistent tmux control-mode client per tmux server: the path of every command.
+
+What stays visible to the user: a detached session named ``_schemux`` (``OWNED_SESSION``)
+in ``tmux ls``, running an inert ``cat`` in an 80x24 window, with one control-mode client
+attached to it (``tmux list-clients -t _schemux``). The control client attaches only to
+that session, with ``-f no-output,ignore-size``, so no user window is resized, no user
+session shows a new client, and a ``client-attached`` hook fires in the owned session only
+(a global ``session-created`` hook does fire once, when the owned session is created).
+The owned session keeps the tmux server alive while it exists; ``kill-session -t
+_schemux`` removes it, and schemux makes it again on its next command.
+
+Protocol (tmux's ``-C`` mode): each command line is answered by one block per executed
+command, ``%begin TIME NUM FLAGS`` ... ``%end``/``%error`` with the same NUM; commands that
+run further commands (``if-shell``, ``source-file``, ...) answer with several blocks. So
+every caller's line is followed by a sentinel line (``display-message -p TOKEN`` with a
+random per-connection token): the blocks up to the sentinel's answer belong to that caller.
+Lines outside blocks are notifications (``%output``, ``%exit``, ``%window-close``, ...),
+given to subscribers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import secrets
+import signal
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from schemux.errors import TmuxCommandError, ToolError
+
+OWNED_SESSION = "_schemux"
+DEFAULT_TIMEOUT = 10.0
+_CHUNK = 1 << 16
+
+_SPECIAL = re.compile("['\x00-\x1f\x7f\udc80-\udcff]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group(0)
+    if char == "'":
+        return "'\\''"
+    if char == "\x00":
+        raise ValueError("a tmux argument cannot contain a NUL character")
+    code = ord(char)
+    byte = code - 0xDC00 if code >= 0xDC80 else code  # surrogateescape'd byte
+    return f"'\\{byte:03o}'"
+
+
+def quote_argument(argument: str) -> str:
+    """``argument`` as one token of tmux's command parser, taken verbatim.
+
+    Inside single quotes tmux expands nothing (no ``$``, ``~``, ``\\``, ``#``, ``;``);
+    a quote, control characters and undecodable bytes go outside the quotes as backslash
+    escapes (``\\'``, octal ``\\012``), which tmux's parser reads as the byte itself.
+    """
+    return "'" + _SPECIAL.sub(_escape, argument) + "'"
+
+
+def command_line(args: tuple[str, ...] | list[str]) -> bytes:
+    """One control-mode line: arguments quoted, ``;`` arguments kept as separators."""
+    text = " ".join(";" if arg == ";" else quote_argument(arg) for arg in args)
+    return text.encode("utf-8", "surrogateescape") + b"\n"
+
+
+@dataclass(frozen=True)
+class Notification:
+    """A line outside any block: ``%name arg ...``; ``args`` splits the rest on spaces
+    (for ``%output`` and ``%extended-output`` the last argument is the escaped data)."""
+
+    name: str
+    args: tuple[str, ...]
+    line: str
+
+
+_ARG_COUNTS = {"output": 2, "extended-output": 3, "exit": 1, "message": 1}
+
+
+def parse_notification(line: str) -> Notification:
+    head, _, rest = line.partition(" ")
+    name = head[1:]
+    count = _ARG_COUNTS.get(name)
+    if not rest:
+        args: tuple[str, ...] = ()
+    elif count is None:
+        args = tuple(rest.split(" "))
+    else:
+        args = tuple(rest.split(" ", count - 1))
+    return Notification(name, args, line)
+
+
+Subscriber = Callable[[Notification], object] | asyncio.Queue[Notification]
+
+
+@dataclass
+class _Call:
+    future: asyncio.Future[list[str]]
+    lines: list[str] = field(default_factory=list)
+    error: list[str] | None = None
+
+
+class ConnectionLost(ToolError):
+    """The control connection ended (the server exited, or a command timed out)."""
+
+
+class _Connection:
+    """One ``tmux -C attach`` process and the calls waiting for its answers."""
+
+    def __init__(
+        self,
+        proc: asyncio.subprocess.Process,
+        describe: str,
+        notify: Callable[[Notification], None],
+    ) -> None:
+        assert proc.stdin is not None
+        assert proc.stdout is not None
+        self.proc = proc
+        self.loop = asyncio.get_running_loop()
+        self.stdin = proc.stdin
+        self.stdout = proc.stdout
+        self.describe = describe
+        self.notify = notify
+        self.token = f"schemux-sentinel-{secrets.token_hex(8)}"
+        self.sentinel = command_line(("display-message", "-p", self.token))
+        self.calls: deque[_Call] = deque()
+        self.attached: asyncio.Future[list[str]] = self.loop.create_future()
+        self.alive = True
+        self.reader = self.loop.create_task(self._read())
+        # the block being read: its NUM, lines, and whether it is the attach's answer
+        self._block: str | None = None
+        self._block_lines: list[str] = []
+
+    def send(self, args: tuple[str, ...]) -> asyncio.Future[list[str]]:
+        call = _Call(self.loop.create_future())
+        self.calls.append(call)
+        self.stdin.write(command_line(args) + self.sentinel)
+        return call.future
+
+    async def _read(self) -> None:
+        buffer = bytearray()
+        scanned = 0
+        try:
+            while True:
+                chunk = await self.stdout.read(_CHUNK)
+                if not chunk:
+                    break
+                buffer += chunk
+                start = 0
+                while (end := buffer.find(b"\n", scanned)) >= 0:
+                    self._line(buffer[start:end].decode("utf-8", "surrogateescape"))
+                    start = scanned = end + 1
+                del buffer[:start]
+                scanned = len(buffer)
+        except asyncio.CancelledError:
+            # close() or the event loop's shutdown (asyncio.run cancels every task): end
+            # the process while this loop can still reap it
+            self.fail("schemux closed its tmux connection")
+            with contextlib.suppress(Exception):
+                await self.proc.wait()
+            raise
+        except Exception as error:  # any failure ends the connection
+            self.fail(f"reading from the tmux control client failed: {error!r}")
+            return
+        self.fail(f"the tmux server on {self.describe} exited (its control client ended)")
+
+    def _line(self, line: str) -> None:
+        if self._block is not None:
+            if line.startswith(("%end ", "%error ")):
+                parts = line.split(" ")
+                if len(parts) == 4 and parts[2] == self._block:
+                    self._block = None
+                    self._answer(parts[0] == "%error", self._block_lines)
+                    return
+            self._block_lines.append(line)
+            return
+        if line.startswith("%begin "):
+            parts = line.split(" ")
+            self._block = parts[2] if len(parts) == 4 else ""
+            self._block_lines = []
+            return
+        if not line.startswith("%"):
+            return  # nothing else is sent outside blocks
+        notification = parse_notification(line)
+        if notification.name == "exit":
+            reason = " ".join(notification.args)
+            self.fail(
+                f"the tmux server on {self.describe} exited or detached schemux's control "
+                f"client{f' ({reason})' if reason else ''}"
+            )
+        self.notify(notification)
+
+    def _answer(self, error: bool, lines: list[str]) -> None:
+        if not self.attached.done():  # nothing is written before the attach's answer
+            if error:
+                self.attached.set_exception(ToolError("\n".join(lines)))
+            else:
+                self.attached.set_result(lines)
+            return
+        if not self.calls:
+            return  # a block of a command run later (if-shell -b ...): nobody's answer
+        call = self.calls[0]
+        if not error and lines == [self.token]:
+            self.calls.popleft()
+            if call.future.done():  # its caller was cancelled or timed out
+                return
+            if call.error is not None:
+                call.future.set_exception(ToolError("\n".join(call.error)))
+            else:
+                call.future.set_result(call.lines)
+        elif error:
+            if call.error is None:
+                call.error = lines
+        else:
+            call.lines.extend(lines)
+
+    def fail(self, message: str) -> None:
+        """End the connection: every waiting call gets ``message``; the process ends."""
+        if not self.alive:
+            return
+        self.alive = False
+        if not self.attached.done():
+            self.attached.set_exception(ConnectionLost(message))
+        while self.calls:
+            call = self.calls.popleft()
+            if not call.future.done():
+                call.future.set_exception(ConnectionLost(message))
+        self.terminate()
+
+    def terminate(self) -> None:
+        """Close stdin (``tmux -C`` exits on it) and kill the process to be sure."""
+        if self.proc.returncode is None:
+            with contextlib.suppress(Exception):
+                self.stdin.close()
+            with contextlib.suppress(ProcessLookupError):
+                self.proc.kill()
+
+    def abandon(self) -> None:
+        """Forget a connection of another (possibly closed) event loop; kill its process."""
+        self.alive = False
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.proc.pid, signal.SIGKILL)
+
+    async def close(self) -> None:
+        self.fail("schemux closed its tmux connection")
+        with contextlib.suppress(ProcessLookupError):
+            await asyncio.shield(self.proc.wait())
+        self.reader.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self.reader
+
+
+class ControlEngine:
+    """Commands to one tmux server over a control-mode client, started on first use.
+
+    ``run`` has the contract of ``TmuxServer.run``; ``start`` is given by the server: it
+    makes sure the server runs and the owned session exists (raising the usual ToolError
+    otherwise), and returns the argv prefix of the tmux client (binary and socket flags).
+    """
+
+    def __init__(
+        self,
+        describe: str,
+        prepare: Callable[[], object],
+        argv: list[str],
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> None:
+        self.describe = describe
+        self.prepare = prepare
+        self.argv = argv
+        self.timeout = timeout
+        self._connection: _Connection | None = None
+        self._starting: asyncio.Task[_Connection] | None = None
+        self._subscribers: dict[str, list[Subscriber]] = {}
+
+    @property
+    def pid(self) -> int | None:
+        """The control client's process id while a connection is up."""
+        connection = self._connection
+        return connection.proc.pid if connection is not None and connection.alive else None
+
+    def subscribe(self, name: str, subscriber: Subscriber) -> Callable[[], None]:
+        """Deliver notifications ``%name`` (``"*"`` for all) to a callback or a queue;
+        returns the function that unsubscribes."""
+        self._subscribers.setdefault(name, []).append(subscriber)
+
+        def unsubscribe() -> None:
+            with contextlib.suppress(ValueError):
+                self._subscribers.get(name, []).remove(subscriber)
+
+        return unsubscribe
+
+    def _notify(self, notification: Notification) -> None:
+        for key in (notification.name, "*"):
+            for subscriber in list(self._subscribers.get(key, ())):
+                if isinstance(subscriber, asyncio.Queue):
+                    subscriber.put_nowait(notification)
+                else:
+                    subscriber(notification)
+
+    async def run(self, *args: str) -> list[str]:
+        connection = await self._connect()
+        future = connection.send(args)
+        try:
+            async with asyncio.timeout(self.timeout):
+                return await future
+        except TimeoutError:
+            connection.fail(
+                f"tmux did not answer {args[0]} within {self.timeout:g} s; the control "
+                "connection was restarted"
+            )
+            raise ToolError(
+                f"tmux on {self.describe} did not answer {args[0]} within {self.timeout:g} s",
+                suggestion="check that the tmux server is responsive, then retry",
+            ) from None
+        except ConnectionLost:
+            raise
+        except ToolError as error:
+            raise TmuxCommandError(args[0], error.message) from None
+
+    async def _connect(self) -> _Connection:
+        loop = asyncio.get_running_loop()
+        connection = self._connection
+        if connection is not None and connection.loop is not loop:
+            connection.abandon()
+            connection = self._connection = None
+        if connection is not None and connection.alive:
+            return connection
+        starting = self._starting
+        if starting is None or starting.get_loop() is not loop or starting.done():
+            starting = self._starting = loop.create_task(self._start())
+        return await asyncio.shield(starting)
+
+    async def _start(self) -> _Connection:
+        try:
+            result = self.prepare()
+            if asyncio.iscoroutine(result):
+                await result
+            proc = await asyncio.create_subprocess_exec(
+                *self.argv,
+                "-u",
+                "-C",
+                "attach-session",
+                "-f",
+                "no-output,ignore-size",
+                "-t",
+                f"={OWNED_SESSION}",
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.DEVNULL,
+            )
+            connection = _Connection(proc, self.describe, self._notify)
+            try:
+                async with asyncio.timeout(self.timeout):
+                    await connection.attached
+            except BaseException as error:
+                await connection.close()
+                if isinstance(error, TimeoutError):
+                    raise ToolError(
+                        f"tmux on {self.describe} did not accept a control client within "
+                        f"{self.timeout:g} s"
+                    ) from None
+                raise
+            self._connection = connection
+            return connection
+        finally:
+            self._starting = None
+
+    async def close(self) -> None:
+        """End the control client (a later ``run`` starts a new one)."""
+        starting = self._starting
+        if starting is not None:
+            starting.cancel()
+            with contextlib.suppress(BaseException):
+                await starting
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            if connection.loop is asyncio.get_running_loop():
+                await connection.close()
+            else:
+                connection.abandon()

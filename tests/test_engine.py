@@ -1,0 +1,293 @@
+"""The control-mode engine against real tmux servers on private sockets."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import time
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+
+from schemux.engine import OWNED_SESSION, Notification, command_line, parse_notification
+from schemux.errors import TmuxCommandError, ToolError
+from schemux.targets import PaneTarget, resolve_pane
+from schemux.tmux import ServerAddress, TmuxServer
+from tests.support import new_pane, private_tmux_server, tmux, wait_until
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def socket() -> Iterator[str]:
+    with private_tmux_server("engine") as socket_name:
+        yield socket_name
+
+
+@pytest.fixture
+async def server(anyio_backend: str, socket: str) -> AsyncIterator[TmuxServer]:
+    tmux_server = TmuxServer(ServerAddress(socket_name=socket), use_engine=True)
+    yield tmux_server
+    await tmux_server.close()
+
+
+def subprocess_lines(socket: str, *args: str) -> list[str]:
+    out = subprocess.run(["tmux", "-L", socket, *args], capture_output=True, check=True).stdout
+    text = out.decode("utf-8", "surrogateescape")
+    return text.split("\n")[:-1] if text else []
+
+
+def raw_output(socket: str, *args: str) -> str:
+    out = subprocess.run(["tmux", "-L", socket, *args], capture_output=True, check=True).stdout
+    return out.decode("utf-8", "surrogateescape")
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split(") ")[1][0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+# (an argument that is exactly ";" separates commands, as on tmux's command line)
+QUOTING_CASES = [
+    "; ",
+    "\\;",
+    "a ; b",
+    "a;b",
+    "#{pane_id}",
+    "#(echo hi)",
+    "'",
+    "it's",
+    "'\"'\"",
+    '"',
+    "$HOME",
+    "${HOME}",
+    "~",
+    "~/x",
+    "\\",
+    "a\\nb\\",
+    "\\'",
+    "line one\nline two\n",
+    "tab\there",
+    "\r\x01\x1b[31m\x7f",
+    "unicode é € 😀 漢字",
+    "{",
+    "}",
+    "{ display-message -p x }",
+    "%if 1",
+    "-t",
+    "--",
+    "",
+    " leading and trailing ",
+    "\udcff\udcfe binary",
+    "x" * 100_000,
+]
+
+
+def test_command_line_shape() -> None:
+    assert command_line(("display-message", "-p", "it's")) == (
+        b"'display-message' '-p' 'it'\\''s'\n"
+    )
+    assert command_line(("a", ";", "b\n")) == b"'a' ; 'b'\\012''\n"
+    with pytest.raises(ValueError, match="NUL"):
+        command_line(("a\x00",))
+
+
+def test_notification_parsing() -> None:
+    assert parse_notification("%output %1 a b\\012") == Notification(
+        "output", ("%1", "a b\\012"), "%output %1 a b\\012"
+    )
+    assert parse_notification("%window-close @3").args == ("@3",)
+    assert parse_notification("%exit").args == ()
+
+
+@pytest.mark.parametrize("value", QUOTING_CASES, ids=range(len(QUOTING_CASES)))
+async def test_arguments_arrive_verbatim(server: TmuxServer, socket: str, value: str) -> None:
+    await server.run("set-option", "-g", "@q", value)
+    shown = await server.run("show-options", "-gv", "@q")
+    assert "\n".join(shown) == value
+    assert subprocess_lines(socket, "show-options", "-gv", "@q") == shown
+    if value == "" or value.startswith("-"):
+        return  # set-buffer takes these as no data or as flags
+    await server.run("set-buffer", "-b", "q", value)
+    # (show-buffer escapes what it prints to a client attached to a session: read it raw)
+    assert raw_output(socket, "show-buffer", "-b", "q") == value
+
+
+async def test_send_keys_literal_arrives(server: TmuxServer, socket: str) -> None:
+    pane = new_pane(socket, command="cat", width=200)
+    text = 'a;b #{pane_id} #(echo hi) it\'s "q" $HOME ~ \\ é😀 ' + "y" * 1000
+    await server.run("send-keys", "-t", pane.pane_id, "-l", text)
+    await server.run("send-keys", "-t", pane.pane_id, "Enter")
+
+    def captured() -> str:
+        lines = subprocess_lines(socket, "capture-pane", "-p", "-J", "-t", pane.pane_id)
+        return "".join(line for line in lines if line)
+
+    wait_until(lambda: captured() == text + text)  # the tty's echo, then cat's copy
+
+
+async def test_protocol_lookalike_and_binary_output(server: TmuxServer, socket: str) -> None:
+    script = "printf '%%end 1 2 0\\n%%error x\\n%%begin 1 2 3\\n\\377\\376\\001 bin\\n'; exec cat"
+    pane = new_pane(socket, command=script)
+    wait_until(lambda: "bin" in tmux(socket, "capture-pane", "-p", "-t", pane.pane_id))
+    through_engine = await server.run("capture-pane", "-p", "-t", pane.pane_id)
+    assert through_engine[:3] == ["%end 1 2 0", "%error x", "%begin 1 2 3"]
+    assert through_engine == subprocess_lines(socket, "capture-pane", "-p", "-t", pane.pane_id)
+    assert await server.run("display-message", "-p", "still in step") == ["still in step"]
+
+
+async def test_a_one_megabyte_line(server: TmuxServer) -> None:
+    big = "".join(chr(0x41 + i % 26) for i in range(1 << 20))
+    await server.run("set-buffer", "-b", "big", big)
+    assert await server.run("show-buffer", "-b", "big") == [big]
+    assert await server.run("display-message", "-p", "after") == ["after"]
+
+
+async def test_two_hundred_pipelined_commands(server: TmuxServer, socket: str) -> None:
+    pane = new_pane(socket)
+    answers = await asyncio.gather(
+        *(server.run("display-message", "-p", "-t", pane.pane_id, f"n{i}") for i in range(200))
+    )
+    assert answers == [[f"n{i}"] for i in range(200)]
+
+
+async def test_notifications_between_replies(server: TmuxServer, socket: str) -> None:
+    busy = new_pane(socket, command="yes")  # a pane printing a lot the whole time
+    queue: asyncio.Queue[Notification] = asyncio.Queue()
+    seen: list[Notification] = []
+    unsubscribe_queue = server.engine.subscribe("unlinked-window-add", queue)
+    unsubscribe_all = server.engine.subscribe("*", seen.append)
+    try:
+
+        async def churn(i: int) -> list[str]:
+            return await server.run(
+                "new-window", "-d", "-t", f"={busy.session_name}:", "-P", "-F", f"w{i}",
+                "true", ";", "display-message", "-p", f"d{i}",
+            )  # fmt: skip
+
+        answers = await asyncio.gather(*(churn(i) for i in range(50)))
+        assert answers == [[f"w{i}", f"d{i}"] for i in range(50)]
+        await asyncio.wait_for(queue.get(), 2)
+        assert {n.name for n in seen} >= {"unlinked-window-add"}
+    finally:
+        unsubscribe_queue()
+        unsubscribe_all()
+
+
+async def test_errors_and_command_lists(server: TmuxServer, socket: str) -> None:
+    with pytest.raises(TmuxCommandError) as caught:
+        await server.run("kill-pane", "-t", "%999")
+    assert caught.value.command == "kill-pane"
+    assert caught.value.stderr in ("can't find pane: %999", "no such pane: %999")
+    # one line, several blocks: if-shell runs further commands, each answered
+    lines = await server.run(
+        "display-message", "-p", "a", ";", "if-shell", "-F", "1",
+        "display-message -p b ; display-message -p c",
+    )  # fmt: skip
+    assert lines == ["a", "b", "c"]
+    with pytest.raises(TmuxCommandError):
+        await server.run("display-message", "-p", "a", ";", "kill-pane", "-t", "%999")
+    assert await server.run("display-message", "-p", "in step") == ["in step"]
+
+
+async def test_cancelled_call_keeps_the_connection_in_step(server: TmuxServer) -> None:
+    await server.run("display-message", "-p", "warm")
+    slow = asyncio.ensure_future(server.run("run-shell", "sleep 0.3; echo slow"))
+    await asyncio.sleep(0.05)
+    slow.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await slow
+    answers = await asyncio.gather(
+        *(server.run("display-message", "-p", f"after{i}") for i in range(20))
+    )
+    assert answers == [[f"after{i}"] for i in range(20)]
+
+
+async def test_timeout_restarts_the_connection(server: TmuxServer) -> None:
+    await server.run("display-message", "-p", "warm")
+    engine = server.engine
+    first = engine.pid
+    engine.timeout = 0.3
+    try:
+        with pytest.raises(ToolError, match="did not answer"):
+            await server.run("run-shell", "sleep 1")
+    finally:
+        engine.timeout = 10.0
+    assert await server.run("display-message", "-p", "again") == ["again"]
+    assert engine.pid != first
+
+
+async def test_server_killed_mid_command(server: TmuxServer, socket: str) -> None:
+    assert await server.run("display-message", "-p", "up") == ["up"]
+    pid = server.engine.pid
+    assert pid is not None
+    server_pid = int((await server.run("display-message", "-p", "#{pid}"))[0])
+    pending = asyncio.ensure_future(server.run("run-shell", "sleep 2"))
+    await asyncio.sleep(0.1)
+    started = time.monotonic()
+    os.kill(server_pid, signal.SIGKILL)
+    with pytest.raises(ToolError, match="exited"):
+        await asyncio.wait_for(pending, 1)
+    assert time.monotonic() - started < 1
+    with pytest.raises(ToolError, match="no tmux server is running"):
+        await server.run("display-message", "-p", "x")
+    wait_until(lambda: not alive(pid), timeout=2)
+    wait_until(  # a new server on the same socket, once the old one is gone
+        lambda: (
+            subprocess.run(
+                ["tmux", "-L", socket, "-f", "/dev/null", "new-session", "-d", "-s", "keepalive"],
+                capture_output=True,
+            ).returncode
+            == 0
+        )
+    )
+    assert await server.run("display-message", "-p", "back") == ["back"]
+    assert server.engine.pid not in (None, pid)
+
+
+async def test_no_server() -> None:
+    address = ServerAddress(socket_name=f"schemux-test-never-started-{os.getpid()}")
+    server = TmuxServer(address, use_engine=True)
+    with pytest.raises(ToolError, match="no tmux server is running on socket name"):
+        await server.run("display-message", "-p", "x")
+    await server.close()
+
+
+async def test_close_ends_the_control_client(server: TmuxServer) -> None:
+    await server.run("display-message", "-p", "x")
+    pid = server.engine.pid
+    assert pid is not None
+    await server.close()
+    assert not alive(pid)
+    assert await server.run("display-message", "-p", "y") == ["y"]
+
+
+async def test_the_user_sees_only_the_owned_session(server: TmuxServer, socket: str) -> None:
+    pane = new_pane(socket, width=100, height=30)
+    await server.run("display-message", "-p", "x")
+    sessions = subprocess_lines(socket, "list-sessions", "-F", "#{session_name}")
+    assert OWNED_SESSION in sessions
+    assert subprocess_lines(socket, "list-clients", "-t", f"={pane.session_name}") == []
+    clients = subprocess_lines(socket, "list-clients", "-F", "#{client_session} #{client_pid}")
+    assert clients == [f"{OWNED_SESSION} {server.engine.pid}"]
+    size = subprocess_lines(
+        socket, "display-message", "-p", "-t", pane.pane_id, "#{window_width}x#{window_height}"
+    )
+    assert size == ["100x30"]
+
+
+async def test_default_target_ignores_the_owned_session(server: TmuxServer, socket: str) -> None:
+    older = new_pane(socket)
+    newer = new_pane(socket)
+    await server.run("display-message", "-p", "attach first")  # the owned session is newest
+    pane = await resolve_pane(server, PaneTarget())
+    assert pane.session_name != OWNED_SESSION
+    assert pane.pane_id == newer.pane_id
+    assert pane.pane_id != older.pane_id
+    with pytest.raises(ToolError, match="schemux's own"):
+        await resolve_pane(server, PaneTarget(session_name=OWNED_SESSION))
