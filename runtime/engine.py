@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import re
 import secrets
@@ -31,6 +32,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from schemux.errors import TmuxCommandError, ToolError
+
+logger = logging.getLogger("schemux.engine")
 
 OWNED_SESSION = "_schemux"
 DEFAULT_TIMEOUT = 10.0
@@ -255,9 +258,13 @@ class _Connection:
 class ControlEngine:
     """Commands to one tmux server over a control-mode client, started on first use.
 
-    ``run`` has the contract of ``TmuxServer.run``; ``start`` is given by the server: it
-    makes sure the server runs and the owned session exists (raising the usual ToolError
-    otherwise), and returns the argv prefix of the tmux client (binary and socket flags).
+    ``run`` has the contract of ``TmuxServer.run``. ``prepare`` (given by the server) runs
+    before each connection: it makes sure the server runs and the owned session exists,
+    raising the usual ToolError otherwise; ``argv`` is the tmux client's binary and socket
+    flags. A command that takes longer than ``timeout`` fails, and the connection (then
+    out of step) is closed; the next command starts a new one. Connections belong to the
+    event loop that made them: a command from another loop starts a new one, and a loop's
+    shutdown (which cancels every task) ends its connection's process.
     """
 
     def __init__(
@@ -296,10 +303,13 @@ class ControlEngine:
     def _notify(self, notification: Notification) -> None:
         for key in (notification.name, "*"):
             for subscriber in list(self._subscribers.get(key, ())):
-                if isinstance(subscriber, asyncio.Queue):
-                    subscriber.put_nowait(notification)
-                else:
-                    subscriber(notification)
+                try:
+                    if isinstance(subscriber, asyncio.Queue):
+                        subscriber.put_nowait(notification)
+                    else:
+                        subscriber(notification)
+                except Exception:  # a subscriber's failure must not end the connection
+                    logger.exception("a subscriber of %%%s failed", notification.name)
 
     async def run(self, *args: str) -> list[str]:
         connection = await self._connect()

@@ -291,3 +291,36 @@ async def test_default_target_ignores_the_owned_session(server: TmuxServer, sock
     assert pane.pane_id != older.pane_id
     with pytest.raises(ToolError, match="schemux's own"):
         await resolve_pane(server, PaneTarget(session_name=OWNED_SESSION))
+
+
+def test_a_finished_event_loop_ends_its_control_client(socket: str) -> None:
+    """asyncio.run cancels every task at its end: the reader then ends the process."""
+    server = TmuxServer(ServerAddress(socket_name=socket), use_engine=True)
+
+    async def use() -> int | None:
+        assert await server.run("display-message", "-p", "x") == ["x"]
+        return server.engine.pid
+
+    first = asyncio.run(use())
+    assert first is not None
+    assert not alive(first)
+    second = asyncio.run(use())  # same engine, a new loop: a new connection
+    assert second not in (None, first)
+    assert second is not None
+    assert not alive(second)
+
+
+async def test_a_failing_subscriber_does_not_end_the_connection(server: TmuxServer) -> None:
+    def broken(notification: Notification) -> None:
+        raise RuntimeError("subscriber bug")
+
+    await server.run("display-message", "-p", "start")
+    unsubscribe = server.engine.subscribe("*", broken)
+    try:
+        pid = server.engine.pid
+        await server.run("new-session", "-d", "-s", "churn", "cat")
+        await server.run("new-window", "-d", "-t", "=churn:", "true")
+        assert await server.run("display-message", "-p", "ok") == ["ok"]
+        assert server.engine.pid == pid
+    finally:
+        unsubscribe()
