@@ -30,6 +30,8 @@ output went with it and is reported lost.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import re
 import secrets
 import shlex
@@ -226,6 +228,7 @@ async def run_in_shell(
         lines, head_lost = await asyncio.shield(
             _capture_output(server, call, prompt, report.cursor, release)
         )
+        await until_shell_has_terminal(prompt.shell_pid)
         return ShellCommandResult(
             report.exit_status, False, lines, head_lost, time.monotonic() - started
         )
@@ -248,20 +251,59 @@ async def run_in_shell(
     return ShellCommandResult(None, True, lines, head_lost, time.monotonic() - started)
 
 
+def _terminal_groups(pid: int) -> tuple[int, int] | None:
+    """(process group of ``pid``, foreground process group of its terminal), from /proc;
+    None where /proc does not show it (gone, or a tmux server in another pid namespace)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # the fields after the parenthesised name: state ppid pgrp session tty_nr tpgid
+    fields = stat[stat.rindex(")") + 2 :].split()
+    return int(fields[2]), int(fields[5])
+
+
 def shell_reads_input(shell_pid: int) -> bool:
     """Whether the shell itself holds its terminal's foreground, so it is still reading
     what was typed rather than running it (a command runs in a process group of its own).
+    Where /proc cannot tell, the command is taken as running."""
+    groups = _terminal_groups(shell_pid)
+    return groups is not None and groups[0] == groups[1]
 
-    Read from /proc; where that is not possible (a tmux server in another pid namespace),
-    assume the command runs.
+
+async def until_shell_has_terminal(shell_pid: int, within: float = 1.0) -> None:
+    """Return once the shell holds its terminal again (or after ``within`` seconds).
+
+    Released, the wrapper's tmux client keeps the foreground for a moment; a call returns
+    only when the pane is idle again, so that the next call finds its shell. The client's
+    exit is awaited on a pidfd; the shell takes the terminal back right after reaping it,
+    with no event of its own, so that gap of microseconds is bridged by short sleeps.
     """
+    exited: set[int] = set()
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(within):
+            while (groups := _terminal_groups(shell_pid)) and groups[0] != groups[1]:
+                leader = groups[1]
+                if leader in exited:
+                    await asyncio.sleep(0.0005)
+                else:
+                    await _process_exit(leader)
+                    exited.add(leader)
+
+
+async def _process_exit(pid: int) -> None:
     try:
-        stat = Path(f"/proc/{shell_pid}/stat").read_text()
-    except OSError:
-        return False
-    # fields after the parenthesised command name: state ppid pgrp session tty_nr tpgid
-    fields = stat[stat.rindex(")") + 2 :].split()
-    return fields[2] == fields[5]
+        pidfd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    loop = asyncio.get_running_loop()
+    gone: asyncio.Event = asyncio.Event()
+    loop.add_reader(pidfd, gone.set)
+    try:
+        await gone.wait()
+    finally:
+        loop.remove_reader(pidfd)
+        os.close(pidfd)
 
 
 async def _disarm(server: TmuxServer, call: _Call) -> str:

@@ -84,12 +84,6 @@ _NO_SERVER = re.compile(
 )
 
 
-# Whether TmuxServer.run goes over the control-mode engine unless told otherwise. Off
-# until run_command waits for its wrapper's tmux client to leave the pane after the
-# release: over the engine, the next call comes soon enough to find the pane still
-# running that client ("pane %N is running 'tmux'"), which the subprocess path hid.
-ENGINE_BY_DEFAULT = False
-
 _ENGINES: dict[tuple[str, ServerAddress], ControlEngine] = {}
 
 
@@ -109,12 +103,9 @@ def _blocks(args: tuple[str, ...]) -> bool:
 class TmuxServer:
     """Commands to one tmux server."""
 
-    def __init__(
-        self, address: ServerAddress, binary: str | None = None, *, use_engine: bool | None = None
-    ) -> None:
+    def __init__(self, address: ServerAddress, binary: str | None = None) -> None:
         self.address = address
         self.binary = binary or tmux_binary()
-        self.use_engine = ENGINE_BY_DEFAULT if use_engine is None else use_engine
 
     def argv(self, *args: str) -> list[str]:
         return [self.binary, *self.address.flags(), *args]
@@ -137,7 +128,7 @@ class TmuxServer:
         Raises ToolError when no server runs there, TmuxCommandError for any other error.
         A command list that may block (``wait-for`` without ``-S``) runs as a subprocess.
         """
-        if not self.use_engine or _blocks(args):
+        if _blocks(args):
             return await self.run_subprocess(*args)
         return await self.engine.run(*args)
 

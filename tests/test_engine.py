@@ -28,7 +28,7 @@ def socket() -> Iterator[str]:
 
 @pytest.fixture
 async def server(anyio_backend: str, socket: str) -> AsyncIterator[TmuxServer]:
-    tmux_server = TmuxServer(ServerAddress(socket_name=socket), use_engine=True)
+    tmux_server = TmuxServer(ServerAddress(socket_name=socket))
     yield tmux_server
     await tmux_server.close()
 
@@ -252,7 +252,7 @@ async def test_server_killed_mid_command(server: TmuxServer, socket: str) -> Non
 
 async def test_no_server() -> None:
     address = ServerAddress(socket_name=f"schemux-test-never-started-{os.getpid()}")
-    server = TmuxServer(address, use_engine=True)
+    server = TmuxServer(address)
     with pytest.raises(ToolError, match="no tmux server is running on socket name"):
         await server.run("display-message", "-p", "x")
     await server.close()
@@ -295,7 +295,7 @@ async def test_default_target_ignores_the_owned_session(server: TmuxServer, sock
 
 def test_a_finished_event_loop_ends_its_control_client(socket: str) -> None:
     """asyncio.run cancels every task at its end: the reader then ends the process."""
-    server = TmuxServer(ServerAddress(socket_name=socket), use_engine=True)
+    server = TmuxServer(ServerAddress(socket_name=socket))
 
     async def use() -> int | None:
         assert await server.run("display-message", "-p", "x") == ["x"]

@@ -14,6 +14,7 @@ import anyio
 import pytest
 from mcp import Client
 
+from schemux.shell_commands import shell_reads_input
 from tests.support import (
     SHELL_ENVIRONMENT,
     Pane,
@@ -118,7 +119,7 @@ async def test_timeout_leaves_nothing_behind(memory_client: Client, tmux_socket:
     assert private_options(pane) == []
     assert waiting_clients() == []
     # the command finishes later: its wrapper must then do nothing at all
-    wait_until(lambda: pane_format(pane, "#{pane_current_command}") == "bash", timeout=5)
+    wait_until(lambda: shell_reads_input(int(pane_format(pane, "#{pane_pid}"))), timeout=5)
     assert private_options(pane) == []
     after = await run(memory_client, command="echo next", pane_id=pane.pane_id)
     assert after["output"] == ["next"]
@@ -140,7 +141,7 @@ async def test_cancelled_call_leaves_nothing_behind(
         await anyio.sleep(0.02)
     assert private_options(pane) == []
     assert waiting_clients() == []
-    wait_until(lambda: pane_format(pane, "#{pane_current_command}") == "bash", timeout=5)
+    wait_until(lambda: shell_reads_input(int(pane_format(pane, "#{pane_pid}"))), timeout=5)
     after = await run(memory_client, command="echo next", pane_id=pane.pane_id)
     assert after["output"] == ["next"]
 
