@@ -37,6 +37,7 @@ logger = logging.getLogger("schemux.engine")
 
 OWNED_SESSION = "_schemux"
 DEFAULT_TIMEOUT = 10.0
+MAX_IDLE_WAITERS = 32
 _CHUNK = 1 << 16
 
 _SPECIAL = re.compile("['\x00-\x1f\x7f\udc80-\udcff]")
@@ -282,6 +283,8 @@ class ControlEngine:
         self._connection: _Connection | None = None
         self._starting: asyncio.Task[_Connection] | None = None
         self._subscribers: dict[str, list[Subscriber]] = {}
+        self._idle_waiters: list[_Connection] = []
+        self.waits_in_progress = 0
 
     @property
     def pid(self) -> int | None:
@@ -346,38 +349,74 @@ class ControlEngine:
 
     async def _start(self) -> _Connection:
         try:
-            result = self.prepare()
-            if asyncio.iscoroutine(result):
-                await result
-            proc = await asyncio.create_subprocess_exec(
-                *self.argv,
-                "-u",
-                "-C",
-                "attach-session",
-                "-f",
-                "no-output,ignore-size",
-                "-t",
-                f"={OWNED_SESSION}",
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.DEVNULL,
-            )
-            connection = _Connection(proc, self.describe, self._notify)
-            try:
-                async with asyncio.timeout(self.timeout):
-                    await connection.attached
-            except BaseException as error:
-                await connection.close()
-                if isinstance(error, TimeoutError):
-                    raise ToolError(
-                        f"tmux on {self.describe} did not accept a control client within "
-                        f"{self.timeout:g} s"
-                    ) from None
-                raise
-            self._connection = connection
-            return connection
+            self._connection = await self._open()
+            return self._connection
         finally:
             self._starting = None
+
+    async def _open(self) -> _Connection:
+        """A new control client, attached to the owned session and answering."""
+        result = self.prepare()
+        if asyncio.iscoroutine(result):
+            await result
+        proc = await asyncio.create_subprocess_exec(
+            *self.argv,
+            "-u",
+            "-C",
+            "attach-session",
+            "-f",
+            "no-output,ignore-size",
+            "-t",
+            f"={OWNED_SESSION}",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+        )
+        connection = _Connection(proc, self.describe, self._notify)
+        try:
+            async with asyncio.timeout(self.timeout):
+                await connection.attached
+        except BaseException as error:
+            await connection.close()
+            if isinstance(error, TimeoutError):
+                raise ToolError(
+                    f"tmux on {self.describe} did not accept a control client within "
+                    f"{self.timeout:g} s"
+                ) from None
+            raise
+        return connection
+
+    async def wait(self, channel: str) -> None:
+        """Return once ``channel`` is signalled (tmux ``wait-for``), however long it takes.
+
+        A waiting ``wait-for`` holds its client's whole command queue, so a wait never
+        runs on the shared connection: it takes a control client of its own from a pool
+        of idle ones (only a first use of the pool starts a process). A wait cancelled
+        before the signal leaves its client blocked inside tmux, so that client is ended,
+        which also takes the waiter off the channel.
+        """
+        loop = asyncio.get_running_loop()
+        connection = None
+        while self._idle_waiters and connection is None:
+            candidate = self._idle_waiters.pop()
+            if candidate.alive and candidate.loop is loop:
+                connection = candidate
+            else:
+                candidate.abandon()
+        if connection is None:
+            connection = await self._open()
+        self.waits_in_progress += 1
+        try:
+            await connection.send(("wait-for", channel))
+        except BaseException:
+            connection.fail(f"the wait on {channel} was given up")
+            raise
+        finally:
+            self.waits_in_progress -= 1
+        if len(self._idle_waiters) < MAX_IDLE_WAITERS:
+            self._idle_waiters.append(connection)
+        else:
+            await connection.close()
 
     async def close(self) -> None:
         """End the control client (a later ``run`` starts a new one)."""
@@ -386,8 +425,12 @@ class ControlEngine:
             starting.cancel()
             with contextlib.suppress(BaseException):
                 await starting
-        connection, self._connection = self._connection, None
-        if connection is not None:
+        connections = [self._connection, *self._idle_waiters]
+        self._connection = None
+        self._idle_waiters = []
+        for connection in connections:
+            if connection is None:
+                continue
             if connection.loop is asyncio.get_running_loop():
                 await connection.close()
             else:

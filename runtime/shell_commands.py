@@ -213,14 +213,17 @@ async def run_in_shell(
         ";", "send-keys", "-t", pane.pane_id, "Enter",
     )  # fmt: skip
     prompt = Prompt.parse(typed[0])
+    waiting = asyncio.ensure_future(server.wait(call.done))
     disarmed = False
     try:
-        ended = await server.wait_for(call.done, timeout)
+        finished, _ = await asyncio.wait({waiting}, timeout=timeout)
+        ended = bool(finished)
         state = await _disarm(server, call)
         disarmed = True
+        await waiting  # the disarm signalled it, if the wrapper had not
     finally:
         if not disarmed:
-            await asyncio.shield(_abandon(server, call))
+            await asyncio.shield(_abandon(server, call, waiting))
     report = Report.parse(state)
     if report is not None:  # ended, possibly between the timeout and the disarm
         # shielded: the shell waits for this capture to release it, cancelled or not
@@ -307,10 +310,14 @@ async def _process_exit(pid: int) -> None:
 
 
 async def _disarm(server: TmuxServer, call: _Call) -> str:
-    """Read and remove the option in one step; after it, the wrapper does nothing more."""
+    """Read and remove the option in one tmux call, after which the wrapper does nothing;
+    signal DONE ourselves unless the wrapper already reported (and so signalled): our
+    waiter always wakes, and nothing stays signalled behind it."""
     lines = await _in_pane(
         server, call,
         "display-message", "-p", "-t", call.pane_id, f"#{{{call.option}}}", ";",
+        "if-shell", "-F", "-t", call.pane_id, f"#{{!=:#{{=1:#{{{call.option}}}}},E}}",
+        f"wait-for -S {call.done}", ";",
         "set-option", "-p", "-u", "-t", call.pane_id, call.option,
     )  # fmt: skip
     return lines[0] if lines else ""
@@ -330,14 +337,17 @@ async def _in_pane(server: TmuxServer, call: _Call, *args: str) -> list[str]:
         ) from None
 
 
-async def _abandon(server: TmuxServer, call: _Call) -> None:
-    """Leave nothing behind after a cancelled or failed call."""
+async def _abandon(server: TmuxServer, call: _Call, waiting: asyncio.Future[None]) -> None:
+    """Leave nothing behind after a cancelled or failed call: no option, no waiter, and no
+    shell held by the wrapper."""
     try:
         state = await _disarm(server, call)
         if Report.parse(state) is not None:
             await server.run("wait-for", "-S", call.resume)
     except ToolError:
-        pass  # the pane or the server is gone, and with it all this call's state
+        waiting.cancel()  # the pane or the server is gone: end the waiter's client
+    with contextlib.suppress(BaseException):
+        await waiting
 
 
 async def _capture_output(

@@ -87,19 +87,6 @@ _NO_SERVER = re.compile(
 _ENGINES: dict[tuple[str, ServerAddress], ControlEngine] = {}
 
 
-def _blocks(args: tuple[str, ...]) -> bool:
-    """True when the command list holds a ``wait-for`` that may wait (not ``-S``/``-U``)."""
-    command: list[str] = []
-    for arg in (*args, ";"):
-        if arg != ";":
-            command.append(arg)
-            continue
-        if command and command[0] in ("wait-for", "wait") and not {"-S", "-U"} & set(command):
-            return True
-        command = []
-    return False
-
-
 class TmuxServer:
     """Commands to one tmux server."""
 
@@ -126,11 +113,13 @@ class TmuxServer:
         lines.
 
         Raises ToolError when no server runs there, TmuxCommandError for any other error.
-        A command list that may block (``wait-for`` without ``-S``) runs as a subprocess.
+        A blocking ``wait-for`` must go through ``wait`` instead.
         """
-        if _blocks(args):
-            return await self.run_subprocess(*args)
         return await self.engine.run(*args)
+
+    async def wait(self, channel: str) -> None:
+        """Return once ``channel`` is signalled (``wait-for``), on a client of its own."""
+        await self.engine.wait(channel)
 
     async def close(self) -> None:
         """End the control client (the next command starts a new one)."""
@@ -175,31 +164,6 @@ class TmuxServer:
             raise self._error(args[0], err.decode(errors="replace").strip())
         text = out.decode(errors="surrogateescape")
         return text.split("\n")[:-1] if text else []
-
-    async def wait_for(self, channel: str, timeout: float) -> bool:
-        """Wait until ``channel`` is signalled; False when ``timeout`` passed first.
-
-        The waiting client is killed on timeout and on cancellation alike, which also
-        removes this waiter from the channel inside tmux.
-        """
-        proc = await asyncio.create_subprocess_exec(
-            *self.argv("wait-for", channel),
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.DEVNULL,
-            stderr=asyncio.subprocess.PIPE,
-        )
-        try:
-            async with asyncio.timeout(timeout):
-                _, err = await proc.communicate()
-        except TimeoutError:
-            await _reap(proc)
-            return False
-        except BaseException:
-            await _reap(proc)
-            raise
-        if proc.returncode != 0:
-            raise self._error("wait-for", err.decode(errors="replace").strip())
-        return True
 
     def _error(self, command: str, stderr: str) -> ToolError:
         if _NO_SERVER.search(stderr):

@@ -51,8 +51,12 @@ async def stdio_client(anyio_backend: str, tmux_socket: str) -> AsyncIterator[Cl
 
 
 @pytest.fixture
-async def memory_client(anyio_backend: str, tmux_socket: str) -> AsyncIterator[Client]:
+def tool_context(tmux_socket: str) -> ToolContext:
+    return ToolContext(Settings(socket_name=tmux_socket, wait_ceiling=STDIO_WAIT_CEILING))
+
+
+@pytest.fixture
+async def memory_client(anyio_backend: str, tool_context: ToolContext) -> AsyncIterator[Client]:
     """schemux in this process, over the SDK's in-memory transport."""
-    settings = Settings(socket_name=tmux_socket, wait_ceiling=STDIO_WAIT_CEILING)
-    async with Client(build_server(ToolContext(settings), BINDINGS)) as client:
+    async with Client(build_server(tool_context, BINDINGS)) as client:
         yield client

@@ -7,13 +7,14 @@ the shell never finished reading, and panes that keys would not reach.
 
 from __future__ import annotations
 
-from pathlib import Path
+import subprocess
 from typing import Any
 
 import anyio
 import pytest
 from mcp import Client
 
+from schemux.context import ToolContext
 from schemux.shell_commands import shell_reads_input
 from tests.support import (
     SHELL_ENVIRONMENT,
@@ -46,18 +47,34 @@ def private_options(pane: Pane) -> list[str]:
     return [line for line in options.splitlines() if "schemux" in line]
 
 
-def waiting_clients() -> list[str]:
-    """Command lines of tmux clients waiting on a schemux channel, from /proc."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-            except OSError:
-                continue
-            if "wait-for" in cmdline and "schemux_" in cmdline and "if -F" not in cmdline:
-                found.append(cmdline)
-    return found
+@pytest.fixture
+def known_token(monkeypatch: pytest.MonkeyPatch) -> str:
+    """The private token of the next calls, so their channels can be looked at."""
+    token = "0123456789abcdef"
+    monkeypatch.setattr("schemux.shell_commands.secrets.token_hex", lambda _: token)
+    return token
+
+
+def channels_left_signalled(socket_name: str, token: str) -> list[str]:
+    """The call's channels that tmux still remembers as signalled (pitfall 5): a
+    ``wait-for`` on one of those returns at once instead of waiting."""
+    left = []
+    for channel in (f"schemux_done_{token}", f"schemux_resume_{token}"):
+        try:
+            tmux_wait = ["tmux", "-L", socket_name, "wait-for", channel]
+            subprocess.run(tmux_wait, timeout=0.3, check=False)
+            left.append(channel)
+        except subprocess.TimeoutExpired:
+            pass
+    return left
+
+
+def nothing_left_behind(context: ToolContext, pane: Pane, token: str) -> bool:
+    return (
+        private_options(pane) == []
+        and context.tmux().engine.waits_in_progress == 0
+        and channels_left_signalled(pane.socket_name, token) == []
+    )
 
 
 def pane_with_history_limit(socket_name: str, limit: int) -> Pane:
@@ -107,7 +124,9 @@ async def test_trailing_spaces_blank_lines_and_wrapped_lines(
     assert result["output"] == ["a", "", "b  ", "0" * 250]
 
 
-async def test_timeout_leaves_nothing_behind(memory_client: Client, tmux_socket: str) -> None:
+async def test_timeout_leaves_nothing_behind(
+    memory_client: Client, tool_context: ToolContext, tmux_socket: str, known_token: str
+) -> None:
     pane = new_pane(tmux_socket)
     result = await run(
         memory_client, command="echo started; sleep 1.5; echo late", pane_id=pane.pane_id,
@@ -116,17 +135,17 @@ async def test_timeout_leaves_nothing_behind(memory_client: Client, tmux_socket:
     assert result["timed_out"] is True
     assert result["exit_status"] is None
     assert result["output"] == ["started"]
-    assert private_options(pane) == []
-    assert waiting_clients() == []
+    assert nothing_left_behind(tool_context, pane, known_token)
     # the command finishes later: its wrapper must then do nothing at all
     wait_until(lambda: shell_reads_input(int(pane_format(pane, "#{pane_pid}"))), timeout=5)
-    assert private_options(pane) == []
+    assert nothing_left_behind(tool_context, pane, known_token)
     after = await run(memory_client, command="echo next", pane_id=pane.pane_id)
     assert after["output"] == ["next"]
+    assert nothing_left_behind(tool_context, pane, known_token)
 
 
 async def test_cancelled_call_leaves_nothing_behind(
-    memory_client: Client, tmux_socket: str
+    memory_client: Client, tool_context: ToolContext, tmux_socket: str, known_token: str
 ) -> None:
     pane = new_pane(tmux_socket)
     with anyio.move_on_after(0.4) as scope:
@@ -136,11 +155,10 @@ async def test_cancelled_call_leaves_nothing_behind(
     assert scope.cancelled_caught
     # the cancellation reaches the server as a notification, a moment later
     for _ in range(100):
-        if private_options(pane) == [] and waiting_clients() == []:
+        if private_options(pane) == [] and tool_context.tmux().engine.waits_in_progress == 0:
             break
         await anyio.sleep(0.02)
-    assert private_options(pane) == []
-    assert waiting_clients() == []
+    assert nothing_left_behind(tool_context, pane, known_token)
     wait_until(lambda: shell_reads_input(int(pane_format(pane, "#{pane_pid}"))), timeout=5)
     after = await run(memory_client, command="echo next", pane_id=pane.pane_id)
     assert after["output"] == ["next"]
