@@ -85,27 +85,35 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _server(settings: Settings) -> Any:
+def _server(context: ToolContext) -> Any:
     from schemux.generated.bindings import BINDINGS
     from schemux.server import build_server
 
-    return build_server(ToolContext(settings), BINDINGS)
+    return build_server(context, BINDINGS)
 
 
 async def serve_stdio(settings: Settings) -> None:
     from mcp.server.stdio import stdio_server
 
-    server = _server(settings)
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+    context = ToolContext(settings)
+    server = _server(context)
+    try:
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+    finally:
+        await context.close()
 
 
 async def serve_http(settings: Settings, host: str, port: int) -> None:
     import uvicorn
 
-    app = _server(settings).streamable_http_app(host=host)
+    context = ToolContext(settings)
+    app = _server(context).streamable_http_app(host=host)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning")
-    await uvicorn.Server(config).serve()
+    try:
+        await uvicorn.Server(config).serve()
+    finally:
+        await context.close()
 
 
 async def call_once(settings: Settings, tool: str, raw_arguments: str) -> int:
@@ -119,12 +127,16 @@ async def call_once(settings: Settings, tool: str, raw_arguments: str) -> int:
     if not isinstance(arguments, dict):
         print("schemux: the arguments must be a JSON object", file=sys.stderr)
         return 2
-    async with Client(_server(settings)) as client:
-        try:
-            result = await client.call_tool(tool, arguments)
-        except MCPError as error:
-            print(f"schemux: {error.message}", file=sys.stderr)
-            return 2
+    context = ToolContext(settings)
+    try:
+        async with Client(_server(context)) as client:
+            try:
+                result = await client.call_tool(tool, arguments)
+            except MCPError as error:
+                print(f"schemux: {error.message}", file=sys.stderr)
+                return 2
+    finally:
+        await context.close()
     print(
         json.dumps(
             result.model_dump(mode="json", by_alias=True, exclude_none=True),

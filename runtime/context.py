@@ -23,3 +23,8 @@ class ToolContext:
         if server is None:
             server = self._servers[address] = TmuxServer(address)
         return server
+
+    async def close(self) -> None:
+        """End the tmux control clients of every server used."""
+        for server in self._servers.values():
+            await server.close()

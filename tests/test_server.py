@@ -22,7 +22,8 @@ from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS, UNSERVED
 from schemux.generated.tools import TOOL_DOCUMENTS
 from schemux.server import build_server
-from tests.support import new_pane
+from tests.conftest import stdio_parameters
+from tests.support import new_pane, wait_until
 
 pytestmark = pytest.mark.anyio
 
@@ -209,3 +210,35 @@ def test_bad_configuration_is_one_line_and_exit_2() -> None:
     done = schemux("serve", "--wait-ceiling", "0")
     assert done.returncode == 2
     assert done.stderr.startswith("schemux: the wait ceiling must be a positive number")
+
+
+def processes() -> dict[int, tuple[int, str]]:
+    """pid -> (parent pid, command line), from /proc."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            status = (entry / "status").read_text()
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        parent = next(line for line in status.splitlines() if line.startswith("PPid:"))
+        found[int(entry.name)] = (int(parent.split()[1]), cmdline)
+    return found
+
+
+async def test_the_engine_goes_when_the_client_goes(tmux_socket: str) -> None:
+    pane = new_pane(tmux_socket)
+    async with Client(stdio_parameters("-L", tmux_socket)) as client:
+        await client.call_tool("run_command", {"command": "true", "pane_id": pane.pane_id})
+        table = processes()
+        [server_pid] = [
+            pid
+            for pid, (_, cmdline) in table.items()
+            if "-m schemux serve" in cmdline and tmux_socket in cmdline
+        ]
+        children = [pid for pid, (parent, _) in table.items() if parent == server_pid]
+        control_clients = [pid for pid in children if " -C attach-session" in table[pid][1]]
+        assert len(control_clients) >= 2  # the shared connection and a pooled waiter
+    wait_until(lambda: not set(children) & set(processes()), timeout=5)
