@@ -14,13 +14,17 @@ import anyio
 import pytest
 from mcp import Client
 
+from schemux.config import Settings
 from schemux.context import ToolContext
+from schemux.generated.bindings import BINDINGS
+from schemux.server import build_server
 from schemux.shell_commands import shell_reads_input
 from tests.support import (
     SHELL_ENVIRONMENT,
     Pane,
     new_pane,
     pane_format,
+    private_tmux_server,
     tmux,
     wait_for_shell,
     wait_until,
@@ -217,3 +221,24 @@ async def test_a_pane_closed_during_the_command(memory_client: Client, tmux_sock
         group.start_soon(close_pane)
         message = await run_error(memory_client, command="sleep 5", pane_id=pane.pane_id, timeout=1)
     assert f"pane {pane.pane_id} was closed" in message
+
+
+async def test_a_tmux_server_killed_mid_command_fails_the_call_at_once() -> None:
+    with private_tmux_server("doomed") as socket_name:
+        pane = new_pane(socket_name)
+        context = ToolContext(Settings(socket_name=socket_name))
+        async with Client(build_server(context, BINDINGS)) as client:
+
+            async def kill_server() -> None:
+                await anyio.sleep(0.5)
+                await anyio.run_process(["tmux", "-L", socket_name, "kill-server"])
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(kill_server)
+                started = anyio.current_time()
+                message = await run_error(
+                    client, command="sleep 30", pane_id=pane.pane_id, timeout=20
+                )
+            assert anyio.current_time() - started < 1.5
+        await context.close()
+    assert "tmux server" in message
