@@ -64,16 +64,15 @@ POSIX_SHELLS = frozenset(
 
 @dataclass(frozen=True)
 class Prompt:
-    """Where the prompt was just before typing, and the shell's process."""
+    """Where the prompt was just before typing."""
 
     history: int
     row: int
-    shell_pid: int
 
     @classmethod
     def parse(cls, value: str) -> Prompt:
-        history, row, pid = (int(field) for field in value.split())
-        return cls(history, row, pid)
+        history, row = (int(field) for field in value.split())
+        return cls(history, row)
 
 
 @dataclass(frozen=True)
@@ -144,13 +143,38 @@ def check_shell_pane(pane: PaneInfo) -> None:
             f"pane {pane.pane_id} is in copy mode, so typed keys would not reach its shell",
             suggestion=f"leave the mode first (`tmux send-keys -t {pane.pane_id} -X cancel`)",
         )
-    command = pane.current_command.removeprefix("-")
-    if command not in POSIX_SHELLS:
+    groups = _terminal_groups(pane.pid)
+    if groups is not None and groups[0] == groups[1]:  # the pane's own program is idle
+        command = _process_name(pane.pid)
+    else:
+        command = pane.current_command.removeprefix("-")
+    if (groups is not None and groups[0] != groups[1]) or command not in POSIX_SHELLS:
         raise ToolError(
             f"pane {pane.pane_id} is running {command!r}, not a POSIX shell at its prompt",
             suggestion="wait for that program to finish, or target a pane idle at a shell "
             "prompt (bash, zsh, sh, ...)",
         )
+
+
+def _process_name(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
+
+
+def _earlier_wrapper_leaving(shell_pid: int) -> bool:
+    """Whether the terminal's foreground is still the tmux client of an earlier call's
+    wrapper, released and on its way out (its name shows the private resume channel),
+    or a group whose leader has just gone while the shell takes its terminal back."""
+    groups = _terminal_groups(shell_pid)
+    if groups is None or groups[0] == groups[1]:
+        return False
+    try:
+        cmdline = Path(f"/proc/{groups[1]}/cmdline").read_bytes()
+    except OSError:
+        return True
+    return b"schemux_resume_" in cmdline or not cmdline
 
 
 def check_command(command: str, suppress_history: bool) -> None:
@@ -203,11 +227,13 @@ async def run_in_shell(
 ) -> ShellCommandResult:
     """Type ``command`` into the idle shell of ``pane`` and wait up to ``timeout`` seconds."""
     check_command(command, suppress_history)
+    if _earlier_wrapper_leaving(pane.pid):
+        await until_shell_has_terminal(pane.pid)
     check_shell_pane(pane)
     call = _Call(server, pane)
     started = time.monotonic()
     typed = await server.run(
-        "display-message", "-p", "-t", pane.pane_id, "#{history_size} #{cursor_y} #{pane_pid}",
+        "display-message", "-p", "-t", pane.pane_id, "#{history_size} #{cursor_y}",
         ";", "set-option", "-p", "-t", pane.pane_id, call.option, "armed",
         ";", "send-keys", "-t", pane.pane_id, "-l", call.keystrokes(command, suppress_history),
         ";", "send-keys", "-t", pane.pane_id, "Enter",
@@ -231,13 +257,12 @@ async def run_in_shell(
         lines, head_lost = await asyncio.shield(
             _capture_output(server, call, prompt, report.cursor, release)
         )
-        await until_shell_has_terminal(prompt.shell_pid)
         return ShellCommandResult(
             report.exit_status, False, lines, head_lost, time.monotonic() - started
         )
     if ended:
         raise ToolError(f"the wrapper in pane {pane.pane_id} reported {state!r}, not an end")
-    if shell_reads_input(prompt.shell_pid):
+    if shell_reads_input(pane.pid):
         await server.run("send-keys", "-t", pane.pane_id, "C-c")
         raise ToolError(
             f"the shell in pane {pane.pane_id} did not start the command within "
@@ -277,8 +302,9 @@ def shell_reads_input(shell_pid: int) -> bool:
 async def until_shell_has_terminal(shell_pid: int, within: float = 1.0) -> None:
     """Return once the shell holds its terminal again (or after ``within`` seconds).
 
-    Released, the wrapper's tmux client keeps the foreground for a moment; a call returns
-    only when the pane is idle again, so that the next call finds its shell. The client's
+    Released, the wrapper's tmux client keeps the foreground for a moment; a call that
+    comes within that moment waits for it (the next call, not this one: by the time an
+    agent sends one, the client is usually gone). The client's
     exit is awaited on a pidfd; the shell takes the terminal back right after reaping it,
     with no event of its own, so that gap of microseconds is bridged by short sleeps.
     """

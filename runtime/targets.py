@@ -32,6 +32,7 @@ _FIELDS = (
     "pane_dead",
     "pane_in_mode",
     "pane_current_command",
+    "pane_pid",
     "socket_path",
 )
 _FORMAT = "\t".join(f"#{{{name}}}" for name in _FIELDS)
@@ -46,6 +47,7 @@ class PaneInfo:
     dead: bool
     in_mode: bool
     current_command: str
+    pid: int
     socket_path: str
 
 
@@ -122,6 +124,7 @@ async def resolve_pane(server: TmuxServer, target: PaneTarget) -> PaneInfo:
         dead=values["pane_dead"] == "1",
         in_mode=values["pane_in_mode"] == "1",
         current_command=values["pane_current_command"],
+        pid=int(values["pane_pid"] or 0),
         socket_path=values["socket_path"],
     )
     _check_agreement(target, pane)

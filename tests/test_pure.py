@@ -87,7 +87,7 @@ def test_report_parses_only_complete_records() -> None:
 def test_rows_are_relative_to_the_screen_at_the_end() -> None:
     # the prompt was on absolute row 10+4; the output ended 20 history rows later, on row 6
     cursor = Cursor(history=30, row=6, column=0, history_limit=2000)
-    assert cursor.first_row_since(Prompt(10, 4, 1)) == -16
+    assert cursor.first_row_since(Prompt(10, 4)) == -16
     assert cursor.last_output_row == 5  # the cursor's row holds nothing yet
     assert Cursor(30, 6, 3, 2000).last_output_row == 6
 
@@ -105,7 +105,7 @@ def test_rows_are_relative_to_the_screen_at_the_end() -> None:
 def test_prompt_row_unknown_once_history_may_have_dropped(
     before: int, after: int, limit: int, known: bool
 ) -> None:
-    first = Cursor(after, 0, 0, limit).first_row_since(Prompt(before, 0, 1))
+    first = Cursor(after, 0, 0, limit).first_row_since(Prompt(before, 0))
     assert (first is not None) is known
 
 

@@ -230,13 +230,15 @@ def processes() -> dict[int, tuple[int, str]]:
 
 async def test_the_engine_goes_when_the_client_goes(tmux_socket: str) -> None:
     pane = new_pane(tmux_socket)
-    async with Client(stdio_parameters("-L", tmux_socket)) as client:
+    # a wait ceiling no other test uses tells this server from the others on the socket
+    ceiling = "59.25"
+    async with Client(stdio_parameters("-L", tmux_socket, "--wait-ceiling", ceiling)) as client:
         await client.call_tool("run_command", {"command": "true", "pane_id": pane.pane_id})
         table = processes()
         [server_pid] = [
             pid
             for pid, (_, cmdline) in table.items()
-            if "-m schemux serve" in cmdline and tmux_socket in cmdline
+            if "-m schemux serve" in cmdline and ceiling in cmdline
         ]
         children = [pid for pid, (parent, _) in table.items() if parent == server_pid]
         control_clients = [pid for pid in children if " -C attach-session" in table[pid][1]]
