@@ -37,4 +37,12 @@ BINDINGS: dict[str, ToolBinding] = {
 }
 
 # Documented in schemas/tools/ but without a handler module yet.
-UNSERVED: tuple[str, ...] = ("read_program", "run_program", "tmux_capture")
+UNSERVED: tuple[str, ...] = (
+    "capture_pane",
+    "read_program",
+    "run_program",
+    "run_shell_command",
+    "start_program",
+    "stop_program",
+    "tmux_capture",
+)

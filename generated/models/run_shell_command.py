@@ -1,0 +1,116 @@
+"""Models of the run_shell_command tool, generated from schemas/tools/run_shell_command.json.
+
+Do not edit: run ``python -m codegen``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, RootModel
+
+
+class RunShellCommandInput(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    command: Annotated[
+        str,
+        Field(
+            description="The shell command, as you would type it; several lines are allowed, heredocs included.",
+            min_length=1,
+        ),
+    ]
+    max_lines: Annotated[
+        int | None,
+        Field(
+            alias="maxLines",
+            description="Keep at most this many lines, from the end. Defaults to all.",
+            gt=0,
+            le=9007199254740991,
+        ),
+    ] = None
+    pane_id: Annotated[
+        str, Field(alias="paneId", description="The pane whose shell runs it.", pattern="^%\\d+$")
+    ]
+    suppress_history: Annotated[
+        bool | None,
+        Field(
+            alias="suppressHistory",
+            description="Keep it out of the shell's history by typing it after a space (the shell must ignore such lines, as bash with HISTCONTROL=ignorespace and zsh with HIST_IGNORE_SPACE do); needs a single-line command. Defaults to false.",
+        ),
+    ] = None
+    timeout_ms: Annotated[
+        int | None,
+        Field(
+            alias="timeoutMs",
+            description="How long to wait; 30 s by default and clamped by the server ceiling. A command still running then keeps running; the result says timed_out.",
+            gt=0,
+            le=9007199254740991,
+        ),
+    ] = None
+
+
+class ExitStatus(RootModel[int]):
+    root: Annotated[
+        int, Field(description="An exit status.", ge=-9007199254740991, le=9007199254740991)
+    ]
+
+
+class RunShellCommandOutput(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    dropped_lines: Annotated[
+        int,
+        Field(
+            alias="droppedLines",
+            description="Lines withheld by maxLines, or lost from the head when tmux's history limit dropped them during the command.",
+            ge=-9007199254740991,
+            le=9007199254740991,
+        ),
+    ]
+    effective_timeout_ms: Annotated[
+        int,
+        Field(
+            alias="effectiveTimeoutMs",
+            description="The timeout enforced.",
+            ge=-9007199254740991,
+            le=9007199254740991,
+        ),
+    ]
+    elapsed_ms: Annotated[
+        int,
+        Field(
+            alias="elapsedMs", description="How long the call waited.", ge=0, le=9007199254740991
+        ),
+    ]
+    exit_status: Annotated[
+        ExitStatus | None,
+        Field(
+            alias="exitStatus",
+            description="The command's exit status; null when outcome is timed_out.",
+        ),
+    ]
+    outcome: Annotated[
+        Literal["completed", "timed_out"],
+        Field(
+            description="completed: it finished. timed_out: it still runs in the pane; read the pane with capture_pane, or wait and try again later."
+        ),
+    ]
+    output: Annotated[
+        str,
+        Field(
+            description="What it printed, lines joined by line breaks, as the pane shows them: no prompt, no echoed command. On timed_out, what it printed so far."
+        ),
+    ]
+    output_complete: Annotated[
+        bool,
+        Field(
+            alias="outputComplete",
+            description="False when outcome is timed_out, or maxLines or the history limit cut the output.",
+        ),
+    ]
+    pane_id: Annotated[str, Field(alias="paneId", description="The pane that ran it.")]
