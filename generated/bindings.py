@@ -6,13 +6,21 @@ Validators follow each schema's own ``$schema`` (2020-12 when absent) and check 
 
 from typing import Any
 
-from jsonschema import Draft202012Validator
+from jsonschema import Draft7Validator, Draft202012Validator
 
 from schemux.binding import ToolBinding
 from schemux.context import ToolContext
+from schemux.generated.models.capture_pane import CapturePaneInput, CapturePaneOutput
 from schemux.generated.models.run_command import RunCommandInput, RunCommandOutput
+from schemux.generated.models.run_shell_command import RunShellCommandInput, RunShellCommandOutput
 from schemux.generated.tools import TOOL_DOCUMENTS
-from schemux.handlers import run_command
+from schemux.handlers import capture_pane, run_command, run_shell_command
+
+
+async def _call_capture_pane(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    request = CapturePaneInput.model_validate(arguments)
+    result: CapturePaneOutput = await capture_pane.handle(ctx, request)
+    return result.model_dump(mode="json", by_alias=True, exclude_unset=True)
 
 
 async def _call_run_command(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -21,7 +29,25 @@ async def _call_run_command(ctx: ToolContext, arguments: dict[str, Any]) -> dict
     return result.model_dump(mode="json", by_alias=True, exclude_unset=True)
 
 
+async def _call_run_shell_command(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    request = RunShellCommandInput.model_validate(arguments)
+    result: RunShellCommandOutput = await run_shell_command.handle(ctx, request)
+    return result.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+
 BINDINGS: dict[str, ToolBinding] = {
+    "capture_pane": ToolBinding(
+        document=TOOL_DOCUMENTS["capture_pane"],
+        input_validator=Draft7Validator(
+            TOOL_DOCUMENTS["capture_pane"]["inputSchema"],
+            format_checker=Draft7Validator.FORMAT_CHECKER,
+        ),
+        output_validator=Draft7Validator(
+            TOOL_DOCUMENTS["capture_pane"]["outputSchema"],
+            format_checker=Draft7Validator.FORMAT_CHECKER,
+        ),
+        call=_call_capture_pane,
+    ),
     "run_command": ToolBinding(
         document=TOOL_DOCUMENTS["run_command"],
         input_validator=Draft202012Validator(
@@ -34,14 +60,24 @@ BINDINGS: dict[str, ToolBinding] = {
         ),
         call=_call_run_command,
     ),
+    "run_shell_command": ToolBinding(
+        document=TOOL_DOCUMENTS["run_shell_command"],
+        input_validator=Draft7Validator(
+            TOOL_DOCUMENTS["run_shell_command"]["inputSchema"],
+            format_checker=Draft7Validator.FORMAT_CHECKER,
+        ),
+        output_validator=Draft7Validator(
+            TOOL_DOCUMENTS["run_shell_command"]["outputSchema"],
+            format_checker=Draft7Validator.FORMAT_CHECKER,
+        ),
+        call=_call_run_shell_command,
+    ),
 }
 
 # Documented in schemas/tools/ but without a handler module yet.
 UNSERVED: tuple[str, ...] = (
-    "capture_pane",
     "read_program",
     "run_program",
-    "run_shell_command",
     "start_program",
     "stop_program",
     "tmux_capture",

@@ -9,7 +9,7 @@ TOOL_DOCUMENTS: dict[str, dict[str, Any]] = {
     "capture_pane": {
         "name": "capture_pane",
         "title": "Capture a pane's screen",
-        "description": "Read the screen of a pane as text, one string a row from the top, and as many rows of its history above it as historyLines asks; escape sequences are removed and wrapped rows are joined. Use it on a started program's paneId to see what a full-screen program shows, or on any pane. Returned content may be sensitive or untrusted.",
+        "description": "Read the screen of a pane as text, one string a row from the top, and as many rows of its history above it as historyLines asks; escape sequences and trailing spaces are removed. Use it on a started program's paneId to see what a full-screen program shows, or on any pane. Returned content may be sensitive or untrusted.",
         "inputSchema": {
             "$schema": "http://json-schema.org/draft-07/schema#",
             "additionalProperties": False,
@@ -689,7 +689,7 @@ TOOL_DOCUMENTS: dict[str, dict[str, Any]] = {
             "additionalProperties": False,
             "properties": {
                 "droppedLines": {
-                    "description": "Lines withheld by maxLines, or lost from the head when tmux's history limit dropped them during the command.",
+                    "description": "Lines withheld by maxLines.",
                     "maximum": 9007199254740991,
                     "minimum": -9007199254740991,
                     "type": "integer",
@@ -709,7 +709,6 @@ TOOL_DOCUMENTS: dict[str, dict[str, Any]] = {
                 "exitStatus": {
                     "anyOf": [
                         {
-                            "description": "An exit status.",
                             "maximum": 9007199254740991,
                             "minimum": -9007199254740991,
                             "type": "integer",
@@ -728,7 +727,7 @@ TOOL_DOCUMENTS: dict[str, dict[str, Any]] = {
                     "type": "string",
                 },
                 "outputComplete": {
-                    "description": "False when outcome is timed_out, or maxLines or the history limit cut the output.",
+                    "description": "False when outcome is timed_out, when maxLines cut the output, or when tmux's history limit dropped its head during the command (pipe a long output into a file, or use start_program).",
                     "type": "boolean",
                 },
                 "paneId": {"description": "The pane that ran it.", "type": "string"},
@@ -888,7 +887,6 @@ TOOL_DOCUMENTS: dict[str, dict[str, Any]] = {
                 "exitStatus": {
                     "anyOf": [
                         {
-                            "description": "An exit status.",
                             "maximum": 9007199254740991,
                             "minimum": -9007199254740991,
                             "type": "integer",

@@ -288,7 +288,10 @@ def _terminal_groups(pid: int) -> tuple[int, int] | None:
         return None
     # the fields after the parenthesised name: state ppid pgrp session tty_nr tpgid
     fields = stat[stat.rindex(")") + 2 :].split()
-    return int(fields[2]), int(fields[5])
+    group, foreground = int(fields[2]), int(fields[5])
+    if foreground <= 0:  # no controlling terminal (yet): nothing to tell
+        return None
+    return group, foreground
 
 
 def shell_reads_input(shell_pid: int) -> bool:
@@ -323,7 +326,7 @@ async def until_shell_has_terminal(shell_pid: int, within: float = 1.0) -> None:
 async def _process_exit(pid: int) -> None:
     try:
         pidfd = os.pidfd_open(pid)
-    except ProcessLookupError:
+    except OSError:  # gone already, or no process of its own (a group's id outliving it)
         return
     loop = asyncio.get_running_loop()
     gone: asyncio.Event = asyncio.Event()

@@ -4,7 +4,9 @@ real MCP client over stdio, against a real tmux server on a private socket.
 An example is ``{name, arguments, setup?, result | error}``: each gets a fresh session
 whose pane runs an idle bash (or ``setup.pane_command``), on the configured tmux server
 or, with ``setup.server: "other"``, on a second one; ``{pane_id}``, ``{window_id}``,
-``{session_id}``, ``{session_name}`` and ``{socket_name}`` in it name that pane. ``result``
+``{session_id}``, ``{session_name}`` and ``{socket_name}`` in it name that pane, and
+``setup.wait_for`` is text to wait for on its screen before the call
+(``setup.wait_for_command``, the command it must be running). ``result``
 is a partial match of structuredContent (see tests.support.mismatches); ``error`` is text
 that the error result must contain. Every result is checked against the outputSchema by
 the client itself.
@@ -20,7 +22,7 @@ import pytest
 from mcp import Client
 
 from schemux.generated.bindings import BINDINGS
-from tests.support import SHELL, fill, mismatches, new_pane
+from tests.support import SHELL, fill, mismatches, new_pane, pane_format, tmux, wait_until
 
 EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "schemas" / "examples"
 
@@ -67,6 +69,13 @@ async def test_example(
         command=setup.get("pane_command", SHELL),
         remain_on_exit=setup.get("remain_on_exit", False),
     )
+    if "wait_for_command" in setup:  # the program the pane's shell starts, once it runs
+        wanted = setup["wait_for_command"]
+        wait_until(lambda: pane_format(pane, "#{pane_current_command}") == wanted)
+    if "wait_for" in setup:  # text the pane's program prints before the call
+        wait_until(
+            lambda: setup["wait_for"] in tmux(socket_name, "capture-pane", "-p", "-t", pane.pane_id)
+        )
     values = pane.placeholders()
     result = await stdio_client.call_tool(tool, fill(example["arguments"], values))
     text = "\n".join(block.text for block in result.content if block.type == "text")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class RunShellCommandInput(BaseModel):
@@ -52,12 +52,6 @@ class RunShellCommandInput(BaseModel):
     ] = None
 
 
-class ExitStatus(RootModel[int]):
-    root: Annotated[
-        int, Field(description="An exit status.", ge=-9007199254740991, le=9007199254740991)
-    ]
-
-
 class RunShellCommandOutput(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -67,7 +61,7 @@ class RunShellCommandOutput(BaseModel):
         int,
         Field(
             alias="droppedLines",
-            description="Lines withheld by maxLines, or lost from the head when tmux's history limit dropped them during the command.",
+            description="Lines withheld by maxLines.",
             ge=-9007199254740991,
             le=9007199254740991,
         ),
@@ -88,10 +82,12 @@ class RunShellCommandOutput(BaseModel):
         ),
     ]
     exit_status: Annotated[
-        ExitStatus | None,
+        int | None,
         Field(
             alias="exitStatus",
             description="The command's exit status; null when outcome is timed_out.",
+            ge=-9007199254740991,
+            le=9007199254740991,
         ),
     ]
     outcome: Annotated[
@@ -110,7 +106,7 @@ class RunShellCommandOutput(BaseModel):
         bool,
         Field(
             alias="outputComplete",
-            description="False when outcome is timed_out, or maxLines or the history limit cut the output.",
+            description="False when outcome is timed_out, when maxLines cut the output, or when tmux's history limit dropped its head during the command (pipe a long output into a file, or use start_program).",
         ),
     ]
     pane_id: Annotated[str, Field(alias="paneId", description="The pane that ran it.")]

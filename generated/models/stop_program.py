@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class StopProgramInput(BaseModel):
@@ -26,22 +26,18 @@ class StopProgramInput(BaseModel):
     ]
 
 
-class ExitStatus(RootModel[int]):
-    root: Annotated[
-        int, Field(description="An exit status.", ge=-9007199254740991, le=9007199254740991)
-    ]
-
-
 class StopProgramOutput(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
         validate_by_name=True,
     )
     exit_status: Annotated[
-        ExitStatus | None,
+        int | None,
         Field(
             alias="exitStatus",
             description="Its exit status once it completed on its own; null when a signal ended it or it never ran.",
+            ge=-9007199254740991,
+            le=9007199254740991,
         ),
     ]
     outcome: Annotated[

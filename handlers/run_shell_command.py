@@ -1,0 +1,37 @@
+"""run_shell_command: run_command's machinery, in the program family's conventions."""
+
+from __future__ import annotations
+
+from schemux.context import ToolContext
+from schemux.generated.models.run_shell_command import (
+    RunShellCommandInput,
+    RunShellCommandOutput,
+)
+from schemux.shell_commands import keep_tail, run_in_shell
+from schemux.targets import PaneTarget, resolve_pane
+
+DEFAULT_TIMEOUT_MS = 30_000
+
+
+async def handle(ctx: ToolContext, request: RunShellCommandInput) -> RunShellCommandOutput:
+    timeout = ctx.settings.clamp_wait((request.timeout_ms or DEFAULT_TIMEOUT_MS) / 1000)
+    server = ctx.tmux()
+    pane = await resolve_pane(server, PaneTarget(pane_id=request.pane_id))
+    result = await run_in_shell(
+        server,
+        pane,
+        request.command,
+        timeout=timeout,
+        suppress_history=bool(request.suppress_history),
+    )
+    lines, dropped = keep_tail(result.lines, request.max_lines)
+    return RunShellCommandOutput(
+        pane_id=pane.pane_id,
+        outcome="timed_out" if result.timed_out else "completed",
+        exit_status=result.exit_status,
+        output="\n".join(lines),
+        dropped_lines=dropped,
+        output_complete=not (result.timed_out or dropped or result.head_lost),
+        effective_timeout_ms=round(timeout * 1000),
+        elapsed_ms=round(result.elapsed * 1000),
+    )
