@@ -11,15 +11,31 @@ from jsonschema import Draft7Validator, Draft202012Validator
 from schemux.binding import ToolBinding
 from schemux.context import ToolContext
 from schemux.generated.models.capture_pane import CapturePaneInput, CapturePaneOutput
+from schemux.generated.models.read_program import ReadProgramInput, ReadProgramOutput
 from schemux.generated.models.run_command import RunCommandInput, RunCommandOutput
 from schemux.generated.models.run_shell_command import RunShellCommandInput, RunShellCommandOutput
+from schemux.generated.models.start_program import StartProgramInput, StartProgramOutput
+from schemux.generated.models.stop_program import StopProgramInput, StopProgramOutput
 from schemux.generated.tools import TOOL_DOCUMENTS
-from schemux.handlers import capture_pane, run_command, run_shell_command
+from schemux.handlers import (
+    capture_pane,
+    read_program,
+    run_command,
+    run_shell_command,
+    start_program,
+    stop_program,
+)
 
 
 async def _call_capture_pane(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
     request = CapturePaneInput.model_validate(arguments)
     result: CapturePaneOutput = await capture_pane.handle(ctx, request)
+    return result.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+
+async def _call_read_program(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    request = ReadProgramInput.model_validate(arguments)
+    result: ReadProgramOutput = await read_program.handle(ctx, request)
     return result.model_dump(mode="json", by_alias=True, exclude_unset=True)
 
 
@@ -35,6 +51,18 @@ async def _call_run_shell_command(ctx: ToolContext, arguments: dict[str, Any]) -
     return result.model_dump(mode="json", by_alias=True, exclude_unset=True)
 
 
+async def _call_start_program(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    request = StartProgramInput.model_validate(arguments)
+    result: StartProgramOutput = await start_program.handle(ctx, request)
+    return result.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+
+async def _call_stop_program(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    request = StopProgramInput.model_validate(arguments)
+    result: StopProgramOutput = await stop_program.handle(ctx, request)
+    return result.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+
 BINDINGS: dict[str, ToolBinding] = {
     "capture_pane": ToolBinding(
         document=TOOL_DOCUMENTS["capture_pane"],
@@ -47,6 +75,18 @@ BINDINGS: dict[str, ToolBinding] = {
             format_checker=Draft7Validator.FORMAT_CHECKER,
         ),
         call=_call_capture_pane,
+    ),
+    "read_program": ToolBinding(
+        document=TOOL_DOCUMENTS["read_program"],
+        input_validator=Draft7Validator(
+            TOOL_DOCUMENTS["read_program"]["inputSchema"],
+            format_checker=Draft7Validator.FORMAT_CHECKER,
+        ),
+        output_validator=Draft7Validator(
+            TOOL_DOCUMENTS["read_program"]["outputSchema"],
+            format_checker=Draft7Validator.FORMAT_CHECKER,
+        ),
+        call=_call_read_program,
     ),
     "run_command": ToolBinding(
         document=TOOL_DOCUMENTS["run_command"],
@@ -72,13 +112,31 @@ BINDINGS: dict[str, ToolBinding] = {
         ),
         call=_call_run_shell_command,
     ),
+    "start_program": ToolBinding(
+        document=TOOL_DOCUMENTS["start_program"],
+        input_validator=Draft7Validator(
+            TOOL_DOCUMENTS["start_program"]["inputSchema"],
+            format_checker=Draft7Validator.FORMAT_CHECKER,
+        ),
+        output_validator=Draft7Validator(
+            TOOL_DOCUMENTS["start_program"]["outputSchema"],
+            format_checker=Draft7Validator.FORMAT_CHECKER,
+        ),
+        call=_call_start_program,
+    ),
+    "stop_program": ToolBinding(
+        document=TOOL_DOCUMENTS["stop_program"],
+        input_validator=Draft7Validator(
+            TOOL_DOCUMENTS["stop_program"]["inputSchema"],
+            format_checker=Draft7Validator.FORMAT_CHECKER,
+        ),
+        output_validator=Draft7Validator(
+            TOOL_DOCUMENTS["stop_program"]["outputSchema"],
+            format_checker=Draft7Validator.FORMAT_CHECKER,
+        ),
+        call=_call_stop_program,
+    ),
 }
 
 # Documented in schemas/tools/ but without a handler module yet.
-UNSERVED: tuple[str, ...] = (
-    "read_program",
-    "run_program",
-    "start_program",
-    "stop_program",
-    "tmux_capture",
-)
+UNSERVED: tuple[str, ...] = ("run_program", "tmux_capture")

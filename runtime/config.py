@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from schemux.programs import ProgramLimits
 
 DEFAULT_WAIT_CEILING_SECONDS = 120.0
 
 ENV_SOCKET_NAME = "SCHEMUX_SOCKET_NAME"
 ENV_SOCKET_PATH = "SCHEMUX_SOCKET_PATH"
 ENV_WAIT_CEILING = "SCHEMUX_WAIT_CEILING"
+ENV_MAX_PROGRAMS = "SCHEMUX_MAX_PROGRAMS"
+ENV_RETAINED_PROGRAMS = "SCHEMUX_RETAINED_PROGRAMS"
+ENV_OUTPUT_LIMIT = "SCHEMUX_OUTPUT_LIMIT"
 
 
 class ConfigError(ValueError):
@@ -29,6 +34,7 @@ class Settings:
     socket_name: str | None = None
     socket_path: str | None = None
     wait_ceiling: float = DEFAULT_WAIT_CEILING_SECONDS
+    program_limits: ProgramLimits = field(default_factory=ProgramLimits)
 
     def __post_init__(self) -> None:
         if self.socket_name is not None and self.socket_path is not None:
@@ -63,8 +69,24 @@ def settings_from(
                 raise ConfigError(
                     f"{ENV_WAIT_CEILING}={raw!r} is not a number of seconds"
                 ) from None
+    defaults = ProgramLimits()
+    limits = ProgramLimits(
+        max_running=_count(env, ENV_MAX_PROGRAMS, defaults.max_running),
+        retained_ended=_count(env, ENV_RETAINED_PROGRAMS, defaults.retained_ended),
+        output_limit=_count(env, ENV_OUTPUT_LIMIT, defaults.output_limit),
+    )
     return Settings(
         socket_name=socket_name,
         socket_path=socket_path,
         wait_ceiling=DEFAULT_WAIT_CEILING_SECONDS if wait_ceiling is None else wait_ceiling,
+        program_limits=limits,
     )
+
+
+def _count(env: Mapping[str, str], name: str, default: int) -> int:
+    raw = env.get(name)
+    if not raw:
+        return default
+    if not raw.isdigit() or int(raw) < 1:
+        raise ConfigError(f"{name}={raw!r} is not a positive whole number")
+    return int(raw)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from schemux.config import Settings
+from schemux.programs import ProgramStore
 from schemux.tmux import ServerAddress, TmuxServer
 
 
@@ -12,6 +13,7 @@ class ToolContext:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self._servers: dict[ServerAddress, TmuxServer] = {}
+        self.programs = ProgramStore(settings.program_limits)
 
     def tmux(self, socket_name: str | None = None) -> TmuxServer:
         """The configured tmux server, or the one on ``socket_name`` when a call names one."""
@@ -25,6 +27,8 @@ class ToolContext:
         return server
 
     async def close(self) -> None:
-        """End the tmux control clients of every server used."""
+        """End the programs still running, remove their output, and end the tmux control
+        clients of every server used."""
+        await self.programs.close()
         for server in self._servers.values():
             await server.close()

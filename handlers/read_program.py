@@ -1,0 +1,31 @@
+"""read_program: what a started program printed after a cursor, and how it stands."""
+
+from __future__ import annotations
+
+from schemux.context import ToolContext
+from schemux.generated.models.read_program import ReadProgramInput, ReadProgramOutput
+
+DEFAULT_TIMEOUT_MS = 30_000
+
+
+async def handle(ctx: ToolContext, request: ReadProgramInput) -> ReadProgramOutput:
+    program = ctx.programs.get(request.program_id)
+    timeout_ms = DEFAULT_TIMEOUT_MS if request.timeout_ms is None else request.timeout_ms
+    timeout = ctx.settings.clamp_wait(timeout_ms / 1000)
+    page = await ctx.programs.read(program, request.cursor or 0, request.max_lines, timeout)
+    ending = program.ending
+    complete_end = ending is not None and ending.outcome in ("completed", "not_started")
+    return ReadProgramOutput(
+        text=page.text,
+        cursor=page.cursor,
+        ended=page.ended,
+        outcome="running" if ending is None else ending.outcome,  # type: ignore[arg-type]
+        exit_status=None if ending is None else ending.exit_status,
+        signal=None if ending is None else ending.signal,
+        output_cut=program.output_cut,
+        lost_end=program.lost_end,
+        output_complete=page.ended
+        and complete_end
+        and not (program.output_cut or program.lost_end),
+        effective_timeout_ms=round(timeout * 1000),
+    )

@@ -1,0 +1,18 @@
+"""stop_program: end a started program if it runs, and free its pane and its output."""
+
+from __future__ import annotations
+
+from schemux.context import ToolContext
+from schemux.generated.models.stop_program import StopProgramInput, StopProgramOutput
+
+
+async def handle(ctx: ToolContext, request: StopProgramInput) -> StopProgramOutput:
+    program = ctx.programs.get(request.program_id)
+    ending, was_running = await ctx.programs.stop(program)
+    return StopProgramOutput(
+        program_id=program.id,
+        outcome=ending.outcome,  # type: ignore[arg-type]
+        exit_status=ending.exit_status,
+        signal=ending.signal,
+        was_running=was_running,
+    )

@@ -1,0 +1,148 @@
+"""From a start_program or run_program request to a ProgramSpec, checked before anything
+runs: argv[0] found and executable, the start directory enterable, fromPaneId alive, and
+the variables of that pane's shell read when inheritShell asks for them."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from typing import Protocol
+
+from schemux.context import ToolContext
+from schemux.errors import ToolError
+from schemux.programs import ProgramSpec
+from schemux.shell_commands import run_in_shell
+from schemux.targets import PaneInfo, PaneTarget, resolve_pane
+from schemux.tmux import TmuxServer
+
+# what every program gets: no pager waits for a key nobody presses
+FIXED_ENVIRONMENT = {"PAGER": "cat", "GIT_PAGER": "cat"}
+
+
+class LaunchRequest(Protocol):
+    """The fields start_program and run_program share."""
+
+    @property
+    def argv(self) -> list[str]: ...
+    @property
+    def from_pane_id(self) -> str | None: ...
+    @property
+    def placement(self) -> str | None: ...
+    @property
+    def inherit_shell(self) -> object: ...
+    @property
+    def input(self) -> str | None: ...
+    @property
+    def start_directory(self) -> str | None: ...
+    @property
+    def width(self) -> int | None: ...
+    @property
+    def height(self) -> int | None: ...
+
+
+async def program_spec(
+    ctx: ToolContext,
+    server: TmuxServer,
+    request: LaunchRequest,
+    *,
+    lifetime: float,
+    separate_stderr: bool = False,
+    keep: bool = False,
+) -> ProgramSpec:
+    if not request.argv or not request.argv[0]:
+        raise ToolError("argv[0] is empty", suggestion="name the program to run first")
+    inherit = request.inherit_shell
+    if inherit not in (None, False) and request.from_pane_id is None:
+        raise ToolError(
+            "inheritShell needs fromPaneId: the pane whose shell's variables to read",
+            suggestion="pass fromPaneId, or drop inheritShell",
+        )
+    directory = request.start_directory
+    environment = {"PATH": os.environ.get("PATH", os.defpath)}
+    if request.from_pane_id is not None:
+        pane = await resolve_pane(server, PaneTarget(pane_id=request.from_pane_id))
+        if pane.dead:
+            raise ToolError(
+                f"fromPaneId {pane.pane_id} is dead: its program has ended",
+                suggestion="pass a live pane, or omit fromPaneId",
+            )
+        if directory is None:
+            directory = (
+                await server.run(
+                    "display-message", "-p", "-t", pane.pane_id, "#{pane_current_path}"
+                )
+            )[0]
+        if inherit not in (None, False):
+            names = None if inherit is True else _names(inherit)
+            environment = await shell_environment(server, pane, names)
+    if directory is None:
+        directory = os.getcwd()
+    _check_directory(directory)
+    if inherit in (None, False):
+        _check_program(request.argv[0], environment["PATH"], directory)
+    return ProgramSpec(
+        argv=list(request.argv),
+        start_directory=directory,
+        environment={**environment, **FIXED_ENVIRONMENT},
+        stdin_text=request.input,
+        separate_stderr=separate_stderr,
+        from_pane=request.from_pane_id,
+        placement=request.placement or "window",
+        width=request.width,
+        height=request.height,
+        lifetime=lifetime,
+        keep=keep,
+    )
+
+
+def _check_directory(directory: str) -> None:
+    if not os.path.isdir(directory) or not os.access(directory, os.X_OK):
+        reason = "not a directory" if not os.path.isdir(directory) else "permission denied"
+        raise ToolError(
+            f"startDirectory {directory!r} cannot be entered ({reason})",
+            suggestion="pass an existing directory, literally (no ~ or variables)",
+        )
+
+
+def _check_program(program: str, path: str, directory: str) -> None:
+    """argv[0] as the gate's sh will find it: on PATH, or a path from the start directory."""
+    if "/" in program:
+        candidate = os.path.join(directory, program)
+        if not os.path.isfile(candidate):
+            raise ToolError(f"argv[0] {program!r} does not exist", suggestion="check the path")
+        if not os.access(candidate, os.X_OK):
+            raise ToolError(
+                f"argv[0] {program!r} is not executable", suggestion="check its permissions"
+            )
+        return
+    if shutil.which(program, path=path) is None:
+        raise ToolError(
+            f"argv[0] {program!r} was not found on this MCP server's PATH, or is not executable",
+            suggestion='give its full path, or ["sh", "-c", ...] for a shell builtin',
+        )
+
+
+def _names(inherit: object) -> list[str]:
+    """inheritShell's list of names (a generated RootModel of RootModels)."""
+    return [str(getattr(item, "root", item)) for item in getattr(inherit, "root", ())]
+
+
+async def shell_environment(
+    server: TmuxServer, pane: PaneInfo, names: list[str] | None
+) -> dict[str, str]:
+    """The variables the pane's idle shell exported, read by typing one ``env`` into it."""
+    result = await run_in_shell(
+        server, pane, "env -0 | od -An -v -tx1", timeout=10, suppress_history=True
+    )
+    if result.timed_out or result.exit_status != 0:
+        raise ToolError(
+            f"could not read the variables of the shell in {pane.pane_id}",
+            suggestion="make sure that pane is a POSIX shell idle at its prompt",
+        )
+    raw = bytes.fromhex("".join("".join(result.lines).split()))
+    variables = {}
+    for entry in raw.split(b"\0"):
+        key, sep, value = entry.decode("utf-8", "surrogateescape").partition("=")
+        if sep and (names is None or key in names):
+            variables[key] = value
+    return variables

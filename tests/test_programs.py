@@ -1,0 +1,239 @@
+"""start_program, read_program and stop_program against real tmux, in memory over MCP."""
+
+from __future__ import annotations
+
+import stat
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from schemux.config import Settings
+from schemux.context import ToolContext
+from schemux.generated.bindings import BINDINGS
+from schemux.programs import ProgramLimits
+from schemux.server import build_server
+from tests.support import tmux
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+async def programs(
+    anyio_backend: str, tmux_socket: str
+) -> AsyncIterator[tuple[Client, ToolContext]]:
+    limits = ProgramLimits(max_running=400, retained_ended=400)
+    context = ToolContext(Settings(socket_name=tmux_socket, program_limits=limits))
+    async with Client(build_server(context, BINDINGS)) as client:
+        yield client, context
+    await context.close()
+
+
+async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
+    result = await client.call_tool(tool, arguments)
+    assert not result.is_error, result.content
+    assert result.structured_content is not None
+    return dict(result.structured_content)
+
+
+async def error(client: Client, tool: str, **arguments: Any) -> str:
+    result = await client.call_tool(tool, arguments)
+    assert result.is_error
+    return "\n".join(block.text for block in result.content if block.type == "text")
+
+
+async def read_all(client: Client, program_id: str, **options: Any) -> tuple[str, dict[str, Any]]:
+    """Every page until ended, joined; and the last read."""
+    text, cursor = "", None
+    while True:
+        arguments: dict[str, Any] = {"programId": program_id, "timeoutMs": 10_000, **options}
+        if cursor is not None:
+            arguments["cursor"] = cursor
+        page = await call(client, "read_program", **arguments)
+        text += page["text"]
+        cursor = page["cursor"]
+        if page["ended"]:
+            return text, page
+
+
+async def run(client: Client, argv: list[str], **options: Any) -> tuple[str, dict[str, Any]]:
+    started = await call(client, "start_program", argv=argv, **options)
+    return await read_all(client, started["programId"])
+
+
+async def test_text_status_and_line_endings(programs: tuple[Client, ToolContext]) -> None:
+    client, _ = programs
+    script = "printf 'a\\r\\nb\\n10%%\\r20%%\\r\\n\\033[1;31mred\\033[0m\\nlast'; exit 3"
+    text, end = await run(client, ["sh", "-c", script])
+    assert text == "a\nb\n10%\n20%\nred\nlast"
+    assert end["outcome"] == "completed"
+    assert end["exitStatus"] == 3
+    assert end["signal"] is None
+    assert end["outputComplete"] is True
+
+
+@pytest.mark.parametrize(
+    ("script", "status", "signal"),
+    [
+        ("kill -s SEGV $$", None, "SIGSEGV"),
+        ("kill -s TERM $$", None, "SIGTERM"),
+        ("exit 130", None, "SIGINT"),  # as the contract reads that status
+        ("exit 0", 0, None),
+    ],
+)
+async def test_how_it_ended(
+    programs: tuple[Client, ToolContext], script: str, status: int | None, signal: str | None
+) -> None:
+    client, _ = programs
+    text, end = await run(client, ["sh", "-c", script])
+    assert text == ""  # nothing of the gate's own (no "Segmentation fault")
+    assert (end["exitStatus"], end["signal"]) == (status, signal)
+
+
+async def test_a_burst_of_quick_programs_all_report_right(
+    programs: tuple[Client, ToolContext],
+) -> None:
+    client, _ = programs
+    scripts = {
+        **{f"printf 'x{n}\\n'": (0, None, f"x{n}\n") for n in range(100)},
+        **{f"exit {n % 120 + 1}; : {n}": (n % 120 + 1, None, "") for n in range(100)},
+        **{f"echo s{n}; kill -s SEGV $$": (None, "SIGSEGV", f"s{n}\n") for n in range(100)},
+    }
+    results: dict[str, tuple[Any, Any, str]] = {}
+
+    async def one(script: str) -> None:
+        text, end = await run(client, ["sh", "-c", script])
+        results[script] = (end["exitStatus"], end["signal"], text)
+
+    with anyio.fail_after(120):
+        async with anyio.create_task_group() as group:
+            for script in scripts:
+                group.start_soon(one, script)
+    assert results == scripts
+
+
+async def test_stdin_from_input_never_shown(programs: tuple[Client, ToolContext]) -> None:
+    client, _ = programs
+    text, end = await run(client, ["sh", "-c", "tr a-z A-Z"], input="secret words\n")
+    assert text == "SECRET WORDS\n"
+    assert end["exitStatus"] == 0
+
+
+async def test_pages_reassemble_exactly(programs: tuple[Client, ToolContext]) -> None:
+    client, _ = programs
+    started = await call(client, "start_program", argv=["seq", "1", "100000"])
+    text, _ = await read_all(client, started["programId"])
+    assert text == "".join(f"{n}\n" for n in range(1, 100001))
+    page = await call(
+        client, "read_program", programId=started["programId"], maxLines=3, timeoutMs=0
+    )
+    assert page["text"] == "1\n2\n3\n"
+    assert page["ended"] is False
+
+
+async def test_a_long_line_comes_in_pieces(programs: tuple[Client, ToolContext]) -> None:
+    client, _ = programs
+    text, _ = await run(client, ["sh", "-c", "head -c 1000000 /dev/zero | tr '\\0' x; echo"])
+    assert text == "x" * 1_000_000 + "\n"
+
+
+async def test_a_timed_out_read_returns_nothing_and_the_cursor_carries_on(
+    programs: tuple[Client, ToolContext],
+) -> None:
+    client, _ = programs
+    started = await call(client, "start_program", argv=["sh", "-c", "sleep 0.6; echo late"])
+    first = await call(client, "read_program", programId=started["programId"], timeoutMs=100)
+    assert (first["text"], first["ended"], first["outcome"]) == ("", False, "running")
+    again = await call(
+        client, "read_program", programId=started["programId"], cursor=first["cursor"],
+        timeoutMs=5000,
+    )  # fmt: skip
+    assert again["text"] == "late\n"
+
+
+async def test_stop_during_a_waiting_read(programs: tuple[Client, ToolContext]) -> None:
+    client, _ = programs
+    started = await call(client, "start_program", argv=["sleep", "30"])
+    reads: list[dict[str, Any]] = []
+
+    async def reader() -> None:
+        reads.append(
+            await call(client, "read_program", programId=started["programId"], timeoutMs=10_000)
+        )
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(reader)
+        await anyio.sleep(0.3)
+        stopped = await call(client, "stop_program", programId=started["programId"])
+    assert stopped["wasRunning"] is True
+    assert stopped["outcome"] == "stopped"
+    assert reads[0]["outcome"] == "stopped"
+    assert reads[0]["outputComplete"] is False
+    message = await error(client, "read_program", programId=started["programId"])
+    assert f"no program '{started['programId']}'" in message
+
+
+async def test_a_pane_killed_from_outside_is_gone(
+    programs: tuple[Client, ToolContext], tmux_socket: str
+) -> None:
+    client, _ = programs
+    started = await call(client, "start_program", argv=["sleep", "30"])
+    tmux(tmux_socket, "kill-pane", "-t", started["paneId"])
+    _, end = await read_all(client, started["programId"])
+    assert end["outcome"] == "gone"
+    assert end["lostEnd"] is True
+    assert end["outputComplete"] is False
+
+
+async def test_lifetime_expires(programs: tuple[Client, ToolContext]) -> None:
+    client, _ = programs
+    started = await call(client, "start_program", argv=["sleep", "30"], lifetimeMs=300)
+    assert started["effectiveLifetimeMs"] == 300
+    _, end = await read_all(client, started["programId"])
+    assert end["outcome"] == "expired"
+
+
+async def test_bad_input_is_refused_and_changes_nothing(
+    programs: tuple[Client, ToolContext], tmux_socket: str
+) -> None:
+    client, _ = programs
+    windows = tmux(tmux_socket, "list-windows", "-a")
+    assert "not found" in await error(client, "start_program", argv=["no-such-program-x"])
+    assert "cannot be entered" in await error(
+        client, "start_program", argv=["true"], startDirectory="/no/such/dir"
+    )
+    assert "minItems" in await error(client, "start_program", argv=[])
+    assert "no program 'p0'" in await error(client, "read_program", programId="p0")
+    assert tmux(tmux_socket, "list-windows", "-a") == windows
+    first = await call(client, "start_program", argv=["echo", "one"])
+    second = await call(client, "start_program", argv=["echo", "two"])
+    page = await call(client, "read_program", programId=first["programId"], timeoutMs=5000)
+    foreign = await error(
+        client, "read_program", programId=second["programId"], cursor=page["cursor"]
+    )
+    assert "is not one that read_program returned" in foreign
+    past = await error(
+        client, "read_program", programId=first["programId"], cursor=page["cursor"] + (1 << 40)
+    )
+    assert "past the end" in past or "is not one" in past
+
+
+async def test_retention_lets_the_oldest_output_go(tmux_socket: str, anyio_backend: str) -> None:
+    limits = ProgramLimits(retained_ended=2)
+    context = ToolContext(Settings(socket_name=tmux_socket, program_limits=limits))
+    async with Client(build_server(context, BINDINGS)) as client:
+        ids = []
+        for n in range(4):
+            started = await call(client, "start_program", argv=["echo", str(n)])
+            await read_all(client, started["programId"])
+            ids.append(started["programId"])
+        assert "no program" in await error(client, "read_program", programId=ids[0])
+        assert "no program" in await error(client, "read_program", programId=ids[1])
+        text, _ = await read_all(client, ids[3])
+        assert text == "3\n"
+        root = context.programs.root
+        assert stat.S_IMODE(root.stat().st_mode) == 0o700
+    await context.close()
+    assert not root.exists()
