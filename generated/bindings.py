@@ -13,8 +13,16 @@ from schemux.context import ToolContext
 from schemux.generated.models.capture_pane import CapturePaneInput, CapturePaneOutput
 from schemux.generated.models.run_command import RunCommandInput, RunCommandOutput
 from schemux.generated.models.run_shell_command import RunShellCommandInput, RunShellCommandOutput
+from schemux.generated.models.tmux_capture import TmuxCaptureInput, TmuxCaptureOutput
+from schemux.generated.models.tmux_snapshot import TmuxSnapshotInput, TmuxSnapshotOutput
 from schemux.generated.tools import TOOL_DOCUMENTS
-from schemux.handlers import capture_pane, run_command, run_shell_command
+from schemux.handlers import (
+    capture_pane,
+    run_command,
+    run_shell_command,
+    tmux_capture,
+    tmux_snapshot,
+)
 
 
 async def _call_capture_pane(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -33,6 +41,24 @@ async def _call_run_shell_command(ctx: ToolContext, arguments: dict[str, Any]) -
     request = RunShellCommandInput.model_validate(arguments)
     result: RunShellCommandOutput = await run_shell_command.handle(ctx, request)
     return result.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+
+async def _call_tmux_capture(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    request = TmuxCaptureInput.model_validate(arguments)
+    result: TmuxCaptureOutput = await tmux_capture.handle(ctx, request)
+    # A RootModel dumps as Any; this one's schema root is an object (codegen checks that),
+    # and output_validator checks the result anyway.
+    wire_result: dict[str, Any] = result.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    return wire_result
+
+
+async def _call_tmux_snapshot(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    request = TmuxSnapshotInput.model_validate(arguments)
+    result: TmuxSnapshotOutput = await tmux_snapshot.handle(ctx, request)
+    # A RootModel dumps as Any; this one's schema root is an object (codegen checks that),
+    # and output_validator checks the result anyway.
+    wire_result: dict[str, Any] = result.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    return wire_result
 
 
 BINDINGS: dict[str, ToolBinding] = {
@@ -72,13 +98,31 @@ BINDINGS: dict[str, ToolBinding] = {
         ),
         call=_call_run_shell_command,
     ),
+    "tmux_capture": ToolBinding(
+        document=TOOL_DOCUMENTS["tmux_capture"],
+        input_validator=Draft202012Validator(
+            TOOL_DOCUMENTS["tmux_capture"]["inputSchema"],
+            format_checker=Draft202012Validator.FORMAT_CHECKER,
+        ),
+        output_validator=Draft202012Validator(
+            TOOL_DOCUMENTS["tmux_capture"]["outputSchema"],
+            format_checker=Draft202012Validator.FORMAT_CHECKER,
+        ),
+        call=_call_tmux_capture,
+    ),
+    "tmux_snapshot": ToolBinding(
+        document=TOOL_DOCUMENTS["tmux_snapshot"],
+        input_validator=Draft202012Validator(
+            TOOL_DOCUMENTS["tmux_snapshot"]["inputSchema"],
+            format_checker=Draft202012Validator.FORMAT_CHECKER,
+        ),
+        output_validator=Draft202012Validator(
+            TOOL_DOCUMENTS["tmux_snapshot"]["outputSchema"],
+            format_checker=Draft202012Validator.FORMAT_CHECKER,
+        ),
+        call=_call_tmux_snapshot,
+    ),
 }
 
 # Documented in schemas/tools/ but without a handler module yet.
-UNSERVED: tuple[str, ...] = (
-    "read_program",
-    "run_program",
-    "start_program",
-    "stop_program",
-    "tmux_capture",
-)
+UNSERVED: tuple[str, ...] = ("read_program", "run_program", "start_program", "stop_program")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from schemux.capture import ScreenTracker
 from schemux.config import Settings
 from schemux.tmux import ServerAddress, TmuxServer
 
@@ -12,6 +13,7 @@ class ToolContext:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self._servers: dict[ServerAddress, TmuxServer] = {}
+        self.screens = ScreenTracker()  # tmux_capture's cursors
 
     def tmux(self, socket_name: str | None = None) -> TmuxServer:
         """The configured tmux server, or the one on ``socket_name`` when a call names one."""
@@ -25,6 +27,7 @@ class ToolContext:
         return server
 
     async def close(self) -> None:
-        """End the tmux control clients of every server used."""
+        """End the tmux control clients of every server used; forget every cursor."""
+        self.screens.close()
         for server in self._servers.values():
             await server.close()

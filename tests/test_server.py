@@ -35,7 +35,6 @@ def test_tools_without_a_handler_are_listed() -> None:
         "run_program",
         "start_program",
         "stop_program",
-        "tmux_capture",
     )
     assert set(BINDINGS) | set(UNSERVED) == set(TOOL_DOCUMENTS)
 
