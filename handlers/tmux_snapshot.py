@@ -19,6 +19,7 @@ from schemux.generated.models.tmux_snapshot import (
     TmuxSnapshotOutput2,
     Window,
 )
+
 # datamodel-code-generator numbers the reference classes in schema order; a mix-up would
 # not type-check, as each one's kind is a different literal
 from schemux.generated.models.tmux_snapshot import Target as SessionReference
