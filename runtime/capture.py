@@ -21,7 +21,7 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from schemux.engine import OWNED_SESSION
+from schemux.engine import OWNED_SESSION, ConnectionLost
 from schemux.errors import TmuxCommandError
 from schemux.failures import Failure
 from schemux.process_identity import ProcessHandle, ProcessIdentity, open_process
@@ -190,14 +190,20 @@ async def _check(server: TmuxServer, reference: PaneReference) -> _Pane:
     fields = "\t".join(
         (IDENTITY_FORMAT, "#{version}", "#{session_name}", "#{pane_dead}", "#{pane_pid}")
     )
+    check = (
+        "display-message", "-p", "-t", target, fields, ";",
+        "show-hooks", "-g", HOOK, ";",
+        "show-hooks", "-t", target, HOOK, ";",
+        "show-hooks", "-w", "-t", target, HOOK, ";",
+        "show-hooks", "-p", "-t", target, HOOK,
+    )  # fmt: skip
     try:
-        lines = await server.run(
-            "display-message", "-p", "-t", target, fields, ";",
-            "show-hooks", "-g", HOOK, ";",
-            "show-hooks", "-t", target, HOOK, ";",
-            "show-hooks", "-w", "-t", target, HOOK, ";",
-            "show-hooks", "-p", "-t", target, HOOK,
-        )  # fmt: skip
+        try:
+            lines = await server.run(*check)
+        except ConnectionLost:
+            # the connection of a server that has exited since the last call; the check
+            # changes nothing, so it goes again, to whichever server runs there now
+            lines = await server.run(*check)
     except TmuxCommandError as error:
         if not _PANE_GONE.search(error.stderr):
             raise
