@@ -5,8 +5,8 @@ must be the live server's for that pane id, see ``schemux.references``) and that
 ``after-capture-pane`` hook is set anywhere it would run (a hook would run on every
 capture); only then does the second one capture, in one command line, so tmux runs it
 whole without taking pane output in between: the server's identity again (a server
-restarted in between cannot hand over another pane's rows), the row count, and the
-rows twice (``schemux.screen`` explains why).
+restarted in between cannot hand over another pane's rows), the pane's state, and the
+rows (``schemux.screen``).
 
 Cursor state lives in this process (``ScreenTracker``), at most ``MAX_CURSORS`` of them,
 the oldest forgotten first; a cursor stays usable until then, so a read can be retried
@@ -26,7 +26,7 @@ from schemux.errors import TmuxCommandError
 from schemux.failures import Failure
 from schemux.process_identity import ProcessHandle, ProcessIdentity, open_process
 from schemux.references import IDENTITY_FORMAT, ServerIdentity
-from schemux.screen import EncodedRows, Splice, encode_rows, limit_rows, rows_from_captures
+from schemux.screen import EncodedRows, Splice, encode_rows, limit_rows
 from schemux.screen import splice_between as splice_rows
 from schemux.tmux import TmuxServer, parse_version
 
@@ -289,15 +289,12 @@ async def _capture(
     start = "0" if scope.history_lines == 0 else str(-scope.history_lines)
     # tmux 3.4 pads -N rows with the empty cells up to the width unless -T is given
     only_used = ("-T",) if pane.version >= (3, 4) else ()
-    fields = (
-        f"{IDENTITY_FORMAT}\t#{{history_size}}\t#{{pane_height}}\t#{{pane_dead}}\t#{{pane_pid}}"
-    )
+    fields = "\t".join((IDENTITY_FORMAT, "#{pane_dead}", "#{pane_pid}"))
     started = time.monotonic()
     try:
         lines = await server.run(
             "display-message", "-p", "-t", target, fields, ";",
-            "capture-pane", "-p", "-N", *only_used, "-t", target, "-S", start, ";",
-            "capture-pane", "-p", "-J", "-t", target, "-S", start,
+            "capture-pane", "-p", "-N", *only_used, "-t", target, "-S", start,
         )  # fmt: skip
     except TmuxCommandError as error:
         if not _PANE_GONE.search(error.stderr):
@@ -306,9 +303,8 @@ async def _capture(
     finished = time.monotonic()
     values = lines[0].split("\t")
     _check_generation(ServerIdentity.parse(values[:3]), reference)
-    history_size, height, dead, pid = values[3:]
-    count = int(height) + min(scope.history_lines, int(history_size))
-    rows = rows_from_captures(lines[1 : 1 + count], lines[1 + count :])
+    dead, pid = values[3:]
+    rows = [line + "\n" for line in lines[1:]]
     kept, truncated = limit_rows(rows, scope.max_lines, scope.max_bytes)
     capture = Capture(secrets.token_hex(8), encode_rows(kept), truncated, started, finished)
     return capture, dead == "1", int(pid) if pid else None

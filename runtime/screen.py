@@ -1,10 +1,9 @@
 """A pane's screen as rows, and the exact splice between two states of it (pure).
 
-A row is one row of the pane's grid (history rows above, then the visible screen) with
-its cells as tmux stores them, trailing spaces included, and ends with LF unless the
-terminal line goes on in the next row (tmux wrapped it): joined, the rows are the text
-with its real line breaks. tmux prints each row by ``capture-pane -N`` and the line
-breaks by ``capture-pane -J``; ``rows_from_captures`` puts the two together.
+A row is one row of the pane's grid (history rows above, then the visible screen) as
+``capture-pane -N`` prints it: the cells tmux stores, trailing spaces written by the
+program included, and the row's LF. A line longer than the pane is as many rows as the
+screen shows it on.
 """
 
 from __future__ import annotations
@@ -13,34 +12,6 @@ import base64
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
-
-
-class CaptureMismatch(Exception):
-    """The two captures of one moment disagree (a schemux bug, never expected)."""
-
-
-def rows_from_captures(screen_lines: Sequence[str], joined_lines: Sequence[str]) -> list[str]:
-    """The rows, each with its LF where the line ends there.
-
-    ``screen_lines`` holds one entry per row (``capture-pane -N``), ``joined_lines`` the
-    same rows with wrapped ones joined (``capture-pane -J``), both untrimmed. A row that
-    ends where the joined text has a line break keeps an LF. The last row always ends
-    with one: tmux ends every capture with a line break.
-    """
-    joined = "\n".join(joined_lines) + "\n" if joined_lines else ""
-    rows: list[str] = []
-    position = 0
-    for line in screen_lines:
-        if not joined.startswith(line, position):
-            raise CaptureMismatch(f"row {len(rows)} {line!r} is not in the joined capture")
-        position += len(line)
-        if joined.startswith("\n", position):
-            position += 1
-            line += "\n"
-        rows.append(line)
-    if position != len(joined):
-        raise CaptureMismatch("the joined capture holds more than the rows")
-    return rows
 
 
 def row_bytes(row: str) -> bytes:
@@ -72,16 +43,15 @@ class EncodedRows:
 def encode_rows(rows: Sequence[str]) -> EncodedRows:
     """The rows as text when every one is valid UTF-8, else every row base64 (so a splice
     always joins rows of one encoding)."""
-    raw = [row_bytes(row) for row in rows]
-    total = sum(len(data) for data in raw)
-    if not any(_has_surrogate(row) for row in rows):
-        return EncodedRows("utf-8", list(rows), total)
-    return EncodedRows("base64", [base64.b64encode(data).decode("ascii") for data in raw], total)
-
-
-def _has_surrogate(row: str) -> bool:
-    # surrogateescape turns each byte that is not UTF-8 into a lone surrogate
-    return any("\ud800" <= char <= "\udfff" for char in row)
+    try:
+        # strict UTF-8 refuses the lone surrogates that surrogateescape made of the bytes
+        # that were not UTF-8
+        total = len("".join(rows).encode("utf-8"))
+    except UnicodeEncodeError:
+        raw = [row_bytes(row) for row in rows]
+        encoded = [base64.b64encode(data).decode("ascii") for data in raw]
+        return EncodedRows("base64", encoded, sum(len(data) for data in raw))
+    return EncodedRows("utf-8", list(rows), total)
 
 
 @dataclass(frozen=True)

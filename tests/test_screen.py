@@ -1,33 +1,18 @@
-"""Unit tests of the pure pieces of screen reading: rows, limits, encodings, splices."""
+"""Unit tests of the pure pieces of screen reading: limits, encodings, splices,
+generations, and the result validators' fast path for arrays of strings."""
 
 from __future__ import annotations
 
 import base64
+from typing import Any
 
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
 
 from schemux.references import ServerIdentity
-from schemux.screen import (
-    CaptureMismatch,
-    encode_rows,
-    limit_rows,
-    rows_from_captures,
-    splice_between,
-)
-
-
-def test_rows_take_their_lf_from_the_joined_capture() -> None:
-    rows = rows_from_captures(["abcd", "ef", "", "g "], ["abcdef", "", "g "])
-    assert rows == ["abcd", "ef\n", "\n", "g \n"]
-
-
-def test_rows_that_disagree_with_the_joined_capture_are_a_bug() -> None:
-    with pytest.raises(CaptureMismatch):
-        rows_from_captures(["abc"], ["abd"])
-    with pytest.raises(CaptureMismatch):
-        rows_from_captures(["abc"], ["abc", "more"])
+from schemux.screen import encode_rows, limit_rows, splice_between
+from schemux.validation import fast_arrays
 
 
 def test_limits_keep_whole_rows_from_the_bottom() -> None:
@@ -78,3 +63,22 @@ def test_generations_bind_to_the_server_instance_and_the_id() -> None:
     assert generation != server.generation("%1")
     assert generation != ServerIdentity(101, 1_700_000_000, "/tmp/tmux-1/default").generation("%0")
     assert generation != ServerIdentity(100, 1_700_000_001, "/tmp/tmux-1/default").generation("%0")
+
+
+def test_fast_arrays_reports_exactly_what_jsonschema_reports() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"rows": {"type": "array", "items": {"type": "string"}}},
+    }
+    plain, fast = Draft202012Validator(schema), fast_arrays(Draft202012Validator)(schema)
+    assert fast.is_valid({"rows": ["a"] * 1000})
+    bad_results: list[dict[str, Any]] = [
+        {"rows": ["a", 1, "b", None]},
+        {"rows": "not a list"},
+        {"rows": [["a"]]},
+    ]
+    for bad in bad_results:
+        assert [e.message for e in fast.iter_errors(bad)] == [
+            e.message for e in plain.iter_errors(bad)
+        ]
+        assert not fast.is_valid(bad)

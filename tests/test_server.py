@@ -263,7 +263,8 @@ async def test_a_failure_the_contract_describes_goes_out_as_an_error_result() ->
         if arguments["target"]["generation"] == "fine":
             raise FailedResult(TmuxCaptureOutput.model_validate({"ok": False, "error": error}))
         # a handler bug: an envelope its own contract rejects
-        raise FailedResult(TmuxCaptureOutput.model_construct({"ok": False, "error": {"code": 1}}))
+        broken = {"ok": False, "error": {"code": 1}}
+        raise FailedResult(TmuxCaptureOutput.model_construct(broken))  # type: ignore[arg-type]
 
     binding = ToolBinding(
         document=document,
