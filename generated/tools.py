@@ -1359,4 +1359,341 @@ TOOL_DOCUMENTS: dict[str, dict[str, Any]] = {
             }
         },
     },
+    "tmux_snapshot": {
+        "name": "tmux_snapshot",
+        "description": "List the sessions, windows and panes of the configured tmux server, or of the one socket_name names: for each pane, the reference tmux_capture takes (target: kind, id, generation), its size, its current command, whether it is dead (with its exit status) or showing a mode such as copy mode, and the program_id of the schemux program running in it (null when none). Use it to find a target; a programId's paneId is a target.id here. A reference binds to the live pane: once its tmux server restarts, it no longer matches anything. tmux_capture reads the configured server only. schemux's own session, _schemux, is never listed. Changes nothing, except that schemux's first command to a server makes that session. Failures are {ok: false, error: {code, message, delivery}}: server_unavailable, connection_lost, tmux_error.",
+        "inputSchema": {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "additionalProperties": False,
+            "properties": {
+                "socket_name": {
+                    "description": "List the tmux server on this socket name (tmux -L) instead of the configured one.",
+                    "maxLength": 256,
+                    "minLength": 1,
+                    "type": "string",
+                }
+            },
+            "type": "object",
+        },
+        "outputSchema": {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "oneOf": [
+                {
+                    "additionalProperties": False,
+                    "properties": {
+                        "data": {
+                            "additionalProperties": False,
+                            "properties": {
+                                "server": {
+                                    "additionalProperties": False,
+                                    "properties": {
+                                        "socket_path": {"type": "string"},
+                                        "pid": {"minimum": 1, "type": "integer"},
+                                        "version": {"type": "string"},
+                                    },
+                                    "required": ["socket_path", "pid", "version"],
+                                    "type": "object",
+                                },
+                                "sessions": {
+                                    "items": {
+                                        "additionalProperties": False,
+                                        "properties": {
+                                            "target": {
+                                                "additionalProperties": False,
+                                                "properties": {
+                                                    "generation": {
+                                                        "maxLength": 128,
+                                                        "minLength": 1,
+                                                        "type": "string",
+                                                    },
+                                                    "id": {
+                                                        "maxLength": 32,
+                                                        "pattern": "^\\$[0-9]+$",
+                                                        "type": "string",
+                                                    },
+                                                    "kind": {"const": "session"},
+                                                },
+                                                "required": ["generation", "kind", "id"],
+                                                "type": "object",
+                                            },
+                                            "name": {"type": "string"},
+                                            "attached": {
+                                                "minimum": 0,
+                                                "type": "integer",
+                                                "description": "How many clients are attached to it.",
+                                            },
+                                            "windows": {
+                                                "items": {
+                                                    "additionalProperties": False,
+                                                    "properties": {
+                                                        "target": {
+                                                            "additionalProperties": False,
+                                                            "properties": {
+                                                                "generation": {
+                                                                    "maxLength": 128,
+                                                                    "minLength": 1,
+                                                                    "type": "string",
+                                                                },
+                                                                "id": {
+                                                                    "maxLength": 32,
+                                                                    "pattern": "^@[0-9]+$",
+                                                                    "type": "string",
+                                                                },
+                                                                "kind": {"const": "window"},
+                                                            },
+                                                            "required": [
+                                                                "generation",
+                                                                "kind",
+                                                                "id",
+                                                            ],
+                                                            "type": "object",
+                                                        },
+                                                        "index": {"minimum": 0, "type": "integer"},
+                                                        "name": {"type": "string"},
+                                                        "active": {
+                                                            "type": "boolean",
+                                                            "description": "The current window of its session.",
+                                                        },
+                                                        "panes": {
+                                                            "items": {
+                                                                "additionalProperties": False,
+                                                                "properties": {
+                                                                    "target": {
+                                                                        "additionalProperties": False,
+                                                                        "properties": {
+                                                                            "generation": {
+                                                                                "maxLength": 128,
+                                                                                "minLength": 1,
+                                                                                "type": "string",
+                                                                            },
+                                                                            "id": {
+                                                                                "maxLength": 32,
+                                                                                "pattern": "^%[0-9]+$",
+                                                                                "type": "string",
+                                                                            },
+                                                                            "kind": {
+                                                                                "const": "pane"
+                                                                            },
+                                                                        },
+                                                                        "required": [
+                                                                            "generation",
+                                                                            "kind",
+                                                                            "id",
+                                                                        ],
+                                                                        "type": "object",
+                                                                        "description": "The reference tmux_capture takes.",
+                                                                    },
+                                                                    "index": {
+                                                                        "minimum": 0,
+                                                                        "type": "integer",
+                                                                    },
+                                                                    "active": {
+                                                                        "type": "boolean",
+                                                                        "description": "The active pane of its window.",
+                                                                    },
+                                                                    "width": {
+                                                                        "minimum": 1,
+                                                                        "type": "integer",
+                                                                    },
+                                                                    "height": {
+                                                                        "minimum": 1,
+                                                                        "type": "integer",
+                                                                    },
+                                                                    "current_command": {
+                                                                        "type": "string",
+                                                                        "description": "The command running in the pane's foreground, as tmux sees it (pane_current_command).",
+                                                                    },
+                                                                    "dead": {
+                                                                        "type": "boolean",
+                                                                        "description": "Its program ended and the pane was kept (remain-on-exit).",
+                                                                    },
+                                                                    "dead_status": {
+                                                                        "type": ["integer", "null"],
+                                                                        "description": "The exit status of a dead pane's program; null while it runs, or when tmux has not told it (yet) or the program was ended by a signal.",
+                                                                    },
+                                                                    "in_mode": {
+                                                                        "type": "boolean",
+                                                                        "description": "The pane shows a mode, such as copy mode, over its program's screen.",
+                                                                    },
+                                                                    "program_id": {
+                                                                        "type": ["string", "null"],
+                                                                        "description": "The programId of the schemux program running in the pane (start_program, run_program), null when it runs none.",
+                                                                    },
+                                                                },
+                                                                "required": [
+                                                                    "target",
+                                                                    "index",
+                                                                    "active",
+                                                                    "width",
+                                                                    "height",
+                                                                    "current_command",
+                                                                    "dead",
+                                                                    "dead_status",
+                                                                    "in_mode",
+                                                                    "program_id",
+                                                                ],
+                                                                "type": "object",
+                                                            },
+                                                            "type": "array",
+                                                        },
+                                                    },
+                                                    "required": [
+                                                        "target",
+                                                        "index",
+                                                        "name",
+                                                        "active",
+                                                        "panes",
+                                                    ],
+                                                    "type": "object",
+                                                },
+                                                "type": "array",
+                                            },
+                                        },
+                                        "required": ["target", "name", "attached", "windows"],
+                                        "type": "object",
+                                    },
+                                    "type": "array",
+                                },
+                            },
+                            "required": ["server", "sessions"],
+                            "type": "object",
+                        },
+                        "ok": {"const": True},
+                    },
+                    "required": ["ok", "data"],
+                    "type": "object",
+                },
+                {
+                    "additionalProperties": False,
+                    "properties": {
+                        "error": {
+                            "additionalProperties": False,
+                            "properties": {
+                                "code": {"type": "string"},
+                                "delivery": {"enum": ["not_sent", "possibly_sent", "observed"]},
+                                "effects": {
+                                    "additionalProperties": False,
+                                    "properties": {
+                                        "created": {
+                                            "items": {
+                                                "oneOf": [
+                                                    {
+                                                        "additionalProperties": False,
+                                                        "properties": {
+                                                            "generation": {
+                                                                "maxLength": 128,
+                                                                "minLength": 1,
+                                                                "type": "string",
+                                                            },
+                                                            "id": {
+                                                                "maxLength": 32,
+                                                                "pattern": "^\\$[0-9]+$",
+                                                                "type": "string",
+                                                            },
+                                                            "kind": {"const": "session"},
+                                                        },
+                                                        "required": ["generation", "kind", "id"],
+                                                        "type": "object",
+                                                    },
+                                                    {
+                                                        "additionalProperties": False,
+                                                        "properties": {
+                                                            "generation": {
+                                                                "maxLength": 128,
+                                                                "minLength": 1,
+                                                                "type": "string",
+                                                            },
+                                                            "id": {
+                                                                "maxLength": 32,
+                                                                "pattern": "^@[0-9]+$",
+                                                                "type": "string",
+                                                            },
+                                                            "kind": {"const": "window"},
+                                                        },
+                                                        "required": ["generation", "kind", "id"],
+                                                        "type": "object",
+                                                    },
+                                                    {
+                                                        "additionalProperties": False,
+                                                        "properties": {
+                                                            "generation": {
+                                                                "maxLength": 128,
+                                                                "minLength": 1,
+                                                                "type": "string",
+                                                            },
+                                                            "id": {
+                                                                "maxLength": 32,
+                                                                "pattern": "^%[0-9]+$",
+                                                                "type": "string",
+                                                            },
+                                                            "kind": {"const": "pane"},
+                                                        },
+                                                        "required": ["generation", "kind", "id"],
+                                                        "type": "object",
+                                                    },
+                                                    {
+                                                        "additionalProperties": False,
+                                                        "properties": {
+                                                            "generation": {
+                                                                "maxLength": 128,
+                                                                "minLength": 1,
+                                                                "type": "string",
+                                                            },
+                                                            "id": {
+                                                                "maxLength": 32,
+                                                                "pattern": "^@[0-9]+$",
+                                                                "type": "string",
+                                                            },
+                                                            "index": {
+                                                                "minimum": 0,
+                                                                "type": "integer",
+                                                            },
+                                                            "kind": {"const": "window_link"},
+                                                            "session_id": {
+                                                                "maxLength": 32,
+                                                                "pattern": "^\\$[0-9]+$",
+                                                                "type": "string",
+                                                            },
+                                                        },
+                                                        "required": [
+                                                            "generation",
+                                                            "kind",
+                                                            "id",
+                                                            "session_id",
+                                                            "index",
+                                                        ],
+                                                        "type": "object",
+                                                    },
+                                                ]
+                                            },
+                                            "maxItems": 3,
+                                            "type": "array",
+                                        },
+                                        "state": {"enum": ["none", "known", "unknown"]},
+                                    },
+                                    "required": ["state", "created"],
+                                    "type": "object",
+                                },
+                                "message": {"type": "string"},
+                            },
+                            "required": ["code", "message", "delivery"],
+                            "type": "object",
+                        },
+                        "ok": {"const": False},
+                    },
+                    "required": ["ok", "error"],
+                    "type": "object",
+                },
+            ],
+            "type": "object",
+        },
+        "annotations": {
+            "destructiveHint": False,
+            "idempotentHint": True,
+            "openWorldHint": False,
+            "readOnlyHint": False,
+            "title": "List tmux sessions, windows and panes",
+        },
+        "_meta": {"io.schemux/provenance": {"origin": "authored"}},
+    },
 }

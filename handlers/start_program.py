@@ -13,7 +13,9 @@ async def handle(ctx: ToolContext, request: StartProgramInput) -> StartProgramOu
         (request.lifetime_ms or limits.default_lifetime * 1000) / 1000, limits.max_lifetime
     )
     server = ctx.tmux()
-    spec = await program_spec(ctx, server, request, lifetime=lifetime)
+    # one beside fromPaneId keeps its pane after the end, for a person to read
+    keep = request.from_pane_id is not None
+    spec = await program_spec(ctx, server, request, lifetime=lifetime, keep=keep)
     program = await ctx.programs.start(server, spec)
     return StartProgramOutput(
         program_id=program.id,

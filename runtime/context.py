@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from schemux.capture import ScreenTracker
 from schemux.config import Settings
 from schemux.programs import ProgramStore
 from schemux.tmux import ServerAddress, TmuxServer
@@ -14,6 +15,7 @@ class ToolContext:
         self.settings = settings
         self._servers: dict[ServerAddress, TmuxServer] = {}
         self.programs = ProgramStore(settings.program_limits)
+        self.screens = ScreenTracker()  # tmux_capture's cursors
 
     def tmux(self, socket_name: str | None = None) -> TmuxServer:
         """The configured tmux server, or the one on ``socket_name`` when a call names one."""
@@ -27,8 +29,9 @@ class ToolContext:
         return server
 
     async def close(self) -> None:
-        """End the programs still running, remove their output, and end the tmux control
-        clients of every server used."""
+        """End the programs still running and remove their output; forget every cursor;
+        end the tmux control clients of every server used."""
         await self.programs.close()
+        self.screens.close()
         for server in self._servers.values():
             await server.close()

@@ -285,6 +285,9 @@ class ControlEngine:
         self._subscribers: dict[str, list[Subscriber]] = {}
         self._idle_waiters: list[_Connection] = []
         self.waits_in_progress = 0
+        # ids of the owned sessions made on this server for this process, oldest first
+        # (``prepare`` records them), so a failed call can report what it created
+        self.created_sessions: list[str] = []
 
     @property
     def pid(self) -> int | None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pydantic import BaseModel
+
 
 class ToolError(Exception):
     """An expected failure: the call could not be done, and the agent can act on why.
@@ -21,6 +23,10 @@ class ToolError(Exception):
         return f"{self.message}\nSuggestion: {self.suggestion}"
 
 
+class ServerUnavailable(ToolError):
+    """No tmux server runs at the address (nothing was sent to one)."""
+
+
 class TmuxCommandError(ToolError):
     """tmux answered a command with an error (no such pane, no server, ...)."""
 
@@ -28,3 +34,16 @@ class TmuxCommandError(ToolError):
         super().__init__(f"tmux {command} failed: {stderr}", suggestion=suggestion)
         self.command = command
         self.stderr = stderr
+
+
+class FailedResult(Exception):
+    """A failure the tool's own contract describes as a result (an error envelope).
+
+    ``result`` is the handler's typed result; the pipeline checks it against the
+    outputSchema like any result and sends it as ``structuredContent`` with ``isError``
+    set, so a client sees both the contract's error object and that the call failed.
+    """
+
+    def __init__(self, result: BaseModel) -> None:
+        super().__init__(result)
+        self.result = result

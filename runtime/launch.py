@@ -48,6 +48,7 @@ async def program_spec(
     lifetime: float,
     separate_stderr: bool = False,
     keep: bool = False,
+    hold: bool = False,
 ) -> ProgramSpec:
     if not request.argv or not request.argv[0]:
         raise ToolError("argv[0] is empty", suggestion="name the program to run first")
@@ -58,9 +59,11 @@ async def program_spec(
             suggestion="pass fromPaneId, or drop inheritShell",
         )
     directory = request.start_directory
+    from_session = None
     environment = {"PATH": os.environ.get("PATH", os.defpath)}
     if request.from_pane_id is not None:
         pane = await resolve_pane(server, PaneTarget(pane_id=request.from_pane_id))
+        from_session = pane.session_id
         if pane.dead:
             raise ToolError(
                 f"fromPaneId {pane.pane_id} is dead: its program has ended",
@@ -87,11 +90,13 @@ async def program_spec(
         stdin_text=request.input,
         separate_stderr=separate_stderr,
         from_pane=request.from_pane_id,
+        from_session=from_session,
         placement=request.placement or "window",
         width=request.width,
         height=request.height,
         lifetime=lifetime,
         keep=keep,
+        hold=hold,
     )
 
 

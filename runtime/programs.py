@@ -33,6 +33,7 @@ import tempfile
 import time
 import zlib
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -47,13 +48,15 @@ _CURSOR_TAG_BITS = 16
 _MARKER_PREFIX = b"\x1b]7777;schemux-end;"
 
 # $0 is the gate's name; then tmux binary, socket, gate channel, token, stdin file or "",
-# stderr file or "", and the program's argv. The program runs as the gate's child (not in
-# its place) so that the gate outlives it and reports its status; the child sets up its
-# own stderr, and the gate's stays /dev/null, so sh's "Segmentation fault" and the like
-# never join the output. A program that could not be run leaves sh's own message (exec:
-# ...: not found) and is flagged "n" in the marker.
+# stderr file or "", "hold" or "", and the program's argv. The program runs as the gate's
+# child (not in its place) so that the gate outlives it and reports its status; the child
+# sets up its own stderr, and the gate's stays /dev/null, so sh's "Segmentation fault" and
+# the like never join the output. A program that could not be run leaves sh's own message
+# (exec: ...: not found) and is flagged "n" in the marker. With "hold", the gate waits on
+# its channel once more after the marker, so that the pane shows the program's last
+# screen, untouched, until schemux has read it (run_program).
 _GATE = (
-    "tmux_bin=$1 socket=$2 gate=$3 token=$4 input=$5 errors=$6; shift 6; "
+    "tmux_bin=$1 socket=$2 gate=$3 token=$4 input=$5 errors=$6 hold=$7; shift 7; "
     '"$tmux_bin" -S "$socket" wait-for "$gate" || exit 125; '
     'if [ -n "$input" ]; then exec < "$input"; fi; '
     'if [ -n "$errors" ]; then exec 3> "$errors"; else exec 3>&2; fi; '
@@ -62,6 +65,7 @@ _GATE = (
     'if [ "$status" -ge 126 ] && [ "$status" -le 127 ] && ! command -v -- "$1" >/dev/null; '
     "then flag=n; fi; "
     'printf \'\\033]7777;schemux-end;%s;%s;%s\\007\' "$token" "$status" "$flag"; '
+    'if [ -n "$hold" ]; then "$tmux_bin" -S "$socket" wait-for "$gate"; fi; '
     'exit "$status"'
 )
 
@@ -105,11 +109,13 @@ class ProgramSpec:
     stdin_text: str | None = None
     separate_stderr: bool = False
     from_pane: str | None = None
+    from_session: str | None = None
     placement: str = "window"
     width: int | None = None
     height: int | None = None
     lifetime: float = 600.0
     keep: bool = False
+    hold: bool = False
 
 
 @dataclass
@@ -121,6 +127,7 @@ class Program:
     window_id: str = ""
     gate_pid: int = 0
     keep: bool = False
+    hold: bool = False
     token: str = field(default_factory=lambda: secrets.token_hex(8))
     text_size: int = 0
     output_done: bool = False
@@ -194,6 +201,9 @@ class ProgramStore:
         self.limits = limits or ProgramLimits()
         self._programs: OrderedDict[str, Program] = OrderedDict()
         self._root: Path | None = None
+        # opening a FIFO blocks until its writer opens it: one thread per running program
+        # at most, of its own, so that nothing else in the process can starve the copies
+        self._openers = ThreadPoolExecutor(self.limits.max_running, "schemux-copy")
 
     @property
     def root(self) -> Path:
@@ -211,10 +221,15 @@ class ProgramStore:
             )
         return program
 
-    def lookup_pane(self, pane_id: str) -> str | None:
-        """The id of the program running in ``pane_id``, if schemux started one there."""
+    def lookup_pane(self, server: TmuxServer, pane_id: str) -> str | None:
+        """The id of the program running in ``pane_id`` of ``server``, if schemux started
+        one there."""
         for program in self._programs.values():
-            if program.pane_id == pane_id and program.ending is None:
+            if (
+                program.pane_id == pane_id
+                and program.server.address == server.address
+                and program.ending is None
+            ):
                 return program.id
         return None
 
@@ -228,11 +243,14 @@ class ProgramStore:
         program_id = f"p{secrets.token_hex(6)}"
         directory = self.root / program_id
         directory.mkdir(mode=0o700)
-        program = Program(program_id, server, directory, keep=spec.keep)
+        program = Program(program_id, server, directory, keep=spec.keep, hold=spec.hold)
         try:
             await self._launch(program, spec)
         except BaseException:
-            shutil.rmtree(directory, ignore_errors=True)
+            self.forget(program)
+            with contextlib.suppress(ToolError):
+                if program.pane_id:
+                    await server.run("kill-pane", "-t", program.pane_id)
             raise
         self._programs[program_id] = program
         program.lifetime_task = asyncio.ensure_future(self._expire(program, spec.lifetime))
@@ -250,22 +268,38 @@ class ProgramStore:
             stdin_path = str(stdin_file)
         socket_path = (await server.run("display-message", "-p", "#{socket_path}"))[0]
         gate = f"schemux_gate_{program.token}"
-        place = _placement(spec)
         environment = [f"-e{key}={value}" for key, value in sorted(spec.environment.items())]
+        sized = bool(spec.width or spec.height)
+        # tmux 3.3 applies a window resize to the pane's terminal only after a delay, so a
+        # program sized by resize-window would start at the old size: in schemux's own
+        # session (whose only clients ignore size), a new window is made at the session's
+        # default-size, so that is set for that one new-window and unset in the same call
+        own = spec.from_pane is None
+        sizing = (
+            ["set-option", "-t", f"={OWNED_SESSION}:", "default-size",
+             f"{spec.width or 80}x{spec.height or 24}", ";"]
+            if own and sized else []
+        )  # fmt: skip
+        unsizing = (
+            [";", "set-option", "-u", "-t", f"={OWNED_SESSION}:", "default-size"]
+            if own and sized
+            else []
+        )
         created = await server.run(
-            *place, "-d", "-P", "-F", "#{pane_id} #{window_id} #{pane_pid}",
+            *sizing, *_placement(spec), "-d", "-P", "-F", "#{pane_id} #{window_id} #{pane_pid}",
             "-c", spec.start_directory, *environment,
             "sh", "-c", _GATE, "schemux-gate", server.binary, socket_path, gate, program.token,
-            stdin_path, str(program.stderr_path) if spec.separate_stderr else "", *spec.argv,
+            stdin_path, str(program.stderr_path) if spec.separate_stderr else "",
+            "hold" if spec.hold else "", *spec.argv, *unsizing,
         )  # fmt: skip
-        pane_id, window_id, pid = created[0].split()
+        pane_id, window_id, pid = created[-1].split()
         program.pane_id, program.window_id, program.gate_pid = pane_id, window_id, int(pid)
         program.pump_task = asyncio.ensure_future(self._pump(program, fifo))
         setup = ["set-option", "-w", "-t", window_id, "remain-on-exit", "on"]
-        if spec.width or spec.height:
+        if sized and not own:
             size = [*(["-x", str(spec.width)] if spec.width else [])]
             size += ["-y", str(spec.height)] if spec.height else []
-            if spec.placement == "split" and spec.from_pane:
+            if spec.placement == "split":
                 setup += [";", "resize-pane", "-t", pane_id, *size]
             else:
                 setup += [";", "resize-window", "-t", window_id, *size]
@@ -278,7 +312,9 @@ class ProgramStore:
     async def _pump(self, program: Program, fifo: Path) -> None:
         """Copy the pane's bytes to the text file until the end marker or the copy's end."""
         # opening blocks until pipe-pane's cat opens the other end: a thread waits for it
-        fd = await asyncio.to_thread(os.open, fifo, os.O_RDONLY)
+        fd = await asyncio.get_running_loop().run_in_executor(
+            self._openers, os.open, fifo, os.O_RDONLY
+        )
         os.set_blocking(fd, False)
         loop = asyncio.get_running_loop()
         reader = asyncio.StreamReader(limit=1 << 20)
@@ -317,7 +353,8 @@ class ProgramStore:
         program.output_done = True
         if report is not None:
             self._end(program, ending_from_marker(int(report[0]), report[1].decode()))
-            await self._after_end(program)
+            if not program.hold:  # a held gate is released by whoever holds it
+                await self._after_end(program)
         else:  # the copy ended without the marker: the pane was removed from outside
             program.lost_end = True
             self._end(program, Ending("gone", None, None))
@@ -344,10 +381,23 @@ class ProgramStore:
             ending = Ending(program.ended_by, ending.exit_status, ending.signal)
         program.ending = ending
         program.ended_at = time.monotonic()
-        if program.lifetime_task is not None:
-            program.lifetime_task.cancel()
+        if program.lifetime_task is not None and not program.keep:
+            program.lifetime_task.cancel()  # a kept pane goes when its lifetime does
         program.changed()
         self._retire_old()
+
+    async def wait_end(self, program: Program, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for the program's end; whether it came."""
+        deadline = time.monotonic() + timeout
+        while program.ending is None and time.monotonic() < deadline:
+            await program.wait_change(deadline - time.monotonic())
+        return program.ending is not None
+
+    async def release(self, program: Program) -> None:
+        """Let a held gate go, then close the copy and the pane as after any end."""
+        with contextlib.suppress(ToolError):
+            await program.server.run("wait-for", "-S", f"schemux_gate_{program.token}")
+        await self._after_end(program)
 
     async def _after_end(self, program: Program) -> None:
         """Close the copy; remove the pane unless it is to stay for a person."""
@@ -366,9 +416,11 @@ class ProgramStore:
 
     async def _expire(self, program: Program, lifetime: float) -> None:
         await asyncio.sleep(lifetime)
-        await self._terminate(program, "expired")
+        if not await self.terminate(program, "expired") and program.keep:
+            with contextlib.suppress(ToolError):  # ended before: only its pane stayed
+                await program.server.run("kill-pane", "-t", program.pane_id)
 
-    async def _terminate(self, program: Program, outcome: str) -> bool:
+    async def terminate(self, program: Program, outcome: str) -> bool:
         """End a running program (SIGTERM, then SIGKILL); False when it had ended."""
         if program.ending is not None:
             return False
@@ -432,15 +484,15 @@ class ProgramStore:
         )
 
     async def stop(self, program: Program) -> tuple[Ending, bool]:
-        was_running = await self._terminate(program, "stopped")
+        was_running = await self.terminate(program, "stopped")
         assert program.ending is not None
         ending = program.ending
-        self._forget(program)
+        self.forget(program)
         with contextlib.suppress(ToolError):
             await program.server.run("kill-pane", "-t", program.pane_id)
         return ending, was_running
 
-    def _forget(self, program: Program) -> None:
+    def forget(self, program: Program) -> None:
         self._programs.pop(program.id, None)
         if program.pump_task is not None and not program.pump_task.done():
             program.pump_task.cancel()
@@ -454,10 +506,11 @@ class ProgramStore:
         """End every program that still runs, and remove the runtime directory."""
         for program in list(self._programs.values()):
             if program.ending is None:
-                await self._terminate(program, "stopped")
-            self._forget(program)
+                await self.terminate(program, "stopped")
+            self.forget(program)
             with contextlib.suppress(ToolError):
                 await program.server.run("kill-pane", "-t", program.pane_id)
+        self._openers.shutdown(wait=False)
         if self._root is not None:
             shutil.rmtree(self._root, ignore_errors=True)
 
@@ -467,7 +520,7 @@ def _placement(spec: ProgramSpec) -> list[str]:
         return ["new-window", "-t", f"={OWNED_SESSION}:"]
     if spec.placement == "split":
         return ["split-window", "-t", spec.from_pane]
-    return ["new-window", "-t", spec.from_pane]
+    return ["new-window", "-t", f"{spec.from_session}:"]
 
 
 def _children(pid: int) -> list[int]:

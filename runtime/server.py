@@ -2,7 +2,9 @@
 
 Every call: validate the arguments against the tool's inputSchema (before any tmux
 work); run the handler; validate its result against the outputSchema; answer with
-``structuredContent`` and the same JSON as text. Whatever goes wrong becomes a tool
+``structuredContent`` and the same JSON as text. A handler whose contract describes its
+failures as results (an error envelope) raises ``FailedResult`` with one: it is checked
+and sent the same way, with ``isError`` set. Whatever goes wrong becomes a tool
 result with ``isError``; the server itself keeps serving.
 """
 
@@ -22,7 +24,7 @@ from mcp.shared.exceptions import MCPError
 from schemux import __version__
 from schemux.binding import ToolBinding
 from schemux.context import ToolContext
-from schemux.errors import ToolError
+from schemux.errors import FailedResult, ToolError
 
 logger = logging.getLogger("schemux")
 
@@ -35,10 +37,12 @@ def describe_violation(error: ValidationError, root: str = "(arguments)") -> str
     return f"{path or root}: {error.message} (rule: {error.validator})"
 
 
-def tool_result(payload: Mapping[str, Any]) -> types.CallToolResult:
+def tool_result(payload: Mapping[str, Any], *, is_error: bool = False) -> types.CallToolResult:
     text = json.dumps(payload, ensure_ascii=False)
     return types.CallToolResult(
-        content=[types.TextContent(type="text", text=text)], structured_content=dict(payload)
+        content=[types.TextContent(type="text", text=text)],
+        structured_content=dict(payload),
+        is_error=is_error,
     )
 
 
@@ -57,8 +61,13 @@ async def call_bound_tool(
         return error_result(
             f"Invalid arguments for {binding.name}: {describe_violation(violation)}"
         )
+    failed = False
     try:
         result = await binding.call(context, arguments)
+    except FailedResult as failure:
+        # the contract's own error object: checked and sent like a result, marked failed
+        failed = True
+        result = failure.result.model_dump(mode="json", by_alias=True, exclude_unset=True)
     except ToolError as error:
         return error_result(error.render())
     except Exception as error:
@@ -80,7 +89,7 @@ async def call_bound_tool(
             f"{binding.name} produced a result that breaks its own contract ({violation}); "
             "this is a schemux bug, and it was logged"
         )
-    return tool_result(result)
+    return tool_result(result, is_error=failed)
 
 
 def build_server(context: ToolContext, bindings: Mapping[str, ToolBinding]) -> Server[Any]:

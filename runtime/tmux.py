@@ -16,7 +16,7 @@ import subprocess
 from dataclasses import dataclass
 
 from schemux.engine import OWNED_SESSION, ControlEngine
-from schemux.errors import TmuxCommandError, ToolError
+from schemux.errors import ServerUnavailable, TmuxCommandError, ToolError
 
 MINIMUM_VERSION = (3, 3)
 
@@ -130,7 +130,8 @@ class TmuxServer:
     async def _prepare(self) -> None:
         """Before a control client attaches: the server must run (``has-session`` fails
         without starting one) and the owned session must exist (made detached, running an
-        inert ``cat``; only a server that exited in between would be started by it)."""
+        inert ``cat``; only a server that exited in between would be started by it). A
+        session made here goes into the engine's ``created_sessions``."""
         try:
             await self.run_subprocess("has-session", "-t", f"={OWNED_SESSION}")
             return
@@ -138,14 +139,17 @@ class TmuxServer:
             if not re.search(r"can't find session|no such session", error.stderr):
                 raise
         try:
-            await self.run_subprocess(
-                "new-session", "-d", "-s", OWNED_SESSION, "-x", "80", "-y", "24", "cat", ";",
+            created = await self.run_subprocess(
+                "new-session", "-d", "-P", "-F", "#{session_id}",
+                "-s", OWNED_SESSION, "-x", "80", "-y", "24", "cat", ";",
                 "set-option", "-t", OWNED_SESSION, "detach-on-destroy", "on", ";",
                 "set-option", "-w", "-t", f"{OWNED_SESSION}:", "remain-on-exit", "on",
             )  # fmt: skip
         except TmuxCommandError as error:
             if "duplicate session" not in error.stderr:
                 raise
+            return
+        self.engine.created_sessions.extend(created[:1])
 
     async def run_subprocess(self, *args: str) -> list[str]:
         """``run`` by a tmux client process of its own (about 2.5 ms a command)."""
@@ -167,7 +171,7 @@ class TmuxServer:
 
     def _error(self, command: str, stderr: str) -> ToolError:
         if _NO_SERVER.search(stderr):
-            return ToolError(
+            return ServerUnavailable(
                 f"no tmux server is running on {self.address.describe()} ({stderr})",
                 suggestion="start one (for example `tmux "
                 + " ".join([*self.address.flags(), "new-session", "-d"])

@@ -12,6 +12,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from schemux.references import IDENTITY_FORMAT, ServerIdentity
+
 SHELL_ENVIRONMENT = {
     "HISTCONTROL": "ignorespace",
     "HISTFILE": "/dev/null",
@@ -56,7 +58,20 @@ class Pane:
             "window_id": self.window_id,
             "session_id": self.session_id,
             "session_name": self.session_name,
+            "generation": self.generation(),
         }
+
+    def generation(self) -> str:
+        """The generation of this pane's reference, from its live server."""
+        return server_identity(self.socket_name).generation(self.pane_id)
+
+    def reference(self) -> dict[str, str]:
+        return {"kind": "pane", "id": self.pane_id, "generation": self.generation()}
+
+
+def server_identity(socket_name: str) -> ServerIdentity:
+    fields = tmux(socket_name, "display-message", "-p", IDENTITY_FORMAT).rstrip("\n")
+    return ServerIdentity.parse(fields.split("\t"))
 
 
 def new_pane(
@@ -102,10 +117,14 @@ def wait_for_shell(pane: Pane) -> None:
     wait_until(lambda: tmux(pane.socket_name, "capture-pane", "-p", "-t", pane.pane_id).strip())
 
 
-def fill(template: Any, values: Mapping[str, str]) -> Any:
-    """Replace ``{name}`` placeholders in every string of a JSON value."""
+def fill(template: Any, values: Mapping[str, Any]) -> Any:
+    """Replace ``{name}`` placeholders in every string of a JSON value; a string that is
+    one placeholder alone takes the value itself (a number stays a number)."""
     if isinstance(template, str):
-        return re.sub(r"\{(\w+)\}", lambda m: values.get(m.group(1), m.group(0)), template)
+        whole = re.fullmatch(r"\{(\w+)\}", template)
+        if whole and whole.group(1) in values:
+            return values[whole.group(1)]
+        return re.sub(r"\{(\w+)\}", lambda m: str(values.get(m.group(1), m.group(0))), template)
     if isinstance(template, list):
         return [fill(item, values) for item in template]
     if isinstance(template, dict):
@@ -129,7 +148,8 @@ def mismatches(expected: Any, actual: Any, path: str = "$") -> list[str]:
 
     Plain objects match when every key given matches (other keys may exist); lists and
     scalars match exactly. An object whose keys start with ``$`` is a pattern:
-    ``$type``, ``$min``, ``$max``, ``$regex``, ``$len``, ``$first``, ``$last``.
+    ``$type``, ``$min``, ``$max``, ``$regex``, ``$len``, ``$first``, ``$last``, ``$some``
+    (an item of the list matches) and ``$none`` (no item does).
     """
     if isinstance(expected, dict) and expected and all(k.startswith("$") for k in expected):
         problems: list[str] = []
@@ -173,6 +193,11 @@ def _check_rule(rule: str, wanted: Any, actual: Any, path: str) -> list[str]:
         ok = isinstance(actual, str) and re.search(wanted, actual) is not None
     elif rule == "$len":
         ok = isinstance(actual, list | str) and len(actual) == wanted
+    elif rule in ("$some", "$none"):
+        if not isinstance(actual, list):
+            return [f"{path}: expected a list, got {actual!r}"]
+        found = any(not mismatches(wanted, item, f"{path}[]") for item in actual)
+        ok = found if rule == "$some" else not found
     elif rule in ("$first", "$last"):
         if not isinstance(actual, list) or not actual:
             return [f"{path}: expected a non-empty list, got {actual!r}"]

@@ -4,12 +4,14 @@ real MCP client over stdio, against a real tmux server on a private socket.
 An example is ``{name, arguments, setup?, result | error}``: each gets a fresh session
 whose pane runs an idle bash (or ``setup.pane_command``), on the configured tmux server
 or, with ``setup.server: "other"``, on a second one; ``{pane_id}``, ``{window_id}``,
-``{session_id}``, ``{session_name}`` and ``{socket_name}`` in it name that pane, and
-``setup.wait_for`` is text to wait for on its screen before the call
-(``setup.wait_for_command``, the command it must be running). ``result``
-is a partial match of structuredContent (see tests.support.mismatches); ``error`` is text
-that the error result must contain. Every result is checked against the outputSchema by
-the client itself.
+``{session_id}``, ``{session_name}``, ``{socket_name}`` and ``{generation}`` (of its
+reference) in it name that pane; ``setup.width``/``height`` size it, ``setup.wait_for``
+is text to wait for on its screen before the call (``setup.wait_for_command``, the
+command it must be running), and ``prepare`` below tells the rest of ``setup``.
+``result`` is a partial match of structuredContent (see tests.support.mismatches);
+``error`` is text that the error result must contain, or an object: a partial match of
+the structuredContent an error result carries. Every result is checked against the
+outputSchema by the client itself.
 """
 
 from __future__ import annotations
@@ -68,6 +70,8 @@ async def test_example(
         socket_name,
         command=setup.get("pane_command", SHELL),
         remain_on_exit=setup.get("remain_on_exit", False),
+        width=setup.get("width", 100),
+        height=setup.get("height", 30),
     )
     if "wait_for_command" in setup:  # the program the pane's shell starts, once it runs
         wanted = setup["wait_for_command"]
@@ -76,14 +80,68 @@ async def test_example(
         wait_until(
             lambda: setup["wait_for"] in tmux(socket_name, "capture-pane", "-p", "-t", pane.pane_id)
         )
-    values = pane.placeholders()
+    values: dict[str, Any] = dict(pane.placeholders())
+    await prepare(stdio_client, tool, setup, values)
+    await start_program(stdio_client, setup, values)
     result = await stdio_client.call_tool(tool, fill(example["arguments"], values))
     text = "\n".join(block.text for block in result.content if block.type == "text")
     if "error" in example:
         assert result.is_error, f"expected an error, got {result.structured_content}"
-        assert fill(example["error"], values) in text
+        expected = fill(example["error"], values)
+        if isinstance(expected, str):
+            assert expected in text
+        else:  # an error result of the contract's own (an envelope)
+            assert result.structured_content is not None, text
+            assert mismatches(expected, result.structured_content) == []
     else:
         assert not result.is_error, text
         assert result.structured_content is not None
         assert json.loads(text) == result.structured_content
         assert mismatches(fill(example["result"], values), result.structured_content) == []
+
+
+async def start_program(client: Client, setup: dict[str, Any], values: dict[str, Any]) -> None:
+    """``setup.start_program``: start one (its ids become ``{program_id}`` and
+    ``{program_pane_id}``); with ``await_end``, wait until it ended and its pane went;
+    ``first_read``: read it once (its cursor becomes ``{program_cursor}``)."""
+    if "start_program" not in setup:
+        return
+    started = await client.call_tool("start_program", fill(setup["start_program"], values))
+    assert started.structured_content is not None, started.content
+    values["program_id"] = started.structured_content["programId"]
+    values["program_pane_id"] = started.structured_content["paneId"]
+    if setup.get("await_end"):
+        socket_name = values["socket_name"]
+        wait_until(
+            lambda: (
+                values["program_pane_id"]
+                not in tmux(socket_name, "list-panes", "-a", "-F", "#{pane_id}").split()
+            )
+        )
+    if "first_read" in setup:
+        arguments = {"programId": values["program_id"], **setup["first_read"]}
+        first = await client.call_tool("read_program", arguments)
+        assert first.structured_content is not None, first.content
+        values["program_cursor"] = first.structured_content["cursor"]
+
+
+async def prepare(client: Client, tool: str, setup: dict[str, Any], values: dict[str, Any]) -> None:
+    """The rest of an example's setup, in this order: call the tool with ``prior_call``
+    (its ``data.next_cursor`` and ``data.capture_id`` become ``{cursor}`` and
+    ``{capture_id}``); run each tmux command of ``then``; wait until the pane shows
+    ``wait_for_after``."""
+    socket_name = values["socket_name"]
+
+    def shows(text: str) -> bool:
+        return text in tmux(socket_name, "capture-pane", "-p", "-t", values["pane_id"])
+
+    if "prior_call" in setup:
+        prior = await client.call_tool(tool, fill(setup["prior_call"], values))
+        assert not prior.is_error, prior.content
+        assert prior.structured_content is not None
+        data = prior.structured_content["data"]
+        values["cursor"], values["capture_id"] = data.get("next_cursor", ""), data["capture_id"]
+    for command in setup.get("then", []):
+        tmux(socket_name, *fill(command, values))
+    if "wait_for_after" in setup:
+        wait_until(lambda: shows(setup["wait_for_after"]))

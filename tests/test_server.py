@@ -19,7 +19,9 @@ from mcp import Client, MCPError
 from schemux.binding import ToolBinding
 from schemux.config import Settings
 from schemux.context import ToolContext
+from schemux.errors import FailedResult
 from schemux.generated.bindings import BINDINGS, UNSERVED
+from schemux.generated.models.tmux_capture import TmuxCaptureOutput
 from schemux.generated.tools import TOOL_DOCUMENTS
 from schemux.server import build_server
 from tests.conftest import stdio_parameters
@@ -30,13 +32,7 @@ pytestmark = pytest.mark.anyio
 
 def test_tools_without_a_handler_are_listed() -> None:
     """The gap later issues close; update this list as handlers arrive."""
-    assert UNSERVED == (
-        "read_program",
-        "run_program",
-        "start_program",
-        "stop_program",
-        "tmux_capture",
-    )
+    assert UNSERVED == ()
     assert set(BINDINGS) | set(UNSERVED) == set(TOOL_DOCUMENTS)
 
 
@@ -251,3 +247,34 @@ async def test_the_engine_goes_when_the_client_goes(tmux_socket: str) -> None:
         control_clients = [pid for pid in children if " -C attach-session" in table[pid][1]]
         assert len(control_clients) >= 2  # the shared connection and a pooled waiter
     wait_until(lambda: not set(children) & set(processes()), timeout=5)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # pydantic, on dumping the broken envelope
+async def test_a_failure_the_contract_describes_goes_out_as_an_error_result() -> None:
+    document = TOOL_DOCUMENTS["tmux_capture"]
+    error = {"code": "pane_closed", "message": "gone", "delivery": "observed"}
+
+    async def call(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+        if arguments["target"]["generation"] == "fine":
+            raise FailedResult(TmuxCaptureOutput.model_validate({"ok": False, "error": error}))
+        # a handler bug: an envelope its own contract rejects
+        broken = {"ok": False, "error": {"code": 1}}
+        raise FailedResult(TmuxCaptureOutput.model_construct(broken))  # type: ignore[arg-type]
+
+    binding = ToolBinding(
+        document=document,
+        input_validator=Draft202012Validator(document["inputSchema"]),
+        output_validator=Draft202012Validator(document["outputSchema"]),
+        call=call,
+    )
+    server = build_server(ToolContext(Settings()), {"tmux_capture": binding})
+    async with Client(server) as client:
+        target = {"kind": "pane", "id": "%1", "generation": "fine"}
+        result = await client.call_tool("tmux_capture", {"target": target})
+        assert result.is_error
+        assert result.structured_content == {"ok": False, "error": error}
+        assert json.loads(result.content[0].text) == result.structured_content  # type: ignore[union-attr]
+        result = await client.call_tool("tmux_capture", {"target": {**target, "generation": "x"}})
+        assert result.is_error
+        assert result.structured_content is None  # a broken envelope is never sent
+        assert "breaks its own contract" in result.content[0].text  # type: ignore[union-attr]

@@ -8,6 +8,7 @@ from schemux.generated.models.run_shell_command import RunShellCommandInput, Run
 from schemux.generated.models.start_program import StartProgramInput, StartProgramOutput
 from schemux.generated.models.stop_program import StopProgramInput, StopProgramOutput
 from schemux.generated.models.tmux_capture import TmuxCaptureInput, TmuxCaptureOutput
+from schemux.generated.models.tmux_snapshot import TmuxSnapshotInput, TmuxSnapshotOutput
 
 __all__ = [
     "CapturePaneInput",
@@ -26,4 +27,6 @@ __all__ = [
     "StopProgramOutput",
     "TmuxCaptureInput",
     "TmuxCaptureOutput",
+    "TmuxSnapshotInput",
+    "TmuxSnapshotOutput",
 ]

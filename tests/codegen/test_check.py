@@ -73,7 +73,7 @@ def test_readme_table_describes_each_tool(repo_root: Path) -> None:
         "| Tool | Summary | Served | Read-only | Destructive |",
         "|---|---|---|---|---|",
     ]
-    assert "| `read_program` | Read a started program | no | no | yes |" in table
+    assert "| `read_program` | Read a started program | yes | no | yes |" in table
     assert (
         "| `run_command` | Run a shell command in a pane, wait for completion, and capture "
         "output. | yes | no | yes |"

@@ -1,0 +1,224 @@
+"""Models of the tmux_snapshot tool, generated from schemas/tools/tmux_snapshot.json.
+
+Do not edit: run ``python -m codegen``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, RootModel
+
+
+class TmuxSnapshotInput(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    socket_name: Annotated[
+        str | None,
+        Field(
+            description="List the tmux server on this socket name (tmux -L) instead of the configured one.",
+            max_length=256,
+            min_length=1,
+        ),
+    ] = None
+
+
+class Server(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    socket_path: str
+    pid: Annotated[int, Field(ge=1)]
+    version: str
+
+
+class Target(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    generation: Annotated[str, Field(max_length=128, min_length=1)]
+    id: Annotated[str, Field(max_length=32, pattern="^\\$[0-9]+$")]
+    kind: Literal["session"]
+
+
+class Target1(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    generation: Annotated[str, Field(max_length=128, min_length=1)]
+    id: Annotated[str, Field(max_length=32, pattern="^@[0-9]+$")]
+    kind: Literal["window"]
+
+
+class Target2(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    generation: Annotated[str, Field(max_length=128, min_length=1)]
+    id: Annotated[str, Field(max_length=32, pattern="^%[0-9]+$")]
+    kind: Literal["pane"]
+
+
+class Pane(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    target: Annotated[Target2, Field(description="The reference tmux_capture takes.")]
+    index: Annotated[int, Field(ge=0)]
+    active: Annotated[bool, Field(description="The active pane of its window.")]
+    width: Annotated[int, Field(ge=1)]
+    height: Annotated[int, Field(ge=1)]
+    current_command: Annotated[
+        str,
+        Field(
+            description="The command running in the pane's foreground, as tmux sees it (pane_current_command)."
+        ),
+    ]
+    dead: Annotated[
+        bool, Field(description="Its program ended and the pane was kept (remain-on-exit).")
+    ]
+    dead_status: Annotated[
+        int | None,
+        Field(
+            description="The exit status of a dead pane's program; null while it runs, or when tmux has not told it (yet) or the program was ended by a signal."
+        ),
+    ]
+    in_mode: Annotated[
+        bool,
+        Field(description="The pane shows a mode, such as copy mode, over its program's screen."),
+    ]
+    program_id: Annotated[
+        str | None,
+        Field(
+            description="The programId of the schemux program running in the pane (start_program, run_program), null when it runs none."
+        ),
+    ]
+
+
+class Window(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    target: Target1
+    index: Annotated[int, Field(ge=0)]
+    name: str
+    active: Annotated[bool, Field(description="The current window of its session.")]
+    panes: list[Pane]
+
+
+class Session(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    target: Target
+    name: str
+    attached: Annotated[int, Field(description="How many clients are attached to it.", ge=0)]
+    windows: list[Window]
+
+
+class Data(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    server: Server
+    sessions: list[Session]
+
+
+class TmuxSnapshotOutput1(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    data: Data
+    ok: Literal[True]
+
+
+class Created1(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    generation: Annotated[str, Field(max_length=128, min_length=1)]
+    id: Annotated[str, Field(max_length=32, pattern="^\\$[0-9]+$")]
+    kind: Literal["session"]
+
+
+class Created2(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    generation: Annotated[str, Field(max_length=128, min_length=1)]
+    id: Annotated[str, Field(max_length=32, pattern="^@[0-9]+$")]
+    kind: Literal["window"]
+
+
+class Created3(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    generation: Annotated[str, Field(max_length=128, min_length=1)]
+    id: Annotated[str, Field(max_length=32, pattern="^%[0-9]+$")]
+    kind: Literal["pane"]
+
+
+class Created4(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    generation: Annotated[str, Field(max_length=128, min_length=1)]
+    id: Annotated[str, Field(max_length=32, pattern="^@[0-9]+$")]
+    index: Annotated[int, Field(ge=0)]
+    kind: Literal["window_link"]
+    session_id: Annotated[str, Field(max_length=32, pattern="^\\$[0-9]+$")]
+
+
+class Effects(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    created: Annotated[
+        list[Annotated[Created1 | Created2 | Created3 | Created4, Field(discriminator="kind")]],
+        Field(max_length=3),
+    ]
+    state: Literal["none", "known", "unknown"]
+
+
+class Error(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    code: str
+    delivery: Literal["not_sent", "possibly_sent", "observed"]
+    effects: Effects | None = None
+    message: str
+
+
+class TmuxSnapshotOutput2(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    error: Error
+    ok: Literal[False]
+
+
+class TmuxSnapshotOutput(RootModel[TmuxSnapshotOutput1 | TmuxSnapshotOutput2]):
+    root: Annotated[
+        TmuxSnapshotOutput1 | TmuxSnapshotOutput2,
+        Field(discriminator="ok", title="TmuxSnapshotOutput"),
+    ]

@@ -1,0 +1,100 @@
+"""run_program: start a program, wait for it, and return its last screen and status."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from schemux.context import ToolContext
+from schemux.generated.models.run_program import RunProgramInput, RunProgramOutput
+from schemux.launch import program_spec
+from schemux.shell_commands import keep_tail
+from schemux.tmux import TmuxServer
+
+DEFAULT_TIMEOUT_MS = 30_000
+RESULT_CEILING = 64 * 1024  # bytes of output (and of stderr) a result carries at most
+
+
+async def handle(ctx: ToolContext, request: RunProgramInput) -> RunProgramOutput:
+    timeout = ctx.settings.clamp_wait((request.timeout_ms or DEFAULT_TIMEOUT_MS) / 1000)
+    server = ctx.tmux()
+    spec = await program_spec(
+        ctx,
+        server,
+        request,
+        lifetime=ctx.settings.program_limits.max_lifetime,
+        separate_stderr=bool(request.separate_stderr),
+        keep=bool(request.keep),
+        hold=True,
+    )
+    store = ctx.programs
+    program = await store.start(server, spec)
+    try:
+        timed_out = not await store.wait_end(program, timeout)
+        if timed_out:
+            await store.terminate(program, "timed_out")
+        rows, may_have_dropped = await last_screen(server, program.pane_id)
+        lost_start = may_have_dropped and first_line(program.text_path) != (rows or [""])[0]
+        stderr = (
+            program.stderr_path.read_bytes().decode("utf-8", "replace")
+            if request.separate_stderr
+            else None
+        )
+    finally:
+        await asyncio.shield(store.release(program))
+        store.forget(program)
+    ending = program.ending
+    assert ending is not None
+    lines, dropped = keep_tail(rows, request.max_lines)
+    output, omitted = tail_within("\n".join(lines), RESULT_CEILING)
+    stderr_tail, stderr_omitted = tail_within(stderr, RESULT_CEILING) if stderr else (stderr, 0)
+    return RunProgramOutput(
+        outcome="timed_out" if timed_out else "completed",
+        exit_status=None if timed_out else ending.exit_status,
+        signal=ending.signal,
+        output=output,
+        stderr=stderr_tail,
+        dropped_lines=dropped,
+        omitted_bytes=omitted + stderr_omitted,
+        returned_bytes=len(output.encode()),
+        lost_start=lost_start,
+        lost_end=program.lost_end,
+        output_complete=not (
+            timed_out or lost_start or program.lost_end or dropped or omitted or stderr_omitted
+        ),
+        effective_timeout_ms=round(timeout * 1000),
+    )
+
+
+async def last_screen(server: TmuxServer, pane_id: str) -> tuple[list[str], bool]:
+    """The pane's history and screen as the terminal shows them (wrapped rows joined,
+    empty rows at the bottom left out), and whether rows may have fallen out of its
+    history (tmux frees a tenth of history-limit each time it is full)."""
+    lines = await server.run(
+        "display-message", "-p", "-t", pane_id, "#{history_size} #{history_limit}", ";",
+        "capture-pane", "-p", "-J", "-t", pane_id, "-S", "-", "-E", "-",
+    )  # fmt: skip
+    history, limit = (int(field) for field in lines[0].split())
+    rows = lines[1:]
+    while rows and not rows[-1].strip():
+        rows.pop()
+    return [row.rstrip() for row in rows], history >= limit - max(1, limit // 10)
+
+
+def first_line(text_path: Path) -> str:
+    """The first line of the program's text, the start its screen should still show."""
+    with text_path.open("rb") as text:
+        return text.readline(64 * 1024).decode("utf-8", "replace").rstrip("\n").rstrip()
+
+
+def tail_within(text: str, ceiling: int) -> tuple[str, int]:
+    """The end of ``text`` in at most ``ceiling`` UTF-8 bytes, from a line's start when
+    one is there; and how many bytes were left out."""
+    data = text.encode()
+    if len(data) <= ceiling:
+        return text, 0
+    kept = data[len(data) - ceiling :]
+    line_start = kept.find(b"\n") + 1
+    if 0 < line_start < len(kept):
+        kept = kept[line_start:]
+    return kept.decode("utf-8", "ignore"), len(data) - len(kept)

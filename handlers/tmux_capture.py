@@ -1,0 +1,104 @@
+"""tmux_capture: a pane's exact rows by reference, as a snapshot or as a tracked delta."""
+
+from __future__ import annotations
+
+from typing import Literal, TypedDict
+
+from schemux.capture import PaneReference, Read, Scope, read_delta, snapshot
+from schemux.context import ToolContext
+from schemux.errors import FailedResult
+from schemux.failures import Failure, attempt
+from schemux.generated.models.tmux_capture import (
+    Created1,
+    Data,
+    Data1,
+    Effects,
+    Error,
+    Interval,
+    Splice,
+    Target,
+    TmuxCaptureInput,
+    TmuxCaptureInput1,
+    TmuxCaptureOutput,
+    TmuxCaptureOutput1,
+    TmuxCaptureOutput2,
+)
+from schemux.generated.models.tmux_capture import Scope as ScopeModel
+
+
+async def handle(ctx: ToolContext, request: TmuxCaptureInput) -> TmuxCaptureOutput:
+    args = request.root
+    reference = PaneReference(args.target.id, args.target.generation)
+    server = ctx.tmux()
+    try:
+        if isinstance(args, TmuxCaptureInput1):
+            defaults = Scope()
+            scope = Scope(
+                max_lines=args.max_lines or defaults.max_lines,
+                max_bytes=args.max_bytes or defaults.max_bytes,
+                history_lines=args.history_lines or defaults.history_lines,
+            )
+            work = snapshot(server, ctx.screens, reference, scope, bool(args.track))
+        else:
+            work = read_delta(server, ctx.screens, reference, args.cursor)
+        read = await attempt(server, work)
+    except Failure as failure:
+        raise FailedResult(envelope(failure)) from None
+    return TmuxCaptureOutput(root=TmuxCaptureOutput1(ok=True, data=data(read)))
+
+
+class _Common(TypedDict):
+    """What snapshots and deltas both report."""
+
+    target: Target
+    capture_id: str
+    process_generation: str | None
+    encoding: Literal["utf-8", "base64"]
+    row_count: int
+    bytes: int
+    truncated: bool
+    history_continuity: Literal["unknown"]
+    interval: Interval
+    scope: ScopeModel
+
+
+def data(read: Read) -> Data | Data1:
+    capture, scope = read.capture, read.scope
+    common = _Common(
+        target=Target(kind="pane", id=read.reference.pane_id, generation=read.reference.generation),
+        capture_id=capture.capture_id,
+        process_generation=read.process_generation,
+        encoding=capture.rows.encoding,
+        row_count=len(capture.rows.rows),
+        bytes=capture.rows.bytes,
+        truncated=capture.truncated,
+        history_continuity="unknown",
+        interval=Interval(
+            clock="monotonic_seconds", started=capture.started, finished=capture.finished
+        ),
+        scope=ScopeModel(
+            max_lines=scope.max_lines, max_bytes=scope.max_bytes, history_lines=scope.history_lines
+        ),
+    )
+    if read.delta is None:
+        if read.next_cursor is None:
+            return Data(**common, mode="snapshot", rows=capture.rows.rows)
+        return Data(**common, mode="snapshot", rows=capture.rows.rows, next_cursor=read.next_cursor)
+    splice = read.delta.splice
+    return Data1(
+        **common,
+        mode="delta",
+        base_capture_id=read.delta.base_capture_id,
+        reset=read.delta.reset,
+        splice=Splice(start=splice.start, delete=splice.delete, rows=splice.rows),
+        next_cursor=read.delta.next_cursor,
+    )
+
+
+def envelope(failure: Failure) -> TmuxCaptureOutput:
+    created = [Created1(kind="session", id=c.id, generation=c.generation) for c in failure.created]
+    effects = Effects(state=failure.effects_state, created=list(created))
+    error = Error(
+        code=failure.code, message=failure.message, delivery=failure.delivery, effects=effects
+    )
+    return TmuxCaptureOutput(root=TmuxCaptureOutput2(ok=False, error=error))

@@ -1,0 +1,310 @@
+"""Reading a pane's screen by reference: snapshots, tracked cursors and exact deltas.
+
+Each read takes two tmux round trips. The first checks the reference (the generation
+must be the live server's for that pane id, see ``schemux.references``) and that no
+``after-capture-pane`` hook is set anywhere it would run (a hook would run on every
+capture); only then does the second one capture, in one command line, so tmux runs it
+whole without taking pane output in between: the server's identity again (a server
+restarted in between cannot hand over another pane's rows), the pane's state, and the
+rows (``schemux.screen``).
+
+Cursor state lives in this process (``ScreenTracker``), at most ``MAX_CURSORS`` of them,
+the oldest forgotten first; a cursor stays usable until then, so a read can be retried
+with the same cursor.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from schemux.engine import OWNED_SESSION, ConnectionLost
+from schemux.errors import TmuxCommandError
+from schemux.failures import Failure
+from schemux.process_identity import ProcessHandle, ProcessIdentity, open_process
+from schemux.references import IDENTITY_FORMAT, ServerIdentity
+from schemux.screen import EncodedRows, Splice, encode_rows, limit_rows
+from schemux.screen import splice_between as splice_rows
+from schemux.tmux import TmuxServer, parse_version
+
+MAX_CURSORS = 128
+HOOK = "after-capture-pane"
+_HOOK_SET = re.compile(rf"^{HOOK}\[\d+\]")
+_PANE_GONE = re.compile(r"can't find (pane|window|session)|no such (pane|window|session)")
+
+
+@dataclass(frozen=True)
+class Scope:
+    max_lines: int = 200
+    max_bytes: int = 65536
+    history_lines: int = 0
+
+
+@dataclass(frozen=True)
+class PaneReference:
+    pane_id: str
+    generation: str
+
+
+@dataclass(frozen=True)
+class Capture:
+    capture_id: str
+    rows: EncodedRows
+    truncated: bool
+    started: float
+    finished: float
+
+
+@dataclass(frozen=True)
+class Tracked:
+    """What a cursor stands for: the capture it was issued with, and the pane's process."""
+
+    reference: PaneReference
+    scope: Scope
+    capture: Capture
+    process: ProcessHandle | None
+
+
+@dataclass(frozen=True)
+class Delta:
+    base_capture_id: str
+    reset: bool
+    splice: Splice
+    next_cursor: str
+
+
+@dataclass(frozen=True)
+class Read:
+    """One read's outcome: the capture, and for tracked reads the process and cursor
+    (for a delta read, in ``delta``)."""
+
+    reference: PaneReference
+    scope: Scope
+    capture: Capture
+    process_generation: str | None
+    next_cursor: str | None
+    delta: Delta | None
+
+
+class ScreenTracker:
+    """The cursors and the process identity backend of one schemux process."""
+
+    def __init__(self) -> None:
+        self._cursors: OrderedDict[str, Tracked] = OrderedDict()
+        self.identity = ProcessIdentity()
+
+    def remember(self, tracked: Tracked) -> str:
+        cursor = secrets.token_hex(16)
+        self._cursors[cursor] = tracked
+        while len(self._cursors) > MAX_CURSORS:
+            self._cursors.popitem(last=False)
+        return cursor
+
+    def recall(self, cursor: str, reference: PaneReference) -> Tracked:
+        tracked = self._cursors.get(cursor)
+        if tracked is None:
+            raise Failure(
+                "cursor_unknown",
+                f"cursor {cursor} is not one this schemux server issued, or it was "
+                f"forgotten (only the newest {MAX_CURSORS} are kept, and none survives a "
+                "restart of schemux); take a new snapshot with track: true",
+                "not_sent",
+            )
+        if tracked.reference != reference:
+            raise Failure(
+                "cursor_target_mismatch",
+                f"cursor {cursor} tracks pane {tracked.reference.pane_id} (generation "
+                f"{tracked.reference.generation}), not pane {reference.pane_id} (generation "
+                f"{reference.generation}); pass the target it was issued for",
+                "not_sent",
+            )
+        self._cursors.move_to_end(cursor)
+        return tracked
+
+    def close(self) -> None:
+        self._cursors.clear()
+        self.identity.close()
+
+
+@dataclass(frozen=True)
+class _Pane:
+    """The pane as the check found it."""
+
+    identity: ServerIdentity
+    version: tuple[int, int]
+    dead: bool
+    pid: int | None
+
+
+async def snapshot(
+    server: TmuxServer, tracker: ScreenTracker, reference: PaneReference, scope: Scope, track: bool
+) -> Read:
+    pane = await _check(server, reference)
+    process = None
+    if track:
+        if pane.dead:
+            raise Failure(
+                "pane_dead",
+                f"pane {reference.pane_id} is dead (its program ended): there is no process "
+                "to track; read it without track, or respawn it (tmux respawn-pane)",
+            )
+        process = await _process_before(tracker, pane, None)
+    capture, dead, pid = await _capture(server, reference, pane, scope)
+    next_cursor = None
+    if track:
+        process = _process_after(process, dead, pid)
+        next_cursor = tracker.remember(Tracked(reference, scope, capture, process))
+    generation = process.generation if process is not None else None
+    return Read(reference, scope, capture, generation, next_cursor, None)
+
+
+async def read_delta(
+    server: TmuxServer, tracker: ScreenTracker, reference: PaneReference, cursor: str
+) -> Read:
+    base = tracker.recall(cursor, reference)
+    pane = await _check(server, reference)
+    process = None if pane.dead else await _process_before(tracker, pane, base.process)
+    capture, dead, pid = await _capture(server, reference, pane, base.scope)
+    process = _process_after(process, dead, pid)
+    old, new = base.capture.rows, capture.rows
+    replaced = process is not None and (
+        base.process is None or process.generation != base.process.generation
+    )
+    splice = splice_rows(old.rows, new.rows)
+    shared = len(old.rows) - splice.delete
+    reset = replaced or old.encoding != new.encoding or (bool(old.rows) and shared == 0)
+    if reset:
+        splice = Splice(0, len(old.rows), list(new.rows))
+    next_cursor = tracker.remember(Tracked(reference, base.scope, capture, process))
+    delta = Delta(base.capture.capture_id, reset, splice, next_cursor)
+    generation = process.generation if process is not None else None
+    return Read(reference, base.scope, capture, generation, None, delta)
+
+
+async def _check(server: TmuxServer, reference: PaneReference) -> _Pane:
+    """The first round trip: the reference is live and no capture hook is set."""
+    target = reference.pane_id
+    fields = "\t".join(
+        (IDENTITY_FORMAT, "#{version}", "#{session_name}", "#{pane_dead}", "#{pane_pid}")
+    )
+    check = (
+        "display-message", "-p", "-t", target, fields, ";",
+        "show-hooks", "-g", HOOK, ";",
+        "show-hooks", "-t", target, HOOK, ";",
+        "show-hooks", "-w", "-t", target, HOOK, ";",
+        "show-hooks", "-p", "-t", target, HOOK,
+    )  # fmt: skip
+    try:
+        try:
+            lines = await server.run(*check)
+        except ConnectionLost:
+            # the connection of a server that has exited since the last call; the check
+            # changes nothing, so it goes again, to whichever server runs there now
+            lines = await server.run(*check)
+    except TmuxCommandError as error:
+        if not _PANE_GONE.search(error.stderr):
+            raise
+        await _gone(server, reference)
+    values = lines[0].split("\t")
+    identity = ServerIdentity.parse(values[:3])
+    version, session_name, dead, pid = values[3:]
+    _check_generation(identity, reference)
+    if session_name == OWNED_SESSION:
+        raise Failure(
+            "reserved_pane",
+            f"pane {target} belongs to session {OWNED_SESSION!r}, schemux's own; it is never "
+            "captured",
+        )
+    hooks = [line for line in lines[1:] if _HOOK_SET.match(line)]
+    if hooks:
+        raise Failure(
+            "capture_hook_set",
+            f"an {HOOK} hook is set ({'; '.join(hooks)}): it would run on every capture, so "
+            f"nothing was captured; remove it (tmux set-hook -gu {HOOK}, or -u with the "
+            "session, -w or -p) and retry",
+        )
+    return _Pane(identity, parse_version(version), dead == "1", int(pid) if pid else None)
+
+
+async def _gone(server: TmuxServer, reference: PaneReference) -> None:
+    """The pane does not exist: raise why, from the server's identity."""
+    lines = await server.run("display-message", "-p", IDENTITY_FORMAT)
+    identity = ServerIdentity.parse(lines[0].split("\t"))
+    _check_generation(identity, reference)
+    raise Failure(
+        "pane_closed",
+        f"pane {reference.pane_id} was closed; find another pane with tmux_snapshot",
+    )
+
+
+def _check_generation(identity: ServerIdentity, reference: PaneReference) -> None:
+    if identity.generation(reference.pane_id) != reference.generation:
+        raise Failure(
+            "stale_reference",
+            f"the reference to pane {reference.pane_id} (generation {reference.generation}) "
+            f"is outside this live binding: it was not taken from the tmux server now "
+            f"running on {identity.socket_path} (pid {identity.pid}), which restarted since or "
+            "is another one, so its pane ids name other panes; take a new reference from "
+            "tmux_snapshot",
+        )
+
+
+async def _process_before(
+    tracker: ScreenTracker, pane: _Pane, known: ProcessHandle | None
+) -> ProcessHandle | None:
+    """The pane's process as the check saw it, held before the capture (None if it
+    ended in between)."""
+    await tracker.identity.check_server(pane.identity)
+    if known is not None and known.alive() and known.pid == pane.pid:
+        return known
+    if pane.pid is None:
+        return None
+    try:
+        return open_process(pane.pid)
+    except ProcessLookupError:
+        return None
+
+
+def _process_after(held: ProcessHandle | None, dead: bool, pid: int | None) -> ProcessHandle | None:
+    """The pane's process at the capture: the one held when it still runs there; a pane
+    respawned between the check and the capture has its new process opened now."""
+    if dead or pid is None:
+        return None
+    if held is not None and held.alive() and held.pid == pid:
+        return held
+    try:
+        return open_process(pid)
+    except ProcessLookupError:
+        return None
+
+
+async def _capture(
+    server: TmuxServer, reference: PaneReference, pane: _Pane, scope: Scope
+) -> tuple[Capture, bool, int | None]:
+    """The second round trip: the rows, and whether the pane was dead and its pid then."""
+    target = reference.pane_id
+    start = "0" if scope.history_lines == 0 else str(-scope.history_lines)
+    # tmux 3.4 pads -N rows with the empty cells up to the width unless -T is given
+    only_used = ("-T",) if pane.version >= (3, 4) else ()
+    fields = "\t".join((IDENTITY_FORMAT, "#{pane_dead}", "#{pane_pid}"))
+    started = time.monotonic()
+    try:
+        lines = await server.run(
+            "display-message", "-p", "-t", target, fields, ";",
+            "capture-pane", "-p", "-N", *only_used, "-t", target, "-S", start,
+        )  # fmt: skip
+    except TmuxCommandError as error:
+        if not _PANE_GONE.search(error.stderr):
+            raise
+        await _gone(server, reference)
+    finished = time.monotonic()
+    values = lines[0].split("\t")
+    _check_generation(ServerIdentity.parse(values[:3]), reference)
+    dead, pid = values[3:]
+    rows = [line + "\n" for line in lines[1:]]
+    kept, truncated = limit_rows(rows, scope.max_lines, scope.max_bytes)
+    capture = Capture(secrets.token_hex(8), encode_rows(kept), truncated, started, finished)
+    return capture, dead == "1", int(pid) if pid else None

@@ -1,0 +1,45 @@
+"""References that bind to one live tmux object: ``{kind, id, generation}``.
+
+tmux numbers panes, windows and sessions from 0 again when a server restarts, so an id
+alone can name another object than the one an agent saw. The generation ties an id to
+the server instance it was read from: a digest of the server's pid, its start time and
+its socket path, with the object's id. A server restarted on the same socket gets a new
+pid and start time, so every reference taken before no longer matches; within one
+server instance tmux never reuses an id, so a match means the very object.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from schemux.errors import ToolError
+from schemux.tmux import TmuxServer
+
+IDENTITY_FORMAT = "#{pid}\t#{start_time}\t#{socket_path}"
+
+
+@dataclass(frozen=True)
+class ServerIdentity:
+    """One running tmux server, as it reports itself."""
+
+    pid: int
+    start_time: int
+    socket_path: str
+
+    @classmethod
+    def parse(cls, fields: list[str]) -> ServerIdentity:
+        """From the three fields of ``IDENTITY_FORMAT``."""
+        pid, start_time, socket_path = fields
+        return cls(int(pid), int(start_time), socket_path)
+
+    def generation(self, object_id: str) -> str:
+        text = f"{self.pid}\0{self.start_time}\0{self.socket_path}\0{object_id}"
+        return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+
+
+async def server_identity(server: TmuxServer) -> ServerIdentity:
+    lines = await server.run("display-message", "-p", IDENTITY_FORMAT)
+    if not lines:
+        raise ToolError(f"tmux on {server.address.describe()} did not report its identity")
+    return ServerIdentity.parse(lines[0].split("\t"))

@@ -1,0 +1,123 @@
+"""The sessions, windows and panes of a tmux server, each with its live reference.
+
+One tmux command line reads the server's identity and every pane (``list-panes -a``),
+so the listing is of one moment. schemux's own session is left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from schemux.engine import OWNED_SESSION
+from schemux.references import IDENTITY_FORMAT, ServerIdentity
+from schemux.tmux import TmuxServer
+
+_SEPARATOR = "\x1f"  # no tmux name or command holds it, unlike a tab
+_PANE_FIELDS = (
+    "session_id", "session_name", "session_attached",
+    "window_id", "window_index", "window_name", "window_active",
+    "pane_id", "pane_index", "pane_active", "pane_width", "pane_height",
+    "pane_current_command", "pane_dead", "pane_dead_status", "pane_in_mode",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class PaneEntry:
+    id: str
+    generation: str
+    index: int
+    active: bool
+    width: int
+    height: int
+    current_command: str
+    dead: bool
+    dead_status: int | None
+    in_mode: bool
+    program_id: str | None
+
+
+@dataclass
+class WindowEntry:
+    id: str
+    generation: str
+    index: int
+    name: str
+    active: bool
+    panes: list[PaneEntry] = field(default_factory=list)
+
+
+@dataclass
+class SessionEntry:
+    id: str
+    generation: str
+    name: str
+    attached: int
+    windows: list[WindowEntry] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ServerListing:
+    identity: ServerIdentity
+    version: str
+    sessions: list[SessionEntry]
+
+
+async def list_server(server: TmuxServer, program_in: Callable[[str], str | None]) -> ServerListing:
+    """The sessions, windows and panes of ``server``; ``program_in`` tells the programId of
+    the schemux program a pane runs, if any."""
+    pane_format = _SEPARATOR.join(f"#{{{name}}}" for name in _PANE_FIELDS)
+    lines = await server.run(
+        "display-message", "-p", f"{IDENTITY_FORMAT}\t#{{version}}", ";",
+        "list-panes", "-a", "-F", pane_format,
+    )  # fmt: skip
+    *identity_fields, version = lines[0].split("\t")
+    identity = ServerIdentity.parse(identity_fields)
+    sessions: dict[str, SessionEntry] = {}
+    windows: dict[tuple[str, str], WindowEntry] = {}
+    for line in lines[1:]:
+        values = dict(zip(_PANE_FIELDS, line.split(_SEPARATOR), strict=True))
+        if values["session_name"] == OWNED_SESSION:
+            continue
+        session_id, window_id, pane_id = (
+            values["session_id"],
+            values["window_id"],
+            values["pane_id"],
+        )
+        session = sessions.get(session_id)
+        if session is None:
+            session = sessions[session_id] = SessionEntry(
+                session_id,
+                identity.generation(session_id),
+                values["session_name"],
+                int(values["session_attached"]),
+            )
+        # a window linked into several sessions is listed under each
+        window = windows.get((session_id, window_id))
+        if window is None:
+            window = windows[(session_id, window_id)] = WindowEntry(
+                window_id,
+                identity.generation(window_id),
+                int(values["window_index"]),
+                values["window_name"],
+                values["window_active"] == "1",
+            )
+            session.windows.append(window)
+        dead = values["pane_dead"] == "1"
+        status = values["pane_dead_status"]
+        window.panes.append(
+            PaneEntry(
+                pane_id,
+                identity.generation(pane_id),
+                int(values["pane_index"]),
+                values["pane_active"] == "1",
+                int(values["pane_width"]),
+                int(values["pane_height"]),
+                values["pane_current_command"],
+                dead,
+                int(status) if dead and status else None,
+                values["pane_in_mode"] == "1",
+                program_in(pane_id),
+            )
+        )
+    return ServerListing(identity, version, list(sessions.values()))

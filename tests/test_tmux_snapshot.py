@@ -1,0 +1,89 @@
+"""tmux_snapshot against real tmux servers: every pane with its live reference."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from schemux.config import Settings
+from schemux.context import ToolContext
+from schemux.generated.bindings import BINDINGS
+from schemux.server import call_bound_tool
+from tests.support import new_pane, pane_format, private_tmux_server, tmux, wait_until
+
+pytestmark = pytest.mark.anyio
+
+
+async def snapshot(socket_name: str, **arguments: Any) -> tuple[bool, dict[str, Any]]:
+    context = ToolContext(Settings(socket_name=socket_name))
+    try:
+        result = await call_bound_tool(BINDINGS["tmux_snapshot"], context, arguments)
+    finally:
+        await context.close()
+    assert result.structured_content is not None, result.content
+    return bool(result.is_error), result.structured_content
+
+
+def panes_of(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {
+        pane["target"]["id"]: pane
+        for session in data["sessions"]
+        for window in session["windows"]
+        for pane in window["panes"]
+    }
+
+
+async def test_a_server_with_sessions_windows_and_panes() -> None:
+    with private_tmux_server("snapshot") as socket_name:
+        first = new_pane(socket_name, command="exec sleep 300", width=40, height=10)
+        split = tmux(
+            socket_name, "split-window", "-h", "-d", "-P", "-F", "#{pane_id}", "-t", first.pane_id,
+            "exec cat",
+        ).strip()  # fmt: skip
+        tmux(socket_name, "new-window", "-d", "-t", f"={first.session_name}:", "-n", "second")
+        dead = new_pane(socket_name, command="sleep 0.2; exit 3", remain_on_exit=True)
+        tmux(socket_name, "copy-mode", "-t", split)
+        failed, result = await snapshot(socket_name)
+        assert not failed
+        data = result["data"]
+        names = [session["name"] for session in data["sessions"]]
+        assert sorted(names) == sorted(["keepalive", first.session_name, dead.session_name])
+        [session] = [s for s in data["sessions"] if s["target"]["id"] == first.session_id]
+        assert session["name"] == first.session_name
+        assert [w["name"] for w in session["windows"]] == [
+            pane_format(first, "#{window_name}"),
+            "second",
+        ]
+        panes = panes_of(data)
+        assert panes[first.pane_id]["target"] == first.reference()
+        assert panes[first.pane_id]["current_command"] == "sleep"
+        assert (panes[split]["in_mode"], panes[split]["current_command"]) == (True, "cat")
+        assert panes[first.pane_id]["width"] + panes[split]["width"] + 1 == 40
+        assert panes[dead.pane_id]["dead"] is True
+        # tmux 3.3a can tell a dead pane's status late (see tmux-facts, pitfall 3)
+        assert panes[dead.pane_id]["dead_status"] in (3, None)
+        assert panes[first.pane_id]["dead_status"] is None
+        assert all(pane["program_id"] is None for pane in panes.values())
+        assert data["server"]["pid"] == int(tmux(socket_name, "display-message", "-p", "#{pid}"))
+
+
+async def test_references_taken_here_read_the_pane(tmux_socket: str) -> None:
+    pane = new_pane(tmux_socket, command="echo found-it; exec sleep 300", width=30, height=3)
+    wait_until(lambda: "found-it" in tmux(tmux_socket, "capture-pane", "-p", "-t", pane.pane_id))
+    _, result = await snapshot(tmux_socket)
+    reference = panes_of(result["data"])[pane.pane_id]["target"]
+    context = ToolContext(Settings(socket_name=tmux_socket))
+    try:
+        read = await call_bound_tool(BINDINGS["tmux_capture"], context, {"target": reference})
+    finally:
+        await context.close()
+    assert read.structured_content is not None
+    assert read.structured_content["data"]["rows"][0] == "found-it\n"
+
+
+async def test_no_server_is_an_envelope_that_sent_nothing() -> None:
+    failed, result = await snapshot("schemux-test-no-server-for-snapshot")
+    assert failed
+    assert result["error"]["code"] == "server_unavailable"
+    assert result["error"]["delivery"] == "not_sent"
