@@ -50,6 +50,7 @@ PROGRAM_LIMIT_ENV = {"SCHEMUX_MAX_PROGRAMS": "64", "SCHEMUX_RETAINED_PROGRAMS": 
 LATENCY_PERIOD = 0.020
 LATENCY_MAX_LINES = 10
 READ_TIMEOUT_MS = 5000
+TICK = os.sysconf("SC_CLK_TCK")
 
 # Prints "t INDEX TIME_NS" every PERIOD seconds on an absolute schedule (no drift), one
 # write and flush per line, so each line leaves the program whole at the time it names.
@@ -333,6 +334,48 @@ async def read_one(
     return got
 
 
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU seconds of a process so far, from /proc/PID/stat."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def own_cpu_seconds() -> float:
+    times = os.times()
+    return times.user + times.system
+
+
+def time_raw_throughput_floor(tmux: Tmux, paths: list[Path]) -> dict[str, Any]:
+    """The same ``cat`` of every file, each in a gated window of its own with ``pipe-pane
+    -O`` into ``cat > /dev/null``, driven by tmux CLI calls: what tmux alone takes to carry
+    the bytes (it parses every one into its screens). Wall time from the first
+    ``new-window`` to the last done channel."""
+    tmux_pid = int(tmux.run("display-message", "-p", "#{pid}"))
+    cpu_before = cpu_seconds(tmux_pid)
+    start = time.perf_counter()
+    for number, path in enumerate(paths):
+        script = (
+            f"tmux -L {tmux.name} wait-for {tmux.name}-tg-{number}; cat {path}; "
+            f"tmux -L {tmux.name} wait-for -S {tmux.name}-td-{number}"
+        )
+        pane = tmux.run(
+            "new-window", "-d", "-t", "bench:", "-P", "-F", "#{pane_id}", "sh", "-c", script
+        ).strip()
+        tmux.run(
+            "pipe-pane", "-O", "-t", pane, "cat > /dev/null", ";",
+            "wait-for", "-S", f"{tmux.name}-tg-{number}",
+        )  # fmt: skip
+    for number in range(len(paths)):
+        tmux.run("wait-for", f"{tmux.name}-td-{number}", timeout=600)
+    wall = time.perf_counter() - start
+    written = sum(path.stat().st_size for path in paths)
+    return {
+        "wall_s": wall,
+        "mb_per_s": written / 1e6 / wall,
+        "tmux_cpu_s": cpu_seconds(tmux_pid) - cpu_before,
+    }
+
+
 def first_difference(expected: str, got: str) -> dict[str, Any]:
     at = next(
         (i for i, (a, b) in enumerate(zip(expected, got, strict=False)) if a != b),
@@ -348,7 +391,7 @@ def first_difference(expected: str, got: str) -> dict[str, Any]:
 
 
 async def measure_throughput(
-    client: Client, pid: int, paths: list[Path], copies: Path
+    client: Client, pid: int, tmux_pid: int, paths: list[Path], copies: Path
 ) -> dict[str, Any]:
     references = {}
     for number, path in enumerate(paths):
@@ -367,11 +410,15 @@ async def measure_throughput(
 
     sampler = asyncio.ensure_future(sample())
     ends: list[float] = []
+    cpu_before = cpu_seconds(pid), cpu_seconds(tmux_pid), own_cpu_seconds()
     start = time.perf_counter()
     results = await asyncio.gather(
         *(read_one(client, number, path, copies, ends) for number, path in enumerate(paths))
     )
     wall = time.perf_counter() - start
+    cpu_after = cpu_seconds(pid), cpu_seconds(tmux_pid), own_cpu_seconds()
+    spent = (b - a for a, b in zip(cpu_before, cpu_after, strict=True))
+    cpu = dict(zip(("schemux_s", "tmux_s", "client_s"), spent, strict=True))
     done.set()
     await sampler
     after = resident_mb(pid)
@@ -405,6 +452,7 @@ async def measure_throughput(
             for got in results
             if got.outcome != "completed" or got.exit_status != 0 or not got.output_complete
         ],
+        "cpu": cpu,
         "memory": {"before_mb": before, "peak_mb": peak, "after_mb": after},
     }
 
@@ -437,7 +485,9 @@ async def measure(sizes: Sizes, tmux: Tmux, work: Path) -> dict[str, Any]:
             / report["run_program"]["raw_floor"]["median_ms"]
         )
         latency = await measure_latency(client, sizes.latency_lines, sizes.latency_skip)
-        report["throughput"] = await measure_throughput(client, pid, paths, copies)
+        tmux_pid = int(tmux.run("display-message", "-p", "#{pid}"))
+        report["throughput"] = await measure_throughput(client, pid, tmux_pid, paths, copies)
+    report["throughput_floor"] = time_raw_throughput_floor(tmux, paths)
     in_process = await measure_latency_in_process(
         tmux.name, sizes.latency_lines, sizes.latency_skip
     )
@@ -493,7 +543,7 @@ def targets(report: dict[str, Any]) -> list[Target]:
 def render(report: dict[str, Any]) -> str:
     facts, sizes = report["machine"], report["sizes"]
     calls, latency, throughput = report["run_program"], report["latency"], report["throughput"]
-    memory = throughput["memory"]
+    memory, cpu, floor = throughput["memory"], throughput["cpu"], report["throughput_floor"]
     head = f"  {'':40}{'median ms':>10}{'p90 ms':>10}{'min ms':>10}{'max ms':>10}"
 
     def row(label: str, figures: dict[str, Any]) -> str:
@@ -534,6 +584,12 @@ def render(report: dict[str, Any]) -> str:
         f"  {'first program read to its end (s)':40}{throughput['first_done_s']:10.2f}",
         f"  {'wall time, all read to the end (s)':40}{throughput['wall_s']:10.2f}",
         f"  {'aggregate throughput (MB/s)':40}{throughput['mb_per_s']:10.1f}",
+        f"  {'CPU s: schemux server, tmux, client':40}{cpu['schemux_s']:10.1f}"
+        f"{cpu['tmux_s']:10.1f}{cpu['client_s']:10.1f}",
+        f"  {'tmux alone: same cats, pipe-pane to null':40}",
+        f"  {'  wall time (s), MB/s, tmux CPU s':40}{floor['wall_s']:10.2f}"
+        f"{floor['mb_per_s']:10.1f}{floor['tmux_cpu_s']:10.1f}",
+        f"  {'schemux / tmux alone (MB/s)':40}{throughput['mb_per_s'] / floor['mb_per_s']:10.2f}",
         f"  {'texts equal to terminal_text(file)':40}"
         f"{throughput['exact']:>6d} of {throughput['programs']}",
         f"  {'not completed, exit 0, outputComplete':40}{len(throughput['not_completed']):10d}",
