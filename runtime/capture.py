@@ -21,7 +21,7 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from schemux.engine import OWNED_SESSION, ConnectionLost
+from schemux.engine import CONTROL_MARK, OWNED_SESSION, ConnectionLost
 from schemux.errors import TmuxCommandError
 from schemux.failures import Failure
 from schemux.process_identity import ProcessHandle, ProcessIdentity, open_process
@@ -188,7 +188,14 @@ async def _check(server: TmuxServer, reference: PaneReference) -> _Pane:
     """The first round trip: the reference is live and no capture hook is set."""
     target = reference.pane_id
     fields = "\t".join(
-        (IDENTITY_FORMAT, "#{version}", "#{session_name}", "#{pane_dead}", "#{pane_pid}")
+        (
+            IDENTITY_FORMAT,
+            "#{version}",
+            "#{session_name}",
+            f"#{{{CONTROL_MARK}}}",
+            "#{pane_dead}",
+            "#{pane_pid}",
+        )
     )
     check = (
         "display-message", "-p", "-t", target, fields, ";",
@@ -210,9 +217,9 @@ async def _check(server: TmuxServer, reference: PaneReference) -> _Pane:
         await _gone(server, reference)
     values = lines[0].split("\t")
     identity = ServerIdentity.parse(values[:3])
-    version, session_name, dead, pid = values[3:]
+    version, session_name, control, dead, pid = values[3:]
     _check_generation(identity, reference)
-    if session_name == OWNED_SESSION:
+    if session_name == OWNED_SESSION and control == "1":
         raise Failure(
             "reserved_pane",
             f"pane {target} belongs to session {OWNED_SESSION!r}, schemux's own; it is never "

@@ -36,6 +36,7 @@ from schemux.errors import TmuxCommandError, ToolError
 logger = logging.getLogger("schemux.engine")
 
 OWNED_SESSION = "_schemux"
+CONTROL_MARK = "@schemux_control"  # window option of the owned session's control window
 DEFAULT_TIMEOUT = 10.0
 MAX_IDLE_WAITERS = 32
 _CHUNK = 1 << 16

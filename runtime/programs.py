@@ -341,9 +341,9 @@ class ProgramStore:
                         report = data[at + len(marker) : end].split(b";")
                         data = data[:at]
                         pending = b""
-                    else:
-                        keep = len(marker) + 12  # a marker may be split across reads
-                        data, pending = data[:-keep], data[-keep:]
+                    else:  # hold back only what may be the start of a split marker
+                        held = marker_start(data, marker)
+                        data, pending = data[:held], data[held:]
                     self._append(program, text_file, text_filter.feed(data))
                 if report is None:
                     self._append(program, text_file, text_filter.feed(pending))
@@ -542,3 +542,16 @@ def _after_lines(text: str, max_lines: int | None) -> int:
             break
         end = found + 1
     return end
+
+
+def marker_start(data: bytes, marker: bytes) -> int:
+    """Where a marker that may be cut off at the end of ``data`` would begin; ``len(data)``
+    when the end cannot be the start of one. Everything before that goes out at once, so
+    a line reaches readers as soon as it is written."""
+    start = data.rfind(b"\x1b", max(0, len(data) - len(marker) - 24))
+    if start < 0:
+        return len(data)
+    tail = data[start:]
+    if marker.startswith(tail) or (tail.startswith(marker) and b"\x07" not in tail):
+        return start
+    return len(data)

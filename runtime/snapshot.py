@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from schemux.engine import OWNED_SESSION
+from schemux.engine import CONTROL_MARK, OWNED_SESSION
 from schemux.references import IDENTITY_FORMAT, ServerIdentity
 from schemux.tmux import TmuxServer
 
@@ -18,7 +18,7 @@ _PANE_FIELDS = (
     "session_id", "session_name", "session_attached",
     "window_id", "window_index", "window_name", "window_active",
     "pane_id", "pane_index", "pane_active", "pane_width", "pane_height",
-    "pane_current_command", "pane_dead", "pane_dead_status", "pane_in_mode",
+    "pane_current_command", "pane_dead", "pane_dead_status", "pane_in_mode", CONTROL_MARK,
 )  # fmt: skip
 
 
@@ -77,8 +77,8 @@ async def list_server(server: TmuxServer, program_in: Callable[[str], str | None
     windows: dict[tuple[str, str], WindowEntry] = {}
     for line in lines[1:]:
         values = dict(zip(_PANE_FIELDS, line.split(_SEPARATOR), strict=True))
-        if values["session_name"] == OWNED_SESSION:
-            continue
+        if values["session_name"] == OWNED_SESSION and values[CONTROL_MARK] == "1":
+            continue  # schemux's control window; its program windows are listed
         session_id, window_id, pane_id = (
             values["session_id"],
             values["window_id"],

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from schemux.engine import OWNED_SESSION
+from schemux.engine import CONTROL_MARK, OWNED_SESSION
 from schemux.errors import TmuxCommandError, ToolError
 from schemux.tmux import TmuxServer
 
@@ -34,6 +34,7 @@ _FIELDS = (
     "pane_current_command",
     "pane_pid",
     "socket_path",
+    CONTROL_MARK,
 )
 _FORMAT = "\t".join(f"#{{{name}}}" for name in _FIELDS)
 
@@ -111,9 +112,9 @@ async def resolve_pane(server: TmuxServer, target: PaneTarget) -> PaneInfo:
             raise ToolError(not_found, suggestion=list_panes)
         line = lines[0]
     values = dict(zip(_FIELDS, line.split("\t"), strict=True))
-    if values["session_name"] == OWNED_SESSION:
+    if values["session_name"] == OWNED_SESSION and values[CONTROL_MARK] == "1":
         raise ToolError(
-            f"{not_found}: session {OWNED_SESSION!r} is schemux's own (its control client's)",
+            f"{not_found}: it is the window of schemux's control clients in {OWNED_SESSION!r}",
             suggestion="target a pane of another session",
         )
     pane = PaneInfo(

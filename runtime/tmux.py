@@ -15,7 +15,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
-from schemux.engine import OWNED_SESSION, ControlEngine
+from schemux.engine import CONTROL_MARK, OWNED_SESSION, ControlEngine
 from schemux.errors import ServerUnavailable, TmuxCommandError, ToolError
 
 MINIMUM_VERSION = (3, 3)
@@ -143,7 +143,10 @@ class TmuxServer:
                 "new-session", "-d", "-P", "-F", "#{session_id}",
                 "-s", OWNED_SESSION, "-x", "80", "-y", "24", "cat", ";",
                 "set-option", "-t", OWNED_SESSION, "detach-on-destroy", "on", ";",
-                "set-option", "-w", "-t", f"{OWNED_SESSION}:", "remain-on-exit", "on",
+                "set-option", "-w", "-t", f"{OWNED_SESSION}:", "remain-on-exit", "on", ";",
+                # marks the window of the control clients, which no tool reads; the other
+                # windows of the session are programs that schemux started
+                "set-option", "-w", "-t", f"{OWNED_SESSION}:", CONTROL_MARK, "1",
             )  # fmt: skip
         except TmuxCommandError as error:
             if "duplicate session" not in error.stderr:

@@ -289,7 +289,7 @@ async def test_default_target_ignores_the_owned_session(server: TmuxServer, sock
     assert pane.session_name != OWNED_SESSION
     assert pane.pane_id == newer.pane_id
     assert pane.pane_id != older.pane_id
-    with pytest.raises(ToolError, match="schemux's own"):
+    with pytest.raises(ToolError, match="the window of schemux's control clients"):
         await resolve_pane(server, PaneTarget(session_name=OWNED_SESSION))
 
 

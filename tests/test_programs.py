@@ -13,9 +13,9 @@ from mcp import Client
 from schemux.config import Settings
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
-from schemux.programs import ProgramLimits
+from schemux.programs import ProgramLimits, marker_start
 from schemux.server import build_server
-from tests.support import tmux
+from tests.support import new_pane, tmux
 
 pytestmark = pytest.mark.anyio
 
@@ -237,3 +237,72 @@ async def test_retention_lets_the_oldest_output_go(tmux_socket: str, anyio_backe
         assert stat.S_IMODE(root.stat().st_mode) == 0o700
     await context.close()
     assert not root.exists()
+
+
+async def test_inherit_the_variables_a_shell_exported(
+    programs: tuple[Client, ToolContext], tmux_socket: str
+) -> None:
+    client, _ = programs
+    pane = new_pane(tmux_socket)
+    tmux(tmux_socket, "send-keys", "-t", pane.pane_id, "export SCHEMUX_ONLY_IN_SHELL=yes", "Enter")
+    script = 'echo "${SCHEMUX_ONLY_IN_SHELL:-unset}"'
+    plain, _ = await run(client, ["sh", "-c", script], fromPaneId=pane.pane_id)
+    assert plain == "unset\n"
+    named, _ = await run(
+        client, ["sh", "-c", script], fromPaneId=pane.pane_id,
+        inheritShell=["SCHEMUX_ONLY_IN_SHELL"],
+    )  # fmt: skip
+    assert named == "yes\n"
+    everything, _ = await run(
+        client, ["sh", "-c", script], fromPaneId=pane.pane_id, inheritShell=True
+    )
+    assert everything == "yes\n"
+
+
+async def test_snapshot_names_the_program_a_pane_runs(
+    programs: tuple[Client, ToolContext],
+) -> None:
+    client, _ = programs
+    started = await call(client, "start_program", argv=["sleep", "30"])
+    snapshot = await call(client, "tmux_snapshot")
+    panes = {
+        pane["target"]["id"]: pane
+        for session in snapshot["data"]["sessions"]
+        for window in session["windows"]
+        for pane in window["panes"]
+    }
+    assert panes[started["paneId"]]["program_id"] == started["programId"]
+    screen = await call(client, "capture_pane", paneId=started["paneId"])
+    assert screen["paneId"] == started["paneId"]  # a program's pane can be watched
+
+
+async def test_the_running_limit_is_a_clear_error(tmux_socket: str, anyio_backend: str) -> None:
+    limits = ProgramLimits(max_running=2)
+    context = ToolContext(Settings(socket_name=tmux_socket, program_limits=limits))
+    async with Client(build_server(context, BINDINGS)) as client:
+        for _ in range(2):
+            await call(client, "start_program", argv=["sleep", "30"])
+        message = await error(client, "start_program", argv=["sleep", "30"])
+        assert "2 programs run already" in message
+    await context.close()
+
+
+async def test_run_program_keep_leaves_the_pane(
+    programs: tuple[Client, ToolContext], tmux_socket: str
+) -> None:
+    client, _ = programs
+    before = set(tmux(tmux_socket, "list-panes", "-a", "-F", "#{pane_id}").split())
+    result = await call(client, "run_program", argv=["echo", "kept"], keep=True)
+    assert result["output"] == "kept"
+    after = tmux(tmux_socket, "list-panes", "-a", "-F", "#{pane_id} #{pane_dead}").splitlines()
+    new = [line for line in after if line.split()[0] not in before]
+    assert [line.split()[1] for line in new] == ["1"]  # one new pane, dead, left for a person
+
+
+def test_only_a_possiblemarker_start_is_held_back() -> None:
+    marker = b"\x1b]7777;schemux-end;abc;"
+    assert marker_start(b"line\r\n", marker) == 6
+    assert marker_start(b"line\r\n\x1b[31m", marker) == 11
+    assert marker_start(b"line\r\n\x1b]77", marker) == 6
+    assert marker_start(b"x\x1b]7777;schemux-end;abc;0;", marker) == 1
+    assert marker_start(b"x\x1b]7777;schemux-end;zzz;", marker) == 24
