@@ -306,3 +306,42 @@ def test_only_a_possiblemarker_start_is_held_back() -> None:
     assert marker_start(b"line\r\n\x1b]77", marker) == 6
     assert marker_start(b"x\x1b]7777;schemux-end;abc;0;", marker) == 1
     assert marker_start(b"x\x1b]7777;schemux-end;zzz;", marker) == 24
+
+
+async def test_output_past_the_copy_limit_is_cut(tmux_socket: str, anyio_backend: str) -> None:
+    limits = ProgramLimits(output_limit=1000)
+    context = ToolContext(Settings(socket_name=tmux_socket, program_limits=limits))
+    async with Client(build_server(context, BINDINGS)) as client:
+        text, end = await run(client, ["seq", "1", "2000"])
+        assert end["outputCut"] is True
+        assert end["outputComplete"] is False
+        assert end["exitStatus"] == 0  # the program itself ran to its end
+        assert text == "".join(f"{n}\n" for n in range(1, 2000))[: len(text)]
+        assert 900 < len(text) <= 1000 and text.endswith("\n")  # cut on a line break
+    await context.close()
+
+
+async def test_a_program_the_shell_cannot_find_is_not_started(
+    programs: tuple[Client, ToolContext], tmux_socket: str
+) -> None:
+    client, _ = programs
+    pane = new_pane(tmux_socket)
+    text, end = await run(
+        client, ["schemux-missing-program"], fromPaneId=pane.pane_id, inheritShell=["HOME"]
+    )
+    assert end["outcome"] == "not_started"
+    assert end["exitStatus"] == 127
+    assert "schemux-missing-program" in text  # the shell's own word on it
+    assert end["outputComplete"] is True  # nothing it wrote is missing
+
+
+async def test_run_program_output_beyond_the_result_ceiling(
+    programs: tuple[Client, ToolContext],
+) -> None:
+    client, _ = programs
+    script = "for i in $(seq 1 2000); do printf '%080d\\n' $i; done"
+    result = await call(client, "run_program", argv=["sh", "-c", script])
+    assert result["omittedBytes"] > 0
+    assert result["returnedBytes"] == len(result["output"].encode()) <= 64 * 1024
+    assert result["output"].endswith("%080d" % 2000)
+    assert result["outputComplete"] is False
