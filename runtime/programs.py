@@ -39,33 +39,37 @@ from pathlib import Path
 
 from schemux.engine import OWNED_SESSION
 from schemux.errors import ToolError
+from schemux.shell_commands import process_exit
 from schemux.terminal_text import TextFilter
 from schemux.tmux import TmuxServer
 
 PAGE_CHARACTERS = 24_000
 STOP_GRACE_SECONDS = 2.0
+GATE_GRACE_SECONDS = 2.0
 _CURSOR_TAG_BITS = 16
 _MARKER_PREFIX = b"\x1b]7777;schemux-end;"
 
 # $0 is the gate's name; then tmux binary, socket, gate channel, token, stdin file or "",
-# stderr file or "", "hold" or "", and the program's argv. The program runs as the gate's
-# child (not in its place) so that the gate outlives it and reports its status; the child
-# sets up its own stderr, and the gate's stays /dev/null, so sh's "Segmentation fault" and
-# the like never join the output. A program that could not be run leaves sh's own message
-# (exec: ...: not found) and is flagged "n" in the marker. With "hold", the gate waits on
-# its channel once more after the marker, so that the pane shows the program's last
-# screen, untouched, until schemux has read it (run_program).
+# stderr file or "", and the program's argv. The program runs as the gate's child (not in
+# its place) so that the gate outlives it and reports its status; the child sets up its
+# own stderr, and the gate's stays /dev/null, so sh's "Segmentation fault" and the like
+# never join the output. A program that could not be run leaves sh's own message (exec:
+# ...: not found) and is flagged "n" in the marker, as is one whose gate could not reach
+# tmux. After the marker the gate waits on its channel once more, holding the pane's
+# terminal open until schemux has the marker: tmux 3.3a was seen to lose all output of a
+# program whose terminal closed before it read it (and then, its screen too).
 _GATE = (
-    "tmux_bin=$1 socket=$2 gate=$3 token=$4 input=$5 errors=$6 hold=$7; shift 7; "
-    '"$tmux_bin" -S "$socket" wait-for "$gate" || exit 125; '
+    "tmux_bin=$1 socket=$2 gate=$3 token=$4 input=$5 errors=$6; shift 6; "
+    'end() { printf \'\\033]7777;schemux-end;%s;%s;%s\\007\' "$token" "$1" "$2"; }; '
+    '"$tmux_bin" -S "$socket" wait-for "$gate" || { end 125 n; exit 125; }; '
     'if [ -n "$input" ]; then exec < "$input"; fi; '
     'if [ -n "$errors" ]; then exec 3> "$errors"; else exec 3>&2; fi; '
     "exec 2>/dev/null; "
     '(exec 2>&3 3>&-; exec "$@"); status=$?; flag=x; '
     'if [ "$status" -ge 126 ] && [ "$status" -le 127 ] && ! command -v -- "$1" >/dev/null; '
     "then flag=n; fi; "
-    'printf \'\\033]7777;schemux-end;%s;%s;%s\\007\' "$token" "$status" "$flag"; '
-    'if [ -n "$hold" ]; then "$tmux_bin" -S "$socket" wait-for "$gate"; fi; '
+    'end "$status" "$flag"; '
+    '"$tmux_bin" -S "$socket" wait-for "$gate"; '
     'exit "$status"'
 )
 
@@ -138,6 +142,7 @@ class Program:
     ended_by: str | None = None  # "stopped" or "expired" while schemux ends it
     lifetime_task: asyncio.Task[None] | None = None
     pump_task: asyncio.Task[None] | None = None
+    watch_task: asyncio.Task[None] | None = None
     _changed: asyncio.Event = field(default_factory=asyncio.Event)
 
     @property
@@ -290,11 +295,12 @@ class ProgramStore:
             "-c", spec.start_directory, *environment,
             "sh", "-c", _GATE, "schemux-gate", server.binary, socket_path, gate, program.token,
             stdin_path, str(program.stderr_path) if spec.separate_stderr else "",
-            "hold" if spec.hold else "", *spec.argv, *unsizing,
+            *spec.argv, *unsizing,
         )  # fmt: skip
         pane_id, window_id, pid = created[-1].split()
         program.pane_id, program.window_id, program.gate_pid = pane_id, window_id, int(pid)
         program.pump_task = asyncio.ensure_future(self._pump(program, fifo))
+        program.watch_task = asyncio.ensure_future(self._watch_gate(program))
         setup = ["set-option", "-w", "-t", window_id, "remain-on-exit", "on"]
         if sized and not own:
             size = [*(["-x", str(spec.width)] if spec.width else [])]
@@ -308,6 +314,18 @@ class ProgramStore:
             "pipe-pane", "-O", "-t", pane_id, f"exec cat > {shlex.quote(str(fifo))}", ";",
             "wait-for", "-S", gate,
         )  # fmt: skip
+
+    async def _watch_gate(self, program: Program) -> None:
+        """The gate's process ending is the last word: its marker is then in the copy, or
+        will never be (its tmux client failed, or it was killed). If the copy has not
+        ended a moment after, close it, so that the program ends as gone, not never."""
+        await process_exit(program.gate_pid)
+        deadline = time.monotonic() + GATE_GRACE_SECONDS
+        while not program.output_done and time.monotonic() < deadline:
+            await program.wait_change(deadline - time.monotonic())
+        if not program.output_done:  # a dead pane keeps its pipe: only its end closes it
+            with contextlib.suppress(ToolError):
+                await program.server.run("kill-pane", "-t", program.pane_id)
 
     async def _pump(self, program: Program, fifo: Path) -> None:
         """Copy the pane's bytes to the text file until the end marker or the copy's end."""
@@ -353,8 +371,8 @@ class ProgramStore:
         program.output_done = True
         if report is not None:
             self._end(program, ending_from_marker(int(report[0]), report[1].decode()))
-            if not program.hold:  # a held gate is released by whoever holds it
-                await self._after_end(program)
+            if not program.hold:  # run_program releases it once it has read the screen
+                await self.release(program)
         else:  # the copy ended without the marker: the pane was removed from outside
             program.lost_end = True
             self._end(program, Ending("gone", None, None))
@@ -394,7 +412,8 @@ class ProgramStore:
         return program.ending is not None
 
     async def release(self, program: Program) -> None:
-        """Let a held gate go, then close the copy and the pane as after any end."""
+        """Let the gate go (it holds its pane after the marker), then close the copy and
+        the pane as after any end."""
         with contextlib.suppress(ToolError):
             await program.server.run("wait-for", "-S", f"schemux_gate_{program.token}")
         await self._after_end(program)
@@ -494,6 +513,8 @@ class ProgramStore:
 
     def forget(self, program: Program) -> None:
         self._programs.pop(program.id, None)
+        if program.watch_task is not None:
+            program.watch_task.cancel()
         if program.pump_task is not None and not program.pump_task.done():
             program.pump_task.cancel()
             # a copy that never began has a thread blocked opening the FIFO: open the

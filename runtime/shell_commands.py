@@ -319,11 +319,12 @@ async def until_shell_has_terminal(shell_pid: int, within: float = 1.0) -> None:
                 if leader in exited:
                     await asyncio.sleep(0.0005)
                 else:
-                    await _process_exit(leader)
+                    await process_exit(leader)
                     exited.add(leader)
 
 
-async def _process_exit(pid: int) -> None:
+async def process_exit(pid: int) -> None:
+    """Return when process ``pid`` has exited (at once if it is gone), on a pidfd."""
     try:
         pidfd = os.pidfd_open(pid)
     except OSError:  # gone already, or no process of its own (a group's id outliving it)

@@ -317,7 +317,8 @@ async def test_output_past_the_copy_limit_is_cut(tmux_socket: str, anyio_backend
         assert end["outputComplete"] is False
         assert end["exitStatus"] == 0  # the program itself ran to its end
         assert text == "".join(f"{n}\n" for n in range(1, 2000))[: len(text)]
-        assert 900 < len(text) <= 1000 and text.endswith("\n")  # cut on a line break
+        assert 900 < len(text) <= 1000
+        assert text.endswith("\n")  # cut on a line break
     await context.close()
 
 
@@ -343,5 +344,5 @@ async def test_run_program_output_beyond_the_result_ceiling(
     result = await call(client, "run_program", argv=["sh", "-c", script])
     assert result["omittedBytes"] > 0
     assert result["returnedBytes"] == len(result["output"].encode()) <= 64 * 1024
-    assert result["output"].endswith("%080d" % 2000)
+    assert result["output"].endswith(f"{2000:080d}")
     assert result["outputComplete"] is False
