@@ -159,3 +159,15 @@ def test_violation_names_the_field_and_rule() -> None:
     }
     error = next(Draft202012Validator(schema).iter_errors({"a": [1, "2"]}))
     assert describe_violation(error) == "a[1]: '2' is not of type 'integer' (rule: type)"
+
+
+def test_program_limits_from_the_environment() -> None:
+    env = {
+        "SCHEMUX_MAX_PROGRAMS": "5",
+        "SCHEMUX_RETAINED_PROGRAMS": "7",
+        "SCHEMUX_OUTPUT_LIMIT": "1000",
+    }
+    limits = settings_from(env).program_limits
+    assert (limits.max_running, limits.retained_ended, limits.output_limit) == (5, 7, 1000)
+    with pytest.raises(ConfigError, match="SCHEMUX_MAX_PROGRAMS='0' is not a positive"):
+        settings_from({"SCHEMUX_MAX_PROGRAMS": "0"})
