@@ -19,7 +19,6 @@ async def handle(ctx: ToolContext, request: RunProgramInput) -> RunProgramOutput
     timeout = ctx.settings.clamp_wait((request.timeout_ms or DEFAULT_TIMEOUT_MS) / 1000)
     server = ctx.tmux()
     spec = await program_spec(
-        ctx,
         server,
         request,
         lifetime=ctx.settings.program_limits.max_lifetime,

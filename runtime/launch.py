@@ -8,7 +8,6 @@ import os
 import shutil
 from typing import Protocol
 
-from schemux.context import ToolContext
 from schemux.errors import ToolError
 from schemux.programs import ProgramSpec
 from schemux.shell_commands import run_in_shell
@@ -41,7 +40,6 @@ class LaunchRequest(Protocol):
 
 
 async def program_spec(
-    ctx: ToolContext,
     server: TmuxServer,
     request: LaunchRequest,
     *,

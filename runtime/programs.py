@@ -128,7 +128,6 @@ class Program:
     server: TmuxServer
     directory: Path
     pane_id: str = ""
-    window_id: str = ""
     gate_pid: int = 0
     keep: bool = False
     hold: bool = False
@@ -138,7 +137,6 @@ class Program:
     output_cut: bool = False
     lost_end: bool = False
     ending: Ending | None = None
-    ended_at: float | None = None
     ended_by: str | None = None  # "stopped" or "expired" while schemux ends it
     lifetime_task: asyncio.Task[None] | None = None
     pump_task: asyncio.Task[None] | None = None
@@ -298,7 +296,7 @@ class ProgramStore:
             *spec.argv, *unsizing,
         )  # fmt: skip
         pane_id, window_id, pid = created[-1].split()
-        program.pane_id, program.window_id, program.gate_pid = pane_id, window_id, int(pid)
+        program.pane_id, program.gate_pid = pane_id, int(pid)
         program.pump_task = asyncio.ensure_future(self._pump(program, fifo))
         program.watch_task = asyncio.ensure_future(self._watch_gate(program))
         setup = ["set-option", "-w", "-t", window_id, "remain-on-exit", "on"]
@@ -398,7 +396,6 @@ class ProgramStore:
         if program.ended_by is not None:
             ending = Ending(program.ended_by, ending.exit_status, ending.signal)
         program.ending = ending
-        program.ended_at = time.monotonic()
         if program.lifetime_task is not None and not program.keep:
             program.lifetime_task.cancel()  # a kept pane goes when its lifetime does
         program.changed()
