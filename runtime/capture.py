@@ -33,7 +33,6 @@ from schemux.tmux import TmuxServer, parse_version
 MAX_CURSORS = 128
 HOOK = "after-capture-pane"
 _HOOK_SET = re.compile(rf"^{HOOK}\[\d+\]")
-_PANE_GONE = re.compile(r"can't find (pane|window|session)|no such (pane|window|session)")
 
 
 @dataclass(frozen=True)
@@ -212,7 +211,7 @@ async def _check(server: TmuxServer, reference: PaneReference) -> _Pane:
             # changes nothing, so it goes again, to whichever server runs there now
             lines = await server.run(*check)
     except TmuxCommandError as error:
-        if not _PANE_GONE.search(error.stderr):
+        if not error.target_gone:
             raise
         await _gone(server, reference)
     values = lines[0].split("\t")
@@ -304,7 +303,7 @@ async def _capture(
             "capture-pane", "-p", "-N", *only_used, "-t", target, "-S", start,
         )  # fmt: skip
     except TmuxCommandError as error:
-        if not _PANE_GONE.search(error.stderr):
+        if not error.target_gone:
             raise
         await _gone(server, reference)
     finished = time.monotonic()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from pydantic import BaseModel
 
 
@@ -27,6 +29,9 @@ class ServerUnavailable(ToolError):
     """No tmux server runs at the address (nothing was sent to one)."""
 
 
+_TARGET_GONE = re.compile(r"can't find (pane|window|session)|no such (pane|window|session)")
+
+
 class TmuxCommandError(ToolError):
     """tmux answered a command with an error (no such pane, no server, ...)."""
 
@@ -34,6 +39,12 @@ class TmuxCommandError(ToolError):
         super().__init__(f"tmux {command} failed: {stderr}", suggestion=suggestion)
         self.command = command
         self.stderr = stderr
+
+    @property
+    def target_gone(self) -> bool:
+        """Whether tmux said the pane, window or session named no longer exists (3.3a
+        says it in two ways)."""
+        return _TARGET_GONE.search(self.stderr) is not None
 
 
 class FailedResult(Exception):

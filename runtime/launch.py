@@ -68,11 +68,7 @@ async def program_spec(
                 suggestion="pass a live pane, or omit fromPaneId",
             )
         if directory is None:
-            directory = (
-                await server.run(
-                    "display-message", "-p", "-t", pane.pane_id, "#{pane_current_path}"
-                )
-            )[0]
+            directory = pane.current_path
         if inherit not in (None, False):
             names = None if inherit is True else _names(inherit)
             environment = await shell_environment(server, pane, names)

@@ -49,8 +49,9 @@ GATE_GRACE_SECONDS = 2.0
 _CURSOR_TAG_BITS = 16
 _MARKER_PREFIX = b"\x1b]7777;schemux-end;"
 
-# $0 is the gate's name; then tmux binary, socket, gate channel, token, stdin file or "",
-# stderr file or "", and the program's argv. The program runs as the gate's child (not in
+# $0 is the gate's name; then tmux binary, gate channel, token, stdin file or "",
+# stderr file or "", and the program's argv (the socket is the first field of $TMUX,
+# which tmux sets in every pane). The program runs as the gate's child (not in
 # its place) so that the gate outlives it and reports its status; the child sets up its
 # own stderr, and the gate's stays /dev/null, so sh's "Segmentation fault" and the like
 # never join the output. A program that could not be run leaves sh's own message (exec:
@@ -59,7 +60,7 @@ _MARKER_PREFIX = b"\x1b]7777;schemux-end;"
 # terminal open until schemux has the marker: tmux 3.3a was seen to lose all output of a
 # program whose terminal closed before it read it (and then, its screen too).
 _GATE = (
-    "tmux_bin=$1 socket=$2 gate=$3 token=$4 input=$5 errors=$6; shift 6; "
+    "tmux_bin=$1 socket=${TMUX%%,*} gate=$2 token=$3 input=$4 errors=$5; shift 5; "
     'end() { printf \'\\033]7777;schemux-end;%s;%s;%s\\007\' "$token" "$1" "$2"; }; '
     '"$tmux_bin" -S "$socket" wait-for "$gate" || { end 125 n; exit 125; }; '
     'if [ -n "$input" ]; then exec < "$input"; fi; '
@@ -269,7 +270,6 @@ class ProgramStore:
             stdin_file = program.directory / "stdin"
             stdin_file.write_text(spec.stdin_text)
             stdin_path = str(stdin_file)
-        socket_path = (await server.run("display-message", "-p", "#{socket_path}"))[0]
         gate = f"schemux_gate_{program.token}"
         environment = [f"-e{key}={value}" for key, value in sorted(spec.environment.items())]
         sized = bool(spec.width or spec.height)
@@ -291,7 +291,7 @@ class ProgramStore:
         created = await server.run(
             *sizing, *_placement(spec), "-d", "-P", "-F", "#{pane_id} #{window_id} #{pane_pid}",
             "-c", spec.start_directory, *environment,
-            "sh", "-c", _GATE, "schemux-gate", server.binary, socket_path, gate, program.token,
+            "sh", "-c", _GATE, "schemux-gate", server.binary, gate, program.token,
             stdin_path, str(program.stderr_path) if spec.separate_stderr else "",
             *spec.argv, *unsizing,
         )  # fmt: skip

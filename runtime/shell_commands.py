@@ -32,7 +32,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import re
 import secrets
 import shlex
 import time
@@ -190,9 +189,6 @@ def check_command(command: str, suppress_history: bool) -> None:
             "command contains a carriage return, which the shell would take as Enter",
             suggestion="use '\\n' line breaks",
         )
-
-
-_PANE_GONE = re.compile(r"can't find pane|no such pane")
 
 
 class _Call:
@@ -358,7 +354,7 @@ async def _in_pane(server: TmuxServer, call: _Call, *args: str) -> list[str]:
     try:
         return await server.run(*args)
     except TmuxCommandError as error:
-        if not _PANE_GONE.search(error.stderr):
+        if not error.target_gone:
             raise
         raise ToolError(
             f"pane {call.pane_id} was closed while the command ran; its exit status and "

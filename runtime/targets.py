@@ -33,6 +33,7 @@ _FIELDS = (
     "pane_in_mode",
     "pane_current_command",
     "pane_pid",
+    "pane_current_path",
     "socket_path",
     CONTROL_MARK,
 )
@@ -49,6 +50,7 @@ class PaneInfo:
     in_mode: bool
     current_command: str
     pid: int
+    current_path: str
     socket_path: str
 
 
@@ -126,6 +128,7 @@ async def resolve_pane(server: TmuxServer, target: PaneTarget) -> PaneInfo:
         in_mode=values["pane_in_mode"] == "1",
         current_command=values["pane_current_command"],
         pid=int(values["pane_pid"] or 0),
+        current_path=values["pane_current_path"],
         socket_path=values["socket_path"],
     )
     _check_agreement(target, pane)
