@@ -12,6 +12,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from mcp import Client
+
 from schemux.references import IDENTITY_FORMAT, ServerIdentity
 
 SHELL_ENVIRONMENT = {
@@ -205,3 +207,18 @@ def _check_rule(rule: str, wanted: Any, actual: Any, path: str) -> list[str]:
     else:
         raise ValueError(f"unknown pattern rule {rule}")
     return [] if ok else [f"{path}: {actual!r} fails {rule} {wanted!r}"]
+
+
+async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
+    """A call that must succeed: its structured result."""
+    result = await client.call_tool(tool, arguments)
+    assert not result.is_error, result.content
+    assert result.structured_content is not None
+    return dict(result.structured_content)
+
+
+async def call_error(client: Client, tool: str, **arguments: Any) -> str:
+    """A call that must fail: its error text."""
+    result = await client.call_tool(tool, arguments)
+    assert result.is_error
+    return "\n".join(block.text for block in result.content if block.type == "text")

@@ -15,7 +15,7 @@ from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
 from schemux.programs import ProgramLimits, marker_start
 from schemux.server import build_server
-from tests.support import new_pane, tmux
+from tests.support import call, call_error, new_pane, tmux
 
 pytestmark = pytest.mark.anyio
 
@@ -29,19 +29,6 @@ async def programs(
     async with Client(build_server(context, BINDINGS)) as client:
         yield client, context
     await context.close()
-
-
-async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
-    result = await client.call_tool(tool, arguments)
-    assert not result.is_error, result.content
-    assert result.structured_content is not None
-    return dict(result.structured_content)
-
-
-async def error(client: Client, tool: str, **arguments: Any) -> str:
-    result = await client.call_tool(tool, arguments)
-    assert result.is_error
-    return "\n".join(block.text for block in result.content if block.type == "text")
 
 
 async def read_all(client: Client, program_id: str, **options: Any) -> tuple[str, dict[str, Any]]:
@@ -171,7 +158,7 @@ async def test_stop_during_a_waiting_read(programs: tuple[Client, ToolContext]) 
     assert stopped["outcome"] == "stopped"
     assert reads[0]["outcome"] == "stopped"
     assert reads[0]["outputComplete"] is False
-    message = await error(client, "read_program", programId=started["programId"])
+    message = await call_error(client, "read_program", programId=started["programId"])
     assert f"no program '{started['programId']}'" in message
 
 
@@ -200,21 +187,21 @@ async def test_bad_input_is_refused_and_changes_nothing(
 ) -> None:
     client, _ = programs
     windows = tmux(tmux_socket, "list-windows", "-a")
-    assert "not found" in await error(client, "start_program", argv=["no-such-program-x"])
-    assert "cannot be entered" in await error(
+    assert "not found" in await call_error(client, "start_program", argv=["no-such-program-x"])
+    assert "cannot be entered" in await call_error(
         client, "start_program", argv=["true"], startDirectory="/no/such/dir"
     )
-    assert "minItems" in await error(client, "start_program", argv=[])
-    assert "no program 'p0'" in await error(client, "read_program", programId="p0")
+    assert "minItems" in await call_error(client, "start_program", argv=[])
+    assert "no program 'p0'" in await call_error(client, "read_program", programId="p0")
     assert tmux(tmux_socket, "list-windows", "-a") == windows
     first = await call(client, "start_program", argv=["echo", "one"])
     second = await call(client, "start_program", argv=["echo", "two"])
     page = await call(client, "read_program", programId=first["programId"], timeoutMs=5000)
-    foreign = await error(
+    foreign = await call_error(
         client, "read_program", programId=second["programId"], cursor=page["cursor"]
     )
     assert "is not one that read_program returned" in foreign
-    past = await error(
+    past = await call_error(
         client, "read_program", programId=first["programId"], cursor=page["cursor"] + (1 << 40)
     )
     assert "past the end" in past or "is not one" in past
@@ -229,8 +216,8 @@ async def test_retention_lets_the_oldest_output_go(tmux_socket: str, anyio_backe
             started = await call(client, "start_program", argv=["echo", str(n)])
             await read_all(client, started["programId"])
             ids.append(started["programId"])
-        assert "no program" in await error(client, "read_program", programId=ids[0])
-        assert "no program" in await error(client, "read_program", programId=ids[1])
+        assert "no program" in await call_error(client, "read_program", programId=ids[0])
+        assert "no program" in await call_error(client, "read_program", programId=ids[1])
         text, _ = await read_all(client, ids[3])
         assert text == "3\n"
         root = context.programs.root
@@ -282,7 +269,7 @@ async def test_the_running_limit_is_a_clear_error(tmux_socket: str, anyio_backen
     async with Client(build_server(context, BINDINGS)) as client:
         for _ in range(2):
             await call(client, "start_program", argv=["sleep", "30"])
-        message = await error(client, "start_program", argv=["sleep", "30"])
+        message = await call_error(client, "start_program", argv=["sleep", "30"])
         assert "2 programs run already" in message
     await context.close()
 

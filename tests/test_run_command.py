@@ -22,6 +22,8 @@ from schemux.shell_commands import shell_reads_input
 from tests.support import (
     SHELL_ENVIRONMENT,
     Pane,
+    call,
+    call_error,
     new_pane,
     pane_format,
     private_tmux_server,
@@ -34,16 +36,11 @@ pytestmark = pytest.mark.anyio
 
 
 async def run(client: Client, **arguments: Any) -> dict[str, Any]:
-    result = await client.call_tool("run_command", arguments)
-    assert not result.is_error, result.content
-    assert result.structured_content is not None
-    return dict(result.structured_content)
+    return await call(client, "run_command", **arguments)
 
 
 async def run_error(client: Client, **arguments: Any) -> str:
-    result = await client.call_tool("run_command", arguments)
-    assert result.is_error
-    return "\n".join(block.text for block in result.content if block.type == "text")
+    return await call_error(client, "run_command", **arguments)
 
 
 def private_options(pane: Pane) -> list[str]:
