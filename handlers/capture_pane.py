@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from schemux.context import ToolContext
+from schemux.engine import THEN
 from schemux.generated.models.capture_pane import CapturePaneInput, CapturePaneOutput
 from schemux.targets import PaneTarget, resolve_pane
 
@@ -15,7 +16,7 @@ async def handle(ctx: ToolContext, request: CapturePaneInput) -> CapturePaneOutp
     wanted = request.history_lines or 0
     # one tmux call, so the screen's facts and its rows are of the same moment
     lines = await server.run(
-        "display-message", "-p", "-t", pane.pane_id, _SCREEN, ";",
+        "display-message", "-p", "-t", pane.pane_id, _SCREEN, THEN,
         "capture-pane", "-p", "-t", pane.pane_id, "-S", str(-wanted), "-E", "-",
     )  # fmt: skip
     width, height, cursor_x, cursor_y, alternate = (int(f) for f in lines[0].split())

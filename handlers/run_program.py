@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 
 from schemux.context import ToolContext
+from schemux.engine import THEN
 from schemux.generated.models.run_program import RunProgramInput, RunProgramOutput
 from schemux.launch import program_spec
 from schemux.shell_commands import keep_tail
@@ -70,7 +71,7 @@ async def last_screen(server: TmuxServer, pane_id: str) -> tuple[list[str], bool
     empty rows at the bottom left out), and whether rows may have fallen out of its
     history (tmux frees a tenth of history-limit each time it is full)."""
     lines = await server.run(
-        "display-message", "-p", "-t", pane_id, "#{history_size} #{history_limit}", ";",
+        "display-message", "-p", "-t", pane_id, "#{history_size} #{history_limit}", THEN,
         "capture-pane", "-p", "-J", "-t", pane_id, "-S", "-", "-E", "-",
     )  # fmt: skip
     history, limit = (int(field) for field in lines[0].split())

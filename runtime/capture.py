@@ -21,7 +21,7 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from schemux.engine import CONTROL_MARK, OWNED_SESSION, ConnectionLost
+from schemux.engine import CONTROL_MARK, OWNED_SESSION, THEN, ConnectionLost
 from schemux.errors import TmuxCommandError
 from schemux.failures import Failure
 from schemux.process_identity import ProcessHandle, ProcessIdentity, open_process
@@ -197,10 +197,10 @@ async def _check(server: TmuxServer, reference: PaneReference) -> _Pane:
         )
     )
     check = (
-        "display-message", "-p", "-t", target, fields, ";",
-        "show-hooks", "-g", HOOK, ";",
-        "show-hooks", "-t", target, HOOK, ";",
-        "show-hooks", "-w", "-t", target, HOOK, ";",
+        "display-message", "-p", "-t", target, fields, THEN,
+        "show-hooks", "-g", HOOK, THEN,
+        "show-hooks", "-t", target, HOOK, THEN,
+        "show-hooks", "-w", "-t", target, HOOK, THEN,
         "show-hooks", "-p", "-t", target, HOOK,
     )  # fmt: skip
     try:
@@ -299,7 +299,7 @@ async def _capture(
     started = time.monotonic()
     try:
         lines = await server.run(
-            "display-message", "-p", "-t", target, fields, ";",
+            "display-message", "-p", "-t", target, fields, THEN,
             "capture-pane", "-p", "-N", *only_used, "-t", target, "-S", start,
         )  # fmt: skip
     except TmuxCommandError as error:

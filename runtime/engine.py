@@ -30,6 +30,7 @@ import signal
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Final
 
 from schemux.errors import TmuxCommandError, ToolError
 
@@ -65,10 +66,37 @@ def quote_argument(argument: str) -> str:
     return "'" + _SPECIAL.sub(_escape, argument) + "'"
 
 
+class _Separator(str):
+    """The one value ``command_line`` writes as tmux's command separator."""
+
+    __slots__ = ()
+
+
+THEN: Final[str] = _Separator(";")
+"""Between two commands of one line: ``run("a", THEN, "b")``. Command lists are
+structural: only this object separates; an argument that merely equals ``";"`` (a
+program's argv, say) is quoted like any other."""
+
+
 def command_line(args: tuple[str, ...] | list[str]) -> bytes:
-    """One control-mode line: arguments quoted, ``;`` arguments kept as separators."""
-    text = " ".join(";" if arg == ";" else quote_argument(arg) for arg in args)
+    """One control-mode line: every argument quoted, ``THEN`` written as a separator.
+
+    Raises ValueError (before anything is queued or written) for an argument tmux cannot
+    be given: one with a NUL character.
+    """
+    text = " ".join(";" if type(arg) is _Separator else quote_argument(arg) for arg in args)
     return text.encode("utf-8", "surrogateescape") + b"\n"
+
+
+def encode_command(args: tuple[str, ...] | list[str]) -> bytes:
+    """``command_line``, with an argument tmux cannot take refused as a ToolError."""
+    try:
+        return command_line(args)
+    except ValueError as error:
+        raise UnsendableArgument(
+            f"tmux {args[0] if args else ''} cannot be sent: {error}",
+            suggestion="remove the NUL character from the value",
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -107,6 +135,10 @@ class _Call:
     error: list[str] | None = None
 
 
+class UnsendableArgument(ToolError):
+    """An argument tmux cannot be given (a NUL character); nothing was sent."""
+
+
 class ConnectionLost(ToolError):
     """The control connection ended (the server exited, or a command timed out)."""
 
@@ -139,9 +171,17 @@ class _Connection:
         self._block_lines: list[str] = []
 
     def send(self, args: tuple[str, ...]) -> asyncio.Future[list[str]]:
+        """Queue one line; the line is encoded first, so a command that cannot be sent
+        is refused with nothing queued (a queued call without its line would take the
+        next caller's answer)."""
+        line = encode_command(args)
         call = _Call(self.loop.create_future())
+        try:
+            self.stdin.write(line + self.sentinel)
+        except Exception as error:  # the pipe is gone: every caller must hear of it
+            self.fail(f"writing to the tmux control client failed: {error!r}")
+            raise ConnectionLost(f"writing to the tmux control client failed: {error!r}") from None
         self.calls.append(call)
-        self.stdin.write(command_line(args) + self.sentinel)
         return call.future
 
     async def _read(self) -> None:

@@ -37,7 +37,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from schemux.engine import OWNED_SESSION
+from schemux.engine import OWNED_SESSION, THEN
 from schemux.errors import ToolError
 from schemux.shell_commands import process_exit
 from schemux.terminal_text import TextFilter
@@ -280,11 +280,11 @@ class ProgramStore:
         own = spec.from_pane is None
         sizing = (
             ["set-option", "-t", f"={OWNED_SESSION}:", "default-size",
-             f"{spec.width or 80}x{spec.height or 24}", ";"]
+             f"{spec.width or 80}x{spec.height or 24}", THEN]
             if own and sized else []
         )  # fmt: skip
         unsizing = (
-            [";", "set-option", "-u", "-t", f"={OWNED_SESSION}:", "default-size"]
+            [THEN, "set-option", "-u", "-t", f"={OWNED_SESSION}:", "default-size"]
             if own and sized
             else []
         )
@@ -304,12 +304,12 @@ class ProgramStore:
             size = [*(["-x", str(spec.width)] if spec.width else [])]
             size += ["-y", str(spec.height)] if spec.height else []
             if spec.placement == "split":
-                setup += [";", "resize-pane", "-t", pane_id, *size]
+                setup += [THEN, "resize-pane", "-t", pane_id, *size]
             else:
-                setup += [";", "resize-window", "-t", window_id, *size]
+                setup += [THEN, "resize-window", "-t", window_id, *size]
         await server.run(
-            *setup, ";",
-            "pipe-pane", "-O", "-t", pane_id, f"exec cat > {shlex.quote(str(fifo))}", ";",
+            *setup, THEN,
+            "pipe-pane", "-O", "-t", pane_id, f"exec cat > {shlex.quote(str(fifo))}", THEN,
             "wait-for", "-S", gate,
         )  # fmt: skip
 

@@ -38,6 +38,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from schemux.engine import THEN
 from schemux.errors import TmuxCommandError, ToolError
 from schemux.targets import PaneInfo
 from schemux.tmux import TmuxServer
@@ -230,9 +231,9 @@ async def run_in_shell(
     started = time.monotonic()
     typed = await server.run(
         "display-message", "-p", "-t", pane.pane_id, "#{history_size} #{cursor_y}",
-        ";", "set-option", "-p", "-t", pane.pane_id, call.option, "armed",
-        ";", "send-keys", "-t", pane.pane_id, "-l", call.keystrokes(command, suppress_history),
-        ";", "send-keys", "-t", pane.pane_id, "Enter",
+        THEN, "set-option", "-p", "-t", pane.pane_id, call.option, "armed",
+        THEN, "send-keys", "-t", pane.pane_id, "-l", call.keystrokes(command, suppress_history),
+        THEN, "send-keys", "-t", pane.pane_id, "Enter",
     )  # fmt: skip
     prompt = Prompt.parse(typed[0])
     waiting = asyncio.ensure_future(server.wait(call.done))
@@ -249,7 +250,7 @@ async def run_in_shell(
     report = Report.parse(state)
     if report is not None:  # ended, possibly between the timeout and the disarm
         # shielded: the shell waits for this capture to release it, cancelled or not
-        release = (";", "wait-for", "-S", call.resume)
+        release = (THEN, "wait-for", "-S", call.resume)
         lines, head_lost = await asyncio.shield(
             _capture_output(server, call, prompt, report.cursor, release)
         )
@@ -341,9 +342,9 @@ async def _disarm(server: TmuxServer, call: _Call) -> str:
     waiter always wakes, and nothing stays signalled behind it."""
     lines = await _in_pane(
         server, call,
-        "display-message", "-p", "-t", call.pane_id, f"#{{{call.option}}}", ";",
+        "display-message", "-p", "-t", call.pane_id, f"#{{{call.option}}}", THEN,
         "if-shell", "-F", "-t", call.pane_id, f"#{{!=:#{{=1:#{{{call.option}}}}},E}}",
-        f"wait-for -S {call.done}", ";",
+        f"wait-for -S {call.done}", THEN,
         "set-option", "-p", "-u", "-t", call.pane_id, call.option,
     )  # fmt: skip
     return lines[0] if lines else ""

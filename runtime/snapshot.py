@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from schemux.engine import CONTROL_MARK, OWNED_SESSION
+from schemux.engine import CONTROL_MARK, OWNED_SESSION, THEN
 from schemux.references import IDENTITY_FORMAT, ServerIdentity
 from schemux.tmux import TmuxServer
 
@@ -68,7 +68,7 @@ async def list_server(server: TmuxServer, program_in: Callable[[str], str | None
     the schemux program a pane runs, if any."""
     pane_format = _SEPARATOR.join(f"#{{{name}}}" for name in _PANE_FIELDS)
     lines = await server.run(
-        "display-message", "-p", f"{IDENTITY_FORMAT}\t#{{version}}", ";",
+        "display-message", "-p", f"{IDENTITY_FORMAT}\t#{{version}}", THEN,
         "list-panes", "-a", "-F", pane_format,
     )  # fmt: skip
     *identity_fields, version = lines[0].split("\t")

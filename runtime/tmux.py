@@ -15,7 +15,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
-from schemux.engine import CONTROL_MARK, OWNED_SESSION, ControlEngine
+from schemux.engine import CONTROL_MARK, OWNED_SESSION, THEN, ControlEngine
 from schemux.errors import ServerUnavailable, TmuxCommandError, ToolError
 
 MINIMUM_VERSION = (3, 3)
@@ -141,9 +141,9 @@ class TmuxServer:
         try:
             created = await self.run_subprocess(
                 "new-session", "-d", "-P", "-F", "#{session_id}",
-                "-s", OWNED_SESSION, "-x", "80", "-y", "24", "cat", ";",
-                "set-option", "-t", OWNED_SESSION, "detach-on-destroy", "on", ";",
-                "set-option", "-w", "-t", f"{OWNED_SESSION}:", "remain-on-exit", "on", ";",
+                "-s", OWNED_SESSION, "-x", "80", "-y", "24", "cat", THEN,
+                "set-option", "-t", OWNED_SESSION, "detach-on-destroy", "on", THEN,
+                "set-option", "-w", "-t", f"{OWNED_SESSION}:", "remain-on-exit", "on", THEN,
                 # marks the window of the control clients, which no tool reads; the other
                 # windows of the session are programs that schemux started
                 "set-option", "-w", "-t", f"{OWNED_SESSION}:", CONTROL_MARK, "1",

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from schemux.engine import OWNED_SESSION, Notification, command_line, parse_notification
+from schemux.engine import OWNED_SESSION, THEN, Notification, command_line, parse_notification
 from schemux.errors import TmuxCommandError, ToolError
 from schemux.targets import PaneTarget, resolve_pane
 from schemux.tmux import ServerAddress, TmuxServer
@@ -52,7 +52,7 @@ def alive(pid: int) -> bool:
         return False
 
 
-# (an argument that is exactly ";" separates commands, as on tmux's command line)
+# (only engine.THEN separates commands; an argument equal to ";" is quoted like any other)
 QUOTING_CASES = [
     "; ",
     "\\;",
@@ -92,7 +92,8 @@ def test_command_line_shape() -> None:
     assert command_line(("display-message", "-p", "it's")) == (
         b"'display-message' '-p' 'it'\\''s'\n"
     )
-    assert command_line(("a", ";", "b\n")) == b"'a' ; 'b'\\012''\n"
+    assert command_line(("a", THEN, "b\n")) == b"'a' ; 'b'\\012''\n"
+    assert command_line(("a", ";", "b")) == b"'a' ';' 'b'\n"
     with pytest.raises(ValueError, match="NUL"):
         command_line(("a\x00",))
 
@@ -167,7 +168,7 @@ async def test_notifications_between_replies(server: TmuxServer, socket: str) ->
         async def churn(i: int) -> list[str]:
             return await server.run(
                 "new-window", "-d", "-t", f"={busy.session_name}:", "-P", "-F", f"w{i}",
-                "true", ";", "display-message", "-p", f"d{i}",
+                "true", THEN, "display-message", "-p", f"d{i}",
             )  # fmt: skip
 
         answers = await asyncio.gather(*(churn(i) for i in range(50)))
@@ -186,12 +187,12 @@ async def test_errors_and_command_lists(server: TmuxServer, socket: str) -> None
     assert caught.value.stderr in ("can't find pane: %999", "no such pane: %999")
     # one line, several blocks: if-shell runs further commands, each answered
     lines = await server.run(
-        "display-message", "-p", "a", ";", "if-shell", "-F", "1",
+        "display-message", "-p", "a", THEN, "if-shell", "-F", "1",
         "display-message -p b ; display-message -p c",
     )  # fmt: skip
     assert lines == ["a", "b", "c"]
     with pytest.raises(TmuxCommandError):
-        await server.run("display-message", "-p", "a", ";", "kill-pane", "-t", "%999")
+        await server.run("display-message", "-p", "a", THEN, "kill-pane", "-t", "%999")
     assert await server.run("display-message", "-p", "in step") == ["in step"]
 
 
