@@ -6,6 +6,7 @@ Run them all with ``nox``; one with ``nox -s tests``.
 from __future__ import annotations
 
 import os
+import sys
 
 import nox
 
@@ -14,7 +15,12 @@ nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.sessions = ["codegen", "lint", "typecheck", "tests"]
 nox.options.reuse_existing_virtualenvs = True
 
-PYTHON = "3.11"
+# Every session runs on the Python that runs nox (the README's python3): any 3.11 or newer.
+# A named version that the machine lacks would make nox skip the session and exit 0.
+nox.options.error_on_missing_interpreters = True
+if sys.version_info < (3, 11):  # noqa: UP036 (nox may run on any python3)
+    sys.exit(f"schemux needs Python 3.11 or newer; nox runs on {sys.version.split()[0]}")
+PYTHON = sys.executable
 PYPROJECT = nox.project.load_toml("pyproject.toml")
 
 
