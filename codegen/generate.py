@@ -14,6 +14,8 @@ import jinja2
 from codegen.dialects import validator_class
 from codegen.formatting import format_python
 from codegen.models import model_source
+from codegen.projection import Projection
+from codegen.readme import summary
 
 GENERATED_DIR = Path("generated")
 HANDLERS_DIR = Path("handlers")
@@ -49,11 +51,15 @@ def served_tools(root: Path, names: list[str]) -> list[str]:
 
 
 def render_generated(
-    root: Path, documents: Mapping[str, Mapping[str, Any]], served: list[str]
+    root: Path,
+    documents: Mapping[str, Mapping[str, Any]],
+    served: list[str],
+    projections: Mapping[str, Projection],
 ) -> dict[Path, str]:
     """Every file of ``generated/`` by path relative to ``root``, formatted.
 
-    ``documents`` maps tool names to tool documents; ``served`` names those with a handler.
+    ``documents`` maps tool names to tool documents; ``served`` names those with a
+    handler; ``projections`` holds the projected inputSchema of the tools that need one.
     """
     names = sorted(documents)
     sources = {name: model_source(documents[name]) for name in names}
@@ -72,9 +78,16 @@ def render_generated(
         GENERATED_DIR / "tools.py": _render(
             "tools.py.j2", documents={name: documents[name] for name in names}
         ),
+        GENERATED_DIR / "serving.py": _render(
+            "serving.py.j2",
+            schemas={name: projections[name].schema for name in sorted(projections)},
+            notes={name: projections[name].notes for name in sorted(projections)},
+            summaries={name: summary(documents[name]) for name in names},
+        ),
         GENERATED_DIR / "bindings.py": _render(
             "bindings.py.j2",
             served=served_modules,
+            projected=sorted(name for name in projections if name in served),
             validator_classes=sorted(validator_classes),
             unserved=tuple(name for name in names if name not in served),
         ),

@@ -25,6 +25,7 @@ from schemux import __version__
 from schemux.binding import ToolBinding
 from schemux.context import ToolContext
 from schemux.errors import FailedResult, ToolError
+from schemux.instructions import instructions
 
 logger = logging.getLogger("schemux")
 
@@ -93,7 +94,13 @@ async def call_bound_tool(
 
 
 def build_server(context: ToolContext, bindings: Mapping[str, ToolBinding]) -> Server[Any]:
-    tools = [types.Tool.model_validate(dict(binding.document)) for binding in bindings.values()]
+    """A server of ``bindings`` (the selected tools): tools/list serves each one's
+    projection, or its exact contract when the settings ask for exact schemas."""
+    exact = context.settings.exact_schemas
+    tools = [
+        types.Tool.model_validate(binding.served_document(exact=exact))
+        for binding in bindings.values()
+    ]
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -105,13 +112,16 @@ def build_server(context: ToolContext, bindings: Mapping[str, ToolBinding]) -> S
     ) -> types.CallToolResult:
         binding = bindings.get(params.name)
         if binding is None:
-            raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
+            raise MCPError(
+                types.INVALID_PARAMS,
+                f"Unknown tool: {params.name}; this server serves {', '.join(bindings)}",
+            )
         return await call_bound_tool(binding, context, dict(params.arguments or {}))
 
     return Server(
         "schemux",
         version=__version__,
-        instructions="Run commands and programs in tmux panes and read what they print.",
+        instructions=instructions(bindings),
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
