@@ -1,0 +1,62 @@
+"""``python -m codegen`` reports the projections, keeps them current, and stops on a served
+document that breaks a provider rule."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+Snapshot = dict[str, bytes]
+CodegenCli = Callable[..., subprocess.CompletedProcess[str]]
+
+
+def test_a_run_reports_every_projection(repo: Path, codegen_cli: CodegenCli) -> None:
+    completed = codegen_cli(repo)
+
+    assert completed.returncode == 0, completed.stderr
+    lines = completed.stdout.splitlines()
+    assert "Projections served (the exact inputSchema still validates every call):" in lines
+    assert (
+        "  tmux_capture: root oneOf merged (2 forms); $schema dropped; one-variant oneOf "
+        "unwrapped; additionalProperties dropped; const served as a one-value string enum"
+    ) in lines
+
+
+def test_check_covers_projections_and_their_readme_section(
+    repo: Path, codegen_cli: CodegenCli
+) -> None:
+    serving = repo / "generated" / "serving.py"
+    serving.write_text(serving.read_text("utf-8").replace("one of 2 forms", "one of 3"), "utf-8")
+    readme = repo / "README.md"
+    readme.write_text(readme.read_text("utf-8").replace("- `tmux_capture`:", "- `x`:"), "utf-8")
+
+    completed = codegen_cli(repo, "--check")
+
+    assert completed.returncode == 1
+    assert completed.stderr.splitlines() == [
+        "would change: README.md",
+        "would change: generated/serving.py",
+    ]
+
+
+def test_a_served_document_that_breaks_a_rule_stops_codegen(
+    repo: Path, codegen_cli: CodegenCli, snapshot: Callable[..., Snapshot]
+) -> None:
+    authored = repo / "schemas" / "tools" / "stop_program.json"
+    document = json.loads(authored.read_text("utf-8"))
+    document["inputSchema"]["patternProperties"] = {"^x-": {"type": "string"}}
+    authored.write_text(json.dumps(document, indent=2) + "\n", "utf-8")
+    before = snapshot(repo, ".")
+
+    completed = codegen_cli(repo)
+
+    assert completed.returncode == 1
+    assert completed.stderr.splitlines() == [
+        "codegen: stopped, nothing written:",
+        "  served inputSchema of stop_program: gemini rule schema-field (only fields of the "
+        "Schema object (an OpenAPI 3.0 subset)) broken at (root): 'patternProperties' is not "
+        "a Schema field; see https://ai.google.dev/api/caching#Schema",
+    ]
+    assert snapshot(repo, ".") == before
