@@ -31,11 +31,28 @@ logger = logging.getLogger("schemux")
 
 
 def describe_violation(error: ValidationError, root: str = "(arguments)") -> str:
-    """``timeout: 'x' is not of type 'number' (rule: type)``, naming the field by its path."""
+    """``timeout: 'x' is not of type 'number' (rule: type)``, naming the field by its path.
+
+    Arguments that match none of a ``oneOf``/``anyOf``'s forms get each form's own
+    reason, so the caller learns what a form forbids (``'track' was unexpected``)."""
     path = "".join(
         f"[{part}]" if isinstance(part, int) else f".{part}" for part in error.absolute_path
     ).lstrip(".")
-    return f"{path or root}: {error.message} (rule: {error.validator})"
+    where = path or root
+    if error.validator in ("oneOf", "anyOf") and error.context:
+        reasons: dict[int, list[ValidationError]] = {}
+        for reason in error.context:
+            reasons.setdefault(int(reason.relative_schema_path[0]), []).append(reason)
+        described = {
+            form: describe_violation(best_match(found), root) for form, found in reasons.items()
+        }
+        forms_given = error.validator_value
+        count = len(forms_given) if isinstance(forms_given, list) else len(reasons)
+        if count == 1:
+            return described[0]
+        forms = "; ".join(f"form {form + 1}: {text}" for form, text in sorted(described.items()))
+        return f"{where}: matches none of the {count} forms (rule: {error.validator}): {forms}"
+    return f"{where}: {error.message} (rule: {error.validator})"
 
 
 def tool_result(payload: Mapping[str, Any], *, is_error: bool = False) -> types.CallToolResult:

@@ -132,7 +132,7 @@ async def test_a_result_that_breaks_its_contract_is_never_sent(
 async def test_unknown_tool_is_a_protocol_error_naming_the_served_ones(
     faulty_client: Client,
 ) -> None:
-    with pytest.raises(MCPError, match="^Unknown tool: nope; this server serves run_command$"):
+    with pytest.raises(MCPError, match=r"^Unknown tool: nope; this server serves run_command$"):
         await faulty_client.call_tool("nope", {})
 
 

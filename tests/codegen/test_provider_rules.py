@@ -69,7 +69,7 @@ CASES: list[tuple[Rule, str, dict[str, Any]]] = [
     (rules.OPENAI_PROPERTY_COUNT, "t", {
         "type": "object", "properties": {f"p{i}": {"type": "string"} for i in range(101)}}),
     (rules.GEMINI_PARAMETER_NAME, "t", {"type": "object", "properties": {"a-b": {}}}),
-    (rules.GEMINI_KEYWORD, "t", {**OBJECT, "$schema": "https://json-schema.org/draft/2020-12/schema"}),
+    (rules.GEMINI_KEYWORD, "t", {**OBJECT, "$schema": "http://json-schema.org/draft-07/schema#"}),
     (rules.GEMINI_KEYWORD, "t", {**OBJECT, "additionalProperties": False}),
     (rules.GEMINI_KEYWORD, "t", {"type": "object", "properties": {"a": {"const": "x"}}}),
     (rules.GEMINI_KEYWORD, "t", {"type": "object", "properties": {"a": {"$ref": "#/$defs/a"}},
@@ -80,7 +80,8 @@ CASES: list[tuple[Rule, str, dict[str, Any]]] = [
         "type": "integer", "exclusiveMinimum": 0}}}),
     (rules.GEMINI_TYPE, "t", {"type": "object", "properties": {"a": {"type": ["string", "null"]}}}),
     (rules.GEMINI_TYPE, "t", {"type": "object", "properties": {"a": {"type": "text"}}}),
-    (rules.GEMINI_ENUM, "t", {"type": "object", "properties": {"a": {"type": "integer", "enum": [1, 2]}}}),
+    (rules.GEMINI_ENUM, "t", {"type": "object", "properties": {"a": {
+        "type": "integer", "enum": [1, 2]}}}),
     (rules.GEMINI_ENUM, "t", {"type": "object", "properties": {"a": {"enum": ["x"]}}}),
     (rules.GEMINI_REQUIRED, "t", {**OBJECT, "required": ["b"]}),
     (rules.GEMINI_ITEMS, "t", {"type": "object", "properties": {"a": {
