@@ -4,32 +4,47 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-# (the tools a line is about, how the line introduces them); a line names only served tools.
-_GUIDE = (
+# One line per job: how it starts, then each tool with what it is for. A line names only
+# the served tools, and is left out when none of its tools is served.
+_GUIDE: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     (
-        ("run_command", "run_shell_command"),
-        "Authored shell commands (exit status and exactly their output): {tools}.",
+        "Authored shell commands, with exit status and exactly their output",
+        (
+            ("run_command", "a pane found by id, session or window"),
+            ("run_shell_command", "a paneId"),
+        ),
     ),
     (
-        ("run_program", "start_program", "read_program", "stop_program"),
-        "Programs in a pane of their own, run to the end or started, read and stopped: {tools}.",
+        "Programs in a pane of their own",
+        (
+            ("run_program", "run to the end"),
+            ("start_program", "start"),
+            ("read_program", "read as it goes"),
+            ("stop_program", "stop"),
+        ),
     ),
     (
-        ("send_keys", "wait_for_text"),
-        "Interactive input (REPLs, prompts, TUIs, C-c) and waiting for output you did "
-        "not author: {tools}.",
+        "Interactive input (REPLs, prompts, TUIs, C-c) and output you did not author",
+        (
+            ("send_keys", "type text or keys"),
+            ("wait_for_text", "wait for new output"),
+        ),
     ),
     (
-        ("tmux_snapshot", "tmux_capture", "capture_pane"),
-        "Screens: list panes, then read a pane's rows, or a program's screen: {tools}.",
+        "Screens",
+        (
+            ("tmux_snapshot", "list panes and their references"),
+            ("tmux_capture", "a pane's exact rows, with cursors for what changed"),
+            ("capture_pane", "a pane's screen as text, such as a program's"),
+        ),
     ),
 )
 
 
 def instructions(served: Collection[str]) -> str:
     lines = ["Run commands and programs in tmux panes and read what they print."]
-    for tools, line in _GUIDE:
-        present = [tool for tool in tools if tool in served]
-        if present:
-            lines.append(line.format(tools=", ".join(present)))
+    for job, tools in _GUIDE:
+        named = [f"{tool} ({use})" for tool, use in tools if tool in served]
+        if named:
+            lines.append(f"{job}: {', '.join(named)}.")
     return "\n".join(lines)

@@ -70,15 +70,19 @@ def test_settings_read_tools_and_exact_schemas_from_the_environment() -> None:
 
 
 def test_instructions_name_only_served_tools() -> None:
-    everything = instructions(list(FAMILIES["commands"] + FAMILIES["keys"] + FAMILIES["capture"]))
-    assert "run_command, run_shell_command" in everything
-    assert "send_keys, wait_for_text" in everything
-    assert "tmux_snapshot, tmux_capture, capture_pane" in everything
+    everything = instructions(FAMILIES["commands"] + FAMILIES["keys"] + FAMILIES["capture"])
+    lines = everything.splitlines()
+    assert lines[1].startswith("Authored shell commands")
+    assert "run_command (" in lines[1]
+    assert "run_shell_command (" in lines[1]
+    assert lines[2].startswith("Interactive input")
+    assert "send_keys (type text or keys), wait_for_text (wait for new output)" in lines[2]
+    assert lines[3].startswith("Screens: tmux_snapshot (")
     for tool in FAMILIES["programs"]:
         assert tool not in everything
     only_capture = instructions(["tmux_capture"])
     assert only_capture.splitlines()[1:] == [
-        "Screens: list panes, then read a pane's rows, or a program's screen: tmux_capture."
+        "Screens: tmux_capture (a pane's exact rows, with cursors for what changed)."
     ]
     for tool in set(BINDINGS) - {"tmux_capture"}:
         assert tool not in only_capture
