@@ -1,7 +1,8 @@
 """``python -m codegen [--check] [--root DIR]``: import, generate, report contract changes.
 
-A run also reports the projections served where a contract breaks a provider rule
-(``codegen.projection``); a served document that still breaks one stops it.
+A run also reports the projections (``codegen.projection``) that are new, changed or no
+longer needed, served where a contract breaks a provider rule; a served document that
+still breaks one stops it.
 
 Exit status 0 when done (or, with ``--check``, when everything is current); 1 when the
 import fails, when a served document breaks a provider rule, or, with ``--check``, when
@@ -47,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
             action = "would delete" if plan.files[path] is None else "would change"
             print(f"{action}: {path.as_posix()}", file=sys.stderr)
         return 1 if stale else 0
-    print(format_projections(plan.projections), end="")
+    print(format_projections(plan), end="")
     for path in write(root, plan):
         print(f"{'deleted' if plan.files[path] is None else 'wrote'} {path.as_posix()}")
     return 0

@@ -126,16 +126,29 @@ def served_documents(root: Path) -> dict[str, dict[str, Any]]:
 
     Read as a literal, without importing the package (which needs the runtime).
     """
-    path = root / GENERATED_DIR / "tools.py"
+    documents: dict[str, dict[str, Any]] = _generated_literal(root, "tools.py", "TOOL_DOCUMENTS")
+    return documents
+
+
+def served_projections(root: Path) -> dict[str, dict[str, Any]]:
+    """The projected input schemas the current ``generated/serving.py`` holds."""
+    schemas: dict[str, dict[str, Any]] = _generated_literal(
+        root, "serving.py", "SERVED_INPUT_SCHEMAS"
+    )
+    return schemas
+
+
+def _generated_literal(root: Path, module: str, name: str) -> Any:
+    """The literal assigned to ``name`` in ``generated/<module>``; {} when there is none."""
+    path = root / GENERATED_DIR / module
     if not path.is_file():
         return {}
     for statement in ast.parse(path.read_text(encoding="utf-8")).body:
         if (
             isinstance(statement, ast.AnnAssign)
             and isinstance(statement.target, ast.Name)
-            and statement.target.id == "TOOL_DOCUMENTS"
+            and statement.target.id == name
             and statement.value is not None
         ):
-            documents: dict[str, dict[str, Any]] = ast.literal_eval(statement.value)
-            return documents
+            return ast.literal_eval(statement.value)
     return {}

@@ -8,7 +8,13 @@ from pathlib import Path
 from typing import Any
 
 from codegen.contract_diff import Change, diff_tools
-from codegen.generate import GENERATED_DIR, render_generated, served_documents, served_tools
+from codegen.generate import (
+    GENERATED_DIR,
+    render_generated,
+    served_documents,
+    served_projections,
+    served_tools,
+)
 from codegen.importer import ImportFailed, plan_import
 from codegen.projection import Projection, project
 from codegen.provider_rules import lint_tool
@@ -31,6 +37,8 @@ class Plan:
     changes: list[Change]
     # The projected inputSchema of each tool whose exact one breaks a provider rule.
     projections: dict[str, Projection]
+    # The projections as generated/ serves them now, to report what changes.
+    previous_projections: dict[str, dict[str, Any]]
 
 
 def make_plan(root: Path) -> Plan:
@@ -63,6 +71,7 @@ def make_plan(root: Path) -> Plan:
         files=files,
         changes=diff_tools(served_documents(root), documents),
         projections=projections,
+        previous_projections=served_projections(root),
     )
 
 
@@ -82,14 +91,22 @@ def _projections(documents: Mapping[str, Mapping[str, Any]]) -> dict[str, Projec
     return projections
 
 
-def format_projections(projections: Mapping[str, Projection]) -> str:
-    """The report: each projection served and what it changed; empty when none."""
-    if not projections:
+def format_projections(plan: Plan) -> str:
+    """The report: each projection that is new, changed or no longer needed against what
+    generated/ serves now, with what it changes in the exact schema; empty if none."""
+    lines = []
+    for name in sorted({*plan.projections, *plan.previous_projections}):
+        projection = plan.projections.get(name)
+        previous = plan.previous_projections.get(name)
+        if projection is None:
+            lines.append(f"  {name}: no longer projected; the exact inputSchema is served")
+        elif previous != projection.schema:
+            verdict = "new" if previous is None else "changed"
+            lines.append(f"  {name} ({verdict}): {'; '.join(projection.notes)}")
+    if not lines:
         return ""
-    lines = ["Projections served (the exact inputSchema still validates every call):"]
-    for name in sorted(projections):
-        lines.append(f"  {name}: {'; '.join(projections[name].notes)}")
-    return "\n".join(lines) + "\n"
+    header = "Projections served instead of the exact inputSchema (which still validates calls):"
+    return "\n".join([header, *lines]) + "\n"
 
 
 def out_of_date(root: Path, plan: Plan) -> list[Path]:

@@ -12,16 +12,43 @@ Snapshot = dict[str, bytes]
 CodegenCli = Callable[..., subprocess.CompletedProcess[str]]
 
 
-def test_a_run_reports_every_projection(repo: Path, codegen_cli: CodegenCli) -> None:
+def test_a_run_reports_new_and_changed_projections_once(
+    repo: Path, codegen_cli: CodegenCli
+) -> None:
+    serving = repo / "generated" / "serving.py"
+    serving.write_text(
+        serving.read_text("utf-8").replace('"minimum": 1,', '"minimum": 2,'), "utf-8"
+    )
+    (repo / "schemas" / "tools" / "capture_pane.json").unlink()  # no longer exists at all
+
     completed = codegen_cli(repo)
 
     assert completed.returncode == 0, completed.stderr
     lines = completed.stdout.splitlines()
-    assert "Projections served (the exact inputSchema still validates every call):" in lines
+    header = "Projections served instead of the exact inputSchema (which still validates calls):"
+    start = lines.index(header)
+    assert lines[start + 1 : start + 3] == [
+        "  capture_pane: no longer projected; the exact inputSchema is served",
+        "  read_program (changed): $schema dropped; exclusiveMinimum on an integer served as "
+        "minimum",
+    ]
+    again = codegen_cli(repo)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == ""
+
+
+def test_a_run_reports_every_projection_as_new_when_none_was_generated(
+    repo: Path, codegen_cli: CodegenCli
+) -> None:
+    (repo / "generated" / "serving.py").unlink()
+
+    completed = codegen_cli(repo)
+
+    assert completed.returncode == 0, completed.stderr
     assert (
-        "  tmux_capture: root oneOf merged (2 forms); $schema dropped; one-variant oneOf "
+        "  tmux_capture (new): root oneOf merged (2 forms); $schema dropped; one-variant oneOf "
         "unwrapped; additionalProperties dropped; const served as a one-value string enum"
-    ) in lines
+    ) in completed.stdout.splitlines()
 
 
 def test_check_covers_projections_and_their_readme_section(
