@@ -1,7 +1,12 @@
 """``python -m codegen [--check] [--root DIR]``: import, generate, report contract changes.
 
+A run also reports the projections (``codegen.projection``) that are new, changed or no
+longer needed, served where a contract breaks a provider rule; a served document that
+still breaks one stops it.
+
 Exit status 0 when done (or, with ``--check``, when everything is current); 1 when the
-import fails or, with ``--check``, when a file would change.
+import fails, when a served document breaks a provider rule, or, with ``--check``, when
+a file would change.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from pathlib import Path
 
 from codegen.contract_diff import format_report
 from codegen.importer import ImportFailed
-from codegen.pipeline import make_plan, out_of_date, write
+from codegen.pipeline import format_projections, make_plan, out_of_date, write
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -31,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         plan = make_plan(root)
     except ImportFailed as failure:
-        print("codegen: import stopped, nothing written:", file=sys.stderr)
+        print("codegen: stopped, nothing written:", file=sys.stderr)
         for problem in failure.problems:
             print(f"  {problem}", file=sys.stderr)
         return 1
@@ -43,6 +48,7 @@ def main(argv: list[str] | None = None) -> int:
             action = "would delete" if plan.files[path] is None else "would change"
             print(f"{action}: {path.as_posix()}", file=sys.stderr)
         return 1 if stale else 0
+    print(format_projections(plan), end="")
     for path in write(root, plan):
         print(f"{'deleted' if plan.files[path] is None else 'wrote'} {path.as_posix()}")
     return 0

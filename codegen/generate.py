@@ -14,6 +14,8 @@ import jinja2
 from codegen.dialects import validator_class
 from codegen.formatting import format_python
 from codegen.models import model_source
+from codegen.projection import Projection
+from codegen.readme import summary
 
 GENERATED_DIR = Path("generated")
 HANDLERS_DIR = Path("handlers")
@@ -49,11 +51,15 @@ def served_tools(root: Path, names: list[str]) -> list[str]:
 
 
 def render_generated(
-    root: Path, documents: Mapping[str, Mapping[str, Any]], served: list[str]
+    root: Path,
+    documents: Mapping[str, Mapping[str, Any]],
+    served: list[str],
+    projections: Mapping[str, Projection],
 ) -> dict[Path, str]:
     """Every file of ``generated/`` by path relative to ``root``, formatted.
 
-    ``documents`` maps tool names to tool documents; ``served`` names those with a handler.
+    ``documents`` maps tool names to tool documents; ``served`` names those with a
+    handler; ``projections`` holds the projected inputSchema of the tools that need one.
     """
     names = sorted(documents)
     sources = {name: model_source(documents[name]) for name in names}
@@ -72,9 +78,16 @@ def render_generated(
         GENERATED_DIR / "tools.py": _render(
             "tools.py.j2", documents={name: documents[name] for name in names}
         ),
+        GENERATED_DIR / "serving.py": _render(
+            "serving.py.j2",
+            schemas={name: projections[name].schema for name in sorted(projections)},
+            notes={name: projections[name].notes for name in sorted(projections)},
+            summaries={name: summary(documents[name]) for name in names},
+        ),
         GENERATED_DIR / "bindings.py": _render(
             "bindings.py.j2",
             served=served_modules,
+            projected=sorted(name for name in projections if name in served),
             validator_classes=sorted(validator_classes),
             unserved=tuple(name for name in names if name not in served),
         ),
@@ -113,16 +126,29 @@ def served_documents(root: Path) -> dict[str, dict[str, Any]]:
 
     Read as a literal, without importing the package (which needs the runtime).
     """
-    path = root / GENERATED_DIR / "tools.py"
+    documents: dict[str, dict[str, Any]] = _generated_literal(root, "tools.py", "TOOL_DOCUMENTS")
+    return documents
+
+
+def served_projections(root: Path) -> dict[str, dict[str, Any]]:
+    """The projected input schemas the current ``generated/serving.py`` holds."""
+    schemas: dict[str, dict[str, Any]] = _generated_literal(
+        root, "serving.py", "SERVED_INPUT_SCHEMAS"
+    )
+    return schemas
+
+
+def _generated_literal(root: Path, module: str, name: str) -> Any:
+    """The literal assigned to ``name`` in ``generated/<module>``; {} when there is none."""
+    path = root / GENERATED_DIR / module
     if not path.is_file():
         return {}
     for statement in ast.parse(path.read_text(encoding="utf-8")).body:
         if (
             isinstance(statement, ast.AnnAssign)
             and isinstance(statement.target, ast.Name)
-            and statement.target.id == "TOOL_DOCUMENTS"
+            and statement.target.id == name
             and statement.value is not None
         ):
-            documents: dict[str, dict[str, Any]] = ast.literal_eval(statement.value)
-            return documents
+            return ast.literal_eval(statement.value)
     return {}

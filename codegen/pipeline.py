@@ -2,13 +2,29 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from codegen.contract_diff import Change, diff_tools
-from codegen.generate import GENERATED_DIR, render_generated, served_documents, served_tools
-from codegen.importer import plan_import
-from codegen.readme import tools_table, with_tools_table
+from codegen.generate import (
+    GENERATED_DIR,
+    render_generated,
+    served_documents,
+    served_projections,
+    served_tools,
+)
+from codegen.importer import ImportFailed, plan_import
+from codegen.projection import Projection, project
+from codegen.provider_rules import lint_tool
+from codegen.readme import (
+    PROJECTIONS_SECTION,
+    TOOLS_SECTION,
+    projections_list,
+    tools_table,
+    with_section,
+)
 
 README = Path("README.md")
 
@@ -19,28 +35,78 @@ class Plan:
     files: dict[Path, str | None]
     # The tool contracts' changes against what generated/ serves now.
     changes: list[Change]
+    # The projected inputSchema of each tool whose exact one breaks a provider rule.
+    projections: dict[str, Projection]
+    # The projections as generated/ serves them now, to report what changes.
+    previous_projections: dict[str, dict[str, Any]]
 
 
 def make_plan(root: Path) -> Plan:
-    """Import, generate and lay out the README table, all in memory.
+    """Import, project, lint, generate and lay out the README sections, all in memory.
 
-    Raises :class:`codegen.importer.ImportFailed` when the import cannot go on.
+    Raises :class:`codegen.importer.ImportFailed` when the import cannot go on, or when
+    a document as it would be served breaks a provider rule (naming tool and rule).
     """
     imported = plan_import(root)
     documents = imported.documents
     served = served_tools(root, sorted(documents))
-    files = {**imported.files, **render_generated(root, documents, served)}
+    projections = _projections(documents)
+    files = {**imported.files, **render_generated(root, documents, served, projections)}
     for path in sorted((root / GENERATED_DIR).rglob("*.py")):
         # generated/ is codegen's alone: whatever it would not write now is stale.
         files.setdefault(path.relative_to(root), None)
     readme_path = root / README
     if readme_path.is_file():
-        readme = with_tools_table(
-            readme_path.read_text(encoding="utf-8"), tools_table(documents, served)
-        )
-        if readme is not None:
+        original = readme_path.read_text(encoding="utf-8")
+        notes = {name: projection.notes for name, projection in projections.items()}
+        readme = original
+        for section, text in (
+            (TOOLS_SECTION, tools_table(documents, served)),
+            (PROJECTIONS_SECTION, projections_list(notes)),
+        ):
+            readme = with_section(readme, section, text) or readme
+        if readme != original:
             files[README] = readme
-    return Plan(files=files, changes=diff_tools(served_documents(root), documents))
+    return Plan(
+        files=files,
+        changes=diff_tools(served_documents(root), documents),
+        projections=projections,
+        previous_projections=served_projections(root),
+    )
+
+
+def _projections(documents: Mapping[str, Mapping[str, Any]]) -> dict[str, Projection]:
+    """The projection of each document that needs one; every served inputSchema linted."""
+    projections: dict[str, Projection] = {}
+    problems: list[str] = []
+    for name in sorted(documents):
+        exact = documents[name]["inputSchema"]
+        projection = project(name, exact)
+        if projection is not None:
+            projections[name] = projection
+        served = exact if projection is None else projection.schema
+        problems += [f"served inputSchema of {violation}" for violation in lint_tool(name, served)]
+    if problems:
+        raise ImportFailed(problems)
+    return projections
+
+
+def format_projections(plan: Plan) -> str:
+    """The report: each projection that is new, changed or no longer needed against what
+    generated/ serves now, with what it changes in the exact schema; empty if none."""
+    lines = []
+    for name in sorted({*plan.projections, *plan.previous_projections}):
+        projection = plan.projections.get(name)
+        previous = plan.previous_projections.get(name)
+        if projection is None:
+            lines.append(f"  {name}: no longer projected; the exact inputSchema is served")
+        elif previous != projection.schema:
+            verdict = "new" if previous is None else "changed"
+            lines.append(f"  {name} ({verdict}): {'; '.join(projection.notes)}")
+    if not lines:
+        return ""
+    header = "Projections served instead of the exact inputSchema (which still validates calls):"
+    return "\n".join([header, *lines]) + "\n"
 
 
 def out_of_date(root: Path, plan: Plan) -> list[Path]:

@@ -1,4 +1,7 @@
-"""The table of tools in README.md, between ``<!-- tools:begin -->`` and ``<!-- tools:end -->``."""
+"""README.md's generated sections: the table of tools and the list of projections.
+
+Each lives between ``<!-- NAME:begin -->`` and ``<!-- NAME:end -->``.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +9,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-BEGIN = "<!-- tools:begin -->"
-END = "<!-- tools:end -->"
+TOOLS_SECTION = "tools"
+PROJECTIONS_SECTION = "projections"
 
 _FIRST_SENTENCE = re.compile(r"(.+?[.!?])(?:\s|$)", re.DOTALL)
 
@@ -23,7 +26,7 @@ def tools_table(documents: Mapping[str, Mapping[str, Any]], served: list[str]) -
         annotations = document.get("annotations") or {}
         cells = [
             f"`{name}`",
-            _escape(document.get("title") or _first_sentence(document.get("description", ""))),
+            _escape(summary(document)),
             _yes_no(name in served),
             _hint(annotations, "readOnlyHint"),
             _hint(annotations, "destructiveHint"),
@@ -32,13 +35,26 @@ def tools_table(documents: Mapping[str, Mapping[str, Any]], served: list[str]) -
     return "\n".join(rows) + "\n"
 
 
-def with_tools_table(readme: str, table: str) -> str | None:
-    """``readme`` with ``table`` between the markers; None when it lacks them."""
-    begin = readme.find(BEGIN)
-    end = readme.find(END, begin + len(BEGIN)) if begin != -1 else -1
+def projections_list(notes: Mapping[str, tuple[str, ...]]) -> str:
+    """A markdown list: each projected tool and what its projection changed."""
+    if not notes:
+        return "No tool needs a projection: every exact inputSchema is served.\n"
+    return "".join(f"- `{name}`: {'; '.join(notes[name])}.\n" for name in sorted(notes))
+
+
+def with_section(readme: str, section: str, text: str) -> str | None:
+    """``readme`` with ``text`` between the section's markers; None when it lacks them."""
+    begin_marker, end_marker = f"<!-- {section}:begin -->", f"<!-- {section}:end -->"
+    begin = readme.find(begin_marker)
+    end = readme.find(end_marker, begin + len(begin_marker)) if begin != -1 else -1
     if begin == -1 or end == -1:
         return None
-    return f"{readme[: begin + len(BEGIN)]}\n{table}{readme[end:]}"
+    return f"{readme[: begin + len(begin_marker)]}\n{text}{readme[end:]}"
+
+
+def summary(document: Mapping[str, Any]) -> str:
+    """The tool's one line: its title, else its description's first sentence."""
+    return str(document.get("title") or _first_sentence(document.get("description", "")))
 
 
 def _first_sentence(description: str) -> str:

@@ -20,6 +20,7 @@ from schemux.generated.models.start_program import StartProgramInput, StartProgr
 from schemux.generated.models.stop_program import StopProgramInput, StopProgramOutput
 from schemux.generated.models.tmux_capture import TmuxCaptureInput, TmuxCaptureOutput
 from schemux.generated.models.tmux_snapshot import TmuxSnapshotInput, TmuxSnapshotOutput
+from schemux.generated.serving import SERVED_INPUT_SCHEMAS, SUMMARIES
 from schemux.generated.tools import TOOL_DOCUMENTS
 from schemux.handlers import (
     capture_pane,
@@ -107,6 +108,8 @@ BINDINGS: dict[str, ToolBinding] = {
             format_checker=Draft7Validator.FORMAT_CHECKER,
         ),
         call=_call_capture_pane,
+        summary=SUMMARIES["capture_pane"],
+        served_input_schema=SERVED_INPUT_SCHEMAS["capture_pane"],
     ),
     "read_program": ToolBinding(
         document=TOOL_DOCUMENTS["read_program"],
@@ -119,6 +122,8 @@ BINDINGS: dict[str, ToolBinding] = {
             format_checker=Draft7Validator.FORMAT_CHECKER,
         ),
         call=_call_read_program,
+        summary=SUMMARIES["read_program"],
+        served_input_schema=SERVED_INPUT_SCHEMAS["read_program"],
     ),
     "run_command": ToolBinding(
         document=TOOL_DOCUMENTS["run_command"],
@@ -131,6 +136,8 @@ BINDINGS: dict[str, ToolBinding] = {
             format_checker=Draft202012Validator.FORMAT_CHECKER,
         ),
         call=_call_run_command,
+        summary=SUMMARIES["run_command"],
+        served_input_schema=SERVED_INPUT_SCHEMAS["run_command"],
     ),
     "run_program": ToolBinding(
         document=TOOL_DOCUMENTS["run_program"],
@@ -143,6 +150,8 @@ BINDINGS: dict[str, ToolBinding] = {
             format_checker=Draft7Validator.FORMAT_CHECKER,
         ),
         call=_call_run_program,
+        summary=SUMMARIES["run_program"],
+        served_input_schema=SERVED_INPUT_SCHEMAS["run_program"],
     ),
     "run_shell_command": ToolBinding(
         document=TOOL_DOCUMENTS["run_shell_command"],
@@ -155,6 +164,8 @@ BINDINGS: dict[str, ToolBinding] = {
             format_checker=Draft7Validator.FORMAT_CHECKER,
         ),
         call=_call_run_shell_command,
+        summary=SUMMARIES["run_shell_command"],
+        served_input_schema=SERVED_INPUT_SCHEMAS["run_shell_command"],
     ),
     "start_program": ToolBinding(
         document=TOOL_DOCUMENTS["start_program"],
@@ -167,6 +178,8 @@ BINDINGS: dict[str, ToolBinding] = {
             format_checker=Draft7Validator.FORMAT_CHECKER,
         ),
         call=_call_start_program,
+        summary=SUMMARIES["start_program"],
+        served_input_schema=SERVED_INPUT_SCHEMAS["start_program"],
     ),
     "stop_program": ToolBinding(
         document=TOOL_DOCUMENTS["stop_program"],
@@ -179,6 +192,8 @@ BINDINGS: dict[str, ToolBinding] = {
             format_checker=Draft7Validator.FORMAT_CHECKER,
         ),
         call=_call_stop_program,
+        summary=SUMMARIES["stop_program"],
+        served_input_schema=SERVED_INPUT_SCHEMAS["stop_program"],
     ),
     "tmux_capture": ToolBinding(
         document=TOOL_DOCUMENTS["tmux_capture"],
@@ -191,6 +206,8 @@ BINDINGS: dict[str, ToolBinding] = {
             format_checker=Draft202012Validator.FORMAT_CHECKER,
         ),
         call=_call_tmux_capture,
+        summary=SUMMARIES["tmux_capture"],
+        served_input_schema=SERVED_INPUT_SCHEMAS["tmux_capture"],
     ),
     "tmux_snapshot": ToolBinding(
         document=TOOL_DOCUMENTS["tmux_snapshot"],
@@ -203,6 +220,8 @@ BINDINGS: dict[str, ToolBinding] = {
             format_checker=Draft202012Validator.FORMAT_CHECKER,
         ),
         call=_call_tmux_snapshot,
+        summary=SUMMARIES["tmux_snapshot"],
+        served_input_schema=SERVED_INPUT_SCHEMAS["tmux_snapshot"],
     ),
 }
 

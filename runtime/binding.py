@@ -24,13 +24,24 @@ class ToolBinding:
 
     ``call`` takes arguments that ``input_validator`` accepted and returns the handler's
     result in wire form (aliases, JSON types), still to be checked by ``output_validator``.
+    ``document`` is the exact contract; ``served_input_schema``, when set, is the
+    projection tools/list serves instead of its inputSchema (codegen/projection.py).
     """
 
     document: Mapping[str, Any]
     input_validator: Validator
     output_validator: Validator
     call: ToolCall
+    summary: str = ""
+    served_input_schema: Mapping[str, Any] | None = None
 
     @property
     def name(self) -> str:
         return str(self.document["name"])
+
+    def served_document(self, *, exact: bool = False) -> dict[str, Any]:
+        """The Tool document tools/list serves: the projection, or with ``exact`` (or
+        when there is none) the contract as it is."""
+        if exact or self.served_input_schema is None:
+            return dict(self.document)
+        return {**self.document, "inputSchema": dict(self.served_input_schema)}

@@ -1,4 +1,4 @@
-"""The ``schemux`` command: ``serve`` (stdio or streamable HTTP) and ``call``."""
+"""The ``schemux`` command: ``serve`` (stdio or streamable HTTP), ``call`` and ``tools``."""
 
 from __future__ import annotations
 
@@ -12,9 +12,13 @@ from typing import Any
 import anyio
 
 from schemux import __version__
+from schemux.binding import ToolBinding
 from schemux.config import ConfigError, Settings, settings_from
 from schemux.context import ToolContext
+from schemux.selection import select
 from schemux.tmux import TmuxUnavailable, check_tmux
+
+Bindings = dict[str, ToolBinding]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -32,13 +36,28 @@ def build_parser() -> argparse.ArgumentParser:
         help="longest wait any call may make; larger timeouts are clamped to it "
         "(env SCHEMUX_WAIT_CEILING, default 120)",
     )
+    tool_options = argparse.ArgumentParser(add_help=False)
+    tool_options.add_argument(
+        "--tools",
+        metavar="NAMES",
+        help="serve only these tools or families (commands, programs, capture, keys), "
+        "comma-separated (env SCHEMUX_TOOLS; default all)",
+    )
+    tool_options.add_argument(
+        "--exact-schemas",
+        action="store_true",
+        help="serve every tool's exact inputSchema, not the projection model providers "
+        "accept (env SCHEMUX_EXACT_SCHEMAS=1)",
+    )
     parser = argparse.ArgumentParser(
         prog="schemux", description="A schema-first MCP server for tmux."
     )
     parser.add_argument("--version", action="version", version=f"schemux {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser(
-        "serve", parents=[tmux_options], help="serve MCP over stdio (default) or HTTP"
+        "serve",
+        parents=[tmux_options, tool_options],
+        help="serve MCP over stdio (default) or HTTP",
     )
     serve.add_argument(
         "--http",
@@ -46,10 +65,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="serve streamable HTTP at http://HOST:PORT/mcp instead (HOST defaults to 127.0.0.1)",
     )
     call = commands.add_parser(
-        "call", parents=[tmux_options], help="run one tool in-process and print its result"
+        "call",
+        parents=[tmux_options, tool_options],
+        help="run one tool in-process and print its result",
     )
     call.add_argument("tool", help="tool name, e.g. run_command")
     call.add_argument("arguments", nargs="?", default="{}", help="the arguments as JSON")
+    commands.add_parser(
+        "tools",
+        parents=[tool_options],
+        help="list every tool: family, bytes of its tools/list entry, served, summary",
+    )
     return parser
 
 
@@ -64,39 +90,49 @@ def parse_http_address(value: str) -> tuple[str, int]:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="schemux: %(levelname)s %(message)s")
+    from schemux.generated.bindings import BINDINGS
+
     try:
         settings = settings_from(
             os.environ,
-            socket_name=args.socket_name,
-            socket_path=args.socket_path,
-            wait_ceiling=args.wait_ceiling,
+            socket_name=getattr(args, "socket_name", None),
+            socket_path=getattr(args, "socket_path", None),
+            wait_ceiling=getattr(args, "wait_ceiling", None),
+            exact_schemas=args.exact_schemas,
+            tools=args.tools,
         )
+        selected = select(BINDINGS, settings.tools)
         http = parse_http_address(args.http) if getattr(args, "http", None) else None
-        check_tmux()
+        if args.command != "tools":
+            check_tmux()
     except (ConfigError, TmuxUnavailable) as error:
         print(f"schemux: {error}", file=sys.stderr)
         return 2
+    if args.command == "tools":
+        from schemux.tool_listing import tool_table
+
+        print(tool_table(BINDINGS, selected, exact=settings.exact_schemas), end="")
+        return 0
     if args.command == "call":
-        return anyio.run(call_once, settings, args.tool, args.arguments)
+        return anyio.run(call_once, settings, selected, args.tool, args.arguments)
     if http is not None:
-        anyio.run(serve_http, settings, *http)
+        anyio.run(serve_http, settings, selected, *http)
     else:
-        anyio.run(serve_stdio, settings)
+        anyio.run(serve_stdio, settings, selected)
     return 0
 
 
-def _server(context: ToolContext) -> Any:
-    from schemux.generated.bindings import BINDINGS
+def _server(context: ToolContext, bindings: Bindings) -> Any:
     from schemux.server import build_server
 
-    return build_server(context, BINDINGS)
+    return build_server(context, bindings)
 
 
-async def serve_stdio(settings: Settings) -> None:
+async def serve_stdio(settings: Settings, bindings: Bindings) -> None:
     from mcp.server.stdio import stdio_server
 
     context = ToolContext(settings)
-    server = _server(context)
+    server = _server(context, bindings)
     try:
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
@@ -104,11 +140,11 @@ async def serve_stdio(settings: Settings) -> None:
         await context.close()
 
 
-async def serve_http(settings: Settings, host: str, port: int) -> None:
+async def serve_http(settings: Settings, bindings: Bindings, host: str, port: int) -> None:
     import uvicorn
 
     context = ToolContext(settings)
-    app = _server(context).streamable_http_app(host=host)
+    app = _server(context, bindings).streamable_http_app(host=host)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning")
     try:
         await uvicorn.Server(config).serve()
@@ -116,7 +152,7 @@ async def serve_http(settings: Settings, host: str, port: int) -> None:
         await context.close()
 
 
-async def call_once(settings: Settings, tool: str, raw_arguments: str) -> int:
+async def call_once(settings: Settings, bindings: Bindings, tool: str, raw_arguments: str) -> int:
     from mcp import Client, MCPError
 
     try:
@@ -129,7 +165,7 @@ async def call_once(settings: Settings, tool: str, raw_arguments: str) -> int:
         return 2
     context = ToolContext(settings)
     try:
-        async with Client(_server(context)) as client:
+        async with Client(_server(context, bindings)) as client:
             try:
                 result = await client.call_tool(tool, arguments)
             except MCPError as error:

@@ -16,6 +16,8 @@ ENV_WAIT_CEILING = "SCHEMUX_WAIT_CEILING"
 ENV_MAX_PROGRAMS = "SCHEMUX_MAX_PROGRAMS"
 ENV_RETAINED_PROGRAMS = "SCHEMUX_RETAINED_PROGRAMS"
 ENV_OUTPUT_LIMIT = "SCHEMUX_OUTPUT_LIMIT"
+ENV_EXACT_SCHEMAS = "SCHEMUX_EXACT_SCHEMAS"
+ENV_TOOLS = "SCHEMUX_TOOLS"
 
 
 class ConfigError(ValueError):
@@ -28,13 +30,18 @@ class Settings:
 
     ``socket_name`` and ``socket_path`` name the tmux server (``-L``/``-S``); with
     neither, tmux's own default server is used. ``wait_ceiling`` clamps every wait a
-    tool makes, whatever timeout the call asks for.
+    tool makes, whatever timeout the call asks for. ``exact_schemas`` serves every
+    tool's exact inputSchema instead of its projection; ``tools`` names the tools or
+    families to serve (empty: all), checked against the tools at start
+    (``schemux.selection``).
     """
 
     socket_name: str | None = None
     socket_path: str | None = None
     wait_ceiling: float = DEFAULT_WAIT_CEILING_SECONDS
     program_limits: ProgramLimits = field(default_factory=ProgramLimits)
+    exact_schemas: bool = False
+    tools: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.socket_name is not None and self.socket_path is not None:
@@ -54,6 +61,8 @@ def settings_from(
     socket_name: str | None = None,
     socket_path: str | None = None,
     wait_ceiling: float | None = None,
+    exact_schemas: bool = False,
+    tools: str | None = None,
 ) -> Settings:
     """Options win over the environment; an option given for one of the two socket
     settings also overrides the environment's value for the other."""
@@ -80,7 +89,23 @@ def settings_from(
         socket_path=socket_path,
         wait_ceiling=DEFAULT_WAIT_CEILING_SECONDS if wait_ceiling is None else wait_ceiling,
         program_limits=limits,
+        exact_schemas=exact_schemas or _flag(env, ENV_EXACT_SCHEMAS),
+        tools=_names(tools if tools is not None else env.get(ENV_TOOLS, "")),
     )
+
+
+def _flag(env: Mapping[str, str], name: str) -> bool:
+    raw = env.get(name, "").strip().lower()
+    if raw in ("", "0", "false", "no"):
+        return False
+    if raw in ("1", "true", "yes"):
+        return True
+    raise ConfigError(f"{name}={env[name]!r}: expected 1 or 0")
+
+
+def _names(raw: str) -> tuple[str, ...]:
+    """``"commands, tmux_capture"`` -> ``("commands", "tmux_capture")``."""
+    return tuple(name for name in (part.strip() for part in raw.split(",")) if name)
 
 
 def _count(env: Mapping[str, str], name: str, default: int) -> int:

@@ -25,16 +25,34 @@ from schemux import __version__
 from schemux.binding import ToolBinding
 from schemux.context import ToolContext
 from schemux.errors import FailedResult, ToolError
+from schemux.instructions import instructions
 
 logger = logging.getLogger("schemux")
 
 
 def describe_violation(error: ValidationError, root: str = "(arguments)") -> str:
-    """``timeout: 'x' is not of type 'number' (rule: type)``, naming the field by its path."""
+    """``timeout: 'x' is not of type 'number' (rule: type)``, naming the field by its path.
+
+    Arguments that match none of a ``oneOf``/``anyOf``'s forms get each form's own
+    reason, so the caller learns what a form forbids (``'track' was unexpected``)."""
     path = "".join(
         f"[{part}]" if isinstance(part, int) else f".{part}" for part in error.absolute_path
     ).lstrip(".")
-    return f"{path or root}: {error.message} (rule: {error.validator})"
+    where = path or root
+    if error.validator in ("oneOf", "anyOf") and error.context:
+        reasons: dict[int, list[ValidationError]] = {}
+        for reason in error.context:
+            reasons.setdefault(int(reason.relative_schema_path[0]), []).append(reason)
+        described = {
+            form: describe_violation(best_match(found), root) for form, found in reasons.items()
+        }
+        forms_given = error.validator_value
+        count = len(forms_given) if isinstance(forms_given, list) else len(reasons)
+        if count == 1:
+            return described[0]
+        forms = "; ".join(f"form {form + 1}: {text}" for form, text in sorted(described.items()))
+        return f"{where}: matches none of the {count} forms (rule: {error.validator}): {forms}"
+    return f"{where}: {error.message} (rule: {error.validator})"
 
 
 def tool_result(payload: Mapping[str, Any], *, is_error: bool = False) -> types.CallToolResult:
@@ -93,7 +111,13 @@ async def call_bound_tool(
 
 
 def build_server(context: ToolContext, bindings: Mapping[str, ToolBinding]) -> Server[Any]:
-    tools = [types.Tool.model_validate(dict(binding.document)) for binding in bindings.values()]
+    """A server of ``bindings`` (the selected tools): tools/list serves each one's
+    projection, or its exact contract when the settings ask for exact schemas."""
+    exact = context.settings.exact_schemas
+    tools = [
+        types.Tool.model_validate(binding.served_document(exact=exact))
+        for binding in bindings.values()
+    ]
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -105,13 +129,16 @@ def build_server(context: ToolContext, bindings: Mapping[str, ToolBinding]) -> S
     ) -> types.CallToolResult:
         binding = bindings.get(params.name)
         if binding is None:
-            raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
+            raise MCPError(
+                types.INVALID_PARAMS,
+                f"Unknown tool: {params.name}; this server serves {', '.join(bindings)}",
+            )
         return await call_bound_tool(binding, context, dict(params.arguments or {}))
 
     return Server(
         "schemux",
         version=__version__,
-        instructions="Run commands and programs in tmux panes and read what they print.",
+        instructions=instructions(bindings),
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )

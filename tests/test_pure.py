@@ -161,6 +161,26 @@ def test_violation_names_the_field_and_rule() -> None:
     assert describe_violation(error) == "a[1]: '2' is not of type 'integer' (rule: type)"
 
 
+def test_violation_of_forms_gives_each_form_its_reason() -> None:
+    schema = {
+        "oneOf": [
+            {"properties": {"a": {"type": "integer"}}, "required": ["a"]},
+            {"properties": {"b": {"oneOf": [{"type": "string", "minLength": 2}]}}},
+        ]
+    }
+    validator = Draft202012Validator(schema)
+    error = next(validator.iter_errors({"a": "x", "b": "y"}))  # the oneOf error itself
+    assert describe_violation(error) == (
+        "(arguments): matches none of the 2 forms (rule: oneOf): "
+        "form 1: a: 'x' is not of type 'integer' (rule: type); "
+        "form 2: b: 'y' is too short (rule: minLength)"
+    )
+    both = next(validator.iter_errors({"a": 1, "b": "yy"}))
+    text = describe_violation(both)  # matching two forms has no per-form reasons
+    assert text.startswith("(arguments): {'a': 1, 'b': 'yy'} is valid under each of ")
+    assert text.endswith("(rule: oneOf)")
+
+
 def test_program_limits_from_the_environment() -> None:
     env = {
         "SCHEMUX_MAX_PROGRAMS": "5",

@@ -22,6 +22,7 @@ from schemux.context import ToolContext
 from schemux.errors import FailedResult
 from schemux.generated.bindings import BINDINGS, UNSERVED
 from schemux.generated.models.tmux_capture import TmuxCaptureOutput
+from schemux.generated.serving import SERVED_INPUT_SCHEMAS
 from schemux.generated.tools import TOOL_DOCUMENTS
 from schemux.server import build_server
 from tests.conftest import stdio_parameters
@@ -37,12 +38,27 @@ def test_tools_without_a_handler_are_listed() -> None:
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
-async def test_tools_are_served_exactly_as_documented(tmux_socket: str, mode: str) -> None:
+async def test_tools_are_served_as_documented_with_projected_inputs(
+    tmux_socket: str, mode: str
+) -> None:
     server = build_server(ToolContext(Settings(socket_name=tmux_socket)), BINDINGS)
     async with Client(server, mode=mode) as client:
         listed = (await client.list_tools()).tools
     assert [tool.name for tool in listed] == list(BINDINGS)
     assert {"run_command", "run_shell_command", "capture_pane"} <= set(BINDINGS)
+    for tool in listed:
+        served = tool.model_dump(mode="json", by_alias=True, exclude_none=True)
+        exact = TOOL_DOCUMENTS[tool.name]
+        projected = SERVED_INPUT_SCHEMAS.get(tool.name, exact["inputSchema"])
+        assert served == {**exact, "inputSchema": projected}
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_exact_schemas_serves_the_contracts_as_they_are(tmux_socket: str, mode: str) -> None:
+    settings = Settings(socket_name=tmux_socket, exact_schemas=True)
+    async with Client(build_server(ToolContext(settings), BINDINGS), mode=mode) as client:
+        listed = (await client.list_tools()).tools
+    assert "tmux_capture" in SERVED_INPUT_SCHEMAS  # there is a projection to not serve
     for tool in listed:
         served = tool.model_dump(mode="json", by_alias=True, exclude_none=True)
         assert served == TOOL_DOCUMENTS[tool.name]
@@ -113,8 +129,10 @@ async def test_a_result_that_breaks_its_contract_is_never_sent(
     assert any("server bug: run_command" in r.getMessage() for r in caplog.records)
 
 
-async def test_unknown_tool_is_a_protocol_error(faulty_client: Client) -> None:
-    with pytest.raises(MCPError, match="Unknown tool: nope"):
+async def test_unknown_tool_is_a_protocol_error_naming_the_served_ones(
+    faulty_client: Client,
+) -> None:
+    with pytest.raises(MCPError, match=r"^Unknown tool: nope; this server serves run_command$"):
         await faulty_client.call_tool("nope", {})
 
 
@@ -183,7 +201,9 @@ def test_call_with_bad_json_exits_2() -> None:
 def test_call_of_an_unknown_tool_exits_2() -> None:
     done = schemux("call", "no_such_tool", "{}")
     assert done.returncode == 2
-    assert done.stderr == "schemux: Unknown tool: no_such_tool\n"
+    assert done.stderr == (
+        f"schemux: Unknown tool: no_such_tool; this server serves {', '.join(BINDINGS)}\n"
+    )
 
 
 def test_version() -> None:

@@ -38,6 +38,7 @@ def test_check_names_every_file_that_would_change(
         "would change: README.md",
         "would delete: generated/models/leftover.py",
         "would change: generated/models/run_program.py",
+        "would change: generated/serving.py",  # the summary, the description's first sentence
         "would change: generated/tools.py",
         "would change: schemas/tools/run_command.json",
     ]
