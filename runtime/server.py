@@ -24,7 +24,7 @@ from mcp.shared.exceptions import MCPError
 from schemux import __version__
 from schemux.binding import ToolBinding
 from schemux.context import ToolContext
-from schemux.errors import FailedResult, ToolError
+from schemux.errors import FailedResult, ToolError, bounded_message
 
 logger = logging.getLogger("schemux")
 
@@ -34,7 +34,8 @@ def describe_violation(error: ValidationError, root: str = "(arguments)") -> str
     path = "".join(
         f"[{part}]" if isinstance(part, int) else f".{part}" for part in error.absolute_path
     ).lstrip(".")
-    return f"{path or root}: {error.message} (rule: {error.validator})"
+    message = bounded_message(error.message, error.instance)
+    return f"{path or root}: {message} (rule: {error.validator})"
 
 
 def tool_result(payload: Mapping[str, Any], *, is_error: bool = False) -> types.CallToolResult:
