@@ -10,12 +10,23 @@ The owned session keeps the tmux server alive while it exists; ``kill-session -t
 _schemux`` removes it, and schemux makes it again on its next command.
 
 Protocol (tmux's ``-C`` mode): each command line is answered by one block per executed
-command, ``%begin TIME NUM FLAGS`` ... ``%end``/``%error`` with the same NUM; commands that
-run further commands (``if-shell``, ``source-file``, ...) answer with several blocks. So
-every caller's line is followed by a sentinel line (``display-message -p TOKEN`` with a
-random per-connection token): the blocks up to the sentinel's answer belong to that caller.
-Lines outside blocks are notifications (``%output``, ``%exit``, ``%window-close``, ...),
-given to subscribers.
+command, ``%begin TIME NUM FLAGS`` ... ``%end``/``%error`` with the same numbers; commands
+that run further commands (``if-shell``, ``source-file``, ...) answer with several blocks.
+Lines outside blocks are notifications (``%exit``, ``%window-close``, ...), given to
+subscribers.
+
+The framing cannot be trusted inside a block: tmux writes a command's output raw, so a
+``capture-pane`` of a program that prints ``%end 1796044169 269 1`` or ``%exit`` holds
+those lines, and block numbers are a guessable counter. So a caller's answer is found by
+sentinels instead, which nothing in a pane can print: after each command of a caller's
+line runs ``display-message -p TOKEN`` (a random token per call and command), and a line
+of its own does after the whole line (it runs even when a command fails, which skips the
+rest of its line). The lines up to a sentinel's answer are one command's span; in it,
+the first ``%begin`` is genuine (tmux writes nothing of a command before it), and the
+last ``%end``/``%error`` with the same numbers is genuine (nothing but notifications
+follows it), so everything between them is that command's output, whatever it holds.
+A command that runs further commands has several blocks in its span, read in order by
+their framing: the commands it runs must not print program-controlled text.
 """
 
 from __future__ import annotations
@@ -99,6 +110,21 @@ def encode_command(args: tuple[str, ...] | list[str]) -> bytes:
         ) from None
 
 
+# commands whose answer is several blocks: they run further commands in place
+_RUNS_COMMANDS = frozenset({"if-shell", "if", "source-file", "source", "run-shell", "run"})
+
+
+def split_commands(args: tuple[str, ...] | list[str]) -> list[list[str]]:
+    """The commands of a structural command list (separated by ``THEN``)."""
+    commands: list[list[str]] = [[]]
+    for arg in args:
+        if type(arg) is _Separator:
+            commands.append([])
+        else:
+            commands[-1].append(arg)
+    return commands
+
+
 @dataclass(frozen=True)
 class Notification:
     """A line outside any block: ``%name arg ...``; ``args`` splits the rest on spaces
@@ -130,9 +156,17 @@ Subscriber = Callable[[Notification], object] | asyncio.Queue[Notification]
 
 @dataclass
 class _Call:
+    """A caller's line on its way: the sentinel token that ends each command's span
+    (the last one is the line of its own), and what the spans read so far gave."""
+
     future: asyncio.Future[list[str]]
+    sentinels: list[str]
+    runs_commands: list[bool]  # per span: several blocks, read by their framing
     lines: list[str] = field(default_factory=list)
     error: list[str] | None = None
+    span: int = 0
+    # the current span from its first %begin on (empty before that)
+    buffered: list[str] = field(default_factory=list)
 
 
 class UnsendableArgument(ToolError):
@@ -141,6 +175,28 @@ class UnsendableArgument(ToolError):
 
 class ConnectionLost(ToolError):
     """The control connection ended (the server exited, or a command timed out)."""
+
+
+def _framed_blocks(span: list[str]) -> tuple[list[tuple[bool, list[str]]], list[str]]:
+    """The blocks of a span read by their framing (for commands that run further
+    commands, whose output is tmux's own): (failed, lines) each, and the lines outside
+    blocks (notifications)."""
+    blocks: list[tuple[bool, list[str]]] = []
+    outside: list[str] = []
+    framing: str | None = None
+    lines: list[str] = []
+    for line in span:
+        if framing is None:
+            if line.startswith("%begin "):
+                framing, lines = line.removeprefix("%begin "), []
+            else:
+                outside.append(line)
+        elif line in (f"%end {framing}", f"%error {framing}"):
+            blocks.append((line.startswith("%error "), lines))
+            framing = None
+        else:
+            lines.append(line)
+    return blocks, outside
 
 
 class _Connection:
@@ -160,24 +216,35 @@ class _Connection:
         self.stdout = proc.stdout
         self.describe = describe
         self.notify = notify
-        self.token = f"schemux-sentinel-{secrets.token_hex(8)}"
-        self.sentinel = command_line(("display-message", "-p", self.token))
         self.calls: deque[_Call] = deque()
         self.attached: asyncio.Future[list[str]] = self.loop.create_future()
         self.alive = True
         self.reader = self.loop.create_task(self._read())
-        # the block being read: its NUM, lines, and whether it is the attach's answer
+        # a block read outside any call (the attach's answer): its TIME NUM FLAGS, lines
         self._block: str | None = None
         self._block_lines: list[str] = []
+        self._sentinel_end = False  # the next line is the %end of a sentinel's block
 
     def send(self, args: tuple[str, ...]) -> asyncio.Future[list[str]]:
-        """Queue one line; the line is encoded first, so a command that cannot be sent
-        is refused with nothing queued (a queued call without its line would take the
-        next caller's answer)."""
-        line = encode_command(args)
-        call = _Call(self.loop.create_future())
+        """Queue one line, with its sentinels; the line is encoded first, so a command
+        that cannot be sent is refused with nothing queued (a queued call without its
+        line would take the next caller's answer)."""
+        commands = split_commands(args)
+        token = f"schemux-{secrets.token_hex(12)}"
+        sentinels = [f"{token}-{index}" for index in range(len(commands))]
+        framed: list[str] = []
+        for index, command in enumerate(commands):
+            if index:
+                framed += [THEN, "display-message", "-p", sentinels[index - 1], THEN]
+            framed += command
+        line = encode_command(framed) + command_line(("display-message", "-p", sentinels[-1]))
+        call = _Call(
+            self.loop.create_future(),
+            sentinels,
+            [bool(command) and command[0] in _RUNS_COMMANDS for command in commands],
+        )
         try:
-            self.stdin.write(line + self.sentinel)
+            self.stdin.write(line)
         except Exception as error:  # the pipe is gone: every caller must hear of it
             self.fail(f"writing to the tmux control client failed: {error!r}")
             raise ConnectionLost(f"writing to the tmux control client failed: {error!r}") from None
@@ -212,20 +279,88 @@ class _Connection:
         self.fail(f"the tmux server on {self.describe} exited (its control client ended)")
 
     def _line(self, line: str) -> None:
+        if self._sentinel_end:
+            self._sentinel_end = False
+            if line.startswith("%end "):
+                return
+        if self.calls and self.attached.done():
+            self._call_line(self.calls[0], line)
+        else:
+            self._outside_call(line)
+
+    def _outside_call(self, line: str) -> None:
+        """A line while no call waits: the attach's answer, or a notification."""
         if self._block is not None:
-            if line.startswith(("%end ", "%error ")):
-                parts = line.split(" ")
-                if len(parts) == 4 and parts[2] == self._block:
-                    self._block = None
-                    self._answer(parts[0] == "%error", self._block_lines)
-                    return
-            self._block_lines.append(line)
-            return
-        if line.startswith("%begin "):
-            parts = line.split(" ")
-            self._block = parts[2] if len(parts) == 4 else ""
+            if line in (f"%end {self._block}", f"%error {self._block}"):
+                self._block = None
+                self._attach_answer(line.startswith("%error "), self._block_lines)
+            else:
+                self._block_lines.append(line)
+        elif line.startswith("%begin "):
+            self._block = line.removeprefix("%begin ")
             self._block_lines = []
+        elif line.startswith("%"):
+            self._notification(line)
+
+    def _attach_answer(self, error: bool, lines: list[str]) -> None:
+        if self.attached.done():
+            return  # a block of a command run later (if-shell -b ...): nobody's answer
+        if error:
+            self.attached.set_exception(ToolError("\n".join(lines)))
+        else:
+            self.attached.set_result(lines)
+
+    def _call_line(self, call: _Call, line: str) -> None:
+        if line in (call.sentinels[call.span], call.sentinels[-1]):
+            # the sentinel's answer: its %begin was the line before, its %end is next
+            if call.buffered:
+                call.buffered.pop()
+            self._sentinel_end = True
+            self._end_span(call, call.buffered)
+            call.buffered = []
+            call.span += 1
+            if line == call.sentinels[-1]:
+                self._complete(call)
+        elif call.buffered or line.startswith("%begin "):
+            call.buffered.append(line)  # the span's genuine %begin, then whatever follows
+        elif line.startswith("%"):
+            self._notification(line)  # before its command's first block: tmux's own
+
+    def _end_span(self, call: _Call, span: list[str]) -> None:
+        """One command's span is complete: take its output, or its error."""
+        if not span:
             return
+        if call.runs_commands[call.span]:
+            blocks, after = _framed_blocks(span)
+        else:
+            framing = span[0].removeprefix("%begin ")
+            ends = (f"%end {framing}", f"%error {framing}")
+            last = next((i for i in range(len(span) - 1, 0, -1) if span[i] in ends), None)
+            if last is None:
+                self.fail(f"tmux on {self.describe} answered a command without ending its block")
+                return
+            blocks = [(span[last].startswith("%error "), span[1:last])]
+            after = span[last + 1 :]
+        for error, lines in blocks:
+            if not error:
+                call.lines.extend(lines)
+            elif call.error is None:
+                call.error = lines
+        for line in after:
+            self._notification(line)
+
+    def _complete(self, call: _Call) -> None:
+        if not self.calls or self.calls[0] is not call:
+            return  # the connection failed meanwhile: the call has its error
+        self.calls.popleft()
+        if call.future.done():  # its caller was cancelled or timed out
+            return
+        if call.error is not None:
+            call.future.set_exception(ToolError("\n".join(call.error)))
+        else:
+            call.future.set_result(call.lines)
+
+    def _notification(self, line: str) -> None:
         if not line.startswith("%"):
             return  # nothing else is sent outside blocks
         notification = parse_notification(line)
@@ -236,30 +371,6 @@ class _Connection:
                 f"client{f' ({reason})' if reason else ''}"
             )
         self.notify(notification)
-
-    def _answer(self, error: bool, lines: list[str]) -> None:
-        if not self.attached.done():  # nothing is written before the attach's answer
-            if error:
-                self.attached.set_exception(ToolError("\n".join(lines)))
-            else:
-                self.attached.set_result(lines)
-            return
-        if not self.calls:
-            return  # a block of a command run later (if-shell -b ...): nobody's answer
-        call = self.calls[0]
-        if not error and lines == [self.token]:
-            self.calls.popleft()
-            if call.future.done():  # its caller was cancelled or timed out
-                return
-            if call.error is not None:
-                call.future.set_exception(ToolError("\n".join(call.error)))
-            else:
-                call.future.set_result(call.lines)
-        elif error:
-            if call.error is None:
-                call.error = lines
-        else:
-            call.lines.extend(lines)
 
     def fail(self, message: str) -> None:
         """End the connection: every waiting call gets ``message``; the process ends."""

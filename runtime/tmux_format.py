@@ -2,13 +2,15 @@
 
 A name, title, command or path can hold a tab, a newline or 0x1f (a process started as
 ``exec -a $'a\\tb\\nc' sleep 300``, a directory with a newline): split on any of them,
-a row of fields falls apart. So tmux percent-encodes every field before printing it,
-with its own ``s`` modifier (a chain of regular expression substitutions, on tmux 3.3
-and later): ``%`` becomes ``%25`` first, then tab ``%09``, newline ``%0A`` and 0x1f
-``%1F``. A row is then one line of fields separated by tabs, and decoding is exact.
+a row of fields falls apart. So tmux encodes every field before printing it, with its
+own ``s`` modifier (a chain of regular expression substitutions, on tmux 3.3 and later):
+``!`` becomes ``!21`` first, then tab ``!09``, newline ``!0A`` and 0x1f ``!1F``. A row
+is then one line of fields separated by tabs, and decoding is exact.
 
-The encoding also keeps program-controlled text from starting a line with ``%``: no
-field can print as a control-mode ``%end`` or ``%exit`` line (``schemux.engine``).
+The escape is ``!``, not ``%``: ``display-message`` passes its template through
+strftime before expanding it (tmux 3.3a printed ``%25`` in a modifier as 25 columns of
+padding), and ``!`` means nothing to strftime, to tmux formats or to a regular
+expression.
 """
 
 from __future__ import annotations
@@ -19,10 +21,10 @@ from dataclasses import dataclass
 
 from schemux.errors import ToolError
 
-# the order matters: "%" first, so that the codes the others leave are not encoded again
-_ESCAPES = (("%", "%25"), ("\t", "%09"), ("\n", "%0A"), ("\x1f", "%1F"))
+# the order matters: "!" first, so that the codes the others leave are not encoded again
+_ESCAPES = (("!", "!21"), ("\t", "!09"), ("\n", "!0A"), ("\x1f", "!1F"))
 _DECODE = {code: raw for raw, code in _ESCAPES}
-_CODE = re.compile("%(?:25|09|0A|1F)")
+_CODE = re.compile("!(?:21|09|0A|1F)")
 # the substitutions as one chain of tmux ``s/PATTERN/REPLACEMENT/`` modifiers (the tab,
 # newline and 0x1f are literal bytes here; schemux.engine quotes them on the way out)
 _MODIFIERS = ";".join(f"s/{raw}/{code}/" for raw, code in _ESCAPES)
