@@ -1,14 +1,18 @@
-"""Arguments tmux cannot be given, refused before any tmux work, naming the field.
+"""Argument text tmux cannot be given, refused before any tmux work, naming the field.
 
-tmux's command parser ends a string at a NUL character: a command holding one cannot be
-sent as it was given (the engine refuses it too, as a last line of defence: see
-``schemux.engine.encode_command``). A call whose arguments hold one is invalid, and says
-which field, as a schema violation does. Only fields that never reach tmux may hold one:
-a program's ``input`` is written to a private file that becomes its stdin.
+Two kinds, each reported as a schema violation is (``field: ... (rule: ...)``):
+
+* A lone surrogate (``"\\udcff"``): JSON can spell one, but it is no Unicode text, and no
+  byte string stands behind it; refused in every field.
+* A NUL character: tmux's command parser ends a string at one, so a command holding it
+  cannot be sent as given (the engine refuses it too, as a last line of defence: see
+  ``schemux.engine.encode_command``). Only fields that never reach tmux may hold one: a
+  program's ``input`` is written to a private file that becomes its stdin.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -17,6 +21,7 @@ NEVER_SENT: Mapping[str, frozenset[str]] = {
     "start_program": frozenset({"input"}),
     "run_program": frozenset({"input"}),
 }
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
@@ -30,15 +35,20 @@ def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
             yield from _strings(item, f"{path}[{index}]")
 
 
-def nul_violation(tool: str, arguments: Mapping[str, Any]) -> str | None:
-    """``field: ...`` for the first argument holding a NUL character that would reach
-    tmux; None when there is none."""
+def text_violation(tool: str, arguments: Mapping[str, Any]) -> str | None:
+    """``field: ...`` for the first argument that is not text tmux can be given; None
+    when every one is."""
     exempt = NEVER_SENT.get(tool, frozenset())
     for key, value in arguments.items():
-        if key in exempt:
-            continue
         for path, text in _strings(value, str(key)):
-            if "\x00" in text:
+            surrogate = _SURROGATE.search(text)
+            if surrogate is not None:
+                return (
+                    f"{path}: contains U+{ord(surrogate.group()):04X} at index "
+                    f"{surrogate.start()}, a lone surrogate, which is not Unicode text "
+                    "(rule: unicode)"
+                )
+            if key not in exempt and "\x00" in text:
                 return (
                     f"{path}: contains a NUL character (at index {text.index(chr(0))}), "
                     "which tmux cannot be given (rule: no NUL)"

@@ -22,7 +22,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
 from schemux import __version__
-from schemux.arguments import nul_violation
+from schemux.arguments import text_violation
 from schemux.binding import ToolBinding
 from schemux.context import ToolContext
 from schemux.errors import FailedResult, ToolError, bounded_message
@@ -63,7 +63,7 @@ async def call_bound_tool(
         return error_result(
             f"Invalid arguments for {binding.name}: {describe_violation(violation)}"
         )
-    unsendable = nul_violation(binding.name, arguments)
+    unsendable = text_violation(binding.name, arguments)
     if unsendable is not None:
         return error_result(f"Invalid arguments for {binding.name}: {unsendable}")
     failed = False
