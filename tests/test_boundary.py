@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -370,3 +371,84 @@ async def test_errors_quote_a_short_prefix_of_a_huge_value(
     assert "y" * 81 not in text
     if "yyy" in text:
         assert "more characters)" in text
+
+
+# metadata a program or a person can give a pane: process names, paths, session names
+ODD_NAME = "a\tb\nc\x1fd%e!09f#{pane_id}"
+
+
+async def test_hostile_metadata_parses_exactly(
+    client: Client, world: World, tmp_path: Path
+) -> None:
+    """A process named with a tab, newline and 0x1f, a current path holding them, and a
+    session name with % and !: the snapshot reads each exactly, and targets resolve."""
+    directory = tmp_path / "dir\twith\ntab and newline\x1f%!21"
+    directory.mkdir()
+    session = "odd%s!21 name"
+    created = tmux(
+        world.socket, "new-session", "-d", "-s", session.replace("#", "##"), "-c", str(directory),
+        "-x", "120", "-y", "20", "-P", "-F", "#{pane_id}",
+        "bash", "-c", f"exec -a {shlex.quote(ODD_NAME)} sleep 300",
+    ).strip()  # fmt: skip
+    try:
+        wait_until_named(world, created)
+        snapshot = await client.call_tool("tmux_snapshot", {})
+        assert not snapshot.is_error, snapshot.content
+        assert snapshot.structured_content is not None
+        sessions = snapshot.structured_content["data"]["sessions"]
+        [odd] = [s for s in sessions if s["name"] == session]
+        [pane] = odd["windows"][0]["panes"]
+        assert pane["target"]["id"] == created
+        assert pane["current_command"] == ODD_NAME
+        # the same pane through target resolution: by session name, and by id
+        failed, text, _ = await call_checked(
+            client, world, "run_command", {"command": "true", "session_name": session}
+        )
+        assert failed
+        assert f"pane {created} is running" in text  # found, and refused as no shell
+        screen = await client.call_tool("capture_pane", {"paneId": created})
+        assert not screen.is_error, screen.content
+        reference = pane["target"]
+        read = await client.call_tool("tmux_capture", {"target": reference})
+        assert not read.is_error, read.content
+    finally:
+        tmux(world.socket, "kill-session", "-t", f"={session}", check=False)
+
+
+def wait_until_named(world: World, pane_id: str) -> None:
+    from tests.support import wait_until
+
+    def named() -> bool:
+        current = subprocess_tmux(
+            world.socket, ["display-message", "-p", "-t", pane_id, "#{pane_current_command}"]
+        )
+        return current is not None and current.startswith("a\tb")
+
+    wait_until(named)
+
+
+async def test_current_path_with_tab_and_newline_reaches_a_program(
+    client: Client, world: World, tmp_path: Path
+) -> None:
+    """fromPaneId's current path, read through the encoded query, is the directory the
+    program starts in, byte for byte."""
+    directory = tmp_path / "p\tq\nr\x1fs%!0A"
+    directory.mkdir()
+    pane = tmux(
+        world.socket, "new-session", "-d", "-c", str(directory), "-P", "-F", "#{pane_id}",
+        "sleep 300",
+    ).strip()  # fmt: skip
+    try:
+        result = await client.call_tool(
+            "run_program",
+            {
+                "argv": [sys.executable, "-c", "import os; print(os.getcwdb().hex())"],
+                "fromPaneId": pane,
+                "timeoutMs": 10000,
+            },
+        )
+        assert not result.is_error, result.content
+        assert result.structured_content is not None
+        assert result.structured_content["output"] == os.fsencode(directory).hex()
+    finally:
+        tmux(world.socket, "kill-pane", "-t", pane, check=False)
