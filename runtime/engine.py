@@ -89,13 +89,18 @@ structural: only this object separates; an argument that merely equals ``";"`` (
 program's argv, say) is quoted like any other."""
 
 
+def is_separator(arg: str) -> bool:
+    """Whether ``arg`` is ``THEN`` (and not merely a ``";"``)."""
+    return type(arg) is _Separator
+
+
 def command_line(args: tuple[str, ...] | list[str]) -> bytes:
     """One control-mode line: every argument quoted, ``THEN`` written as a separator.
 
     Raises ValueError (before anything is queued or written) for an argument tmux cannot
     be given: one with a NUL character.
     """
-    text = " ".join(";" if type(arg) is _Separator else quote_argument(arg) for arg in args)
+    text = " ".join(";" if is_separator(arg) else quote_argument(arg) for arg in args)
     return text.encode("utf-8", "surrogateescape") + b"\n"
 
 
@@ -118,7 +123,7 @@ def split_commands(args: tuple[str, ...] | list[str]) -> list[list[str]]:
     """The commands of a structural command list (separated by ``THEN``)."""
     commands: list[list[str]] = [[]]
     for arg in args:
-        if type(arg) is _Separator:
+        if is_separator(arg):
             commands.append([])
         else:
             commands[-1].append(arg)

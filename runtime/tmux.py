@@ -16,7 +16,14 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
-from schemux.engine import CONTROL_MARK, OWNED_SESSION, THEN, ControlEngine
+from schemux.engine import (
+    CONTROL_MARK,
+    OWNED_SESSION,
+    THEN,
+    ControlEngine,
+    UnsendableArgument,
+    is_separator,
+)
 from schemux.errors import ServerUnavailable, TmuxCommandError, ToolError, preview, shorten
 
 MINIMUM_VERSION = (3, 3)
@@ -198,7 +205,7 @@ class TmuxServer:
     async def run_subprocess(self, *args: str) -> list[str]:
         """``run`` by a tmux client process of its own (about 2.5 ms a command)."""
         proc = await asyncio.create_subprocess_exec(
-            *self.argv(*args),
+            *self.argv(*command_arguments(args)),
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
@@ -222,6 +229,31 @@ class TmuxServer:
                 + "`) or point schemux at a running server with --socket-name/--socket-path",
             )
         return TmuxCommandError(command, stderr)
+
+
+def command_arguments(args: tuple[str, ...]) -> list[str]:
+    """A command list as a tmux client's own arguments, each taken verbatim.
+
+    On tmux's command line an argument ending in ``;`` ends a command (its ``;`` is
+    dropped), and one ending in ``\\;`` keeps a ``;``; so ``THEN`` becomes ``;`` and any
+    other argument ending in ``;`` gets a backslash before it. Nothing else is parsed
+    there: no quotes, no ``#{...}`` of the arguments as such.
+    """
+    arguments = []
+    for arg in args:
+        if is_separator(arg):
+            arguments.append(";")
+        elif "\x00" in arg:
+            raise UnsendableArgument(
+                f"tmux {args[0] if args else ''} cannot be sent: an argument contains a NUL "
+                "character",
+                suggestion="remove the NUL character from the value",
+            )
+        elif arg.endswith(";"):
+            arguments.append(arg[:-1] + "\\;")
+        else:
+            arguments.append(arg)
+    return arguments
 
 
 async def _reap(proc: asyncio.subprocess.Process) -> None:

@@ -23,10 +23,10 @@ from mcp import Client
 
 from schemux.config import Settings
 from schemux.context import ToolContext
-from schemux.engine import OWNED_SESSION
+from schemux.engine import OWNED_SESSION, THEN, UnsendableArgument
 from schemux.generated.bindings import BINDINGS
 from schemux.server import build_server
-from schemux.tmux import socket_directory, socket_name_problem
+from schemux.tmux import ServerAddress, TmuxServer, socket_directory, socket_name_problem
 from schemux.tmux_format import readable
 from tests.support import SHELL, new_pane, private_tmux_server, tmux, wait_for_shell
 
@@ -452,3 +452,34 @@ async def test_current_path_with_tab_and_newline_reaches_a_program(
         assert result.structured_content["output"] == os.fsencode(directory).hex()
     finally:
         tmux(world.socket, "kill-pane", "-t", pane, check=False)
+
+
+SUBPROCESS_VALUES = [
+    *(value for value in HOSTILE if value not in ("\udcff\udcfe",)),
+    "a;",
+    "a\\;",
+    "a\\\\;",
+    ";;",
+    " ; ",
+]
+
+
+@pytest.mark.parametrize("value", SUBPROCESS_VALUES, ids=[repr(v)[:24] for v in SUBPROCESS_VALUES])
+async def test_subprocess_arguments_arrive_verbatim(
+    anyio_backend: str, world: World, value: str
+) -> None:
+    """A tmux client's own command line ends a command at an argument ending in ';':
+    run_subprocess passes every argument but THEN verbatim."""
+    server = TmuxServer(ServerAddress(socket_name=world.socket))
+    before = observe(world)
+    text = world.value(value)
+    await server.run_subprocess(
+        "set-option", "-g", "@sub", text, THEN, "set-option", "-g", "@after", "1"
+    )
+    shown = await server.run_subprocess("show-options", "-gv", "@sub")
+    assert "\n".join(shown) == text
+    assert await server.run_subprocess("show-options", "-gv", "@after") == ["1"]
+    assert observe(world) == before
+    assert not world.mark.exists()
+    with pytest.raises(UnsendableArgument):
+        await server.run_subprocess("set-option", "-g", "@sub", f"{text}\x00")
