@@ -10,23 +10,10 @@ The owned session keeps the tmux server alive while it exists; ``kill-session -t
 _schemux`` removes it, and schemux makes it again on its next command.
 
 Protocol (tmux's ``-C`` mode): each command line is answered by one block per executed
-command, ``%begin TIME NUM FLAGS`` ... ``%end``/``%error`` with the same numbers; commands
-that run further commands (``if-shell``, ``source-file``, ...) answer with several blocks.
-Lines outside blocks are notifications (``%exit``, ``%window-close``, ...), given to
-subscribers.
-
-The framing cannot be trusted inside a block: tmux writes a command's output raw, so a
-``capture-pane`` of a program that prints ``%end 1796044169 269 1`` or ``%exit`` holds
-those lines, and block numbers are a guessable counter. So a caller's answer is found by
-sentinels instead, which nothing in a pane can print: after each command of a caller's
-line runs ``display-message -p TOKEN`` (a random token per call and command), and a line
-of its own does after the whole line (it runs even when a command fails, which skips the
-rest of its line). The lines up to a sentinel's answer are one command's span; in it,
-the first ``%begin`` is genuine (tmux writes nothing of a command before it), and the
-last ``%end``/``%error`` with the same numbers is genuine (nothing but notifications
-follows it), so everything between them is that command's output, whatever it holds.
-A command that runs further commands has several blocks in its span, read in order by
-their framing: the commands it runs must not print program-controlled text.
+command, ``%begin`` ... ``%end``/``%error``; lines outside blocks are notifications
+(``%output``, ``%exit``, ``%window-close``, ...), given to subscribers. A command's output
+is written raw, so block framing is forgeable by any program whose text a command
+prints: each caller's answer is found by sentinels instead (``schemux.framing``).
 """
 
 from __future__ import annotations
@@ -36,14 +23,13 @@ import contextlib
 import logging
 import os
 import re
-import secrets
 import signal
-from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Final
 
 from schemux.errors import TmuxCommandError, ToolError
+from schemux.framing import Answer, FrameReader
 
 logger = logging.getLogger("schemux.engine")
 
@@ -115,10 +101,6 @@ def encode_command(args: tuple[str, ...] | list[str]) -> bytes:
         ) from None
 
 
-# commands whose answer is several blocks: they run further commands in place
-_RUNS_COMMANDS = frozenset({"if-shell", "if", "source-file", "source", "run-shell", "run"})
-
-
 def split_commands(args: tuple[str, ...] | list[str]) -> list[list[str]]:
     """The commands of a structural command list (separated by ``THEN``)."""
     commands: list[list[str]] = [[]]
@@ -159,49 +141,12 @@ def parse_notification(line: str) -> Notification:
 Subscriber = Callable[[Notification], object] | asyncio.Queue[Notification]
 
 
-@dataclass
-class _Call:
-    """A caller's line on its way: the sentinel token that ends each command's span
-    (the last one is the line of its own), and what the spans read so far gave."""
-
-    future: asyncio.Future[list[str]]
-    sentinels: list[str]
-    runs_commands: list[bool]  # per span: several blocks, read by their framing
-    lines: list[str] = field(default_factory=list)
-    error: list[str] | None = None
-    span: int = 0
-    # the current span from its first %begin on (empty before that)
-    buffered: list[str] = field(default_factory=list)
-
-
 class UnsendableArgument(ToolError):
     """An argument tmux cannot be given (a NUL character); nothing was sent."""
 
 
 class ConnectionLost(ToolError):
     """The control connection ended (the server exited, or a command timed out)."""
-
-
-def _framed_blocks(span: list[str]) -> tuple[list[tuple[bool, list[str]]], list[str]]:
-    """The blocks of a span read by their framing (for commands that run further
-    commands, whose output is tmux's own): (failed, lines) each, and the lines outside
-    blocks (notifications)."""
-    blocks: list[tuple[bool, list[str]]] = []
-    outside: list[str] = []
-    framing: str | None = None
-    lines: list[str] = []
-    for line in span:
-        if framing is None:
-            if line.startswith("%begin "):
-                framing, lines = line.removeprefix("%begin "), []
-            else:
-                outside.append(line)
-        elif line in (f"%end {framing}", f"%error {framing}"):
-            blocks.append((line.startswith("%error "), lines))
-            framing = None
-        else:
-            lines.append(line)
-    return blocks, outside
 
 
 class _Connection:
@@ -221,40 +166,33 @@ class _Connection:
         self.stdout = proc.stdout
         self.describe = describe
         self.notify = notify
-        self.calls: deque[_Call] = deque()
         self.attached: asyncio.Future[list[str]] = self.loop.create_future()
         self.alive = True
+        self.frames = FrameReader(
+            notification=self._notification, block=self._attach_answer, broken=self._broken
+        )
         self.reader = self.loop.create_task(self._read())
-        # a block read outside any call (the attach's answer): its TIME NUM FLAGS, lines
-        self._block: str | None = None
-        self._block_lines: list[str] = []
-        self._sentinel_end = False  # the next line is the %end of a sentinel's block
 
     def send(self, args: tuple[str, ...]) -> asyncio.Future[list[str]]:
-        """Queue one line, with its sentinels; the line is encoded first, so a command
-        that cannot be sent is refused with nothing queued (a queued call without its
-        line would take the next caller's answer)."""
+        """Queue one line, with its sentinels (``schemux.framing``); the line is encoded
+        first, so a command that cannot be sent is refused with nothing queued (a queued
+        call without its line would take the next caller's answer)."""
         commands = split_commands(args)
-        token = f"schemux-{secrets.token_hex(12)}"
-        sentinels = [f"{token}-{index}" for index in range(len(commands))]
+        answer = Answer.expecting(self.loop.create_future(), commands)
         framed: list[str] = []
         for index, command in enumerate(commands):
             if index:
-                framed += [THEN, "display-message", "-p", sentinels[index - 1], THEN]
+                framed += [THEN, "display-message", "-p", answer.sentinels[index - 1], THEN]
             framed += command
-        line = encode_command(framed) + command_line(("display-message", "-p", sentinels[-1]))
-        call = _Call(
-            self.loop.create_future(),
-            sentinels,
-            [bool(command) and command[0] in _RUNS_COMMANDS for command in commands],
-        )
+        last = command_line(("display-message", "-p", answer.sentinels[-1]))
+        line = encode_command(framed) + last
         try:
             self.stdin.write(line)
         except Exception as error:  # the pipe is gone: every caller must hear of it
             self.fail(f"writing to the tmux control client failed: {error!r}")
             raise ConnectionLost(f"writing to the tmux control client failed: {error!r}") from None
-        self.calls.append(call)
-        return call.future
+        self.frames.answers.append(answer)
+        return answer.future
 
     async def _read(self) -> None:
         buffer = bytearray()
@@ -267,7 +205,7 @@ class _Connection:
                 buffer += chunk
                 start = 0
                 while (end := buffer.find(b"\n", scanned)) >= 0:
-                    self._line(buffer[start:end].decode("utf-8", "surrogateescape"))
+                    self.frames.feed(buffer[start:end].decode("utf-8", "surrogateescape"))
                     start = scanned = end + 1
                 del buffer[:start]
                 scanned = len(buffer)
@@ -283,30 +221,6 @@ class _Connection:
             return
         self.fail(f"the tmux server on {self.describe} exited (its control client ended)")
 
-    def _line(self, line: str) -> None:
-        if self._sentinel_end:
-            self._sentinel_end = False
-            if line.startswith("%end "):
-                return
-        if self.calls and self.attached.done():
-            self._call_line(self.calls[0], line)
-        else:
-            self._outside_call(line)
-
-    def _outside_call(self, line: str) -> None:
-        """A line while no call waits: the attach's answer, or a notification."""
-        if self._block is not None:
-            if line in (f"%end {self._block}", f"%error {self._block}"):
-                self._block = None
-                self._attach_answer(line.startswith("%error "), self._block_lines)
-            else:
-                self._block_lines.append(line)
-        elif line.startswith("%begin "):
-            self._block = line.removeprefix("%begin ")
-            self._block_lines = []
-        elif line.startswith("%"):
-            self._notification(line)
-
     def _attach_answer(self, error: bool, lines: list[str]) -> None:
         if self.attached.done():
             return  # a block of a command run later (if-shell -b ...): nobody's answer
@@ -315,55 +229,8 @@ class _Connection:
         else:
             self.attached.set_result(lines)
 
-    def _call_line(self, call: _Call, line: str) -> None:
-        if line in (call.sentinels[call.span], call.sentinels[-1]):
-            # the sentinel's answer: its %begin was the line before, its %end is next
-            if call.buffered:
-                call.buffered.pop()
-            self._sentinel_end = True
-            self._end_span(call, call.buffered)
-            call.buffered = []
-            call.span += 1
-            if line == call.sentinels[-1]:
-                self._complete(call)
-        elif call.buffered or line.startswith("%begin "):
-            call.buffered.append(line)  # the span's genuine %begin, then whatever follows
-        elif line.startswith("%"):
-            self._notification(line)  # before its command's first block: tmux's own
-
-    def _end_span(self, call: _Call, span: list[str]) -> None:
-        """One command's span is complete: take its output, or its error."""
-        if not span:
-            return
-        if call.runs_commands[call.span]:
-            blocks, after = _framed_blocks(span)
-        else:
-            framing = span[0].removeprefix("%begin ")
-            ends = (f"%end {framing}", f"%error {framing}")
-            last = next((i for i in range(len(span) - 1, 0, -1) if span[i] in ends), None)
-            if last is None:
-                self.fail(f"tmux on {self.describe} answered a command without ending its block")
-                return
-            blocks = [(span[last].startswith("%error "), span[1:last])]
-            after = span[last + 1 :]
-        for error, lines in blocks:
-            if not error:
-                call.lines.extend(lines)
-            elif call.error is None:
-                call.error = lines
-        for line in after:
-            self._notification(line)
-
-    def _complete(self, call: _Call) -> None:
-        if not self.calls or self.calls[0] is not call:
-            return  # the connection failed meanwhile: the call has its error
-        self.calls.popleft()
-        if call.future.done():  # its caller was cancelled or timed out
-            return
-        if call.error is not None:
-            call.future.set_exception(ToolError("\n".join(call.error)))
-        else:
-            call.future.set_result(call.lines)
+    def _broken(self, reason: str) -> None:
+        self.fail(f"tmux on {self.describe} is out of step: {reason}")
 
     def _notification(self, line: str) -> None:
         if not line.startswith("%"):
@@ -384,10 +251,10 @@ class _Connection:
         self.alive = False
         if not self.attached.done():
             self.attached.set_exception(ConnectionLost(message))
-        while self.calls:
-            call = self.calls.popleft()
-            if not call.future.done():
-                call.future.set_exception(ConnectionLost(message))
+        while self.frames.answers:
+            answer = self.frames.answers.popleft()
+            if not answer.future.done():
+                answer.future.set_exception(ConnectionLost(message))
         self.terminate()
 
     def terminate(self) -> None:

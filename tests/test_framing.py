@@ -10,11 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from mcp import Client
 
 from schemux.config import Settings
 from schemux.context import ToolContext
 from schemux.engine import OWNED_SESSION, THEN, UnsendableArgument
+from schemux.errors import ToolError
+from schemux.framing import Answer, FrameReader
 from schemux.generated.bindings import BINDINGS
 from schemux.server import build_server
 from schemux.tmux import ServerAddress, TmuxServer
@@ -223,3 +227,104 @@ async def test_concurrent_tool_calls_with_nul_get_their_own_answers(
             assert data["paneId"] == arguments["paneId"]
             marks = [row for row in data["rows"] if row.startswith("mark-")]
             assert marks == [f"mark-{expected}-end"]
+
+
+# the reader alone, fed the lines tmux would write (pure)
+
+FRAMING = "1796044169 269 1"
+CONTENT = st.lists(
+    st.one_of(
+        st.sampled_from(
+            [
+                f"%end {FRAMING}",
+                f"%error {FRAMING}",
+                f"%begin {FRAMING}",
+                "%begin 1796044169 270 1",
+                "%exit",
+                "%exit forged",
+                "%session-changed $1 x",
+                "schemux-0123456789abcdef01234567-0",
+                "",
+            ]
+        ),
+        st.text().map(lambda text: text.replace("\n", " ")),
+    ),
+    max_size=30,
+)
+
+
+def reader_with(
+    commands: list[list[str]],
+) -> tuple[FrameReader, Answer, list[str], asyncio.AbstractEventLoop]:
+    loop = asyncio.new_event_loop()
+    notifications: list[str] = []
+    reader = FrameReader(
+        notification=notifications.append,
+        block=lambda error, lines: None,
+        broken=lambda reason: notifications.append(f"broken: {reason}"),
+    )
+    answer = Answer.expecting(loop.create_future(), commands)
+    reader.answers.append(answer)
+    return reader, answer, notifications, loop
+
+
+def sentinel_block(token: str, number: int) -> list[str]:
+    return [f"%begin 1796044169 {number} 1", token, f"%end 1796044169 {number} 1"]
+
+
+@given(CONTENT, CONTENT)
+def test_any_output_is_read_exactly(first: list[str], second: list[str]) -> None:
+    """Two commands printing anything, forged framing included: the answer is exactly
+    their lines, and only tmux's own notifications are delivered."""
+    reader, answer, notifications, loop = reader_with([["capture-pane"], ["show-buffer"]])
+    try:
+        stream = [
+            "%window-add @1",  # a notification before the first block
+            f"%begin {FRAMING}", *first, f"%end {FRAMING}",
+            *sentinel_block(answer.sentinels[0], 270),
+            "%begin 1796044169 271 1", *second, "%end 1796044169 271 1",
+            "%window-close @1",  # between the last block and the sentinel
+            *sentinel_block(answer.sentinels[1], 272),
+            "%sessions-changed",  # after the answer
+        ]  # fmt: skip
+        for line in stream:
+            reader.feed(line)
+        assert answer.future.result() == [*first, *second]
+        assert notifications == ["%window-add @1", "%window-close @1", "%sessions-changed"]
+        assert not reader.answers
+    finally:
+        loop.close()
+
+
+@given(CONTENT)
+def test_a_failed_command_skips_the_rest_of_its_line(first: list[str]) -> None:
+    reader, answer, notifications, loop = reader_with([["capture-pane"], ["display-message"]])
+    try:
+        for line in [f"%begin {FRAMING}", *first, f"%error {FRAMING}"]:
+            reader.feed(line)
+        for line in sentinel_block(answer.sentinels[-1], 270):
+            reader.feed(line)
+        with pytest.raises(ToolError) as caught:
+            answer.future.result()
+        assert caught.value.message == "\n".join(first)
+        assert notifications == []
+    finally:
+        loop.close()
+
+
+def test_a_command_that_runs_commands_is_read_by_its_blocks() -> None:
+    reader, answer, notifications, loop = reader_with([["if-shell", "-F", "1", "x ; y"]])
+    try:
+        stream = [
+            "%begin 1 10 1", "%end 1 10 1",
+            "%begin 1 11 1", "b", "%end 1 11 1",
+            "%begin 1 12 1", "no such thing", "%error 1 12 1",
+            *sentinel_block(answer.sentinels[-1], 13),
+        ]  # fmt: skip
+        for line in stream:
+            reader.feed(line)
+        with pytest.raises(ToolError, match="no such thing"):
+            answer.future.result()
+        assert notifications == []
+    finally:
+        loop.close()
