@@ -71,8 +71,10 @@ class Bench:
         rows = [(f"{n:05d} " * 40)[:WIDTH] for n in range(HISTORY + HEIGHT)]
         self.write("\r\n".join(rows).encode())
         assert int(self.display("#{history_size}")) >= HISTORY
-        pid, start, path = self.tmux("display-message", "-p", IDENTITY_FORMAT).strip().split("\t")
-        generation = ServerIdentity(int(pid), int(start), path).generation(self.pane)
+        identity = ServerIdentity.parse(
+            self.tmux("display-message", "-p", IDENTITY_FORMAT).removesuffix("\n")
+        )
+        generation = identity.generation(self.pane)
         return {"kind": "pane", "id": self.pane, "generation": generation}
 
     def display(self, fmt: str) -> str:

@@ -26,6 +26,7 @@ from schemux.generated.models.tmux_snapshot import Target as SessionReference
 from schemux.generated.models.tmux_snapshot import Target1 as WindowReference
 from schemux.generated.models.tmux_snapshot import Target2 as PaneReference
 from schemux.snapshot import PaneEntry, SessionEntry, WindowEntry, list_server
+from schemux.tmux_format import readable
 
 
 async def handle(ctx: ToolContext, request: TmuxSnapshotInput) -> TmuxSnapshotOutput:
@@ -38,7 +39,9 @@ async def handle(ctx: ToolContext, request: TmuxSnapshotInput) -> TmuxSnapshotOu
         raise FailedResult(envelope(failure)) from None
     identity = listing.identity
     data = Data(
-        server=Server(socket_path=identity.socket_path, pid=identity.pid, version=listing.version),
+        server=Server(
+            socket_path=readable(identity.socket_path), pid=identity.pid, version=listing.version
+        ),
         sessions=[session(entry) for entry in listing.sessions],
     )
     return TmuxSnapshotOutput(root=TmuxSnapshotOutput1(ok=True, data=data))

@@ -25,14 +25,17 @@ from schemux.engine import CONTROL_MARK, OWNED_SESSION, THEN, ConnectionLost
 from schemux.errors import TmuxCommandError
 from schemux.failures import Failure
 from schemux.process_identity import ProcessHandle, ProcessIdentity, open_process
-from schemux.references import IDENTITY_FORMAT, ServerIdentity
+from schemux.references import IDENTITY, ServerIdentity
 from schemux.screen import EncodedRows, Splice, encode_rows, limit_rows
 from schemux.screen import splice_between as splice_rows
 from schemux.tmux import TmuxServer, parse_version
+from schemux.tmux_format import Query
 
 MAX_CURSORS = 128
 HOOK = "after-capture-pane"
 _HOOK_SET = re.compile(rf"^{HOOK}\[\d+\]")
+_CHECK = Query((*IDENTITY.names, "version", "session_name", CONTROL_MARK, "pane_dead", "pane_pid"))
+_AT_CAPTURE = Query((*IDENTITY.names, "pane_dead", "pane_pid"))
 
 
 @dataclass(frozen=True)
@@ -186,18 +189,8 @@ async def read_delta(
 async def _check(server: TmuxServer, reference: PaneReference) -> _Pane:
     """The first round trip: the reference is live and no capture hook is set."""
     target = reference.pane_id
-    fields = "\t".join(
-        (
-            IDENTITY_FORMAT,
-            "#{version}",
-            "#{session_name}",
-            f"#{{{CONTROL_MARK}}}",
-            "#{pane_dead}",
-            "#{pane_pid}",
-        )
-    )
     check = (
-        "display-message", "-p", "-t", target, fields, THEN,
+        "display-message", "-p", "-t", target, _CHECK.format, THEN,
         "show-hooks", "-g", HOOK, THEN,
         "show-hooks", "-t", target, HOOK, THEN,
         "show-hooks", "-w", "-t", target, HOOK, THEN,
@@ -214,11 +207,10 @@ async def _check(server: TmuxServer, reference: PaneReference) -> _Pane:
         if not error.target_gone:
             raise
         await _gone(server, reference)
-    values = lines[0].split("\t")
-    identity = ServerIdentity.parse(values[:3])
-    version, session_name, control, dead, pid = values[3:]
+    row = _CHECK.parse(lines[0])
+    identity = ServerIdentity.of(row)
     _check_generation(identity, reference)
-    if session_name == OWNED_SESSION and control == "1":
+    if row["session_name"] == OWNED_SESSION and row.flag(CONTROL_MARK):
         raise Failure(
             "reserved_pane",
             f"pane {target} belongs to session {OWNED_SESSION!r}, schemux's own; it is never "
@@ -232,14 +224,15 @@ async def _check(server: TmuxServer, reference: PaneReference) -> _Pane:
             f"nothing was captured; remove it (tmux set-hook -gu {HOOK}, or -u with the "
             "session, -w or -p) and retry",
         )
-    return _Pane(identity, parse_version(version), dead == "1", int(pid) if pid else None)
+    return _Pane(
+        identity, parse_version(row["version"]), row.flag("pane_dead"), row.number("pane_pid")
+    )
 
 
 async def _gone(server: TmuxServer, reference: PaneReference) -> None:
     """The pane does not exist: raise why, from the server's identity."""
-    lines = await server.run("display-message", "-p", IDENTITY_FORMAT)
-    identity = ServerIdentity.parse(lines[0].split("\t"))
-    _check_generation(identity, reference)
+    lines = await server.run("display-message", "-p", IDENTITY.format)
+    _check_generation(ServerIdentity.parse(lines[0]), reference)
     raise Failure(
         "pane_closed",
         f"pane {reference.pane_id} was closed; find another pane with tmux_snapshot",
@@ -295,11 +288,10 @@ async def _capture(
     start = "0" if scope.history_lines == 0 else str(-scope.history_lines)
     # tmux 3.4 pads -N rows with the empty cells up to the width unless -T is given
     only_used = ("-T",) if pane.version >= (3, 4) else ()
-    fields = "\t".join((IDENTITY_FORMAT, "#{pane_dead}", "#{pane_pid}"))
     started = time.monotonic()
     try:
         lines = await server.run(
-            "display-message", "-p", "-t", target, fields, THEN,
+            "display-message", "-p", "-t", target, _AT_CAPTURE.format, THEN,
             "capture-pane", "-p", "-N", *only_used, "-t", target, "-S", start,
         )  # fmt: skip
     except TmuxCommandError as error:
@@ -307,10 +299,9 @@ async def _capture(
             raise
         await _gone(server, reference)
     finished = time.monotonic()
-    values = lines[0].split("\t")
-    _check_generation(ServerIdentity.parse(values[:3]), reference)
-    dead, pid = values[3:]
+    row = _AT_CAPTURE.parse(lines[0])
+    _check_generation(ServerIdentity.of(row), reference)
     rows = [line + "\n" for line in lines[1:]]
     kept, truncated = limit_rows(rows, scope.max_lines, scope.max_bytes)
     capture = Capture(secrets.token_hex(8), encode_rows(kept), truncated, started, finished)
-    return capture, dead == "1", int(pid) if pid else None
+    return capture, row.flag("pane_dead"), row.number("pane_pid")

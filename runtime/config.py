@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from schemux.programs import ProgramLimits
+from schemux.tmux import socket_name_problem
 
 DEFAULT_WAIT_CEILING_SECONDS = 120.0
 
@@ -46,6 +47,9 @@ class Settings:
     def __post_init__(self) -> None:
         if self.socket_name is not None and self.socket_path is not None:
             raise ConfigError("give the tmux server by socket name or by socket path, not both")
+        problem = None if self.socket_name is None else socket_name_problem(self.socket_name)
+        if problem is not None:
+            raise ConfigError(f"the socket name (-L, {ENV_SOCKET_NAME}) is not one: {problem}")
         if not (math.isfinite(self.wait_ceiling) and self.wait_ceiling > 0):
             raise ConfigError(
                 f"the wait ceiling must be a positive number of seconds, not {self.wait_ceiling!r}"

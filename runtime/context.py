@@ -5,7 +5,7 @@ from __future__ import annotations
 from schemux.capture import ScreenTracker
 from schemux.config import Settings
 from schemux.programs import ProgramStore
-from schemux.tmux import ServerAddress, TmuxServer
+from schemux.tmux import ServerAddress, TmuxServer, check_socket_name
 
 
 class ToolContext:
@@ -18,8 +18,10 @@ class ToolContext:
         self.screens = ScreenTracker()  # tmux_capture's cursors
 
     def tmux(self, socket_name: str | None = None) -> TmuxServer:
-        """The configured tmux server, or the one on ``socket_name`` when a call names one."""
+        """The configured tmux server, or the one on ``socket_name`` when a call names one
+        (a name as ``tmux -L`` takes it, refused otherwise: never a path)."""
         if socket_name is not None:
+            check_socket_name(socket_name)
             address = ServerAddress(socket_name=socket_name)
         else:
             address = ServerAddress(self.settings.socket_name, self.settings.socket_path)

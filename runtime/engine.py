@@ -10,12 +10,10 @@ The owned session keeps the tmux server alive while it exists; ``kill-session -t
 _schemux`` removes it, and schemux makes it again on its next command.
 
 Protocol (tmux's ``-C`` mode): each command line is answered by one block per executed
-command, ``%begin TIME NUM FLAGS`` ... ``%end``/``%error`` with the same NUM; commands that
-run further commands (``if-shell``, ``source-file``, ...) answer with several blocks. So
-every caller's line is followed by a sentinel line (``display-message -p TOKEN`` with a
-random per-connection token): the blocks up to the sentinel's answer belong to that caller.
-Lines outside blocks are notifications (``%output``, ``%exit``, ``%window-close``, ...),
-given to subscribers.
+command, ``%begin`` ... ``%end``/``%error``; lines outside blocks are notifications
+(``%output``, ``%exit``, ``%window-close``, ...), given to subscribers. A command's output
+is written raw, so block framing is forgeable by any program whose text a command
+prints: each caller's answer is found by sentinels instead (``schemux.framing``).
 """
 
 from __future__ import annotations
@@ -25,14 +23,13 @@ import contextlib
 import logging
 import os
 import re
-import secrets
 import signal
-from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Final
 
 from schemux.errors import TmuxCommandError, ToolError
+from schemux.framing import Answer, FrameReader
 
 logger = logging.getLogger("schemux.engine")
 
@@ -78,13 +75,18 @@ structural: only this object separates; an argument that merely equals ``";"`` (
 program's argv, say) is quoted like any other."""
 
 
+def is_separator(arg: str) -> bool:
+    """Whether ``arg`` is ``THEN`` (and not merely a ``";"``)."""
+    return type(arg) is _Separator
+
+
 def command_line(args: tuple[str, ...] | list[str]) -> bytes:
     """One control-mode line: every argument quoted, ``THEN`` written as a separator.
 
     Raises ValueError (before anything is queued or written) for an argument tmux cannot
     be given: one with a NUL character.
     """
-    text = " ".join(";" if type(arg) is _Separator else quote_argument(arg) for arg in args)
+    text = " ".join(";" if is_separator(arg) else quote_argument(arg) for arg in args)
     return text.encode("utf-8", "surrogateescape") + b"\n"
 
 
@@ -97,6 +99,17 @@ def encode_command(args: tuple[str, ...] | list[str]) -> bytes:
             f"tmux {args[0] if args else ''} cannot be sent: {error}",
             suggestion="remove the NUL character from the value",
         ) from None
+
+
+def split_commands(args: tuple[str, ...] | list[str]) -> list[list[str]]:
+    """The commands of a structural command list (separated by ``THEN``)."""
+    commands: list[list[str]] = [[]]
+    for arg in args:
+        if is_separator(arg):
+            commands.append([])
+        else:
+            commands[-1].append(arg)
+    return commands
 
 
 @dataclass(frozen=True)
@@ -128,13 +141,6 @@ def parse_notification(line: str) -> Notification:
 Subscriber = Callable[[Notification], object] | asyncio.Queue[Notification]
 
 
-@dataclass
-class _Call:
-    future: asyncio.Future[list[str]]
-    lines: list[str] = field(default_factory=list)
-    error: list[str] | None = None
-
-
 class UnsendableArgument(ToolError):
     """An argument tmux cannot be given (a NUL character); nothing was sent."""
 
@@ -160,29 +166,33 @@ class _Connection:
         self.stdout = proc.stdout
         self.describe = describe
         self.notify = notify
-        self.token = f"schemux-sentinel-{secrets.token_hex(8)}"
-        self.sentinel = command_line(("display-message", "-p", self.token))
-        self.calls: deque[_Call] = deque()
         self.attached: asyncio.Future[list[str]] = self.loop.create_future()
         self.alive = True
+        self.frames = FrameReader(
+            notification=self._notification, block=self._attach_answer, broken=self._broken
+        )
         self.reader = self.loop.create_task(self._read())
-        # the block being read: its NUM, lines, and whether it is the attach's answer
-        self._block: str | None = None
-        self._block_lines: list[str] = []
 
     def send(self, args: tuple[str, ...]) -> asyncio.Future[list[str]]:
-        """Queue one line; the line is encoded first, so a command that cannot be sent
-        is refused with nothing queued (a queued call without its line would take the
-        next caller's answer)."""
-        line = encode_command(args)
-        call = _Call(self.loop.create_future())
+        """Queue one line, with its sentinels (``schemux.framing``); the line is encoded
+        first, so a command that cannot be sent is refused with nothing queued (a queued
+        call without its line would take the next caller's answer)."""
+        commands = split_commands(args)
+        answer = Answer.expecting(self.loop.create_future(), commands)
+        framed: list[str] = []
+        for index, command in enumerate(commands):
+            if index:
+                framed += [THEN, "display-message", "-p", answer.sentinels[index - 1], THEN]
+            framed += command
+        last = command_line(("display-message", "-p", answer.sentinels[-1]))
+        line = encode_command(framed) + last
         try:
-            self.stdin.write(line + self.sentinel)
+            self.stdin.write(line)
         except Exception as error:  # the pipe is gone: every caller must hear of it
             self.fail(f"writing to the tmux control client failed: {error!r}")
             raise ConnectionLost(f"writing to the tmux control client failed: {error!r}") from None
-        self.calls.append(call)
-        return call.future
+        self.frames.answers.append(answer)
+        return answer.future
 
     async def _read(self) -> None:
         buffer = bytearray()
@@ -195,7 +205,7 @@ class _Connection:
                 buffer += chunk
                 start = 0
                 while (end := buffer.find(b"\n", scanned)) >= 0:
-                    self._line(buffer[start:end].decode("utf-8", "surrogateescape"))
+                    self.frames.feed(buffer[start:end].decode("utf-8", "surrogateescape"))
                     start = scanned = end + 1
                 del buffer[:start]
                 scanned = len(buffer)
@@ -211,21 +221,18 @@ class _Connection:
             return
         self.fail(f"the tmux server on {self.describe} exited (its control client ended)")
 
-    def _line(self, line: str) -> None:
-        if self._block is not None:
-            if line.startswith(("%end ", "%error ")):
-                parts = line.split(" ")
-                if len(parts) == 4 and parts[2] == self._block:
-                    self._block = None
-                    self._answer(parts[0] == "%error", self._block_lines)
-                    return
-            self._block_lines.append(line)
-            return
-        if line.startswith("%begin "):
-            parts = line.split(" ")
-            self._block = parts[2] if len(parts) == 4 else ""
-            self._block_lines = []
-            return
+    def _attach_answer(self, error: bool, lines: list[str]) -> None:
+        if self.attached.done():
+            return  # a block of a command run later (if-shell -b ...): nobody's answer
+        if error:
+            self.attached.set_exception(ToolError("\n".join(lines)))
+        else:
+            self.attached.set_result(lines)
+
+    def _broken(self, reason: str) -> None:
+        self.fail(f"tmux on {self.describe} is out of step: {reason}")
+
+    def _notification(self, line: str) -> None:
         if not line.startswith("%"):
             return  # nothing else is sent outside blocks
         notification = parse_notification(line)
@@ -237,30 +244,6 @@ class _Connection:
             )
         self.notify(notification)
 
-    def _answer(self, error: bool, lines: list[str]) -> None:
-        if not self.attached.done():  # nothing is written before the attach's answer
-            if error:
-                self.attached.set_exception(ToolError("\n".join(lines)))
-            else:
-                self.attached.set_result(lines)
-            return
-        if not self.calls:
-            return  # a block of a command run later (if-shell -b ...): nobody's answer
-        call = self.calls[0]
-        if not error and lines == [self.token]:
-            self.calls.popleft()
-            if call.future.done():  # its caller was cancelled or timed out
-                return
-            if call.error is not None:
-                call.future.set_exception(ToolError("\n".join(call.error)))
-            else:
-                call.future.set_result(call.lines)
-        elif error:
-            if call.error is None:
-                call.error = lines
-        else:
-            call.lines.extend(lines)
-
     def fail(self, message: str) -> None:
         """End the connection: every waiting call gets ``message``; the process ends."""
         if not self.alive:
@@ -268,10 +251,10 @@ class _Connection:
         self.alive = False
         if not self.attached.done():
             self.attached.set_exception(ConnectionLost(message))
-        while self.calls:
-            call = self.calls.popleft()
-            if not call.future.done():
-                call.future.set_exception(ConnectionLost(message))
+        while self.frames.answers:
+            answer = self.frames.answers.popleft()
+            if not answer.future.done():
+                answer.future.set_exception(ConnectionLost(message))
         self.terminate()
 
     def terminate(self) -> None:

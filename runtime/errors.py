@@ -6,6 +6,37 @@ import re
 
 from pydantic import BaseModel
 
+PREVIEW_CHARACTERS = 80  # of a value quoted in an error message
+MESSAGE_CHARACTERS = 2000  # of a whole message, whatever it quotes
+
+
+def shorten(text: str, limit: int) -> str:
+    """``text``, or its first ``limit`` characters and how many were left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}…({len(text) - limit} more characters)"
+
+
+def preview(value: object) -> str:
+    """``repr(value)`` for an error message, cut after ``PREVIEW_CHARACTERS``: a message
+    never echoes a long value back whole."""
+    return shorten(repr(value), PREVIEW_CHARACTERS)
+
+
+def bounded_message(message: str, instance: object) -> str:
+    """A validator's message about ``instance`` with every long value it quotes cut
+    short: jsonschema quotes the whole instance (a 10 MB value would come back whole), or
+    the unexpected keys of an object."""
+    if len(message) > PREVIEW_CHARACTERS:
+        quoted: list[object] = [instance]
+        if isinstance(instance, dict | list):
+            quoted += list(instance)
+        for value in quoted:
+            text = repr(value)
+            if len(text) > PREVIEW_CHARACTERS and text in message:
+                message = message.replace(text, preview(value))
+    return shorten(message, MESSAGE_CHARACTERS)
+
 
 class ToolError(Exception):
     """An expected failure: the call could not be done, and the agent can act on why.
@@ -20,9 +51,10 @@ class ToolError(Exception):
         self.suggestion = suggestion
 
     def render(self) -> str:
+        message = shorten(self.message, MESSAGE_CHARACTERS)
         if self.suggestion is None:
-            return self.message
-        return f"{self.message}\nSuggestion: {self.suggestion}"
+            return message
+        return f"{message}\nSuggestion: {shorten(self.suggestion, MESSAGE_CHARACTERS)}"
 
 
 class ServerUnavailable(ToolError):

@@ -15,8 +15,10 @@ from dataclasses import dataclass
 
 from schemux.errors import ToolError
 from schemux.tmux import TmuxServer
+from schemux.tmux_format import Query, Row
 
-IDENTITY_FORMAT = "#{pid}\t#{start_time}\t#{socket_path}"
+IDENTITY = Query(("pid", "start_time", "socket_path"))
+IDENTITY_FORMAT = IDENTITY.format
 
 
 @dataclass(frozen=True)
@@ -28,10 +30,14 @@ class ServerIdentity:
     socket_path: str
 
     @classmethod
-    def parse(cls, fields: list[str]) -> ServerIdentity:
-        """From the three fields of ``IDENTITY_FORMAT``."""
-        pid, start_time, socket_path = fields
-        return cls(int(pid), int(start_time), socket_path)
+    def parse(cls, line: str) -> ServerIdentity:
+        """From a line of ``IDENTITY_FORMAT``."""
+        return cls.of(IDENTITY.parse(line))
+
+    @classmethod
+    def of(cls, row: Row) -> ServerIdentity:
+        """From a row holding the fields of ``IDENTITY`` (and maybe others)."""
+        return cls(int(row["pid"]), int(row["start_time"]), row["socket_path"])
 
     def generation(self, object_id: str) -> str:
         text = f"{self.pid}\0{self.start_time}\0{self.socket_path}\0{object_id}"
@@ -42,4 +48,4 @@ async def server_identity(server: TmuxServer) -> ServerIdentity:
     lines = await server.run("display-message", "-p", IDENTITY_FORMAT)
     if not lines:
         raise ToolError(f"tmux on {server.address.describe()} did not report its identity")
-    return ServerIdentity.parse(lines[0].split("\t"))
+    return ServerIdentity.parse(lines[0])

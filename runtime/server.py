@@ -22,9 +22,10 @@ from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
 from schemux import __version__
+from schemux.arguments import text_violation
 from schemux.binding import ToolBinding
 from schemux.context import ToolContext
-from schemux.errors import FailedResult, ToolError
+from schemux.errors import FailedResult, ToolError, bounded_message
 from schemux.instructions import instructions
 
 logger = logging.getLogger("schemux")
@@ -52,7 +53,8 @@ def describe_violation(error: ValidationError, root: str = "(arguments)") -> str
             return described[0]
         forms = "; ".join(f"form {form + 1}: {text}" for form, text in sorted(described.items()))
         return f"{where}: matches none of the {count} forms (rule: {error.validator}): {forms}"
-    return f"{where}: {error.message} (rule: {error.validator})"
+    message = bounded_message(error.message, error.instance)
+    return f"{where}: {message} (rule: {error.validator})"
 
 
 def tool_result(payload: Mapping[str, Any], *, is_error: bool = False) -> types.CallToolResult:
@@ -79,6 +81,9 @@ async def call_bound_tool(
         return error_result(
             f"Invalid arguments for {binding.name}: {describe_violation(violation)}"
         )
+    unsendable = text_violation(binding.name, arguments)
+    if unsendable is not None:
+        return error_result(f"Invalid arguments for {binding.name}: {unsendable}")
     failed = False
     try:
         result = await binding.call(context, arguments)

@@ -10,16 +10,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from schemux.engine import CONTROL_MARK, OWNED_SESSION, THEN
-from schemux.references import IDENTITY_FORMAT, ServerIdentity
+from schemux.references import IDENTITY, ServerIdentity
 from schemux.tmux import TmuxServer
+from schemux.tmux_format import Query, readable
 
-_SEPARATOR = "\x1f"  # no tmux name or command holds it, unlike a tab
-_PANE_FIELDS = (
+_SERVER = Query((*IDENTITY.names, "version"))
+_PANES = Query((
     "session_id", "session_name", "session_attached",
     "window_id", "window_index", "window_name", "window_active",
     "pane_id", "pane_index", "pane_active", "pane_width", "pane_height",
     "pane_current_command", "pane_dead", "pane_dead_status", "pane_in_mode", CONTROL_MARK,
-)  # fmt: skip
+))  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -66,18 +67,16 @@ class ServerListing:
 async def list_server(server: TmuxServer, program_in: Callable[[str], str | None]) -> ServerListing:
     """The sessions, windows and panes of ``server``; ``program_in`` tells the programId of
     the schemux program a pane runs, if any."""
-    pane_format = _SEPARATOR.join(f"#{{{name}}}" for name in _PANE_FIELDS)
     lines = await server.run(
-        "display-message", "-p", f"{IDENTITY_FORMAT}\t#{{version}}", THEN,
-        "list-panes", "-a", "-F", pane_format,
+        "display-message", "-p", _SERVER.format, THEN,
+        "list-panes", "-a", "-F", _PANES.format,
     )  # fmt: skip
-    *identity_fields, version = lines[0].split("\t")
-    identity = ServerIdentity.parse(identity_fields)
+    head = _SERVER.parse(lines[0])
+    identity, version = ServerIdentity.of(head), readable(head["version"])
     sessions: dict[str, SessionEntry] = {}
     windows: dict[tuple[str, str], WindowEntry] = {}
-    for line in lines[1:]:
-        values = dict(zip(_PANE_FIELDS, line.split(_SEPARATOR), strict=True))
-        if values["session_name"] == OWNED_SESSION and values[CONTROL_MARK] == "1":
+    for values in _PANES.parse_all(lines[1:]):
+        if values["session_name"] == OWNED_SESSION and values.flag(CONTROL_MARK):
             continue  # schemux's control window; its program windows are listed
         session_id, window_id, pane_id = (
             values["session_id"],
@@ -89,7 +88,7 @@ async def list_server(server: TmuxServer, program_in: Callable[[str], str | None
             session = sessions[session_id] = SessionEntry(
                 session_id,
                 identity.generation(session_id),
-                values["session_name"],
+                readable(values["session_name"]),
                 int(values["session_attached"]),
             )
         # a window linked into several sessions is listed under each
@@ -99,24 +98,24 @@ async def list_server(server: TmuxServer, program_in: Callable[[str], str | None
                 window_id,
                 identity.generation(window_id),
                 int(values["window_index"]),
-                values["window_name"],
-                values["window_active"] == "1",
+                readable(values["window_name"]),
+                values.flag("window_active"),
             )
             session.windows.append(window)
-        dead = values["pane_dead"] == "1"
+        dead = values.flag("pane_dead")
         status = values["pane_dead_status"]
         window.panes.append(
             PaneEntry(
                 pane_id,
                 identity.generation(pane_id),
                 int(values["pane_index"]),
-                values["pane_active"] == "1",
+                values.flag("pane_active"),
                 int(values["pane_width"]),
                 int(values["pane_height"]),
-                values["pane_current_command"],
+                readable(values["pane_current_command"]),
                 dead,
                 int(status) if dead and status else None,
-                values["pane_in_mode"] == "1",
+                values.flag("pane_in_mode"),
                 program_in(pane_id),
             )
         )

@@ -15,8 +15,9 @@ import re
 from dataclasses import dataclass
 
 from schemux.engine import CONTROL_MARK, OWNED_SESSION
-from schemux.errors import TmuxCommandError, ToolError
+from schemux.errors import TmuxCommandError, ToolError, preview
 from schemux.tmux import TmuxServer
+from schemux.tmux_format import Query, Row
 
 _ID_SHAPES = {
     "pane_id": (re.compile(r"%\d+"), "%3"),
@@ -24,20 +25,24 @@ _ID_SHAPES = {
     "session_id": (re.compile(r"\$\d+"), "$0"),
 }
 
-_FIELDS = (
-    "pane_id",
-    "window_id",
-    "session_id",
-    "session_name",
-    "pane_dead",
-    "pane_in_mode",
-    "pane_current_command",
-    "pane_pid",
-    "pane_current_path",
-    "socket_path",
-    CONTROL_MARK,
+_PANE = Query(
+    (
+        "pane_id",
+        "window_id",
+        "session_id",
+        "session_name",
+        "pane_dead",
+        "pane_in_mode",
+        "pane_current_command",
+        "pane_pid",
+        "pane_current_path",
+        "socket_path",
+        CONTROL_MARK,
+    )
 )
-_FORMAT = "\t".join(f"#{{{name}}}" for name in _FIELDS)
+# the active pane of each session's active window, with how recently the session was used
+_ACTIVE = Query(("session_activity", *_PANE.names))
+_ACTIVE_FILTER = "#{&&:#{window_active},#{pane_active}}"
 
 
 @dataclass(frozen=True)
@@ -69,7 +74,7 @@ class PaneTarget:
             value = getattr(self, name)
             if value is not None and not shape.fullmatch(value):
                 raise ToolError(
-                    f"{name} {value!r} is not a tmux {name.replace('_', ' ')}",
+                    f"{name} {preview(value)} is not a tmux {name.replace('_', ' ')}",
                     suggestion=f"pass an id like {example!r}, as list-panes -F "
                     f"'#{{{name}}}' prints it",
                 )
@@ -77,18 +82,19 @@ class PaneTarget:
             raise ToolError("session_name is empty", suggestion="omit it or name a session")
 
     def tmux_target(self) -> str | None:
+        """The most specific id given, as a ``-t`` target. A session name never becomes
+        one: tmux's target syntax would read its ``:``, ``.`` or a leading ``=`` or
+        ``{``; the session is found by comparing names instead."""
         if self.pane_id is not None:
             return self.pane_id
         if self.window_id is not None:
             return self.window_id
         if self.session_id is not None:
             return self.session_id
-        if self.session_name is not None:
-            return f"={self.session_name}:"
         return None
 
     def describe(self) -> str:
-        given = [f"{k}={v!r}" for k, v in vars(self).items() if v is not None]
+        given = [f"{k}={preview(v)}" for k, v in vars(self).items() if v is not None]
         return (
             ", ".join(given) if given else "the default pane (active pane of the current session)"
         )
@@ -101,53 +107,54 @@ async def resolve_pane(server: TmuxServer, target: PaneTarget) -> PaneInfo:
     not_found = f"no pane matches {target.describe()} on {server.address.describe()}"
     list_panes = "list the panes with `tmux list-panes -a` and pass an existing pane_id"
     if tmux_target is None:
-        line = await _default_pane(server)
-        if line is None:
+        row = await _active_pane(server, target.session_name)
+        if row is None:
+            if target.session_name is not None:
+                raise ToolError(not_found, suggestion="list the sessions with `tmux ls`")
             raise ToolError(not_found, suggestion="create a session, e.g. `tmux new-session -d`")
     else:
         try:
-            lines = await server.run("display-message", "-p", "-t", tmux_target, _FORMAT)
+            lines = await server.run("display-message", "-p", "-t", tmux_target, _PANE.format)
         except TmuxCommandError as error:
             raise ToolError(f"{not_found}: {error.stderr}", suggestion=list_panes) from None
+        row = _PANE.parse(lines[0]) if lines else None
         # display-message answers an unknown target with an empty line, not an error
-        if not lines or not lines[0].split("\t", 1)[0]:
+        if row is None or not row["pane_id"]:
             raise ToolError(not_found, suggestion=list_panes)
-        line = lines[0]
-    values = dict(zip(_FIELDS, line.split("\t"), strict=True))
-    if values["session_name"] == OWNED_SESSION and values[CONTROL_MARK] == "1":
+    if row["session_name"] == OWNED_SESSION and row.flag(CONTROL_MARK):
         raise ToolError(
             f"{not_found}: it is the window of schemux's control clients in {OWNED_SESSION!r}",
             suggestion="target a pane of another session",
         )
     pane = PaneInfo(
-        pane_id=values["pane_id"],
-        window_id=values["window_id"],
-        session_id=values["session_id"],
-        session_name=values["session_name"],
-        dead=values["pane_dead"] == "1",
-        in_mode=values["pane_in_mode"] == "1",
-        current_command=values["pane_current_command"],
-        pid=int(values["pane_pid"] or 0),
-        current_path=values["pane_current_path"],
-        socket_path=values["socket_path"],
+        pane_id=row["pane_id"],
+        window_id=row["window_id"],
+        session_id=row["session_id"],
+        session_name=row["session_name"],
+        dead=row.flag("pane_dead"),
+        in_mode=row.flag("pane_in_mode"),
+        current_command=row["pane_current_command"],
+        pid=row.number("pane_pid") or 0,
+        current_path=row["pane_current_path"],
+        socket_path=row["socket_path"],
     )
     _check_agreement(target, pane)
     return pane
 
 
-async def _default_pane(server: TmuxServer) -> str | None:
-    """The ``_FORMAT`` line of the default pane (see the module's docstring), if any."""
-    lines = await server.run(
-        "list-panes", "-a", "-f", "#{&&:#{window_active},#{pane_active}}",
-        "-F", f"#{{session_activity}}\t{_FORMAT}",
-    )  # fmt: skip
-    best: tuple[int, int, str] | None = None
-    for line in lines:
-        activity, _, rest = line.partition("\t")
-        values = dict(zip(_FIELDS, rest.split("\t"), strict=True))
-        if values["session_name"] == OWNED_SESSION:
+async def _active_pane(server: TmuxServer, session_name: str | None) -> Row | None:
+    """The active pane of the session named exactly ``session_name``; with None, the
+    default pane (see the module's docstring). None when there is no such pane."""
+    lines = await server.run("list-panes", "-a", "-f", _ACTIVE_FILTER, "-F", _ACTIVE.format)
+    best: tuple[int, int, Row] | None = None
+    for row in _ACTIVE.parse_all(lines):
+        if session_name is not None:
+            if row["session_name"] == session_name:
+                return row
             continue
-        key = (int(activity), int(values["session_id"].lstrip("$")), rest)
+        if row["session_name"] == OWNED_SESSION:
+            continue
+        key = (row.number("session_activity") or 0, int(row["session_id"].lstrip("$")), row)
         if best is None or key[:2] > best[:2]:
             best = key
     return None if best is None else best[2]
@@ -158,7 +165,7 @@ def _check_agreement(target: PaneTarget, pane: PaneInfo) -> None:
         wanted = getattr(target, name)
         if wanted is not None and wanted != getattr(pane, name):
             raise ToolError(
-                f"pane {pane.pane_id} is not in {name} {wanted!r} "
-                f"(it is in {name} {getattr(pane, name)!r})",
+                f"pane {pane.pane_id} is not in {name} {preview(wanted)} "
+                f"(it is in {name} {preview(getattr(pane, name))})",
                 suggestion="pass only pane_id, or ids that belong together",
             )

@@ -10,15 +10,24 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import re
 import shutil
 import subprocess
 from dataclasses import dataclass
 
-from schemux.engine import CONTROL_MARK, OWNED_SESSION, THEN, ControlEngine
-from schemux.errors import ServerUnavailable, TmuxCommandError, ToolError
+from schemux.engine import (
+    CONTROL_MARK,
+    OWNED_SESSION,
+    THEN,
+    ControlEngine,
+    UnsendableArgument,
+    is_separator,
+)
+from schemux.errors import ServerUnavailable, TmuxCommandError, ToolError, preview, shorten
 
 MINIMUM_VERSION = (3, 3)
+SOCKET_ADDRESS_BYTES = 107  # a Unix socket's path, as sockaddr_un holds it (with its NUL)
 
 
 class TmuxUnavailable(Exception):
@@ -57,6 +66,45 @@ def check_tmux() -> str:
     return text
 
 
+def socket_directory() -> str:
+    """Where ``tmux -L NAME`` puts its sockets: ``$TMUX_TMPDIR/tmux-UID`` (``/tmp`` by
+    default)."""
+    base = os.environ.get("TMUX_TMPDIR") or "/tmp"
+    return os.path.join(os.path.realpath(base), f"tmux-{os.getuid()}")
+
+
+def socket_name_problem(name: str) -> str | None:
+    """Why ``name`` is not a socket name as ``tmux -L`` takes it (a name in tmux's socket
+    directory, never a path), or None when it is one."""
+    if name == "":
+        return "it is empty"
+    if "\x00" in name:
+        return "it contains a NUL character"
+    if "/" in name:
+        return "it contains '/': a name is not a path"
+    if name in (".", ".."):
+        return "it names a directory"
+    path = os.path.join(socket_directory(), name)
+    size = len(path.encode("utf-8", "surrogateescape"))
+    if size > SOCKET_ADDRESS_BYTES:
+        return (
+            f"the socket path it makes is {size} bytes long, more than the "
+            f"{SOCKET_ADDRESS_BYTES} a Unix socket address holds"
+        )
+    return None
+
+
+def check_socket_name(name: str, field: str = "socket_name") -> None:
+    """Refuse a socket name that is not one, naming the field it came from."""
+    problem = socket_name_problem(name)
+    if problem is not None:
+        raise ToolError(
+            f"{field} {preview(name)} is not a tmux socket name: {problem}",
+            suggestion="pass a name as tmux -L takes it, such as 'work'; a socket path can "
+            "only be configured (schemux --socket-path, or SCHEMUX_SOCKET_PATH)",
+        )
+
+
 @dataclass(frozen=True)
 class ServerAddress:
     """Which tmux server: by socket name (``-L``), socket path (``-S``), or tmux's default."""
@@ -73,9 +121,9 @@ class ServerAddress:
 
     def describe(self) -> str:
         if self.socket_path is not None:
-            return f"socket path {self.socket_path}"
+            return f"socket path {shorten(self.socket_path, 200)}"
         if self.socket_name is not None:
-            return f"socket name {self.socket_name!r}"
+            return f"socket name {preview(self.socket_name)}"
         return "the default socket"
 
 
@@ -157,7 +205,7 @@ class TmuxServer:
     async def run_subprocess(self, *args: str) -> list[str]:
         """``run`` by a tmux client process of its own (about 2.5 ms a command)."""
         proc = await asyncio.create_subprocess_exec(
-            *self.argv(*args),
+            *self.argv(*command_arguments(args)),
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
@@ -181,6 +229,31 @@ class TmuxServer:
                 + "`) or point schemux at a running server with --socket-name/--socket-path",
             )
         return TmuxCommandError(command, stderr)
+
+
+def command_arguments(args: tuple[str, ...]) -> list[str]:
+    """A command list as a tmux client's own arguments, each taken verbatim.
+
+    On tmux's command line an argument ending in ``;`` ends a command (its ``;`` is
+    dropped), and one ending in ``\\;`` keeps a ``;``; so ``THEN`` becomes ``;`` and any
+    other argument ending in ``;`` gets a backslash before it. Nothing else is parsed
+    there: no quotes, no ``#{...}`` of the arguments as such.
+    """
+    arguments = []
+    for arg in args:
+        if is_separator(arg):
+            arguments.append(";")
+        elif "\x00" in arg:
+            raise UnsendableArgument(
+                f"tmux {args[0] if args else ''} cannot be sent: an argument contains a NUL "
+                "character",
+                suggestion="remove the NUL character from the value",
+            )
+        elif arg.endswith(";"):
+            arguments.append(arg[:-1] + "\\;")
+        else:
+            arguments.append(arg)
+    return arguments
 
 
 async def _reap(proc: asyncio.subprocess.Process) -> None:

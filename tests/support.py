@@ -72,8 +72,9 @@ class Pane:
 
 
 def server_identity(socket_name: str) -> ServerIdentity:
-    fields = tmux(socket_name, "display-message", "-p", IDENTITY_FORMAT).rstrip("\n")
-    return ServerIdentity.parse(fields.split("\t"))
+    return ServerIdentity.parse(
+        tmux(socket_name, "display-message", "-p", IDENTITY_FORMAT).removesuffix("\n")
+    )
 
 
 def new_pane(

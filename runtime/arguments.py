@@ -1,0 +1,56 @@
+"""Argument text tmux cannot be given, refused before any tmux work, naming the field.
+
+Two kinds, each reported as a schema violation is (``field: ... (rule: ...)``):
+
+* A lone surrogate (``"\\udcff"``): JSON can spell one, but it is no Unicode text, and no
+  byte string stands behind it; refused in every field.
+* A NUL character: tmux's command parser ends a string at one, so a command holding it
+  cannot be sent as given (the engine refuses it too, as a last line of defence: see
+  ``schemux.engine.encode_command``). Only fields that never reach tmux may hold one: a
+  program's ``input`` is written to a private file that becomes its stdin.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+# per tool: the top-level fields whose text never reaches tmux (nor a shell)
+NEVER_SENT: Mapping[str, frozenset[str]] = {
+    "start_program": frozenset({"input"}),
+    "run_program": frozenset({"input"}),
+}
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from _strings(item, f"{path}.{key}" if path else str(key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _strings(item, f"{path}[{index}]")
+
+
+def text_violation(tool: str, arguments: Mapping[str, Any]) -> str | None:
+    """``field: ...`` for the first argument that is not text tmux can be given; None
+    when every one is."""
+    exempt = NEVER_SENT.get(tool, frozenset())
+    for key, value in arguments.items():
+        for path, text in _strings(value, str(key)):
+            surrogate = _SURROGATE.search(text)
+            if surrogate is not None:
+                return (
+                    f"{path}: contains U+{ord(surrogate.group()):04X} at index "
+                    f"{surrogate.start()}, a lone surrogate, which is not Unicode text "
+                    "(rule: unicode)"
+                )
+            if key not in exempt and "\x00" in text:
+                return (
+                    f"{path}: contains a NUL character (at index {text.index(chr(0))}), "
+                    "which tmux cannot be given (rule: no NUL)"
+                )
+    return None

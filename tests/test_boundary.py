@@ -1,0 +1,485 @@
+"""The tmux boundary: hostile values through every tool argument that reaches tmux.
+
+Each value goes through a real MCP client to a real tmux server. Whatever it is, nothing
+runs (a ``#(touch FILE)`` never makes FILE, the tmux server keeps running, a bystander
+pane and the sessions stay as they were), and the value either arrives exactly (the
+session of that very name, the server on that very socket, the command's own text) or
+is refused with an error that names the field and quotes at most a short prefix of it.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from schemux.config import Settings
+from schemux.context import ToolContext
+from schemux.engine import OWNED_SESSION, THEN, UnsendableArgument
+from schemux.generated.bindings import BINDINGS
+from schemux.server import build_server
+from schemux.tmux import ServerAddress, TmuxServer, socket_directory, socket_name_problem
+from schemux.tmux_format import readable
+from tests.support import SHELL, new_pane, private_tmux_server, tmux, wait_for_shell
+
+pytestmark = pytest.mark.anyio
+
+LONG = "x" * 10_000
+MARK = "{mark}"  # replaced by the path of a file that must never appear
+
+HOSTILE = [
+    ";",
+    "\\;",
+    "a ; kill-server",
+    "#{pane_id}",
+    f"#(touch {MARK})",
+    "##",
+    "#",
+    "-t",
+    "--",
+    "-",
+    "a\nb",
+    "'",
+    '"',
+    'it\'s "q"',
+    "\x1f",
+    "a\tb",
+    LONG,
+    "\udcff\udcfe",
+    "%",
+    "%end 1796044169 269 1",
+    "%exit",
+    "{last}",
+    "=",
+    "~",
+    "!",
+    "$HOME",
+    "$(touch {mark})",
+]
+IDS = [repr(value)[:24] for value in HOSTILE]
+
+
+@dataclass(frozen=True)
+class World:
+    socket: str
+    bystander: str  # a pane running cat that no call may change
+    mark: Path
+
+    def value(self, template: str) -> str:
+        return template.replace(MARK, str(self.mark))
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    with private_tmux_server("boundary") as socket:
+        bystander = new_pane(socket, command="cat")
+        tmux(socket, "send-keys", "-t", bystander.pane_id, "-l", "bystander text")
+        tmux(socket, "set-option", "-p", "-t", bystander.pane_id, "@guard", "unchanged")
+        mark = tmp_path_factory.mktemp("boundary") / "ran"
+        yield World(socket, bystander.pane_id, mark)
+
+
+@pytest.fixture
+async def client(anyio_backend: str, world: World) -> AsyncIterator[Client]:
+    context = ToolContext(Settings(socket_name=world.socket))
+    async with Client(build_server(context, BINDINGS)) as mcp_client:
+        yield mcp_client
+    await context.close()
+
+
+def observe(world: World) -> tuple[str, ...]:
+    """What no call may change: the server (its pid), the sessions but schemux's own,
+    and the bystander pane's screen and options."""
+    pid = tmux(world.socket, "display-message", "-p", "#{pid}")
+    sessions = tmux(world.socket, "list-sessions", "-F", "#{session_id} #{session_windows}")
+    own_id = tmux(  # (none before the first call)
+        world.socket, "list-sessions", "-F", "#{session_id}",
+        "-f", f"#{{==:#{{session_name}},{OWNED_SESSION}}}",
+    ).strip()  # fmt: skip
+    kept = "\n".join(line for line in sessions.splitlines() if line.split()[0] != own_id)
+    screen = tmux(world.socket, "capture-pane", "-p", "-t", world.bystander)
+    options = tmux(world.socket, "show-options", "-p", "-t", world.bystander)
+    return pid, kept, screen, options
+
+
+async def call_checked(
+    client: Client, world: World, tool: str, arguments: dict[str, Any]
+) -> tuple[bool, str, dict[str, Any] | None]:
+    """The call, with the proof that nothing else happened: (is_error, text, result)."""
+    before = observe(world)
+    result = await client.call_tool(tool, arguments)
+    assert observe(world) == before
+    assert not world.mark.exists()
+    text = "\n".join(block.text for block in result.content if block.type == "text")
+    assert "Traceback" not in text
+    if result.is_error:  # an error never echoes a 10 kB value whole
+        assert len(text) < 4000
+        assert LONG not in text
+    return bool(result.is_error), text, result.structured_content
+
+
+def names_field(text: str, *names: str) -> bool:
+    return any(name in text for name in names)
+
+
+def is_text(value: str) -> bool:
+    """Whether ``value`` is Unicode text (JSON can also spell lone surrogates)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def refused_as_not_text(failed: bool, text: str, tool: str, field: str) -> bool:
+    return failed and text.startswith(f"Invalid arguments for {tool}: {field}: contains U+")
+
+
+@pytest.mark.parametrize("field", ["pane_id", "window_id", "session_id"])
+@pytest.mark.parametrize("value", HOSTILE, ids=IDS)
+async def test_ids_are_refused_unless_they_are_ids(
+    client: Client, world: World, field: str, value: str
+) -> None:
+    failed, text, _ = await call_checked(
+        client, world, "run_command", {"command": "true", field: world.value(value)}
+    )
+    assert failed
+    if is_text(value):
+        assert f"{field} " in text
+        assert "is not a tmux" in text
+    else:
+        assert refused_as_not_text(failed, text, "run_command", field)
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "names"),
+    [
+        ("capture_pane", lambda v: {"paneId": v}, ("paneId", "pane_id")),
+        ("run_shell_command", lambda v: {"command": "true", "paneId": v}, ("paneId", "pane_id")),
+        ("start_program", lambda v: {"argv": ["true"], "fromPaneId": v}, ("fromPaneId",)),
+        (
+            "tmux_capture",
+            lambda v: {"target": {"kind": "pane", "id": v, "generation": "g"}},
+            ("target.id", "target"),
+        ),
+    ],
+    ids=["capture_pane", "run_shell_command", "start_program", "tmux_capture"],
+)
+@pytest.mark.parametrize("value", [*HOSTILE, "%0\n", "%0;"], ids=[*IDS, "nl", "semi"])
+async def test_pane_id_fields_refuse_anything_but_an_id(
+    client: Client, world: World, tool: str, arguments: Any, names: tuple[str, ...], value: str
+) -> None:
+    failed, text, _ = await call_checked(client, world, tool, arguments(world.value(value)))
+    assert failed
+    assert names_field(text, *names), text
+
+
+def make_session(world: World, name: str) -> str | None:
+    """A session named exactly ``name`` with an idle shell, when tmux can hold that name
+    (it changes ':' and '.', and escapes tabs and newlines); its pane id, or None."""
+    if not name or "\x00" in name or len(name) > 1000:
+        return None
+    escaped = name.replace("#", "##")  # new-session -s expands formats
+    created = subprocess_tmux(
+        world.socket,
+        [
+            *("new-session", "-d", "-s", escaped, "-x", "100", "-y", "10", "-P", "-F"),
+            *("#{pane_id}", "-e", "HISTFILE=/dev/null", "-e", "LANG=C.UTF-8", SHELL),
+        ],
+    )
+    if created is None:
+        return None
+    pane_id = created.strip()
+    stored = subprocess_tmux(
+        world.socket, ["display-message", "-p", "-t", pane_id, "#{session_name}"]
+    )
+    if stored is None or stored.removesuffix("\n") != name:
+        subprocess_tmux(world.socket, ["kill-pane", "-t", pane_id])
+        return None
+    return pane_id
+
+
+def subprocess_tmux(socket: str, args: list[str]) -> str | None:
+    import subprocess
+
+    done = subprocess.run(["tmux", "-L", socket, *args], capture_output=True, check=False)
+    if done.returncode != 0:
+        return None
+    return done.stdout.decode("utf-8", "surrogateescape")
+
+
+@pytest.mark.parametrize("value", HOSTILE, ids=IDS)
+async def test_session_name_is_matched_exactly(client: Client, world: World, value: str) -> None:
+    name = world.value(value)
+    pane_id = make_session(world, name)
+    if value in ("#{pane_id}", f"#(touch {MARK})", "-t", "%exit", "{last}", "a ; kill-server"):
+        assert pane_id is not None  # so the table does try names that do exist
+    try:
+        if pane_id is not None:
+            wait_for_shell_in(world, pane_id)
+        failed, text, result = await call_checked(
+            client, world, "run_command", {"command": "echo here", "session_name": name}
+        )
+        if not is_text(name):
+            assert refused_as_not_text(failed, text, "run_command", "session_name")
+        elif pane_id is None:  # no session can have this name: nothing matches it
+            assert failed
+            assert "no pane matches session_name=" in text
+        else:
+            assert not failed, text
+            assert result is not None
+            assert result["pane_id"] == pane_id
+            assert result["output"] == ["here"]
+    finally:
+        if pane_id is not None:
+            tmux(world.socket, "kill-pane", "-t", pane_id)
+
+
+def wait_for_shell_in(world: World, pane_id: str) -> None:
+    from tests.support import Pane
+
+    wait_for_shell(Pane(world.socket, pane_id, "", "", ""))
+
+
+SOCKET_NAMES = [*HOSTILE, "../../tmp/x", "a/b", "", ".", ".."]
+
+
+@pytest.mark.parametrize("tool", ["tmux_snapshot", "run_command"])
+@pytest.mark.parametrize("value", SOCKET_NAMES, ids=[repr(v)[:24] for v in SOCKET_NAMES])
+async def test_socket_name_is_a_name(client: Client, world: World, tool: str, value: str) -> None:
+    """A valid name reaches the server on exactly that socket (one started for it here);
+    anything else is refused, naming socket_name, before tmux is run."""
+    name = world.value(value)
+    if name and socket_name_problem(name) is None:
+        name = f"{name}-schemux-test-{uuid.uuid4().hex[:6]}"
+    valid = socket_name_problem(name) is None and is_text(name)
+    if valid:
+        tmux(name, "-f", "/dev/null", "new-session", "-d", "-s", "there", "cat")
+    try:
+        arguments: dict[str, Any] = {"socket_name": name}
+        if tool == "run_command":
+            arguments |= {"command": "true", "session_name": "nowhere"}
+        failed, text, result = await call_checked(client, world, tool, arguments)
+        if not valid:
+            assert failed
+            assert "socket_name" in text
+        elif tool == "tmux_snapshot":
+            assert not failed, text
+            assert result is not None
+            server = result["data"]["server"]
+            assert server["socket_path"] == readable(os.path.join(socket_directory(), name))
+            names = [session["name"] for session in result["data"]["sessions"]]
+            assert names == ["there"]
+        else:  # that server has no session "nowhere": the call reached it and said so
+            assert failed
+            assert "no pane matches session_name='nowhere'" in text
+    finally:
+        if valid:
+            tmux(name, "kill-server", check=False)
+
+
+COMMAND_TEXTS = [
+    value for value in HOSTILE if value not in ("a\tb", "\x1f", "\udcff\udcfe", "a\nb")
+]
+
+
+@pytest.mark.parametrize("tool", ["run_command", "run_shell_command"])
+@pytest.mark.parametrize("value", COMMAND_TEXTS, ids=[repr(v)[:24] for v in COMMAND_TEXTS])
+async def test_command_text_arrives_exactly(
+    client: Client, world: World, tool: str, value: str
+) -> None:
+    """The command is typed as given: printing a quoted hostile value prints it."""
+    pane = new_pane(world.socket, width=200)
+    try:
+        text_value = world.value(value)
+        command = f"printf '%s\\n' {shlex.quote(text_value)}"
+        if tool == "run_command":
+            arguments: dict[str, Any] = {"command": command, "pane_id": pane.pane_id}
+        else:
+            arguments = {"command": command, "paneId": pane.pane_id}
+        failed, text, result = await call_checked(client, world, tool, arguments)
+        assert not failed, text
+        assert result is not None
+        output = result["output"]
+        assert (output if tool == "run_command" else output.split("\n")) == [text_value]
+    finally:
+        tmux(world.socket, "kill-session", "-t", f"={pane.session_name}")
+
+
+NUL_CALLS = [
+    ("run_command", {"command": "echo a\x00b"}, "command"),
+    ("run_command", {"command": "true", "session_name": "s\x00"}, "session_name"),
+    ("run_command", {"command": "true", "pane_id": "%1\x00"}, "pane_id"),
+    ("run_command", {"command": "true", "socket_name": "a\x00b"}, "socket_name"),
+    ("tmux_snapshot", {"socket_name": "\x00"}, "socket_name"),
+    ("run_shell_command", {"command": "echo \x00", "paneId": "%1"}, "command"),
+    ("start_program", {"argv": ["echo", "a\x00"]}, "argv[1]"),
+    ("run_program", {"argv": ["\x00"]}, "argv[0]"),
+]
+
+
+@pytest.mark.parametrize(("tool", "arguments", "field"), NUL_CALLS)
+async def test_nul_is_refused_naming_the_field(
+    client: Client, world: World, tool: str, arguments: dict[str, Any], field: str
+) -> None:
+    failed, text, _ = await call_checked(client, world, tool, arguments)
+    assert failed
+    assert text.startswith(f"Invalid arguments for {tool}: {field}: contains a NUL character")
+
+
+async def test_a_program_input_may_hold_nul(client: Client, world: World) -> None:
+    """input never reaches tmux (it is the program's stdin, from a private file)."""
+    result = await client.call_tool(
+        "run_program", {"argv": ["od", "-An", "-c"], "input": "a\x00b", "timeoutMs": 10000}
+    )
+    assert not result.is_error, result.content
+    assert result.structured_content is not None
+    assert result.structured_content["output"].split() == ["a", "\\0", "b"]
+
+
+HUGE = "y" * 10_000_000
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [
+        ("run_command", {"command": 5, "session_name": HUGE}),  # schema: another field
+        ("run_command", {"command": HUGE, "timeout": HUGE}),  # schema: the value itself
+        ("tmux_snapshot", {"socket_name": HUGE}),  # schema: maxLength
+        ("run_command", {"command": "true", "pane_id": HUGE}),  # the target's shape
+        ("run_command", {"command": "true", "session_name": HUGE}),  # no such session
+        ("run_command", {"command": "true", "socket_name": HUGE}),  # not a socket name
+        ("capture_pane", {"paneId": "%0", HUGE: 1}),  # an unexpected key
+    ],
+    ids=["other", "type", "maxLength", "pane_id", "session_name", "socket_name", "key"],
+)
+async def test_errors_quote_a_short_prefix_of_a_huge_value(
+    client: Client, tool: str, arguments: dict[str, Any]
+) -> None:
+    result = await client.call_tool(tool, arguments)
+    assert result.is_error
+    text = "\n".join(block.text for block in result.content if block.type == "text")
+    assert len(text) < 1000, text[:300]
+    assert "y" * 81 not in text
+    if "yyy" in text:
+        assert "more characters)" in text
+
+
+# metadata a program or a person can give a pane: process names, paths, session names
+ODD_NAME = "a\tb\nc\x1fd%e!09f#{pane_id}"
+
+
+async def test_hostile_metadata_parses_exactly(
+    client: Client, world: World, tmp_path: Path
+) -> None:
+    """A process named with a tab, newline and 0x1f, a current path holding them, and a
+    session name with % and !: the snapshot reads each exactly, and targets resolve."""
+    directory = tmp_path / "dir\twith\ntab and newline\x1f%!21"
+    directory.mkdir()
+    session = "odd%s!21 name"
+    created = tmux(
+        world.socket, "new-session", "-d", "-s", session.replace("#", "##"), "-c", str(directory),
+        "-x", "120", "-y", "20", "-P", "-F", "#{pane_id}",
+        "bash", "-c", f"exec -a {shlex.quote(ODD_NAME)} sleep 300",
+    ).strip()  # fmt: skip
+    try:
+        wait_until_named(world, created)
+        snapshot = await client.call_tool("tmux_snapshot", {})
+        assert not snapshot.is_error, snapshot.content
+        assert snapshot.structured_content is not None
+        sessions = snapshot.structured_content["data"]["sessions"]
+        [odd] = [s for s in sessions if s["name"] == session]
+        [pane] = odd["windows"][0]["panes"]
+        assert pane["target"]["id"] == created
+        assert pane["current_command"] == ODD_NAME
+        # the same pane through target resolution: by session name, and by id
+        failed, text, _ = await call_checked(
+            client, world, "run_command", {"command": "true", "session_name": session}
+        )
+        assert failed
+        assert f"pane {created} is running" in text  # found, and refused as no shell
+        screen = await client.call_tool("capture_pane", {"paneId": created})
+        assert not screen.is_error, screen.content
+        reference = pane["target"]
+        read = await client.call_tool("tmux_capture", {"target": reference})
+        assert not read.is_error, read.content
+    finally:
+        tmux(world.socket, "kill-session", "-t", f"={session}", check=False)
+
+
+def wait_until_named(world: World, pane_id: str) -> None:
+    from tests.support import wait_until
+
+    def named() -> bool:
+        current = subprocess_tmux(
+            world.socket, ["display-message", "-p", "-t", pane_id, "#{pane_current_command}"]
+        )
+        return current is not None and current.startswith("a\tb")
+
+    wait_until(named)
+
+
+async def test_current_path_with_tab_and_newline_reaches_a_program(
+    client: Client, world: World, tmp_path: Path
+) -> None:
+    """fromPaneId's current path, read through the encoded query, is the directory the
+    program starts in, byte for byte."""
+    directory = tmp_path / "p\tq\nr\x1fs%!0A"
+    directory.mkdir()
+    pane = tmux(
+        world.socket, "new-session", "-d", "-c", str(directory), "-P", "-F", "#{pane_id}",
+        "sleep 300",
+    ).strip()  # fmt: skip
+    try:
+        result = await client.call_tool(
+            "run_program",
+            {
+                "argv": [sys.executable, "-c", "import os; print(os.getcwdb().hex())"],
+                "fromPaneId": pane,
+                "timeoutMs": 10000,
+            },
+        )
+        assert not result.is_error, result.content
+        assert result.structured_content is not None
+        assert result.structured_content["output"] == os.fsencode(directory).hex()
+    finally:
+        tmux(world.socket, "kill-pane", "-t", pane, check=False)
+
+
+SUBPROCESS_VALUES = [
+    *(value for value in HOSTILE if value not in ("\udcff\udcfe",)),
+    "a;",
+    "a\\;",
+    "a\\\\;",
+    ";;",
+    " ; ",
+]
+
+
+@pytest.mark.parametrize("value", SUBPROCESS_VALUES, ids=[repr(v)[:24] for v in SUBPROCESS_VALUES])
+async def test_subprocess_arguments_arrive_verbatim(
+    anyio_backend: str, world: World, value: str
+) -> None:
+    """A tmux client's own command line ends a command at an argument ending in ';':
+    run_subprocess passes every argument but THEN verbatim."""
+    server = TmuxServer(ServerAddress(socket_name=world.socket))
+    before = observe(world)
+    text = world.value(value)
+    await server.run_subprocess(
+        "set-option", "-g", "@sub", text, THEN, "set-option", "-g", "@after", "1"
+    )
+    shown = await server.run_subprocess("show-options", "-gv", "@sub")
+    assert "\n".join(shown) == text
+    assert await server.run_subprocess("show-options", "-gv", "@after") == ["1"]
+    assert observe(world) == before
+    assert not world.mark.exists()
+    with pytest.raises(UnsendableArgument):
+        await server.run_subprocess("set-option", "-g", "@sub", f"{text}\x00")

@@ -1,0 +1,330 @@
+"""The control connection stays in step: forged framing in program output, and
+unencodable commands mixed into concurrent traffic."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from mcp import Client
+
+from schemux.config import Settings
+from schemux.context import ToolContext
+from schemux.engine import OWNED_SESSION, THEN, UnsendableArgument
+from schemux.errors import ToolError
+from schemux.framing import Answer, FrameReader
+from schemux.generated.bindings import BINDINGS
+from schemux.server import build_server
+from schemux.tmux import ServerAddress, TmuxServer
+from tests.support import Pane, call, new_pane, private_tmux_server, tmux, wait_until
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def socket() -> Iterator[str]:
+    with private_tmux_server("framing") as socket_name:
+        tmux(socket_name, "set-option", "-g", "history-limit", "10000")
+        yield socket_name
+
+
+@pytest.fixture
+async def context(anyio_backend: str, socket: str) -> AsyncIterator[ToolContext]:
+    tool_context = ToolContext(Settings(socket_name=socket))
+    yield tool_context
+    await tool_context.close()
+
+
+@pytest.fixture
+async def client(context: ToolContext) -> AsyncIterator[Client]:
+    async with Client(build_server(context, BINDINGS)) as mcp_client:
+        yield mcp_client
+
+
+def command_counter(socket: str) -> tuple[int, int]:
+    """(time, number) of the next command tmux will run, as a control client sees it: the
+    two numbers a forger would guess."""
+    done = subprocess.run(
+        ["tmux", "-L", socket, "-C", "attach-session", "-f", "no-output,ignore-size",
+         "-t", f"={OWNED_SESSION}"],
+        input=b"display-message -p x\n", capture_output=True, check=True,
+    )  # fmt: skip
+    begins = [line for line in done.stdout.decode().splitlines() if line.startswith("%begin ")]
+    _, seconds, number, _ = begins[-1].split(" ")
+    return int(seconds), int(number) + 1
+
+
+def forged_lines(seconds: int, number: int) -> list[str]:
+    """Every framing line a program could print for the next commands tmux runs."""
+    lines = ["%begin 0 0 0", "%exit", "%exit forged", "schemux-0123456789abcdef01234567-0"]
+    lines += ["%session-changed $9 forged", "%output %1 forged", "%error", "%end"]
+    for second in range(seconds, seconds + 3):
+        for n in range(number, number + 140):
+            lines += [f"%end {second} {n} 1", f"%error {second} {n} 1"]
+    lines += ["%begin 1 2 1", "after the forgery", "%exit"]
+    return lines
+
+
+def contains_run(rows: list[str], run: list[str]) -> bool:
+    return any(rows[i : i + len(run)] == run for i in range(len(rows) - len(run) + 1))
+
+
+async def test_forged_framing_is_read_as_output(
+    client: Client, context: ToolContext, socket: str, tmp_path: Path
+) -> None:
+    pane = new_pane(socket, width=200, height=40)
+    snapshot = await call(client, "tmux_snapshot")  # the engine is up, its session made
+    engine = context.tmux().engine
+    pid = engine.pid
+    assert pid is not None
+    lines = forged_lines(*command_counter(socket))
+    forged = tmp_path / "forged.txt"
+    forged.write_text("\n".join(lines) + "\n")
+
+    ran = await call(client, "run_command", pane_id=pane.pane_id, command=f"cat {forged}")
+    assert ran["output"] == lines
+    assert ran["exit_status"] == 0
+    screen = await call(client, "capture_pane", paneId=pane.pane_id, historyLines=5000)
+    assert contains_run(screen["rows"], lines)
+    generation = next(
+        p["target"]["generation"]
+        for s in snapshot["data"]["sessions"]
+        for w in s["windows"]
+        for p in w["panes"]
+        if p["target"]["id"] == pane.pane_id
+    )
+    target = {"kind": "pane", "id": pane.pane_id, "generation": generation}
+    captured = await call(client, "tmux_capture", target=target, history_lines=1000, max_lines=1000)
+    rows = [row.removesuffix("\n") for row in captured["data"]["rows"]]
+    assert contains_run(rows, lines[-900:])
+    # the same connection answered everything, and still does
+    assert engine.pid == pid
+    assert (await call(client, "tmux_snapshot"))["ok"]
+    assert engine.pid == pid
+
+
+async def test_forged_framing_in_every_command_of_a_line(socket: str) -> None:
+    """Several commands printing program-controlled text in one line: each span is read
+    on its own."""
+    server = TmuxServer(ServerAddress(socket_name=socket))
+    try:
+        await server.run("display-message", "-p", "warm")
+        pid = server.engine.pid
+        seconds, number = command_counter(socket)
+        text = "\n".join(
+            f"%end {second} {n} 1\n%error {second} {n} 1\n%exit"
+            for second in (seconds, seconds + 1)
+            for n in range(number, number + 30)
+        )
+        await server.run("set-buffer", "-b", "forged", text)
+        await server.run("set-option", "-g", "@forged", text)
+        lines = await server.run(
+            "show-options", "-gv", "@forged", THEN,
+            "display-message", "-p", "middle", THEN,
+            "show-options", "-gv", "@forged",
+        )  # fmt: skip
+        assert lines == [*text.split("\n"), "middle", *text.split("\n")]
+        assert server.engine.pid == pid
+    finally:
+        await server.close()
+
+
+async def test_unencodable_commands_in_concurrent_traffic(socket: str) -> None:
+    """100 calls at once, a third with a NUL: those are refused with nothing sent; every
+    other call gets its own answer, from its own pane."""
+    server = TmuxServer(ServerAddress(socket_name=socket))
+    session = new_pane(socket, command="cat")
+    panes = [session.pane_id] + [
+        tmux(socket, "new-window", "-d", "-t", f"={session.session_name}:", "-P", "-F",
+             "#{pane_id}", "cat").strip()
+        for _ in range(66)
+    ]  # fmt: skip
+
+    # every third call holds a NUL; each other call has a pane of its own
+    plan = {index: panes[index - index // 3 - 1] for index in range(100) if index % 3}
+
+    async def one(index: int) -> Any:
+        if index not in plan:
+            return await server.run("display-message", "-p", "-t", panes[0], f"bad\x00{index}")
+        pane = plan[index]
+        return await server.run(
+            "set-option", "-p", "-t", pane, "@own", f"call {index}", THEN,
+            "display-message", "-p", "-t", pane, f"#{{pane_id}} #{{@own}} {index}",
+        )  # fmt: skip
+
+    try:
+        await server.run("display-message", "-p", "warm")
+        pid = server.engine.pid
+        answers = await asyncio.gather(*(one(i) for i in range(100)), return_exceptions=True)
+        for index, answer in enumerate(answers):
+            if index not in plan:
+                assert isinstance(answer, UnsendableArgument), answer
+                assert "NUL" in str(answer)
+            else:
+                assert answer == [f"{plan[index]} call {index} {index}"]
+        assert server.engine.pid == pid
+        assert len(set(plan.values())) == len(plan)
+        for index, pane in plan.items():  # each call's option went to its own pane
+            assert tmux(socket, "show-options", "-pv", "-t", pane, "@own").strip() == (
+                f"call {index}"
+            )
+    finally:
+        await server.close()
+
+
+async def test_concurrent_tool_calls_with_nul_get_their_own_answers(
+    client: Client, socket: str
+) -> None:
+    """50 calls at once over MCP: run_command in five shells, capture_pane of twenty
+    marked panes, and 25 calls with a NUL in an argument; each answer is its own."""
+    shells = [new_pane(socket) for _ in range(5)]
+    marked: list[Pane] = []
+    for index in range(20):
+        pane = new_pane(socket, command=f"sh -c 'echo mark-{index}-end; exec sleep 300'")
+        marked.append(pane)
+    for index, pane in enumerate(marked):
+        wait_until(
+            lambda pane=pane, index=index: (
+                f"mark-{index}-end" in tmux(socket, "capture-pane", "-p", "-t", pane.pane_id)
+            )
+        )
+    nul_calls = [
+        ("run_command", {"command": "echo \x00", "pane_id": shells[0].pane_id}, "command"),
+        ("capture_pane", {"paneId": marked[0].pane_id, "x": "\x00"}, None),
+        ("tmux_snapshot", {"socket_name": "a\x00"}, "socket_name"),
+        ("run_shell_command", {"command": "\x00", "paneId": shells[1].pane_id}, "command"),
+        ("run_command", {"command": "true", "session_name": "\x00"}, "session_name"),
+    ]
+    calls: list[tuple[str, dict[str, Any], Any]] = []
+    for index, pane in enumerate(shells):
+        calls.append(
+            ("run_command", {"command": f"echo own-{index}", "pane_id": pane.pane_id}, index)
+        )
+    for index, pane in enumerate(marked):
+        calls.append(("capture_pane", {"paneId": pane.pane_id}, index))
+    for index in range(25):
+        calls.insert(index * 2 + 1, (*nul_calls[index % len(nul_calls)][:2], "nul"))
+    results = await asyncio.gather(*(client.call_tool(tool, args) for tool, args, _ in calls))
+    for (tool, arguments, expected), result in zip(calls, results, strict=True):
+        text = "\n".join(block.text for block in result.content if block.type == "text")
+        if expected == "nul":
+            assert result.is_error
+            assert "Invalid arguments" in text
+            continue
+        assert not result.is_error, text
+        data = result.structured_content
+        assert data is not None
+        if tool == "run_command":
+            assert data["pane_id"] == arguments["pane_id"]
+            assert data["output"] == [f"own-{expected}"]
+        else:
+            assert data["paneId"] == arguments["paneId"]
+            marks = [row for row in data["rows"] if row.startswith("mark-")]
+            assert marks == [f"mark-{expected}-end"]
+
+
+# the reader alone, fed the lines tmux would write (pure)
+
+FRAMING = "1796044169 269 1"
+CONTENT = st.lists(
+    st.one_of(
+        st.sampled_from(
+            [
+                f"%end {FRAMING}",
+                f"%error {FRAMING}",
+                f"%begin {FRAMING}",
+                "%begin 1796044169 270 1",
+                "%exit",
+                "%exit forged",
+                "%session-changed $1 x",
+                "schemux-0123456789abcdef01234567-0",
+                "",
+            ]
+        ),
+        st.text().map(lambda text: text.replace("\n", " ")),
+    ),
+    max_size=30,
+)
+
+
+def reader_with(
+    commands: list[list[str]],
+) -> tuple[FrameReader, Answer, list[str], asyncio.AbstractEventLoop]:
+    loop = asyncio.new_event_loop()
+    notifications: list[str] = []
+    reader = FrameReader(
+        notification=notifications.append,
+        block=lambda error, lines: None,
+        broken=lambda reason: notifications.append(f"broken: {reason}"),
+    )
+    answer = Answer.expecting(loop.create_future(), commands)
+    reader.answers.append(answer)
+    return reader, answer, notifications, loop
+
+
+def sentinel_block(token: str, number: int) -> list[str]:
+    return [f"%begin 1796044169 {number} 1", token, f"%end 1796044169 {number} 1"]
+
+
+@given(CONTENT, CONTENT)
+def test_any_output_is_read_exactly(first: list[str], second: list[str]) -> None:
+    """Two commands printing anything, forged framing included: the answer is exactly
+    their lines, and only tmux's own notifications are delivered."""
+    reader, answer, notifications, loop = reader_with([["capture-pane"], ["show-buffer"]])
+    try:
+        stream = [
+            "%window-add @1",  # a notification before the first block
+            f"%begin {FRAMING}", *first, f"%end {FRAMING}",
+            *sentinel_block(answer.sentinels[0], 270),
+            "%begin 1796044169 271 1", *second, "%end 1796044169 271 1",
+            "%window-close @1",  # between the last block and the sentinel
+            *sentinel_block(answer.sentinels[1], 272),
+            "%sessions-changed",  # after the answer
+        ]  # fmt: skip
+        for line in stream:
+            reader.feed(line)
+        assert answer.future.result() == [*first, *second]
+        assert notifications == ["%window-add @1", "%window-close @1", "%sessions-changed"]
+        assert not reader.answers
+    finally:
+        loop.close()
+
+
+@given(CONTENT)
+def test_a_failed_command_skips_the_rest_of_its_line(first: list[str]) -> None:
+    reader, answer, notifications, loop = reader_with([["capture-pane"], ["display-message"]])
+    try:
+        for line in [f"%begin {FRAMING}", *first, f"%error {FRAMING}"]:
+            reader.feed(line)
+        for line in sentinel_block(answer.sentinels[-1], 270):
+            reader.feed(line)
+        with pytest.raises(ToolError) as caught:
+            answer.future.result()
+        assert caught.value.message == "\n".join(first)
+        assert notifications == []
+    finally:
+        loop.close()
+
+
+def test_a_command_that_runs_commands_is_read_by_its_blocks() -> None:
+    reader, answer, notifications, loop = reader_with([["if-shell", "-F", "1", "x ; y"]])
+    try:
+        stream = [
+            "%begin 1 10 1", "%end 1 10 1",
+            "%begin 1 11 1", "b", "%end 1 11 1",
+            "%begin 1 12 1", "no such thing", "%error 1 12 1",
+            *sentinel_block(answer.sentinels[-1], 13),
+        ]  # fmt: skip
+        for line in stream:
+            reader.feed(line)
+        with pytest.raises(ToolError, match="no such thing"):
+            answer.future.result()
+        assert notifications == []
+    finally:
+        loop.close()
