@@ -30,8 +30,8 @@ class Progress:
     started: float = field(default_factory=time.monotonic)
     received: list[tuple[float, float, float | None, str | None]] = field(default_factory=list)
 
-    async def __call__(self, value: float, total: float | None, message: str | None) -> None:
-        self.received.append((time.monotonic() - self.started, value, total, message))
+    async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
+        self.received.append((time.monotonic() - self.started, progress, total, message))
 
     def check(self, *, total: float, message: str, count: range) -> None:
         assert len(self.received) in count, self.received
