@@ -6,6 +6,7 @@ import argparse
 import json
 import logging
 import os
+import socket
 import sys
 from typing import Any
 
@@ -14,6 +15,7 @@ import anyio
 from schemux import __version__
 from schemux.config import ConfigError, Settings, settings_from
 from schemux.context import ToolContext
+from schemux.http_config import HttpConfig, http_config_from
 from schemux.tmux import TmuxUnavailable, check_tmux
 
 
@@ -43,7 +45,22 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--http",
         metavar="[HOST:]PORT",
-        help="serve streamable HTTP at http://HOST:PORT/mcp instead (HOST defaults to 127.0.0.1)",
+        help="serve streamable HTTP at http://HOST:PORT/mcp instead (HOST defaults to "
+        "127.0.0.1; any other needs a token)",
+    )
+    serve.add_argument(
+        "--token-file",
+        metavar="FILE",
+        help="with --http, require 'Authorization: Bearer <the file's first line>' "
+        "(env SCHEMUX_HTTP_TOKEN)",
+    )
+    serve.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="HOST",
+        help="with --http, also accept requests naming HOST or HOST:PORT in Host/Origin "
+        "(repeatable; env SCHEMUX_ALLOWED_HOSTS, comma-separated)",
     )
     call = commands.add_parser(
         "call", parents=[tmux_options], help="run one tool in-process and print its result"
@@ -53,12 +70,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def parse_http_address(value: str) -> tuple[str, int]:
-    host, _, port = value.rpartition(":")
-    host = host.strip("[]") or "127.0.0.1"
-    if not port.isdigit() or not 0 < int(port) < 65536:
-        raise ConfigError(f"--http {value!r}: expected [HOST:]PORT with a port from 1 to 65535")
-    return host, int(port)
+def http_options(args: argparse.Namespace) -> HttpConfig | None:
+    """The HTTP settings when ``serve --http`` was asked for; its options need it."""
+    if getattr(args, "http", None):
+        return http_config_from(
+            os.environ, args.http, token_file=args.token_file, allowed_hosts=args.allow_host
+        )
+    if getattr(args, "token_file", None) or getattr(args, "allow_host", None):
+        raise ConfigError("--token-file and --allow-host apply to --http only")
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,15 +91,16 @@ def main(argv: list[str] | None = None) -> int:
             socket_path=args.socket_path,
             wait_ceiling=args.wait_ceiling,
         )
-        http = parse_http_address(args.http) if getattr(args, "http", None) else None
+        http = http_options(args)
         check_tmux()
+        listener = http.listen() if http is not None else None
     except (ConfigError, TmuxUnavailable) as error:
         print(f"schemux: {error}", file=sys.stderr)
         return 2
     if args.command == "call":
         return anyio.run(call_once, settings, args.tool, args.arguments)
-    if http is not None:
-        anyio.run(serve_http, settings, *http)
+    if http is not None and listener is not None:
+        anyio.run(serve_http, settings, http, listener)
     else:
         anyio.run(serve_stdio, settings)
     return 0
@@ -104,14 +125,17 @@ async def serve_stdio(settings: Settings) -> None:
         await context.close()
 
 
-async def serve_http(settings: Settings, host: str, port: int) -> None:
+async def serve_http(settings: Settings, http: HttpConfig, listener: socket.socket) -> None:
     import uvicorn
 
+    from schemux.http_security import secured_app
+
     context = ToolContext(settings)
-    app = _server(context).streamable_http_app(host=host)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning")
+    app = secured_app(_server(context), http)
+    config = uvicorn.Config(app, host=http.host, port=http.port, log_level="warning")
+    print(http.banner(), file=sys.stderr, flush=True)
     try:
-        await uvicorn.Server(config).serve()
+        await uvicorn.Server(config).serve(sockets=[listener])
     finally:
         await context.close()
 
