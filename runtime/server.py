@@ -31,11 +31,32 @@ logger = logging.getLogger("schemux")
 
 
 def describe_violation(error: ValidationError, root: str = "(arguments)") -> str:
-    """``timeout: 'x' is not of type 'number' (rule: type)``, naming the field by its path."""
-    path = "".join(
+    """``timeout: 'x' is not of type 'number' (rule: type)``, naming the field by its path.
+
+    Where no ``oneOf``/``anyOf`` branch matched and none fits better than the others,
+    each branch's own closest failure is named ("form 2: 'cursor' is a required
+    property"), so the caller learns which field to change for the form it meant.
+    """
+    where = _path(error) or root
+    if error.validator in ("oneOf", "anyOf") and error.context:
+        by_branch: dict[Any, list[ValidationError]] = {}
+        for failure in error.context:
+            by_branch.setdefault(failure.relative_schema_path[0], []).append(failure)
+        forms = [
+            f"form {index + 1}: {describe_violation(closest)}"
+            for index, closest in enumerate(best_match(f) for f in by_branch.values())
+            if closest is not None
+        ]
+        return f"{where}: matches none of the allowed forms (rule: {error.validator}); " + (
+            "; ".join(forms)
+        )
+    return f"{where}: {error.message} (rule: {error.validator})"
+
+
+def _path(error: ValidationError) -> str:
+    return "".join(
         f"[{part}]" if isinstance(part, int) else f".{part}" for part in error.absolute_path
     ).lstrip(".")
-    return f"{path or root}: {error.message} (rule: {error.validator})"
 
 
 def tool_result(payload: Mapping[str, Any], *, is_error: bool = False) -> types.CallToolResult:

@@ -127,3 +127,15 @@ async def test_an_id_python_would_take_is_refused_naming_the_field(
     message = await call_error(memory_client, "run_shell_command", command="true", paneId=pane_id)
     assert message.startswith("Invalid arguments for run_shell_command: paneId: ")
     assert "(rule: pattern)" in message
+
+
+async def test_a_call_matching_no_form_hears_what_each_form_needs(memory_client: Client) -> None:
+    """tmux_capture's arguments are one of two forms (a read, a cursor read)."""
+    message = await call_error(memory_client, "tmux_capture", target=5)
+    assert message == (
+        "Invalid arguments for tmux_capture: (arguments): matches none of the allowed forms "
+        "(rule: oneOf); form 1: target: 5 is not of type 'object' (rule: type); "
+        "form 2: (arguments): 'cursor' is a required property (rule: required)"
+    )
+    message = await call_error(memory_client, "tmux_capture", cursor="a" * 32)
+    assert "form 2: (arguments): 'target' is a required property (rule: required)" in message
