@@ -379,3 +379,19 @@ def test_bad_http_settings(env: dict[str, str], allowed: list[str], complaint: s
 )
 def test_is_loopback(host: str, loopback: bool) -> None:
     assert is_loopback(host) is loopback
+
+
+async def test_the_session_cap_and_the_idle_timeout(tmux_socket: str) -> None:
+    env = {ENV_TOKEN: TOKEN, ENV_MAX_SESSIONS: "1", ENV_SESSION_IDLE_TIMEOUT: "1"}
+    served = await serve(tmux_socket, env=env)
+    try:
+        first = await post(served.url, bearer(TOKEN))
+        assert first.status_code == 200
+        session = {**bearer(TOKEN), "mcp-session-id": first.headers["mcp-session-id"]}
+        assert (await post(served.url, bearer(TOKEN))).status_code == 503  # the cap
+        await anyio.sleep(2)  # idle past the timeout: the session is gone, room is free
+        assert (await post(served.url, session, method="DELETE")).status_code == 404
+        assert (await post(served.url, bearer(TOKEN))).status_code == 200
+    finally:
+        served.process.terminate()
+        await served.process.wait()
