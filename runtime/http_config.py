@@ -133,8 +133,8 @@ def parse_http_address(value: str) -> tuple[str, int]:
 
 
 def read_token_file(path: str) -> str:
-    """The token in ``path``: its first line, without the line break. A file others may
-    read is refused, as ssh refuses such a key."""
+    """The token in ``path``: its first line, without the line break. A file that group
+    or others have any access to is refused, as ssh refuses such a key."""
     try:
         mode = os.stat(path).st_mode
         text = Path(path).read_text(encoding="utf-8")
@@ -142,8 +142,8 @@ def read_token_file(path: str) -> str:
         raise ConfigError(f"--token-file {path}: cannot read it ({error})") from None
     if mode & (stat.S_IRWXG | stat.S_IRWXO):
         raise ConfigError(
-            f"--token-file {path}: others may read it (mode {stat.S_IMODE(mode):o}); "
-            f"chmod 600 {path}"
+            f"--token-file {path}: group or others have access to it (mode "
+            f"{stat.S_IMODE(mode):o}); chmod 600 {path}"
         )
     lines = text.splitlines()
     return lines[0] if lines else ""
@@ -165,10 +165,10 @@ def check_token(token: str, source: str) -> None:
 
 def check_allowed_host(value: str) -> None:
     name, port = _split_host(_normalized_host(value))
-    plain = name.strip("[]")
+    plain = name[1:-1] if name.startswith("[") and name.endswith("]") else name
     if (
         not plain
-        or any(char in plain for char in "/*@,?#")
+        or any(char in plain for char in "/*@,?#[]")
         or any(char.isspace() for char in plain)
         or (port and not (port.isdigit() and 0 < int(port) < 65536))
     ):
@@ -205,7 +205,7 @@ def _normalized_host(value: str) -> str:
 
 def _split_host(value: str) -> tuple[str, str]:
     """("name", "port") from "name:port" or "[v6]:port"; the port is "" when absent."""
-    if value.startswith("["):
+    if value.startswith("[") and "]" in value:
         name, _, rest = value.partition("]")
         return f"{name}]", rest.removeprefix(":")
     name, _, port = value.partition(":")

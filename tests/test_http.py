@@ -239,7 +239,8 @@ def test_a_network_bind_without_a_token_refuses_to_start(host: str) -> None:
     [
         ("short", 0o600, "the token is too short"),
         ("has a space in it, long enough", 0o600, "printable ASCII without spaces"),
-        (TOKEN, 0o644, "others may read it (mode 644); chmod 600"),
+        (TOKEN, 0o644, "group or others have access to it (mode 644); chmod 600"),
+        (TOKEN, 0o620, "group or others have access to it (mode 620); chmod 600"),
     ],
 )
 def test_a_weak_or_exposed_token_refuses_to_start(
@@ -357,6 +358,7 @@ def test_settings_from_the_environment() -> None:
         ({}, ["a.example:http"], "expected a host name"),
         ({}, ["a b"], "expected a host name"),
         ({}, [""], "expected a host name"),
+        ({}, ["[fe80::1"], "expected a host name"),
     ],
 )
 def test_bad_http_settings(env: dict[str, str], allowed: list[str], complaint: str) -> None:
