@@ -56,7 +56,10 @@ def model_source(document: Mapping[str, Any]) -> str:
         # validate_by_name: handlers build models with snake_case keywords, and the
         # pydantic mypy plugin then types __init__ by field name.
         target_pydantic_version=TargetPydanticVersion.V2_11,
-        extra_fields="forbid",
+        # No global policy: each model follows its schema's additionalProperties (false:
+        # forbid, true: allow, absent: pydantic's ignore), so a model never refuses a
+        # property that the validated schema accepted.
+        extra_fields=None,
         field_constraints=True,
         use_annotated=True,
         snake_case_field=True,
@@ -87,6 +90,9 @@ def model_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     - a ``oneOf`` whose object branches each require a property with a distinct ``const``
       gets an OpenAPI ``discriminator`` on it, so the model is a discriminated union
       rather than a plain one (pydantic then picks the branch by that property).
+    - ``pattern`` is left out: the validators match patterns as ECMA-262 does, pydantic
+      with its own engine (Rust regex: other ``\\d``, ``\\s`` and ``.``), so a model that
+      matched them again could refuse a value the validated schema accepted.
     """
     reshaped = copy.deepcopy(dict(schema))
     _reshape(reshaped)
@@ -98,6 +104,8 @@ def _reshape(schema: dict[str, Any]) -> None:
         _reshape(children)
     _fold_nullable_scalar(schema)
     _add_discriminator(schema)
+    if isinstance(schema.get("pattern"), str):
+        del schema["pattern"]
 
 
 def _subschemas(schema: dict[str, Any]) -> list[dict[str, Any]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from schemux import progress
 from schemux.context import ToolContext
 from schemux.errors import ToolError
 from schemux.generated.models.run_command import RunCommandInput, RunCommandOutput
@@ -15,6 +16,7 @@ async def handle(ctx: ToolContext, request: RunCommandInput) -> RunCommandOutput
     if request.max_lines is not None and request.max_lines < 0:
         raise ToolError("max_lines must not be negative", suggestion="omit it to get all lines")
     effective_timeout = ctx.settings.clamp_wait(request.timeout)
+    progress.expect(effective_timeout, "waiting for the command to finish")
     server = ctx.tmux(request.socket_name)
     pane = await resolve_pane(
         server,

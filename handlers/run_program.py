@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from schemux import progress
 from schemux.context import ToolContext
 from schemux.engine import THEN
 from schemux.generated.models.run_program import RunProgramInput, RunProgramOutput
@@ -18,6 +19,7 @@ RESULT_CEILING = 64 * 1024  # bytes of output (and of stderr) a result carries a
 
 async def handle(ctx: ToolContext, request: RunProgramInput) -> RunProgramOutput:
     timeout = ctx.settings.clamp_wait((request.timeout_ms or DEFAULT_TIMEOUT_MS) / 1000)
+    progress.expect(timeout, "waiting for the program to end")
     server = ctx.tmux()
     spec = await program_spec(
         server,

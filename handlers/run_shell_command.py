@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from schemux import progress
 from schemux.context import ToolContext
 from schemux.generated.models.run_shell_command import (
     RunShellCommandInput,
@@ -15,6 +16,7 @@ DEFAULT_TIMEOUT_MS = 30_000
 
 async def handle(ctx: ToolContext, request: RunShellCommandInput) -> RunShellCommandOutput:
     timeout = ctx.settings.clamp_wait((request.timeout_ms or DEFAULT_TIMEOUT_MS) / 1000)
+    progress.expect(timeout, "waiting for the command to finish")
     server = ctx.tmux()
     pane = await resolve_pane(server, PaneTarget(pane_id=request.pane_id))
     result = await run_in_shell(

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from schemux import progress
 from schemux.context import ToolContext
 from schemux.generated.models.stop_program import StopProgramInput, StopProgramOutput
+from schemux.programs import STOP_GRACE_SECONDS
 
 
 async def handle(ctx: ToolContext, request: StopProgramInput) -> StopProgramOutput:
     program = ctx.programs.get(request.program_id)
+    progress.expect(STOP_GRACE_SECONDS, "waiting for the program to stop")
     ending, was_running = await ctx.programs.stop(program)
     return StopProgramOutput(
         program_id=program.id,

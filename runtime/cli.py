@@ -6,6 +6,7 @@ import argparse
 import json
 import logging
 import os
+import socket
 import sys
 from typing import Any
 
@@ -15,6 +16,7 @@ from schemux import __version__
 from schemux.binding import ToolBinding
 from schemux.config import ConfigError, Settings, settings_from
 from schemux.context import ToolContext
+from schemux.http_config import HttpConfig, http_config_from
 from schemux.selection import select
 from schemux.tmux import TmuxUnavailable, check_tmux
 
@@ -62,7 +64,22 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--http",
         metavar="[HOST:]PORT",
-        help="serve streamable HTTP at http://HOST:PORT/mcp instead (HOST defaults to 127.0.0.1)",
+        help="serve streamable HTTP at http://HOST:PORT/mcp instead (HOST defaults to "
+        "127.0.0.1; any other needs a token)",
+    )
+    serve.add_argument(
+        "--token-file",
+        metavar="FILE",
+        help="with --http, require 'Authorization: Bearer <the file's first line>' "
+        "(env SCHEMUX_HTTP_TOKEN)",
+    )
+    serve.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="HOST",
+        help="with --http, also accept requests naming HOST or HOST:PORT in Host/Origin "
+        "(repeatable; env SCHEMUX_ALLOWED_HOSTS, comma-separated)",
     )
     call = commands.add_parser(
         "call",
@@ -79,12 +96,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def parse_http_address(value: str) -> tuple[str, int]:
-    host, _, port = value.rpartition(":")
-    host = host.strip("[]") or "127.0.0.1"
-    if not port.isdigit() or not 0 < int(port) < 65536:
-        raise ConfigError(f"--http {value!r}: expected [HOST:]PORT with a port from 1 to 65535")
-    return host, int(port)
+def http_options(args: argparse.Namespace) -> HttpConfig | None:
+    """The HTTP settings when ``serve --http`` was asked for; its options need it."""
+    if getattr(args, "http", None):
+        return http_config_from(
+            os.environ, args.http, token_file=args.token_file, allowed_hosts=args.allow_host
+        )
+    if getattr(args, "token_file", None) or getattr(args, "allow_host", None):
+        raise ConfigError("--token-file and --allow-host apply to --http only")
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -102,9 +122,10 @@ def main(argv: list[str] | None = None) -> int:
             tools=args.tools,
         )
         selected = select(BINDINGS, settings.tools)
-        http = parse_http_address(args.http) if getattr(args, "http", None) else None
+        http = http_options(args) if args.command == "serve" else None
         if args.command != "tools":
             check_tmux()
+        listener = http.listen() if http is not None else None
     except (ConfigError, TmuxUnavailable) as error:
         print(f"schemux: {error}", file=sys.stderr)
         return 2
@@ -115,8 +136,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "call":
         return anyio.run(call_once, settings, selected, args.tool, args.arguments)
-    if http is not None:
-        anyio.run(serve_http, settings, selected, *http)
+    if http is not None and listener is not None:
+        anyio.run(serve_http, settings, selected, http, listener)
     else:
         anyio.run(serve_stdio, settings, selected)
     return 0
@@ -140,14 +161,19 @@ async def serve_stdio(settings: Settings, bindings: Bindings) -> None:
         await context.close()
 
 
-async def serve_http(settings: Settings, bindings: Bindings, host: str, port: int) -> None:
+async def serve_http(
+    settings: Settings, bindings: Bindings, http: HttpConfig, listener: socket.socket
+) -> None:
     import uvicorn
 
+    from schemux.http_security import secured_app
+
     context = ToolContext(settings)
-    app = _server(context, bindings).streamable_http_app(host=host)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning")
+    app = secured_app(_server(context, bindings), http)
+    config = uvicorn.Config(app, host=http.host, port=http.port, log_level="warning")
+    print(http.banner(), file=sys.stderr, flush=True)
     try:
-        await uvicorn.Server(config).serve()
+        await uvicorn.Server(config).serve(sockets=[listener])
     finally:
         await context.close()
 

@@ -5,7 +5,8 @@ work); run the handler; validate its result against the outputSchema; answer wit
 ``structuredContent`` and the same JSON as text. A handler whose contract describes its
 failures as results (an error envelope) raises ``FailedResult`` with one: it is checked
 and sent the same way, with ``isError`` set. Whatever goes wrong becomes a tool
-result with ``isError``; the server itself keeps serving.
+result with ``isError``; the server itself keeps serving. A call whose request carries a
+progressToken gets progress notifications while its handler waits (``progress``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
-from schemux import __version__
+from schemux import __version__, progress
 from schemux.arguments import text_violation
 from schemux.binding import ToolBinding
 from schemux.context import ToolContext
@@ -138,7 +139,8 @@ def build_server(context: ToolContext, bindings: Mapping[str, ToolBinding]) -> S
                 types.INVALID_PARAMS,
                 f"Unknown tool: {params.name}; this server serves {', '.join(bindings)}",
             )
-        return await call_bound_tool(binding, context, dict(params.arguments or {}))
+        async with progress.reporting(ctx.session.report_progress):
+            return await call_bound_tool(binding, context, dict(params.arguments or {}))
 
     return Server(
         "schemux",

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from jsonschema import Draft202012Validator
 
-from schemux.cli import parse_http_address
 from schemux.config import ConfigError, Settings, settings_from
 from schemux.errors import ToolError
+from schemux.http_config import parse_http_address
 from schemux.server import describe_violation
 from schemux.shell_commands import (
     Cursor,

@@ -25,12 +25,7 @@ class CapturePaneInput(BaseModel):
         ),
     ] = None
     pane_id: Annotated[
-        str,
-        Field(
-            alias="paneId",
-            description="The pane, such as a started program's paneId.",
-            pattern="^%\\d+$",
-        ),
+        str, Field(alias="paneId", description="The pane, such as a started program's paneId.")
     ]
 
 

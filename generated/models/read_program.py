@@ -12,7 +12,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 class ReadProgramInput(BaseModel):
     model_config = ConfigDict(
-        extra="forbid",
         validate_by_name=True,
     )
     cursor: Annotated[

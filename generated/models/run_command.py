@@ -47,7 +47,6 @@ class RunCommandInput(BaseModel):
 
 class RunCommandOutput(BaseModel):
     model_config = ConfigDict(
-        extra="forbid",
         validate_by_name=True,
     )
     effective_timeout: Annotated[

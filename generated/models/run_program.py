@@ -10,13 +10,9 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 
 
-class InheritShellItem(RootModel[str]):
-    root: Annotated[str, Field(pattern="^[A-Za-z_][A-Za-z0-9_]*$")]
-
-
-class InheritShell(RootModel[list[InheritShellItem]]):
+class InheritShell(RootModel[list[str]]):
     root: Annotated[
-        list[InheritShellItem],
+        list[str],
         Field(
             description='With fromPaneId, first read the variables that pane\'s idle shell exported, by typing one env command into it, and run the program with them: true for all, or a list of names, such as ["PATH", "VIRTUAL_ENV"], for only those. The shell must be a POSIX one at its prompt, as run_shell_command requires. argv[0] is then found on the shell\'s PATH, and one missing exits 127.',
             max_length=256,
@@ -27,7 +23,6 @@ class InheritShell(RootModel[list[InheritShellItem]]):
 
 class RunProgramInput(BaseModel):
     model_config = ConfigDict(
-        extra="forbid",
         validate_by_name=True,
     )
     argv: Annotated[
@@ -43,7 +38,6 @@ class RunProgramInput(BaseModel):
         Field(
             alias="fromPaneId",
             description="Run beside this pane, in its directory and session, with that session's tmux environment. Variables the pane's shell exported come only with inheritShell.",
-            pattern="^%\\d+$",
         ),
     ] = None
     height: Annotated[

@@ -31,9 +31,7 @@ class RunShellCommandInput(BaseModel):
             le=9007199254740991,
         ),
     ] = None
-    pane_id: Annotated[
-        str, Field(alias="paneId", description="The pane whose shell runs it.", pattern="^%\\d+$")
-    ]
+    pane_id: Annotated[str, Field(alias="paneId", description="The pane whose shell runs it.")]
     suppress_history: Annotated[
         bool | None,
         Field(

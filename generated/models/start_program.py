@@ -10,13 +10,9 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 
 
-class InheritShellItem(RootModel[str]):
-    root: Annotated[str, Field(pattern="^[A-Za-z_][A-Za-z0-9_]*$")]
-
-
-class InheritShell(RootModel[list[InheritShellItem]]):
+class InheritShell(RootModel[list[str]]):
     root: Annotated[
-        list[InheritShellItem],
+        list[str],
         Field(
             description='With fromPaneId, first read the variables that pane\'s idle shell exported, by typing one env command into it, and run the program with them: true for all, or a list of names, such as ["PATH", "VIRTUAL_ENV"], for only those. The shell must be a POSIX one at its prompt, as run_shell_command requires. argv[0] is then found on the shell\'s PATH, and one missing exits 127.',
             max_length=256,
@@ -43,7 +39,6 @@ class StartProgramInput(BaseModel):
         Field(
             alias="fromPaneId",
             description="Run beside this pane, in its directory and session, with that session's tmux environment. Variables the pane's shell exported come only with inheritShell.",
-            pattern="^%\\d+$",
         ),
     ] = None
     height: Annotated[
@@ -118,7 +113,6 @@ class StartProgramOutput(BaseModel):
         Field(
             alias="paneId",
             description="The pane it runs in, for capture_pane, or for a person to watch.",
-            pattern="^%\\d+$",
         ),
     ]
     program_id: Annotated[

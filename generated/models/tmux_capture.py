@@ -16,7 +16,7 @@ class Target(BaseModel):
         validate_by_name=True,
     )
     generation: Annotated[str, Field(max_length=128, min_length=1)]
-    id: Annotated[str, Field(max_length=32, pattern="^%[0-9]+$")]
+    id: Annotated[str, Field(max_length=32)]
     kind: Literal["pane"]
 
 
@@ -37,7 +37,7 @@ class TmuxCaptureInput2(BaseModel):
         extra="forbid",
         validate_by_name=True,
     )
-    cursor: Annotated[str, Field(max_length=32, pattern="^[a-f0-9]{32}$")]
+    cursor: Annotated[str, Field(max_length=32)]
     target: Target
 
 
@@ -132,7 +132,7 @@ class Created1(BaseModel):
         validate_by_name=True,
     )
     generation: Annotated[str, Field(max_length=128, min_length=1)]
-    id: Annotated[str, Field(max_length=32, pattern="^\\$[0-9]+$")]
+    id: Annotated[str, Field(max_length=32)]
     kind: Literal["session"]
 
 
@@ -142,7 +142,7 @@ class Created2(BaseModel):
         validate_by_name=True,
     )
     generation: Annotated[str, Field(max_length=128, min_length=1)]
-    id: Annotated[str, Field(max_length=32, pattern="^@[0-9]+$")]
+    id: Annotated[str, Field(max_length=32)]
     kind: Literal["window"]
 
 
@@ -152,7 +152,7 @@ class Created3(BaseModel):
         validate_by_name=True,
     )
     generation: Annotated[str, Field(max_length=128, min_length=1)]
-    id: Annotated[str, Field(max_length=32, pattern="^%[0-9]+$")]
+    id: Annotated[str, Field(max_length=32)]
     kind: Literal["pane"]
 
 
@@ -162,10 +162,10 @@ class Created4(BaseModel):
         validate_by_name=True,
     )
     generation: Annotated[str, Field(max_length=128, min_length=1)]
-    id: Annotated[str, Field(max_length=32, pattern="^@[0-9]+$")]
+    id: Annotated[str, Field(max_length=32)]
     index: Annotated[int, Field(ge=0)]
     kind: Literal["window_link"]
-    session_id: Annotated[str, Field(max_length=32, pattern="^\\$[0-9]+$")]
+    session_id: Annotated[str, Field(max_length=32)]
 
 
 class Effects(BaseModel):

@@ -41,7 +41,7 @@ class Target(BaseModel):
         validate_by_name=True,
     )
     generation: Annotated[str, Field(max_length=128, min_length=1)]
-    id: Annotated[str, Field(max_length=32, pattern="^\\$[0-9]+$")]
+    id: Annotated[str, Field(max_length=32)]
     kind: Literal["session"]
 
 
@@ -51,7 +51,7 @@ class Target1(BaseModel):
         validate_by_name=True,
     )
     generation: Annotated[str, Field(max_length=128, min_length=1)]
-    id: Annotated[str, Field(max_length=32, pattern="^@[0-9]+$")]
+    id: Annotated[str, Field(max_length=32)]
     kind: Literal["window"]
 
 
@@ -61,7 +61,7 @@ class Target2(BaseModel):
         validate_by_name=True,
     )
     generation: Annotated[str, Field(max_length=128, min_length=1)]
-    id: Annotated[str, Field(max_length=32, pattern="^%[0-9]+$")]
+    id: Annotated[str, Field(max_length=32)]
     kind: Literal["pane"]
 
 
@@ -149,7 +149,7 @@ class Created1(BaseModel):
         validate_by_name=True,
     )
     generation: Annotated[str, Field(max_length=128, min_length=1)]
-    id: Annotated[str, Field(max_length=32, pattern="^\\$[0-9]+$")]
+    id: Annotated[str, Field(max_length=32)]
     kind: Literal["session"]
 
 
@@ -159,7 +159,7 @@ class Created2(BaseModel):
         validate_by_name=True,
     )
     generation: Annotated[str, Field(max_length=128, min_length=1)]
-    id: Annotated[str, Field(max_length=32, pattern="^@[0-9]+$")]
+    id: Annotated[str, Field(max_length=32)]
     kind: Literal["window"]
 
 
@@ -169,7 +169,7 @@ class Created3(BaseModel):
         validate_by_name=True,
     )
     generation: Annotated[str, Field(max_length=128, min_length=1)]
-    id: Annotated[str, Field(max_length=32, pattern="^%[0-9]+$")]
+    id: Annotated[str, Field(max_length=32)]
     kind: Literal["pane"]
 
 
@@ -179,10 +179,10 @@ class Created4(BaseModel):
         validate_by_name=True,
     )
     generation: Annotated[str, Field(max_length=128, min_length=1)]
-    id: Annotated[str, Field(max_length=32, pattern="^@[0-9]+$")]
+    id: Annotated[str, Field(max_length=32)]
     index: Annotated[int, Field(ge=0)]
     kind: Literal["window_link"]
-    session_id: Annotated[str, Field(max_length=32, pattern="^\\$[0-9]+$")]
+    session_id: Annotated[str, Field(max_length=32)]
 
 
 class Effects(BaseModel):

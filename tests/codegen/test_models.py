@@ -116,11 +116,17 @@ def test_models_take_snake_case_names_and_dump_wire_aliases() -> None:
     assert models.ReadProgramInput.model_validate({"programId": "p"}).program_id == "p"
 
 
-def test_models_forbid_extra_fields_and_keep_constraints() -> None:
+def test_models_follow_additional_properties_and_keep_constraints() -> None:
     models = load_models("read_program")
 
+    # read_program's inputSchema allows other properties: its model ignores them
+    request = models.ReadProgramInput.model_validate({"programId": "p", "shell": "bash"})
+    assert request.model_dump(by_alias=True, exclude_unset=True) == {"programId": "p"}
+    # stop_program's forbids them: so does its model
     with pytest.raises(pydantic.ValidationError, match="extra_forbidden"):
-        models.ReadProgramInput.model_validate({"programId": "p", "shell": "bash"})
+        load_models("stop_program").StopProgramInput.model_validate(
+            {"programId": "p", "shell": "bash"}
+        )
     with pytest.raises(pydantic.ValidationError, match="at most 64 characters"):
         models.ReadProgramInput.model_validate({"programId": "p" * 65})
     with pytest.raises(pydantic.ValidationError, match="less than or equal to 9007199254740991"):
@@ -138,6 +144,22 @@ def test_models_forbid_extra_fields_and_keep_constraints() -> None:
                 "text": "",
             }
         )
+
+
+def test_patterns_are_left_to_the_validators() -> None:
+    """pydantic's regex engine is not ECMA-262; the validators are the one authority."""
+    reshaped = model_schema(
+        {
+            "type": "object",
+            "properties": {
+                "paneId": {"type": "string", "pattern": "^%\\d+$"},
+                "pattern": {"type": "string", "pattern": "^x$"},
+            },
+        }
+    )
+    assert reshaped["properties"] == {"paneId": {"type": "string"}, "pattern": {"type": "string"}}
+    request = load_models("capture_pane").CapturePaneInput.model_validate({"paneId": "%1\n"})
+    assert request.pane_id == "%1\n"
 
 
 def test_enums_and_consts_are_literals() -> None:

@@ -1,0 +1,91 @@
+"""Progress notifications while a call waits.
+
+A client that sends a ``progressToken`` with ``tools/call`` gets ``notifications/progress``
+while the call waits: the first as soon as the handler says it waits, then one every
+``TICK_SECONDS``; ``progress`` is the seconds elapsed since the call began, ``total``
+the seconds by which its wait ends at the latest, and the message says what it waits
+for. Several clients end a call after 60 s without progress; waits go up to the server's
+ceiling (120 s by default).
+
+The pipeline (``server.call_tool``) runs each call inside :func:`reporting`; a handler
+states its wait with :func:`expect` (so handler signatures stay as they are), which
+starts the call's ticker; the ticker is cancelled when the call ends. The session's
+``report_progress`` sends against the caller's token and does nothing without one (and
+on the SDK's in-memory transport calls the caller's callback), so no notification goes
+to a caller that asked for none.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+
+import anyio
+
+TICK_SECONDS = 3.0
+
+logger = logging.getLogger("schemux")
+
+# report_progress(progress, total, message) of the caller's session
+Send = Callable[[float, float | None, str | None], Awaitable[None]]
+
+
+@dataclass
+class _Call:
+    send: Send
+    started: float = field(default_factory=time.monotonic)
+    ends_by: float = 0.0  # seconds after ``started``
+    message: str = ""
+    ticker: asyncio.Task[None] | None = None
+
+
+_current: ContextVar[_Call | None] = ContextVar("schemux_progress_call", default=None)
+
+
+def expect(total_seconds: float, message: str) -> None:
+    """This call now waits up to ``total_seconds`` for what ``message`` says (a short
+    phrase such as "waiting for the command to finish"); a later call of ``expect`` in
+    the same tool call states the next wait. Outside :func:`reporting`, nothing."""
+    call = _current.get()
+    if call is None:
+        return
+    call.ends_by = time.monotonic() - call.started + max(0.0, total_seconds)
+    call.message = message
+    if call.ticker is None:
+        call.ticker = asyncio.get_running_loop().create_task(_tick(call))
+
+
+@asynccontextmanager
+async def reporting(send: Send) -> AsyncIterator[None]:
+    """Report the progress of the call run inside through ``send``, from its first
+    :func:`expect` on (a call that never waits costs nothing), until it ends."""
+    call = _Call(send)
+    token = _current.set(call)
+    try:
+        yield
+    finally:
+        _current.reset(token)
+        if call.ticker is not None:
+            call.ticker.cancel()
+            # none may go out after the call's result; shielded, as the call may be cancelled
+            with anyio.CancelScope(shield=True):
+                await asyncio.wait({call.ticker})
+
+
+async def _tick(call: _Call) -> None:
+    while True:
+        elapsed = time.monotonic() - call.started
+        total = max(call.ends_by, elapsed)
+        message = f"{call.message}: {elapsed:.0f} s of at most {total:.0f} s"
+        try:
+            await call.send(round(elapsed, 1), round(total, 1), message)
+        except Exception:
+            # a client that is gone or cannot take it: the call goes on without progress
+            logger.debug("progress notification not sent", exc_info=True)
+            return
+        await asyncio.sleep(TICK_SECONDS)

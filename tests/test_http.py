@@ -1,0 +1,399 @@
+"""HTTP locked: a real ``schemux serve --http`` and real HTTP clients (httpx2, the SDK's)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+import httpx2
+import pytest
+from anyio.abc import Process
+from anyio.streams.text import TextReceiveStream
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from schemux.config import ConfigError
+from schemux.http_config import (
+    ENV_ALLOWED_HOSTS,
+    ENV_MAX_SESSIONS,
+    ENV_SESSION_IDLE_TIMEOUT,
+    ENV_TOKEN,
+    HttpConfig,
+    http_config_from,
+    is_loopback,
+)
+from schemux.http_security import presented_token
+from tests.support import new_pane
+from tests.test_server import free_port
+
+pytestmark = pytest.mark.anyio
+
+TOKEN = "schemux-test-token-0123456789abcdef"
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "0"},
+    },
+}
+MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
+
+
+@dataclass
+class Served:
+    url: str
+    port: int
+    banner: str
+    process: Process
+
+
+async def read_line(process: Process) -> str:
+    assert process.stderr is not None
+    line = ""
+    async for chunk in TextReceiveStream(process.stderr):
+        line += chunk
+        if "\n" in line:
+            break
+    return line.split("\n")[0]
+
+
+async def serve(tmux_socket: str, *args: str, env: dict[str, str] | None = None) -> Served:
+    """``schemux serve --http`` started and listening (it says so on stderr)."""
+    port = free_port()
+    command = [sys.executable, "-m", "schemux", "serve", "-L", tmux_socket, "--http", str(port)]
+    environment = {key: value for key, value in os.environ.items() if key != ENV_TOKEN}
+    process = await anyio.open_process([*command, *args], env={**environment, **(env or {})})
+    with anyio.fail_after(20):
+        banner = await read_line(process)
+    return Served(f"http://127.0.0.1:{port}/mcp", port, banner, process)
+
+
+@pytest.fixture(scope="module")
+async def locked(anyio_backend: str, tmux_socket: str) -> AsyncIterator[Served]:
+    served = await serve(tmux_socket, "--allow-host", "agents.example", env={ENV_TOKEN: TOKEN})
+    try:
+        yield served
+    finally:
+        served.process.terminate()
+        await served.process.wait()
+
+
+@pytest.fixture(scope="module")
+async def open_loopback(anyio_backend: str, tmux_socket: str) -> AsyncIterator[Served]:
+    served = await serve(tmux_socket)
+    try:
+        yield served
+    finally:
+        served.process.terminate()
+        await served.process.wait()
+
+
+async def post(
+    url: str, headers: dict[str, str] | None = None, *, method: str = "POST"
+) -> httpx2.Response:
+    async with httpx2.AsyncClient(timeout=10) as http:
+        return await http.request(
+            method, url, json=INITIALIZE, headers={**MCP_HEADERS, **(headers or {})}
+        )
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+async def test_the_start_line_names_the_url_and_the_token(
+    locked: Served, open_loopback: Served
+) -> None:
+    assert locked.banner == f"schemux: serving MCP at {locked.url} (bearer token required)"
+    assert open_loopback.banner == (
+        f"schemux: serving MCP at {open_loopback.url} (no token required: any local user can "
+        f"call its tools; set {ENV_TOKEN} or --token-file to require one)"
+    )
+
+
+async def test_no_token_is_401_with_a_challenge(locked: Served) -> None:
+    response = await post(locked.url)
+    assert response.status_code == 401
+    assert response.headers["WWW-Authenticate"] == 'Bearer realm="schemux"'
+    assert response.json()["error"] == "unauthorized"
+
+
+@pytest.mark.parametrize(
+    "authorization",
+    [
+        f"Bearer {TOKEN[:-1]}",
+        f"Bearer {TOKEN}x",
+        f"Bearer {TOKEN.upper()}",
+        "Bearer",
+        f"Basic {TOKEN}",
+        TOKEN,
+    ],
+)
+async def test_a_wrong_token_is_401(locked: Served, authorization: str) -> None:
+    response = await post(locked.url, {"Authorization": authorization})
+    assert response.status_code == 401
+    if authorization.startswith("Bearer "):
+        assert response.headers["WWW-Authenticate"] == (
+            'Bearer realm="schemux", error="invalid_token"'
+        )
+        assert response.json()["error"] == "invalid_token"
+
+
+@pytest.mark.parametrize(("method", "path"), [("GET", "/mcp"), ("DELETE", "/mcp"), ("GET", "/")])
+async def test_every_request_needs_the_token(locked: Served, method: str, path: str) -> None:
+    url = f"http://127.0.0.1:{locked.port}{path}"
+    assert (await post(url, method=method)).status_code == 401
+    assert (await post(url, bearer(TOKEN), method=method)).status_code != 401
+
+
+async def test_the_sdk_client_calls_tools_with_the_token(locked: Served, tmux_socket: str) -> None:
+    pane = new_pane(tmux_socket)
+    async with (
+        httpx2.AsyncClient(headers=bearer(TOKEN), timeout=30) as http,
+        Client(streamable_http_client(locked.url, http_client=http)) as client,
+    ):
+        result = await client.call_tool(
+            "run_command", {"command": "echo locked-in", "pane_id": pane.pane_id}
+        )
+    assert result.structured_content is not None
+    assert result.structured_content["output"] == ["locked-in"]
+
+
+async def test_the_sdk_client_with_a_wrong_token_gets_nothing(locked: Served) -> None:
+    statuses: list[int] = []
+
+    async def record(response: httpx2.Response) -> None:
+        statuses.append(response.status_code)
+
+    hooks = {"response": [record]}
+    async with httpx2.AsyncClient(headers=bearer("x" * 40), timeout=10, event_hooks=hooks) as http:
+        with pytest.raises(Exception):  # noqa: PT011,B017 - the SDK's own error, any shape
+            async with Client(streamable_http_client(locked.url, http_client=http)) as client:
+                await client.list_tools()
+    assert statuses
+    assert set(statuses) == {401}
+
+
+@pytest.mark.parametrize(
+    ("headers", "status"),
+    [
+        ({"Host": "evil.example"}, 421),
+        ({"Host": "127.0.0.1.evil.example"}, 421),
+        ({"Origin": "http://evil.example"}, 403),
+        ({"Origin": "http://127.0.0.1.evil.example"}, 403),
+        ({"Host": "agents.example"}, 200),
+        ({"Host": "agents.example:443", "Origin": "https://agents.example"}, 200),
+        ({"Origin": "http://localhost:6274"}, 200),
+    ],
+)
+async def test_host_and_origin_are_checked_behind_the_token(
+    locked: Served, headers: dict[str, str], status: int
+) -> None:
+    response = await post(locked.url, {**bearer(TOKEN), **headers})
+    assert response.status_code == status, response.text
+
+
+@pytest.mark.parametrize(
+    ("headers", "status"),
+    [({"Host": "evil.example"}, 421), ({"Origin": "http://evil.example"}, 403), ({}, 200)],
+)
+async def test_host_and_origin_are_checked_on_loopback_without_a_token(
+    open_loopback: Served, headers: dict[str, str], status: int
+) -> None:
+    assert (await post(open_loopback.url, headers)).status_code == status
+
+
+def schemux(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    environment = {key: value for key, value in os.environ.items() if key != ENV_TOKEN}
+    return subprocess.run(
+        [sys.executable, "-m", "schemux", *args],
+        capture_output=True,
+        text=True,
+        env={**environment, **(env or {})},
+        timeout=60,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "[::]"])
+def test_a_network_bind_without_a_token_refuses_to_start(host: str) -> None:
+    done = schemux("serve", "--http", f"{host}:{free_port()}")
+    assert done.returncode == 2
+    assert done.stderr.startswith(
+        f"schemux: refusing to serve HTTP on {host.strip('[]')} without a token: anyone who "
+        "can reach the port could run commands as you"
+    )
+    assert done.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("token", "mode", "complaint"),
+    [
+        ("short", 0o600, "the token is too short"),
+        ("has a space in it, long enough", 0o600, "printable ASCII without spaces"),
+        (TOKEN, 0o644, "group or others have access to it (mode 644); chmod 600"),
+        (TOKEN, 0o620, "group or others have access to it (mode 620); chmod 600"),
+    ],
+)
+def test_a_weak_or_exposed_token_refuses_to_start(
+    tmp_path: Path, token: str, mode: int, complaint: str
+) -> None:
+    path = tmp_path / "token"
+    path.write_text(token + "\n")
+    path.chmod(mode)
+    done = schemux("serve", "--http", str(free_port()), "--token-file", str(path))
+    assert done.returncode == 2
+    assert complaint in done.stderr
+    assert TOKEN not in done.stderr
+
+
+def test_http_options_need_http() -> None:
+    done = schemux("serve", "--allow-host", "agents.example")
+    assert done.returncode == 2
+    assert done.stderr == "schemux: --token-file and --allow-host apply to --http only\n"
+
+
+def test_a_port_in_use_is_one_line(locked: Served) -> None:
+    done = schemux("serve", "--http", str(locked.port), env={ENV_TOKEN: TOKEN})
+    assert done.returncode == 2
+    assert done.stderr == f"schemux: cannot listen on {locked.url}: Address already in use\n"
+
+
+async def test_a_token_file_locks_it(tmux_socket: str, tmp_path: Path) -> None:
+    path = tmp_path / "token"
+    path.write_text(TOKEN + "\n")
+    path.chmod(0o600)
+    served = await serve(tmux_socket, "--token-file", str(path))
+    try:
+        assert served.banner.endswith("(bearer token required)")
+        assert (await post(served.url)).status_code == 401
+        assert (await post(served.url, bearer(TOKEN))).status_code == 200
+    finally:
+        served.process.terminate()
+        await served.process.wait()
+
+
+# the pure pieces
+
+
+@pytest.mark.parametrize(
+    ("header", "token"),
+    [
+        (None, None),
+        ("Bearer abc", "abc"),
+        ("bearer  abc ", "abc"),
+        ("BEARER abc", "abc"),
+        ("Bearer", None),
+        ("Bearer   ", None),
+        ("Basic abc", None),
+        ("abc", None),
+    ],
+)
+def test_presented_token(header: str | None, token: str | None) -> None:
+    assert presented_token(header) == token
+
+
+def test_allowed_hosts_and_origins() -> None:
+    config = http_config_from(
+        {ENV_TOKEN: TOKEN},
+        "10.1.2.3:8765",
+        allowed_hosts=["agents.example", "proxy.example:443", "::1", "[fe80::1]:80"],
+    )
+    assert config.host_patterns() == [
+        "127.0.0.1:*",
+        "localhost:*",
+        "[::1]:*",
+        "10.1.2.3:8765",
+        "agents.example",
+        "agents.example:*",
+        "proxy.example:443",
+        "[::1]",
+        "[fe80::1]:80",
+    ]
+    assert "https://agents.example:*" in config.origin_patterns()
+    assert "http://proxy.example:443" in config.origin_patterns()
+    wildcard = http_config_from({ENV_TOKEN: TOKEN}, "0.0.0.0:8765")
+    assert wildcard.host_patterns() == ["127.0.0.1:*", "localhost:*", "[::1]:*"]
+
+
+def test_settings_from_the_environment() -> None:
+    env = {
+        ENV_ALLOWED_HOSTS: " a.example, b.example:99 ,",
+        ENV_MAX_SESSIONS: "5",
+        ENV_SESSION_IDLE_TIMEOUT: "90.5",
+    }
+    config = http_config_from(env, "8765")
+    assert config == HttpConfig(
+        host="127.0.0.1",
+        port=8765,
+        token=None,
+        allowed_hosts=("a.example", "b.example:99"),
+        max_sessions=5,
+        session_idle_timeout=90.5,
+    )
+    # an option replaces the environment's list
+    assert http_config_from(env, "8765", allowed_hosts=["c.example"]).allowed_hosts == (
+        "c.example",
+    )
+    defaults = http_config_from({}, "8765")
+    assert (defaults.max_sessions, defaults.session_idle_timeout) == (64, 1800.0)
+
+
+@pytest.mark.parametrize(
+    ("env", "allowed", "complaint"),
+    [
+        ({ENV_MAX_SESSIONS: "0"}, [], "SCHEMUX_HTTP_MAX_SESSIONS='0' is not a positive"),
+        ({ENV_SESSION_IDLE_TIMEOUT: "inf"}, [], "is not a positive number of seconds"),
+        ({ENV_SESSION_IDLE_TIMEOUT: "-1"}, [], "is not a positive number of seconds"),
+        ({}, ["*"], "--allow-host '*': expected a host name"),
+        ({}, ["http://a.example"], "expected a host name"),
+        ({}, ["a.example:http"], "expected a host name"),
+        ({}, ["a b"], "expected a host name"),
+        ({}, [""], "expected a host name"),
+        ({}, ["[fe80::1"], "expected a host name"),
+    ],
+)
+def test_bad_http_settings(env: dict[str, str], allowed: list[str], complaint: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        http_config_from(env, "8765", allowed_hosts=allowed)
+    assert complaint in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("host", "loopback"),
+    [
+        ("127.0.0.1", True),
+        ("127.0.0.2", True),
+        ("::1", True),
+        ("localhost", True),
+        ("0.0.0.0", False),
+        ("::", False),
+        ("10.1.2.3", False),
+    ],
+)
+def test_is_loopback(host: str, loopback: bool) -> None:
+    assert is_loopback(host) is loopback
+
+
+async def test_the_session_cap_and_the_idle_timeout(tmux_socket: str) -> None:
+    env = {ENV_TOKEN: TOKEN, ENV_MAX_SESSIONS: "1", ENV_SESSION_IDLE_TIMEOUT: "1"}
+    served = await serve(tmux_socket, env=env)
+    try:
+        first = await post(served.url, bearer(TOKEN))
+        assert first.status_code == 200
+        session = {**bearer(TOKEN), "mcp-session-id": first.headers["mcp-session-id"]}
+        assert (await post(served.url, bearer(TOKEN))).status_code == 503  # the cap
+        await anyio.sleep(2)  # idle past the timeout: the session is gone, room is free
+        assert (await post(served.url, session, method="DELETE")).status_code == 404
+        assert (await post(served.url, bearer(TOKEN))).status_code == 200
+    finally:
+        served.process.terminate()
+        await served.process.wait()
