@@ -133,8 +133,8 @@ async def test_a_call_matching_no_form_hears_what_each_form_needs(memory_client:
     """tmux_capture's arguments are one of two forms (a read, a cursor read)."""
     message = await call_error(memory_client, "tmux_capture", target=5)
     assert message == (
-        "Invalid arguments for tmux_capture: (arguments): matches none of the allowed forms "
-        "(rule: oneOf); form 1: target: 5 is not of type 'object' (rule: type); "
+        "Invalid arguments for tmux_capture: (arguments): matches none of the 2 forms "
+        "(rule: oneOf): form 1: target: 5 is not of type 'object' (rule: type); "
         "form 2: (arguments): 'cursor' is a required property (rule: required)"
     )
     message = await call_error(memory_client, "tmux_capture", cursor="a" * 32)
