@@ -114,7 +114,11 @@ async def serve_stdio(settings: Settings) -> None:
 
     try:
         async with anyio.create_task_group() as group:
-            group.start_soon(_on_signal, lambda: group.start_soon(leave))
+
+            def on_signal() -> None:
+                group.start_soon(leave)
+
+            group.start_soon(_on_signal, on_signal)
             async with stdio_server() as (read_stream, write_stream):
                 await server.run(read_stream, write_stream, server.create_initialization_options())
             group.cancel_scope.cancel()  # stdin's end

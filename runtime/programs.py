@@ -103,6 +103,7 @@ class Program:
     pane_id: str = ""
     gate_pid: int = 0
     gate_fd: int = -1  # a pidfd of the gate: signals reach it, never a reused pid
+    gate_exited: asyncio.Event = field(default_factory=asyncio.Event)
     keep: bool = False
     hold: bool = False
     secret: str = field(default_factory=lambda: secrets.token_hex(16), repr=False)
@@ -243,7 +244,8 @@ class ProgramStore:
         os.mkfifo(directory / "secret", 0o600)
         # read-write: opening does not wait for the gate, and the FIFO keeps what is
         # written until the gate reads it (held open until the program's end)
-        program.fds.append(os.open(directory / "secret", os.O_RDWR | os.O_NONBLOCK))
+        secret_fd = os.open(directory / "secret", os.O_RDWR | os.O_NONBLOCK)
+        program.fds.append(secret_fd)
         program.text_path.touch(0o600)
         if spec.separate_stderr:
             program.stderr_path.touch(0o600)
@@ -283,8 +285,9 @@ class ProgramStore:
         program.gate_fd = os.pidfd_open(program.gate_pid)
         # the copy's command is expanded by tmux and run by sh: its path is digits and
         # slashes only, through a descriptor of the program's directory held open for it
-        program.fds.append(os.open(directory, os.O_RDONLY | os.O_DIRECTORY))
-        copy_path = f"/proc/{os.getpid()}/fd/{program.fds[-1]}/copy"
+        directory_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+        program.fds.append(directory_fd)
+        copy_path = f"/proc/{os.getpid()}/fd/{directory_fd}/copy"
         self._supervise(program, self._pump(program))
         self._supervise(program, self._watch_gate(program))
         setup = [
@@ -299,7 +302,12 @@ class ProgramStore:
             else:
                 setup += [THEN, "resize-window", "-t", window_id, *size]
         await server.run(*setup, THEN, "pipe-pane", "-O", "-t", pane_id, f"exec cat > {copy_path}")
-        os.write(program.fds[0], program.secret.encode())  # the gate lets the program run
+        if program.ending is not None:
+            raise ToolError(
+                f"the pane of {program.id} went away before its program started",
+                suggestion="start it again, and leave its pane alone until it ends",
+            )
+        os.write(secret_fd, program.secret.encode())  # the gate lets the program run
 
     def _supervise(self, program: Program, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         """Run ``work`` for ``program``; should it fail, the program ends, visibly gone."""
@@ -323,6 +331,7 @@ class ProgramStore:
         will never be (it was killed). If the copy has not ended a moment after, close it,
         so that the program ends as gone, not never."""
         await _exited(program.gate_fd)
+        program.gate_exited.set()
         await self._wait(program, lambda: program.output_done, GATE_GRACE_SECONDS)
         if not program.output_done:  # a dead pane keeps its pipe: only its end closes it
             await _kill_pane(program)
@@ -398,6 +407,7 @@ class ProgramStore:
         if program.ended_by is not None:
             ending = Ending(program.ended_by, ending.exit_status, ending.signal)
         program.ending = ending
+        _close_all(program.fds)  # the secret was read, the copy opened, or never will be
         if program.lifetime_task is not None and not program.keep:
             program.lifetime_task.cancel()  # a kept pane goes when its lifetime does
         program.changed()
@@ -426,6 +436,8 @@ class ProgramStore:
                 )  # fmt: skip
         else:
             await _kill_pane(program)
+        if program.gate_fd >= 0:  # when a call returns, nothing of the program is left
+            await _wait_for(program.gate_exited, 1.0)
 
     def _retire_old(self) -> None:
         """Let the output of the oldest ended programs go, beyond the retention count."""
@@ -503,17 +515,13 @@ class ProgramStore:
         return program.ending, was_running
 
     async def discard(self, program: Program, keep_pane: bool = False) -> None:
-        """Forget the program and remove its pane (unless ``keep_pane``); return once its
-        gate has ended the program's whole tree and exited (or a second passed)."""
-        gate_fd, program.gate_fd = program.gate_fd, -1
-        self.forget(program)
+        """Remove the program's pane (unless ``keep_pane``) and forget it, once its gate
+        has ended the program's whole tree and exited (or a second passed)."""
         if program.pane_id and not keep_pane:
             await _kill_pane(program)
-        if gate_fd >= 0:
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(1.0):
-                    await _exited(gate_fd)
-            os.close(gate_fd)
+        if program.gate_fd >= 0:
+            await _wait_for(program.gate_exited, 1.0)
+        self.forget(program)
 
     def forget(self, program: Program) -> None:
         self._programs.pop(program.id, None)
@@ -524,12 +532,10 @@ class ProgramStore:
         # end, so that it returns
         with contextlib.suppress(OSError):
             os.close(os.open(program.directory / "copy", os.O_WRONLY | os.O_NONBLOCK))
-        fds, program.fds = program.fds, []
         if program.gate_fd >= 0:
-            fds.append(program.gate_fd)
+            program.fds.append(program.gate_fd)
             program.gate_fd = -1
-        for fd in fds:
-            os.close(fd)
+        _close_all(program.fds)
         shutil.rmtree(program.directory, ignore_errors=True)
 
     async def close(self) -> None:
@@ -560,6 +566,11 @@ async def _kill_pane(program: Program) -> None:
         await program.server.run("kill-pane", "-t", program.pane_id)
 
 
+def _close_all(fds: list[int]) -> None:
+    while fds:
+        os.close(fds.pop())
+
+
 def _signal(program: Program, signum: int) -> None:
     if program.gate_fd >= 0:
         with contextlib.suppress(OSError):
@@ -567,14 +578,23 @@ def _signal(program: Program, signum: int) -> None:
 
 
 async def _exited(pidfd: int) -> None:
-    """Return once the process of ``pidfd`` has exited (a pidfd is readable then)."""
+    """Return once the process of ``pidfd`` has exited (a pidfd is readable then). It
+    watches a duplicate of its own, so that whoever holds ``pidfd`` may close it."""
     loop = asyncio.get_running_loop()
     gone = asyncio.Event()
-    loop.add_reader(pidfd, gone.set)
+    fd = os.dup(pidfd)
+    loop.add_reader(fd, gone.set)
     try:
         await gone.wait()
     finally:
-        loop.remove_reader(pidfd)
+        loop.remove_reader(fd)
+        os.close(fd)
+
+
+async def _wait_for(event: asyncio.Event, timeout: float) -> None:
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(timeout):
+            await event.wait()
 
 
 def _placement(spec: ProgramSpec) -> list[str]:
