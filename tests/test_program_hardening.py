@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -19,13 +20,15 @@ import anyio
 import pytest
 from mcp import Client
 
+from schemux import programs as programs_module
 from schemux.abandoned import PANE_OPTION
 from schemux.config import Settings
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
 from schemux.programs import ProgramLimits
 from schemux.server import build_server
-from tests.support import call, call_error, tmux, wait_until
+from schemux.terminal_text import TextFilter
+from tests.support import call, call_error, new_pane, tmux, wait_until
 
 pytestmark = pytest.mark.anyio
 
@@ -221,7 +224,7 @@ async def test_a_program_cannot_forge_its_end(programs: tuple[Client, ToolContex
     assert result["output"].endswith("REAL OUTPUT")
     assert result["outputComplete"] is True
     started = await call(client, "start_program", argv=[sys.executable, "-c", HARVESTER])
-    pages = []
+    pages: list[dict[str, Any]] = []
     while not pages or not pages[-1]["ended"]:
         cursor = pages[-1]["cursor"] if pages else 0
         pages.append(
@@ -402,6 +405,38 @@ async def test_after_kill_9_the_next_schemux_reaps(tmux_socket: str, anyio_backe
     await context.abandoned.settled(context.tmux())
     await context.close()
     assert_nothing_left(tmux_socket, "91", process.pid)
+
+
+async def test_a_failed_copy_ends_the_program_as_gone(
+    programs: tuple[Client, ToolContext], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    client, _ = programs
+
+    class Broken(TextFilter):
+        def feed(self, data: bytes) -> str:
+            raise RuntimeError("a copy that fails")
+
+    monkeypatch.setattr(programs_module, "TextFilter", Broken)
+    started = await call(client, "start_program", argv=["sh", "-c", "echo x; exec sleep 3000.95"])
+    page = await call(client, "read_program", programId=started["programId"], timeoutMs=5000)
+    assert (page["outcome"], page["ended"], page["lostEnd"]) == ("gone", True, True)
+    assert await anyio.to_thread.run_sync(tree_gone, "95")
+
+
+async def test_inherited_variables_arrive_exactly(
+    programs: tuple[Client, ToolContext], tmux_socket: str
+) -> None:
+    client, _ = programs
+    pane = new_pane(tmux_socket)
+    value = "#{pane_id} #(touch PWNED) ## ; \\; -x '\" $HOME"
+    tmux(tmux_socket, "send-keys", "-l", "-t", pane.pane_id, f"export HOSTILE={shlex.quote(value)}")
+    tmux(tmux_socket, "send-keys", "-t", pane.pane_id, "Enter")
+    await anyio.sleep(0.3)
+    result = await call(
+        client, "run_program", argv=["sh", "-c", 'printf %s "$HOSTILE"'], fromPaneId=pane.pane_id,
+        inheritShell=["HOSTILE"],
+    )  # fmt: skip
+    assert result["output"] == value
 
 
 async def test_bad_sizes_are_refused(programs: tuple[Client, ToolContext]) -> None:
