@@ -234,4 +234,5 @@ def main(args: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    code = main(sys.argv[1:])
+    os._exit(code)  # nothing to finalize: skip the interpreter's shutdown
