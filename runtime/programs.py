@@ -332,6 +332,8 @@ class ProgramStore:
         so that the program ends as gone, not never."""
         await _exited(program.gate_fd)
         program.gate_exited.set()
+        os.close(program.gate_fd)  # nothing is left to signal
+        program.gate_fd = -1
         await self._wait(program, lambda: program.output_done, GATE_GRACE_SECONDS)
         if not program.output_done:  # a dead pane keeps its pipe: only its end closes it
             await _kill_pane(program)
@@ -443,7 +445,9 @@ class ProgramStore:
         """Let the output of the oldest ended programs go, beyond the retention count."""
         ended = [p for p in self._programs.values() if p.finished]
         for program in ended[: max(0, len(ended) - self.limits.retained_ended)]:
-            self.forget(program)
+            # its tasks are done, but for a kept pane's lifetime, which still removes it
+            del self._programs[program.id]
+            shutil.rmtree(program.directory, ignore_errors=True)
 
     async def _expire(self, program: Program, lifetime: float) -> None:
         await asyncio.sleep(lifetime)

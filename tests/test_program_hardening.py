@@ -21,7 +21,7 @@ import pytest
 from mcp import Client
 
 from schemux import programs as programs_module
-from schemux.abandoned import PANE_OPTION
+from schemux.abandoned import PANE_OPTION, own_identity, owner_alive, reap_runtime_directories
 from schemux.config import Settings
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
@@ -278,11 +278,16 @@ async def test_cancelling_run_program_ends_it_and_a_read_changes_nothing(
     programs: tuple[Client, ToolContext], tmux_socket: str
 ) -> None:
     client, _ = programs
+
+    def program_panes() -> set[str]:
+        rows = tmux(tmux_socket, "list-panes", "-a", "-F", f"#{{pane_id}} #{{{PANE_OPTION}}}")
+        return {row.split()[0] for row in rows.splitlines() if len(row.split()) == 2}
+
+    before = program_panes()
     with anyio.move_on_after(1.0):
         await client.call_tool("run_program", {"argv": resistant_tree("6")})
     assert await anyio.to_thread.run_sync(tree_gone, "6")
-    panes = tmux(tmux_socket, "list-panes", "-a", "-F", f"#{{{PANE_OPTION}}}").split()
-    assert panes == []
+    await anyio.to_thread.run_sync(wait_until, lambda: program_panes() <= before)
     script = "read line; echo got $line"
     argv = ["sh", "-c", f"sleep 1; echo early; {script}"]
     started = await call(client, "start_program", argv=argv, input="x\n")
@@ -444,3 +449,28 @@ async def test_bad_sizes_are_refused(programs: tuple[Client, ToolContext]) -> No
     for width in (0, -1, 100_000):
         message = await call_error(client, "start_program", argv=["true"], width=width)
         assert "width" in message
+
+
+def test_only_the_runtime_directories_of_dead_owners_are_reaped(tmp_path: Path) -> None:
+    pid, ticks = own_identity().split("-")
+    dead = tmp_path / f"schemux-{pid}-{int(ticks) + 1}-abc"  # our pid, started another time
+    alive = tmp_path / f"schemux-{own_identity()}-def"
+    unknown = tmp_path / "schemux-ghi"  # not an owner's name: never touched
+    for directory in (dead, alive, unknown):
+        directory.mkdir()
+        (directory / "text").write_text("output")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "keep").write_text("not schemux's")
+    (tmp_path / f"schemux-{pid}-{int(ticks) + 2}-link").symlink_to(elsewhere)
+    assert reap_runtime_directories(tmp_path) == [dead]
+    assert alive.exists()
+    assert unknown.exists()
+    assert (elsewhere / "keep").exists()  # a link is never followed
+
+
+def test_owner_identities() -> None:
+    assert owner_alive(own_identity())
+    pid, ticks = own_identity().split("-")
+    assert not owner_alive(f"{pid}-{int(ticks) + 1}")  # the same pid, started another time
+    assert owner_alive("not an owner; #{pane_id}")  # what is not ours is never reaped
