@@ -25,6 +25,7 @@ import signal
 import sys
 import time
 
+PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
 MARKER = "\x1b]7777;schemux-end;{secret};{status};{flag}\x07"
 SECRET_LENGTH = 32
@@ -33,11 +34,14 @@ SETTLE_SECONDS = 5.0  # at most this long killing a tree that keeps forking
 
 
 def become_subreaper() -> None:
+    """A child subreaper, and not dumpable: a process of the same user (the program) can
+    then neither ptrace the gate nor read its memory, whatever Yama's ptrace_scope."""
     import ctypes  # only here: it is the gate's only import beyond os, signal, sys, time
 
     libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
-        raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER)")
+    for option in (PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE):
+        if libc.prctl(option, 1 if option == PR_SET_CHILD_SUBREAPER else 0, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), f"prctl({option})")
 
 
 def read_secret(directory: str) -> str:
