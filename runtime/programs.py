@@ -54,10 +54,10 @@ from schemux.program_end import (
     gate_command,
     marker_start,
 )
+from schemux.program_pages import Page, page_at
 from schemux.terminal_text import TextFilter
 from schemux.tmux import TmuxServer
 
-PAGE_CHARACTERS = 24_000
 STOP_GRACE_SECONDS = 2.0
 EXIT_GRACE_SECONDS = 1.0  # at exit, SIGTERM's grace: every exit path ends within ~2 s
 GATE_GRACE_SECONDS = 2.0
@@ -162,13 +162,6 @@ class Program:
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(timeout):
                 await self._changed.wait()
-
-
-@dataclass(frozen=True)
-class Page:
-    text: str
-    cursor: int
-    ended: bool
 
 
 class ProgramStore:
@@ -476,41 +469,13 @@ class ProgramStore:
         offset = program.offset_of(cursor)
         deadline = time.monotonic() + timeout
         while True:
-            page = self._page(program, offset, max_lines)
+            page = page_at(program, offset, max_lines)
             if page is not None:
                 return page
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return Page("", program.cursor_for(offset), False)
             await program.wait_change(remaining)
-
-    def _page(self, program: Program, offset: int, max_lines: int | None) -> Page | None:
-        """What a read from ``offset`` returns now, or None while there is nothing to give.
-
-        A page ends on a line break: after ``max_lines`` lines, or the last break within
-        ``PAGE_CHARACTERS``. Only a line longer than a page, or the unterminated last
-        line of a finished program, ends elsewhere.
-        """
-        available = program.text_size - offset
-        with program.text_path.open("rb") as text_file:
-            text_file.seek(offset)
-            data = text_file.read(min(available, PAGE_CHARACTERS * 4))
-        # the file is our own UTF-8: "ignore" only drops a character cut at the read's end
-        text = data.decode("utf-8", "ignore")[:PAGE_CHARACTERS]
-        cut = _after_lines(text, max_lines)
-        if cut == 0:
-            if len(text) >= PAGE_CHARACTERS or (
-                program.finished and len(text.encode()) == available
-            ):
-                cut = len(text)
-            elif not text and program.finished:
-                return Page("", program.cursor_for(offset), True)
-            else:
-                return None  # a line still being written: wait for its end
-        end = offset + len(text[:cut].encode())
-        return Page(
-            text[:cut], program.cursor_for(end), program.finished and end == program.text_size
-        )
 
     async def stop(self, program: Program) -> tuple[Ending, bool]:
         was_running = await self.terminate(program, "stopped")
@@ -607,16 +572,3 @@ def _placement(spec: ProgramSpec) -> list[str]:
     if spec.placement == "split":
         return ["split-window", "-t", spec.from_pane]
     return ["new-window", "-t", f"{spec.from_session}:"]
-
-
-def _after_lines(text: str, max_lines: int | None) -> int:
-    """Where the text of up to ``max_lines`` complete lines ends (all of them for None)."""
-    if max_lines is None:
-        return text.rfind("\n") + 1
-    end = 0
-    for _ in range(max_lines):
-        found = text.find("\n", end)
-        if found < 0:
-            break
-        end = found + 1
-    return end
