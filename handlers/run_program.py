@@ -9,6 +9,7 @@ import anyio
 
 from schemux.context import ToolContext
 from schemux.engine import THEN
+from schemux.errors import TmuxCommandError
 from schemux.generated.models.run_program import RunProgramInput, RunProgramOutput
 from schemux.launch import program_spec
 from schemux.shell_commands import keep_tail
@@ -35,7 +36,10 @@ async def handle(ctx: ToolContext, request: RunProgramInput) -> RunProgramOutput
         timed_out = not await store.wait_end(program, timeout)
         if timed_out:
             await store.terminate(program, "timed_out")
-        rows, may_have_dropped = await last_screen(server, program.pane_id)
+        try:
+            rows, may_have_dropped = await last_screen(server, program.pane_id)
+        except TmuxCommandError:  # the pane went with its end unreported: the copy's text
+            rows, may_have_dropped = await asyncio.to_thread(text_lines, program.text_path), False
         lost_start = may_have_dropped and (
             await asyncio.to_thread(first_line, program.text_path) != (rows or [""])[0]
         )
@@ -87,6 +91,12 @@ async def last_screen(server: TmuxServer, pane_id: str) -> tuple[list[str], bool
     while rows and not rows[-1].strip():
         rows.pop()
     return [row.rstrip() for row in rows], history >= limit - max(1, limit // 10)
+
+
+def text_lines(text_path: Path) -> list[str]:
+    """The lines of the end of the program's text (what a result can carry at most)."""
+    text, _ = read_tail(text_path, RESULT_CEILING)
+    return [line.rstrip() for line in text.rstrip("\n").split("\n")] if text else []
 
 
 def first_line(text_path: Path) -> str:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import hmac
 import signal as signals
 import sys
 from dataclasses import dataclass
+from hashlib import blake2b
 from pathlib import Path
 from typing import Literal
 
@@ -12,6 +14,8 @@ from schemux import program_gate
 
 SIGNAL_NAMES = {int(number): number.name for number in signals.Signals}
 MARKER_PREFIX = b"\x1b]7777;schemux-end;"
+MAX_MARKER = 128  # an unterminated "marker" longer than this is plain output
+Report = tuple[int, str]  # the exit status (128+N for signal N), and "x" or "n" (not run)
 Outcome = Literal["completed", "not_started", "expired", "stopped", "gone", "timed_out"]
 
 
@@ -49,6 +53,48 @@ def gate_command(
         sys.executable, "-I", "-S", program_gate.__file__, str(directory), start_directory,
         stdin_path, stderr_path, str(grace), str(len(assignments)), *assignments, *argv,
     ]  # fmt: skip
+
+
+def report_mac(key: bytes, status: bytes, flag: bytes) -> bytes:
+    """What the gate signs its report with (``program_gate.report``): keyed BLAKE2b, so a
+    copy of one genuine marker (a descendant can read the copy's FIFO) forges no other."""
+    return blake2b(status + b";" + flag, key=key, digest_size=16).hexdigest().encode()
+
+
+def verified(body: bytes, key: bytes) -> Report | None:
+    """The report in a marker's ``STATUS;FLAG;MAC``, if the gate holding ``key`` made it."""
+    fields = body.split(b";")
+    if len(fields) != 3:
+        return None
+    status, flag, mac = fields
+    if not status.isdigit() or len(status) > 3 or flag not in (b"x", b"n"):
+        return None
+    if not hmac.compare_digest(mac, report_mac(key, status, flag)):
+        return None
+    return int(status), flag.decode()
+
+
+def scan(data: bytes, key: bytes) -> tuple[bytes, bytes, Report | None]:
+    """Split copied bytes into output to pass on now, bytes to hold back (the start of what
+    may be a marker, to be completed by the next read), and the gate's report when a
+    genuine marker is in ``data`` (nothing the gate prints follows it). Anything that only
+    looks like a marker is output (the text filter drops it as an OSC sequence)."""
+    start = 0
+    while True:
+        at = data.find(MARKER_PREFIX, start)
+        if at < 0:
+            held = max(start, marker_start(data, MARKER_PREFIX))
+            return data[:held], data[held:], None
+        end = data.find(b"\x07", at)
+        if end < 0:
+            if len(data) - at > MAX_MARKER:
+                start = at + 1
+                continue
+            return data[:at], data[at:], None
+        report = verified(data[at + len(MARKER_PREFIX) : end], key)
+        if report is not None:
+            return data[:at], b"", report
+        start = end + 1
 
 
 def marker_start(data: bytes, marker: bytes) -> int:

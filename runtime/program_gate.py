@@ -4,9 +4,11 @@ reporting its end, and ending everything it left behind.
 Run as ``python -I -S program_gate.py DIRECTORY CWD STDIN STDERR GRACE N ENV*N ARGV...``
 (stdlib only: no site, no environment variables of Python's, no import of schemux). Its
 argv holds nothing secret; what makes its end marker believable is a secret it reads from
-a one-shot FIFO in the program's private directory before the program starts, keeps in
-its own memory only, and prints once, in the marker, after the program ended. The program
-cannot read it from argv, the environment, the FIFO (gone, and empty, by then) or tmux.
+a one-shot FIFO in the program's private directory before the program starts and keeps in
+its own memory only (the gate is not dumpable: no ptrace, no /proc/PID/mem for the same
+user); the marker carries the report signed with it (keyed BLAKE2b), never the secret.
+The program cannot read it from argv, the environment, the FIFO (gone, and empty, by then),
+tmux, or a marker it copies.
 
 It is a child subreaper (``PR_SET_CHILD_SUBREAPER``): every descendant whose parent ends,
 also one that ``setsid``s and forks twice, becomes its child rather than init's, so the
@@ -27,7 +29,7 @@ import time
 
 PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
-MARKER = "\x1b]7777;schemux-end;{secret};{status};{flag}\x07"
+MARKER = "\x1b]7777;schemux-end;{status};{flag};{mac}\x07"
 SECRET_LENGTH = 32
 WATCHED = {signal.SIGCHLD, signal.SIGHUP, signal.SIGTERM, signal.SIGUSR1, signal.SIGUSR2}
 SETTLE_SECONDS = 5.0  # at most this long killing a tree that keeps forking
@@ -118,7 +120,15 @@ class Gate:
         if self.status is None or self.reported:
             return
         self.reported = True
-        marker = MARKER.format(secret=self.secret, status=self.status, flag=flag)
+        try:  # the builtin module: hashlib would load OpenSSL, ten times slower to import
+            from _blake2 import blake2b
+        except ImportError:
+            from hashlib import blake2b
+        # signed, not the secret itself: a descendant that reads this marker off the
+        # copy's FIFO learns nothing that would sign another status
+        signed = f"{self.status};{flag}".encode()
+        mac = blake2b(signed, key=self.secret.encode(), digest_size=16).hexdigest()
+        marker = MARKER.format(status=self.status, flag=flag, mac=mac)
         try:  # noqa: SIM105
             os.write(1, marker.encode())
         except OSError:  # the terminal is gone: schemux sees the pane go instead

@@ -7,9 +7,9 @@ How one runs, and why each step:
   expands none of them). It holds the program until schemux has the output copy in
   place, then runs it as its child, in the start directory, with stdin (``input``, a
   private file) and stderr (``separateStderr``) redirected. When the program ends it
-  writes an end marker to the terminal: a private OSC sequence carrying a secret and the
-  program's exit status (128+N for signal N, as the contracts read it). The secret comes
-  to the gate through a one-shot FIFO before the program starts and is nowhere the
+  writes an end marker to the terminal: a private OSC sequence with the program's exit
+  status (128+N for signal N, as the contracts read it), signed with a secret that came
+  to the gate through a one-shot FIFO before the program started and is nowhere the
   program can read, so a program cannot fake its end. The marker is the last thing the
   pane prints, so when it comes out of the copy every byte the program wrote is in
   (control mode's ``%output`` lost those), and the status is right at once (tmux 3.3a
@@ -46,14 +46,7 @@ import anyio
 from schemux.abandoned import PANE_OPTION, make_runtime_directory, own_identity
 from schemux.engine import OWNED_SESSION, THEN
 from schemux.errors import ToolError
-from schemux.program_end import (
-    MARKER_PREFIX,
-    Ending,
-    Outcome,
-    ending_from_marker,
-    gate_command,
-    marker_start,
-)
+from schemux.program_end import Ending, Outcome, Report, ending_from_marker, gate_command, scan
 from schemux.program_pages import Page, page_at
 from schemux.terminal_text import TextFilter
 from schemux.tmux import TmuxServer
@@ -344,28 +337,16 @@ class ProgramStore:
             lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(fd, "rb", buffering=0)
         )
         text_filter = TextFilter()
-        marker = MARKER_PREFIX + program.secret.encode() + b";"
+        key = program.secret.encode()
         pending = b""
-        report: list[bytes] | None = None
+        report: Report | None = None
         try:
             with program.text_path.open("ab") as text_file:
                 while report is None:
                     chunk = await reader.read(1 << 16)
                     if not chunk:
                         break
-                    data = pending + chunk
-                    at = data.find(marker)
-                    if at >= 0:
-                        end = data.find(b"\x07", at)
-                        if end < 0:
-                            pending = data
-                            continue
-                        report = data[at + len(marker) : end].split(b";")
-                        data = data[:at]
-                        pending = b""
-                    else:  # hold back only what may be the start of a split marker
-                        held = marker_start(data, marker)
-                        data, pending = data[:held], data[held:]
+                    data, pending, report = scan(pending + chunk, key)
                     self._append(program, text_file, text_filter.feed(data))
                 if report is None:
                     self._append(program, text_file, text_filter.feed(pending))
@@ -374,7 +355,7 @@ class ProgramStore:
             transport.close()
         program.output_done = True
         if report is not None:
-            self._end(program, ending_from_marker(int(report[0]), report[1].decode()))
+            self._end(program, ending_from_marker(*report))
             if not program.hold:  # run_program releases it once it has read the screen
                 await self.release(program)
         else:  # the copy ended without the marker: the pane was removed from outside
@@ -459,8 +440,9 @@ class ProgramStore:
         _signal(program, signals.SIGUSR2)
         if not await self.wait_end(program, patience):
             await _kill_pane(program)
-            if not await self.wait_end(program, 1.0):
-                self._end(program, Ending(outcome, None, None))  # give it up
+            if not await self.wait_end(program, 1.0):  # its end will never be told
+                program.lost_end = True
+                self._end(program, Ending(outcome, None, None))
         return True
 
     async def read(

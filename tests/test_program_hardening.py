@@ -25,6 +25,7 @@ from schemux.abandoned import PANE_OPTION, own_identity, owner_alive, reap_runti
 from schemux.config import Settings
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
+from schemux.program_end import MARKER_PREFIX, report_mac, scan
 from schemux.programs import ProgramLimits
 from schemux.server import build_server
 from schemux.terminal_text import TextFilter
@@ -474,3 +475,62 @@ def test_owner_identities() -> None:
     pid, ticks = own_identity().split("-")
     assert not owner_alive(f"{pid}-{int(ticks) + 1}")  # the same pid, started another time
     assert owner_alive("not an owner; #{pane_id}")  # what is not ours is never reaped
+
+
+def test_only_a_genuine_signed_marker_ends_the_copy() -> None:
+    key, other = b"k" * 32, b"o" * 32
+
+    def marker(status: bytes, flag: bytes, mac: bytes) -> bytes:
+        return MARKER_PREFIX + status + b";" + flag + b";" + mac + b"\x07"
+
+    genuine = marker(b"3", b"x", report_mac(key, b"3", b"x"))
+    assert scan(b"out\n" + genuine, key) == (b"out\n", b"", (3, "x"))
+    # signed with another key, or a genuine signature on another status: plain output
+    for fake in (
+        marker(b"0", b"x", report_mac(other, b"0", b"x")),
+        marker(b"0", b"x", report_mac(key, b"3", b"x")),
+        marker(b"0", b"x", b"0" * 32),
+    ):
+        assert scan(b"a" + fake + b"b", key) == (b"a" + fake + b"b", b"", None)
+        assert scan(fake + genuine, key) == (fake, b"", (3, "x"))
+    # a marker cut across two reads is held back, then found
+    data, held, report = scan(b"out" + genuine[:10], key)
+    assert (data, held, report) == (b"out", genuine[:10], None)
+    assert scan(held + genuine[10:], key) == (b"", b"", (3, "x"))
+    # an unterminated look-alike is not held for ever
+    long = MARKER_PREFIX + b"9" * 200
+    assert scan(long, key)[0] == long
+
+
+THIEF = r"""
+import os, re, sys, time
+gate = open(f"/proc/{os.getppid()}/cmdline", "rb").read().split(b"\0")
+directory = gate[4].decode()  # python -I -S program_gate.py DIRECTORY ...
+if os.fork() == 0:  # a descendant that outlives the program and reads the copy's FIFO
+    copy = os.open(os.path.join(directory, "copy"), os.O_RDONLY)
+    out = os.open(os.path.join(directory, "copy"), os.O_WRONLY)
+    seen = b""
+    while True:  # a blocking read, racing schemux's for every write
+        seen += os.read(copy, 65536)
+        found = re.search(rb"(\x1b\]7777;schemux-end;)(\d+)(;[xn];[0-9a-f]+\x07)", seen)
+        if found:  # the genuine marker: pass on a copy that says exit 0
+            os.write(out, found[1] + b"0" + found[3])
+            break
+    os._exit(0)
+time.sleep(0.5)
+print("REAL OUTPUT")
+sys.exit(7)
+"""
+
+
+async def test_a_descendant_that_steals_the_marker_cannot_change_the_status(
+    programs: tuple[Client, ToolContext],
+) -> None:
+    client, _ = programs
+    result = await call(client, "run_program", argv=[sys.executable, "-c", THIEF], timeoutMs=1500)
+    if result["outcome"] == "completed":  # schemux read the genuine marker first
+        assert result["exitStatus"] == 7
+        assert result["output"] == "REAL OUTPUT"  # the screen's, whatever the thief read
+    else:  # the thief took it (and maybe output): the end is lost, and said so
+        assert result["outcome"] == "timed_out"
+        assert result["outputComplete"] is False
