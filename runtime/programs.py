@@ -238,7 +238,7 @@ class ProgramStore:
         stdin_path = ""
         if spec.stdin_text is not None:
             stdin_file = directory / "stdin"
-            stdin_file.write_text(spec.stdin_text)
+            await asyncio.to_thread(stdin_file.write_text, spec.stdin_text)
             stdin_path = str(stdin_file)
         sized = bool(spec.width or spec.height)
         # tmux 3.3 applies a window resize to the pane's terminal only after a delay, so a
@@ -451,7 +451,7 @@ class ProgramStore:
         offset = program.offset_of(cursor)
         deadline = time.monotonic() + timeout
         while True:
-            page = page_at(program, offset, max_lines)
+            page = await page_at(program, offset, max_lines)
             if page is not None:
                 return page
             remaining = deadline - time.monotonic()
