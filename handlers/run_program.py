@@ -5,9 +5,12 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import anyio
+
 from schemux import progress
 from schemux.context import ToolContext
 from schemux.engine import THEN
+from schemux.errors import TmuxCommandError
 from schemux.generated.models.run_program import RunProgramInput, RunProgramOutput
 from schemux.launch import program_spec
 from schemux.shell_commands import keep_tail
@@ -35,21 +38,30 @@ async def handle(ctx: ToolContext, request: RunProgramInput) -> RunProgramOutput
         timed_out = not await store.wait_end(program, timeout)
         if timed_out:
             await store.terminate(program, "timed_out")
-        rows, may_have_dropped = await last_screen(server, program.pane_id)
-        lost_start = may_have_dropped and first_line(program.text_path) != (rows or [""])[0]
-        stderr = (
-            program.stderr_path.read_bytes().decode("utf-8", "replace")
+        try:
+            rows, may_have_dropped = await last_screen(server, program.pane_id)
+        except TmuxCommandError:  # the pane went with its end unreported: the copy's text
+            rows, may_have_dropped = await asyncio.to_thread(text_lines, program.text_path), False
+        lost_start = may_have_dropped and (
+            await asyncio.to_thread(first_line, program.text_path) != (rows or [""])[0]
+        )
+        stderr, stderr_skipped = (
+            await asyncio.to_thread(read_tail, program.stderr_path, RESULT_CEILING)
             if request.separate_stderr
-            else None
+            else (None, 0)
         )
     finally:
-        await asyncio.shield(store.release(program))
-        store.forget(program)
+        # also when the client cancels the call: the program ends as at a timeout
+        with anyio.CancelScope(shield=True):
+            await store.terminate(program, "stopped")
+            await store.release(program)
+            await store.discard(program, keep_pane=program.keep)
     ending = program.ending
     assert ending is not None
     lines, dropped = keep_tail(rows, request.max_lines)
     output, omitted = tail_within("\n".join(lines), RESULT_CEILING)
     stderr_tail, stderr_omitted = tail_within(stderr, RESULT_CEILING) if stderr else (stderr, 0)
+    stderr_omitted += stderr_skipped
     return RunProgramOutput(
         outcome="timed_out" if timed_out else "completed",
         exit_status=None if timed_out else ending.exit_status,
@@ -83,10 +95,26 @@ async def last_screen(server: TmuxServer, pane_id: str) -> tuple[list[str], bool
     return [row.rstrip() for row in rows], history >= limit - max(1, limit // 10)
 
 
+def text_lines(text_path: Path) -> list[str]:
+    """The lines of the end of the program's text (what a result can carry at most)."""
+    text, _ = read_tail(text_path, RESULT_CEILING)
+    return [line.rstrip() for line in text.rstrip("\n").split("\n")] if text else []
+
+
 def first_line(text_path: Path) -> str:
     """The first line of the program's text, the start its screen should still show."""
     with text_path.open("rb") as text:
         return text.readline(64 * 1024).decode("utf-8", "replace").rstrip("\n").rstrip()
+
+
+def read_tail(path: Path, ceiling: int) -> tuple[str, int]:
+    """The end of a file, as much as can reach a result (``ceiling`` bytes and a line's
+    worth more), and how many bytes before it were not read."""
+    with path.open("rb") as file:
+        size = file.seek(0, 2)
+        start = max(0, size - ceiling - 4096)
+        file.seek(start)
+        return file.read().decode("utf-8", "replace"), start
 
 
 def tail_within(text: str, ceiling: int) -> tuple[str, int]:

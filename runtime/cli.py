@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
+import signal
 import socket
 import sys
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import anyio
@@ -149,16 +152,35 @@ def _server(context: ToolContext, bindings: Bindings) -> Any:
     return build_server(context, bindings)
 
 
+SHUTDOWN_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+CLOSE_SECONDS = 3.0  # the programs' own ending is bounded at about two; this is a backstop
+
+
 async def serve_stdio(settings: Settings, bindings: Bindings) -> None:
     from mcp.server.stdio import stdio_server
 
     context = ToolContext(settings)
     server = _server(context, bindings)
+
+    async def leave() -> None:
+        # the transport reads stdin in a thread blocked in read(2), which no cancellation
+        # reaches: clean up, then leave without waiting for it
+        await _close(context)
+        sys.stdout.flush()
+        os._exit(0)
+
     try:
-        async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+        async with anyio.create_task_group() as group:
+
+            def on_signal() -> None:
+                group.start_soon(leave)
+
+            group.start_soon(_on_signal, on_signal)
+            async with stdio_server() as (read_stream, write_stream):
+                await server.run(read_stream, write_stream, server.create_initialization_options())
+            group.cancel_scope.cancel()  # stdin's end
     finally:
-        await context.close()
+        await _close(context)
 
 
 async def serve_http(
@@ -168,13 +190,44 @@ async def serve_http(
 
     from schemux.http_security import secured_app
 
+    class Server(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            # schemux takes SIGTERM and SIGINT itself (uvicorn would raise them again
+            # once it stopped, ending the process before the programs were cleaned up)
+            yield
+
     context = ToolContext(settings)
     app = secured_app(_server(context, bindings), http)
-    config = uvicorn.Config(app, host=http.host, port=http.port, log_level="warning")
+    config = uvicorn.Config(
+        app, host=http.host, port=http.port, log_level="warning", timeout_graceful_shutdown=1
+    )
+    served = Server(config)
+
+    def stop() -> None:
+        served.should_exit = True
+
     print(http.banner(), file=sys.stderr, flush=True)
     try:
-        await uvicorn.Server(config).serve(sockets=[listener])
+        async with anyio.create_task_group() as group:
+            group.start_soon(_on_signal, stop)
+            await served.serve(sockets=[listener])
+            group.cancel_scope.cancel()
     finally:
+        await _close(context)
+
+
+async def _on_signal(act: Callable[[], None]) -> None:
+    with anyio.open_signal_receiver(*SHUTDOWN_SIGNALS) as received:
+        async for _ in received:
+            act()
+            return
+
+
+async def _close(context: ToolContext) -> None:
+    """Every exit path ends here: programs ended (in parallel, trees and all), panes and
+    the runtime directory removed, whatever cancelled the serving."""
+    with anyio.CancelScope(shield=True), anyio.move_on_after(CLOSE_SECONDS):
         await context.close()
 
 

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+
+from schemux.abandoned import AbandonedReaper
 from schemux.capture import ScreenTracker
 from schemux.config import Settings
 from schemux.programs import ProgramStore
@@ -16,6 +20,7 @@ class ToolContext:
         self._servers: dict[ServerAddress, TmuxServer] = {}
         self.programs = ProgramStore(settings.program_limits)
         self.screens = ScreenTracker()  # tmux_capture's cursors
+        self.abandoned = AbandonedReaper()  # what dead schemux processes left, per server
 
     def tmux(self, socket_name: str | None = None) -> TmuxServer:
         """The configured tmux server, or the one on ``socket_name`` when a call names one
@@ -28,11 +33,15 @@ class ToolContext:
         server = self._servers.get(address)
         if server is None:
             server = self._servers[address] = TmuxServer(address)
+        with contextlib.suppress(RuntimeError):  # no event loop: nothing to reap with
+            asyncio.get_running_loop()
+            self.abandoned.start(server)
         return server
 
     async def close(self) -> None:
         """End the programs still running and remove their output; forget every cursor;
         end the tmux control clients of every server used."""
+        await self.abandoned.close()
         await self.programs.close()
         self.screens.close()
         for server in self._servers.values():

@@ -69,6 +69,11 @@ async def program_spec(
             )
         if directory is None:
             directory = pane.current_path
+            if not directory:  # e.g. a program's pane: its gate's directory is private
+                raise ToolError(
+                    f"the current directory of fromPaneId {pane.pane_id} cannot be read",
+                    suggestion="pass startDirectory",
+                )
         if inherit not in (None, False):
             names = None if inherit is True else _names(inherit)
             environment = await shell_environment(server, pane, names)

@@ -2,19 +2,22 @@
 
 How one runs, and why each step:
 
-* **A gate.** The pane runs a fixed ``sh`` script (``_GATE``) with the program's argv as
-  arguments (no shell parses them): it first waits on a private ``tmux wait-for`` channel,
-  so nothing runs before the output copy is attached; then it applies stdin (``input``, a
-  private file) and stderr (``separateStderr``) redirections, runs the program as its
-  child, and writes an end marker to the terminal: a private OSC sequence carrying a token
-  and the program's exit status (``$?``, where 128+N means signal N, as the contracts
-  read it). The marker is the last thing the pane prints, so when it comes out of the copy
-  every byte the program wrote is already in: no byte is lost at the end (control mode's
-  ``%output`` lost those, pitfall 1), and the status is right at once, where tmux 3.3a
-  could report it seconds late (pitfall 3).
+* **A gate** (``schemux.program_gate``) is the pane's process, with the program's argv,
+  start directory and environment as its own arguments (no shell parses them, tmux
+  expands none of them). It holds the program until schemux has the output copy in
+  place, then runs it as its child, in the start directory, with stdin (``input``, a
+  private file) and stderr (``separateStderr``) redirected. When the program ends it
+  writes an end marker to the terminal: a private OSC sequence with the program's exit
+  status (128+N for signal N, as the contracts read it), signed with a secret that came
+  to the gate through a one-shot FIFO before the program started and is nowhere the
+  program can read, so a program cannot fake its end. The marker is the last thing the
+  pane prints, so when it comes out of the copy every byte the program wrote is in
+  (control mode's ``%output`` lost those), and the status is right at once (tmux 3.3a
+  could report it seconds late). The gate is a child subreaper: stopping ends the whole
+  process tree, daemons that ``setsid`` included, and so does the pane going away.
 * **The copy.** ``pipe-pane -O`` writes the pane's bytes into a FIFO in a private runtime
-  directory; a task reads it as it arrives, keeps the raw bytes nowhere, turns them into
-  text (``schemux.terminal_text``) and appends that to the program's text file on disk.
+  directory; a task reads it as it arrives, turns the bytes into text
+  (``schemux.terminal_text``) and appends that to the program's text file on disk.
   Readers wake on each append, not by polling.
 * **Reads** address the text file by byte offset: a cursor is that offset, tagged with
   the program's own salt so that one program's cursor is refused by another.
@@ -24,57 +27,36 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import secrets
-import shlex
 import shutil
 import signal as signals
-import tempfile
 import time
 import zlib
 from collections import OrderedDict
+from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, BinaryIO
 
+import anyio
+
+from schemux.abandoned import PANE_OPTION, make_runtime_directory, own_identity
 from schemux.engine import OWNED_SESSION, THEN
 from schemux.errors import ToolError
-from schemux.shell_commands import process_exit
+from schemux.program_end import Ending, Outcome, Report, ending_from_marker, gate_command, scan
+from schemux.program_pages import Page, page_at
 from schemux.terminal_text import TextFilter
 from schemux.tmux import TmuxServer
 
-PAGE_CHARACTERS = 24_000
 STOP_GRACE_SECONDS = 2.0
+EXIT_GRACE_SECONDS = 1.0  # at exit, SIGTERM's grace: every exit path ends within ~2 s
 GATE_GRACE_SECONDS = 2.0
 _CURSOR_TAG_BITS = 16
-_MARKER_PREFIX = b"\x1b]7777;schemux-end;"
 
-# $0 is the gate's name; then tmux binary, gate channel, token, stdin file or "",
-# stderr file or "", and the program's argv (the socket is the first field of $TMUX,
-# which tmux sets in every pane). The program runs as the gate's child (not in
-# its place) so that the gate outlives it and reports its status; the child sets up its
-# own stderr, and the gate's stays /dev/null, so sh's "Segmentation fault" and the like
-# never join the output. A program that could not be run leaves sh's own message (exec:
-# ...: not found) and is flagged "n" in the marker, as is one whose gate could not reach
-# tmux. After the marker the gate waits on its channel once more, holding the pane's
-# terminal open until schemux has the marker: tmux 3.3a was seen to lose all output of a
-# program whose terminal closed before it read it (and then, its screen too).
-_GATE = (
-    "tmux_bin=$1 socket=${TMUX%%,*} gate=$2 token=$3 input=$4 errors=$5; shift 5; "
-    'end() { printf \'\\033]7777;schemux-end;%s;%s;%s\\007\' "$token" "$1" "$2"; }; '
-    '"$tmux_bin" -S "$socket" wait-for "$gate" || { end 125 n; exit 125; }; '
-    'if [ -n "$input" ]; then exec < "$input"; fi; '
-    'if [ -n "$errors" ]; then exec 3> "$errors"; else exec 3>&2; fi; '
-    "exec 2>/dev/null; "
-    '(exec 2>&3 3>&-; exec "$@"); status=$?; flag=x; '
-    'if [ "$status" -ge 126 ] && [ "$status" -le 127 ] && ! command -v -- "$1" >/dev/null; '
-    "then flag=n; fi; "
-    'end "$status" "$flag"; '
-    '"$tmux_bin" -S "$socket" wait-for "$gate"; '
-    'exit "$status"'
-)
-
-SIGNAL_NAMES = {int(number): number.name for number in signals.Signals}
+logger = logging.getLogger("schemux")
 
 
 @dataclass(frozen=True)
@@ -87,23 +69,6 @@ class ProgramLimits:
     output_limit: int = 64 * 1024 * 1024
     default_lifetime: float = 600.0
     max_lifetime: float = 24 * 3600.0
-
-
-@dataclass(frozen=True)
-class Ending:
-    outcome: str  # completed, not_started, expired, stopped, gone
-    exit_status: int | None
-    signal: str | None
-
-
-def ending_from_marker(status: int, flag: str) -> Ending:
-    """The contracts' reading of the gate's report: a program that could not be run is
-    not_started; a status above 128 is a signal (so an exit 130 reads as SIGINT)."""
-    if flag == "n":
-        return Ending("not_started", status, None)
-    if status > 128 and status - 128 in SIGNAL_NAMES:
-        return Ending("completed", None, SIGNAL_NAMES[status - 128])
-    return Ending("completed", status, None)
 
 
 @dataclass(frozen=True)
@@ -130,18 +95,20 @@ class Program:
     directory: Path
     pane_id: str = ""
     gate_pid: int = 0
+    gate_fd: int = -1  # a pidfd of the gate: signals reach it, never a reused pid
+    gate_exited: asyncio.Event = field(default_factory=asyncio.Event)
     keep: bool = False
     hold: bool = False
-    token: str = field(default_factory=lambda: secrets.token_hex(8))
+    secret: str = field(default_factory=lambda: secrets.token_hex(16), repr=False)
     text_size: int = 0
     output_done: bool = False
     output_cut: bool = False
     lost_end: bool = False
     ending: Ending | None = None
-    ended_by: str | None = None  # "stopped" or "expired" while schemux ends it
+    ended_by: Outcome | None = None  # stopped, expired or timed_out while schemux ends it
+    fds: list[int] = field(default_factory=list)  # the secret FIFO's, the directory's
+    tasks: list[asyncio.Task[None]] = field(default_factory=list)
     lifetime_task: asyncio.Task[None] | None = None
-    pump_task: asyncio.Task[None] | None = None
-    watch_task: asyncio.Task[None] | None = None
     _changed: asyncio.Event = field(default_factory=asyncio.Event)
 
     @property
@@ -190,20 +157,15 @@ class Program:
                 await self._changed.wait()
 
 
-@dataclass(frozen=True)
-class Page:
-    text: str
-    cursor: int
-    ended: bool
-
-
 class ProgramStore:
     """The programs of one running schemux, their output in a private runtime directory
-    (mode 0700) that ``close`` removes."""
+    (mode 0700, named after this process so that a later schemux can reap it once this
+    one is gone) that ``close`` removes."""
 
     def __init__(self, limits: ProgramLimits | None = None) -> None:
         self.limits = limits or ProgramLimits()
         self._programs: OrderedDict[str, Program] = OrderedDict()
+        self._starting = 0  # slots taken by starts still under way
         self._root: Path | None = None
         # opening a FIFO blocks until its writer opens it: one thread per running program
         # at most, of its own, so that nothing else in the process can starve the copies
@@ -212,7 +174,7 @@ class ProgramStore:
     @property
     def root(self) -> Path:
         if self._root is None:
-            self._root = Path(tempfile.mkdtemp(prefix="schemux-"))  # mkdtemp: mode 0700
+            self._root = make_runtime_directory()
         return self._root
 
     def get(self, program_id: str) -> Program:
@@ -238,40 +200,46 @@ class ProgramStore:
         return None
 
     async def start(self, server: TmuxServer, spec: ProgramSpec) -> Program:
-        running = sum(1 for p in self._programs.values() if p.ending is None)
+        # the slot is taken before the first await: concurrent starts cannot overrun it
+        running = sum(1 for p in self._programs.values() if p.ending is None) + self._starting
         if running >= self.limits.max_running:
             raise ToolError(
                 f"{running} programs run already, the most this server allows",
                 suggestion="stop one with stop_program, or wait for one to end",
             )
-        program_id = f"p{secrets.token_hex(6)}"
-        directory = self.root / program_id
-        directory.mkdir(mode=0o700)
-        program = Program(program_id, server, directory, keep=spec.keep, hold=spec.hold)
+        self._starting += 1
         try:
-            await self._launch(program, spec)
-        except BaseException:
-            self.forget(program)
-            with contextlib.suppress(ToolError):
-                if program.pane_id:
-                    await server.run("kill-pane", "-t", program.pane_id)
-            raise
-        self._programs[program_id] = program
-        program.lifetime_task = asyncio.ensure_future(self._expire(program, spec.lifetime))
+            program_id = f"p{secrets.token_hex(6)}"
+            directory = self.root / program_id
+            directory.mkdir(mode=0o700)
+            program = Program(program_id, server, directory, keep=spec.keep, hold=spec.hold)
+            try:
+                await self._launch(program, spec)
+            except BaseException:
+                await _unstoppable(self.discard(program))
+                raise
+            self._programs[program_id] = program
+        finally:
+            self._starting -= 1
+        program.lifetime_task = self._supervise(program, self._expire(program, spec.lifetime))
         return program
 
     async def _launch(self, program: Program, spec: ProgramSpec) -> None:
-        server = program.server
-        fifo = program.directory / "copy"
-        os.mkfifo(fifo, 0o600)
+        server, directory = program.server, program.directory
+        os.mkfifo(directory / "copy", 0o600)
+        os.mkfifo(directory / "secret", 0o600)
+        # read-write: opening does not wait for the gate, and the FIFO keeps what is
+        # written until the gate reads it (held open until the program's end)
+        secret_fd = os.open(directory / "secret", os.O_RDWR | os.O_NONBLOCK)
+        program.fds.append(secret_fd)
         program.text_path.touch(0o600)
+        if spec.separate_stderr:
+            program.stderr_path.touch(0o600)
         stdin_path = ""
         if spec.stdin_text is not None:
-            stdin_file = program.directory / "stdin"
-            stdin_file.write_text(spec.stdin_text)
+            stdin_file = directory / "stdin"
+            await asyncio.to_thread(stdin_file.write_text, spec.stdin_text)
             stdin_path = str(stdin_file)
-        gate = f"schemux_gate_{program.token}"
-        environment = [f"-e{key}={value}" for key, value in sorted(spec.environment.items())]
         sized = bool(spec.width or spec.height)
         # tmux 3.3 applies a window resize to the pane's terminal only after a delay, so a
         # program sized by resize-window would start at the old size: in schemux's own
@@ -288,18 +256,30 @@ class ProgramStore:
             if own and sized
             else []
         )
+        gate = gate_command(
+            directory, spec.start_directory, stdin_path,
+            str(program.stderr_path) if spec.separate_stderr else "",
+            STOP_GRACE_SECONDS, spec.environment, spec.argv,
+        )  # fmt: skip
+        # "-c /": tmux expands formats in -c, so the start directory goes to the gate
         created = await server.run(
             *sizing, *_placement(spec), "-d", "-P", "-F", "#{pane_id} #{window_id} #{pane_pid}",
-            "-c", spec.start_directory, *environment,
-            "sh", "-c", _GATE, "schemux-gate", server.binary, gate, program.token,
-            stdin_path, str(program.stderr_path) if spec.separate_stderr else "",
-            *spec.argv, *unsizing,
+            "-c", "/", *gate, *unsizing,
         )  # fmt: skip
         pane_id, window_id, pid = created[-1].split()
         program.pane_id, program.gate_pid = pane_id, int(pid)
-        program.pump_task = asyncio.ensure_future(self._pump(program, fifo))
-        program.watch_task = asyncio.ensure_future(self._watch_gate(program))
-        setup = ["set-option", "-w", "-t", window_id, "remain-on-exit", "on"]
+        program.gate_fd = os.pidfd_open(program.gate_pid)
+        # the copy's command is expanded by tmux and run by sh: its path is digits and
+        # slashes only, through a descriptor of the program's directory held open for it
+        directory_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+        program.fds.append(directory_fd)
+        copy_path = f"/proc/{os.getpid()}/fd/{directory_fd}/copy"
+        self._supervise(program, self._pump(program))
+        self._supervise(program, self._watch_gate(program))
+        setup = [
+            "set-option", "-w", "-t", window_id, "remain-on-exit", "on", THEN,
+            "set-option", "-p", "-t", pane_id, PANE_OPTION, own_identity(),
+        ]  # fmt: skip
         if sized and not own:
             size = [*(["-x", str(spec.width)] if spec.width else [])]
             size += ["-y", str(spec.height)] if spec.height else []
@@ -307,59 +287,66 @@ class ProgramStore:
                 setup += [THEN, "resize-pane", "-t", pane_id, *size]
             else:
                 setup += [THEN, "resize-window", "-t", window_id, *size]
-        await server.run(
-            *setup, THEN,
-            "pipe-pane", "-O", "-t", pane_id, f"exec cat > {shlex.quote(str(fifo))}", THEN,
-            "wait-for", "-S", gate,
-        )  # fmt: skip
+        await server.run(*setup, THEN, "pipe-pane", "-O", "-t", pane_id, f"exec cat > {copy_path}")
+        if program.ending is not None:
+            raise ToolError(
+                f"the pane of {program.id} went away before its program started",
+                suggestion="start it again, and leave its pane alone until it ends",
+            )
+        os.write(secret_fd, program.secret.encode())  # the gate lets the program run
+
+    def _supervise(self, program: Program, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        """Run ``work`` for ``program``; should it fail, the program ends, visibly gone."""
+        task = asyncio.ensure_future(work)
+        program.tasks.append(task)
+        task.add_done_callback(lambda done: self._task_done(program, done))
+        return task
+
+    def _task_done(self, program: Program, task: asyncio.Task[None]) -> None:
+        if task.cancelled() or task.exception() is None:
+            return
+        logger.error("program %s: %s failed", program.id, task.get_coro(),
+                     exc_info=task.exception())  # fmt: skip
+        program.lost_end = True
+        program.output_done = True
+        self._end(program, Ending("gone", None, None))
+        _signal(program, signals.SIGHUP)  # the gate ends the program's tree
 
     async def _watch_gate(self, program: Program) -> None:
         """The gate's process ending is the last word: its marker is then in the copy, or
-        will never be (its tmux client failed, or it was killed). If the copy has not
-        ended a moment after, close it, so that the program ends as gone, not never."""
-        await process_exit(program.gate_pid)
-        deadline = time.monotonic() + GATE_GRACE_SECONDS
-        while not program.output_done and time.monotonic() < deadline:
-            await program.wait_change(deadline - time.monotonic())
+        will never be (it was killed). If the copy has not ended a moment after, close it,
+        so that the program ends as gone, not never."""
+        await _exited(program.gate_fd)
+        program.gate_exited.set()
+        os.close(program.gate_fd)  # nothing is left to signal
+        program.gate_fd = -1
+        await self._wait(program, lambda: program.output_done, GATE_GRACE_SECONDS)
         if not program.output_done:  # a dead pane keeps its pipe: only its end closes it
-            with contextlib.suppress(ToolError):
-                await program.server.run("kill-pane", "-t", program.pane_id)
+            await _kill_pane(program)
 
-    async def _pump(self, program: Program, fifo: Path) -> None:
+    async def _pump(self, program: Program) -> None:
         """Copy the pane's bytes to the text file until the end marker or the copy's end."""
         # opening blocks until pipe-pane's cat opens the other end: a thread waits for it
-        fd = await asyncio.get_running_loop().run_in_executor(
-            self._openers, os.open, fifo, os.O_RDONLY
+        loop = asyncio.get_running_loop()
+        fd = await loop.run_in_executor(
+            self._openers, os.open, program.directory / "copy", os.O_RDONLY
         )
         os.set_blocking(fd, False)
-        loop = asyncio.get_running_loop()
         reader = asyncio.StreamReader(limit=1 << 20)
         transport, _ = await loop.connect_read_pipe(
             lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(fd, "rb", buffering=0)
         )
         text_filter = TextFilter()
-        marker = _MARKER_PREFIX + program.token.encode() + b";"
+        key = program.secret.encode()
         pending = b""
-        report: list[bytes] | None = None
+        report: Report | None = None
         try:
             with program.text_path.open("ab") as text_file:
                 while report is None:
                     chunk = await reader.read(1 << 16)
                     if not chunk:
                         break
-                    data = pending + chunk
-                    at = data.find(marker)
-                    if at >= 0:
-                        end = data.find(b"\x07", at)
-                        if end < 0:
-                            pending = data
-                            continue
-                        report = data[at + len(marker) : end].split(b";")
-                        data = data[:at]
-                        pending = b""
-                    else:  # hold back only what may be the start of a split marker
-                        held = marker_start(data, marker)
-                        data, pending = data[:held], data[held:]
+                    data, pending, report = scan(pending + chunk, key)
                     self._append(program, text_file, text_filter.feed(data))
                 if report is None:
                     self._append(program, text_file, text_filter.feed(pending))
@@ -368,14 +355,14 @@ class ProgramStore:
             transport.close()
         program.output_done = True
         if report is not None:
-            self._end(program, ending_from_marker(int(report[0]), report[1].decode()))
+            self._end(program, ending_from_marker(*report))
             if not program.hold:  # run_program releases it once it has read the screen
                 await self.release(program)
         else:  # the copy ended without the marker: the pane was removed from outside
             program.lost_end = True
             self._end(program, Ending("gone", None, None))
 
-    def _append(self, program: Program, text_file: object, text: str) -> None:
+    def _append(self, program: Program, text_file: BinaryIO, text: str) -> None:
         if not text or program.output_cut:
             return
         data = text.encode()
@@ -385,8 +372,8 @@ class ProgramStore:
             cut = data.rfind(b"\n") + 1  # cut on a line break
             data = data[:cut]
             program.output_cut = True
-        text_file.write(data)  # type: ignore[attr-defined]
-        text_file.flush()  # type: ignore[attr-defined]
+        text_file.write(data)
+        text_file.flush()
         program.text_size += len(data)
         program.changed()
 
@@ -396,6 +383,7 @@ class ProgramStore:
         if program.ended_by is not None:
             ending = Ending(program.ended_by, ending.exit_status, ending.signal)
         program.ending = ending
+        _close_all(program.fds)  # the secret was read, the copy opened, or never will be
         if program.lifetime_task is not None and not program.keep:
             program.lifetime_task.cancel()  # a kept pane goes when its lifetime does
         program.changed()
@@ -403,58 +391,58 @@ class ProgramStore:
 
     async def wait_end(self, program: Program, timeout: float) -> bool:
         """Wait up to ``timeout`` seconds for the program's end; whether it came."""
+        return await self._wait(program, lambda: program.ending is not None, timeout)
+
+    @staticmethod
+    async def _wait(program: Program, done: Callable[[], bool], timeout: float) -> bool:
         deadline = time.monotonic() + timeout
-        while program.ending is None and time.monotonic() < deadline:
+        while not done() and time.monotonic() < deadline:
             await program.wait_change(deadline - time.monotonic())
-        return program.ending is not None
+        return done()
 
     async def release(self, program: Program) -> None:
-        """Let the gate go (it holds its pane after the marker), then close the copy and
-        the pane as after any end."""
-        with contextlib.suppress(ToolError):
-            await program.server.run("wait-for", "-S", f"schemux_gate_{program.token}")
-        await self._after_end(program)
-
-    async def _after_end(self, program: Program) -> None:
-        """Close the copy; remove the pane unless it is to stay for a person."""
-        with contextlib.suppress(ToolError):
-            if program.keep:
-                await program.server.run("pipe-pane", "-t", program.pane_id)
-            else:
-                await program.server.run("kill-pane", "-t", program.pane_id)
+        """Let the gate go (it holds its pane after the marker, and ends whatever the
+        program left running), then close the copy and the pane as after any end."""
+        _signal(program, signals.SIGUSR1)
+        if program.keep:  # the pane stays for a person: no longer a program's
+            with contextlib.suppress(ToolError):
+                await program.server.run(
+                    "pipe-pane", "-t", program.pane_id, THEN,
+                    "set-option", "-p", "-u", "-t", program.pane_id, PANE_OPTION,
+                )  # fmt: skip
+        else:
+            await _kill_pane(program)
+        if program.gate_fd >= 0:  # when a call returns, nothing of the program is left
+            await _wait_for(program.gate_exited, 1.0)
 
     def _retire_old(self) -> None:
         """Let the output of the oldest ended programs go, beyond the retention count."""
         ended = [p for p in self._programs.values() if p.finished]
         for program in ended[: max(0, len(ended) - self.limits.retained_ended)]:
+            # its tasks are done, but for a kept pane's lifetime, which still removes it
             del self._programs[program.id]
             shutil.rmtree(program.directory, ignore_errors=True)
 
     async def _expire(self, program: Program, lifetime: float) -> None:
         await asyncio.sleep(lifetime)
         if not await self.terminate(program, "expired") and program.keep:
-            with contextlib.suppress(ToolError):  # ended before: only its pane stayed
-                await program.server.run("kill-pane", "-t", program.pane_id)
+            await _kill_pane(program)  # ended before: only its pane stayed
 
-    async def terminate(self, program: Program, outcome: str) -> bool:
-        """End a running program (SIGTERM, then SIGKILL); False when it had ended."""
+    async def terminate(
+        self, program: Program, outcome: Outcome, patience: float = STOP_GRACE_SECONDS + 1.0
+    ) -> bool:
+        """End a running program and everything it started: its gate sends SIGTERM to the
+        whole tree, then SIGKILL after its grace. After ``patience`` seconds without an
+        end, the pane goes (and the gate kills the tree at once). False when it had ended."""
         if program.ending is not None:
             return False
         program.ended_by = outcome
-        for signal in (signals.SIGTERM, signals.SIGKILL):
-            children = _children(program.gate_pid)
-            for pid in children:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal)
-            if not children:  # still at its gate, or its pane is going: remove the pane
-                with contextlib.suppress(ToolError):
-                    await program.server.run("kill-pane", "-t", program.pane_id)
-            deadline = time.monotonic() + STOP_GRACE_SECONDS
-            while program.ending is None and time.monotonic() < deadline:
-                await program.wait_change(deadline - time.monotonic())
-            if program.ending is not None:
-                return True
-        self._end(program, Ending(outcome, None, None))  # it would not die: give it up
+        _signal(program, signals.SIGUSR2)
+        if not await self.wait_end(program, patience):
+            await _kill_pane(program)
+            if not await self.wait_end(program, 1.0):  # its end will never be told
+                program.lost_end = True
+                self._end(program, Ending(outcome, None, None))
         return True
 
     async def read(
@@ -463,7 +451,7 @@ class ProgramStore:
         offset = program.offset_of(cursor)
         deadline = time.monotonic() + timeout
         while True:
-            page = self._page(program, offset, max_lines)
+            page = await page_at(program, offset, max_lines)
             if page is not None:
                 return page
             remaining = deadline - time.monotonic()
@@ -471,66 +459,93 @@ class ProgramStore:
                 return Page("", program.cursor_for(offset), False)
             await program.wait_change(remaining)
 
-    def _page(self, program: Program, offset: int, max_lines: int | None) -> Page | None:
-        """What a read from ``offset`` returns now, or None while there is nothing to give.
-
-        A page ends on a line break: after ``max_lines`` lines, or the last break within
-        ``PAGE_CHARACTERS``. Only a line longer than a page, or the unterminated last
-        line of a finished program, ends elsewhere.
-        """
-        available = program.text_size - offset
-        with program.text_path.open("rb") as text_file:
-            text_file.seek(offset)
-            data = text_file.read(min(available, PAGE_CHARACTERS * 4))
-        # the file is our own UTF-8: "ignore" only drops a character cut at the read's end
-        text = data.decode("utf-8", "ignore")[:PAGE_CHARACTERS]
-        cut = _after_lines(text, max_lines)
-        if cut == 0:
-            if len(text) >= PAGE_CHARACTERS or (
-                program.finished and len(text.encode()) == available
-            ):
-                cut = len(text)
-            elif not text and program.finished:
-                return Page("", program.cursor_for(offset), True)
-            else:
-                return None  # a line still being written: wait for its end
-        end = offset + len(text[:cut].encode())
-        return Page(
-            text[:cut], program.cursor_for(end), program.finished and end == program.text_size
-        )
-
     async def stop(self, program: Program) -> tuple[Ending, bool]:
         was_running = await self.terminate(program, "stopped")
         assert program.ending is not None
-        ending = program.ending
+        await self.discard(program)
+        return program.ending, was_running
+
+    async def discard(self, program: Program, keep_pane: bool = False) -> None:
+        """Remove the program's pane (unless ``keep_pane``) and forget it, once its gate
+        has ended the program's whole tree and exited (or a second passed)."""
+        if program.pane_id and not keep_pane:
+            await _kill_pane(program)
+        if program.gate_fd >= 0:
+            await _wait_for(program.gate_exited, 1.0)
         self.forget(program)
-        with contextlib.suppress(ToolError):
-            await program.server.run("kill-pane", "-t", program.pane_id)
-        return ending, was_running
 
     def forget(self, program: Program) -> None:
         self._programs.pop(program.id, None)
-        if program.watch_task is not None:
-            program.watch_task.cancel()
-        if program.pump_task is not None and not program.pump_task.done():
-            program.pump_task.cancel()
-            # a copy that never began has a thread blocked opening the FIFO: open the
-            # other end, so that it returns
-            with contextlib.suppress(OSError):
-                os.close(os.open(program.directory / "copy", os.O_WRONLY | os.O_NONBLOCK))
+        for task in program.tasks:
+            if not task.done():
+                task.cancel()
+        # a copy that never began has a thread blocked opening the FIFO: open the other
+        # end, so that it returns
+        with contextlib.suppress(OSError):
+            os.close(os.open(program.directory / "copy", os.O_WRONLY | os.O_NONBLOCK))
+        if program.gate_fd >= 0:
+            program.fds.append(program.gate_fd)
+            program.gate_fd = -1
+        _close_all(program.fds)
         shutil.rmtree(program.directory, ignore_errors=True)
 
     async def close(self) -> None:
-        """End every program that still runs, and remove the runtime directory."""
-        for program in list(self._programs.values()):
-            if program.ending is None:
-                await self.terminate(program, "stopped")
-            self.forget(program)
-            with contextlib.suppress(ToolError):
-                await program.server.run("kill-pane", "-t", program.pane_id)
+        """End every program still running, all at once, each with its whole tree, and
+        remove the runtime directory: about two seconds at most, however they resist."""
+        programs = list(self._programs.values())
+        await asyncio.gather(*(self._close_one(program) for program in programs))
         self._openers.shutdown(wait=False)
         if self._root is not None:
             shutil.rmtree(self._root, ignore_errors=True)
+
+    async def _close_one(self, program: Program) -> None:
+        if program.ending is None:
+            program.ended_by = "stopped"
+            _signal(program, signals.SIGUSR2)
+            await self.wait_end(program, EXIT_GRACE_SECONDS)
+        await self.discard(program)
+
+
+async def _unstoppable(work: Coroutine[Any, Any, None]) -> None:
+    """Clean-up that a cancelled call still carries to its end."""
+    with anyio.CancelScope(shield=True):
+        await work
+
+
+async def _kill_pane(program: Program) -> None:
+    with contextlib.suppress(ToolError):
+        await program.server.run("kill-pane", "-t", program.pane_id)
+
+
+def _close_all(fds: list[int]) -> None:
+    while fds:
+        os.close(fds.pop())
+
+
+def _signal(program: Program, signum: int) -> None:
+    if program.gate_fd >= 0:
+        with contextlib.suppress(OSError):
+            signals.pidfd_send_signal(program.gate_fd, signum)
+
+
+async def _exited(pidfd: int) -> None:
+    """Return once the process of ``pidfd`` has exited (a pidfd is readable then). It
+    watches a duplicate of its own, so that whoever holds ``pidfd`` may close it."""
+    loop = asyncio.get_running_loop()
+    gone = asyncio.Event()
+    fd = os.dup(pidfd)
+    loop.add_reader(fd, gone.set)
+    try:
+        await gone.wait()
+    finally:
+        loop.remove_reader(fd)
+        os.close(fd)
+
+
+async def _wait_for(event: asyncio.Event, timeout: float) -> None:
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(timeout):
+            await event.wait()
 
 
 def _placement(spec: ProgramSpec) -> list[str]:
@@ -539,37 +554,3 @@ def _placement(spec: ProgramSpec) -> list[str]:
     if spec.placement == "split":
         return ["split-window", "-t", spec.from_pane]
     return ["new-window", "-t", f"{spec.from_session}:"]
-
-
-def _children(pid: int) -> list[int]:
-    try:
-        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
-    except OSError:
-        return []
-    return [int(child) for child in text.split()]
-
-
-def _after_lines(text: str, max_lines: int | None) -> int:
-    """Where the text of up to ``max_lines`` complete lines ends (all of them for None)."""
-    if max_lines is None:
-        return text.rfind("\n") + 1
-    end = 0
-    for _ in range(max_lines):
-        found = text.find("\n", end)
-        if found < 0:
-            break
-        end = found + 1
-    return end
-
-
-def marker_start(data: bytes, marker: bytes) -> int:
-    """Where a marker that may be cut off at the end of ``data`` would begin; ``len(data)``
-    when the end cannot be the start of one. Everything before that goes out at once, so
-    a line reaches readers as soon as it is written."""
-    start = data.rfind(b"\x1b", max(0, len(data) - len(marker) - 24))
-    if start < 0:
-        return len(data)
-    tail = data[start:]
-    if marker.startswith(tail) or (tail.startswith(marker) and b"\x07" not in tail):
-        return start
-    return len(data)

@@ -13,7 +13,8 @@ from mcp import Client
 from schemux.config import Settings
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
-from schemux.programs import ProgramLimits, marker_start
+from schemux.program_end import marker_start
+from schemux.programs import ProgramLimits
 from schemux.server import build_server
 from tests.support import call, call_error, new_pane, tmux
 

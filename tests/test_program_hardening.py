@@ -1,0 +1,536 @@
+"""Programs under attack and at every exit: hostile values reach the program exactly and run
+nothing, a program cannot forge its end, limits hold under concurrency, stopping ends
+the whole process tree, cancellation, and cleanup on every exit path of a real server."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from schemux import programs as programs_module
+from schemux.abandoned import PANE_OPTION, own_identity, owner_alive, reap_runtime_directories
+from schemux.config import Settings
+from schemux.context import ToolContext
+from schemux.generated.bindings import BINDINGS
+from schemux.program_end import MARKER_PREFIX, report_mac, scan
+from schemux.programs import ProgramLimits
+from schemux.server import build_server
+from schemux.terminal_text import TextFilter
+from tests.support import call, call_error, new_pane, tmux, wait_until
+
+pytestmark = pytest.mark.anyio
+
+HOSTILE_NAMES = [
+    "d#(touch PWNED)", "d#{pane_id}", "d##x", "d;x", "d\\;x", "-d", "d'\"q", "d\tt",
+    "d\nn", "d\x1fu", "d $HOME `id`", "d" * 200,
+]  # fmt: skip
+
+
+PRINT_CWD = "import os; print(repr(os.getcwd()))"
+
+
+@pytest.fixture
+async def programs(
+    anyio_backend: str, tmux_socket: str
+) -> AsyncIterator[tuple[Client, ToolContext]]:
+    context = ToolContext(Settings(socket_name=tmux_socket))
+    async with Client(build_server(context, BINDINGS)) as client:
+        yield client, context
+    await context.close()
+
+
+def alive_with(word: str) -> list[int]:
+    """Live ``sleep`` processes whose argument starts with ``word``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+                state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if (
+                cmdline.startswith(b"sleep\0" + word.encode())
+                and state != "Z"
+                and int(entry) != os.getpid()
+            ):
+                found.append(int(entry))
+    return found
+
+
+def resistant_tree(tag: str) -> list[str]:
+    """A program whose child ignores SIGTERM and SIGHUP, with a daemon that setsid's and
+    forks twice: ``sleep`` processes with arguments 3000.TAG1 and 3000.TAG2."""
+    script = (
+        f"(trap '' TERM HUP; exec sleep 3000.{tag}1) & "
+        f'setsid sh -c \'sh -c "trap \\"\\" TERM HUP; exec sleep 3000.{tag}2" & exit\' & '
+        "trap '' TERM HUP; echo started; wait"
+    )
+    return ["sh", "-c", script]
+
+
+def tree_gone(tag: str, timeout: float = 4.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not alive_with(f"3000.{tag}"):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.parametrize("name", HOSTILE_NAMES)
+async def test_a_start_directory_is_taken_literally(
+    programs: tuple[Client, ToolContext], tmux_socket: str, tmp_path: Path, name: str
+) -> None:
+    client, _ = programs
+    directory = tmp_path / name
+    directory.mkdir()
+    os.chdir(tmp_path)
+    try:
+        result = await call(
+            client, "run_program", argv=[sys.executable, "-c", PRINT_CWD],
+            startDirectory=str(directory),
+        )  # fmt: skip
+        assert result["output"] == repr(str(directory))
+        if any(c in name for c in "\t\n\x1f"):
+            return  # a pane's metadata with these is targets.py's parsing (issue 8 item 4)
+        # the same directory as the current path of a fromPaneId pane
+        pane = tmux(
+            tmux_socket, "new-window", "-d", "-P", "-F", "#{pane_id}", "--",
+            "sh", "-c", 'cd "$1" && exec sleep 30', "sh", str(directory),
+        ).strip()  # fmt: skip
+        await anyio.sleep(0.3)
+        beside = await call(
+            client, "run_program", argv=[sys.executable, "-c", PRINT_CWD],
+            fromPaneId=pane,
+        )  # fmt: skip
+        assert beside["output"] == repr(str(directory))
+        tmux(tmux_socket, "kill-pane", "-t", pane)
+    finally:
+        os.chdir("/")
+    assert not list(tmp_path.rglob("PWNED"))
+    assert not Path("/PWNED").exists()
+
+
+async def test_argv_and_input_arrive_exactly(programs: tuple[Client, ToolContext]) -> None:
+    client, _ = programs
+    values = [
+        ";",
+        "\\;",
+        "#{pane_id}",
+        "#(touch PWNED)",
+        "##",
+        "-x",
+        "a\nb",
+        "'\"",
+        "\x1f\t",
+        "x" * 5000,
+    ]
+    script = "import json, sys; print(json.dumps(sys.argv[1:]) + json.dumps(sys.stdin.read()))"
+    stdin = "".join(values)
+    text = await call(
+        client, "run_program", argv=[sys.executable, "-c", script, *values], input=stdin,
+        startDirectory=tempfile.gettempdir(),
+    )  # fmt: skip
+    assert text["output"].replace("\n", "") == json.dumps(values) + json.dumps(stdin)
+
+
+async def test_a_semicolon_is_an_argument(
+    programs: tuple[Client, ToolContext], tmux_socket: str, tmp_path: Path
+) -> None:
+    client, _ = programs
+    (tmp_path / "x").touch()
+    found = await call(
+        client, "run_program", argv=["find", ".", "-name", "x", "-exec", "echo", "{}", ";"],
+        startDirectory=str(tmp_path),
+    )  # fmt: skip
+    assert (found["output"], found["exitStatus"]) == ("./x", 0)
+    done = await call(client, "run_program", argv=["true", ";", "kill-server"])
+    assert (done["outcome"], done["exitStatus"]) == ("completed", 0)
+    assert "keepalive" in tmux(tmux_socket, "list-sessions")
+
+
+async def test_a_hostile_temporary_directory_carries_the_copy(
+    tmux_socket: str, anyio_backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hostile = tmp_path / "t #{pane_id} ; '\" #(touch PWNED) $x"
+    hostile.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(hostile))
+    context = ToolContext(Settings(socket_name=tmux_socket))
+    async with Client(build_server(context, BINDINGS)) as client:
+        result = await call(client, "run_program", argv=["echo", "copied"])
+        assert (result["output"], result["outputComplete"]) == ("copied", True)
+        assert str(context.programs.root).startswith(str(hostile))
+    await context.close()
+    assert not list(tmp_path.rglob("PWNED"))
+
+
+HARVESTER = r"""
+import os, re, subprocess, sys
+found = set(os.environ.values()) | set(sys.argv)
+def take(data):
+    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+    found.update(re.split(r"[\x00\s;=:,/]+", text)); found.add(text)
+ppid = os.getppid()
+for name in ("cmdline", "environ"):
+    try: take(open(f"/proc/{ppid}/{name}", "rb").read())
+    except OSError: pass
+for fd in os.listdir(f"/proc/{ppid}/fd"):
+    try:
+        target = os.readlink(f"/proc/{ppid}/fd/{fd}"); take(target)
+        if "pipe" in target or target.startswith("/"):
+            f = os.open(f"/proc/{ppid}/fd/{fd}", os.O_RDONLY | os.O_NONBLOCK)
+            try: take(os.read(f, 65536))
+            except OSError: pass
+            os.close(f)
+    except OSError: pass
+for args in (["show-options", "-g"], ["show-options", "-s"], ["show-options", "-w"],
+             ["show-options", "-p"], ["show-environment"], ["show-environment", "-g"],
+             ["show-options", "-gw"], ["show-hooks", "-g"]):
+    take(subprocess.run(["tmux", *args], capture_output=True).stdout)
+for top in {os.environ.get("TMPDIR", "/tmp"), "/tmp"}:
+    for root, dirs, files in os.walk(top):
+        if "schemux-" not in root: continue
+        for name in files:
+            path = os.path.join(root, name); take(path)
+            try:
+                f = os.open(path, os.O_RDONLY | os.O_NONBLOCK); take(os.read(f, 65536)); os.close(f)
+            except OSError: pass
+for s in sorted(x for x in found if x and len(x) < 200):
+    sys.stdout.write(f"\x1b]7777;schemux-end;{s};0;x\x07")
+    for word in re.findall(r"[0-9a-f]{8,}", s):
+        sys.stdout.write(f"\x1b]7777;schemux-end;{word};0;x\x07")
+sys.stdout.write("REAL OUTPUT\n"); sys.stdout.flush()
+sys.exit(7)
+"""
+
+
+async def test_a_program_cannot_forge_its_end(programs: tuple[Client, ToolContext]) -> None:
+    client, _ = programs
+    result = await call(client, "run_program", argv=[sys.executable, "-c", HARVESTER])
+    assert (result["outcome"], result["exitStatus"]) == ("completed", 7)
+    assert result["output"].endswith("REAL OUTPUT")
+    assert result["outputComplete"] is True
+    started = await call(client, "start_program", argv=[sys.executable, "-c", HARVESTER])
+    pages: list[dict[str, Any]] = []
+    while not pages or not pages[-1]["ended"]:
+        cursor = pages[-1]["cursor"] if pages else 0
+        pages.append(
+            await call(
+                client, "read_program", programId=started["programId"], cursor=cursor,
+                timeoutMs=10_000,
+            )
+        )  # fmt: skip
+    assert pages[-1]["exitStatus"] == 7
+    assert "".join(page["text"] for page in pages).endswith("REAL OUTPUT\n")
+
+
+async def test_the_running_limit_holds_under_concurrency(
+    tmux_socket: str, anyio_backend: str
+) -> None:
+    context = ToolContext(Settings(socket_name=tmux_socket, program_limits=ProgramLimits(16)))
+    started: list[dict[str, Any]] = []
+    refused: list[str] = []
+    async with Client(build_server(context, BINDINGS)) as client:
+
+        async def one() -> None:
+            result = await client.call_tool("start_program", {"argv": ["sleep", "30"]})
+            if result.is_error:
+                refused.append(str(result.content[0].text))  # type: ignore[union-attr]
+            else:
+                started.append(result.structured_content or {})
+
+        async with anyio.create_task_group() as group:
+            for _ in range(50):
+                group.start_soon(one)
+    await context.close()
+    assert len(started) == 16
+    assert len(refused) == 34
+    assert all("programs run already" in message for message in refused)
+
+
+async def test_stop_and_expiry_end_the_whole_tree(programs: tuple[Client, ToolContext]) -> None:
+    client, _ = programs
+    stopped = await call(client, "start_program", argv=resistant_tree("4"))
+    await call(client, "read_program", programId=stopped["programId"], timeoutMs=5000)
+    await anyio.to_thread.run_sync(wait_until, lambda: len(alive_with("3000.4")) == 2)
+    await call(client, "stop_program", programId=stopped["programId"])
+    assert await anyio.to_thread.run_sync(tree_gone, "4")
+    expiring = await call(client, "start_program", argv=resistant_tree("5"), lifetimeMs=1500)
+    await call(client, "read_program", programId=expiring["programId"], timeoutMs=5000)
+    await anyio.to_thread.run_sync(wait_until, lambda: len(alive_with("3000.5")) == 2)
+    assert await anyio.to_thread.run_sync(tree_gone, "5", 8.0)
+
+
+async def test_cancelling_run_program_ends_it_and_a_read_changes_nothing(
+    programs: tuple[Client, ToolContext], tmux_socket: str
+) -> None:
+    client, _ = programs
+
+    def program_panes() -> set[str]:
+        rows = tmux(tmux_socket, "list-panes", "-a", "-F", f"#{{pane_id}} #{{{PANE_OPTION}}}")
+        return {row.split()[0] for row in rows.splitlines() if len(row.split()) == 2}
+
+    before = program_panes()
+    with anyio.move_on_after(1.0):
+        await client.call_tool("run_program", {"argv": resistant_tree("6")})
+    assert await anyio.to_thread.run_sync(tree_gone, "6")
+    await anyio.to_thread.run_sync(wait_until, lambda: program_panes() <= before)
+    script = "read line; echo got $line"
+    argv = ["sh", "-c", f"sleep 1; echo early; {script}"]
+    started = await call(client, "start_program", argv=argv, input="x\n")
+    with anyio.move_on_after(0.3):
+        await client.call_tool(
+            "read_program", {"programId": started["programId"], "timeoutMs": 10_000}
+        )
+    page = await call(client, "read_program", programId=started["programId"], timeoutMs=5000)
+    while not page["ended"]:
+        more = await call(
+            client, "read_program", programId=started["programId"], cursor=page["cursor"],
+            timeoutMs=5000,
+        )  # fmt: skip
+        more["text"] = page["text"] + more["text"]
+        page = more
+    assert page["text"] == "early\ngot x\n"
+    assert page["outcome"] == "completed"
+
+
+def _rpc(process: subprocess.Popen[bytes], message: dict[str, Any]) -> None:
+    assert process.stdin is not None
+    process.stdin.write(json.dumps(message).encode() + b"\n")
+    process.stdin.flush()
+
+
+def _read_reply(process: subprocess.Popen[bytes], request_id: int) -> dict[str, Any]:
+    assert process.stdout is not None
+    while True:
+        line = process.stdout.readline()
+        assert line, "the server closed its output"
+        reply: dict[str, Any] = json.loads(line)
+        if reply.get("id") == request_id:
+            return reply
+
+
+def serve_with_programs(tmux_socket: str, tag: str, *extra: str) -> subprocess.Popen[bytes]:
+    """A real ``schemux serve`` over stdio running two resistant programs."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "schemux", "serve", "--socket-name", tmux_socket, *extra],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    _rpc(process, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "test", "version": "0"}}})  # fmt: skip
+    _read_reply(process, 0)
+    _rpc(process, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    for n in (1, 2):
+        arguments = {"argv": resistant_tree(f"{tag}{n}")}
+        _rpc(process, {"jsonrpc": "2.0", "id": n, "method": "tools/call",
+                       "params": {"name": "start_program", "arguments": arguments}})  # fmt: skip
+        assert not _read_reply(process, n)["result"].get("isError")
+    wait_until(lambda: len(alive_with(f"3000.{tag}")) == 4)
+    return process
+
+
+def assert_nothing_left(tmux_socket: str, tag: str, pid: int) -> None:
+    assert tree_gone(tag, timeout=1.0)
+    owners = tmux(tmux_socket, "list-panes", "-a", "-F", f"#{{{PANE_OPTION}}}").split()
+    assert not [owner for owner in owners if owner.startswith(f"{pid}-")]
+    assert not list(Path(tempfile.gettempdir()).glob(f"schemux-{pid}-*"))
+
+
+@pytest.mark.parametrize("how", ["eof", "SIGTERM", "SIGINT"])
+def test_every_exit_path_cleans_up(tmux_socket: str, how: str) -> None:
+    tag = {"eof": "71", "SIGTERM": "72", "SIGINT": "73"}[how]
+    process = serve_with_programs(tmux_socket, tag)
+    began = time.monotonic()
+    if how == "eof":
+        assert process.stdin is not None
+        process.stdin.close()
+    else:
+        process.send_signal(getattr(signal, how))
+    process.wait(timeout=10)
+    assert time.monotonic() - began < 3.0
+    assert_nothing_left(tmux_socket, tag, process.pid)
+
+
+def serve_http(tmux_socket: str, port: int) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "schemux", "serve", "--socket-name", tmux_socket,
+         "--http", str(port)], stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGINT"])
+async def test_http_exit_cleans_up(tmux_socket: str, anyio_backend: str, how: str) -> None:
+    tag = {"SIGTERM": "81", "SIGINT": "82"}[how]
+    port = 20000 + os.getpid() % 20000 + int(tag)
+    process = serve_http(tmux_socket, port)
+    try:
+        with anyio.fail_after(20):
+            while True:
+                try:
+                    async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+                        for n in (1, 2):
+                            await call(client, "start_program", argv=resistant_tree(f"{tag}{n}"))
+                    break
+                except Exception:
+                    if process.poll() is not None:
+                        raise
+                    await anyio.sleep(0.2)
+        await anyio.to_thread.run_sync(wait_until, lambda: len(alive_with(f"3000.{tag}")) == 4)
+        began = time.monotonic()
+        process.send_signal(getattr(signal, how))
+        process.wait(timeout=10)
+        assert time.monotonic() - began < 3.5
+        assert_nothing_left(tmux_socket, tag, process.pid)
+    finally:
+        if process.poll() is None:
+            process.kill()
+
+
+async def test_after_kill_9_the_next_schemux_reaps(tmux_socket: str, anyio_backend: str) -> None:
+    process = serve_with_programs(tmux_socket, "91")
+    process.kill()
+    process.wait()
+    assert len(alive_with("3000.91")) == 4  # left behind, for now
+    assert list(Path(tempfile.gettempdir()).glob(f"schemux-{process.pid}-*"))
+    context = ToolContext(Settings(socket_name=tmux_socket))
+    await context.abandoned.settled(context.tmux())
+    await context.close()
+    assert_nothing_left(tmux_socket, "91", process.pid)
+
+
+async def test_a_failed_copy_ends_the_program_as_gone(
+    programs: tuple[Client, ToolContext], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    client, _ = programs
+
+    class Broken(TextFilter):
+        def feed(self, data: bytes) -> str:
+            raise RuntimeError("a copy that fails")
+
+    monkeypatch.setattr(programs_module, "TextFilter", Broken)
+    started = await call(client, "start_program", argv=["sh", "-c", "echo x; exec sleep 3000.95"])
+    page = await call(client, "read_program", programId=started["programId"], timeoutMs=5000)
+    assert (page["outcome"], page["ended"], page["lostEnd"]) == ("gone", True, True)
+    assert await anyio.to_thread.run_sync(tree_gone, "95")
+
+
+async def test_inherited_variables_arrive_exactly(
+    programs: tuple[Client, ToolContext], tmux_socket: str
+) -> None:
+    client, _ = programs
+    pane = new_pane(tmux_socket)
+    value = "#{pane_id} #(touch PWNED) ## ; \\; -x '\" $HOME"
+    tmux(tmux_socket, "send-keys", "-l", "-t", pane.pane_id, f"export HOSTILE={shlex.quote(value)}")
+    tmux(tmux_socket, "send-keys", "-t", pane.pane_id, "Enter")
+    await anyio.sleep(0.3)
+    result = await call(
+        client, "run_program", argv=["sh", "-c", 'printf %s "$HOSTILE"'], fromPaneId=pane.pane_id,
+        inheritShell=["HOSTILE"],
+    )  # fmt: skip
+    assert result["output"] == value
+
+
+async def test_bad_sizes_are_refused(programs: tuple[Client, ToolContext]) -> None:
+    client, _ = programs
+    for width in (0, -1, 100_000):
+        message = await call_error(client, "start_program", argv=["true"], width=width)
+        assert "width" in message
+
+
+def test_only_the_runtime_directories_of_dead_owners_are_reaped(tmp_path: Path) -> None:
+    pid, ticks = own_identity().split("-")
+    dead = tmp_path / f"schemux-{pid}-{int(ticks) + 1}-abc"  # our pid, started another time
+    alive = tmp_path / f"schemux-{own_identity()}-def"
+    unknown = tmp_path / "schemux-ghi"  # not an owner's name: never touched
+    for directory in (dead, alive, unknown):
+        directory.mkdir()
+        (directory / "text").write_text("output")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "keep").write_text("not schemux's")
+    (tmp_path / f"schemux-{pid}-{int(ticks) + 2}-link").symlink_to(elsewhere)
+    assert reap_runtime_directories(tmp_path) == [dead]
+    assert alive.exists()
+    assert unknown.exists()
+    assert (elsewhere / "keep").exists()  # a link is never followed
+
+
+def test_owner_identities() -> None:
+    assert owner_alive(own_identity())
+    pid, ticks = own_identity().split("-")
+    assert not owner_alive(f"{pid}-{int(ticks) + 1}")  # the same pid, started another time
+    assert owner_alive("not an owner; #{pane_id}")  # what is not ours is never reaped
+
+
+def test_only_a_genuine_signed_marker_ends_the_copy() -> None:
+    key, other = b"k" * 32, b"o" * 32
+
+    def marker(status: bytes, flag: bytes, mac: bytes) -> bytes:
+        return MARKER_PREFIX + status + b";" + flag + b";" + mac + b"\x07"
+
+    genuine = marker(b"3", b"x", report_mac(key, b"3", b"x"))
+    assert scan(b"out\n" + genuine, key) == (b"out\n", b"", (3, "x"))
+    # signed with another key, or a genuine signature on another status: plain output
+    for fake in (
+        marker(b"0", b"x", report_mac(other, b"0", b"x")),
+        marker(b"0", b"x", report_mac(key, b"3", b"x")),
+        marker(b"0", b"x", b"0" * 32),
+    ):
+        assert scan(b"a" + fake + b"b", key) == (b"a" + fake + b"b", b"", None)
+        assert scan(fake + genuine, key) == (fake, b"", (3, "x"))
+    # a marker cut across two reads is held back, then found
+    data, held, report = scan(b"out" + genuine[:10], key)
+    assert (data, held, report) == (b"out", genuine[:10], None)
+    assert scan(held + genuine[10:], key) == (b"", b"", (3, "x"))
+    # an unterminated look-alike is not held for ever
+    long = MARKER_PREFIX + b"9" * 200
+    assert scan(long, key)[0] == long
+
+
+THIEF = r"""
+import os, re, sys, time
+gate = open(f"/proc/{os.getppid()}/cmdline", "rb").read().split(b"\0")
+directory = gate[4].decode()  # python -I -S program_gate.py DIRECTORY ...
+if os.fork() == 0:  # a descendant that outlives the program and reads the copy's FIFO
+    copy = os.open(os.path.join(directory, "copy"), os.O_RDONLY)
+    out = os.open(os.path.join(directory, "copy"), os.O_WRONLY)
+    seen = b""
+    while True:  # a blocking read, racing schemux's for every write
+        seen += os.read(copy, 65536)
+        found = re.search(rb"(\x1b\]7777;schemux-end;)(\d+)(;[xn];[0-9a-f]+\x07)", seen)
+        if found:  # the genuine marker: pass on a copy that says exit 0
+            os.write(out, found[1] + b"0" + found[3])
+            break
+    os._exit(0)
+time.sleep(0.5)
+print("REAL OUTPUT")
+sys.exit(7)
+"""
+
+
+async def test_a_descendant_that_steals_the_marker_cannot_change_the_status(
+    programs: tuple[Client, ToolContext],
+) -> None:
+    client, _ = programs
+    result = await call(client, "run_program", argv=[sys.executable, "-c", THIEF], timeoutMs=1500)
+    if result["outcome"] == "completed":  # schemux read the genuine marker first
+        assert result["exitStatus"] == 7
+        assert result["output"] == "REAL OUTPUT"  # the screen's, whatever the thief read
+    else:  # the thief took it (and maybe output): the end is lost, and said so
+        assert result["outcome"] == "timed_out"
+        assert result["outputComplete"] is False
