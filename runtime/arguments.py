@@ -13,7 +13,7 @@ Two kinds, each reported as a schema violation is (``field: ... (rule: ...)``):
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 
 # per tool: the top-level fields whose text never reaches tmux (nor a shell)
@@ -35,11 +35,16 @@ def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
             yield from _strings(item, f"{path}[{index}]")
 
 
-def text_violation(tool: str, arguments: Mapping[str, Any]) -> str | None:
+def text_violation(
+    tool: str, arguments: Mapping[str, Any], declared: Collection[str]
+) -> str | None:
     """``field: ...`` for the first argument that is not text tmux can be given; None
-    when every one is."""
+    when every one is. Only ``declared`` fields count: an argument the contract does not
+    name (where it allows more) is ignored, and so never reaches tmux."""
     exempt = NEVER_SENT.get(tool, frozenset())
     for key, value in arguments.items():
+        if key not in declared:
+            continue
         for path, text in _strings(value, str(key)):
             surrogate = _SURROGATE.search(text)
             if surrogate is not None:

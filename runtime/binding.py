@@ -39,6 +39,13 @@ class ToolBinding:
     def name(self) -> str:
         return str(self.document["name"])
 
+    @property
+    def declared_arguments(self) -> frozenset[str]:
+        """The argument names the contract declares, in any of its forms (the served
+        projection merges every form's properties)."""
+        schema = self.served_input_schema or self.document["inputSchema"]
+        return frozenset(schema.get("properties", {}))
+
     def served_document(self, *, exact: bool = False) -> dict[str, Any]:
         """The Tool document tools/list serves: the projection, or with ``exact`` (or
         when there is none) the contract as it is."""

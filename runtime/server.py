@@ -82,7 +82,7 @@ async def call_bound_tool(
         return error_result(
             f"Invalid arguments for {binding.name}: {describe_violation(violation)}"
         )
-    unsendable = text_violation(binding.name, arguments)
+    unsendable = text_violation(binding.name, arguments, binding.declared_arguments)
     if unsendable is not None:
         return error_result(f"Invalid arguments for {binding.name}: {unsendable}")
     failed = False

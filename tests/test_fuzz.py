@@ -22,6 +22,7 @@ from hypothesis_jsonschema import from_schema
 from jsonschema.exceptions import best_match
 from mcp import Client
 
+from schemux.arguments import text_violation
 from schemux.config import Settings
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
@@ -179,6 +180,10 @@ def check(fuzz: Fuzz, tool: str, arguments: dict[str, Any]) -> None:
         assert text == f"Invalid arguments for {tool}: {describe_violation(violation)}"
         names = set(arguments) | property_names(TOOL_DOCUMENTS[tool]["inputSchema"])
         assert any(names_field(text, name) for name in names), f"no field named: {text}"
+        return
+    unsendable = text_violation(tool, arguments, binding.declared_arguments)
+    if unsendable is not None:  # schema-valid text that tmux cannot take: refused by name
+        assert text == f"Invalid arguments for {tool}: {unsendable}", (arguments, text)
         return
     assert not text.startswith("Invalid arguments"), (arguments, text)
     if result.structured_content is not None:
