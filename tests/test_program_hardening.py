@@ -105,8 +105,6 @@ async def test_a_start_directory_is_taken_literally(
             startDirectory=str(directory),
         )  # fmt: skip
         assert result["output"] == repr(str(directory))
-        if any(c in name for c in "\t\n\x1f"):
-            return  # a pane's metadata with these is targets.py's parsing (issue 8 item 4)
         # the same directory as the current path of a fromPaneId pane
         pane = tmux(
             tmux_socket, "new-window", "-d", "-P", "-F", "#{pane_id}", "--",
