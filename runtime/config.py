@@ -61,7 +61,7 @@ class Settings:
             )
         if self.program_gate not in GATE_SETTINGS:
             raise ConfigError(
-                f"{ENV_PROGRAM_GATE}={self.program_gate!r}: expected {', '.join(GATE_SETTINGS)}"
+                f"{ENV_PROGRAM_GATE}={self.program_gate!r}: expected auto, perl or python"
             )
         try:
             choose_gate(self.program_gate)
@@ -126,7 +126,9 @@ def _gate(env: Mapping[str, str]) -> GateSetting:
     for setting in GATE_SETTINGS:
         if raw == setting:
             return setting
-    raise ConfigError(f"{ENV_PROGRAM_GATE}={env[ENV_PROGRAM_GATE]!r}: expected auto, perl or python")
+    raise ConfigError(
+        f"{ENV_PROGRAM_GATE}={env[ENV_PROGRAM_GATE]!r}: expected auto, perl or python"
+    )
 
 
 def _names(raw: str) -> tuple[str, ...]:

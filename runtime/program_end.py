@@ -58,8 +58,9 @@ def verified(body: bytes, table: bytes) -> Report | None:
 def scan(data: bytes, table: bytes) -> tuple[bytes, bytes, Report | None]:
     """Split copied bytes into output to pass on now, bytes to hold back (the start of what
     may be a marker, to be completed by the next read), and the gate's report when a
-    genuine marker (by ``table``) is in ``data`` (nothing the gate prints follows it). Anything that only
-    looks like a marker is output (the text filter drops it as an OSC sequence)."""
+    genuine marker (by ``table``) is in ``data`` (nothing the gate prints follows it).
+    Anything that only looks like a marker is output (the text filter drops it as an OSC
+    sequence)."""
     start = 0
     while True:
         at = data.find(MARKER_PREFIX, start)

@@ -70,9 +70,10 @@ def perl_gate() -> Gate | str:
     perl = shutil.which("perl")
     if perl is None:
         return "there is no perl on PATH"
-    # -t: PERL5OPT, PERL5LIB and PERLIO are ignored; -C0: PERL_UNICODE is too
+    # -t: PERL5OPT, PERL5LIB and PERLIO are ignored; -C0: PERL_UNICODE is too; -X: no
+    # warning reaches the program's terminal
     syscalls = ",".join(str(number) for number in numbers)
-    return Gate("perl", (perl, "-t", "-C0", str(PERL_GATE), syscalls))
+    return Gate("perl", (perl, "-X", "-t", "-C0", str(PERL_GATE), syscalls))
 
 
 def choose_gate(setting: GateSetting) -> Gate:

@@ -25,7 +25,8 @@ from schemux.abandoned import PANE_OPTION, own_identity, owner_alive, reap_runti
 from schemux.config import Settings
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
-from schemux.program_end import MARKER_PREFIX, TABLE_BYTES, report_token, scan
+from schemux.program_end import MARKER_PREFIX, report_token, scan
+from schemux.program_gate import TABLE_BYTES
 from schemux.programs import ProgramLimits
 from schemux.server import build_server
 from schemux.terminal_text import TextFilter
