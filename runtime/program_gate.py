@@ -197,7 +197,8 @@ def start_child(
         try:
             os.close(failed_r)
             signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-            for signum in (signal.SIGINT, signal.SIGQUIT):
+            # the gate's C-c, and what Python ignores for itself: not the program's
+            for signum in (signal.SIGINT, signal.SIGQUIT, signal.SIGPIPE, signal.SIGXFSZ):
                 signal.signal(signum, signal.SIG_DFL)
             if stdin_path:
                 os.dup2(os.open(stdin_path, os.O_RDONLY), 0)

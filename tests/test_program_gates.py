@@ -42,7 +42,8 @@ def run_gate(
     fifo = os.open(tmp_path / "secret", os.O_RDWR | os.O_NONBLOCK)
     table = os.urandom(TABLE_BYTES) if table is None else table
     command = gate.command(tmp_path, str(tmp_path), "", "", 0.5, {"GATE_TEST": "v"}, argv)
-    env = {"PATH": os.environ["PATH"], **HOSTILE_ENVIRONMENT}
+    # a relative directory in PATH: what Perl's taint checks call insecure runs all the same
+    env = {"PATH": f".:{os.environ['PATH']}", **HOSTILE_ENVIRONMENT}
     gate_process = subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env
     )
@@ -72,6 +73,8 @@ def run_gate(
     [
         (["sh", "-c", 'printf "%s" "$GATE_TEST"; exit 3'], (3, "x"), b"v"),
         (["sh", "-c", "kill -TERM $$"], (128 + signal.SIGTERM, "x"), b""),
+        # no signal ignored (Python ignores SIGPIPE and SIGXFSZ for itself)
+        (["grep", "SigIgn", "/proc/self/status"], (0, "x"), b"SigIgn:\t0000000000000000\n"),
         (["sh", "-c", "printf '\\377;\\033]7777;schemux-end;0;x;00\\a'"], (0, "x"), b"\xff;"),
         (["no-such-program-here"], (127, "n"), b"no-such-program-here: not found\n"),
         (["/nonexistent/program"], (127, "n"), b"/nonexistent/program: No such file"),
