@@ -17,7 +17,7 @@ server (``SCHEMUX_MAX_PROGRAMS=64``, ``SCHEMUX_RETAINED_PROGRAMS=64``):
    ``terminal_text(file_bytes)``; aggregate MB/s (10^6 bytes written / wall time);
 4. VmRSS of the stdio server before and after the throughput run.
 
-Usage: ``python bench/programs.py [--quick] [--json PATH]``
+Usage: ``python bench/programs.py [--quick] [--json PATH] [--gate auto|perl|python]``
 """
 
 from __future__ import annotations
@@ -98,11 +98,10 @@ def structured(label: str, result: Any) -> dict[str, Any]:
     return payload
 
 
-def stdio_params(socket: str) -> StdioServerParameters:
+def stdio_params(socket: str, gate: str) -> StdioServerParameters:
     params = schemux_params(socket)
-    return StdioServerParameters(
-        command=params.command, args=params.args, cwd=params.cwd, env=dict(PROGRAM_LIMIT_ENV)
-    )
+    env = PROGRAM_LIMIT_ENV | {"SCHEMUX_PROGRAM_GATE": gate}
+    return StdioServerParameters(command=params.command, args=params.args, cwd=params.cwd, env=env)
 
 
 # 1. run_program round trip -----------------------------------------------------------------
@@ -460,10 +459,10 @@ async def measure_throughput(
 # the run -----------------------------------------------------------------------------------
 
 
-async def measure(sizes: Sizes, tmux: Tmux, work: Path) -> dict[str, Any]:
+async def measure(sizes: Sizes, tmux: Tmux, work: Path, gate: str) -> dict[str, Any]:
     tmux.start()
-    params = stdio_params(tmux.name)
-    report: dict[str, Any] = {"machine": machine_facts(), "sizes": asdict(sizes)}
+    params = stdio_params(tmux.name, gate)
+    report: dict[str, Any] = {"machine": machine_facts(), "sizes": asdict(sizes), "gate": gate}
     del report["machine"]["libtmux_mcp"]
     files = work / "files"
     files.mkdir()
@@ -560,7 +559,8 @@ def render(report: dict[str, Any]) -> str:
 
     lines = [
         f"{facts['tmux']}, nproc {facts['nproc']}, Python {facts['python']}, "
-        f"Linux {facts['kernel']}, mcp {facts['mcp']}, schemux {facts['schemux']}",
+        f"Linux {facts['kernel']}, mcp {facts['mcp']}, schemux {facts['schemux']}, "
+        f"program gate {report['gate']}",
         "",
         f'1. run_program {{"argv": ["true"]}}, {sizes["calls"]} timed calls after '
         f"{sizes['warmup']} warm-up",
@@ -624,12 +624,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="small sizes, for a smoke run")
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the figures here")
+    parser.add_argument(
+        "--gate", choices=["auto", "perl", "python"], default="auto",
+        help="the program gate schemux runs (SCHEMUX_PROGRAM_GATE)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     sizes = Sizes.quick() if args.quick else Sizes()
     tmux = Tmux(f"schemux-programs-{os.getpid()}")
     try:
         with tempfile.TemporaryDirectory(prefix="schemux-programs-") as work:
-            report = asyncio.run(measure(sizes, tmux, Path(work)))
+            report = asyncio.run(measure(sizes, tmux, Path(work), args.gate))
     finally:
         tmux.kill()
     print(render(report))

@@ -6,6 +6,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from schemux.program_gates import GATE_SETTINGS, GateSetting, choose_gate
 from schemux.programs import ProgramLimits
 from schemux.tmux import socket_name_problem
 
@@ -19,6 +20,7 @@ ENV_RETAINED_PROGRAMS = "SCHEMUX_RETAINED_PROGRAMS"
 ENV_OUTPUT_LIMIT = "SCHEMUX_OUTPUT_LIMIT"
 ENV_EXACT_SCHEMAS = "SCHEMUX_EXACT_SCHEMAS"
 ENV_TOOLS = "SCHEMUX_TOOLS"
+ENV_PROGRAM_GATE = "SCHEMUX_PROGRAM_GATE"
 
 
 class ConfigError(ValueError):
@@ -34,7 +36,9 @@ class Settings:
     tool makes, whatever timeout the call asks for. ``exact_schemas`` serves every
     tool's exact inputSchema instead of its projection; ``tools`` names the tools or
     families to serve (empty: all), checked against the tools at start
-    (``schemux.selection``).
+    (``schemux.selection``). ``program_gate`` is the gate program panes run
+    (``schemux.program_gates``): "auto" (Perl where it can run, else Python), "perl" or
+    "python".
     """
 
     socket_name: str | None = None
@@ -43,6 +47,7 @@ class Settings:
     program_limits: ProgramLimits = field(default_factory=ProgramLimits)
     exact_schemas: bool = False
     tools: tuple[str, ...] = ()
+    program_gate: GateSetting = "auto"
 
     def __post_init__(self) -> None:
         if self.socket_name is not None and self.socket_path is not None:
@@ -54,6 +59,14 @@ class Settings:
             raise ConfigError(
                 f"the wait ceiling must be a positive number of seconds, not {self.wait_ceiling!r}"
             )
+        if self.program_gate not in GATE_SETTINGS:
+            raise ConfigError(
+                f"{ENV_PROGRAM_GATE}={self.program_gate!r}: expected auto, perl or python"
+            )
+        try:
+            choose_gate(self.program_gate)
+        except ValueError as error:
+            raise ConfigError(f"{ENV_PROGRAM_GATE}={self.program_gate}: {error}") from None
 
     def clamp_wait(self, seconds: float) -> float:
         return min(seconds, self.wait_ceiling)
@@ -95,6 +108,7 @@ def settings_from(
         program_limits=limits,
         exact_schemas=exact_schemas or _flag(env, ENV_EXACT_SCHEMAS),
         tools=_names(tools if tools is not None else env.get(ENV_TOOLS, "")),
+        program_gate=_gate(env),
     )
 
 
@@ -105,6 +119,16 @@ def _flag(env: Mapping[str, str], name: str) -> bool:
     if raw in ("1", "true", "yes"):
         return True
     raise ConfigError(f"{name}={env[name]!r}: expected 1 or 0")
+
+
+def _gate(env: Mapping[str, str]) -> GateSetting:
+    raw = env.get(ENV_PROGRAM_GATE, "").strip().lower() or "auto"
+    for setting in GATE_SETTINGS:
+        if raw == setting:
+            return setting
+    raise ConfigError(
+        f"{ENV_PROGRAM_GATE}={env[ENV_PROGRAM_GATE]!r}: expected auto, perl or python"
+    )
 
 
 def _names(raw: str) -> tuple[str, ...]:

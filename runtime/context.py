@@ -18,7 +18,7 @@ class ToolContext:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self._servers: dict[ServerAddress, TmuxServer] = {}
-        self.programs = ProgramStore(settings.program_limits)
+        self.programs = ProgramStore(settings.program_limits, settings.program_gate)
         self.screens = ScreenTracker()  # tmux_capture's cursors
         self.abandoned = AbandonedReaper()  # what dead schemux processes left, per server
 

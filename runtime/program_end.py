@@ -1,16 +1,13 @@
-"""How a program's end is told: the gate's command line, and its end marker read back."""
+"""How a program's end is told: the gate's end marker, read back and verified."""
 
 from __future__ import annotations
 
 import hmac
 import signal as signals
-import sys
 from dataclasses import dataclass
-from hashlib import blake2b
-from pathlib import Path
 from typing import Literal
 
-from schemux import program_gate
+from schemux.program_gate import TABLE_BYTES, TOKEN_BYTES, token_index
 
 SIGNAL_NAMES = {int(number): number.name for number in signals.Signals}
 MARKER_PREFIX = b"\x1b]7777;schemux-end;"
@@ -36,49 +33,34 @@ def ending_from_marker(status: int, flag: str) -> Ending:
     return Ending("completed", status, None)
 
 
-def gate_command(
-    directory: Path,
-    start_directory: str,
-    stdin_path: str,
-    stderr_path: str,
-    grace: float,
-    environment: dict[str, str],
-    argv: list[str],
-) -> list[str]:
-    """The pane's command: the gate (``schemux.program_gate``) by this Python, isolated
-    from the environment's Python settings; every value one argument, none parsed by a
-    shell or expanded by tmux (a window's command is neither)."""
-    assignments = [f"{key}={value}" for key, value in sorted(environment.items())]
-    return [
-        sys.executable, "-I", "-S", program_gate.__file__, str(directory), start_directory,
-        stdin_path, stderr_path, str(grace), str(len(assignments)), *assignments, *argv,
-    ]  # fmt: skip
+def report_token(table: bytes, status: int, flag: str) -> bytes:
+    """The token a gate holding ``table`` marks this report with (both gates take it from
+    the same place): a copy of one genuine marker (a descendant can read the copy's FIFO)
+    tells nothing of another report's token."""
+    at = token_index(status, flag) * TOKEN_BYTES
+    return table[at : at + TOKEN_BYTES].hex().encode()
 
 
-def report_mac(key: bytes, status: bytes, flag: bytes) -> bytes:
-    """What the gate signs its report with (``program_gate.report``): keyed BLAKE2b, so a
-    copy of one genuine marker (a descendant can read the copy's FIFO) forges no other."""
-    return blake2b(status + b";" + flag, key=key, digest_size=16).hexdigest().encode()
-
-
-def verified(body: bytes, key: bytes) -> Report | None:
-    """The report in a marker's ``STATUS;FLAG;MAC``, if the gate holding ``key`` made it."""
+def verified(body: bytes, table: bytes) -> Report | None:
+    """The report in a marker's ``STATUS;FLAG;TOKEN``, if the gate holding ``table`` made
+    it (one verifier for both gates)."""
     fields = body.split(b";")
-    if len(fields) != 3:
+    if len(fields) != 3 or len(table) != TABLE_BYTES:
         return None
-    status, flag, mac = fields
-    if not status.isdigit() or len(status) > 3 or flag not in (b"x", b"n"):
+    status, flag, token = fields
+    if not status.isdigit() or len(status) > 3 or int(status) > 255 or flag not in (b"x", b"n"):
         return None
-    if not hmac.compare_digest(mac, report_mac(key, status, flag)):
+    if not hmac.compare_digest(token, report_token(table, int(status), flag.decode())):
         return None
     return int(status), flag.decode()
 
 
-def scan(data: bytes, key: bytes) -> tuple[bytes, bytes, Report | None]:
+def scan(data: bytes, table: bytes) -> tuple[bytes, bytes, Report | None]:
     """Split copied bytes into output to pass on now, bytes to hold back (the start of what
     may be a marker, to be completed by the next read), and the gate's report when a
-    genuine marker is in ``data`` (nothing the gate prints follows it). Anything that only
-    looks like a marker is output (the text filter drops it as an OSC sequence)."""
+    genuine marker (by ``table``) is in ``data`` (nothing the gate prints follows it).
+    Anything that only looks like a marker is output (the text filter drops it as an OSC
+    sequence)."""
     start = 0
     while True:
         at = data.find(MARKER_PREFIX, start)
@@ -91,7 +73,7 @@ def scan(data: bytes, key: bytes) -> tuple[bytes, bytes, Report | None]:
                 start = at + 1
                 continue
             return data[:at], data[at:], None
-        report = verified(data[at + len(MARKER_PREFIX) : end], key)
+        report = verified(data[at + len(MARKER_PREFIX) : end], table)
         if report is not None:
             return data[:at], b"", report
         start = end + 1

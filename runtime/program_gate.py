@@ -2,12 +2,18 @@
 reporting its end, and ending everything it left behind.
 
 Run as ``python -I -S program_gate.py DIRECTORY CWD STDIN STDERR GRACE N ENV*N ARGV...``
-(stdlib only: no site, no environment variables of Python's, no import of schemux). Its
-argv holds nothing secret; what makes its end marker believable is a secret it reads from
+(stdlib only: no site, no environment variables of Python's, no import of schemux). It is
+the fallback of the Perl gate (``program_gate.pl``, the same protocol, started five times
+faster), where there is no ``perl`` or the architecture's system call numbers are not
+known (``schemux.program_gates``).
+
+Its argv holds nothing secret; what makes its end marker believable is a table of random
+tokens, one per report (exit status 0-255, and "x" run or "n" not run), that it reads from
 a one-shot FIFO in the program's private directory before the program starts and keeps in
 its own memory only (the gate is not dumpable: no ptrace, no /proc/PID/mem for the same
-user); the marker carries the report signed with it (keyed BLAKE2b), never the secret.
-The program cannot read it from argv, the environment, the FIFO (gone, and empty, by then),
+user). The marker carries the token of its report only, so a copy of one marker (a
+descendant can read the copy's FIFO) tells nothing of another report's token. The program
+cannot read the table from argv, the environment, the FIFO (gone, and empty, by then),
 tmux, or a marker it copies.
 
 It is a child subreaper (``PR_SET_CHILD_SUBREAPER``): every descendant whose parent ends,
@@ -29,8 +35,9 @@ import time
 
 PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
-MARKER = "\x1b]7777;schemux-end;{status};{flag};{mac}\x07"
-SECRET_LENGTH = 32
+MARKER = "\x1b]7777;schemux-end;{status};{flag};{token}\x07"
+TOKEN_BYTES = 8
+TABLE_BYTES = 256 * 2 * TOKEN_BYTES  # 4096, PIPE_BUF: schemux writes it in one atomic write
 WATCHED = {signal.SIGCHLD, signal.SIGHUP, signal.SIGTERM, signal.SIGUSR1, signal.SIGUSR2}
 SETTLE_SECONDS = 5.0  # at most this long killing a tree that keeps forking
 
@@ -46,19 +53,29 @@ def become_subreaper() -> None:
             raise OSError(ctypes.get_errno(), f"prctl({option})")
 
 
-def read_secret(directory: str) -> str:
-    """The secret schemux writes once the output copy is in place; the FIFO goes at once."""
+def token_index(status: int, flag: str) -> int:
+    """Where the token of a report is in the table (program_end reads it the same way)."""
+    return 2 * status + (1 if flag == "n" else 0)
+
+
+def read_table(directory: str) -> bytes:
+    """The tokens schemux writes once the output copy is in place; the FIFO goes at once."""
     path = os.path.join(directory, "secret")
     # not blocking to open (without a writer, schemux has given up: the read sees the
     # end), blocking to read (until schemux writes, or closes its end)
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     os.set_blocking(fd, True)
+    table = b""
     try:
-        secret = os.read(fd, SECRET_LENGTH).decode("ascii", "replace")
+        while len(table) < TABLE_BYTES:
+            got = os.read(fd, TABLE_BYTES - len(table))
+            if not got:
+                break
+            table += got
     finally:
         os.close(fd)
         os.unlink(path)
-    return secret
+    return table
 
 
 def descendants(root: int) -> list[int]:
@@ -97,10 +114,10 @@ def exit_code(wait_status: int) -> int:
 
 
 class Gate:
-    def __init__(self, child: int, grace: float, secret: str) -> None:
+    def __init__(self, child: int, grace: float, table: bytes) -> None:
         self.child = child
         self.grace = grace
-        self.secret = secret
+        self.table = table
         self.status: int | None = None
         self.reported = False
         self.kill_at: float | None = None  # while stopping: when SIGKILL follows SIGTERM
@@ -120,15 +137,11 @@ class Gate:
         if self.status is None or self.reported:
             return
         self.reported = True
-        try:  # the builtin module: hashlib would load OpenSSL, ten times slower to import
-            from _blake2 import blake2b
-        except ImportError:
-            from hashlib import blake2b
-        # signed, not the secret itself: a descendant that reads this marker off the
-        # copy's FIFO learns nothing that would sign another status
-        signed = f"{self.status};{flag}".encode()
-        mac = blake2b(signed, key=self.secret.encode(), digest_size=16).hexdigest()
-        marker = MARKER.format(status=self.status, flag=flag, mac=mac)
+        # this report's token only: a descendant that reads this marker off the copy's
+        # FIFO learns nothing of the token of any other report
+        at = token_index(self.status, flag) * TOKEN_BYTES
+        token = self.table[at : at + TOKEN_BYTES].hex()
+        marker = MARKER.format(status=self.status, flag=flag, token=token)
         try:  # noqa: SIM105
             os.write(1, marker.encode())
         except OSError:  # the terminal is gone: schemux sees the pane go instead
@@ -184,7 +197,8 @@ def start_child(
         try:
             os.close(failed_r)
             signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-            for signum in (signal.SIGINT, signal.SIGQUIT):
+            # the gate's C-c, and what Python ignores for itself: not the program's
+            for signum in (signal.SIGINT, signal.SIGQUIT, signal.SIGPIPE, signal.SIGXFSZ):
                 signal.signal(signum, signal.SIG_DFL)
             if stdin_path:
                 os.dup2(os.open(stdin_path, os.O_RDONLY), 0)
@@ -225,8 +239,8 @@ def main(args: list[str]) -> int:
     # carried out as soon as there is something to stop
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, WATCHED)
     become_subreaper()
-    secret = read_secret(directory)
-    if len(secret) != SECRET_LENGTH:  # schemux gave this program up before it started
+    table = read_table(directory)
+    if len(table) != TABLE_BYTES:  # schemux gave this program up before it started
         return 125
     environment = dict(os.environ)
     for assignment in assignments:
@@ -237,7 +251,7 @@ def main(args: list[str]) -> int:
     except OSError:
         pass
     child, failed = start_child(argv, cwd, stdin_path, stderr_path, environment, mask)
-    gate = Gate(child, float(grace), secret)
+    gate = Gate(child, float(grace), table)
     gate.reap()
     gate.report("n" if failed else "x")
     try:

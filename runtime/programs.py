@@ -2,19 +2,20 @@
 
 How one runs, and why each step:
 
-* **A gate** (``schemux.program_gate``) is the pane's process, with the program's argv,
-  start directory and environment as its own arguments (no shell parses them, tmux
-  expands none of them). It holds the program until schemux has the output copy in
-  place, then runs it as its child, in the start directory, with stdin (``input``, a
-  private file) and stderr (``separateStderr``) redirected. When the program ends it
-  writes an end marker to the terminal: a private OSC sequence with the program's exit
-  status (128+N for signal N, as the contracts read it), signed with a secret that came
-  to the gate through a one-shot FIFO before the program started and is nowhere the
-  program can read, so a program cannot fake its end. The marker is the last thing the
-  pane prints, so when it comes out of the copy every byte the program wrote is in
-  (control mode's ``%output`` lost those), and the status is right at once (tmux 3.3a
-  could report it seconds late). The gate is a child subreaper: stopping ends the whole
-  process tree, daemons that ``setsid`` included, and so does the pane going away.
+* **A gate** (``schemux.program_gates``: a Perl script, or Python's where there is no
+  perl) is the pane's process, with the program's argv, start directory and environment
+  as its own arguments (no shell parses them, tmux expands none of them). It holds the
+  program until schemux has the output copy in place, then runs it as its child, in the
+  start directory, with stdin (``input``, a private file) and stderr (``separateStderr``)
+  redirected. When the program ends it writes an end marker to the terminal: a private
+  OSC sequence with the program's exit status (128+N for signal N, as the contracts read
+  it) and that status's token from a table of random tokens that came to the gate
+  through a one-shot FIFO before the program started and is nowhere the program can
+  read, so a program cannot fake its end. The marker is the last thing the pane prints,
+  so when it comes out of the copy every byte the program wrote is in (control mode's
+  ``%output`` lost those), and the status is right at once (tmux 3.3a could report it
+  seconds late). The gate is a child subreaper: stopping ends the whole process tree,
+  daemons that ``setsid`` included, and so does the pane going away.
 * **The copy.** ``pipe-pane -O`` writes the pane's bytes into a FIFO in a private runtime
   directory; a task reads it as it arrives, turns the bytes into text
   (``schemux.terminal_text``) and appends that to the program's text file on disk.
@@ -46,7 +47,9 @@ import anyio
 from schemux.abandoned import PANE_OPTION, make_runtime_directory, own_identity
 from schemux.engine import OWNED_SESSION, THEN
 from schemux.errors import ToolError
-from schemux.program_end import Ending, Outcome, Report, ending_from_marker, gate_command, scan
+from schemux.program_end import Ending, Outcome, Report, ending_from_marker, scan
+from schemux.program_gate import TABLE_BYTES
+from schemux.program_gates import GateSetting, choose_gate
 from schemux.program_pages import Page, page_at
 from schemux.terminal_text import TextFilter
 from schemux.tmux import TmuxServer
@@ -99,7 +102,8 @@ class Program:
     gate_exited: asyncio.Event = field(default_factory=asyncio.Event)
     keep: bool = False
     hold: bool = False
-    secret: str = field(default_factory=lambda: secrets.token_hex(16), repr=False)
+    # the gate's tokens, one per report it can make (schemux.program_gate)
+    secret: bytes = field(default_factory=lambda: secrets.token_bytes(TABLE_BYTES), repr=False)
     text_size: int = 0
     output_done: bool = False
     output_cut: bool = False
@@ -162,8 +166,9 @@ class ProgramStore:
     (mode 0700, named after this process so that a later schemux can reap it once this
     one is gone) that ``close`` removes."""
 
-    def __init__(self, limits: ProgramLimits | None = None) -> None:
+    def __init__(self, limits: ProgramLimits | None = None, gate: GateSetting = "auto") -> None:
         self.limits = limits or ProgramLimits()
+        self.gate = choose_gate(gate)
         self._programs: OrderedDict[str, Program] = OrderedDict()
         self._starting = 0  # slots taken by starts still under way
         self._root: Path | None = None
@@ -256,7 +261,7 @@ class ProgramStore:
             if own and sized
             else []
         )
-        gate = gate_command(
+        gate = self.gate.command(
             directory, spec.start_directory, stdin_path,
             str(program.stderr_path) if spec.separate_stderr else "",
             STOP_GRACE_SECONDS, spec.environment, spec.argv,
@@ -293,7 +298,17 @@ class ProgramStore:
                 f"the pane of {program.id} went away before its program started",
                 suggestion="start it again, and leave its pane alone until it ends",
             )
-        os.write(secret_fd, program.secret.encode())  # the gate lets the program run
+        # the gate lets the program run; one write of PIPE_BUF bytes is all or nothing, and
+        # the FIFO (empty, at least a page) takes it
+        try:
+            written = os.write(secret_fd, program.secret)
+        except OSError:
+            written = 0
+        if written != len(program.secret):
+            raise ToolError(
+                f"the gate of {program.id} could not be told to start it",
+                suggestion="start it again",
+            )
 
     def _supervise(self, program: Program, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         """Run ``work`` for ``program``; should it fail, the program ends, visibly gone."""
@@ -337,7 +352,7 @@ class ProgramStore:
             lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(fd, "rb", buffering=0)
         )
         text_filter = TextFilter()
-        key = program.secret.encode()
+        key = program.secret
         pending = b""
         report: Report | None = None
         try:

@@ -12,8 +12,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+import pytest
 from mcp import Client
 
+from schemux import program_gates, programs
+from schemux.config import ENV_PROGRAM_GATE
+from schemux.program_gates import GateSetting
 from schemux.references import IDENTITY_FORMAT, ServerIdentity
 
 SHELL_ENVIRONMENT = {
@@ -223,3 +227,16 @@ async def call_error(client: Client, tool: str, **arguments: Any) -> str:
     result = await client.call_tool(tool, arguments)
     assert result.is_error
     return "\n".join(block.text for block in result.content if block.type == "text")
+
+
+def force_gate(gate: GateSetting, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Programs run under ``gate`` ("perl" or "python"): those of a ToolContext made in this
+    process, whatever its settings say, and those of a schemux it starts (by the
+    environment). Skipped where that gate cannot run."""
+    try:
+        chosen = program_gates.choose_gate(gate)
+    except ValueError as error:
+        pytest.skip(str(error))
+    monkeypatch.setattr(programs, "choose_gate", lambda setting: chosen)
+    monkeypatch.setenv(ENV_PROGRAM_GATE, gate)
+    return gate

@@ -17,13 +17,17 @@ outputSchema by the client itself.
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from mcp import Client
 
+from schemux.config import ENV_PROGRAM_GATE
 from schemux.generated.bindings import BINDINGS
+from tests.conftest import STDIO_WAIT_CEILING, stdio_parameters
 from tests.support import SHELL, fill, mismatches, new_pane, pane_format, tmux, wait_until
 
 EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "schemas" / "examples"
@@ -64,6 +68,47 @@ async def test_example(
 ) -> None:
     if tool not in BINDINGS:
         pytest.skip(f"{tool} has no handler yet")
+    await replay(stdio_client, tmux_socket, other_tmux_socket, tool, example)
+
+
+PROGRAM_TOOLS = {"start_program", "read_program", "stop_program", "run_program"}
+
+
+@pytest.fixture(scope="module")
+async def python_gate_client(anyio_backend: str, tmux_socket: str) -> AsyncIterator[Client]:
+    """schemux over stdio with the Python gate (the one test_example sees is Perl's, where
+    perl runs): the program examples hold under the fallback too."""
+    parameters = stdio_parameters(
+        "--socket-name", tmux_socket, "--wait-ceiling", str(STDIO_WAIT_CEILING)
+    )
+    parameters.env = {**os.environ, ENV_PROGRAM_GATE: "python"}
+    async with Client(parameters) as client:
+        yield client
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("tool", "example"),
+    [
+        pytest.param(tool, ex, id=f"{tool}: {ex['name']}")
+        for tool, ex in EXAMPLES
+        if tool in PROGRAM_TOOLS
+    ],
+)
+async def test_program_example_under_the_python_gate(
+    python_gate_client: Client,
+    tmux_socket: str,
+    other_tmux_socket: str,
+    tool: str,
+    example: dict[str, Any],
+) -> None:
+    await replay(python_gate_client, tmux_socket, other_tmux_socket, tool, example)
+
+
+async def replay(
+    client: Client, tmux_socket: str, other_tmux_socket: str, tool: str, example: dict[str, Any]
+) -> None:
+    """One example, on a fresh pane, through ``client``."""
     setup = example.get("setup", {})
     socket_name = other_tmux_socket if setup.get("server") == "other" else tmux_socket
     pane = new_pane(
@@ -81,9 +126,9 @@ async def test_example(
             lambda: setup["wait_for"] in tmux(socket_name, "capture-pane", "-p", "-t", pane.pane_id)
         )
     values: dict[str, Any] = dict(pane.placeholders())
-    await prepare(stdio_client, tool, setup, values)
-    await start_program(stdio_client, setup, values)
-    result = await stdio_client.call_tool(tool, fill(example["arguments"], values))
+    await prepare(client, tool, setup, values)
+    await start_program(client, setup, values)
+    result = await client.call_tool(tool, fill(example["arguments"], values))
     text = "\n".join(block.text for block in result.content if block.type == "text")
     if "error" in example:
         assert result.is_error, f"expected an error, got {result.structured_content}"

@@ -25,11 +25,12 @@ from schemux.abandoned import PANE_OPTION, own_identity, owner_alive, reap_runti
 from schemux.config import Settings
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
-from schemux.program_end import MARKER_PREFIX, report_mac, scan
+from schemux.program_end import MARKER_PREFIX, report_token, scan
+from schemux.program_gate import TABLE_BYTES
 from schemux.programs import ProgramLimits
 from schemux.server import build_server
 from schemux.terminal_text import TextFilter
-from tests.support import call, call_error, new_pane, tmux, wait_until
+from tests.support import call, call_error, force_gate, new_pane, tmux, wait_until
 
 pytestmark = pytest.mark.anyio
 
@@ -40,6 +41,12 @@ HOSTILE_NAMES = [
 
 
 PRINT_CWD = "import os; print(repr(os.getcwd()))"
+
+
+@pytest.fixture(autouse=True, params=["perl", "python"])
+def gate(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test here under each gate: in process, and in a schemux it starts."""
+    return force_gate(request.param, monkeypatch)
 
 
 @pytest.fixture
@@ -475,19 +482,24 @@ def test_owner_identities() -> None:
     assert owner_alive("not an owner; #{pane_id}")  # what is not ours is never reaped
 
 
-def test_only_a_genuine_signed_marker_ends_the_copy() -> None:
-    key, other = b"k" * 32, b"o" * 32
+def test_only_a_genuine_marker_ends_the_copy() -> None:
+    key, other = os.urandom(TABLE_BYTES), os.urandom(TABLE_BYTES)
 
-    def marker(status: bytes, flag: bytes, mac: bytes) -> bytes:
-        return MARKER_PREFIX + status + b";" + flag + b";" + mac + b"\x07"
+    def marker(status: bytes, flag: bytes, token: bytes) -> bytes:
+        return MARKER_PREFIX + status + b";" + flag + b";" + token + b"\x07"
 
-    genuine = marker(b"3", b"x", report_mac(key, b"3", b"x"))
+    genuine_token = report_token(key, 3, "x")
+    genuine = marker(b"3", b"x", genuine_token)
     assert scan(b"out\n" + genuine, key) == (b"out\n", b"", (3, "x"))
-    # signed with another key, or a genuine signature on another status: plain output
+    assert scan(marker(b"127", b"n", report_token(key, 127, "n")), key) == (b"", b"", (127, "n"))
+    # another table's token, the genuine token of another report, or none: plain output
     for fake in (
-        marker(b"0", b"x", report_mac(other, b"0", b"x")),
-        marker(b"0", b"x", report_mac(key, b"3", b"x")),
-        marker(b"0", b"x", b"0" * 32),
+        marker(b"0", b"x", report_token(other, 0, "x")),
+        marker(b"0", b"x", report_token(key, 3, "x")),
+        marker(b"3", b"n", report_token(key, 3, "x")),
+        marker(b"3", b"x", bytes([genuine_token[0] ^ 1]) + genuine_token[1:]),
+        marker(b"256", b"x", b""),
+        marker(b"0", b"x", b"0" * 16),
     ):
         assert scan(b"a" + fake + b"b", key) == (b"a" + fake + b"b", b"", None)
         assert scan(fake + genuine, key) == (fake, b"", (3, "x"))
@@ -503,7 +515,8 @@ def test_only_a_genuine_signed_marker_ends_the_copy() -> None:
 THIEF = r"""
 import os, re, sys, time
 gate = open(f"/proc/{os.getppid()}/cmdline", "rb").read().split(b"\0")
-directory = gate[4].decode()  # python -I -S program_gate.py DIRECTORY ...
+# the gate's first argument that is a directory with the copy's FIFO in it
+directory = next(a.decode() for a in gate if os.path.exists(os.path.join(a, b"copy")))
 if os.fork() == 0:  # a descendant that outlives the program and reads the copy's FIFO
     copy = os.open(os.path.join(directory, "copy"), os.O_RDONLY)
     out = os.open(os.path.join(directory, "copy"), os.O_WRONLY)
@@ -532,3 +545,9 @@ async def test_a_descendant_that_steals_the_marker_cannot_change_the_status(
     else:  # the thief took it (and maybe output): the end is lost, and said so
         assert result["outcome"] == "timed_out"
         assert result["outputComplete"] is False
+
+
+async def test_the_gate_is_the_one_chosen(programs: tuple[Client, ToolContext], gate: str) -> None:
+    client, _ = programs
+    result = await call(client, "run_program", argv=["sh", "-c", "cat /proc/$PPID/comm"])
+    assert result["output"].startswith(gate)  # perl, or python3.N

@@ -16,9 +16,15 @@ from schemux.generated.bindings import BINDINGS
 from schemux.program_end import marker_start
 from schemux.programs import ProgramLimits
 from schemux.server import build_server
-from tests.support import call, call_error, new_pane, tmux
+from tests.support import call, call_error, force_gate, new_pane, tmux
 
 pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(autouse=True, params=["perl", "python"])
+def gate(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test here under each gate."""
+    return force_gate(request.param, monkeypatch)
 
 
 @pytest.fixture
