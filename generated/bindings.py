@@ -207,4 +207,4 @@ BINDINGS: dict[str, ToolBinding] = {
 }
 
 # Documented in schemas/tools/ but without a handler module yet.
-UNSERVED: tuple[str, ...] = ()
+UNSERVED: tuple[str, ...] = ("send_keys", "wait_for_text")
