@@ -16,10 +16,12 @@ from schemux.generated.models.read_program import ReadProgramInput, ReadProgramO
 from schemux.generated.models.run_command import RunCommandInput, RunCommandOutput
 from schemux.generated.models.run_program import RunProgramInput, RunProgramOutput
 from schemux.generated.models.run_shell_command import RunShellCommandInput, RunShellCommandOutput
+from schemux.generated.models.send_keys import SendKeysInput, SendKeysOutput
 from schemux.generated.models.start_program import StartProgramInput, StartProgramOutput
 from schemux.generated.models.stop_program import StopProgramInput, StopProgramOutput
 from schemux.generated.models.tmux_capture import TmuxCaptureInput, TmuxCaptureOutput
 from schemux.generated.models.tmux_snapshot import TmuxSnapshotInput, TmuxSnapshotOutput
+from schemux.generated.models.wait_for_text import WaitForTextInput, WaitForTextOutput
 from schemux.generated.tools import TOOL_DOCUMENTS
 from schemux.handlers import (
     capture_pane,
@@ -27,10 +29,12 @@ from schemux.handlers import (
     run_command,
     run_program,
     run_shell_command,
+    send_keys,
     start_program,
     stop_program,
     tmux_capture,
     tmux_snapshot,
+    wait_for_text,
 )
 from schemux.validation import fast_arrays
 
@@ -65,6 +69,12 @@ async def _call_run_shell_command(ctx: ToolContext, arguments: dict[str, Any]) -
     return result.model_dump(mode="json", by_alias=True, exclude_unset=True)
 
 
+async def _call_send_keys(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    request = SendKeysInput.model_validate(arguments)
+    result: SendKeysOutput = await send_keys.handle(ctx, request)
+    return result.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+
 async def _call_start_program(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
     request = StartProgramInput.model_validate(arguments)
     result: StartProgramOutput = await start_program.handle(ctx, request)
@@ -93,6 +103,12 @@ async def _call_tmux_snapshot(ctx: ToolContext, arguments: dict[str, Any]) -> di
     # and output_validator checks the result anyway.
     wire_result: dict[str, Any] = result.model_dump(mode="json", by_alias=True, exclude_unset=True)
     return wire_result
+
+
+async def _call_wait_for_text(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    request = WaitForTextInput.model_validate(arguments)
+    result: WaitForTextOutput = await wait_for_text.handle(ctx, request)
+    return result.model_dump(mode="json", by_alias=True, exclude_unset=True)
 
 
 BINDINGS: dict[str, ToolBinding] = {
@@ -156,6 +172,19 @@ BINDINGS: dict[str, ToolBinding] = {
         ),
         call=_call_run_shell_command,
     ),
+    "send_keys": ToolBinding(
+        document=TOOL_DOCUMENTS["send_keys"],
+        input_validator=Draft202012Validator(
+            TOOL_DOCUMENTS["send_keys"]["inputSchema"],
+            format_checker=Draft202012Validator.FORMAT_CHECKER,
+        ),
+        output_validator=fast_arrays(Draft202012Validator)(
+            TOOL_DOCUMENTS["send_keys"]["outputSchema"],
+            format_checker=Draft202012Validator.FORMAT_CHECKER,
+        ),
+        call=_call_send_keys,
+        wraps_result=True,
+    ),
     "start_program": ToolBinding(
         document=TOOL_DOCUMENTS["start_program"],
         input_validator=Draft7Validator(
@@ -204,7 +233,19 @@ BINDINGS: dict[str, ToolBinding] = {
         ),
         call=_call_tmux_snapshot,
     ),
+    "wait_for_text": ToolBinding(
+        document=TOOL_DOCUMENTS["wait_for_text"],
+        input_validator=Draft202012Validator(
+            TOOL_DOCUMENTS["wait_for_text"]["inputSchema"],
+            format_checker=Draft202012Validator.FORMAT_CHECKER,
+        ),
+        output_validator=fast_arrays(Draft202012Validator)(
+            TOOL_DOCUMENTS["wait_for_text"]["outputSchema"],
+            format_checker=Draft202012Validator.FORMAT_CHECKER,
+        ),
+        call=_call_wait_for_text,
+    ),
 }
 
 # Documented in schemas/tools/ but without a handler module yet.
-UNSERVED: tuple[str, ...] = ("send_keys", "wait_for_text")
+UNSERVED: tuple[str, ...] = ()

@@ -30,6 +30,9 @@ class ToolBinding:
     input_validator: Validator
     output_validator: Validator
     call: ToolCall
+    # The outputSchema wraps the tool's value as {"result": value} (FastMCP's
+    # x-fastmcp-wrap-result); the text content then carries the value itself.
+    wraps_result: bool = False
 
     @property
     def name(self) -> str:
