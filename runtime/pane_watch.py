@@ -10,10 +10,13 @@ ends the watch (a result, a timeout, an error, the call's cancellation). ``-k`` 
 only when the user closed the window's own session meanwhile: the window then ends, as
 it would have without the link.
 
-Traffic stays small: the watcher mutes every other pane the moment it reports output
-(``refresh-client -A %N:off``), and mutes the watched pane too from the first
-``%output`` after each check until the next check, which turns it on again in the same
-command line as its reads (so output after a check always wakes the watch). Reading a
+Traffic stays small: the watcher pauses every other pane the moment it reports output
+(``refresh-client -A %N:pause``), and pauses the watched pane too from the first
+``%output`` after each check until the next check, which continues it in the same
+command line as its reads (so output after a check always wakes the watch). Pausing, not
+``off``: tmux 3.3a's ``off`` keeps the pane's queued output, which a later ``on`` then
+writes from the wrong offset (the server crashed so, here); ``pause`` drops it, and a
+paused pane never holds up tmux's reading of the pane for other clients. Reading a
 check's rows and state goes over the watcher's own client, never the shared one.
 
 ``%output`` is not the whole truth (tmux 3.3a lost some for short-lived programs, and a
@@ -53,7 +56,7 @@ _STATE_FIELDS = (
     "pane_pid",
     "pane_dead",
     "alternate_on",
-    "window_linked_sessions",
+    "window_linked_sessions_list",  # last: session names may hold tabs
 )
 _STATE_FORMAT = "\t".join(f"#{{{name}}}" for name in _STATE_FIELDS)
 
@@ -72,11 +75,18 @@ class PaneState:
     pid: str
     dead: bool
     alternate_on: bool
-    linked_sessions: int
+    in_other_sessions: bool  # the window is in a session besides _schemux
+
+
+def in_other_sessions(linked_sessions_list: str) -> bool:
+    """Whether ``#{window_linked_sessions_list}`` names a session other than
+    ``_schemux`` (a name holding a comma splits, but never into only ``_schemux``)."""
+    return any(name != OWNED_SESSION for name in linked_sessions_list.split(","))
 
 
 def parse_state(line: str) -> PaneState:
-    values = dict(zip(_STATE_FIELDS, line.split("\t"), strict=True))
+    fields = line.split("\t", len(_STATE_FIELDS) - 1)
+    values = dict(zip(_STATE_FIELDS, fields, strict=True))
     return PaneState(
         history_size=int(values["history_size"]),
         cursor_y=int(values["cursor_y"]),
@@ -84,7 +94,7 @@ def parse_state(line: str) -> PaneState:
         pid=values["pane_pid"],
         dead=values["pane_dead"] == "1",
         alternate_on=values["alternate_on"] == "1",
-        linked_sessions=int(values["window_linked_sessions"] or 0),
+        in_other_sessions=in_other_sessions(values["window_linked_sessions_list"]),
     )
 
 
@@ -143,9 +153,11 @@ class PaneWatch:
             *self._flags(on=True), THEN, "display-message", "-p", "-t", self.pane_id,
             _STATE_FORMAT,
         )  # fmt: skip
-        if not lines or not lines[0]:
+        # refresh-client's own lines (%pause, %continue) come first, inside its answer
+        # display-message answers a pane that is gone with empty fields, not an error
+        if not lines or not lines[-1].split("\t", 1)[0]:
             raise ToolError(f"pane {self.pane_id} was closed while waiting")
-        return parse_state(lines[0])
+        return parse_state(lines[-1])
 
     async def rows(self, start: int) -> list[str]:
         """Rows from ``start`` down (``-J``: a wrapped line is one row)."""
@@ -180,13 +192,13 @@ class PaneWatch:
             await asyncio.sleep(pause)
 
     def _flags(self, *, on: bool | None) -> list[str]:
-        """One ``refresh-client`` muting the panes that asked to be, and turning the
-        watched pane on or off (``None``: leaving it as it is)."""
-        states = [f"{pane}:off" for pane in sorted(self._to_mute)]
+        """One ``refresh-client`` pausing the other panes that wrote, and continuing or
+        pausing the watched pane (``None``: leaving it as it is)."""
+        states = [f"{pane}:pause" for pane in sorted(self._to_mute)]
         self._muted |= self._to_mute
         self._to_mute = set()
         if on is not None:
-            states.append(f"{self.pane_id}:{'on' if on else 'off'}")
+            states.append(f"{self.pane_id}:{'continue' if on else 'pause'}")
         args = ["refresh-client"]
         for state in states:
             args += ["-A", state]
@@ -209,19 +221,21 @@ async def watch_pane(server: TmuxServer, pane: PaneInfo) -> AsyncIterator[PaneWa
     watch = PaneWatch(pane)
     watch.attach(await server.engine.open_watcher(watch.notify))
     try:
-        windows = await watch.watcher.run(
-            "list-windows", "-t", f"={OWNED_SESSION}", "-F", "#{window_id}"
-        )
-        if pane.window_id not in windows:
-            try:
+        try:
+            sessions = await watch.watcher.run(
+                "display-message", "-p", "-t", pane.window_id, "#{window_linked_sessions_list}"
+            )
+            # a window of another session gets a link of this watch's own (another
+            # watch's link may go first); a program's window is in _schemux alone
+            if in_other_sessions(sessions[-1] if sessions else ""):
                 await watch.watcher.run(
                     "link-window", "-d", "-s", pane.window_id, "-t", f"={OWNED_SESSION}:"
                 )
-            except TmuxCommandError as error:
-                if error.target_gone:
-                    raise ToolError(f"pane {pane.pane_id} was closed") from None
-                raise
-            watch.linked = True
+                watch.linked = True
+        except TmuxCommandError as error:
+            if error.target_gone:
+                raise ToolError(f"pane {pane.pane_id} was closed") from None
+            raise
         yield watch
     finally:
         await asyncio.shield(_end(server, watch))

@@ -177,7 +177,7 @@ def _check_lifecycle(watch: PaneWatch, entry: PaneState, state: PaneState) -> No
             "its rows no longer follow the ones at entry",
             suggestion="call wait_for_text again",
         )
-    if watch.linked and state.linked_sessions <= 1:
+    if watch.linked and not state.in_other_sessions:
         raise ToolError(f"the session of pane {pane_id} was closed while waiting")
     if state.history_size < entry.history_size and state.height <= entry.height:
         raise ToolError(
