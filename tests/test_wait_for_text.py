@@ -44,12 +44,17 @@ async def armed_wait(client: Client, pane: Pane, **arguments: Any) -> asyncio.Ta
         client, "wait_for_text", pane_id=pane.pane_id, **arguments
     )
     task = asyncio.ensure_future(call_made)
+    await until_armed(pane, task)
+    return task
+
+
+async def until_armed(pane: Pane, task: asyncio.Future[Any]) -> None:
+    """Until the wait ``task`` linked the pane's window and took its entry rows."""
     for _ in range(500):
         if linked(pane) or task.done():
             break
         await asyncio.sleep(0.01)
     await asyncio.sleep(0.3)  # the entry reads follow the link at once
-    return task
 
 
 async def left_behind(pane: Pane, clients_before: int) -> None:
@@ -247,9 +252,7 @@ async def test_the_pane_killed_under_a_wait(memory_client: Client, tmux_socket: 
     waiting = asyncio.ensure_future(
         call_error(memory_client, "wait_for_text", pane_id=pane.pane_id, timeout=10)
     )
-    while not linked(pane):
-        await asyncio.sleep(0.01)
-    await asyncio.sleep(0.3)
+    await until_armed(pane, waiting)
     tmux(tmux_socket, "kill-pane", "-t", pane.pane_id)
     assert f"pane {pane.pane_id} was closed while waiting" in await waiting
 
