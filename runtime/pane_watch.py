@@ -228,11 +228,14 @@ async def watch_pane(server: TmuxServer, pane: PaneInfo) -> AsyncIterator[PaneWa
             # a window of another session gets a link of this watch's own (another
             # watch's link may go first); a program's window is in _schemux alone
             if in_other_sessions(sessions[-1] if sessions else ""):
+                # marked before the answer: a cancellation while tmux links still unlinks
+                # (the unlink queues behind the link on this client)
+                watch.linked = True
                 await watch.watcher.run(
                     "link-window", "-d", "-s", pane.window_id, "-t", f"={OWNED_SESSION}:"
                 )
-                watch.linked = True
         except TmuxCommandError as error:
+            watch.linked = False  # tmux refused the link: there is none to remove
             if error.target_gone:
                 raise ToolError(f"pane {pane.pane_id} was closed") from None
             raise

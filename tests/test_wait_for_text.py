@@ -34,8 +34,13 @@ def linked(pane: Pane) -> bool:
     return pane.window_id in windows.split()
 
 
-def schemux_clients(socket_name: str) -> int:
-    return len(tmux(socket_name, "list-clients", "-t", "=_schemux", check=False).splitlines())
+def watchers(socket_name: str) -> int:
+    """Control clients on _schemux that take output: only a wait's watcher does (the
+    shared ones attach with no-output)."""
+    flags = tmux(
+        socket_name, "list-clients", "-t", "=_schemux", "-F", "#{client_flags}", check=False
+    )
+    return sum("no-output" not in line for line in flags.splitlines())
 
 
 async def armed_wait(client: Client, pane: Pane, **arguments: Any) -> asyncio.Task[dict[str, Any]]:
@@ -57,11 +62,11 @@ async def until_armed(pane: Pane, task: asyncio.Future[Any]) -> None:
     await asyncio.sleep(0.3)  # the entry reads follow the link at once
 
 
-async def left_behind(pane: Pane, clients_before: int) -> None:
+async def left_behind(pane: Pane) -> None:
     """Wait (a cancellation arrives as a notification, a moment later) until neither
-    the link nor the watcher client is left; fail if they stay."""
+    the link nor a watcher client is left; fail if they stay."""
     for _ in range(200):
-        if not linked(pane) and schemux_clients(pane.socket_name) == clients_before:
+        if not linked(pane) and watchers(pane.socket_name) == 0:
             return
         await asyncio.sleep(0.02)
     raise AssertionError("the wait left its link or its control client behind")
@@ -173,17 +178,16 @@ async def test_timeout_and_result_leave_nothing_behind(
 ) -> None:
     pane = new_pane(tmux_socket)
     await send(memory_client, pane, "true")  # schemux's own clients are up
-    before = schemux_clients(tmux_socket)
     timed_out = await call(
         memory_client, "wait_for_text", pane_id=pane.pane_id, patterns=["x"], timeout=0.4
     )
     assert timed_out["outcome"] == "timeout"
     assert 0.4 <= timed_out["elapsed_seconds"] < 3
-    await left_behind(pane, before)
+    await left_behind(pane)
     waiting = await armed_wait(memory_client, pane, timeout=10)
     await send(memory_client, pane, "echo moved")
     assert (await waiting)["outcome"] == "any_output"
-    await left_behind(pane, before)
+    await left_behind(pane)
     assert tmux(
         tmux_socket, "list-windows", "-t", pane.session_name, "-F", "#{window_id}"
     ).split() == [pane.window_id]
@@ -196,14 +200,25 @@ async def test_cancellation_stops_the_wait_and_changes_nothing(
     await send(memory_client, pane, "clear")
     wait_until(lambda: tmux(tmux_socket, "capture-pane", "-p", "-t", pane.pane_id).strip() != "")
     screen = tmux(tmux_socket, "capture-pane", "-p", "-t", pane.pane_id)
-    before = schemux_clients(tmux_socket)
     started = time.monotonic()
-    with anyio.move_on_after(0.6) as scope:
-        await memory_client.call_tool(
-            "wait_for_text", {"pane_id": pane.pane_id, "patterns": ["never"], "timeout": 30}
-        )
+    armed = anyio.Event()
+
+    async def see_the_link() -> None:
+        for _ in range(100):
+            if linked(pane):
+                armed.set()
+                return
+            await anyio.sleep(0.01)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(see_the_link)
+        with anyio.move_on_after(0.8) as scope:
+            await memory_client.call_tool(
+                "wait_for_text", {"pane_id": pane.pane_id, "patterns": ["never"], "timeout": 30}
+            )
     assert scope.cancelled_caught
-    await left_behind(pane, before)
+    assert armed.is_set()  # the wait was under way when it was cancelled
+    await left_behind(pane)
     assert time.monotonic() - started < 10
     assert tmux(tmux_socket, "capture-pane", "-p", "-t", pane.pane_id) == screen
     after = await call(memory_client, "run_command", command="echo next", pane_id=pane.pane_id)
@@ -215,13 +230,12 @@ async def test_concurrent_waits_and_commands_on_one_pane(
 ) -> None:
     pane = new_pane(tmux_socket)
     await call(memory_client, "run_command", command="true", pane_id=pane.pane_id)
-    before = schemux_clients(tmux_socket)  # with run_command's pooled waiting client
     first = await armed_wait(memory_client, pane, patterns=["^both$"], regex=True, timeout=10)
     second = await armed_wait(memory_client, pane, patterns=["^both$"], regex=True, timeout=10)
     ran = await call(memory_client, "run_command", command="echo both", pane_id=pane.pane_id)
     assert ran["output"] == ["both"]
     assert (await first)["outcome"] == (await second)["outcome"] == "matched"
-    await left_behind(pane, before)
+    await left_behind(pane)
 
 
 async def test_a_program_pane_is_watched_without_a_link(memory_client: Client) -> None:
