@@ -333,7 +333,13 @@ class Watcher:
         return self._connection.alive
 
     async def run(self, *args: str) -> list[str]:
-        """One command line on this client, with ``ControlEngine.run``'s contract."""
+        """One command line on this client, with ``ControlEngine.run``'s contract; an
+        ended client (the server exited, or its session was closed) refuses at once."""
+        if not self._connection.alive:
+            raise ConnectionLost(
+                f"schemux's control client on {self._connection.describe} ended (the tmux "
+                f"server exited, or {OWNED_SESSION} was closed)"
+            )
         return await _answer(self._connection, args, self._timeout)
 
     async def close(self) -> None:

@@ -284,3 +284,20 @@ async def test_waiting_costs_little(memory_client: Client, tmux_socket: str) -> 
     )
     assert result["saw_new_output"] is True
     assert time.process_time() - cpu < 0.6
+
+
+async def test_schemux_session_killed_under_a_wait(memory_client: Client, tmux_socket: str) -> None:
+    pane = new_pane(tmux_socket)
+    failing = asyncio.ensure_future(
+        call_error(memory_client, "wait_for_text", pane_id=pane.pane_id, timeout=10)
+    )
+    await until_armed(pane, failing)
+    tmux(tmux_socket, "kill-session", "-t", "=_schemux")
+    assert "(the tmux server exited, or _schemux was closed)" in await failing
+    # the user's window is untouched, and the next wait works (schemux makes _schemux again)
+    windows = tmux(tmux_socket, "list-windows", "-t", pane.session_name, "-F", "#{window_id}")
+    assert windows.split() == [pane.window_id]
+    waiting = await armed_wait(memory_client, pane, patterns=["^again$"], regex=True, timeout=10)
+    await send(memory_client, pane, "echo again")
+    assert (await waiting)["outcome"] == "matched"
+    await left_behind(pane)
