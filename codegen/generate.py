@@ -16,6 +16,7 @@ from codegen.formatting import format_python
 from codegen.models import model_source
 from codegen.projection import Projection
 from codegen.readme import summary
+from codegen.validation import wraps_result
 
 GENERATED_DIR = Path("generated")
 HANDLERS_DIR = Path("handlers")
@@ -43,6 +44,8 @@ class ToolModule:
     output_validator: str
     # A top-level oneOf output becomes a RootModel, whose model_dump is typed Any.
     output_is_root_model: bool
+    # FastMCP's convention: the tool's value is the outputSchema's one property "result".
+    wraps_result: bool
 
 
 def served_tools(root: Path, names: list[str]) -> list[str]:
@@ -114,6 +117,7 @@ def _tool_module(document: Mapping[str, Any], models_text: str) -> ToolModule:
         input_validator=validator_class(document["inputSchema"]).__name__,
         output_validator=validator_class(document["outputSchema"]).__name__,
         output_is_root_model=bases["Output"] == "RootModel",
+        wraps_result=wraps_result(document["outputSchema"]),
     )
 
 

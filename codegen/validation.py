@@ -10,6 +10,8 @@ from jsonschema.exceptions import SchemaError
 
 from codegen.dialects import UnknownDialectError, validator_class
 
+WRAP_RESULT = "x-fastmcp-wrap-result"
+
 
 def document_problems(document: Mapping[str, Any]) -> list[str]:
     """What is wrong with a tool document; empty when it is usable."""
@@ -40,4 +42,22 @@ def _schema_problems(schema: Any) -> list[str]:
     if schema.get("type") != "object":
         # MCP requires it; mcp clients of the 2025-11-25 era reject tools/list otherwise.
         return ['root lacks "type": "object"']
+    if WRAP_RESULT in schema and not wraps_result(schema):
+        return [
+            f"{WRAP_RESULT} needs exactly one property, 'result', required "
+            "(FastMCP's wrapped value)"
+        ]
     return []
+
+
+def wraps_result(schema: Mapping[str, Any]) -> bool:
+    """Whether an outputSchema follows FastMCP's ``x-fastmcp-wrap-result`` convention: the
+    tool's value (a string, a list, ...) travels as ``structuredContent`` ``{"result":
+    value}`` and, as FastMCP sends it, as the value itself in the text content."""
+    properties = schema.get("properties")
+    return (
+        schema.get(WRAP_RESULT) is True
+        and isinstance(properties, dict)
+        and list(properties) == ["result"]
+        and schema.get("required") == ["result"]
+    )

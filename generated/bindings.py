@@ -18,10 +18,12 @@ from schemux.generated.models.read_program import ReadProgramInput, ReadProgramO
 from schemux.generated.models.run_command import RunCommandInput, RunCommandOutput
 from schemux.generated.models.run_program import RunProgramInput, RunProgramOutput
 from schemux.generated.models.run_shell_command import RunShellCommandInput, RunShellCommandOutput
+from schemux.generated.models.send_keys import SendKeysInput, SendKeysOutput
 from schemux.generated.models.start_program import StartProgramInput, StartProgramOutput
 from schemux.generated.models.stop_program import StopProgramInput, StopProgramOutput
 from schemux.generated.models.tmux_capture import TmuxCaptureInput, TmuxCaptureOutput
 from schemux.generated.models.tmux_snapshot import TmuxSnapshotInput, TmuxSnapshotOutput
+from schemux.generated.models.wait_for_text import WaitForTextInput, WaitForTextOutput
 from schemux.generated.serving import SERVED_INPUT_SCHEMAS, SUMMARIES
 from schemux.generated.tools import TOOL_DOCUMENTS
 from schemux.handlers import (
@@ -30,10 +32,12 @@ from schemux.handlers import (
     run_command,
     run_program,
     run_shell_command,
+    send_keys,
     start_program,
     stop_program,
     tmux_capture,
     tmux_snapshot,
+    wait_for_text,
 )
 from schemux.validation import ecma_patterns, fast_arrays
 
@@ -68,6 +72,12 @@ async def _call_run_shell_command(ctx: ToolContext, arguments: dict[str, Any]) -
     return result.model_dump(mode="json", by_alias=True, exclude_unset=True)
 
 
+async def _call_send_keys(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    request = SendKeysInput.model_validate(arguments, by_name=False)
+    result: SendKeysOutput = await send_keys.handle(ctx, request)
+    return result.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+
 async def _call_start_program(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
     request = StartProgramInput.model_validate(arguments, by_name=False)
     result: StartProgramOutput = await start_program.handle(ctx, request)
@@ -96,6 +106,12 @@ async def _call_tmux_snapshot(ctx: ToolContext, arguments: dict[str, Any]) -> di
     # and output_validator checks the result anyway.
     wire_result: dict[str, Any] = result.model_dump(mode="json", by_alias=True, exclude_unset=True)
     return wire_result
+
+
+async def _call_wait_for_text(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    request = WaitForTextInput.model_validate(arguments, by_name=False)
+    result: WaitForTextOutput = await wait_for_text.handle(ctx, request)
+    return result.model_dump(mode="json", by_alias=True, exclude_unset=True)
 
 
 BINDINGS: dict[str, ToolBinding] = {
@@ -169,6 +185,21 @@ BINDINGS: dict[str, ToolBinding] = {
         summary=SUMMARIES["run_shell_command"],
         served_input_schema=SERVED_INPUT_SCHEMAS["run_shell_command"],
     ),
+    "send_keys": ToolBinding(
+        document=TOOL_DOCUMENTS["send_keys"],
+        input_validator=ecma_patterns(Draft202012Validator)(
+            TOOL_DOCUMENTS["send_keys"]["inputSchema"],
+            format_checker=Draft202012Validator.FORMAT_CHECKER,
+        ),
+        output_validator=fast_arrays(ecma_patterns(Draft202012Validator))(
+            TOOL_DOCUMENTS["send_keys"]["outputSchema"],
+            format_checker=Draft202012Validator.FORMAT_CHECKER,
+        ),
+        call=_call_send_keys,
+        summary=SUMMARIES["send_keys"],
+        served_input_schema=SERVED_INPUT_SCHEMAS["send_keys"],
+        wraps_result=True,
+    ),
     "start_program": ToolBinding(
         document=TOOL_DOCUMENTS["start_program"],
         input_validator=ecma_patterns(Draft7Validator)(
@@ -224,6 +255,20 @@ BINDINGS: dict[str, ToolBinding] = {
         call=_call_tmux_snapshot,
         summary=SUMMARIES["tmux_snapshot"],
         served_input_schema=SERVED_INPUT_SCHEMAS["tmux_snapshot"],
+    ),
+    "wait_for_text": ToolBinding(
+        document=TOOL_DOCUMENTS["wait_for_text"],
+        input_validator=ecma_patterns(Draft202012Validator)(
+            TOOL_DOCUMENTS["wait_for_text"]["inputSchema"],
+            format_checker=Draft202012Validator.FORMAT_CHECKER,
+        ),
+        output_validator=fast_arrays(ecma_patterns(Draft202012Validator))(
+            TOOL_DOCUMENTS["wait_for_text"]["outputSchema"],
+            format_checker=Draft202012Validator.FORMAT_CHECKER,
+        ),
+        call=_call_wait_for_text,
+        summary=SUMMARIES["wait_for_text"],
+        served_input_schema=SERVED_INPUT_SCHEMAS["wait_for_text"],
     ),
 }
 

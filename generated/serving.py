@@ -213,6 +213,53 @@ SERVED_INPUT_SCHEMAS: dict[str, dict[str, Any]] = {
         "required": ["command", "paneId"],
         "type": "object",
     },
+    "send_keys": {
+        "type": "object",
+        "properties": {
+            "keys": {"type": "string", "description": "The keys or text to send."},
+            "pane_id": {
+                "anyOf": [{"type": "string"}, {"type": "null"}],
+                "default": None,
+                "description": "Pane ID (e.g. '%1').",
+            },
+            "session_name": {
+                "anyOf": [{"type": "string"}, {"type": "null"}],
+                "default": None,
+                "description": "Session name for pane resolution.",
+            },
+            "session_id": {
+                "anyOf": [{"type": "string"}, {"type": "null"}],
+                "default": None,
+                "description": "Session ID (e.g. '$1') for pane resolution.",
+            },
+            "window_id": {
+                "anyOf": [{"type": "string"}, {"type": "null"}],
+                "default": None,
+                "description": "Window ID for pane resolution.",
+            },
+            "enter": {
+                "default": True,
+                "type": "boolean",
+                "description": "Whether to press Enter after sending keys. Default True.",
+            },
+            "literal": {
+                "default": False,
+                "type": "boolean",
+                "description": "Whether to send keys literally (no tmux interpretation). Default False.",
+            },
+            "suppress_history": {
+                "default": False,
+                "type": "boolean",
+                "description": "Suppress shell history by prepending a space; only effective where\nthe shell ignores space-prefixed commands. Default False.",
+            },
+            "socket_name": {
+                "anyOf": [{"type": "string"}, {"type": "null"}],
+                "default": None,
+                "description": "tmux socket name.",
+            },
+        },
+        "required": ["keys"],
+    },
     "start_program": {
         "properties": {
             "argv": {
@@ -342,6 +389,66 @@ SERVED_INPUT_SCHEMAS: dict[str, dict[str, Any]] = {
         },
         "type": "object",
     },
+    "wait_for_text": {
+        "type": "object",
+        "properties": {
+            "patterns": {
+                "anyOf": [{"items": {"type": "string"}, "type": "array"}, {"type": "null"}],
+                "default": None,
+                "description": "Success patterns; the first one to match ends the wait.\nLiteral text unless ``regex=True``. Omit or pass ``null`` to\nwait for any new output.",
+            },
+            "stop": {
+                "anyOf": [{"items": {"type": "string"}, "type": "array"}, {"type": "null"}],
+                "default": None,
+                "description": 'Failure patterns. A hit ends the wait immediately with\n``outcome="stopped"`` and ``found=false``; ``matched_index``\nsays which entry fired.',
+            },
+            "regex": {
+                "default": False,
+                "type": "boolean",
+                "description": "Interpret ``patterns`` and ``stop`` as regular expressions.\nDefault False (literal text).",
+            },
+            "pane_id": {
+                "anyOf": [{"type": "string"}, {"type": "null"}],
+                "default": None,
+                "description": "Pane ID (e.g. '%1').",
+            },
+            "session_name": {
+                "anyOf": [{"type": "string"}, {"type": "null"}],
+                "default": None,
+                "description": "Session name for pane resolution.",
+            },
+            "session_id": {
+                "anyOf": [{"type": "string"}, {"type": "null"}],
+                "default": None,
+                "description": "Session ID (e.g. '$1') for pane resolution.",
+            },
+            "window_id": {
+                "anyOf": [{"type": "string"}, {"type": "null"}],
+                "default": None,
+                "description": "Window ID for pane resolution.",
+            },
+            "timeout": {
+                "default": 8.0,
+                "type": "number",
+                "description": "Requested seconds to wait. Default 8.0. Clamped by server\npolicy; see ``effective_timeout`` in the result.",
+            },
+            "interval": {
+                "default": 0.05,
+                "type": "number",
+                "description": "Seconds between polls. Default 0.05 (50ms). Minimum 0.01.",
+            },
+            "match_case": {
+                "default": False,
+                "type": "boolean",
+                "description": "Whether to match case. Default False (case-insensitive).",
+            },
+            "socket_name": {
+                "anyOf": [{"type": "string"}, {"type": "null"}],
+                "default": None,
+                "description": "tmux socket name.",
+            },
+        },
+    },
 }
 
 # What each projection changed, for the README and ``schemux tools``.
@@ -355,6 +462,7 @@ PROJECTION_NOTES: dict[str, tuple[str, ...]] = {
         "additionalProperties dropped",
         "exclusiveMinimum on an integer served as minimum (x2)",
     ),
+    "send_keys": ("additionalProperties dropped",),
     "start_program": (
         "$schema dropped",
         "additionalProperties dropped",
@@ -369,6 +477,7 @@ PROJECTION_NOTES: dict[str, tuple[str, ...]] = {
         "const served as a one-value string enum",
     ),
     "tmux_snapshot": ("$schema dropped", "additionalProperties dropped"),
+    "wait_for_text": ("additionalProperties dropped",),
 }
 
 # One line per tool: its title, else its description's first sentence.
@@ -378,8 +487,10 @@ SUMMARIES: dict[str, str] = {
     "run_command": "Run a shell command in a pane, wait for completion, and capture output.",
     "run_program": "Run a program in a new pane of its own with your user’s permissions.",
     "run_shell_command": "Run a command in an existing shell",
+    "send_keys": "Send Keys",
     "start_program": "Start a program",
     "stop_program": "Stop a started program",
     "tmux_capture": "Read exact-pane screen/history rows preserving LF.",
     "tmux_snapshot": "List the sessions, windows and panes of the configured tmux server, or of the one socket_name names: for each pane, the reference tmux_capture takes (target: kind, id, generation), its size, its current command, whether it is dead (with its exit status) or showing a mode such as copy mode, and the program_id of the schemux program running in it (null when none).",
+    "wait_for_text": "Wait For Text",
 }

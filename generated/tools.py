@@ -757,6 +757,83 @@ TOOL_DOCUMENTS: dict[str, dict[str, Any]] = {
             }
         },
     },
+    "send_keys": {
+        "name": "send_keys",
+        "title": "Send Keys",
+        "description": "Send keys (commands or text) to a tmux pane.\n\nUse this for raw interactive input: TUI keys, control sequences,\npartial shell input, or persistent shell state. Use ``send_keys_batch``\nwhen you need several ordered raw-input operations.\n\nFor authored shell commands that need completion, exit status, or\ncaptured output, use ``run_command`` instead. For custom completion\noutside that shape, compose ``tmux wait-for -S <channel>`` into the\nshell command and call ``wait_for_channel``. For repeated observation\nafter input, prefer ``capture_since``; reserve ``wait_for_text``\nfor output the agent does not author.\n\nDo NOT call ``capture_pane`` immediately — both the read and the\npattern-match paths race the pane's PTY draw.",
+        "inputSchema": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "keys": {"type": "string", "description": "The keys or text to send."},
+                "pane_id": {
+                    "anyOf": [{"type": "string"}, {"type": "null"}],
+                    "default": None,
+                    "description": "Pane ID (e.g. '%1').",
+                },
+                "session_name": {
+                    "anyOf": [{"type": "string"}, {"type": "null"}],
+                    "default": None,
+                    "description": "Session name for pane resolution.",
+                },
+                "session_id": {
+                    "anyOf": [{"type": "string"}, {"type": "null"}],
+                    "default": None,
+                    "description": "Session ID (e.g. '$1') for pane resolution.",
+                },
+                "window_id": {
+                    "anyOf": [{"type": "string"}, {"type": "null"}],
+                    "default": None,
+                    "description": "Window ID for pane resolution.",
+                },
+                "enter": {
+                    "default": True,
+                    "type": "boolean",
+                    "description": "Whether to press Enter after sending keys. Default True.",
+                },
+                "literal": {
+                    "default": False,
+                    "type": "boolean",
+                    "description": "Whether to send keys literally (no tmux interpretation). Default False.",
+                },
+                "suppress_history": {
+                    "default": False,
+                    "type": "boolean",
+                    "description": "Suppress shell history by prepending a space; only effective where\nthe shell ignores space-prefixed commands. Default False.",
+                },
+                "socket_name": {
+                    "anyOf": [{"type": "string"}, {"type": "null"}],
+                    "default": None,
+                    "description": "tmux socket name.",
+                },
+            },
+            "required": ["keys"],
+        },
+        "outputSchema": {
+            "properties": {"result": {"type": "string"}},
+            "required": ["result"],
+            "type": "object",
+            "x-fastmcp-wrap-result": True,
+        },
+        "annotations": {
+            "readOnlyHint": False,
+            "destructiveHint": True,
+            "idempotentHint": False,
+            "openWorldHint": True,
+        },
+        "_meta": {
+            "io.schemux/provenance": {
+                "origin": "upstream",
+                "upstreamFile": "schemas/upstream/004_f915498468b33b99.txt",
+                "format": "json-descriptor",
+                "repository": "tmux-python/libtmux-mcp",
+                "sourceFile": "src/libtmux_mcp/tools/pane_tools/io.py",
+                "sourceLine": 102,
+                "sha256": "f915498468b33b99d03224c0fe1a9b00d9a5704a6b754feafee6fecfb0f28bc3",
+            },
+            "io.schemux/upstreamMeta": {"fastmcp": {"tags": ["execute"]}},
+        },
+    },
     "start_program": {
         "name": "start_program",
         "title": "Start a program",
@@ -1695,5 +1772,144 @@ TOOL_DOCUMENTS: dict[str, dict[str, Any]] = {
             "title": "List tmux sessions, windows and panes",
         },
         "_meta": {"io.schemux/provenance": {"origin": "authored"}},
+    },
+    "wait_for_text": {
+        "name": "wait_for_text",
+        "title": "Wait For Text",
+        "description": 'Wait for NEW output in a tmux pane, then return.\n\nPolls until one of ``patterns`` appears on a line written *after*\nthis call starts, one of ``stop`` appears (immediate failure exit),\nor the timeout expires. Pass ``patterns=null`` to wait for any new\noutput at all. Use this instead of polling ``capture_pane`` in a\nloop.\n\nPre-existing scrollback is never matched, and neither is paint left\nbelow the cursor at entry — only rows written after the call began\ncount. If a pattern was already on screen the result says so via\n``matched_at_entry``.\n\n**Last resort: reserve for output you did not author.** Commands\nyou send are AUTHORED — use ``run_command`` (returns exit status)\nor compose ``; tmux wait-for -S <channel>`` with ``wait_for_channel``\ninstead, both cheaper and exact. For unattributable recurring\nprompts or background log lines, bracket your own command with a\nunique sentinel (``cmd; echo __WAIT_$RANDOM__``) and wait for that.\n\n``stop`` is the cheap way to avoid burning the whole budget: pass\nthe failure markers you already know (``"error:"``, ``"FAILED"``,\n``"Traceback"``) and a failed run returns in milliseconds instead\nof at the ceiling.\n\nThe server caps ``timeout``. An over-large value is not an error —\nthe wait returns at the ceiling and reports ``effective_timeout``.',
+        "inputSchema": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "patterns": {
+                    "anyOf": [{"items": {"type": "string"}, "type": "array"}, {"type": "null"}],
+                    "default": None,
+                    "description": "Success patterns; the first one to match ends the wait.\nLiteral text unless ``regex=True``. Omit or pass ``null`` to\nwait for any new output.",
+                },
+                "stop": {
+                    "anyOf": [{"items": {"type": "string"}, "type": "array"}, {"type": "null"}],
+                    "default": None,
+                    "description": 'Failure patterns. A hit ends the wait immediately with\n``outcome="stopped"`` and ``found=false``; ``matched_index``\nsays which entry fired.',
+                },
+                "regex": {
+                    "default": False,
+                    "type": "boolean",
+                    "description": "Interpret ``patterns`` and ``stop`` as regular expressions.\nDefault False (literal text).",
+                },
+                "pane_id": {
+                    "anyOf": [{"type": "string"}, {"type": "null"}],
+                    "default": None,
+                    "description": "Pane ID (e.g. '%1').",
+                },
+                "session_name": {
+                    "anyOf": [{"type": "string"}, {"type": "null"}],
+                    "default": None,
+                    "description": "Session name for pane resolution.",
+                },
+                "session_id": {
+                    "anyOf": [{"type": "string"}, {"type": "null"}],
+                    "default": None,
+                    "description": "Session ID (e.g. '$1') for pane resolution.",
+                },
+                "window_id": {
+                    "anyOf": [{"type": "string"}, {"type": "null"}],
+                    "default": None,
+                    "description": "Window ID for pane resolution.",
+                },
+                "timeout": {
+                    "default": 8.0,
+                    "type": "number",
+                    "description": "Requested seconds to wait. Default 8.0. Clamped by server\npolicy; see ``effective_timeout`` in the result.",
+                },
+                "interval": {
+                    "default": 0.05,
+                    "type": "number",
+                    "description": "Seconds between polls. Default 0.05 (50ms). Minimum 0.01.",
+                },
+                "match_case": {
+                    "default": False,
+                    "type": "boolean",
+                    "description": "Whether to match case. Default False (case-insensitive).",
+                },
+                "socket_name": {
+                    "anyOf": [{"type": "string"}, {"type": "null"}],
+                    "default": None,
+                    "description": "tmux socket name.",
+                },
+            },
+        },
+        "outputSchema": {
+            "description": 'Result of a bounded wait for new pane output.\n\nDeliberately free of inference. Every field is something the tool\nobserved directly — a match, a clock reading, a tmux flag. There is\nno "likely cause", no "next action", no quiescence verdict: a\nconfidently-wrong diagnosis costs the agent more than an honest\n"nothing appeared, here is what the pane shows".\n\nField count is load-bearing. ``outputSchema`` is re-sent on every\nrequest of every session, so a field that no agent branches on is a\npermanent tax. ``outcome`` carries what three separate booleans\ncarried before it.',
+            "properties": {
+                "found": {
+                    "description": "True when a ``patterns`` entry matched new output, or, with ``patterns=null``, when any new output appeared.",
+                    "type": "boolean",
+                },
+                "outcome": {
+                    "description": "How the wait ended. ``matched``: a ``patterns`` entry hit. ``any_output``: ``patterns`` was omitted and something — possibly just a prompt repaint — was written; read it as 'the pane moved', never as 'the command finished'. ``stopped``: a ``stop`` failure marker hit. ``alternate_screen``: the pane was under a pager, editor, or full-screen TUI, which repaints the whole grid, so matching was suppressed — read the screen with snapshot_pane instead of retrying. ``timeout``: nothing matched in the budget.",
+                    "enum": ["matched", "any_output", "stopped", "alternate_screen", "timeout"],
+                    "type": "string",
+                },
+                "matched_index": {
+                    "anyOf": [{"type": "integer"}, {"type": "null"}],
+                    "default": None,
+                    "description": "Zero-based index into ``patterns``, or into ``stop`` when ``outcome`` is ``stopped``. Null otherwise.",
+                },
+                "matched_lines": {
+                    "description": "Newly-written lines that matched (empty on timeout).",
+                    "items": {"type": "string"},
+                    "type": "array",
+                },
+                "tail": {
+                    "description": "Rows from the entry cursor row down at the final poll, tail-limited by lines and bytes. Includes stale rows excluded from matching, so it shows what the pane looks like, not what matched. On a timeout this usually already contains the answer — read it before retrying with a different pattern.",
+                    "items": {"type": "string"},
+                    "type": "array",
+                },
+                "saw_new_output": {
+                    "default": False,
+                    "description": "True when content was written on or below the entry cursor row. Read it with ``found=false``: true means output arrived and did not match — read ``tail`` and fix the pattern; false means the pane was quiet — suspect the command never ran, or check ``alternate_screen``.",
+                    "type": "boolean",
+                },
+                "matched_at_entry": {
+                    "default": False,
+                    "description": "True when ``patterns`` already matched on-screen text before the wait began and nothing new matched after. The wait holds out for a FRESH occurrence, so re-running a command whose output looks identical still works. Read it as: the text is there, but it predates your call.",
+                    "type": "boolean",
+                },
+                "alternate_screen": {
+                    "default": False,
+                    "description": "True when the pane was on the terminal's alternate screen at any point during the wait.",
+                    "type": "boolean",
+                },
+                "pane_id": {"description": "Pane ID that was polled", "type": "string"},
+                "elapsed_seconds": {
+                    "description": "Time spent waiting in seconds",
+                    "type": "number",
+                },
+                "effective_timeout": {
+                    "description": "Seconds actually enforced. Server policy caps the requested ``timeout``; compare against what you passed to see a clamp.",
+                    "type": "number",
+                },
+            },
+            "required": ["found", "outcome", "pane_id", "elapsed_seconds", "effective_timeout"],
+            "type": "object",
+        },
+        "annotations": {
+            "readOnlyHint": False,
+            "destructiveHint": True,
+            "idempotentHint": False,
+            "openWorldHint": True,
+        },
+        "_meta": {
+            "io.schemux/provenance": {
+                "origin": "upstream",
+                "upstreamFile": "schemas/upstream/005_e56f826eee6a8773.txt",
+                "format": "json-descriptor",
+                "repository": "tmux-python/libtmux-mcp",
+                "sourceFile": "src/libtmux_mcp/tools/pane_tools/wait.py",
+                "sourceLine": 455,
+                "sha256": "e56f826eee6a87731ea26e55f137abd06c6216f3f3c974dfaba0dcfb150d78d3",
+            },
+            "io.schemux/upstreamMeta": {"fastmcp": {"tags": ["inspect", "self-bounded"]}},
+        },
     },
 }

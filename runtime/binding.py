@@ -34,6 +34,9 @@ class ToolBinding:
     call: ToolCall
     summary: str = ""
     served_input_schema: Mapping[str, Any] | None = None
+    # The outputSchema wraps the tool's value as {"result": value} (FastMCP's
+    # x-fastmcp-wrap-result); the text content then carries the value itself.
+    wraps_result: bool = False
 
     @property
     def name(self) -> str:

@@ -7,7 +7,9 @@ that session, with ``-f no-output,ignore-size``, so no user window is resized, n
 session shows a new client, and a ``client-attached`` hook fires in the owned session only
 (a global ``session-created`` hook does fire once, when the owned session is created).
 The owned session keeps the tmux server alive while it exists; ``kill-session -t
-_schemux`` removes it, and schemux makes it again on its next command.
+_schemux`` removes it, and schemux makes it again on its next command. A caller that
+needs ``%output`` (``schemux.pane_watch``) gets a client of its own, attached without
+``no-output`` (``open_watcher``), and ends it itself.
 
 Protocol (tmux's ``-C`` mode): each command line is answered by one block per executed
 command, ``%begin`` ... ``%end``/``%error``; lines outside blocks are notifications
@@ -280,6 +282,54 @@ class _Connection:
             await self.reader
 
 
+async def _answer(connection: _Connection, args: tuple[str, ...], timeout: float) -> list[str]:
+    """Send one command line on ``connection`` and wait for its answer (``run``'s contract)."""
+    future = connection.send(args)
+    try:
+        async with asyncio.timeout(timeout):
+            return await future
+    except TimeoutError:
+        connection.fail(
+            f"tmux did not answer {args[0]} within {timeout:g} s; the control "
+            "connection was restarted"
+        )
+        raise ToolError(
+            f"tmux on {connection.describe} did not answer {args[0]} within {timeout:g} s",
+            suggestion="check that the tmux server is responsive, then retry",
+        ) from None
+    except ConnectionLost:
+        raise
+    except ToolError as error:
+        raise TmuxCommandError(args[0], error.message) from None
+
+
+class Watcher:
+    """A control client that one caller owns and that is sent ``%output`` (made by
+    ``ControlEngine.open_watcher``); its notifications go to the caller's callback."""
+
+    def __init__(self, connection: _Connection, timeout: float) -> None:
+        self._connection = connection
+        self._timeout = timeout
+
+    @property
+    def alive(self) -> bool:
+        return self._connection.alive
+
+    async def run(self, *args: str) -> list[str]:
+        """One command line on this client, with ``ControlEngine.run``'s contract; an
+        ended client (the server exited, or its session was closed) refuses at once."""
+        if not self._connection.alive:
+            raise ConnectionLost(
+                f"schemux's control client on {self._connection.describe} ended (the tmux "
+                f"server exited, or {OWNED_SESSION} was closed)"
+            )
+        return await _answer(self._connection, args, self._timeout)
+
+    async def close(self) -> None:
+        """End the client (tmux detaches it; nothing of it stays)."""
+        await self._connection.close()
+
+
 class ControlEngine:
     """Commands to one tmux server over a control-mode client, started on first use.
 
@@ -343,23 +393,7 @@ class ControlEngine:
 
     async def run(self, *args: str) -> list[str]:
         connection = await self._connect()
-        future = connection.send(args)
-        try:
-            async with asyncio.timeout(self.timeout):
-                return await future
-        except TimeoutError:
-            connection.fail(
-                f"tmux did not answer {args[0]} within {self.timeout:g} s; the control "
-                "connection was restarted"
-            )
-            raise ToolError(
-                f"tmux on {self.describe} did not answer {args[0]} within {self.timeout:g} s",
-                suggestion="check that the tmux server is responsive, then retry",
-            ) from None
-        except ConnectionLost:
-            raise
-        except ToolError as error:
-            raise TmuxCommandError(args[0], error.message) from None
+        return await _answer(connection, args, self.timeout)
 
     async def _connect(self) -> _Connection:
         loop = asyncio.get_running_loop()
@@ -381,7 +415,19 @@ class ControlEngine:
         finally:
             self._starting = None
 
-    async def _open(self) -> _Connection:
+    async def open_watcher(self, notify: Callable[[Notification], None]) -> Watcher:
+        """A control client of the caller's own that is sent ``%output``: attached to the
+        owned session without ``no-output``, so tmux reports the output of every pane of
+        the windows in that session to ``notify`` (with every other notification). The
+        caller closes it; until then it runs commands like ``run``."""
+        return Watcher(await self._open(flags="ignore-size", notify=notify), self.timeout)
+
+    async def _open(
+        self,
+        *,
+        flags: str = "no-output,ignore-size",
+        notify: Callable[[Notification], None] | None = None,
+    ) -> _Connection:
         """A new control client, attached to the owned session and answering."""
         result = self.prepare()
         if asyncio.iscoroutine(result):
@@ -392,14 +438,14 @@ class ControlEngine:
             "-C",
             "attach-session",
             "-f",
-            "no-output,ignore-size",
+            flags,
             "-t",
             f"={OWNED_SESSION}",
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL,
         )
-        connection = _Connection(proc, self.describe, self._notify)
+        connection = _Connection(proc, self.describe, notify or self._notify)
         try:
             async with asyncio.timeout(self.timeout):
                 await connection.attached

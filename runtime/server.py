@@ -58,8 +58,14 @@ def describe_violation(error: ValidationError, root: str = "(arguments)") -> str
     return f"{where}: {message} (rule: {error.validator})"
 
 
-def tool_result(payload: Mapping[str, Any], *, is_error: bool = False) -> types.CallToolResult:
-    text = json.dumps(payload, ensure_ascii=False)
+def tool_result(
+    payload: Mapping[str, Any], *, is_error: bool = False, wrapped: bool = False
+) -> types.CallToolResult:
+    """``payload`` as structuredContent and as text; a ``wrapped`` value (FastMCP's
+    ``{"result": value}``) is its value in the text, a string as itself, as FastMCP
+    sends it."""
+    value = payload["result"] if wrapped and "result" in payload else payload
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)],
         structured_content=dict(payload),
@@ -113,7 +119,7 @@ async def call_bound_tool(
             f"{binding.name} produced a result that breaks its own contract ({violation}); "
             "this is a schemux bug, and it was logged"
         )
-    return tool_result(result, is_error=failed)
+    return tool_result(result, is_error=failed, wrapped=binding.wraps_result)
 
 
 def build_server(context: ToolContext, bindings: Mapping[str, ToolBinding]) -> Server[Any]:

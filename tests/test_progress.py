@@ -51,9 +51,9 @@ class Progress:
 
 
 async def test_every_wait_reports_progress(memory_client: Client, tmux_socket: str) -> None:
-    """run_command, run_shell_command, run_program, read_program and stop_program's grace
-    period, each waiting at once on one client."""
-    panes = [new_pane(tmux_socket), new_pane(tmux_socket)]
+    """run_command, run_shell_command, run_program, read_program, wait_for_text and
+    stop_program's grace period, each waiting at once on one client."""
+    panes = [new_pane(tmux_socket), new_pane(tmux_socket), new_pane(tmux_socket)]
     quiet = await call(memory_client, "start_program", argv=["sleep", "30"])
     stubborn = await call(
         memory_client, "start_program", argv=["sh", "-c", "trap '' TERM HUP; sleep 30"]
@@ -68,6 +68,10 @@ async def test_every_wait_reports_progress(memory_client: Client, tmux_socket: s
         "run_program": ({"argv": ["sleep", f"{WAIT:.0f}"], "timeoutMs": 20_000}, Progress()),
         "read_program": ({"programId": quiet["programId"], "timeoutMs": 6_000}, Progress()),
         "stop_program": ({"programId": stubborn["programId"]}, Progress()),
+        "wait_for_text": (
+            {"pane_id": panes[2].pane_id, "patterns": ["never printed"], "timeout": WAIT},
+            Progress(),
+        ),
     }
     results: dict[str, types.CallToolResult] = {}
 
@@ -92,6 +96,8 @@ async def test_every_wait_reports_progress(memory_client: Client, tmux_socket: s
     calls["read_program"][1].check(total=WAIT, message=output, count=range(2, 4))
     stopping = "waiting for the program to stop"
     calls["stop_program"][1].check(total=STOP_GRACE_SECONDS, message=stopping, count=range(1, 2))
+    text = "waiting for the text"
+    calls["wait_for_text"][1].check(total=WAIT, message=text, count=range(2, 4))
 
 
 async def test_none_without_a_token(tmux_socket: str) -> None:

@@ -5,10 +5,12 @@ from schemux.generated.models.read_program import ReadProgramInput, ReadProgramO
 from schemux.generated.models.run_command import RunCommandInput, RunCommandOutput
 from schemux.generated.models.run_program import RunProgramInput, RunProgramOutput
 from schemux.generated.models.run_shell_command import RunShellCommandInput, RunShellCommandOutput
+from schemux.generated.models.send_keys import SendKeysInput, SendKeysOutput
 from schemux.generated.models.start_program import StartProgramInput, StartProgramOutput
 from schemux.generated.models.stop_program import StopProgramInput, StopProgramOutput
 from schemux.generated.models.tmux_capture import TmuxCaptureInput, TmuxCaptureOutput
 from schemux.generated.models.tmux_snapshot import TmuxSnapshotInput, TmuxSnapshotOutput
+from schemux.generated.models.wait_for_text import WaitForTextInput, WaitForTextOutput
 
 __all__ = [
     "CapturePaneInput",
@@ -21,6 +23,8 @@ __all__ = [
     "RunProgramOutput",
     "RunShellCommandInput",
     "RunShellCommandOutput",
+    "SendKeysInput",
+    "SendKeysOutput",
     "StartProgramInput",
     "StartProgramOutput",
     "StopProgramInput",
@@ -29,4 +33,6 @@ __all__ = [
     "TmuxCaptureOutput",
     "TmuxSnapshotInput",
     "TmuxSnapshotOutput",
+    "WaitForTextInput",
+    "WaitForTextOutput",
 ]

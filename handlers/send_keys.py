@@ -1,0 +1,41 @@
+"""send_keys: text, or one tmux key name, typed into a pane (libtmux-mcp's send_keys).
+
+``keys`` reaches tmux as one quoted argument after ``--``: never an option, never split
+into a list of keys. Without ``literal``, tmux reads it as a key name when the whole of it
+is one (``C-c``, ``Enter``, ``Up``, ``Escape``, ``F1``, ...) and types it as text
+otherwise; with ``literal`` it is always text. ``enter`` presses Enter afterwards, in the
+same tmux command line. Targets resolve as run_command's do; a started program's paneId
+works too.
+"""
+
+from __future__ import annotations
+
+from schemux.context import ToolContext
+from schemux.engine import THEN
+from schemux.errors import ToolError
+from schemux.generated.models.send_keys import SendKeysInput, SendKeysOutput
+from schemux.targets import PaneTarget, resolve_pane
+
+
+async def handle(ctx: ToolContext, request: SendKeysInput) -> SendKeysOutput:
+    if "\x00" in request.keys:
+        raise ToolError(
+            "keys contains a NUL character, which no terminal key or text can carry",
+            suggestion="remove it; send C-@ as a key name for the NUL key",
+        )
+    server = ctx.tmux(request.socket_name)
+    pane = await resolve_pane(
+        server,
+        PaneTarget(
+            pane_id=request.pane_id,
+            window_id=request.window_id,
+            session_id=request.session_id,
+            session_name=request.session_name,
+        ),
+    )
+    text = (" " if request.suppress_history else "") + request.keys
+    command = ["send-keys", "-t", pane.pane_id, *(["-l"] if request.literal else []), "--", text]
+    if request.enter:
+        command += [THEN, "send-keys", "-t", pane.pane_id, "Enter"]
+    await server.run(*command)
+    return SendKeysOutput(result=f"Keys sent to pane {pane.pane_id}")

@@ -1,0 +1,75 @@
+"""wait_for_text: wait for new text in a pane (libtmux-mcp's wait_for_text); see
+``schemux.text_wait`` for what counts as new and ``schemux.pane_watch`` for how the
+wait wakes."""
+
+from __future__ import annotations
+
+import time
+
+from schemux import progress
+from schemux.context import ToolContext
+from schemux.errors import ToolError
+from schemux.generated.models.wait_for_text import WaitForTextInput, WaitForTextOutput
+from schemux.targets import PaneTarget, resolve_pane
+from schemux.text_wait import MINIMUM_INTERVAL, compile_patterns, wait_for_new_text
+
+
+async def handle(ctx: ToolContext, request: WaitForTextInput) -> WaitForTextOutput:
+    if request.interval < MINIMUM_INTERVAL:
+        raise ToolError(
+            f"interval must be at least {MINIMUM_INTERVAL} s (received {request.interval})",
+            suggestion="omit it: the wait wakes on the pane's output anyway",
+        )
+    if request.timeout <= 0:
+        raise ToolError(
+            f"timeout must be positive (received {request.timeout})",
+            suggestion="pass a number of seconds > 0",
+        )
+    if request.patterns is not None and not request.patterns:
+        raise ToolError(
+            "patterns must be a non-empty list, or null to wait for any new output",
+            suggestion="omit patterns to wait for any new output",
+        )
+    patterns = compile_patterns(
+        request.patterns, field_name="patterns", regex=request.regex, match_case=request.match_case
+    )
+    stop = compile_patterns(
+        request.stop, field_name="stop", regex=request.regex, match_case=request.match_case
+    )
+    # The whole call, pane resolution included, is bounded by effective_timeout
+    effective_timeout = ctx.settings.clamp_wait(request.timeout)
+    progress.expect(effective_timeout, "waiting for the text")
+    started = time.monotonic()
+    deadline = started + effective_timeout
+    server = ctx.tmux(request.socket_name)
+    pane = await resolve_pane(
+        server,
+        PaneTarget(
+            pane_id=request.pane_id,
+            window_id=request.window_id,
+            session_id=request.session_id,
+            session_name=request.session_name,
+        ),
+    )
+    result = await wait_for_new_text(
+        server,
+        pane,
+        patterns=patterns,
+        stop=stop,
+        started=started,
+        deadline=deadline,
+        interval=request.interval,
+    )
+    return WaitForTextOutput(
+        found=result.found,
+        outcome=result.outcome,
+        matched_index=result.matched_index,
+        matched_lines=result.matched_lines,
+        tail=result.tail,
+        saw_new_output=result.saw_new_output,
+        matched_at_entry=result.matched_at_entry,
+        alternate_screen=result.alternate_screen,
+        pane_id=pane.pane_id,
+        elapsed_seconds=result.elapsed,
+        effective_timeout=effective_timeout,
+    )

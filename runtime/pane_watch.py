@@ -1,0 +1,261 @@
+"""Waking when a pane writes: tmux's own ``%output`` notifications, for any pane.
+
+tmux sends ``%output`` only to control clients whose session holds the pane's window,
+and schemux's shared control clients attach to ``_schemux`` with ``no-output``. So a
+watch opens a control client of its own (``ControlEngine.open_watcher``: attached to
+``_schemux``, ``ignore-size``, without ``no-output``) and, when the pane's window is not
+in ``_schemux`` already (program windows are), links it in with ``link-window -d`` for
+the duration of the watch; ``unlink-window -k`` takes the link away at the end, whatever
+ends the watch (a result, a timeout, an error, the call's cancellation). ``-k`` matters
+only when the user closed the window's own session meanwhile: the window then ends, as
+it would have without the link.
+
+Traffic stays small: the watcher pauses every other pane the moment it reports output
+(``refresh-client -A %N:pause``), and pauses the watched pane too from the first
+``%output`` after each check until the next check, which continues it in the same
+command line as its reads (so output after a check always wakes the watch). Pausing, not
+``off``: tmux 3.3a's ``off`` keeps the pane's queued output, which a later ``on`` then
+writes from the wrong offset (the server crashed so, here); ``pause`` drops it, and a
+paused pane never holds up tmux's reading of the pane for other clients. Reading a
+check's rows and state goes over the watcher's own client, never the shared one.
+
+``%output`` is not the whole truth (tmux 3.3a lost some for short-lived programs, and a
+pane that dies under ``remain-on-exit`` writes nothing), so a waiter also re-checks once
+a second without a wake-up: a second's worth of one ``display-message`` and one
+``capture-pane``.
+
+What the user can notice while a watch links a window: ``_schemux`` shows one window
+more; ``window-linked`` and ``window-unlinked`` hooks fire; a control-mode client (such as
+iTerm2's ``tmux -CC``) attached to a session holding the window is told ``%window-add``
+and, at the end, ``%window-close`` for it; and ``-t %N`` lookups may name ``_schemux`` as
+the pane's session (tmux picks the most recently active session holding the window).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+from schemux.engine import OWNED_SESSION, THEN, Notification, Watcher
+from schemux.errors import TmuxCommandError, ToolError
+from schemux.targets import PaneInfo
+from schemux.tmux import TmuxServer
+
+logger = logging.getLogger("schemux.pane_watch")
+
+RECHECK_SECONDS = 1.0
+
+_STATE_FIELDS = (
+    "history_size",
+    "cursor_y",
+    "pane_height",
+    "pane_pid",
+    "pane_dead",
+    "alternate_on",
+    "window_linked_sessions_list",  # last: session names may hold tabs
+)
+_STATE_FORMAT = "\t".join(f"#{{{name}}}" for name in _STATE_FIELDS)
+
+# What a program writes to enter the alternate screen, as %output escapes ESC; a
+# backslash the program wrote arrives as \134, so printed text never looks like these.
+_ALTERNATE_ENTERS = ("\\033[?1049h", "\\033[?1047h", "\\033[?47h")
+
+
+@dataclass(frozen=True)
+class PaneState:
+    """One reading of the pane's grid and process (all from one ``display-message``)."""
+
+    history_size: int
+    cursor_y: int
+    height: int
+    pid: str
+    dead: bool
+    alternate_on: bool
+    in_other_sessions: bool  # the window is in a session besides _schemux
+
+
+def in_other_sessions(linked_sessions_list: str) -> bool:
+    """Whether ``#{window_linked_sessions_list}`` names a session other than
+    ``_schemux`` (a name holding a comma splits, but never into only ``_schemux``)."""
+    return any(name != OWNED_SESSION for name in linked_sessions_list.split(","))
+
+
+def parse_state(line: str) -> PaneState:
+    fields = line.split("\t", len(_STATE_FIELDS) - 1)
+    values = dict(zip(_STATE_FIELDS, fields, strict=True))
+    return PaneState(
+        history_size=int(values["history_size"]),
+        cursor_y=int(values["cursor_y"]),
+        height=int(values["pane_height"]),
+        pid=values["pane_pid"],
+        dead=values["pane_dead"] == "1",
+        alternate_on=values["alternate_on"] == "1",
+        in_other_sessions=in_other_sessions(values["window_linked_sessions_list"]),
+    )
+
+
+class PaneWatch:
+    """Wake-ups and reads for one pane, over a watcher client (see the module)."""
+
+    def __init__(self, pane: PaneInfo) -> None:
+        self.pane_id = pane.pane_id
+        self.window_id = pane.window_id
+        self.linked = False  # whether this watch linked the window into _schemux
+        self.saw_alternate = False  # an alternate-screen switch passed through %output
+        self._watcher: Watcher | None = None
+        self._wrote = False  # the pane wrote since the last check began
+        self._window_event = False  # a %window-close or the client's %exit
+        self._to_mute: set[str] = set()
+        self._muted: set[str] = set()
+        self._woken = asyncio.Event()
+        self._last_check = 0.0
+
+    @property
+    def watcher(self) -> Watcher:
+        if self._watcher is None:
+            raise RuntimeError("the watch has no client yet")
+        return self._watcher
+
+    def attach(self, watcher: Watcher) -> None:
+        """The client whose notifications come to ``notify``."""
+        self._watcher = watcher
+
+    def notify(self, notification: Notification) -> None:
+        """The watcher's notification callback (called by the engine's reader)."""
+        name, args = notification.name, notification.args
+        if name == "output" and args:
+            if args[0] == self.pane_id:
+                data = args[-1]
+                if any(enter in data for enter in _ALTERNATE_ENTERS):
+                    self.saw_alternate = True
+                self._wrote = True
+                self._woken.set()
+            elif args[0] not in self._muted:
+                self._to_mute.add(args[0])
+                self._woken.set()
+        elif name == "exit" or (
+            name in ("window-close", "unlinked-window-close") and args[:1] == (self.window_id,)
+        ):
+            self._window_event = True
+            self._woken.set()
+
+    async def check(self) -> PaneState:
+        """Begin a check: the pane's state now. From here on the pane's output is taken
+        again, so whatever it writes after this reading wakes ``wait``."""
+        self._wrote = False
+        self._window_event = False
+        self._last_check = time.monotonic()
+        lines = await self._run(
+            *self._flags(on=True), THEN, "display-message", "-p", "-t", self.pane_id,
+            _STATE_FORMAT,
+        )  # fmt: skip
+        # refresh-client's own lines (%pause, %continue) come first, inside its answer
+        # display-message answers a pane that is gone with empty fields, not an error
+        if not lines or not lines[-1].split("\t", 1)[0]:
+            raise ToolError(f"pane {self.pane_id} was closed while waiting")
+        return parse_state(lines[-1])
+
+    async def rows(self, start: int) -> list[str]:
+        """Rows from ``start`` down (``-J``: a wrapped line is one row)."""
+        lines = await self._run("capture-pane", "-p", "-J", "-t", self.pane_id, "-S", str(start))
+        while lines and lines[-1] == "":
+            lines.pop()
+        return lines
+
+    async def wait(self, deadline: float, interval: float) -> None:
+        """Return once the pane wrote since the last ``read`` (no sooner than ``interval``
+        after it), its window was closed, a second went by without either, or at
+        ``deadline`` (a ``time.monotonic`` reading)."""
+        until = min(deadline, time.monotonic() + RECHECK_SECONDS)
+        while not (self._wrote or self._window_event):
+            if self._to_mute:
+                await self._run(*self._flags(on=None))
+            self._woken.clear()
+            if self._wrote or self._window_event or self._to_mute:
+                continue
+            remaining = until - time.monotonic()
+            if remaining <= 0:
+                return
+            try:
+                async with asyncio.timeout(remaining):
+                    await self._woken.wait()
+            except TimeoutError:
+                return
+        if self._wrote:  # nothing more from the pane until the next read turns it on
+            await self._run(*self._flags(on=False))
+        pause = min(self._last_check + interval, deadline) - time.monotonic()
+        if pause > 0:
+            await asyncio.sleep(pause)
+
+    def _flags(self, *, on: bool | None) -> list[str]:
+        """One ``refresh-client`` pausing the other panes that wrote, and continuing or
+        pausing the watched pane (``None``: leaving it as it is)."""
+        states = [f"{pane}:pause" for pane in sorted(self._to_mute)]
+        self._muted |= self._to_mute
+        self._to_mute = set()
+        if on is not None:
+            states.append(f"{self.pane_id}:{'continue' if on else 'pause'}")
+        args = ["refresh-client"]
+        for state in states:
+            args += ["-A", state]
+        return args
+
+    async def _run(self, *args: str) -> list[str]:
+        try:
+            return await self.watcher.run(*args)
+        except TmuxCommandError as error:
+            if error.target_gone:
+                raise ToolError(f"pane {self.pane_id} was closed while waiting") from None
+            raise
+
+
+@contextlib.asynccontextmanager
+async def watch_pane(server: TmuxServer, pane: PaneInfo) -> AsyncIterator[PaneWatch]:
+    """A watch of ``pane`` for the duration of the ``async with``; everything it set up
+    (the watcher client, the window's link into ``_schemux``) is gone when it exits, also
+    when the block is cancelled."""
+    watch = PaneWatch(pane)
+    watch.attach(await server.engine.open_watcher(watch.notify))
+    try:
+        try:
+            sessions = await watch.watcher.run(
+                "display-message", "-p", "-t", pane.window_id, "#{window_linked_sessions_list}"
+            )
+            # a window of another session gets a link of this watch's own (another
+            # watch's link may go first); a program's window is in _schemux alone
+            if in_other_sessions(sessions[-1] if sessions else ""):
+                # marked before the answer: a cancellation while tmux links still unlinks
+                # (the unlink queues behind the link on this client)
+                watch.linked = True
+                await watch.watcher.run(
+                    "link-window", "-d", "-s", pane.window_id, "-t", f"={OWNED_SESSION}:"
+                )
+        except TmuxCommandError as error:
+            watch.linked = False  # tmux refused the link: there is none to remove
+            if error.target_gone:
+                raise ToolError(f"pane {pane.pane_id} was closed") from None
+            raise
+        yield watch
+    finally:
+        await asyncio.shield(_end(server, watch))
+
+
+async def _end(server: TmuxServer, watch: PaneWatch) -> None:
+    """Unlink what the watch linked (a window gone meanwhile needs nothing; a watcher
+    that died leaves the unlink to the shared client), then end the watcher."""
+    watcher = watch.watcher
+    try:
+        if watch.linked:
+            unlink = ("unlink-window", "-k", "-t", f"={OWNED_SESSION}:{watch.window_id}")
+            try:
+                await (watcher.run(*unlink) if watcher.alive else server.run(*unlink))
+            except TmuxCommandError:
+                pass  # the window, or _schemux, is gone: so is the link
+            except ToolError as error:
+                logger.warning("could not unlink window %s: %s", watch.window_id, error)
+    finally:
+        await watcher.close()

@@ -1,0 +1,188 @@
+"""wait_for_text's wait: for new text in a pane, with libtmux-mcp 0.1.0a22's rules.
+
+Only rows written after the call began count. At entry the wait notes the pane's
+absolute cursor row (history size plus cursor row) and the rows from the cursor row down,
+by content; later, every row from that absolute row down whose text was not among those
+is new. So neither scrollback nor paint left below the cursor ever matches, while text
+written onto the cursor's own row (a command's first line, after a prompt) does. Whether
+a pattern already matched somewhere on the visible screen at entry is reported as
+``matched_at_entry``. While the pane shows the alternate screen (a pager, an editor, a
+full-screen program repainting everything) nothing is matched, and a wait that ends so is
+reported as ``alternate_screen`` rather than ``timeout``. ``stop`` wins a tie with
+``patterns``. The wait wakes on the pane's own output (``schemux.pane_watch``).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from schemux.errors import ToolError
+from schemux.pane_watch import PaneState, PaneWatch, watch_pane
+from schemux.targets import PaneInfo
+from schemux.tmux import TmuxServer
+
+TAIL_MAX_LINES = 20
+TAIL_MAX_BYTES = 2_000
+MINIMUM_INTERVAL = 0.01
+
+Outcome = Literal["matched", "any_output", "stopped", "alternate_screen", "timeout"]
+
+
+def compile_patterns(
+    values: Sequence[str] | None, *, field_name: str, regex: bool, match_case: bool
+) -> list[re.Pattern[str]]:
+    """The patterns of one argument, each checked: literal text unless ``regex``."""
+    flags = 0 if match_case else re.IGNORECASE
+    compiled = []
+    for index, value in enumerate(values or ()):
+        if not value:
+            raise ToolError(
+                f"{field_name}[{index}] is empty", suggestion="pass non-empty text to match"
+            )
+        try:
+            compiled.append(re.compile(value if regex else re.escape(value), flags))
+        except re.error as error:
+            raise ToolError(
+                f"{field_name}[{index}] {value!r} is not a valid regular expression: {error}",
+                suggestion="fix the expression, or pass regex=false to match literal text",
+            ) from None
+    return compiled
+
+
+def first_match(
+    patterns: Sequence[re.Pattern[str]], lines: Sequence[str]
+) -> tuple[int, list[str]] | None:
+    """The first pattern (in order) that matches a line, with every line it matches."""
+    for index, pattern in enumerate(patterns):
+        hits = [line for line in lines if pattern.search(line)]
+        if hits:
+            return index, hits
+    return None
+
+
+def keep_tail(lines: Sequence[str], *, max_lines: int, max_bytes: int) -> list[str]:
+    """The last lines that fit ``max_lines`` and ``max_bytes`` (UTF-8, a newline each);
+    a single line longer than ``max_bytes`` keeps its end."""
+    kept = list(lines[-max_lines:]) if max_lines > 0 else []
+    size = sum(len(line.encode("utf-8", "surrogateescape")) + 1 for line in kept)
+    while len(kept) > 1 and size > max_bytes:
+        size -= len(kept.pop(0).encode("utf-8", "surrogateescape")) + 1
+    if kept and size > max_bytes:
+        encoded = kept[0].encode("utf-8", "surrogateescape")
+        kept[0] = encoded[-max_bytes:].decode("utf-8", "ignore") if max_bytes > 0 else ""
+    return kept
+
+
+@dataclass
+class TextWaitResult:
+    outcome: Outcome = "timeout"
+    matched_index: int | None = None
+    matched_lines: list[str] = field(default_factory=list)
+    tail: list[str] = field(default_factory=list)
+    saw_new_output: bool = False
+    matched_at_entry: bool = False
+    alternate_screen: bool = False
+    elapsed: float = 0.0
+
+    @property
+    def found(self) -> bool:
+        return self.outcome in ("matched", "any_output")
+
+
+async def wait_for_new_text(
+    server: TmuxServer,
+    pane: PaneInfo,
+    *,
+    patterns: Sequence[re.Pattern[str]],
+    stop: Sequence[re.Pattern[str]],
+    started: float,
+    deadline: float,
+    interval: float,
+) -> TextWaitResult:
+    """Wait until a pattern (any new text, without patterns) or a stop pattern appears
+    on a row written after entry, or until ``deadline`` (``time.monotonic``); raises
+    ToolError when the pane dies, is respawned or closed, or loses the entry's rows."""
+    if pane.dead:
+        raise ToolError(
+            f"pane {pane.pane_id} is dead: nothing new can appear in it",
+            suggestion="read what it shows with capture_pane",
+        )
+    result = TextWaitResult()
+    async with watch_pane(server, pane) as watch:
+        entry = await watch.check()
+        anchor = entry.history_size + entry.cursor_y
+        entry_rows = frozenset(await watch.rows(entry.cursor_y))
+        stale_at_entry = first_match(patterns, await watch.rows(0)) is not None
+        result.alternate_screen = entry.alternate_on
+        rows: list[str] = []
+        while True:
+            state = await watch.check()
+            _check_lifecycle(watch, entry, state)
+            result.alternate_screen |= state.alternate_on or watch.saw_alternate
+            start = anchor - state.history_size
+            rows = await watch.rows(start) if start < state.height else []
+            new_lines = [line for line in rows if line not in entry_rows]
+            result.saw_new_output |= bool(new_lines)
+            if not state.alternate_on and _decide(result, patterns, stop, new_lines):
+                break
+            if time.monotonic() >= deadline:
+                break
+            await watch.wait(deadline, interval)
+    if result.outcome == "timeout" and result.alternate_screen:
+        result.outcome = "alternate_screen"
+    result.matched_at_entry = stale_at_entry and not result.found
+    result.tail = keep_tail(rows, max_lines=TAIL_MAX_LINES, max_bytes=TAIL_MAX_BYTES)
+    result.matched_lines = keep_tail(
+        result.matched_lines, max_lines=TAIL_MAX_LINES, max_bytes=TAIL_MAX_BYTES
+    )
+    result.elapsed = round(time.monotonic() - started, 3)
+    return result
+
+
+def _decide(
+    result: TextWaitResult,
+    patterns: Sequence[re.Pattern[str]],
+    stop: Sequence[re.Pattern[str]],
+    new_lines: list[str],
+) -> bool:
+    """Whether the new lines end the wait; if so, ``result`` says how."""
+    hit = first_match(stop, new_lines)
+    if hit is not None:
+        result.outcome = "stopped"
+    elif (hit := first_match(patterns, new_lines)) is not None:
+        result.outcome = "matched"
+    elif not patterns and new_lines:
+        result.outcome, result.matched_lines = "any_output", new_lines
+        return True
+    else:
+        return False
+    result.matched_index, result.matched_lines = hit
+    return True
+
+
+def _check_lifecycle(watch: PaneWatch, entry: PaneState, state: PaneState) -> None:
+    pane_id = watch.pane_id
+    if state.dead:
+        raise ToolError(
+            f"pane {pane_id} died while waiting",
+            suggestion="read what it shows with capture_pane",
+        )
+    if state.pid != entry.pid:
+        raise ToolError(
+            f"pane {pane_id} was respawned while waiting (pid {entry.pid} -> {state.pid}); "
+            "its rows no longer follow the ones at entry",
+            suggestion="call wait_for_text again",
+        )
+    if watch.linked and not state.in_other_sessions:
+        raise ToolError(f"the session of pane {pane_id} was closed while waiting")
+    if state.history_size < entry.history_size and state.height <= entry.height:
+        raise ToolError(
+            f"pane {pane_id}'s history shrank below where the wait began (history_size "
+            f"{entry.history_size} -> {state.history_size}, cleared or past history-limit), "
+            "so new rows can no longer be told from old ones",
+            suggestion="call wait_for_text again, or use run_command for a command you author",
+        )

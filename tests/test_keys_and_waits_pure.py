@@ -1,0 +1,125 @@
+"""Pure pieces of send_keys and wait_for_text: patterns, tails, pane state lines,
+FastMCP's wrapped results (codegen's check and the text the server sends)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from codegen.validation import document_problems, wraps_result
+from schemux.errors import ToolError
+from schemux.pane_watch import in_other_sessions, parse_state
+from schemux.server import tool_result
+from schemux.text_wait import compile_patterns, first_match, keep_tail
+
+
+def test_literal_patterns_take_regex_characters_as_text() -> None:
+    (pattern,) = compile_patterns(["a.b(["], field_name="patterns", regex=False, match_case=True)
+    assert pattern.search("x a.b([ y")
+    assert not pattern.search("aXb([")
+
+
+def test_case_is_ignored_unless_asked() -> None:
+    (loose,) = compile_patterns(["Ready"], field_name="patterns", regex=False, match_case=False)
+    (strict,) = compile_patterns(["Ready"], field_name="patterns", regex=False, match_case=True)
+    assert loose.search("READY")
+    assert not strict.search("READY")
+
+
+@pytest.mark.parametrize(
+    ("values", "regex", "message"),
+    [
+        (["ok", ""], False, "stop[1] is empty"),
+        (["(unclosed"], True, "stop[0] '(unclosed' is not a valid regular expression"),
+        (["a", "[z-a]"], True, "stop[1] '[z-a]' is not a valid regular expression"),
+    ],
+)
+def test_bad_patterns_are_refused_naming_them(values: list[str], regex: bool, message: str) -> None:
+    with pytest.raises(ToolError) as refused:
+        compile_patterns(values, field_name="stop", regex=regex, match_case=False)
+    assert message in refused.value.message
+
+
+def test_no_patterns_compile_to_none() -> None:
+    assert compile_patterns(None, field_name="patterns", regex=True, match_case=False) == []
+
+
+def test_the_first_pattern_in_order_wins_with_all_its_lines() -> None:
+    patterns = compile_patterns(["b", "a"], field_name="patterns", regex=False, match_case=True)
+    assert first_match(patterns, ["a1", "b1", "b2"]) == (0, ["b1", "b2"])
+    assert first_match(patterns, ["a1"]) == (1, ["a1"])
+    assert first_match(patterns, ["c"]) is None
+
+
+@pytest.mark.parametrize(
+    ("lines", "max_lines", "max_bytes", "kept"),
+    [
+        (["a", "b", "c"], 2, 100, ["b", "c"]),
+        (["a", "b", "c"], 5, 100, ["a", "b", "c"]),
+        (["aaaa", "bbbb", "cc"], 10, 8, ["bbbb", "cc"]),  # each line counts its newline
+        (["x" * 10], 10, 4, ["xxxx"]),  # one line too long keeps its end
+        (["ab", "é" * 3], 10, 5, ["éé"]),  # never half a character
+        ([], 20, 2000, []),
+    ],
+)
+def test_tails_keep_the_end(
+    lines: list[str], max_lines: int, max_bytes: int, kept: list[str]
+) -> None:
+    assert keep_tail(lines, max_lines=max_lines, max_bytes=max_bytes) == kept
+
+
+def test_a_state_line_and_session_names_with_tabs_and_commas() -> None:
+    state = parse_state("120\t5\t30\t4242\t0\t1\tuser\tname,_schemux")
+    assert (state.history_size, state.cursor_y, state.height, state.pid) == (120, 5, 30, "4242")
+    assert (state.dead, state.alternate_on, state.in_other_sessions) == (False, True, True)
+    assert parse_state("0\t0\t24\t1\t1\t0\t_schemux").in_other_sessions is False
+
+
+@pytest.mark.parametrize(
+    ("names", "other"),
+    [
+        ("_schemux", False),
+        ("_schemux,_schemux", False),
+        ("user,_schemux", True),
+        ("a,b", True),
+        (",", True),
+    ],
+)
+def test_sessions_besides_schemux(names: str, other: bool) -> None:
+    assert in_other_sessions(names) is other
+
+
+WRAPPED = {
+    "type": "object",
+    "properties": {"result": {"type": "string"}},
+    "required": ["result"],
+    "x-fastmcp-wrap-result": True,
+}
+
+
+def document(output_schema: dict[str, Any]) -> dict[str, Any]:
+    return {"name": "tool", "inputSchema": {"type": "object"}, "outputSchema": output_schema}
+
+
+def test_the_wrapped_result_convention_is_recognised_and_checked() -> None:
+    assert wraps_result(WRAPPED)
+    assert document_problems(document(WRAPPED)) == []
+    assert not wraps_result({**WRAPPED, "x-fastmcp-wrap-result": False})
+    extra = {**WRAPPED, "properties": {"result": {}, "more": {}}}
+    (problem,) = document_problems(document(extra))
+    assert "x-fastmcp-wrap-result needs exactly one property, 'result', required" in problem
+    assert document_problems(document({**WRAPPED, "required": []}))
+
+
+def test_a_wrapped_value_is_the_text_as_fastmcp_sends_it() -> None:
+    sent = tool_result({"result": "Keys sent to pane %1"}, wrapped=True)
+    assert sent.structured_content == {"result": "Keys sent to pane %1"}
+    assert [block.text for block in sent.content if block.type == "text"] == [
+        "Keys sent to pane %1"
+    ]
+    listed = tool_result({"result": ["a", "b"]}, wrapped=True)
+    assert [json.loads(b.text) for b in listed.content if b.type == "text"] == [["a", "b"]]
+    plain = tool_result({"result": "x"})
+    assert [json.loads(b.text) for b in plain.content if b.type == "text"] == [{"result": "x"}]

@@ -1,0 +1,155 @@
+"""send_keys against real tmux through the in-memory MCP client: exactly the bytes a
+program reads, for text and for key names; hostile text stays text; history
+suppression; a started program's pane."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from mcp import Client
+
+from tests.support import Pane, call, call_error, new_pane, tmux, wait_until
+
+pytestmark = pytest.mark.anyio
+
+HOSTILE = [
+    ";",
+    "\\;",
+    "a ; kill-server",
+    "#{pane_id}",
+    "#(echo owned)",
+    "##",
+    "-x",
+    "--",
+    "-l",
+    "-t %0",
+    'it\'s "quoted"',
+    "\x1f",
+    "a\tb",
+    "line one\nline two",
+    "$HOME ~ `id`",
+    "héllo wörld ✓",
+    "x" * 20_000,
+]
+
+
+def raw_reader(socket_name: str, output: Path) -> Pane:
+    """A pane whose program writes every byte it reads to ``output``: no echo, no line
+    editing, no signals (``stty raw``), so the file holds exactly what the keys sent."""
+    pane = new_pane(socket_name, command=f"sh -c 'stty raw -echo; exec cat > {output}'")
+    wait_until(lambda: output.exists())
+    return pane
+
+
+def received(output: Path, before: int, count: int) -> bytes:
+    wait_until(lambda: output.stat().st_size >= before + count)
+    return output.read_bytes()[before:]
+
+
+@pytest.mark.parametrize("literal", [False, True])
+async def test_text_arrives_byte_for_byte(
+    memory_client: Client, tmux_socket: str, tmp_path: Path, literal: bool
+) -> None:
+    output = tmp_path / "keys"
+    pane = raw_reader(tmux_socket, output)
+    for text in HOSTILE:
+        before = output.stat().st_size
+        await call(memory_client, "send_keys", keys=text, pane_id=pane.pane_id, literal=literal)
+        expected = text.encode() + b"\r"  # Enter in a raw terminal
+        assert received(output, before, len(expected)) == expected, text
+    assert tmux(tmux_socket, "has-session", "-t", pane.session_name) == ""
+
+
+@pytest.mark.parametrize(
+    ("keys", "literal", "expected"),
+    [
+        ("C-c", False, b"\x03"),
+        ("Enter", False, b"\r"),
+        ("Escape", False, b"\x1b"),
+        ("Up", False, b"\x1b[A"),
+        ("F1", False, b"\x1bOP"),
+        ("BSpace", False, b"\x7f"),
+        ("C-c", True, b"C-c"),
+        ("Enter", True, b"Enter"),
+        ("C-c Enter", False, b"C-c Enter"),  # one argument: never a list of keys
+    ],
+)
+async def test_key_names_only_without_literal(
+    memory_client: Client,
+    tmux_socket: str,
+    tmp_path: Path,
+    keys: str,
+    literal: bool,
+    expected: bytes,
+) -> None:
+    output = tmp_path / "keys"
+    pane = raw_reader(tmux_socket, output)
+    await call(
+        memory_client, "send_keys", keys=keys, pane_id=pane.pane_id, literal=literal, enter=False
+    )
+    assert received(output, 0, len(expected)) == expected
+
+
+async def test_suppress_history_prepends_a_space(
+    memory_client: Client, tmux_socket: str, tmp_path: Path
+) -> None:
+    output = tmp_path / "keys"
+    pane = raw_reader(tmux_socket, output)
+    await call(memory_client, "send_keys", keys="ls", pane_id=pane.pane_id, suppress_history=True)
+    assert received(output, 0, 4) == b" ls\r"
+
+
+async def test_history_kept_or_suppressed_in_a_shell(
+    memory_client: Client, tmux_socket: str
+) -> None:
+    pane = new_pane(tmux_socket)  # bash with HISTCONTROL=ignorespace
+    await call(memory_client, "send_keys", keys="echo kept-1", pane_id=pane.pane_id)
+    await call(
+        memory_client,
+        "send_keys",
+        keys="echo hidden-1",
+        pane_id=pane.pane_id,
+        suppress_history=True,
+    )
+    wait_until(lambda: "hidden-1\n" in tmux(tmux_socket, "capture-pane", "-p", "-t", pane.pane_id))
+    history = await call(memory_client, "run_command", command="history", pane_id=pane.pane_id)
+    lines = "\n".join(history["output"])
+    assert "echo kept-1" in lines
+    assert "hidden-1" not in lines
+
+
+async def test_a_nul_is_refused_and_nothing_is_sent(
+    memory_client: Client, tmux_socket: str, tmp_path: Path
+) -> None:
+    output = tmp_path / "keys"
+    pane = raw_reader(tmux_socket, output)
+    error = await call_error(memory_client, "send_keys", keys="ab\x00cd", pane_id=pane.pane_id)
+    assert "keys contains a NUL character" in error
+    await call(memory_client, "send_keys", keys="after", pane_id=pane.pane_id)
+    assert received(output, 0, 6) == b"after\r"
+
+
+async def test_a_started_programs_pane_takes_keys(memory_client: Client) -> None:
+    started = await call(memory_client, "start_program", argv=["cat"])
+    await call(memory_client, "send_keys", keys="to the program", pane_id=started["paneId"])
+    read = await call(memory_client, "read_program", programId=started["programId"], timeoutMs=5000)
+    assert "to the program\n" in read["text"]
+    await call(memory_client, "stop_program", programId=started["programId"])
+
+
+async def test_the_control_window_is_refused(memory_client: Client, tmux_socket: str) -> None:
+    await call(memory_client, "send_keys", keys="", pane_id=new_pane(tmux_socket).pane_id)
+    control = tmux(tmux_socket, "list-panes", "-t", "=_schemux:0", "-F", "#{pane_id}").split()[0]
+    error = await call_error(memory_client, "send_keys", keys="x", pane_id=control)
+    assert "window of schemux's control clients" in error
+
+
+async def test_an_undecodable_byte_is_sent_as_that_byte(
+    memory_client: Client, tmux_socket: str, tmp_path: Path
+) -> None:
+    output = tmp_path / "keys"
+    pane = raw_reader(tmux_socket, output)
+    await call(memory_client, "send_keys", keys="a\udcffb", pane_id=pane.pane_id, literal=True)
+    assert received(output, 0, 4) == b"a\xffb\r"
+    assert tmux(tmux_socket, "has-session", "-t", pane.session_name) == ""

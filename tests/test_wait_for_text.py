@@ -1,0 +1,303 @@
+"""wait_for_text (with send_keys) against real tmux, through the in-memory MCP client.
+
+A Python REPL driven as an agent would drive it; only rows written after the call count;
+the alternate screen; what a wait leaves behind when it ends, times out or is cancelled
+(nothing: no link of the pane's window into _schemux, no control client); a session or
+pane closed under a wait; the cost of waiting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from tests.support import Pane, call, call_error, new_pane, tmux, wait_until
+
+pytestmark = pytest.mark.anyio
+
+
+async def send(client: Client, pane: Pane, keys: str, **options: Any) -> None:
+    await call(client, "send_keys", keys=keys, pane_id=pane.pane_id, **options)
+
+
+def linked(pane: Pane) -> bool:
+    """Whether the pane's window is linked into _schemux (a wait on it is armed)."""
+    windows = tmux(
+        pane.socket_name, "list-windows", "-t", "=_schemux", "-F", "#{window_id}", check=False
+    )
+    return pane.window_id in windows.split()
+
+
+def watchers(socket_name: str) -> int:
+    """Control clients on _schemux that take output: only a wait's watcher does (the
+    shared ones attach with no-output)."""
+    flags = tmux(
+        socket_name, "list-clients", "-t", "=_schemux", "-F", "#{client_flags}", check=False
+    )
+    return sum("no-output" not in line for line in flags.splitlines())
+
+
+async def armed_wait(client: Client, pane: Pane, **arguments: Any) -> asyncio.Task[dict[str, Any]]:
+    """A wait_for_text call running in the background, once it has taken its entry rows."""
+    call_made: Awaitable[dict[str, Any]] = call(
+        client, "wait_for_text", pane_id=pane.pane_id, **arguments
+    )
+    task = asyncio.ensure_future(call_made)
+    await until_armed(pane, task)
+    return task
+
+
+async def until_armed(pane: Pane, task: asyncio.Future[Any]) -> None:
+    """Until the wait ``task`` linked the pane's window and took its entry rows."""
+    for _ in range(500):
+        if linked(pane) or task.done():
+            break
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0.3)  # the entry reads follow the link at once
+
+
+async def left_behind(pane: Pane) -> None:
+    """Wait (a cancellation arrives as a notification, a moment later) until neither
+    the link nor a watcher client is left; fail if they stay."""
+    for _ in range(200):
+        if not linked(pane) and watchers(pane.socket_name) == 0:
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError("the wait left its link or its control client behind")
+
+
+@pytest.fixture
+async def repl(memory_client: Client, tmux_socket: str) -> Pane:
+    pane = new_pane(tmux_socket, command="env -u PYTHONSTARTUP python3 -q -i")
+    wait_until(lambda: ">>>" in tmux(tmux_socket, "capture-pane", "-p", "-t", pane.pane_id))
+    return pane
+
+
+async def test_a_python_repl_driven_by_keys_and_waits(memory_client: Client, repl: Pane) -> None:
+    # an expression and its value
+    waiting = await armed_wait(memory_client, repl, patterns=["^42$"], regex=True, timeout=10)
+    await send(memory_client, repl, "6*7")
+    result = await waiting
+    assert (result["outcome"], result["matched_lines"]) == ("matched", ["42"])
+    assert result["elapsed_seconds"] < 5
+
+    # a slow expression: the wait begins before its value is written
+    await send(memory_client, repl, "import time; time.sleep(0.5); print('sl' + 'ow')")
+    result = await call(memory_client, "wait_for_text", pane_id=repl.pane_id, patterns=["slow"])
+    assert result["matched_lines"] == ["slow"]
+
+    # a prompt, and the answer to it
+    waiting = await armed_wait(memory_client, repl, patterns=["[y/N]"], timeout=10)
+    await send(memory_client, repl, "answer = input('[y/N] ')")
+    prompt = await waiting  # the echo of the typed line holds the text too
+    assert prompt["matched_lines"][-1] == "[y/N] "
+    await send(memory_client, repl, "y")
+    waiting = await armed_wait(memory_client, repl, patterns=["answered 'y'"], timeout=10)
+    await send(memory_client, repl, "print('answered', repr(answer))")
+    assert (await waiting)["outcome"] == "matched"
+
+    # a loop that runs too long, interrupted with C-c
+    await send(memory_client, repl, "while True: pass")
+    await send(memory_client, repl, "")  # ends the block; the loop runs
+    waiting = await armed_wait(
+        memory_client, repl, patterns=["KeyboardInterrupt"], stop=["Error"], timeout=10
+    )
+    await send(memory_client, repl, "C-c", enter=False)
+    result = await waiting
+    assert result["outcome"] == "matched", result
+    # the REPL is back and answers
+    waiting = await armed_wait(memory_client, repl, patterns=["^7$"], regex=True, timeout=10)
+    await send(memory_client, repl, "3+4")
+    assert (await waiting)["found"] is True
+
+
+async def test_only_rows_written_after_the_call_count(memory_client: Client, repl: Pane) -> None:
+    await send(memory_client, repl, "print('RE' + 'ADY')")
+    wait_until(
+        lambda: "\nREADY" in tmux(repl.socket_name, "capture-pane", "-p", "-t", repl.pane_id)
+    )
+    stale = await call(
+        memory_client, "wait_for_text", pane_id=repl.pane_id, patterns=["^READY$"], regex=True,
+        timeout=0.5,
+    )  # fmt: skip
+    assert (stale["outcome"], stale["found"], stale["matched_at_entry"]) == (
+        "timeout",
+        False,
+        True,
+    )
+    assert stale["saw_new_output"] is False
+    # the same text written again is a fresh occurrence
+    waiting = await armed_wait(memory_client, repl, patterns=["^READY$"], regex=True, timeout=10)
+    await send(memory_client, repl, "print('RE' + 'ADY')")
+    fresh = await waiting
+    assert (fresh["outcome"], fresh["matched_at_entry"]) == ("matched", False)
+
+
+async def test_a_pager_suppresses_matching(memory_client: Client, tmux_socket: str) -> None:
+    pane = new_pane(tmux_socket)
+    waiting = await armed_wait(memory_client, pane, patterns=["root"], timeout=2)
+    await send(memory_client, pane, "less /etc/passwd")
+    result = await waiting
+    assert (result["outcome"], result["found"], result["alternate_screen"]) == (
+        "alternate_screen",
+        False,
+        True,
+    )
+    await send(memory_client, pane, "q", enter=False)
+
+
+async def test_a_moment_on_the_alternate_screen_is_seen(
+    memory_client: Client, tmux_socket: str
+) -> None:
+    pane = new_pane(tmux_socket)
+    waiting = await armed_wait(memory_client, pane, patterns=["never"], timeout=1.5)
+    await send(memory_client, pane, r"printf '\033[?1049hX\033[?1049l'")
+    result = await waiting
+    assert (result["outcome"], result["alternate_screen"]) == ("alternate_screen", True)
+
+
+async def test_typed_escapes_are_not_the_alternate_screen(
+    memory_client: Client, tmux_socket: str
+) -> None:
+    pane = new_pane(tmux_socket)
+    waiting = await armed_wait(memory_client, pane, patterns=["never"], timeout=1)
+    await send(memory_client, pane, r"echo '\033[?1049h'", literal=True)
+    result = await waiting
+    assert (result["outcome"], result["alternate_screen"]) == ("timeout", False)
+    assert result["saw_new_output"] is True
+
+
+async def test_timeout_and_result_leave_nothing_behind(
+    memory_client: Client, tmux_socket: str
+) -> None:
+    pane = new_pane(tmux_socket)
+    await send(memory_client, pane, "true")  # schemux's own clients are up
+    timed_out = await call(
+        memory_client, "wait_for_text", pane_id=pane.pane_id, patterns=["x"], timeout=0.4
+    )
+    assert timed_out["outcome"] == "timeout"
+    assert 0.4 <= timed_out["elapsed_seconds"] < 3
+    await left_behind(pane)
+    waiting = await armed_wait(memory_client, pane, timeout=10)
+    await send(memory_client, pane, "echo moved")
+    assert (await waiting)["outcome"] == "any_output"
+    await left_behind(pane)
+    assert tmux(
+        tmux_socket, "list-windows", "-t", pane.session_name, "-F", "#{window_id}"
+    ).split() == [pane.window_id]
+
+
+async def test_cancellation_stops_the_wait_and_changes_nothing(
+    memory_client: Client, tmux_socket: str
+) -> None:
+    pane = new_pane(tmux_socket)
+    await send(memory_client, pane, "clear")
+    wait_until(lambda: tmux(tmux_socket, "capture-pane", "-p", "-t", pane.pane_id).strip() != "")
+    screen = tmux(tmux_socket, "capture-pane", "-p", "-t", pane.pane_id)
+    started = time.monotonic()
+    armed = anyio.Event()
+
+    async def see_the_link() -> None:
+        for _ in range(100):
+            if linked(pane):
+                armed.set()
+                return
+            await anyio.sleep(0.01)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(see_the_link)
+        with anyio.move_on_after(0.8) as scope:
+            await memory_client.call_tool(
+                "wait_for_text", {"pane_id": pane.pane_id, "patterns": ["never"], "timeout": 30}
+            )
+    assert scope.cancelled_caught
+    assert armed.is_set()  # the wait was under way when it was cancelled
+    await left_behind(pane)
+    assert time.monotonic() - started < 10
+    assert tmux(tmux_socket, "capture-pane", "-p", "-t", pane.pane_id) == screen
+    after = await call(memory_client, "run_command", command="echo next", pane_id=pane.pane_id)
+    assert after["output"] == ["next"]
+
+
+async def test_concurrent_waits_and_commands_on_one_pane(
+    memory_client: Client, tmux_socket: str
+) -> None:
+    pane = new_pane(tmux_socket)
+    await call(memory_client, "run_command", command="true", pane_id=pane.pane_id)
+    first = await armed_wait(memory_client, pane, patterns=["^both$"], regex=True, timeout=10)
+    second = await armed_wait(memory_client, pane, patterns=["^both$"], regex=True, timeout=10)
+    ran = await call(memory_client, "run_command", command="echo both", pane_id=pane.pane_id)
+    assert ran["output"] == ["both"]
+    assert (await first)["outcome"] == (await second)["outcome"] == "matched"
+    await left_behind(pane)
+
+
+async def test_a_program_pane_is_watched_without_a_link(memory_client: Client) -> None:
+    started = await call(
+        memory_client, "start_program", argv=["sh", "-c", "sleep 0.5; echo late; sleep 30"]
+    )
+    result = await call(
+        memory_client, "wait_for_text", pane_id=started["paneId"], patterns=["late"], timeout=10
+    )
+    assert result["outcome"] == "matched"
+    await call(memory_client, "stop_program", programId=started["programId"])
+
+
+async def test_the_session_closed_under_a_wait(memory_client: Client, tmux_socket: str) -> None:
+    pane = new_pane(tmux_socket)
+    waiting = await armed_wait(memory_client, pane, patterns=["never"], timeout=10)
+    tmux(tmux_socket, "kill-session", "-t", pane.session_name)
+    with pytest.raises(AssertionError):
+        await waiting
+    # the window ends, as it would have without the wait's link
+    wait_until(
+        lambda: pane.window_id not in tmux(tmux_socket, "list-windows", "-a", "-F", "#{window_id}")
+    )
+
+
+async def test_the_pane_killed_under_a_wait(memory_client: Client, tmux_socket: str) -> None:
+    pane = new_pane(tmux_socket)
+    waiting = asyncio.ensure_future(
+        call_error(memory_client, "wait_for_text", pane_id=pane.pane_id, timeout=10)
+    )
+    await until_armed(pane, waiting)
+    tmux(tmux_socket, "kill-pane", "-t", pane.pane_id)
+    assert f"pane {pane.pane_id} was closed while waiting" in await waiting
+
+
+async def test_waiting_costs_little(memory_client: Client, tmux_socket: str) -> None:
+    quiet = new_pane(tmux_socket)
+    cpu = time.process_time()
+    await call(memory_client, "wait_for_text", pane_id=quiet.pane_id, patterns=["x"], timeout=2)
+    assert time.process_time() - cpu < 0.2
+    # a pane writing as fast as it can: one wake-up a check, not one per write
+    noisy = new_pane(tmux_socket, command="sh -c 'sleep 0.3; exec yes'")
+    cpu = time.process_time()
+    result = await call(
+        memory_client, "wait_for_text", pane_id=noisy.pane_id, patterns=["never"], timeout=2
+    )
+    assert result["saw_new_output"] is True
+    assert time.process_time() - cpu < 0.6
+
+
+async def test_schemux_session_killed_under_a_wait(memory_client: Client, tmux_socket: str) -> None:
+    pane = new_pane(tmux_socket)
+    failing = asyncio.ensure_future(
+        call_error(memory_client, "wait_for_text", pane_id=pane.pane_id, timeout=10)
+    )
+    await until_armed(pane, failing)
+    tmux(tmux_socket, "kill-session", "-t", "=_schemux")
+    assert "(the tmux server exited, or _schemux was closed)" in await failing
+    # the user's window is untouched, and the next wait works (schemux makes _schemux again)
+    windows = tmux(tmux_socket, "list-windows", "-t", pane.session_name, "-F", "#{window_id}")
+    assert windows.split() == [pane.window_id]
+    waiting = await armed_wait(memory_client, pane, patterns=["^again$"], regex=True, timeout=10)
+    await send(memory_client, pane, "echo again")
+    assert (await waiting)["outcome"] == "matched"
+    await left_behind(pane)
