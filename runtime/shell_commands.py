@@ -5,26 +5,22 @@ pane, once, after the command:
 
     (
     COMMAND
-    );{tmux} if -F '#{@opt}' "set -pF @opt 'E $? #{history_size} ...';
-                                wait-for -S DONE;wait-for RESUME"
+    );{tmux} if -F '#{@opt}' "set -pF @opt 'E $? #{history_size} ... #{@opt}';
+                                wait-for -S DONE;run -bd HOLD -C '<release>';wait-for RESUME"
 
 It records the exit status and where the output ends in the private pane option ``@opt``,
 signals DONE, and holds the shell until RESUME: the screen stays still while the output
 is captured, so the shell's next prompt can neither join the last output row nor scroll
-the rows we address. Where the output starts is known without a second report: just
-before typing, in the same tmux call, we read the prompt's row; the rows from there show
-the prompt and the echo of the typed wrapper, whose last row carries this call's private
-token, and the output is every row after that one.
+the rows we address. The hold is bounded: tmux itself releases it after ``HOLD_SECONDS``
+if the option is still there (a schemux killed before its capture), removing the option.
+Where the output starts is found from the prompt's position and text, read just before
+typing in the same tmux call (``schemux.shell_output``).
 
-``@opt`` is set ("armed") by us before typing and removed by us (disarmed) as soon as the
-wait ends, whatever ended it; the wrapper does nothing once it is gone, so a call that
-timed out or was cancelled leaves no option, no channel signal and no waiting client
-behind.
-
-When tmux may have dropped history rows during the command (the history reached
-history-limit, or the command cleared it), the prompt's row no longer holds; the whole
-history is searched for the token instead, and when that row is gone too, the head of the
-output went with it and is reported lost.
+``@opt`` is set ("armed", with the owner's mark: ``schemux.abandoned_wrappers``) by us
+before typing and removed by us (disarmed) as soon as the wait ends, whatever ended it;
+the wrapper does nothing once it is gone, so a call that timed out or was cancelled leaves
+no option, no channel signal and no waiting client behind. A cancelled call also
+interrupts its command as a person's C-c would; a timed-out one leaves it running.
 """
 
 from __future__ import annotations
@@ -34,14 +30,44 @@ import contextlib
 import os
 import secrets
 import shlex
+import termios
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from schemux.abandoned_wrappers import this_process
 from schemux.engine import THEN
 from schemux.errors import TmuxCommandError, ToolError
+from schemux.shell_output import (
+    Cursor,
+    Prompt,
+    Report,
+    after_last_mention,
+    keep_tail,
+    locate_output,
+)
 from schemux.targets import PaneInfo
 from schemux.tmux import TmuxServer
+
+__all__ = [
+    "Cursor",
+    "Prompt",
+    "Report",
+    "ShellCommandResult",
+    "after_last_mention",
+    "check_command",
+    "check_shell_pane",
+    "keep_tail",
+    "process_exit",
+    "run_in_shell",
+    "shell_reads_input",
+    "until_shell_has_terminal",
+]
+
+# how long a wrapper holds its shell for the capture at most (the capture takes ms)
+HOLD_SECONDS = 5
+# how long a call waits for a pane that an interrupt or an earlier wrapper is leaving
+SETTLE_SECONDS = 2.0
 
 POSIX_SHELLS = frozenset(
     {
@@ -60,66 +86,6 @@ POSIX_SHELLS = frozenset(
         "busybox",
     }
 )
-
-
-@dataclass(frozen=True)
-class Prompt:
-    """Where the prompt was just before typing."""
-
-    history: int
-    row: int
-
-    @classmethod
-    def parse(cls, value: str) -> Prompt:
-        history, row = (int(field) for field in value.split())
-        return cls(history, row)
-
-
-@dataclass(frozen=True)
-class Cursor:
-    """Where the output ends: history size, cursor row and column, and history-limit."""
-
-    history: int
-    row: int
-    column: int
-    history_limit: int
-
-    @property
-    def last_output_row(self) -> int:
-        """Row (relative to the visible screen) of the last output line."""
-        return self.row if self.column > 0 else self.row - 1
-
-    def first_row_since(self, prompt: Prompt) -> int | None:
-        """Row (relative to the visible screen) where ``prompt`` is now; None when tmux may
-        have dropped history rows since, so that the prompt's row is no longer known.
-
-        tmux frees a tenth of history-limit whenever the history is full, so after any
-        drop the history holds at least limit - limit/10 rows.
-        """
-        collected = max(1, self.history_limit // 10)
-        if self.history < prompt.history or self.history >= self.history_limit - collected:
-            return None
-        return prompt.history + prompt.row - self.history
-
-
-@dataclass(frozen=True)
-class Report:
-    """What the wrapper recorded after the command: ``E status history row column limit``."""
-
-    exit_status: int
-    cursor: Cursor
-
-    @classmethod
-    def parse(cls, value: str) -> Report | None:
-        """None while the command has not ended (or for anything else)."""
-        fields = value.split()
-        if len(fields) != 6 or fields[0] != "E":
-            return None
-        try:
-            status, history, row, column, limit = (int(field) for field in fields[1:])
-        except ValueError:
-            return None
-        return cls(status, Cursor(history, row, column, limit))
 
 
 @dataclass(frozen=True)
@@ -151,8 +117,9 @@ def check_shell_pane(pane: PaneInfo) -> None:
     if (groups is not None and groups[0] != groups[1]) or command not in POSIX_SHELLS:
         raise ToolError(
             f"pane {pane.pane_id} is running {command!r}, not a POSIX shell at its prompt",
-            suggestion="wait for that program to finish, or target a pane idle at a shell "
-            "prompt (bash, zsh, sh, ...)",
+            suggestion="wait for it to finish, or interrupt it as a person would with "
+            f'send_keys {{"pane_id": "{pane.pane_id}", "keys": "C-c", "enter": false}}, '
+            "or target a pane idle at a shell prompt (bash, zsh, sh, ...)",
         )
 
 
@@ -195,23 +162,28 @@ def check_command(command: str, suppress_history: bool) -> None:
 class _Call:
     """The private names of one call."""
 
-    def __init__(self, server: TmuxServer, pane: PaneInfo) -> None:
+    def __init__(self, server: TmuxServer, pane: PaneInfo, suppress_history: bool) -> None:
         self.token = secrets.token_hex(8)
         self.option = f"@schemux_{self.token}"
         self.done = f"schemux_done_{self.token}"
         self.resume = f"schemux_resume_{self.token}"
         self.pane_id = pane.pane_id
+        self.socket_path = pane.socket_path
         self.tmux = " ".join(shlex.quote(part) for part in (server.binary, "-S", pane.socket_path))
+        self.first_line = " (" if suppress_history else "("  # a leading space: not in history
 
-    def keystrokes(self, command: str, suppress_history: bool) -> str:
+    def keystrokes(self, command: str) -> str:
         opt, pane = self.option, self.pane_id
+        # run by tmux after HOLD_SECONDS unless we removed the option first; ## because
+        # run-shell expands its argument once more
+        release = f"if -Ft{pane} '##{{{opt}}}' 'set -put{pane} {opt};wait-for -S {self.resume}'"
         report = (
             f"{self.tmux} if -Ft{pane} '#{{{opt}}}' "
             f"\"set -pFt{pane} {opt} 'E $? #{{history_size}} #{{cursor_y}} #{{cursor_x}} "
-            f"#{{history_limit}}';wait-for -S {self.done};wait-for {self.resume}\""
+            f"#{{history_limit}} #{{{opt}}}';wait-for -S {self.done};"
+            f'run -bd{HOLD_SECONDS} -C \\"{release}\\";wait-for {self.resume}"'
         )
-        prefix = " " if suppress_history else ""
-        return f"{prefix}(\n{command.rstrip()}\n);{report}"
+        return f"{self.first_line}\n{command.rstrip()}\n);{report}"
 
 
 async def run_in_shell(
@@ -222,45 +194,83 @@ async def run_in_shell(
     timeout: float,
     suppress_history: bool,
 ) -> ShellCommandResult:
-    """Type ``command`` into the idle shell of ``pane`` and wait up to ``timeout`` seconds."""
+    """Type ``command`` into the idle shell of ``pane`` and wait up to ``timeout`` seconds.
+
+    Cancelled, the call interrupts the command (C-c) and leaves nothing behind."""
     check_command(command, suppress_history)
-    if _earlier_wrapper_leaving(pane.pid):
-        await until_shell_has_terminal(pane.pid)
+    if _earlier_wrapper_leaving(pane.pid) or _settling(pane):
+        await until_shell_has_terminal(pane.pid, SETTLE_SECONDS)
     check_shell_pane(pane)
-    call = _Call(server, pane)
+    call = _Call(server, pane, suppress_history)
     started = time.monotonic()
-    typed = await server.run(
-        "display-message", "-p", "-t", pane.pane_id, "#{history_size} #{cursor_y}",
-        THEN, "set-option", "-p", "-t", pane.pane_id, call.option, "armed",
-        THEN, "send-keys", "-t", pane.pane_id, "-l", call.keystrokes(command, suppress_history),
+    typing = asyncio.ensure_future(server.run(
+        "display-message", "-p", "-t", pane.pane_id, "#{history_size} #{cursor_y} #{cursor_x}",
+        THEN, "capture-pane", "-p", "-t", pane.pane_id,
+        THEN, "set-option", "-p", "-t", pane.pane_id, call.option, this_process().mark,
+        THEN, "send-keys", "-t", pane.pane_id, "-l", call.keystrokes(command),
         THEN, "send-keys", "-t", pane.pane_id, "Enter",
-    )  # fmt: skip
-    prompt = Prompt.parse(typed[0])
+    ))  # fmt: skip
+    try:
+        typed = await asyncio.shield(typing)
+    except asyncio.CancelledError:  # the keys may be on their way: let them arrive first
+        with contextlib.suppress(Exception):
+            await asyncio.shield(typing)
+        await asyncio.shield(_abandon(server, call, None, interrupt=True))
+        raise
+    prompt = Prompt.parse(typed[0], typed[1:])
     waiting = asyncio.ensure_future(server.wait(call.done))
-    disarmed = False
     try:
         finished, _ = await asyncio.wait({waiting}, timeout=timeout)
-        ended = bool(finished)
+    except BaseException as error:
+        cancelled = isinstance(error, asyncio.CancelledError)
+        await asyncio.shield(_abandon(server, call, waiting, interrupt=cancelled))
+        raise
+    # shielded as one step: once disarmed, this reads the output and releases the shell
+    finishing = asyncio.ensure_future(
+        _finish(server, call, pane, prompt, waiting, bool(finished), timeout)
+    )
+    try:
+        lines, located, status, timed_out = await asyncio.shield(finishing)
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):
+            if (await asyncio.shield(finishing))[3]:  # timed out: the command still runs
+                await asyncio.shield(_interrupt(server, call))
+        raise
+    return ShellCommandResult(status, timed_out, lines, not located, time.monotonic() - started)
+
+
+async def _finish(
+    server: TmuxServer,
+    call: _Call,
+    pane: PaneInfo,
+    prompt: Prompt,
+    waiting: asyncio.Future[None],
+    ended: bool,
+    timeout: float,
+) -> tuple[list[str], bool, int | None, bool]:
+    """Disarm, then read the output: (lines, exact, exit status, timed out)."""
+    try:
         state = await _disarm(server, call)
-        disarmed = True
-        await waiting  # the disarm signalled it, if the wrapper had not
-    finally:
-        if not disarmed:
-            await asyncio.shield(_abandon(server, call, waiting))
+    except BaseException:
+        await _abandon(server, call, waiting, interrupt=False)
+        raise
+    await waiting  # the disarm signalled it, if the wrapper had not
     report = Report.parse(state)
     if report is not None:  # ended, possibly between the timeout and the disarm
-        # shielded: the shell waits for this capture to release it, cancelled or not
         release = (THEN, "wait-for", "-S", call.resume)
-        lines, head_lost = await asyncio.shield(
-            _capture_output(server, call, prompt, report.cursor, release)
+        lines, exact = await _capture_output(
+            server, call, prompt, report.cursor, release, report.exit_status
         )
-        return ShellCommandResult(
-            report.exit_status, False, lines, head_lost, time.monotonic() - started
-        )
+        return lines, exact, report.exit_status, False
     if ended:
-        raise ToolError(f"the wrapper in pane {pane.pane_id} reported {state!r}, not an end")
+        raise ToolError(
+            f"the wrapper in pane {pane.pane_id} reported {state!r}, not an end",
+            suggestion="its shell was freed without its report (was schemux stalled for "
+            f"{HOLD_SECONDS} s?); run the command again",
+        )
     if shell_reads_input(pane.pid):
         await server.run("send-keys", "-t", pane.pane_id, "C-c")
+        _settled_later(call)
         raise ToolError(
             f"the shell in pane {pane.pane_id} did not start the command within "
             f"{timeout:g} s; it was still reading input (an unclosed quote, bracket or "
@@ -272,8 +282,31 @@ async def run_in_shell(
         "#{history_size} #{cursor_y} #{cursor_x} #{history_limit}",
     )  # fmt: skip
     cursor = Cursor(*(int(field) for field in now[0].split()))
-    lines, head_lost = await _capture_output(server, call, prompt, cursor, ())
-    return ShellCommandResult(None, True, lines, head_lost, time.monotonic() - started)
+    lines, exact = await _capture_output(server, call, prompt, cursor, (), None)
+    return lines, exact, None, True
+
+
+# panes whose shell an interrupt of ours is bringing back to its prompt: until when
+_interrupted: dict[tuple[str, str], float] = {}
+
+
+def _settled_later(call: _Call) -> None:
+    now = time.monotonic()
+    for key in [key for key, until in _interrupted.items() if until < now]:
+        del _interrupted[key]
+    _interrupted[(call.socket_path, call.pane_id)] = now + SETTLE_SECONDS
+
+
+def _settling(pane: PaneInfo) -> bool:
+    until = _interrupted.get((pane.socket_path, pane.pane_id))
+    return until is not None and until > time.monotonic()
+
+
+async def _interrupt(server: TmuxServer, call: _Call) -> None:
+    """C-c into the pane, as a person would: the terminal sends SIGINT to its foreground
+    process group (the command, or the shell discarding unfinished input)."""
+    await server.run("send-keys", "-t", call.pane_id, "C-c")
+    _settled_later(call)
 
 
 def _terminal_groups(pid: int) -> tuple[int, int] | None:
@@ -364,46 +397,85 @@ async def _in_pane(server: TmuxServer, call: _Call, *args: str) -> list[str]:
         ) from None
 
 
-async def _abandon(server: TmuxServer, call: _Call, waiting: asyncio.Future[None]) -> None:
-    """Leave nothing behind after a cancelled or failed call: no option, no waiter, and no
-    shell held by the wrapper."""
+async def _abandon(
+    server: TmuxServer, call: _Call, waiting: asyncio.Future[None] | None, *, interrupt: bool
+) -> None:
+    """Leave nothing behind after a cancelled or failed call: no option, no waiter, no
+    shell held by the wrapper; with ``interrupt``, no command still running either."""
     try:
         state = await _disarm(server, call)
         if Report.parse(state) is not None:
             await server.run("wait-for", "-S", call.resume)
+        elif interrupt:
+            await _interrupt(server, call)
     except ToolError:
-        waiting.cancel()  # the pane or the server is gone: end the waiter's client
-    with contextlib.suppress(BaseException):
-        await waiting
+        if waiting is not None:
+            waiting.cancel()  # the pane or the server is gone: end the waiter's client
+    if waiting is not None:
+        with contextlib.suppress(BaseException):
+            await waiting
 
 
 async def _capture_output(
-    server: TmuxServer, call: _Call, prompt: Prompt, cursor: Cursor, then: tuple[str, ...]
+    server: TmuxServer,
+    call: _Call,
+    prompt: Prompt,
+    cursor: Cursor,
+    then: tuple[str, ...],
+    status: int | None,
 ) -> tuple[list[str], bool]:
-    """The output rows up to ``cursor``: those after the echo of the typed wrapper.
+    """The output rows up to ``cursor``, and whether they are all of it.
 
-    ``then`` (further tmux commands) runs in the same tmux call as the capture.
+    ``then`` (further tmux commands) runs in the same tmux call as the capture;
+    ``status`` (None while the command runs) is for the message when the output cannot
+    be found.
     """
     first = cursor.first_row_since(prompt)
-    lines = await _in_pane(
-        server, call, "capture-pane", "-p", "-J", "-t", call.pane_id,
-        "-S", "-" if first is None else str(first), "-E", str(cursor.last_output_row), *then,
-    )  # fmt: skip
-    output, found = after_last_mention(lines, call.token)
-    return output, not found and first is None
+    # when the echo may be gone with dropped history, the terminal's echo setting may be
+    # needed, read while the wrapper still holds the shell: release only afterwards
+    now, later = (then, ()) if first is not None else ((), then[1:])
+    try:
+        lines = await _in_pane(
+            server, call, "capture-pane", "-p", "-J", "-t", call.pane_id,
+            "-S", "-" if first is None else str(first), "-E", str(cursor.last_output_row),
+            *now,
+        )  # fmt: skip
+        located = locate_output(
+            lines, call.token, prompt.echo_head(call.first_line), from_prompt_row=first is not None
+        )
+        if located is not None:
+            return located.lines, located.exact
+        if first is None and _echo_on(await _pane_tty(server, call)):
+            # the echo was on and is gone: tmux dropped it, and every row older than it,
+            # so every row left came after it
+            return lines, False
+    finally:
+        if later:
+            await asyncio.shield(_in_pane(server, call, *later))
+    ran = "is still running" if status is None else f"ran and exited with status {status}"
+    raise ToolError(
+        f"the command in pane {call.pane_id} {ran}, but its output cannot be told apart "
+        "from the prompt: the shell did not echo the typed command, so where the output "
+        "starts is unknown (is the terminal's echo off?)",
+        suggestion="turn the echo back on (run_command `stty echo`) and run it again",
+    )
 
 
-def after_last_mention(lines: list[str], token: str) -> tuple[list[str], bool]:
-    """The lines after the last one that shows ``token`` (the end of the typed wrapper),
-    and whether there was one; without one, all the lines."""
-    for index in range(len(lines) - 1, -1, -1):
-        if token in lines[index]:
-            return lines[index + 1 :], True
-    return lines, False
+async def _pane_tty(server: TmuxServer, call: _Call) -> str:
+    lines = await _in_pane(server, call, "display-message", "-p", "-t", call.pane_id, "#{pane_tty}")
+    return lines[0] if lines else ""
 
 
-def keep_tail(lines: list[str], max_lines: int | None) -> tuple[list[str], int]:
-    """The last ``max_lines`` lines (all of them for None) and how many were dropped."""
-    if max_lines is None or len(lines) <= max_lines:
-        return lines, 0
-    return lines[len(lines) - max_lines :], len(lines) - max_lines
+def _echo_on(tty: str) -> bool:
+    """Whether the terminal echoes typed input (the shell's settings while a command
+    runs, which its line editor follows); False where it cannot be read."""
+    try:
+        fd = os.open(tty, os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        return bool(termios.tcgetattr(fd)[3] & termios.ECHO)
+    except termios.error:
+        return False
+    finally:
+        os.close(fd)
