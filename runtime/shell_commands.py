@@ -170,7 +170,11 @@ class _Call:
         self.pane_id = pane.pane_id
         self.socket_path = pane.socket_path
         self.tmux = " ".join(shlex.quote(part) for part in (server.binary, "-S", pane.socket_path))
-        self.first_line = " (" if suppress_history else "("  # a leading space: not in history
+        # a leading space keeps it out of history; the printf (a builtin) starts the output
+        # on a clean row: a shell without a line editor (dash) prints its PS2 prompts
+        # after the terminal echoed the typed lines, on the row where the output starts
+        prefix = " " if suppress_history else ""
+        self.first_line = prefix + "printf '\\r\\033[K';("
 
     def keystrokes(self, command: str) -> str:
         opt, pane = self.option, self.pane_id
