@@ -1,0 +1,182 @@
+"""Cancelling run_command or run_shell_command interrupts the command as C-c would; a
+timeout leaves it running; a schemux killed mid-call blocks no shell."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import time
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError
+
+from schemux.abandoned_wrappers import Owner, parse_pane_options, release_abandoned_wrappers
+from schemux.context import ToolContext
+from tests.support import Pane, call, call_error, new_pane, tmux, wait_until
+from tests.test_run_command import private_options
+
+pytestmark = pytest.mark.anyio
+
+
+async def cancel_after(
+    client: Client, seconds: float, tool: str, arguments: dict[str, Any]
+) -> None:
+    with anyio.move_on_after(seconds) as scope:
+        await client.call_tool(tool, arguments)
+    assert scope.cancelled_caught
+
+
+async def next_call_works(client: Client, pane: Pane) -> float:
+    started = time.monotonic()
+    result = await call(client, "run_command", command="echo next", pane_id=pane.pane_id)
+    assert result["output"] == ["next"]
+    return time.monotonic() - started
+
+
+def screen(pane: Pane) -> str:
+    return tmux(pane.socket_name, "capture-pane", "-p", "-t", pane.pane_id)
+
+
+@pytest.mark.parametrize("transport", ["memory", "stdio"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "sleep 30",
+        "trap 'echo caught; exit 3' INT; while :; do sleep 0.1; done",
+        "echo 'unclosed",
+    ],
+    ids=["sleep", "traps SIGINT", "shell still reading input"],
+)
+async def test_cancel_interrupts_and_frees_the_pane(
+    memory_client: Client, stdio_client: Client, tmux_socket: str, transport: str, command: str
+) -> None:
+    client = memory_client if transport == "memory" else stdio_client
+    pane = new_pane(tmux_socket)
+    arguments = {"command": command, "pane_id": pane.pane_id, "timeout": 20}
+    await cancel_after(client, 0.5, "run_command", arguments)
+    await anyio.sleep(0.1)  # the cancellation reaches the server as a notification
+    assert await next_call_works(client, pane) < 1.5
+    assert private_options(pane) == []
+    if "trap" in command:
+        assert "caught" in screen(pane)
+
+
+async def test_cancel_run_shell_command(memory_client: Client, tmux_socket: str) -> None:
+    pane = new_pane(tmux_socket)
+    await cancel_after(
+        memory_client, 0.5, "run_shell_command", {"command": "sleep 30", "paneId": pane.pane_id}
+    )
+    await anyio.sleep(0.1)
+    assert await next_call_works(memory_client, pane) < 1.5
+
+
+async def test_a_timed_out_command_keeps_running_and_the_refusal_says_how_to_stop_it(
+    memory_client: Client, tmux_socket: str
+) -> None:
+    pane = new_pane(tmux_socket)
+    result = await call(
+        memory_client, "run_command", command="sleep 30", pane_id=pane.pane_id, timeout=0.3
+    )
+    assert result["timed_out"] is True
+    message = await call_error(memory_client, "run_command", command="true", pane_id=pane.pane_id)
+    assert "running 'sleep'" in message
+    assert "send_keys" in message
+    assert "C-c" in message
+    tmux(tmux_socket, "send-keys", "-t", pane.pane_id, "C-c")
+    wait_until(lambda: "sleep" not in tmux(
+        tmux_socket, "display", "-p", "-t", pane.pane_id, "#{pane_current_command}"
+    ))  # fmt: skip
+    assert await next_call_works(memory_client, pane) < 1.5
+
+
+def test_owner_marks() -> None:
+    me = Owner(os.getpid(), 0)
+    assert Owner.from_value("A 12 34") == Owner(12, 34)
+    assert Owner.from_value("E 0 1 2 3 2000 A 12 34") == Owner(12, 34)
+    assert Owner.from_value("armed") is None
+    assert Owner.from_value("E 0 1 2 3 2000 A x 34") is None
+    assert not me.alive()  # same pid, another start time: a recycled pid is not the owner
+    lines = [
+        f'@schemux_0123456789abcdef "A {os.getpid()} 0"',
+        '@schemux_not-ours "A 1 1"',
+        '@other "A 1 1"',
+    ]
+    (found,) = parse_pane_options("%1", lines)
+    assert found.option == "@schemux_0123456789abcdef"
+    assert not found.reported
+
+
+async def until(condition: Any, timeout: float = 10.0) -> None:
+    """wait_until without blocking the event loop (the clients run on it)."""
+    with anyio.fail_after(timeout):
+        while not condition():  # noqa: ASYNC110 (tmux and /proc state: nothing to wait on)
+            await anyio.sleep(0.02)
+
+
+async def killed_mid_command(socket_name: str, pane: Pane, command: str) -> None:
+    """A real `schemux serve` is killed with SIGKILL while it runs ``command`` in ``pane``."""
+    parameters = StdioServerParameters(
+        command=sys.executable, args=["-m", "schemux", "serve", "--socket-name", socket_name]
+    )
+    with anyio.move_on_after(20):
+        async with Client(parameters) as client, anyio.create_task_group() as group:
+
+            async def run() -> None:
+                with contextlib.suppress(MCPError):  # the server dies under it
+                    await client.call_tool(
+                        "run_command", {"command": command, "pane_id": pane.pane_id}
+                    )
+
+            group.start_soon(run)
+            await until(lambda: private_options(pane) != [] and "sleep" in tmux(
+                socket_name, "display", "-p", "-t", pane.pane_id, "#{pane_current_command}"
+            ))  # fmt: skip
+            owner = Owner.from_value(private_options(pane)[0].split(" ", 1)[1].strip('"'))
+            assert owner is not None
+            assert owner.alive()
+            os.kill(owner.pid, signal.SIGKILL)
+            await until(lambda: not owner.alive())
+            group.cancel_scope.cancel()
+
+
+async def test_a_new_schemux_frees_what_a_killed_one_left(
+    memory_client: Client, tool_context: ToolContext, tmux_socket: str
+) -> None:
+    pane = new_pane(tmux_socket)
+    busy = new_pane(tmux_socket)  # a live schemux's call in flight is left alone
+    async with anyio.create_task_group() as group:
+
+        async def live_call() -> None:
+            result = await call(
+                memory_client, "run_command", command="sleep 1; echo live", pane_id=busy.pane_id
+            )
+            assert result["output"] == ["live"]
+
+        group.start_soon(live_call)
+        await killed_mid_command(tmux_socket, pane, "sleep 30")
+        assert private_options(pane) != []
+        released = await release_abandoned_wrappers(tool_context.tmux())
+        assert [wrapper.pane_id for wrapper in released] == [pane.pane_id]
+    assert private_options(pane) == []
+    wait_until(lambda: tmux(
+        tmux_socket, "display", "-p", "-t", pane.pane_id, "#{pane_current_command}"
+    ).strip() == "bash")  # fmt: skip
+    assert await next_call_works(memory_client, pane) < 1.5
+
+
+async def test_without_a_new_schemux_the_hold_ends_by_itself(
+    memory_client: Client, tmux_socket: str
+) -> None:
+    pane = new_pane(tmux_socket)
+    await killed_mid_command(tmux_socket, pane, "sleep 1.5")
+    # the command ends, the wrapper reports and holds its shell: tmux frees it in 5 s
+    wait_until(lambda: private_options(pane) == [], timeout=10)
+    wait_until(lambda: tmux(
+        tmux_socket, "display", "-p", "-t", pane.pane_id, "#{pane_current_command}"
+    ).strip() == "bash")  # fmt: skip
+    assert await next_call_works(memory_client, pane) < 1.5
