@@ -81,8 +81,16 @@ class AbandonedWrapper:
         return self.value.startswith("E ")
 
     @property
+    def token(self) -> str:
+        return self.option.removeprefix(OPTION_PREFIX)
+
+    @property
     def resume_channel(self) -> str:
-        return "schemux_resume_" + self.option.removeprefix(OPTION_PREFIX)
+        return f"schemux_resume_{self.token}"
+
+    @property
+    def hold_option(self) -> str:
+        return f"@schemux_hold_{self.token}"
 
 
 def parse_pane_options(pane_id: str, lines: list[str]) -> list[AbandonedWrapper]:
@@ -129,7 +137,7 @@ async def _release(server: TmuxServer, wrapper: AbandonedWrapper) -> None:
     nothing, then release the shell or interrupt the command."""
     pane, option = wrapper.pane_id, wrapper.option
     if wrapper.reported:
-        then = f"wait-for -S {wrapper.resume_channel}"
+        then = f"set-option -s -u {wrapper.hold_option};wait-for -S {wrapper.resume_channel}"
     else:
         then = f"send-keys -t {pane} C-c"
     try:

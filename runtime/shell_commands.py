@@ -6,13 +6,15 @@ pane, once, after the command:
     (
     COMMAND
     );{tmux} if -F '#{@opt}' "set -pF @opt 'E $? #{history_size} ... #{@opt}';
-                                wait-for -S DONE;run -bd HOLD -C '<release>';wait-for RESUME"
+                                set -s @hold 1;wait-for -S DONE;
+                                run -bd HOLD -C '<release>';wait-for RESUME;set -pu @opt"
 
 It records the exit status and where the output ends in the private pane option ``@opt``,
 signals DONE, and holds the shell until RESUME: the screen stays still while the output
 is captured, so the shell's next prompt can neither join the last output row nor scroll
 the rows we address. The hold is bounded: tmux itself releases it after ``HOLD_SECONDS``
-if the option is still there (a schemux killed before its capture), removing the option.
+unless we did (a schemux killed before its capture), and the wrapper then removes the
+option.
 Where the output starts is found from the prompt's position and text, read just before
 typing in the same tmux call (``schemux.shell_output``).
 
@@ -167,6 +169,7 @@ class _Call:
         self.option = f"@schemux_{self.token}"
         self.done = f"schemux_done_{self.token}"
         self.resume = f"schemux_resume_{self.token}"
+        self.hold = f"@schemux_hold_{self.token}"  # a server option, set while it holds
         self.pane_id = pane.pane_id
         self.socket_path = pane.socket_path
         self.tmux = " ".join(shlex.quote(part) for part in (server.binary, "-S", pane.socket_path))
@@ -176,16 +179,25 @@ class _Call:
         prefix = " " if suppress_history else ""
         self.first_line = prefix + "printf '\\r\\033[K';("
 
+    @property
+    def release(self) -> tuple[str, ...]:
+        """The tmux commands that free the shell the wrapper holds after its report."""
+        return ("set-option", "-s", "-u", self.hold, THEN, "wait-for", "-S", self.resume)
+
     def keystrokes(self, command: str) -> str:
-        opt, pane = self.option, self.pane_id
-        # run by tmux after HOLD_SECONDS unless we removed the option first; ## because
-        # run-shell expands its argument once more
-        release = f"if -Ft{pane} '##{{{opt}}}' 'set -put{pane} {opt};wait-for -S {self.resume}'"
+        opt, pane, hold = self.option, self.pane_id, self.hold
+        # run by tmux itself after HOLD_SECONDS unless we released the shell first (the
+        # hold flag is a server option, so the check cannot fail when the pane is gone,
+        # which would leave an error for the next client to see); ## because run-shell
+        # expands its argument once more
+        timer = f"if -F '##{{{hold}}}' 'set -su {hold};wait-for -S {self.resume}'"
         report = (
             f"{self.tmux} if -Ft{pane} '#{{{opt}}}' "
             f"\"set -pFt{pane} {opt} 'E $? #{{history_size}} #{{cursor_y}} #{{cursor_x}} "
-            f"#{{history_limit}} #{{{opt}}}';wait-for -S {self.done};"
-            f'run -bd{HOLD_SECONDS} -C \\"{release}\\";wait-for {self.resume}"'
+            f"#{{history_limit}} #{{{opt}}}';set -s {hold} 1;wait-for -S {self.done};"
+            f'run -bd{HOLD_SECONDS} -C \\"{timer}\\";wait-for {self.resume};'
+            # freed by the timer, the option is still there: the wrapper removes it
+            f'set -put{pane} {opt}"'
         )
         return f"{self.first_line}\n{command.rstrip()}\n);{report}"
 
@@ -261,9 +273,8 @@ async def _finish(
     await waiting  # the disarm signalled it, if the wrapper had not
     report = Report.parse(state)
     if report is not None:  # ended, possibly between the timeout and the disarm
-        release = (THEN, "wait-for", "-S", call.resume)
         lines, exact = await _capture_output(
-            server, call, prompt, report.cursor, release, report.exit_status
+            server, call, prompt, report.cursor, (THEN, *call.release), report.exit_status
         )
         return lines, exact, report.exit_status, False
     if ended:
@@ -409,7 +420,7 @@ async def _abandon(
     try:
         state = await _disarm(server, call)
         if Report.parse(state) is not None:
-            await server.run("wait-for", "-S", call.resume)
+            await server.run(*call.release)
         elif interrupt:
             await _interrupt(server, call)
     except ToolError:
@@ -444,9 +455,7 @@ async def _capture_output(
             "-S", "-" if first is None else str(first), "-E", str(cursor.last_output_row),
             *now,
         )  # fmt: skip
-        located = locate_output(
-            lines, call.token, prompt.echo_head(call.first_line), from_prompt_row=first is not None
-        )
+        located = locate_output(lines, call.token, prompt.echo_head(call.first_line))
         if located is not None:
             return located.lines, located.exact
         if first is None and _echo_on(await _pane_tty(server, call)):

@@ -105,24 +105,21 @@ class Located:
     exact: bool
 
 
-def locate_output(
-    lines: list[str], token: str, echo_head: str, *, from_prompt_row: bool
-) -> Located | None:
-    """The output among ``lines`` (joined rows up to the output's last row).
+def locate_output(lines: list[str], token: str, echo_head: str) -> Located | None:
+    """The output among ``lines`` (joined rows, from the prompt's row or from the top of
+    the history, up to the output's last row). None when no line mentions the token.
 
-    ``from_prompt_row``: ``lines[0]`` is the prompt's row, so the echo must start there;
-    otherwise ``lines`` start at the top of the history and the echo starts on any line
-    showing ``echo_head`` (an older call's echo is older than this one's, so tmux drops it
-    first; its token differs). None when no line mentions the token.
+    The echo starts on a line showing ``echo_head`` (the prompt's text, then the first
+    typed line); the first mention of the token from there ends it. An older call's echo
+    shows the same head, but it is older than this one's, so tmux drops it first, and its
+    token differs: the first mention after it is still this call's echo. Only the command
+    itself can put the head on a line after this echo was dropped (by printing the
+    prompt's text and the typed line together), or before it (by moving the cursor up).
     """
     first = next((index for index, line in enumerate(lines) if token in line), None)
     if first is None:
         return None
-    if from_prompt_row:
-        echoed = bool(lines) and lines[0].startswith(echo_head)
-    else:
-        echoed = any(echo_head in line for line in lines[: first + 1])
-    if echoed:
+    if any(echo_head in line for line in lines[: first + 1]):
         return Located(lines[first + 1 :], True)
     return Located(after_last_mention(lines, token)[0], False)
 
