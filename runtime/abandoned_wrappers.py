@@ -16,6 +16,7 @@ tmux server.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import re
 from dataclasses import dataclass
@@ -64,9 +65,15 @@ def start_ticks(pid: int) -> int | None:
 
 
 def this_process() -> Owner:
-    ticks = start_ticks(os.getpid())
+    """This schemux process's mark (read once per process: a fork gets its own)."""
+    return _owner(os.getpid())
+
+
+@functools.cache
+def _owner(pid: int) -> Owner:
+    ticks = start_ticks(pid)
     assert ticks is not None  # /proc/self always exists on Linux
-    return Owner(os.getpid(), ticks)
+    return Owner(pid, ticks)
 
 
 @dataclass(frozen=True)

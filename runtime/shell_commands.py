@@ -29,13 +29,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import secrets
 import shlex
-import termios
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 from schemux.abandoned_wrappers import this_process
 from schemux.engine import THEN
@@ -47,6 +44,14 @@ from schemux.shell_output import (
     after_last_mention,
     keep_tail,
     locate_output,
+)
+from schemux.shell_panes import (
+    check_shell_pane,
+    earlier_wrapper_leaving,
+    echo_on,
+    process_exit,
+    shell_reads_input,
+    until_shell_has_terminal,
 )
 from schemux.targets import PaneInfo
 from schemux.tmux import TmuxServer
@@ -71,24 +76,6 @@ HOLD_SECONDS = 5
 # how long a call waits for a pane that an interrupt or an earlier wrapper is leaving
 SETTLE_SECONDS = 2.0
 
-POSIX_SHELLS = frozenset(
-    {
-        "sh",
-        "bash",
-        "zsh",
-        "dash",
-        "ksh",
-        "ksh93",
-        "mksh",
-        "oksh",
-        "loksh",
-        "ash",
-        "yash",
-        "posh",
-        "busybox",
-    }
-)
-
 
 @dataclass(frozen=True)
 class ShellCommandResult:
@@ -97,53 +84,6 @@ class ShellCommandResult:
     lines: list[str]
     head_lost: bool
     elapsed: float
-
-
-def check_shell_pane(pane: PaneInfo) -> None:
-    """Refuse panes whose keystrokes would not reach an idle POSIX shell."""
-    if pane.dead:
-        raise ToolError(
-            f"pane {pane.pane_id} is dead (its program exited)",
-            suggestion="respawn it with `tmux respawn-pane` or target another pane",
-        )
-    if pane.in_mode:
-        raise ToolError(
-            f"pane {pane.pane_id} is in copy mode, so typed keys would not reach its shell",
-            suggestion=f"leave the mode first (`tmux send-keys -t {pane.pane_id} -X cancel`)",
-        )
-    groups = _terminal_groups(pane.pid)
-    if groups is not None and groups[0] == groups[1]:  # the pane's own program is idle
-        command = _process_name(pane.pid)
-    else:
-        command = pane.current_command.removeprefix("-")
-    if (groups is not None and groups[0] != groups[1]) or command not in POSIX_SHELLS:
-        raise ToolError(
-            f"pane {pane.pane_id} is running {command!r}, not a POSIX shell at its prompt",
-            suggestion="wait for it to finish, or interrupt it as a person would with "
-            f'send_keys {{"pane_id": "{pane.pane_id}", "keys": "C-c", "enter": false}}, '
-            "or target a pane idle at a shell prompt (bash, zsh, sh, ...)",
-        )
-
-
-def _process_name(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/comm").read_text().strip()
-    except OSError:
-        return ""
-
-
-def _earlier_wrapper_leaving(shell_pid: int) -> bool:
-    """Whether the terminal's foreground is still the tmux client of an earlier call's
-    wrapper, released and on its way out (its name shows the private resume channel),
-    or a group whose leader has just gone while the shell takes its terminal back."""
-    groups = _terminal_groups(shell_pid)
-    if groups is None or groups[0] == groups[1]:
-        return False
-    try:
-        cmdline = Path(f"/proc/{groups[1]}/cmdline").read_bytes()
-    except OSError:
-        return True
-    return b"schemux_resume_" in cmdline or not cmdline
 
 
 def check_command(command: str, suppress_history: bool) -> None:
@@ -161,8 +101,8 @@ def check_command(command: str, suppress_history: bool) -> None:
         )
 
 
-class _Call:
-    """The private names of one call."""
+class ShellCall:
+    """The private names of one call, and the wrapper typed with them."""
 
     def __init__(self, server: TmuxServer, pane: PaneInfo, suppress_history: bool) -> None:
         self.token = secrets.token_hex(8)
@@ -214,10 +154,10 @@ async def run_in_shell(
 
     Cancelled, the call interrupts the command (C-c) and leaves nothing behind."""
     check_command(command, suppress_history)
-    if _earlier_wrapper_leaving(pane.pid) or _settling(pane):
+    if earlier_wrapper_leaving(pane.pid) or _settling(pane):
         await until_shell_has_terminal(pane.pid, SETTLE_SECONDS)
     check_shell_pane(pane)
-    call = _Call(server, pane, suppress_history)
+    call = ShellCall(server, pane, suppress_history)
     started = time.monotonic()
     typing = asyncio.ensure_future(server.run(
         "display-message", "-p", "-t", pane.pane_id, "#{history_size} #{cursor_y} #{cursor_x}",
@@ -257,7 +197,7 @@ async def run_in_shell(
 
 async def _finish(
     server: TmuxServer,
-    call: _Call,
+    call: ShellCall,
     pane: PaneInfo,
     prompt: Prompt,
     waiting: asyncio.Future[None],
@@ -305,7 +245,7 @@ async def _finish(
 _interrupted: dict[tuple[str, str], float] = {}
 
 
-def _settled_later(call: _Call) -> None:
+def _settled_later(call: ShellCall) -> None:
     now = time.monotonic()
     for key in [key for key, until in _interrupted.items() if until < now]:
         del _interrupted[key]
@@ -317,74 +257,14 @@ def _settling(pane: PaneInfo) -> bool:
     return until is not None and until > time.monotonic()
 
 
-async def _interrupt(server: TmuxServer, call: _Call) -> None:
+async def _interrupt(server: TmuxServer, call: ShellCall) -> None:
     """C-c into the pane, as a person would: the terminal sends SIGINT to its foreground
     process group (the command, or the shell discarding unfinished input)."""
     await server.run("send-keys", "-t", call.pane_id, "C-c")
     _settled_later(call)
 
 
-def _terminal_groups(pid: int) -> tuple[int, int] | None:
-    """(process group of ``pid``, foreground process group of its terminal), from /proc;
-    None where /proc does not show it (gone, or a tmux server in another pid namespace)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    # the fields after the parenthesised name: state ppid pgrp session tty_nr tpgid
-    fields = stat[stat.rindex(")") + 2 :].split()
-    group, foreground = int(fields[2]), int(fields[5])
-    if foreground <= 0:  # no controlling terminal (yet): nothing to tell
-        return None
-    return group, foreground
-
-
-def shell_reads_input(shell_pid: int) -> bool:
-    """Whether the shell itself holds its terminal's foreground, so it is still reading
-    what was typed rather than running it (a command runs in a process group of its own).
-    Where /proc cannot tell, the command is taken as running."""
-    groups = _terminal_groups(shell_pid)
-    return groups is not None and groups[0] == groups[1]
-
-
-async def until_shell_has_terminal(shell_pid: int, within: float = 1.0) -> None:
-    """Return once the shell holds its terminal again (or after ``within`` seconds).
-
-    Released, the wrapper's tmux client keeps the foreground for a moment; a call that
-    comes within that moment waits for it (the next call, not this one: by the time an
-    agent sends one, the client is usually gone). The client's
-    exit is awaited on a pidfd; the shell takes the terminal back right after reaping it,
-    with no event of its own, so that gap of microseconds is bridged by short sleeps.
-    """
-    exited: set[int] = set()
-    with contextlib.suppress(TimeoutError):
-        async with asyncio.timeout(within):
-            while (groups := _terminal_groups(shell_pid)) and groups[0] != groups[1]:
-                leader = groups[1]
-                if leader in exited:
-                    await asyncio.sleep(0.0005)
-                else:
-                    await process_exit(leader)
-                    exited.add(leader)
-
-
-async def process_exit(pid: int) -> None:
-    """Return when process ``pid`` has exited (at once if it is gone), on a pidfd."""
-    try:
-        pidfd = os.pidfd_open(pid)
-    except OSError:  # gone already, or no process of its own (a group's id outliving it)
-        return
-    loop = asyncio.get_running_loop()
-    gone: asyncio.Event = asyncio.Event()
-    loop.add_reader(pidfd, gone.set)
-    try:
-        await gone.wait()
-    finally:
-        loop.remove_reader(pidfd)
-        os.close(pidfd)
-
-
-async def _disarm(server: TmuxServer, call: _Call) -> str:
+async def _disarm(server: TmuxServer, call: ShellCall) -> str:
     """Read and remove the option in one tmux call, after which the wrapper does nothing;
     signal DONE ourselves unless the wrapper already reported (and so signalled): our
     waiter always wakes, and nothing stays signalled behind it."""
@@ -398,7 +278,7 @@ async def _disarm(server: TmuxServer, call: _Call) -> str:
     return lines[0] if lines else ""
 
 
-async def _in_pane(server: TmuxServer, call: _Call, *args: str) -> list[str]:
+async def _in_pane(server: TmuxServer, call: ShellCall, *args: str) -> list[str]:
     """A tmux command on the call's pane, which may have been closed meanwhile."""
     try:
         return await server.run(*args)
@@ -413,7 +293,7 @@ async def _in_pane(server: TmuxServer, call: _Call, *args: str) -> list[str]:
 
 
 async def _abandon(
-    server: TmuxServer, call: _Call, waiting: asyncio.Future[None] | None, *, interrupt: bool
+    server: TmuxServer, call: ShellCall, waiting: asyncio.Future[None] | None, *, interrupt: bool
 ) -> None:
     """Leave nothing behind after a cancelled or failed call: no option, no waiter, no
     shell held by the wrapper; with ``interrupt``, no command still running either."""
@@ -433,7 +313,7 @@ async def _abandon(
 
 async def _capture_output(
     server: TmuxServer,
-    call: _Call,
+    call: ShellCall,
     prompt: Prompt,
     cursor: Cursor,
     then: tuple[str, ...],
@@ -458,7 +338,7 @@ async def _capture_output(
         located = locate_output(lines, call.token, prompt.echo_head(call.first_line))
         if located is not None:
             return located.lines, located.exact
-        if first is None and _echo_on(await _pane_tty(server, call)):
+        if first is None and echo_on(await _pane_tty(server, call)):
             # the echo was on and is gone: tmux dropped it, and every row older than it,
             # so every row left came after it
             return lines, False
@@ -474,21 +354,6 @@ async def _capture_output(
     )
 
 
-async def _pane_tty(server: TmuxServer, call: _Call) -> str:
+async def _pane_tty(server: TmuxServer, call: ShellCall) -> str:
     lines = await _in_pane(server, call, "display-message", "-p", "-t", call.pane_id, "#{pane_tty}")
     return lines[0] if lines else ""
-
-
-def _echo_on(tty: str) -> bool:
-    """Whether the terminal echoes typed input (the shell's settings while a command
-    runs, which its line editor follows); False where it cannot be read."""
-    try:
-        fd = os.open(tty, os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)
-    except OSError:
-        return False
-    try:
-        return bool(termios.tcgetattr(fd)[3] & termios.ECHO)
-    except termios.error:
-        return False
-    finally:
-        os.close(fd)

@@ -17,6 +17,9 @@ from mcp.shared.exceptions import MCPError
 
 from schemux.abandoned_wrappers import Owner, parse_pane_options, release_abandoned_wrappers
 from schemux.context import ToolContext
+from schemux.engine import THEN
+from schemux.shell_commands import ShellCall
+from schemux.targets import PaneTarget, resolve_pane
 from tests.support import Pane, call, call_error, new_pane, tmux, wait_until
 from tests.test_run_command import private_options
 
@@ -169,14 +172,50 @@ async def test_a_new_schemux_frees_what_a_killed_one_left(
     assert await next_call_works(memory_client, pane) < 1.5
 
 
+@pytest.mark.parametrize("shell", ["bash", "dash"])
 async def test_without_a_new_schemux_the_hold_ends_by_itself(
-    memory_client: Client, tmux_socket: str
+    memory_client: Client, tmux_socket: str, shell: str
 ) -> None:
     pane = new_pane(tmux_socket)
+    if shell == "dash":
+        tmux(tmux_socket, "send-keys", "-t", pane.pane_id, "exec dash", "Enter")
+        await until(lambda: current_command(pane) == "dash")
     await killed_mid_command(tmux_socket, pane, "sleep 1.5")
     # the command ends, the wrapper reports and holds its shell: tmux frees it in 5 s
-    wait_until(lambda: private_options(pane) == [], timeout=10)
-    wait_until(lambda: tmux(
-        tmux_socket, "display", "-p", "-t", pane.pane_id, "#{pane_current_command}"
-    ).strip() == "bash")  # fmt: skip
+    await until(lambda: private_options(pane) == [] and current_command(pane) == shell)
+    assert "schemux_hold" not in tmux(tmux_socket, "show-options", "-s")
     assert await next_call_works(memory_client, pane) < 1.5
+
+
+def current_command(pane: Pane) -> str:
+    return tmux(
+        pane.socket_name, "display", "-p", "-t", pane.pane_id, "#{pane_current_command}"
+    ).strip()
+
+
+async def test_a_wrapper_holding_its_shell_for_a_dead_owner_is_released(
+    memory_client: Client, tool_context: ToolContext, tmux_socket: str
+) -> None:
+    """The owner died between the command's end and the capture: the wrapper reported
+    and holds its shell; the release frees it at once, well before its own timer."""
+    pane = new_pane(tmux_socket)
+    server = tool_context.tmux()
+    info = await resolve_pane(server, PaneTarget(pane_id=pane.pane_id))
+    wrapper = ShellCall(server, info, suppress_history=True)
+    dead = Owner(os.getpid(), 0)  # this pid with another start time: not a live process
+    await server.run(
+        "set-option", "-p", "-t", pane.pane_id, wrapper.option, dead.mark, THEN,
+        "send-keys", "-t", pane.pane_id, "-l", wrapper.keystrokes("echo held"), THEN,
+        "send-keys", "-t", pane.pane_id, "Enter",
+    )  # fmt: skip
+    await until(lambda: any(' "E 0 ' in option for option in private_options(pane)))
+    assert wrapper.hold.removeprefix("@") in tmux(tmux_socket, "show-options", "-s")
+    started = time.monotonic()
+    released = await release_abandoned_wrappers(server)
+    assert [(found.pane_id, found.reported) for found in released] == [(pane.pane_id, True)]
+    await until(lambda: current_command(pane) == "bash", timeout=2)
+    assert await next_call_works(memory_client, pane) < 1.5
+    assert time.monotonic() - started < 3  # not the wrapper's own 5 s timer
+    assert private_options(pane) == []
+    assert "schemux_hold" not in tmux(tmux_socket, "show-options", "-s")
+    await server.run("wait-for", "-S", wrapper.done)  # the wrapper's signal: leave none
