@@ -1,16 +1,16 @@
-"""Shells left to a dead schemux: finding them by their private pane options, freeing them.
+"""Shells left to a dead schemux: finding them by their private options, freeing them.
 
-Each run_command arms a private pane option ``@schemux_<token>`` whose value ends with
-its owner's mark, ``A <pid> <start ticks>`` (the schemux process and its start time in
-clock ticks since boot, field 22 of /proc/PID/stat, so a recycled pid is not taken for
-the owner). The wrapper's report keeps that mark: ``E <status> ... A <pid> <ticks>``.
+Each run_command arms a private pane option ``@schemux_<token>`` and a server option
+``@schemux_hold_<token>`` whose value is its owner's mark, ``A <pid> <start ticks>`` (the
+schemux process and its start time in clock ticks since boot, field 22 of
+/proc/PID/stat, so that a recycled pid is not taken for the owner). The pane option is
+``armed`` until the wrapper reports ``E <status> ...`` into it after the command.
 
-A schemux killed with SIGKILL leaves its options, and with them the shells it typed
-into: a command still running whose caller is gone (armed), or a wrapper holding its
-shell for the capture that never comes (reported; the wrapper's own timer frees it after
-``HOLD_SECONDS`` in any case). ``release_abandoned_wrappers`` ends both for owners that are
-dead, and leaves every option of a live schemux alone, also a second one on the same
-tmux server.
+A schemux killed with SIGKILL leaves both, and with them the shells it typed into: a
+command still running whose caller is gone (armed), or a wrapper holding its shell for a
+capture that never comes (reported; the wrapper's own timer frees it after a few seconds
+in any case). ``release_abandoned_wrappers`` ends both for owners that are dead, and
+leaves every option of a live schemux alone, also a second one on the same tmux server.
 """
 
 from __future__ import annotations
@@ -22,11 +22,12 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from schemux.engine import THEN
 from schemux.errors import TmuxCommandError
 from schemux.tmux import TmuxServer
 
-OPTION_PREFIX = "@schemux_"
-_OPTION = re.compile(r"@schemux_[0-9a-f]{16}")
+_HOLD = re.compile(r"@schemux_hold_([0-9a-f]{16})")
+_OPTION = re.compile(r"@schemux_([0-9a-f]{16})")
 
 
 @dataclass(frozen=True)
@@ -42,12 +43,12 @@ class Owner:
 
     @classmethod
     def from_value(cls, value: str) -> Owner | None:
-        """The owner recorded at the end of an option's value (None when there is none)."""
+        """The owner an option's value records (None for anything else)."""
         fields = value.split()
-        if len(fields) < 3 or fields[-3] != "A":
+        if len(fields) != 3 or fields[0] != "A":
             return None
         try:
-            return cls(int(fields[-2]), int(fields[-1]))
+            return cls(int(fields[1]), int(fields[2]))
         except ValueError:
             return None
 
@@ -78,55 +79,57 @@ def _owner(pid: int) -> Owner:
 
 @dataclass(frozen=True)
 class AbandonedWrapper:
-    pane_id: str
-    option: str
-    value: str
+    """A dead owner's call: its token, and its pane and pane option value if still there."""
+
+    token: str
+    pane_id: str | None = None
+    value: str = ""
 
     @property
     def reported(self) -> bool:
         """The command ended and the wrapper holds its shell for a capture."""
         return self.value.startswith("E ")
 
-    @property
-    def token(self) -> str:
-        return self.option.removeprefix(OPTION_PREFIX)
 
-    @property
-    def resume_channel(self) -> str:
-        return f"schemux_resume_{self.token}"
-
-    @property
-    def hold_option(self) -> str:
-        return f"@schemux_hold_{self.token}"
-
-
-def parse_pane_options(pane_id: str, lines: list[str]) -> list[AbandonedWrapper]:
-    """The run_command options among ``show-options -p`` lines whose owner is dead."""
-    found = []
+def _option_lines(lines: list[str]) -> dict[str, str]:
+    """``show-options`` lines as name -> value (our values need no unquoting but "")."""
+    options = {}
     for line in lines:
         name, _, value = line.partition(" ")
-        if not _OPTION.fullmatch(name):
-            continue
-        value = value.strip().strip('"')
+        options[name] = value.strip().strip('"')
+    return options
+
+
+def dead_owners_tokens(server_options: list[str]) -> list[str]:
+    """The tokens of the hold flags (``show-options -s`` lines) whose owner is dead."""
+    tokens = []
+    for name, value in _option_lines(server_options).items():
+        match = _HOLD.fullmatch(name)
         owner = Owner.from_value(value)
-        if owner is not None and not owner.alive():
-            found.append(AbandonedWrapper(pane_id, name, value))
-    return found
+        if match and owner is not None and not owner.alive():
+            tokens.append(match.group(1))
+    return tokens
 
 
 async def release_abandoned_wrappers(server: TmuxServer) -> list[AbandonedWrapper]:
     """Free every shell that a dead schemux left in a wrapper on ``server``, and remove its
-    option. A wrapper holding its shell after the command is released; a command whose
+    options. A wrapper holding its shell after the command is released; a command whose
     caller died is interrupted as a person's C-c would (its shell returns to its prompt).
-    Returns what was released."""
+    Returns what was found."""
+    tokens = dead_owners_tokens(await server.run("show-options", "-s"))
+    if not tokens:
+        return []
+    found = {token: AbandonedWrapper(token) for token in tokens}
     panes = await server.run("list-panes", "-a", "-F", "#{pane_id}")
-    abandoned: list[AbandonedWrapper] = []
     options = await asyncio.gather(*(_pane_options(server, pane_id) for pane_id in panes))
     for pane_id, lines in zip(panes, options, strict=True):
-        abandoned += parse_pane_options(pane_id, lines)
-    for wrapper in abandoned:
+        for name, value in _option_lines(lines).items():
+            match = _OPTION.fullmatch(name)
+            if match and match.group(1) in found:
+                found[match.group(1)] = AbandonedWrapper(match.group(1), pane_id, value)
+    for wrapper in found.values():
         await _release(server, wrapper)
-    return abandoned
+    return list(found.values())
 
 
 async def _pane_options(server: TmuxServer, pane_id: str) -> list[str]:
@@ -139,23 +142,27 @@ async def _pane_options(server: TmuxServer, pane_id: str) -> list[str]:
 
 
 async def _release(server: TmuxServer, wrapper: AbandonedWrapper) -> None:
-    """Only while the option is still there (the wrapper's own timer may have freed the
-    shell meanwhile), in one tmux command: remove it, after which the wrapper does
-    nothing, then release the shell or interrupt the command."""
-    pane, option = wrapper.pane_id, wrapper.option
+    """Only while the pane option is still there (the wrapper's own timer may have freed
+    the shell meanwhile), in one tmux command: remove the options, after which the
+    wrapper does nothing, then release the shell or interrupt the command. The names are
+    ours (a pane id from tmux, a token of hex digits), so the command string holds no
+    value from elsewhere."""
+    hold = f"@schemux_hold_{wrapper.token}"
+    pane, option = wrapper.pane_id, f"@schemux_{wrapper.token}"
+    if pane is None:  # its pane went: only the hold flag is left
+        await server.run("set-option", "-s", "-u", hold)
+        return
     if wrapper.reported:
-        then = f"set-option -s -u {wrapper.hold_option};wait-for -S {wrapper.resume_channel}"
+        then = f"wait-for -S schemux_resume_{wrapper.token}"
     else:
         then = f"send-keys -t {pane} C-c"
+    commands = f"set-option -p -u -t {pane} {option};set-option -s -u {hold};{then}"
     try:
         await server.run(
-            "if-shell",
-            "-F",
-            "-t",
-            pane,
-            f"#{{{option}}}",
-            f"set-option -p -u -t {pane} {option};{then}",
-        )
+            "if-shell", "-F", "-t", pane, f"#{{{option}}}", commands,
+            THEN, "set-option", "-s", "-u", hold,
+        )  # fmt: skip
     except TmuxCommandError as error:
         if not error.target_gone:
             raise
+        await server.run("set-option", "-s", "-u", hold)

@@ -3,26 +3,32 @@
 The command is typed into the shell inside a wrapper that reports back to tmux from the
 pane, once, after the command:
 
-    (
+    printf '\r\033[K';(
     COMMAND
-    );{tmux} if -F '#{@opt}' "set -pF @opt 'E $? #{history_size} ... #{@opt}';
-                                set -s @hold 1;wait-for -S DONE;
-                                run -bd HOLD -C '<release>';wait-for RESUME;set -pu @opt"
+    );{tmux} if -F '#{@opt}' "set -pF @opt 'E $? #{history_size} ...';wait-for -S DONE;
+                                run -bd HOLD -C '<timer>';wait-for RESUME;set -pu @opt"
 
 It records the exit status and where the output ends in the private pane option ``@opt``,
 signals DONE, and holds the shell until RESUME: the screen stays still while the output
 is captured, so the shell's next prompt can neither join the last output row nor scroll
-the rows we address. The hold is bounded: tmux itself releases it after ``HOLD_SECONDS``
-unless we did (a schemux killed before its capture), and the wrapper then removes the
-option.
-Where the output starts is found from the prompt's position and text, read just before
-typing in the same tmux call (``schemux.shell_output``).
+the rows we address. Where the output starts is found from the prompt's position and
+text, read just before typing in the same tmux call (``schemux.shell_output``); the
+``printf`` (a builtin) clears the row it starts on, where a shell without a line editor
+(dash) printed its PS2 prompts after the terminal echoed the typed lines.
 
-``@opt`` is set ("armed", with the owner's mark: ``schemux.abandoned_wrappers``) by us
-before typing and removed by us (disarmed) as soon as the wait ends, whatever ended it;
-the wrapper does nothing once it is gone, so a call that timed out or was cancelled leaves
-no option, no channel signal and no waiting client behind. A cancelled call also
-interrupts its command as a person's C-c would; a timed-out one leaves it running.
+``@opt`` is set ("armed") by us before typing and removed by us (disarmed) as soon as the
+wait ends, whatever ended it; the wrapper does nothing once it is gone, so a call that
+timed out or was cancelled leaves no option, no channel signal and no waiting client
+behind. A cancelled call also interrupts its command as a person's C-c would; a timed-out
+one leaves it running.
+
+The hold is bounded without schemux: with the option we set a server option ``@hold``
+(its value the owner's mark: ``schemux.abandoned_wrappers``) that we remove when we
+release the shell; the wrapper's timer, run by tmux itself after ``HOLD_SECONDS``,
+releases the shell if ``@hold`` is still there (its owner was killed before its capture),
+and the wrapper then removes ``@opt``. The timer reads a server option, not the pane's:
+it must not fail when the pane has gone, since tmux keeps such an error for the next
+client that attaches.
 """
 
 from __future__ import annotations
@@ -113,11 +119,9 @@ class ShellCall:
         self.pane_id = pane.pane_id
         self.socket_path = pane.socket_path
         self.tmux = " ".join(shlex.quote(part) for part in (server.binary, "-S", pane.socket_path))
-        # a leading space keeps it out of history; the printf (a builtin) starts the output
-        # on a clean row: a shell without a line editor (dash) prints its PS2 prompts
-        # after the terminal echoed the typed lines, on the row where the output starts
+        # a leading space keeps it out of history
         prefix = " " if suppress_history else ""
-        self.first_line = prefix + "printf '\\r\\033[K';("
+        self.first_line = prefix + "printf '\\r\\33[K';("
 
     @property
     def release(self) -> tuple[str, ...]:
@@ -126,18 +130,13 @@ class ShellCall:
 
     def keystrokes(self, command: str) -> str:
         opt, pane, hold = self.option, self.pane_id, self.hold
-        # run by tmux itself after HOLD_SECONDS unless we released the shell first (the
-        # hold flag is a server option, so the check cannot fail when the pane is gone,
-        # which would leave an error for the next client to see); ## because run-shell
-        # expands its argument once more
+        # ## because run-shell expands its argument once more
         timer = f"if -F '##{{{hold}}}' 'set -su {hold};wait-for -S {self.resume}'"
         report = (
             f"{self.tmux} if -Ft{pane} '#{{{opt}}}' "
             f"\"set -pFt{pane} {opt} 'E $? #{{history_size}} #{{cursor_y}} #{{cursor_x}} "
-            f"#{{history_limit}} #{{{opt}}}';set -s {hold} 1;wait-for -S {self.done};"
-            f'run -bd{HOLD_SECONDS} -C \\"{timer}\\";wait-for {self.resume};'
-            # freed by the timer, the option is still there: the wrapper removes it
-            f'set -put{pane} {opt}"'
+            f"#{{history_limit}}';wait-for -S {self.done};"
+            f'run -bd{HOLD_SECONDS} -C \\"{timer}\\";wait-for {self.resume};set -put{pane} {opt}"'
         )
         return f"{self.first_line}\n{command.rstrip()}\n);{report}"
 
@@ -162,7 +161,8 @@ async def run_in_shell(
     typing = asyncio.ensure_future(server.run(
         "display-message", "-p", "-t", pane.pane_id, "#{history_size} #{cursor_y} #{cursor_x}",
         THEN, "capture-pane", "-p", "-t", pane.pane_id,
-        THEN, "set-option", "-p", "-t", pane.pane_id, call.option, this_process().mark,
+        THEN, "set-option", "-p", "-t", pane.pane_id, call.option, "armed",
+        THEN, "set-option", "-s", call.hold, this_process().mark,
         THEN, "send-keys", "-t", pane.pane_id, "-l", call.keystrokes(command),
         THEN, "send-keys", "-t", pane.pane_id, "Enter",
     ))  # fmt: skip
@@ -213,9 +213,14 @@ async def _finish(
     await waiting  # the disarm signalled it, if the wrapper had not
     report = Report.parse(state)
     if report is not None:  # ended, possibly between the timeout and the disarm
-        lines, exact = await _capture_output(
-            server, call, prompt, report.cursor, (THEN, *call.release), report.exit_status
-        )
+        try:
+            lines, exact = await _capture_output(
+                server, call, prompt, report.cursor, (THEN, *call.release), report.exit_status
+            )
+        except ToolError:  # the pane went with its shell: only the hold flag is left
+            with contextlib.suppress(ToolError):
+                await server.run("set-option", "-s", "-u", call.hold)
+            raise
         return lines, exact, report.exit_status, False
     if ended:
         raise ToolError(
@@ -266,13 +271,14 @@ async def _interrupt(server: TmuxServer, call: ShellCall) -> None:
 
 async def _disarm(server: TmuxServer, call: ShellCall) -> str:
     """Read and remove the option in one tmux call, after which the wrapper does nothing;
-    signal DONE ourselves unless the wrapper already reported (and so signalled): our
-    waiter always wakes, and nothing stays signalled behind it."""
+    unless the wrapper already reported (and so signalled DONE, and holds its shell until
+    we release it), signal DONE ourselves and remove the hold flag: our waiter always
+    wakes, and nothing stays signalled or set behind it."""
     lines = await _in_pane(
         server, call,
         "display-message", "-p", "-t", call.pane_id, f"#{{{call.option}}}", THEN,
         "if-shell", "-F", "-t", call.pane_id, f"#{{!=:#{{=1:#{{{call.option}}}}},E}}",
-        f"wait-for -S {call.done}", THEN,
+        f"wait-for -S {call.done};set-option -s -u {call.hold}", THEN,
         "set-option", "-p", "-u", "-t", call.pane_id, call.option,
     )  # fmt: skip
     return lines[0] if lines else ""
@@ -303,9 +309,11 @@ async def _abandon(
             await server.run(*call.release)
         elif interrupt:
             await _interrupt(server, call)
-    except ToolError:
+    except ToolError:  # the pane or the server is gone
+        with contextlib.suppress(ToolError):
+            await server.run("set-option", "-s", "-u", call.hold)
         if waiting is not None:
-            waiting.cancel()  # the pane or the server is gone: end the waiter's client
+            waiting.cancel()  # end the waiter's client
     if waiting is not None:
         with contextlib.suppress(BaseException):
             await waiting

@@ -71,8 +71,10 @@ def channels_left_signalled(socket_name: str, token: str) -> list[str]:
 
 
 def nothing_left_behind(context: ToolContext, pane: Pane, token: str) -> bool:
+    server_options = tmux(pane.socket_name, "show-options", "-s")
     return (
         private_options(pane) == []
+        and "schemux" not in server_options
         and context.tmux().engine.waits_in_progress == 0
         and channels_left_signalled(pane.socket_name, token) == []
     )

@@ -15,7 +15,12 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
-from schemux.abandoned_wrappers import Owner, parse_pane_options, release_abandoned_wrappers
+from schemux.abandoned_wrappers import (
+    Owner,
+    dead_owners_tokens,
+    release_abandoned_wrappers,
+    this_process,
+)
 from schemux.context import ToolContext
 from schemux.engine import THEN
 from schemux.shell_commands import ShellCall
@@ -98,20 +103,24 @@ async def test_a_timed_out_command_keeps_running_and_the_refusal_says_how_to_sto
 
 
 def test_owner_marks() -> None:
-    me = Owner(os.getpid(), 0)
     assert Owner.from_value("A 12 34") == Owner(12, 34)
-    assert Owner.from_value("E 0 1 2 3 2000 A 12 34") == Owner(12, 34)
     assert Owner.from_value("armed") is None
-    assert Owner.from_value("E 0 1 2 3 2000 A x 34") is None
-    assert not me.alive()  # same pid, another start time: a recycled pid is not the owner
+    assert Owner.from_value("A x 34") is None
+    assert not Owner(os.getpid(), 0).alive()  # this pid, another start time: not this process
+    assert this_process().alive()
     lines = [
-        f'@schemux_0123456789abcdef "A {os.getpid()} 0"',
-        '@schemux_not-ours "A 1 1"',
+        f'@schemux_hold_0123456789abcdef "A {os.getpid()} 0"',
+        f'@schemux_hold_1123456789abcdef "{this_process().mark}"',
+        '@schemux_hold_not-ours "A 1 1"',
         '@other "A 1 1"',
     ]
-    (found,) = parse_pane_options("%1", lines)
-    assert found.option == "@schemux_0123456789abcdef"
-    assert not found.reported
+    assert dead_owners_tokens(lines) == ["0123456789abcdef"]
+
+
+def hold_options(socket_name: str) -> list[str]:
+    return [
+        line for line in tmux(socket_name, "show-options", "-s").splitlines() if "schemux" in line
+    ]
 
 
 async def until(condition: Any, timeout: float = 10.0) -> None:
@@ -139,7 +148,8 @@ async def killed_mid_command(socket_name: str, pane: Pane, command: str) -> None
             await until(lambda: private_options(pane) != [] and "sleep" in tmux(
                 socket_name, "display", "-p", "-t", pane.pane_id, "#{pane_current_command}"
             ))  # fmt: skip
-            owner = Owner.from_value(private_options(pane)[0].split(" ", 1)[1].strip('"'))
+            (hold,) = [line for line in hold_options(socket_name) if pane_token(pane) in line]
+            owner = Owner.from_value(hold.split(" ", 1)[1].strip('"'))
             assert owner is not None
             assert owner.alive()
             os.kill(owner.pid, signal.SIGKILL)
@@ -183,8 +193,13 @@ async def test_without_a_new_schemux_the_hold_ends_by_itself(
     await killed_mid_command(tmux_socket, pane, "sleep 1.5")
     # the command ends, the wrapper reports and holds its shell: tmux frees it in 5 s
     await until(lambda: private_options(pane) == [] and current_command(pane) == shell)
-    assert "schemux_hold" not in tmux(tmux_socket, "show-options", "-s")
+    assert hold_options(tmux_socket) == []
     assert await next_call_works(memory_client, pane) < 1.5
+
+
+def pane_token(pane: Pane) -> str:
+    (option,) = private_options(pane)
+    return option.split()[0].removeprefix("@schemux_")
 
 
 def current_command(pane: Pane) -> str:
@@ -204,12 +219,12 @@ async def test_a_wrapper_holding_its_shell_for_a_dead_owner_is_released(
     wrapper = ShellCall(server, info, suppress_history=True)
     dead = Owner(os.getpid(), 0)  # this pid with another start time: not a live process
     await server.run(
-        "set-option", "-p", "-t", pane.pane_id, wrapper.option, dead.mark, THEN,
+        "set-option", "-p", "-t", pane.pane_id, wrapper.option, "armed", THEN,
+        "set-option", "-s", wrapper.hold, dead.mark, THEN,
         "send-keys", "-t", pane.pane_id, "-l", wrapper.keystrokes("echo held"), THEN,
         "send-keys", "-t", pane.pane_id, "Enter",
     )  # fmt: skip
     await until(lambda: any(' "E 0 ' in option for option in private_options(pane)))
-    assert wrapper.hold.removeprefix("@") in tmux(tmux_socket, "show-options", "-s")
     started = time.monotonic()
     released = await release_abandoned_wrappers(server)
     assert [(found.pane_id, found.reported) for found in released] == [(pane.pane_id, True)]
@@ -217,5 +232,7 @@ async def test_a_wrapper_holding_its_shell_for_a_dead_owner_is_released(
     assert await next_call_works(memory_client, pane) < 1.5
     assert time.monotonic() - started < 3  # not the wrapper's own 5 s timer
     assert private_options(pane) == []
-    assert "schemux_hold" not in tmux(tmux_socket, "show-options", "-s")
-    await server.run("wait-for", "-S", wrapper.done)  # the wrapper's signal: leave none
+    assert hold_options(tmux_socket) == []
+    await server.run(
+        "wait-for", wrapper.done
+    )  # the wrapper's signal: leave none  # the wrapper's signal: leave none
