@@ -1,7 +1,7 @@
 """Shells left to a dead schemux: finding them by their private options, freeing them.
 
 Each run_command arms a private pane option ``@schemux_<token>`` and a server option
-``@schemux_hold_<token>`` whose value is its owner's mark, ``A <pid> <start ticks>`` (the
+``@schemux_h_<token>`` whose value is its owner's mark, ``A <pid> <start ticks>`` (the
 schemux process and its start time in clock ticks since boot, field 22 of
 /proc/PID/stat, so that a recycled pid is not taken for the owner). The pane option is
 ``armed`` until the wrapper reports ``E <status> ...`` into it after the command.
@@ -26,8 +26,37 @@ from schemux.engine import THEN
 from schemux.errors import TmuxCommandError
 from schemux.tmux import TmuxServer
 
-_HOLD = re.compile(r"@schemux_hold_([0-9a-f]{16})")
-_OPTION = re.compile(r"@schemux_([0-9a-f]{16})")
+TOKEN_BYTES = 6  # a call's private token: 12 hex digits
+_HOLD = re.compile(r"@schemux_h_([0-9a-f]{12})")
+_OPTION = re.compile(r"@schemux_([0-9a-f]{12})")
+
+
+@dataclass(frozen=True)
+class WrapperNames:
+    """The private names of one run_command call, all made from its token (short: the
+    wrapper typed into the shell holds them, and every character typed costs time)."""
+
+    token: str
+
+    @property
+    def option(self) -> str:
+        """The pane option: ``armed``, then the wrapper's report."""
+        return f"@schemux_{self.token}"
+
+    @property
+    def hold(self) -> str:
+        """The server option: the owner's mark, until the shell is released."""
+        return f"@schemux_h_{self.token}"
+
+    @property
+    def done(self) -> str:
+        """The channel the wrapper signals after its report."""
+        return f"schemux_d_{self.token}"
+
+    @property
+    def resume(self) -> str:
+        """The channel that releases the shell the wrapper holds."""
+        return f"schemux_r_{self.token}"
 
 
 @dataclass(frozen=True)
@@ -147,15 +176,12 @@ async def _release(server: TmuxServer, wrapper: AbandonedWrapper) -> None:
     wrapper does nothing, then release the shell or interrupt the command. The names are
     ours (a pane id from tmux, a token of hex digits), so the command string holds no
     value from elsewhere."""
-    hold = f"@schemux_hold_{wrapper.token}"
-    pane, option = wrapper.pane_id, f"@schemux_{wrapper.token}"
+    names = WrapperNames(wrapper.token)
+    hold, pane, option = names.hold, wrapper.pane_id, names.option
     if pane is None:  # its pane went: only the hold flag is left
         await server.run("set-option", "-s", "-u", hold)
         return
-    if wrapper.reported:
-        then = f"wait-for -S schemux_resume_{wrapper.token}"
-    else:
-        then = f"send-keys -t {pane} C-c"
+    then = f"wait-for -S {names.resume}" if wrapper.reported else f"send-keys -t {pane} C-c"
     commands = f"set-option -p -u -t {pane} {option};set-option -s -u {hold};{then}"
     try:
         await server.run(

@@ -40,7 +40,7 @@ import shlex
 import time
 from dataclasses import dataclass
 
-from schemux.abandoned_wrappers import this_process
+from schemux.abandoned_wrappers import TOKEN_BYTES, WrapperNames, this_process
 from schemux.engine import THEN
 from schemux.errors import TmuxCommandError, ToolError
 from schemux.shell_output import (
@@ -111,11 +111,14 @@ class ShellCall:
     """The private names of one call, and the wrapper typed with them."""
 
     def __init__(self, server: TmuxServer, pane: PaneInfo, suppress_history: bool) -> None:
-        self.token = secrets.token_hex(8)
-        self.option = f"@schemux_{self.token}"
-        self.done = f"schemux_done_{self.token}"
-        self.resume = f"schemux_resume_{self.token}"
-        self.hold = f"@schemux_hold_{self.token}"  # a server option, set while it holds
+        self.token = secrets.token_hex(TOKEN_BYTES)
+        names = WrapperNames(self.token)
+        self.option, self.hold, self.done, self.resume = (
+            names.option,
+            names.hold,
+            names.done,
+            names.resume,
+        )
         self.pane_id = pane.pane_id
         self.socket_path = pane.socket_path
         self.tmux = " ".join(shlex.quote(part) for part in (server.binary, "-S", pane.socket_path))
@@ -131,12 +134,12 @@ class ShellCall:
     def keystrokes(self, command: str) -> str:
         opt, pane, hold = self.option, self.pane_id, self.hold
         # ## because run-shell expands its argument once more
-        timer = f"if -F '##{{{hold}}}' 'set -su {hold};wait-for -S {self.resume}'"
+        timer = f"if -F '##{{{hold}}}' 'set -su {hold};wait -S {self.resume}'"
         report = (
             f"{self.tmux} if -Ft{pane} '#{{{opt}}}' "
             f"\"set -pFt{pane} {opt} 'E $? #{{history_size}} #{{cursor_y}} #{{cursor_x}} "
-            f"#{{history_limit}}';wait-for -S {self.done};"
-            f'run -bd{HOLD_SECONDS} -C \\"{timer}\\";wait-for {self.resume};set -put{pane} {opt}"'
+            f"#{{history_limit}}';wait -S {self.done};"
+            f'run -bd{HOLD_SECONDS} -C \\"{timer}\\";wait {self.resume};set -put{pane} {opt}"'
         )
         return f"{self.first_line}\n{command.rstrip()}\n);{report}"
 

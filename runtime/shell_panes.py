@@ -75,7 +75,7 @@ def earlier_wrapper_leaving(shell_pid: int) -> bool:
         cmdline = Path(f"/proc/{groups[1]}/cmdline").read_bytes()
     except OSError:
         return True
-    return b"schemux_resume_" in cmdline or not cmdline
+    return b"schemux_r_" in cmdline or not cmdline
 
 
 def _terminal_groups(pid: int) -> tuple[int, int] | None:

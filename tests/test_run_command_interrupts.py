@@ -109,12 +109,12 @@ def test_owner_marks() -> None:
     assert not Owner(os.getpid(), 0).alive()  # this pid, another start time: not this process
     assert this_process().alive()
     lines = [
-        f'@schemux_hold_0123456789abcdef "A {os.getpid()} 0"',
-        f'@schemux_hold_1123456789abcdef "{this_process().mark}"',
-        '@schemux_hold_not-ours "A 1 1"',
+        f'@schemux_h_0123456789ab "A {os.getpid()} 0"',
+        f'@schemux_h_1123456789ab "{this_process().mark}"',
+        '@schemux_h_not-ours "A 1 1"',
         '@other "A 1 1"',
     ]
-    assert dead_owners_tokens(lines) == ["0123456789abcdef"]
+    assert dead_owners_tokens(lines) == ["0123456789ab"]
 
 
 def hold_options(socket_name: str) -> list[str]:

@@ -6,8 +6,8 @@ import pytest
 
 from schemux.shell_output import Located, Prompt, Report, cell_width, locate_output
 
-TOKEN = "0123456789abcdef"
-TYPED = "printf '\\r\\033[K';("
+TOKEN = "0123456789ab"
+TYPED = "printf '\\r\\33[K';("
 ECHO_END = f");tmux if -F '#{{@schemux_{TOKEN}}}' ..."
 
 
