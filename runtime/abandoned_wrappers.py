@@ -1,10 +1,10 @@
 """Shells left to a dead schemux: finding them by their private options, freeing them.
 
 Each run_command arms a private pane option ``@schemux_<token>`` and a server option
-``@schemux_h_<token>`` whose value is its owner's mark, ``A <pid> <start ticks>`` (the
-schemux process and its start time in clock ticks since boot, field 22 of
-/proc/PID/stat, so that a recycled pid is not taken for the owner). The pane option is
-``armed`` until the wrapper reports ``E <status> ...`` into it after the command.
+``@schemux_h_<token>`` whose value ends with its owner's mark, ``A <pid> <start ticks>``
+(the schemux process and its start time in clock ticks since boot, field 22 of
+/proc/PID/stat, so that a recycled pid is not taken for the owner). The pane option holds
+the report's format until the wrapper reports ``E <status> ...`` into it.
 
 A schemux killed with SIGKILL leaves both, and with them the shells it typed into: a
 command still running whose caller is gone (armed), or a wrapper holding its shell for a
@@ -27,6 +27,9 @@ from schemux.errors import TmuxCommandError
 from schemux.tmux import TmuxServer
 
 TOKEN_BYTES = 6  # a call's private token: 12 hex digits
+# what the wrapper reports, a format set as the armed option's value (expanded by #{E:})
+REPORT_FORMAT = "#{history_size} #{cursor_y} #{cursor_x} #{history_limit}"
+_MARK = re.compile(r"(?:^|')A (\d+) (\d+)'?$")
 _HOLD = re.compile(r"@schemux_h_([0-9a-f]{12})")
 _OPTION = re.compile(r"@schemux_([0-9a-f]{12})")
 
@@ -45,8 +48,15 @@ class WrapperNames:
 
     @property
     def hold(self) -> str:
-        """The server option: the owner's mark, until the shell is released."""
+        """The server option set until the shell is released: the wrapper's timer command,
+        which frees the shell if the option is still there, then the owner's mark (an
+        else branch that never runs)."""
         return f"@schemux_h_{self.token}"
+
+    def hold_value(self, owner: Owner) -> str:
+        return (
+            f"if -F '#{{{self.hold}}}' 'set -su {self.hold};wait -S {self.resume}' '{owner.mark}'"
+        )
 
     @property
     def done(self) -> str:
@@ -72,14 +82,9 @@ class Owner:
 
     @classmethod
     def from_value(cls, value: str) -> Owner | None:
-        """The owner an option's value records (None for anything else)."""
-        fields = value.split()
-        if len(fields) != 3 or fields[0] != "A":
-            return None
-        try:
-            return cls(int(fields[1]), int(fields[2]))
-        except ValueError:
-            return None
+        """The owner a hold flag's value records, at its end (None for anything else)."""
+        match = _MARK.search(value)
+        return None if match is None else cls(int(match.group(1)), int(match.group(2)))
 
     def alive(self) -> bool:
         return start_ticks(self.pid) == self.start_ticks
@@ -121,7 +126,8 @@ class AbandonedWrapper:
 
 
 def _option_lines(lines: list[str]) -> dict[str, str]:
-    """``show-options`` lines as name -> value (our values need no unquoting but "")."""
+    """``show-options -p`` lines as name -> value (ours: a format or a report; only the
+    report's value, digits and spaces, is read)."""
     options = {}
     for line in lines:
         name, _, value = line.partition(" ")
@@ -129,15 +135,27 @@ def _option_lines(lines: list[str]) -> dict[str, str]:
     return options
 
 
-def dead_owners_tokens(server_options: list[str]) -> list[str]:
-    """The tokens of the hold flags (``show-options -s`` lines) whose owner is dead."""
-    tokens = []
-    for name, value in _option_lines(server_options).items():
-        match = _HOLD.fullmatch(name)
+def hold_tokens(server_options: list[str]) -> list[str]:
+    """The tokens of the hold flags among ``show-options -s`` lines."""
+    names = (line.partition(" ")[0] for line in server_options)
+    return [match.group(1) for name in names if (match := _HOLD.fullmatch(name))]
+
+
+async def dead_owners_tokens(server: TmuxServer) -> list[str]:
+    """The tokens of the hold flags on ``server`` whose owner is dead."""
+    tokens = hold_tokens(await server.run("show-options", "-s"))
+    if not tokens:
+        return []
+    reads: list[str] = []
+    for token in tokens:
+        reads += [*([THEN] if reads else []), "show-options", "-s", "-v", f"@schemux_h_{token}"]
+    values = await server.run(*reads)
+    dead = []
+    for token, value in zip(tokens, values, strict=True):
         owner = Owner.from_value(value)
-        if match and owner is not None and not owner.alive():
-            tokens.append(match.group(1))
-    return tokens
+        if owner is not None and not owner.alive():
+            dead.append(token)
+    return dead
 
 
 async def release_abandoned_wrappers(server: TmuxServer) -> list[AbandonedWrapper]:
@@ -145,7 +163,7 @@ async def release_abandoned_wrappers(server: TmuxServer) -> list[AbandonedWrappe
     options. A wrapper holding its shell after the command is released; a command whose
     caller died is interrupted as a person's C-c would (its shell returns to its prompt).
     Returns what was found."""
-    tokens = dead_owners_tokens(await server.run("show-options", "-s"))
+    tokens = await dead_owners_tokens(server)
     if not tokens:
         return []
     found = {token: AbandonedWrapper(token) for token in tokens}

@@ -3,12 +3,13 @@
 The command is typed into the shell inside a wrapper that reports back to tmux from the
 pane, once, after the command:
 
-    printf '\r\033[K';(
+    printf '\r\33[K';(
     COMMAND
-    );{tmux} if -F '#{@opt}' "set -pF @opt 'E $? #{history_size} ...';wait-for -S DONE;
-                                run -bd HOLD -C '<timer>';wait-for RESUME;set -pu @opt"
+    );{tmux} if -F '#{@opt}' "set -pF @opt 'E $? #{E:@opt}';wait -S DONE;
+                                run -bd HOLD -C '#{@hold}';wait RESUME;set -pu @opt"
 
-It records the exit status and where the output ends in the private pane option ``@opt``,
+It records the exit status and where the output ends (the armed option's value is that
+format) in the private pane option ``@opt``,
 signals DONE, and holds the shell until RESUME: the screen stays still while the output
 is captured, so the shell's next prompt can neither join the last output row nor scroll
 the rows we address. Where the output starts is found from the prompt's position and
@@ -23,12 +24,13 @@ behind. A cancelled call also interrupts its command as a person's C-c would; a 
 one leaves it running.
 
 The hold is bounded without schemux: with the option we set a server option ``@hold``
-(its value the owner's mark: ``schemux.abandoned_wrappers``) that we remove when we
-release the shell; the wrapper's timer, run by tmux itself after ``HOLD_SECONDS``,
-releases the shell if ``@hold`` is still there (its owner was killed before its capture),
-and the wrapper then removes ``@opt``. The timer reads a server option, not the pane's:
-it must not fail when the pane has gone, since tmux keeps such an error for the next
-client that attaches.
+whose value is the timer's command (and the owner's mark: ``schemux.abandoned_wrappers``),
+and remove it when we release the shell. tmux itself runs the timer ``HOLD_SECONDS``
+after the report: it releases the shell if ``@hold`` is still there (its owner was killed
+before its capture), and the wrapper then removes ``@opt``. The timer tests a server
+option, not the pane's: it must not fail when the pane has gone, since tmux keeps such
+an error for the next client that attaches. Names and formats live in options rather
+than in the typed text because every character typed costs time.
 """
 
 from __future__ import annotations
@@ -40,7 +42,12 @@ import shlex
 import time
 from dataclasses import dataclass
 
-from schemux.abandoned_wrappers import TOKEN_BYTES, WrapperNames, this_process
+from schemux.abandoned_wrappers import (
+    REPORT_FORMAT,
+    TOKEN_BYTES,
+    WrapperNames,
+    this_process,
+)
 from schemux.engine import THEN
 from schemux.errors import TmuxCommandError, ToolError
 from schemux.shell_output import (
@@ -112,7 +119,7 @@ class ShellCall:
 
     def __init__(self, server: TmuxServer, pane: PaneInfo, suppress_history: bool) -> None:
         self.token = secrets.token_hex(TOKEN_BYTES)
-        names = WrapperNames(self.token)
+        self.names = names = WrapperNames(self.token)
         self.option, self.hold, self.done, self.resume = (
             names.option,
             names.hold,
@@ -132,14 +139,14 @@ class ShellCall:
         return ("set-option", "-s", "-u", self.hold, THEN, "wait-for", "-S", self.resume)
 
     def keystrokes(self, command: str) -> str:
-        opt, pane, hold = self.option, self.pane_id, self.hold
-        # ## because run-shell expands its argument once more
-        timer = f"if -F '##{{{hold}}}' 'set -su {hold};wait -S {self.resume}'"
+        # short: every character typed costs time. The report's format is the armed
+        # option's value, and the timer's command is the hold flag's (both set with the
+        # arming); run-shell expands #{hold} to it, and it tests the flag itself when it runs
+        opt, pane = self.option, self.pane_id
         report = (
-            f"{self.tmux} if -Ft{pane} '#{{{opt}}}' "
-            f"\"set -pFt{pane} {opt} 'E $? #{{history_size}} #{{cursor_y}} #{{cursor_x}} "
-            f"#{{history_limit}}';wait -S {self.done};"
-            f'run -bd{HOLD_SECONDS} -C \\"{timer}\\";wait {self.resume};set -put{pane} {opt}"'
+            f"{self.tmux} if -Ft{pane} '#{{{opt}}}' \"set -pFt{pane} {opt} 'E $? #{{E:{opt}}}';"
+            f"wait -S {self.done};run -bd{HOLD_SECONDS} -C '#{{{self.hold}}}';"
+            f'wait {self.resume};set -put{pane} {opt}"'
         )
         return f"{self.first_line}\n{command.rstrip()}\n);{report}"
 
@@ -164,8 +171,8 @@ async def run_in_shell(
     typing = asyncio.ensure_future(server.run(
         "display-message", "-p", "-t", pane.pane_id, "#{history_size} #{cursor_y} #{cursor_x}",
         THEN, "capture-pane", "-p", "-t", pane.pane_id,
-        THEN, "set-option", "-p", "-t", pane.pane_id, call.option, "armed",
-        THEN, "set-option", "-s", call.hold, this_process().mark,
+        THEN, "set-option", "-p", "-t", pane.pane_id, call.option, REPORT_FORMAT,
+        THEN, "set-option", "-s", call.hold, call.names.hold_value(this_process()),
         THEN, "send-keys", "-t", pane.pane_id, "-l", call.keystrokes(command),
         THEN, "send-keys", "-t", pane.pane_id, "Enter",
     ))  # fmt: skip

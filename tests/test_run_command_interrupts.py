@@ -16,8 +16,10 @@ from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
 from schemux.abandoned_wrappers import (
+    REPORT_FORMAT,
     Owner,
-    dead_owners_tokens,
+    WrapperNames,
+    hold_tokens,
     release_abandoned_wrappers,
     this_process,
 )
@@ -103,18 +105,20 @@ async def test_a_timed_out_command_keeps_running_and_the_refusal_says_how_to_sto
 
 
 def test_owner_marks() -> None:
+    names = WrapperNames("0123456789ab")
     assert Owner.from_value("A 12 34") == Owner(12, 34)
+    assert Owner.from_value(names.hold_value(Owner(12, 34))) == Owner(12, 34)
     assert Owner.from_value("armed") is None
     assert Owner.from_value("A x 34") is None
     assert not Owner(os.getpid(), 0).alive()  # this pid, another start time: not this process
     assert this_process().alive()
     lines = [
-        f'@schemux_h_0123456789ab "A {os.getpid()} 0"',
-        f'@schemux_h_1123456789ab "{this_process().mark}"',
+        f'@schemux_h_0123456789ab "{names.hold_value(this_process())}"',
         '@schemux_h_not-ours "A 1 1"',
-        '@other "A 1 1"',
+        '@schemux_0123456789ab "A 1 1"',
+        "@other 1",
     ]
-    assert dead_owners_tokens(lines) == ["0123456789ab"]
+    assert hold_tokens(lines) == ["0123456789ab"]
 
 
 def hold_options(socket_name: str) -> list[str]:
@@ -149,7 +153,8 @@ async def killed_mid_command(socket_name: str, pane: Pane, command: str) -> None
                 socket_name, "display", "-p", "-t", pane.pane_id, "#{pane_current_command}"
             ))  # fmt: skip
             (hold,) = [line for line in hold_options(socket_name) if pane_token(pane) in line]
-            owner = Owner.from_value(hold.split(" ", 1)[1].strip('"'))
+            name = hold.split(" ", 1)[0]
+            owner = Owner.from_value(tmux(socket_name, "show-options", "-sv", name).strip())
             assert owner is not None
             assert owner.alive()
             os.kill(owner.pid, signal.SIGKILL)
@@ -219,8 +224,8 @@ async def test_a_wrapper_holding_its_shell_for_a_dead_owner_is_released(
     wrapper = ShellCall(server, info, suppress_history=True)
     dead = Owner(os.getpid(), 0)  # this pid with another start time: not a live process
     await server.run(
-        "set-option", "-p", "-t", pane.pane_id, wrapper.option, "armed", THEN,
-        "set-option", "-s", wrapper.hold, dead.mark, THEN,
+        "set-option", "-p", "-t", pane.pane_id, wrapper.option, REPORT_FORMAT, THEN,
+        "set-option", "-s", wrapper.hold, wrapper.names.hold_value(dead), THEN,
         "send-keys", "-t", pane.pane_id, "-l", wrapper.keystrokes("echo held"), THEN,
         "send-keys", "-t", pane.pane_id, "Enter",
     )  # fmt: skip
