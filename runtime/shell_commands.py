@@ -40,7 +40,9 @@ import contextlib
 import secrets
 import shlex
 import time
+from collections.abc import Coroutine
 from dataclasses import dataclass
+from typing import Any
 
 from schemux.abandoned_wrappers import (
     REPORT_FORMAT,
@@ -64,6 +66,7 @@ from schemux.shell_panes import (
     echo_on,
     process_exit,
     shell_reads_input,
+    until_line_editor_reads,
     until_shell_has_terminal,
 )
 from schemux.targets import PaneInfo
@@ -163,8 +166,7 @@ async def run_in_shell(
 
     Cancelled, the call interrupts the command (C-c) and leaves nothing behind."""
     check_command(command, suppress_history)
-    if earlier_wrapper_leaving(pane.pid) or _settling(pane):
-        await until_shell_has_terminal(pane.pid, SETTLE_SECONDS)
+    await _until_settled(pane)
     check_shell_pane(pane)
     call = ShellCall(server, pane, suppress_history)
     started = time.monotonic()
@@ -178,18 +180,18 @@ async def run_in_shell(
     ))  # fmt: skip
     try:
         typed = await asyncio.shield(typing)
-    except asyncio.CancelledError:  # the keys may be on their way: let them arrive first
-        with contextlib.suppress(Exception):
-            await asyncio.shield(typing)
-        await asyncio.shield(_abandon(server, call, None, interrupt=True))
+    except asyncio.CancelledError:
+        await asyncio.shield(_settle(call, _cancelled_typing(server, call, typing)))
         raise
     prompt = Prompt.parse(typed[0], typed[1:])
     waiting = asyncio.ensure_future(server.wait(call.done))
     try:
         finished, _ = await asyncio.wait({waiting}, timeout=timeout)
-    except BaseException as error:
-        cancelled = isinstance(error, asyncio.CancelledError)
-        await asyncio.shield(_abandon(server, call, waiting, interrupt=cancelled))
+    except asyncio.CancelledError:
+        await asyncio.shield(_settle(call, _abandon(server, call, waiting, interrupt=True)))
+        raise
+    except BaseException:
+        await asyncio.shield(_abandon(server, call, waiting, interrupt=False))
         raise
     # shielded as one step: once disarmed, this reads the output and releases the shell
     finishing = asyncio.ensure_future(
@@ -198,9 +200,7 @@ async def run_in_shell(
     try:
         lines, located, status, timed_out = await asyncio.shield(finishing)
     except asyncio.CancelledError:
-        with contextlib.suppress(Exception):
-            if (await asyncio.shield(finishing))[3]:  # timed out: the command still runs
-                await asyncio.shield(_interrupt(server, call))
+        await asyncio.shield(_settle(call, _cancelled_finishing(server, call, finishing)))
         raise
     return ShellCommandResult(status, timed_out, lines, not located, time.monotonic() - started)
 
@@ -227,6 +227,7 @@ async def _finish(
             lines, exact = await _capture_output(
                 server, call, prompt, report.cursor, (THEN, *call.release), report.exit_status
             )
+            _mark_settling(call)
         except ToolError:  # the pane went with its shell: only the hold flag is left
             with contextlib.suppress(ToolError):
                 await server.run("set-option", "-s", "-u", call.hold)
@@ -239,8 +240,7 @@ async def _finish(
             f"{HOLD_SECONDS} s?); run the command again",
         )
     if shell_reads_input(pane.pid):
-        await server.run("send-keys", "-t", pane.pane_id, "C-c")
-        _settled_later(call)
+        await _interrupt(server, call)
         raise ToolError(
             f"the shell in pane {pane.pane_id} did not start the command within "
             f"{timeout:g} s; it was still reading input (an unclosed quote, bracket or "
@@ -256,27 +256,72 @@ async def _finish(
     return lines, exact, None, True
 
 
-# panes whose shell an interrupt of ours is bringing back to its prompt: until when
-_interrupted: dict[tuple[str, str], float] = {}
+# panes whose shell a cancelled call of ours is bringing back to its prompt: the
+# cleanup (which interrupts the command), and until when the command may still be leaving
+_settling: dict[tuple[str, str], tuple[asyncio.Future[None], float]] = {}
 
 
-def _settled_later(call: ShellCall) -> None:
+def _settle(call: ShellCall, cleanup: Coroutine[Any, Any, None]) -> asyncio.Future[None]:
+    """Run ``cleanup`` as a task that the next call on the pane waits for. Registered
+    before the first await: a next call that overtakes the cancellation sees it."""
+    task = asyncio.ensure_future(cleanup)
+    _mark_settling(call, task)
+    return task
+
+
+def _mark_settling(call: ShellCall, task: asyncio.Future[None] | None = None) -> None:
+    """The pane's shell is on its way back to its prompt (after a released wrapper, or
+    ``task``): the next call within SETTLE_SECONDS waits for it, e.g. for a slow prompt
+    command, rather than finding the pane busy."""
     now = time.monotonic()
-    for key in [key for key, until in _interrupted.items() if until < now]:
-        del _interrupted[key]
-    _interrupted[(call.socket_path, call.pane_id)] = now + SETTLE_SECONDS
+    for key in [key for key, (task, until) in _settling.items() if task.done() and until < now]:
+        del _settling[key]
+    if task is None:
+        task = asyncio.get_running_loop().create_future()
+        task.set_result(None)
+    _settling[(call.socket_path, call.pane_id)] = (task, now + SETTLE_SECONDS)
 
 
-def _settling(pane: PaneInfo) -> bool:
-    until = _interrupted.get((pane.socket_path, pane.pane_id))
-    return until is not None and until > time.monotonic()
+async def _until_settled(pane: PaneInfo) -> None:
+    """Wait (boundedly) for what an earlier call left leaving the pane's terminal: the
+    cleanup of a cancelled call and the command it interrupted, or the tmux client of a
+    released wrapper."""
+    entry = _settling.pop((pane.socket_path, pane.pane_id), None)
+    if entry is not None and not (entry[0].done() and entry[1] < time.monotonic()):
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(asyncio.shield(entry[0]), SETTLE_SECONDS)
+        await until_shell_has_terminal(pane.pid, max(0.0, entry[1] - time.monotonic()))
+    elif earlier_wrapper_leaving(pane.pid):
+        await until_shell_has_terminal(pane.pid, SETTLE_SECONDS)
+    if shell_reads_input(pane.pid):
+        await until_line_editor_reads(pane.pid)
+
+
+async def _cancelled_typing(
+    server: TmuxServer, call: ShellCall, typing: asyncio.Future[list[str]]
+) -> None:
+    """Cancelled while typing: the keys may be on their way; let them arrive, then undo."""
+    with contextlib.suppress(Exception):
+        await typing
+    await _abandon(server, call, None, interrupt=True)
+
+
+async def _cancelled_finishing(
+    server: TmuxServer,
+    call: ShellCall,
+    finishing: asyncio.Future[tuple[list[str], bool, int | None, bool]],
+) -> None:
+    """Cancelled while the output was read: let the reading end (it releases the shell),
+    then interrupt the command if it still runs (the call had timed out)."""
+    with contextlib.suppress(Exception):
+        if (await finishing)[3]:
+            await _interrupt(server, call)
 
 
 async def _interrupt(server: TmuxServer, call: ShellCall) -> None:
     """C-c into the pane, as a person would: the terminal sends SIGINT to its foreground
     process group (the command, or the shell discarding unfinished input)."""
     await server.run("send-keys", "-t", call.pane_id, "C-c")
-    _settled_later(call)
 
 
 async def _disarm(server: TmuxServer, call: ShellCall) -> str:

@@ -138,16 +138,53 @@ async def process_exit(pid: int) -> None:
         os.close(pidfd)
 
 
-def echo_on(tty: str) -> bool:
-    """Whether the terminal echoes typed input (the shell's settings while a command
-    runs, which its line editor follows); False where it cannot be read."""
+def _local_modes(tty: str) -> int | None:
+    """The terminal's local mode flags (c_lflag); None where they cannot be read."""
     try:
         fd = os.open(tty, os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)
     except OSError:
-        return False
+        return None
     try:
-        return bool(termios.tcgetattr(fd)[3] & termios.ECHO)
+        return int(termios.tcgetattr(fd)[3])
     except termios.error:
-        return False
+        return None
     finally:
         os.close(fd)
+
+
+def echo_on(tty: str) -> bool:
+    """Whether the terminal echoes typed input (the shell's settings while a command
+    runs, which its line editor follows); False where it cannot be read."""
+    modes = _local_modes(tty)
+    return modes is not None and bool(modes & termios.ECHO)
+
+
+# shells that read their prompt with a line editor, which takes the terminal out of
+# canonical mode while it reads (unless editing is turned off)
+EDITOR_SHELLS = frozenset({"bash", "zsh", "ksh", "ksh93", "mksh", "oksh", "loksh", "yash"})
+# (shell pid, start of its terminal path) whose editor never came: not waited for again
+_without_editor: set[tuple[int, str]] = set()
+
+
+async def until_line_editor_reads(shell_pid: int, within: float = 1.0) -> None:
+    """Return once a shell that edits its prompt's line is doing so (or after ``within``).
+
+    Between a command's end and its prompt, the shell holds its terminal in canonical
+    mode with echo on; keys typed then are echoed by the terminal itself and once more by
+    the line editor after the prompt: two echoes, the first of which would be taken for
+    the one before the output. A slow prompt (PROMPT_COMMAND, a git prompt) widens that
+    moment to many milliseconds. The editor's start shows only as the terminal leaving
+    canonical mode, so that is polled for, briefly.
+    """
+    try:
+        tty = os.readlink(f"/proc/{shell_pid}/fd/0")
+    except OSError:
+        return
+    if _process_name(shell_pid) not in EDITOR_SHELLS or (shell_pid, tty) in _without_editor:
+        return
+    deadline = asyncio.get_running_loop().time() + within
+    while (modes := _local_modes(tty)) is not None and modes & termios.ICANON:
+        if asyncio.get_running_loop().time() > deadline:
+            _without_editor.add((shell_pid, tty))  # editing is off: do not wait again
+            return
+        await asyncio.sleep(0.0005)

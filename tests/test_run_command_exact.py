@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
 import pytest
 from mcp import Client
 
+from schemux.shell_commands import shell_reads_input
 from tests.support import call, call_error, new_pane, tmux, wait_until
 from tests.test_run_command import pane_with_history_limit
 
@@ -74,12 +76,14 @@ async def test_output_longer_than_history_limit_is_a_clean_tail(
 async def test_clear(memory_client: Client, tmux_socket: str) -> None:
     pane = new_pane(tmux_socket)
     await run(memory_client, pane.pane_id, "seq 1 50")
+    # clear also erases the history (E3): the head is gone, and the result says so
     result = await run(memory_client, pane.pane_id, "echo before; clear; echo after")
-    assert result["output"][-1] == "after"
-    assert "before" not in result["output"] or result["output"][0] == "before"
-    if result["output"] != ["before", "after"]:  # the clear took the head with it
-        assert result["output_truncated"] is True
-        assert result["output"] == ["after"]
+    assert result["output"] == ["after"]
+    assert result["output_truncated"] is True
+    # erasing the screen alone moves its rows into the history (tmux's scroll-on-clear)
+    result = await run(memory_client, pane.pane_id, r"echo x; printf '\033[H\033[2J'; echo y")
+    assert result["output"] == ["x", "y"]
+    assert result["output_truncated"] is False
 
 
 @pytest.mark.parametrize(
@@ -136,3 +140,20 @@ async def test_dash(memory_client: Client, tmux_socket: str) -> None:
     result = await run(memory_client, pane.pane_id, "echo A; echo B; exit 4")
     assert result["output"] == ["A", "B"]
     assert result["exit_status"] == 4
+
+
+async def test_a_slow_prompt_is_waited_for_not_echoed_twice(
+    memory_client: Client, tmux_socket: str
+) -> None:
+    """Keys typed before the prompt are echoed by the terminal and again by the line
+    editor: the calls wait for the editor, so each output is exact."""
+    pane = new_pane(tmux_socket)
+    tmux(tmux_socket, "send-keys", "-t", pane.pane_id, "PROMPT_COMMAND='sleep 0.05'", "Enter")
+    shell = int(tmux(tmux_socket, "display", "-p", "-t", pane.pane_id, "#{pane_pid}"))
+    wait_until(lambda: "PROMPT" in tmux(tmux_socket, "capture-pane", "-p", "-t", pane.pane_id))
+    await anyio.sleep(0.1)  # its first prompt command
+    wait_until(lambda: shell_reads_input(shell))
+    for index in range(5):
+        result = await run(memory_client, pane.pane_id, f"echo call-{index}")
+        assert result["output"] == [f"call-{index}"]
+        assert result["output_truncated"] is False

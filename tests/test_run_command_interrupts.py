@@ -69,8 +69,9 @@ async def test_cancel_interrupts_and_frees_the_pane(
     pane = new_pane(tmux_socket)
     arguments = {"command": command, "pane_id": pane.pane_id, "timeout": 20}
     await cancel_after(client, 0.5, "run_command", arguments)
-    await anyio.sleep(0.1)  # the cancellation reaches the server as a notification
-    assert await next_call_works(client, pane) < 1.5
+    # at once: the cancellation reaches the server as a notification, the next call may
+    # overtake it and waits for the interrupted command to leave the terminal
+    assert await next_call_works(client, pane) < 1
     assert private_options(pane) == []
     if "trap" in command:
         assert "caught" in screen(pane)
