@@ -148,10 +148,12 @@ async def test_a_slow_prompt_is_waited_for_not_echoed_twice(
     """Keys typed before the prompt are echoed by the terminal and again by the line
     editor: the calls wait for the editor, so each output is exact."""
     pane = new_pane(tmux_socket)
-    tmux(tmux_socket, "send-keys", "-t", pane.pane_id, "PROMPT_COMMAND='sleep 0.05'", "Enter")
+    # a prompt command that works in the shell itself (no child), then one that runs one
+    busy = "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; sleep 0.02"
+    tmux(tmux_socket, "send-keys", "-t", pane.pane_id, f"PROMPT_COMMAND='{busy}'", "Enter")
     shell = int(tmux(tmux_socket, "display", "-p", "-t", pane.pane_id, "#{pane_pid}"))
     wait_until(lambda: "PROMPT" in tmux(tmux_socket, "capture-pane", "-p", "-t", pane.pane_id))
-    await anyio.sleep(0.1)  # its first prompt command
+    await anyio.sleep(0.3)  # its first prompt command
     wait_until(lambda: shell_reads_input(shell))
     for index in range(5):
         result = await run(memory_client, pane.pane_id, f"echo call-{index}")
