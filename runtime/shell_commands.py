@@ -288,8 +288,9 @@ async def _until_settled(pane: PaneInfo) -> None:
     released wrapper."""
     entry = _settling.pop((pane.socket_path, pane.pane_id), None)
     if entry is not None and not (entry[0].done() and entry[1] < time.monotonic()):
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(asyncio.shield(entry[0]), SETTLE_SECONDS)
+        if not entry[0].done():
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.shield(entry[0]), SETTLE_SECONDS)
         await until_shell_has_terminal(pane.pid, max(0.0, entry[1] - time.monotonic()))
     elif earlier_wrapper_leaving(pane.pid):
         await until_shell_has_terminal(pane.pid, SETTLE_SECONDS)
