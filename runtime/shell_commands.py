@@ -98,7 +98,7 @@ class ShellCommandResult:
     exit_status: int | None
     timed_out: bool
     lines: list[str]
-    head_lost: bool
+    head_lost: bool  # the lines are a tail of the output: its start is not certain
     elapsed: float
 
 
@@ -198,11 +198,11 @@ async def run_in_shell(
         _finish(server, call, pane, prompt, waiting, bool(finished), timeout)
     )
     try:
-        lines, located, status, timed_out = await asyncio.shield(finishing)
+        lines, exact, status, timed_out = await asyncio.shield(finishing)
     except asyncio.CancelledError:
         await asyncio.shield(_settle(call, _cancelled_finishing(server, call, finishing)))
         raise
-    return ShellCommandResult(status, timed_out, lines, not located, time.monotonic() - started)
+    return ShellCommandResult(status, timed_out, lines, not exact, time.monotonic() - started)
 
 
 async def _finish(
