@@ -91,6 +91,9 @@ __all__ = [
 HOLD_SECONDS = 5
 # how long a call waits for a pane that an interrupt or an earlier wrapper is leaving
 SETTLE_SECONDS = 2.0
+# how long a call waits for another call of ours on its pane to end (the client may have
+# cancelled it, its notification still on the way) before it finds the pane busy
+IN_FLIGHT_GRACE_SECONDS = 0.5
 
 
 @dataclass(frozen=True)
@@ -168,6 +171,19 @@ async def run_in_shell(
     check_command(command, suppress_history)
     await _until_settled(pane)
     check_shell_pane(pane)
+    key = (pane.socket_path, pane.pane_id)
+    _in_flight[key] = finished = asyncio.Event()
+    try:
+        return await _run_typed(server, pane, command, timeout, suppress_history)
+    finally:
+        finished.set()
+        if _in_flight.get(key) is finished:
+            del _in_flight[key]
+
+
+async def _run_typed(
+    server: TmuxServer, pane: PaneInfo, command: str, timeout: float, suppress_history: bool
+) -> ShellCommandResult:
     call = ShellCall(server, pane, suppress_history)
     started = time.monotonic()
     typing = asyncio.ensure_future(server.run(
@@ -256,6 +272,9 @@ async def _finish(
     return lines, exact, None, True
 
 
+# panes with a call of ours in flight: set when it has ended, its cleanup included
+_in_flight: dict[tuple[str, str], asyncio.Event] = {}
+
 # panes whose shell a cancelled call of ours is bringing back to its prompt: the
 # cleanup (which interrupts the command), and until when the command may still be leaving
 _settling: dict[tuple[str, str], tuple[asyncio.Future[None], float]] = {}
@@ -286,6 +305,10 @@ async def _until_settled(pane: PaneInfo) -> None:
     """Wait (boundedly) for what an earlier call left leaving the pane's terminal: the
     cleanup of a cancelled call and the command it interrupted, or the tmux client of a
     released wrapper."""
+    running = _in_flight.get((pane.socket_path, pane.pane_id))
+    if running is not None:  # perhaps cancelled, the cancellation not arrived yet
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(running.wait(), IN_FLIGHT_GRACE_SECONDS)
     entry = _settling.pop((pane.socket_path, pane.pane_id), None)
     if entry is not None and not (entry[0].done() and entry[1] < time.monotonic()):
         if not entry[0].done():
