@@ -318,7 +318,7 @@ async def _until_settled(pane: PaneInfo) -> None:
     elif earlier_wrapper_leaving(pane.pid):
         await until_shell_has_terminal(pane.pid, SETTLE_SECONDS)
     if shell_reads_input(pane.pid):
-        await until_line_editor_reads(pane.pid)
+        await until_line_editor_reads(pane.pid, SETTLE_SECONDS)
 
 
 async def _cancelled_typing(

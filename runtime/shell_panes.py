@@ -185,6 +185,18 @@ async def until_line_editor_reads(shell_pid: int, within: float = 1.0) -> None:
     deadline = asyncio.get_running_loop().time() + within
     while (modes := _local_modes(tty)) is not None and modes & termios.ICANON:
         if asyncio.get_running_loop().time() > deadline:
-            _without_editor.add((shell_pid, tty))  # editing is off: do not wait again
-            return
+            if shell_reads_input(shell_pid) and _process_state(shell_pid) == "S":
+                # asleep holding its terminal, in canonical mode: reading its prompt's
+                # line without an editor (editing is off); not waited for again
+                _without_editor.add((shell_pid, tty))
+            return  # else still busy (a slow prompt command): the caller's checks tell
         await asyncio.sleep(0.0005)
+
+
+def _process_state(pid: int) -> str:
+    """The state letter of /proc/PID/stat (R running, S sleeping, ...); "" if gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    return stat[stat.rindex(")") + 2 :].split()[0]

@@ -8,11 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import anyio
 import pytest
 from mcp import Client
 
-from schemux.shell_commands import shell_reads_input
 from tests.support import call, call_error, new_pane, tmux, wait_until
 from tests.test_run_command import pane_with_history_limit
 
@@ -151,10 +149,13 @@ async def test_a_slow_prompt_is_waited_for_not_echoed_twice(
     # a prompt command that works in the shell itself (no child), then one that runs one
     busy = "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; sleep 0.02"
     tmux(tmux_socket, "send-keys", "-t", pane.pane_id, f"PROMPT_COMMAND='{busy}'", "Enter")
-    shell = int(tmux(tmux_socket, "display", "-p", "-t", pane.pane_id, "#{pane_pid}"))
-    wait_until(lambda: "PROMPT" in tmux(tmux_socket, "capture-pane", "-p", "-t", pane.pane_id))
-    await anyio.sleep(0.3)  # its first prompt command
-    wait_until(lambda: shell_reads_input(shell))
+
+    def prompt_back() -> bool:  # the prompt after the one the setting was typed at
+        rows = tmux(tmux_socket, "capture-pane", "-p", "-t", pane.pane_id).split("\n")
+        rows = [row for row in rows if row.strip()]
+        return len(rows) >= 2 and "PROMPT" in rows[-2] and rows[-1].startswith("bash")
+
+    wait_until(prompt_back, timeout=10)
     for index in range(5):
         result = await run(memory_client, pane.pane_id, f"echo call-{index}")
         assert result["output"] == [f"call-{index}"]
