@@ -3,123 +3,97 @@
 The command is typed into the shell inside a wrapper that reports back to tmux from the
 pane, once, after the command:
 
-    (
+    printf '\r\33[K';(
     COMMAND
-    );{tmux} if -F '#{@opt}' "set -pF @opt 'E $? #{history_size} ...';
-                                wait-for -S DONE;wait-for RESUME"
+    );{tmux} if -F '#{@opt}' "set -pF @opt 'E $? #{E:@opt}';wait -S DONE;
+                                run -bd HOLD -C '#{@hold}';wait RESUME;set -pu @opt"
 
-It records the exit status and where the output ends in the private pane option ``@opt``,
+It records the exit status and where the output ends (the armed option's value is that
+format) in the private pane option ``@opt``,
 signals DONE, and holds the shell until RESUME: the screen stays still while the output
 is captured, so the shell's next prompt can neither join the last output row nor scroll
-the rows we address. Where the output starts is known without a second report: just
-before typing, in the same tmux call, we read the prompt's row; the rows from there show
-the prompt and the echo of the typed wrapper, whose last row carries this call's private
-token, and the output is every row after that one.
+the rows we address. Where the output starts is found from the prompt's position and
+text, read just before typing in the same tmux call (``schemux.shell_output``); the
+``printf`` (a builtin) clears the row it starts on, where a shell without a line editor
+(dash) printed its PS2 prompts after the terminal echoed the typed lines.
 
 ``@opt`` is set ("armed") by us before typing and removed by us (disarmed) as soon as the
 wait ends, whatever ended it; the wrapper does nothing once it is gone, so a call that
 timed out or was cancelled leaves no option, no channel signal and no waiting client
-behind.
+behind. A cancelled call also interrupts its command as a person's C-c would; a timed-out
+one leaves it running.
 
-When tmux may have dropped history rows during the command (the history reached
-history-limit, or the command cleared it), the prompt's row no longer holds; the whole
-history is searched for the token instead, and when that row is gone too, the head of the
-output went with it and is reported lost.
+The hold is bounded without schemux: with the option we set a server option ``@hold``
+whose value is the timer's command (and the owner's mark: ``schemux.abandoned_wrappers``),
+and remove it when we release the shell. tmux itself runs the timer ``HOLD_SECONDS``
+after the report: it releases the shell if ``@hold`` is still there (its owner was killed
+before its capture), and the wrapper then removes ``@opt``. The timer tests a server
+option, not the pane's: it must not fail when the pane has gone, since tmux keeps such
+an error for the next client that attaches. Names and formats live in options rather
+than in the typed text because every character typed costs time.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import secrets
 import shlex
 import time
+from collections.abc import Coroutine
 from dataclasses import dataclass
-from pathlib import Path
+from typing import Any
 
+from schemux.abandoned_wrappers import (
+    REPORT_FORMAT,
+    TOKEN_BYTES,
+    WrapperNames,
+    this_process,
+)
 from schemux.engine import THEN
 from schemux.errors import TmuxCommandError, ToolError
+from schemux.shell_output import (
+    Cursor,
+    Prompt,
+    Report,
+    after_last_mention,
+    keep_tail,
+    locate_output,
+)
+from schemux.shell_panes import (
+    check_shell_pane,
+    earlier_wrapper_leaving,
+    echo_on,
+    process_exit,
+    shell_reads_input,
+    until_line_editor_reads,
+    until_shell_has_terminal,
+)
 from schemux.targets import PaneInfo
 from schemux.tmux import TmuxServer
 
-POSIX_SHELLS = frozenset(
-    {
-        "sh",
-        "bash",
-        "zsh",
-        "dash",
-        "ksh",
-        "ksh93",
-        "mksh",
-        "oksh",
-        "loksh",
-        "ash",
-        "yash",
-        "posh",
-        "busybox",
-    }
-)
+__all__ = [
+    "Cursor",
+    "Prompt",
+    "Report",
+    "ShellCommandResult",
+    "after_last_mention",
+    "check_command",
+    "check_shell_pane",
+    "keep_tail",
+    "process_exit",
+    "run_in_shell",
+    "shell_reads_input",
+    "until_shell_has_terminal",
+]
 
-
-@dataclass(frozen=True)
-class Prompt:
-    """Where the prompt was just before typing."""
-
-    history: int
-    row: int
-
-    @classmethod
-    def parse(cls, value: str) -> Prompt:
-        history, row = (int(field) for field in value.split())
-        return cls(history, row)
-
-
-@dataclass(frozen=True)
-class Cursor:
-    """Where the output ends: history size, cursor row and column, and history-limit."""
-
-    history: int
-    row: int
-    column: int
-    history_limit: int
-
-    @property
-    def last_output_row(self) -> int:
-        """Row (relative to the visible screen) of the last output line."""
-        return self.row if self.column > 0 else self.row - 1
-
-    def first_row_since(self, prompt: Prompt) -> int | None:
-        """Row (relative to the visible screen) where ``prompt`` is now; None when tmux may
-        have dropped history rows since, so that the prompt's row is no longer known.
-
-        tmux frees a tenth of history-limit whenever the history is full, so after any
-        drop the history holds at least limit - limit/10 rows.
-        """
-        collected = max(1, self.history_limit // 10)
-        if self.history < prompt.history or self.history >= self.history_limit - collected:
-            return None
-        return prompt.history + prompt.row - self.history
-
-
-@dataclass(frozen=True)
-class Report:
-    """What the wrapper recorded after the command: ``E status history row column limit``."""
-
-    exit_status: int
-    cursor: Cursor
-
-    @classmethod
-    def parse(cls, value: str) -> Report | None:
-        """None while the command has not ended (or for anything else)."""
-        fields = value.split()
-        if len(fields) != 6 or fields[0] != "E":
-            return None
-        try:
-            status, history, row, column, limit = (int(field) for field in fields[1:])
-        except ValueError:
-            return None
-        return cls(status, Cursor(history, row, column, limit))
+# how long a wrapper holds its shell for the capture at most (the capture takes ms)
+HOLD_SECONDS = 5
+# how long a call waits for a pane that an interrupt or an earlier wrapper is leaving
+SETTLE_SECONDS = 2.0
+# how long a call waits for another call of ours on its pane to end (the client may have
+# cancelled it, its notification still on the way) before it finds the pane busy
+IN_FLIGHT_GRACE_SECONDS = 0.5
 
 
 @dataclass(frozen=True)
@@ -127,54 +101,8 @@ class ShellCommandResult:
     exit_status: int | None
     timed_out: bool
     lines: list[str]
-    head_lost: bool
+    head_lost: bool  # the lines are a tail of the output: its start is not certain
     elapsed: float
-
-
-def check_shell_pane(pane: PaneInfo) -> None:
-    """Refuse panes whose keystrokes would not reach an idle POSIX shell."""
-    if pane.dead:
-        raise ToolError(
-            f"pane {pane.pane_id} is dead (its program exited)",
-            suggestion="respawn it with `tmux respawn-pane` or target another pane",
-        )
-    if pane.in_mode:
-        raise ToolError(
-            f"pane {pane.pane_id} is in copy mode, so typed keys would not reach its shell",
-            suggestion=f"leave the mode first (`tmux send-keys -t {pane.pane_id} -X cancel`)",
-        )
-    groups = _terminal_groups(pane.pid)
-    if groups is not None and groups[0] == groups[1]:  # the pane's own program is idle
-        command = _process_name(pane.pid)
-    else:
-        command = pane.current_command.removeprefix("-")
-    if (groups is not None and groups[0] != groups[1]) or command not in POSIX_SHELLS:
-        raise ToolError(
-            f"pane {pane.pane_id} is running {command!r}, not a POSIX shell at its prompt",
-            suggestion="wait for that program to finish, or target a pane idle at a shell "
-            "prompt (bash, zsh, sh, ...)",
-        )
-
-
-def _process_name(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/comm").read_text().strip()
-    except OSError:
-        return ""
-
-
-def _earlier_wrapper_leaving(shell_pid: int) -> bool:
-    """Whether the terminal's foreground is still the tmux client of an earlier call's
-    wrapper, released and on its way out (its name shows the private resume channel),
-    or a group whose leader has just gone while the shell takes its terminal back."""
-    groups = _terminal_groups(shell_pid)
-    if groups is None or groups[0] == groups[1]:
-        return False
-    try:
-        cmdline = Path(f"/proc/{groups[1]}/cmdline").read_bytes()
-    except OSError:
-        return True
-    return b"schemux_resume_" in cmdline or not cmdline
 
 
 def check_command(command: str, suppress_history: bool) -> None:
@@ -192,26 +120,41 @@ def check_command(command: str, suppress_history: bool) -> None:
         )
 
 
-class _Call:
-    """The private names of one call."""
+class ShellCall:
+    """The private names of one call, and the wrapper typed with them."""
 
-    def __init__(self, server: TmuxServer, pane: PaneInfo) -> None:
-        self.token = secrets.token_hex(8)
-        self.option = f"@schemux_{self.token}"
-        self.done = f"schemux_done_{self.token}"
-        self.resume = f"schemux_resume_{self.token}"
+    def __init__(self, server: TmuxServer, pane: PaneInfo, suppress_history: bool) -> None:
+        self.token = secrets.token_hex(TOKEN_BYTES)
+        self.names = names = WrapperNames(self.token)
+        self.option, self.hold, self.done, self.resume = (
+            names.option,
+            names.hold,
+            names.done,
+            names.resume,
+        )
         self.pane_id = pane.pane_id
+        self.socket_path = pane.socket_path
         self.tmux = " ".join(shlex.quote(part) for part in (server.binary, "-S", pane.socket_path))
+        # a leading space keeps it out of history
+        prefix = " " if suppress_history else ""
+        self.first_line = prefix + "printf '\\r\\33[K';("
 
-    def keystrokes(self, command: str, suppress_history: bool) -> str:
+    @property
+    def release(self) -> tuple[str, ...]:
+        """The tmux commands that free the shell the wrapper holds after its report."""
+        return ("set-option", "-s", "-u", self.hold, THEN, "wait-for", "-S", self.resume)
+
+    def keystrokes(self, command: str) -> str:
+        # short: every character typed costs time. The report's format is the armed
+        # option's value, and the timer's command is the hold flag's (both set with the
+        # arming); run-shell expands #{hold} to it, and it tests the flag itself when it runs
         opt, pane = self.option, self.pane_id
         report = (
-            f"{self.tmux} if -Ft{pane} '#{{{opt}}}' "
-            f"\"set -pFt{pane} {opt} 'E $? #{{history_size}} #{{cursor_y}} #{{cursor_x}} "
-            f"#{{history_limit}}';wait-for -S {self.done};wait-for {self.resume}\""
+            f"{self.tmux} if -Ft{pane} '#{{{opt}}}' \"set -pFt{pane} {opt} 'E $? #{{E:{opt}}}';"
+            f"wait -S {self.done};run -bd{HOLD_SECONDS} -C '#{{{self.hold}}}';"
+            f'wait {self.resume};set -put{pane} {opt}"'
         )
-        prefix = " " if suppress_history else ""
-        return f"{prefix}(\n{command.rstrip()}\n);{report}"
+        return f"{self.first_line}\n{command.rstrip()}\n);{report}"
 
 
 async def run_in_shell(
@@ -222,45 +165,98 @@ async def run_in_shell(
     timeout: float,
     suppress_history: bool,
 ) -> ShellCommandResult:
-    """Type ``command`` into the idle shell of ``pane`` and wait up to ``timeout`` seconds."""
+    """Type ``command`` into the idle shell of ``pane`` and wait up to ``timeout`` seconds.
+
+    Cancelled, the call interrupts the command (C-c) and leaves nothing behind."""
     check_command(command, suppress_history)
-    if _earlier_wrapper_leaving(pane.pid):
-        await until_shell_has_terminal(pane.pid)
+    await _until_settled(pane)
     check_shell_pane(pane)
-    call = _Call(server, pane)
+    key = (pane.socket_path, pane.pane_id)
+    _in_flight[key] = finished = asyncio.Event()
+    try:
+        return await _run_typed(server, pane, command, timeout, suppress_history)
+    finally:
+        finished.set()
+        if _in_flight.get(key) is finished:
+            del _in_flight[key]
+
+
+async def _run_typed(
+    server: TmuxServer, pane: PaneInfo, command: str, timeout: float, suppress_history: bool
+) -> ShellCommandResult:
+    call = ShellCall(server, pane, suppress_history)
     started = time.monotonic()
-    typed = await server.run(
-        "display-message", "-p", "-t", pane.pane_id, "#{history_size} #{cursor_y}",
-        THEN, "set-option", "-p", "-t", pane.pane_id, call.option, "armed",
-        THEN, "send-keys", "-t", pane.pane_id, "-l", call.keystrokes(command, suppress_history),
+    typing = asyncio.ensure_future(server.run(
+        "display-message", "-p", "-t", pane.pane_id, "#{history_size} #{cursor_y} #{cursor_x}",
+        THEN, "capture-pane", "-p", "-t", pane.pane_id,
+        THEN, "set-option", "-p", "-t", pane.pane_id, call.option, REPORT_FORMAT,
+        THEN, "set-option", "-s", call.hold, call.names.hold_value(this_process()),
+        THEN, "send-keys", "-t", pane.pane_id, "-l", call.keystrokes(command),
         THEN, "send-keys", "-t", pane.pane_id, "Enter",
-    )  # fmt: skip
-    prompt = Prompt.parse(typed[0])
+    ))  # fmt: skip
+    try:
+        typed = await asyncio.shield(typing)
+    except asyncio.CancelledError:
+        await asyncio.shield(_settle(call, _cancelled_typing(server, call, typing)))
+        raise
+    prompt = Prompt.parse(typed[0], typed[1:])
     waiting = asyncio.ensure_future(server.wait(call.done))
-    disarmed = False
     try:
         finished, _ = await asyncio.wait({waiting}, timeout=timeout)
-        ended = bool(finished)
+    except asyncio.CancelledError:
+        await asyncio.shield(_settle(call, _abandon(server, call, waiting, interrupt=True)))
+        raise
+    except BaseException:
+        await asyncio.shield(_abandon(server, call, waiting, interrupt=False))
+        raise
+    # shielded as one step: once disarmed, this reads the output and releases the shell
+    finishing = asyncio.ensure_future(
+        _finish(server, call, pane, prompt, waiting, bool(finished), timeout)
+    )
+    try:
+        lines, exact, status, timed_out = await asyncio.shield(finishing)
+    except asyncio.CancelledError:
+        await asyncio.shield(_settle(call, _cancelled_finishing(server, call, finishing)))
+        raise
+    return ShellCommandResult(status, timed_out, lines, not exact, time.monotonic() - started)
+
+
+async def _finish(
+    server: TmuxServer,
+    call: ShellCall,
+    pane: PaneInfo,
+    prompt: Prompt,
+    waiting: asyncio.Future[None],
+    ended: bool,
+    timeout: float,
+) -> tuple[list[str], bool, int | None, bool]:
+    """Disarm, then read the output: (lines, exact, exit status, timed out)."""
+    try:
         state = await _disarm(server, call)
-        disarmed = True
-        await waiting  # the disarm signalled it, if the wrapper had not
-    finally:
-        if not disarmed:
-            await asyncio.shield(_abandon(server, call, waiting))
+    except BaseException:
+        await _abandon(server, call, waiting, interrupt=False)
+        raise
+    await waiting  # the disarm signalled it, if the wrapper had not
     report = Report.parse(state)
     if report is not None:  # ended, possibly between the timeout and the disarm
-        # shielded: the shell waits for this capture to release it, cancelled or not
-        release = (THEN, "wait-for", "-S", call.resume)
-        lines, head_lost = await asyncio.shield(
-            _capture_output(server, call, prompt, report.cursor, release)
-        )
-        return ShellCommandResult(
-            report.exit_status, False, lines, head_lost, time.monotonic() - started
-        )
+        try:
+            lines, exact = await _capture_output(
+                server, call, prompt, report.cursor, (THEN, *call.release), report.exit_status
+            )
+            _mark_settling(call)
+        except ToolError:  # the pane went with its shell: only the hold flag is left
+            with contextlib.suppress(ToolError):
+                await server.run("set-option", "-s", "-u", call.hold)
+            raise
+        return lines, exact, report.exit_status, False
     if ended:
-        raise ToolError(f"the wrapper in pane {pane.pane_id} reported {state!r}, not an end")
+        raise ToolError(
+            f"the wrapper in pane {pane.pane_id} reported {state!r}, not an end",
+            suggestion="its shell was freed without its report (was schemux stalled for "
+            f"{HOLD_SECONDS} s?); run the command again",
+        )
     if shell_reads_input(pane.pid):
-        await server.run("send-keys", "-t", pane.pane_id, "C-c")
+        await _interrupt(server, call)
         raise ToolError(
             f"the shell in pane {pane.pane_id} did not start the command within "
             f"{timeout:g} s; it was still reading input (an unclosed quote, bracket or "
@@ -272,85 +268,102 @@ async def run_in_shell(
         "#{history_size} #{cursor_y} #{cursor_x} #{history_limit}",
     )  # fmt: skip
     cursor = Cursor(*(int(field) for field in now[0].split()))
-    lines, head_lost = await _capture_output(server, call, prompt, cursor, ())
-    return ShellCommandResult(None, True, lines, head_lost, time.monotonic() - started)
+    lines, exact = await _capture_output(server, call, prompt, cursor, (), None)
+    return lines, exact, None, True
 
 
-def _terminal_groups(pid: int) -> tuple[int, int] | None:
-    """(process group of ``pid``, foreground process group of its terminal), from /proc;
-    None where /proc does not show it (gone, or a tmux server in another pid namespace)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    # the fields after the parenthesised name: state ppid pgrp session tty_nr tpgid
-    fields = stat[stat.rindex(")") + 2 :].split()
-    group, foreground = int(fields[2]), int(fields[5])
-    if foreground <= 0:  # no controlling terminal (yet): nothing to tell
-        return None
-    return group, foreground
+# panes with a call of ours in flight: set when it has ended, its cleanup included
+_in_flight: dict[tuple[str, str], asyncio.Event] = {}
+
+# panes whose shell a cancelled call of ours is bringing back to its prompt: the
+# cleanup (which interrupts the command), and until when the command may still be leaving
+_settling: dict[tuple[str, str], tuple[asyncio.Future[None], float]] = {}
 
 
-def shell_reads_input(shell_pid: int) -> bool:
-    """Whether the shell itself holds its terminal's foreground, so it is still reading
-    what was typed rather than running it (a command runs in a process group of its own).
-    Where /proc cannot tell, the command is taken as running."""
-    groups = _terminal_groups(shell_pid)
-    return groups is not None and groups[0] == groups[1]
+def _settle(call: ShellCall, cleanup: Coroutine[Any, Any, None]) -> asyncio.Future[None]:
+    """Run ``cleanup`` as a task that the next call on the pane waits for. Registered
+    before the first await: a next call that overtakes the cancellation sees it."""
+    task = asyncio.ensure_future(cleanup)
+    _mark_settling(call, task)
+    return task
 
 
-async def until_shell_has_terminal(shell_pid: int, within: float = 1.0) -> None:
-    """Return once the shell holds its terminal again (or after ``within`` seconds).
-
-    Released, the wrapper's tmux client keeps the foreground for a moment; a call that
-    comes within that moment waits for it (the next call, not this one: by the time an
-    agent sends one, the client is usually gone). The client's
-    exit is awaited on a pidfd; the shell takes the terminal back right after reaping it,
-    with no event of its own, so that gap of microseconds is bridged by short sleeps.
-    """
-    exited: set[int] = set()
-    with contextlib.suppress(TimeoutError):
-        async with asyncio.timeout(within):
-            while (groups := _terminal_groups(shell_pid)) and groups[0] != groups[1]:
-                leader = groups[1]
-                if leader in exited:
-                    await asyncio.sleep(0.0005)
-                else:
-                    await process_exit(leader)
-                    exited.add(leader)
+def _mark_settling(call: ShellCall, task: asyncio.Future[None] | None = None) -> None:
+    """The pane's shell is on its way back to its prompt (after a released wrapper, or
+    ``task``): the next call within SETTLE_SECONDS waits for it, e.g. for a slow prompt
+    command, rather than finding the pane busy."""
+    now = time.monotonic()
+    for key in [key for key, (task, until) in _settling.items() if task.done() and until < now]:
+        del _settling[key]
+    if task is None:
+        task = asyncio.get_running_loop().create_future()
+        task.set_result(None)
+    _settling[(call.socket_path, call.pane_id)] = (task, now + SETTLE_SECONDS)
 
 
-async def process_exit(pid: int) -> None:
-    """Return when process ``pid`` has exited (at once if it is gone), on a pidfd."""
-    try:
-        pidfd = os.pidfd_open(pid)
-    except OSError:  # gone already, or no process of its own (a group's id outliving it)
-        return
-    loop = asyncio.get_running_loop()
-    gone: asyncio.Event = asyncio.Event()
-    loop.add_reader(pidfd, gone.set)
-    try:
-        await gone.wait()
-    finally:
-        loop.remove_reader(pidfd)
-        os.close(pidfd)
+async def _until_settled(pane: PaneInfo) -> None:
+    """Wait (boundedly) for what an earlier call left leaving the pane's terminal: the
+    cleanup of a cancelled call and the command it interrupted, or the tmux client of a
+    released wrapper."""
+    running = _in_flight.get((pane.socket_path, pane.pane_id))
+    if running is not None:  # perhaps cancelled, the cancellation not arrived yet
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(running.wait(), IN_FLIGHT_GRACE_SECONDS)
+    entry = _settling.pop((pane.socket_path, pane.pane_id), None)
+    if entry is not None and not (entry[0].done() and entry[1] < time.monotonic()):
+        if not entry[0].done():
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.shield(entry[0]), SETTLE_SECONDS)
+        await until_shell_has_terminal(pane.pid, max(0.0, entry[1] - time.monotonic()))
+    elif earlier_wrapper_leaving(pane.pid):
+        await until_shell_has_terminal(pane.pid, SETTLE_SECONDS)
+    if shell_reads_input(pane.pid):
+        await until_line_editor_reads(pane.pid, SETTLE_SECONDS)
 
 
-async def _disarm(server: TmuxServer, call: _Call) -> str:
+async def _cancelled_typing(
+    server: TmuxServer, call: ShellCall, typing: asyncio.Future[list[str]]
+) -> None:
+    """Cancelled while typing: the keys may be on their way; let them arrive, then undo."""
+    with contextlib.suppress(Exception):
+        await typing
+    await _abandon(server, call, None, interrupt=True)
+
+
+async def _cancelled_finishing(
+    server: TmuxServer,
+    call: ShellCall,
+    finishing: asyncio.Future[tuple[list[str], bool, int | None, bool]],
+) -> None:
+    """Cancelled while the output was read: let the reading end (it releases the shell),
+    then interrupt the command if it still runs (the call had timed out)."""
+    with contextlib.suppress(Exception):
+        if (await finishing)[3]:
+            await _interrupt(server, call)
+
+
+async def _interrupt(server: TmuxServer, call: ShellCall) -> None:
+    """C-c into the pane, as a person would: the terminal sends SIGINT to its foreground
+    process group (the command, or the shell discarding unfinished input)."""
+    await server.run("send-keys", "-t", call.pane_id, "C-c")
+
+
+async def _disarm(server: TmuxServer, call: ShellCall) -> str:
     """Read and remove the option in one tmux call, after which the wrapper does nothing;
-    signal DONE ourselves unless the wrapper already reported (and so signalled): our
-    waiter always wakes, and nothing stays signalled behind it."""
+    unless the wrapper already reported (and so signalled DONE, and holds its shell until
+    we release it), signal DONE ourselves and remove the hold flag: our waiter always
+    wakes, and nothing stays signalled or set behind it."""
     lines = await _in_pane(
         server, call,
         "display-message", "-p", "-t", call.pane_id, f"#{{{call.option}}}", THEN,
         "if-shell", "-F", "-t", call.pane_id, f"#{{!=:#{{=1:#{{{call.option}}}}},E}}",
-        f"wait-for -S {call.done}", THEN,
+        f"wait-for -S {call.done};set-option -s -u {call.hold}", THEN,
         "set-option", "-p", "-u", "-t", call.pane_id, call.option,
     )  # fmt: skip
     return lines[0] if lines else ""
 
 
-async def _in_pane(server: TmuxServer, call: _Call, *args: str) -> list[str]:
+async def _in_pane(server: TmuxServer, call: ShellCall, *args: str) -> list[str]:
     """A tmux command on the call's pane, which may have been closed meanwhile."""
     try:
         return await server.run(*args)
@@ -364,46 +377,70 @@ async def _in_pane(server: TmuxServer, call: _Call, *args: str) -> list[str]:
         ) from None
 
 
-async def _abandon(server: TmuxServer, call: _Call, waiting: asyncio.Future[None]) -> None:
-    """Leave nothing behind after a cancelled or failed call: no option, no waiter, and no
-    shell held by the wrapper."""
+async def _abandon(
+    server: TmuxServer, call: ShellCall, waiting: asyncio.Future[None] | None, *, interrupt: bool
+) -> None:
+    """Leave nothing behind after a cancelled or failed call: no option, no waiter, no
+    shell held by the wrapper; with ``interrupt``, no command still running either."""
     try:
         state = await _disarm(server, call)
         if Report.parse(state) is not None:
-            await server.run("wait-for", "-S", call.resume)
-    except ToolError:
-        waiting.cancel()  # the pane or the server is gone: end the waiter's client
-    with contextlib.suppress(BaseException):
-        await waiting
+            await server.run(*call.release)
+        elif interrupt:
+            await _interrupt(server, call)
+    except ToolError:  # the pane or the server is gone
+        with contextlib.suppress(ToolError):
+            await server.run("set-option", "-s", "-u", call.hold)
+        if waiting is not None:
+            waiting.cancel()  # end the waiter's client
+    if waiting is not None:
+        with contextlib.suppress(BaseException):
+            await waiting
 
 
 async def _capture_output(
-    server: TmuxServer, call: _Call, prompt: Prompt, cursor: Cursor, then: tuple[str, ...]
+    server: TmuxServer,
+    call: ShellCall,
+    prompt: Prompt,
+    cursor: Cursor,
+    then: tuple[str, ...],
+    status: int | None,
 ) -> tuple[list[str], bool]:
-    """The output rows up to ``cursor``: those after the echo of the typed wrapper.
+    """The output rows up to ``cursor``, and whether they are all of it.
 
-    ``then`` (further tmux commands) runs in the same tmux call as the capture.
+    ``then`` (further tmux commands) runs in the same tmux call as the capture;
+    ``status`` (None while the command runs) is for the message when the output cannot
+    be found.
     """
     first = cursor.first_row_since(prompt)
-    lines = await _in_pane(
-        server, call, "capture-pane", "-p", "-J", "-t", call.pane_id,
-        "-S", "-" if first is None else str(first), "-E", str(cursor.last_output_row), *then,
-    )  # fmt: skip
-    output, found = after_last_mention(lines, call.token)
-    return output, not found and first is None
+    # when the echo may be gone with dropped history, the terminal's echo setting may be
+    # needed, read while the wrapper still holds the shell: release only afterwards
+    now, later = (then, ()) if first is not None else ((), then[1:])
+    try:
+        lines = await _in_pane(
+            server, call, "capture-pane", "-p", "-J", "-t", call.pane_id,
+            "-S", "-" if first is None else str(first), "-E", str(cursor.last_output_row),
+            *now,
+        )  # fmt: skip
+        located = locate_output(lines, call.token, prompt.echo_head(call.first_line))
+        if located is not None:
+            return located.lines, located.exact
+        if first is None and echo_on(await _pane_tty(server, call)):
+            # the echo was on and is gone: tmux dropped it, and every row older than it,
+            # so every row left came after it
+            return lines, False
+    finally:
+        if later:
+            await asyncio.shield(_in_pane(server, call, *later))
+    ran = "is still running" if status is None else f"ran and exited with status {status}"
+    raise ToolError(
+        f"the command in pane {call.pane_id} {ran}, but its output cannot be told apart "
+        "from the prompt: the shell did not echo the typed command, so where the output "
+        "starts is unknown (is the terminal's echo off?)",
+        suggestion="turn the echo back on (run_command `stty echo`) and run it again",
+    )
 
 
-def after_last_mention(lines: list[str], token: str) -> tuple[list[str], bool]:
-    """The lines after the last one that shows ``token`` (the end of the typed wrapper),
-    and whether there was one; without one, all the lines."""
-    for index in range(len(lines) - 1, -1, -1):
-        if token in lines[index]:
-            return lines[index + 1 :], True
-    return lines, False
-
-
-def keep_tail(lines: list[str], max_lines: int | None) -> tuple[list[str], int]:
-    """The last ``max_lines`` lines (all of them for None) and how many were dropped."""
-    if max_lines is None or len(lines) <= max_lines:
-        return lines, 0
-    return lines[len(lines) - max_lines :], len(lines) - max_lines
+async def _pane_tty(server: TmuxServer, call: ShellCall) -> str:
+    lines = await _in_pane(server, call, "display-message", "-p", "-t", call.pane_id, "#{pane_tty}")
+    return lines[0] if lines else ""

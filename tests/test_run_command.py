@@ -51,7 +51,7 @@ def private_options(pane: Pane) -> list[str]:
 @pytest.fixture
 def known_token(monkeypatch: pytest.MonkeyPatch) -> str:
     """The private token of the next calls, so their channels can be looked at."""
-    token = "0123456789abcdef"
+    token = "0123456789ab"
     monkeypatch.setattr("schemux.shell_commands.secrets.token_hex", lambda _: token)
     return token
 
@@ -60,7 +60,7 @@ def channels_left_signalled(socket_name: str, token: str) -> list[str]:
     """The call's channels that tmux still remembers as signalled (pitfall 5): a
     ``wait-for`` on one of those returns at once instead of waiting."""
     left = []
-    for channel in (f"schemux_done_{token}", f"schemux_resume_{token}"):
+    for channel in (f"schemux_d_{token}", f"schemux_r_{token}"):
         try:
             tmux_wait = ["tmux", "-L", socket_name, "wait-for", channel]
             subprocess.run(tmux_wait, timeout=0.3, check=False)
@@ -71,8 +71,10 @@ def channels_left_signalled(socket_name: str, token: str) -> list[str]:
 
 
 def nothing_left_behind(context: ToolContext, pane: Pane, token: str) -> bool:
+    server_options = tmux(pane.socket_name, "show-options", "-s")
     return (
         private_options(pane) == []
+        and "schemux" not in server_options
         and context.tmux().engine.waits_in_progress == 0
         and channels_left_signalled(pane.socket_name, token) == []
     )

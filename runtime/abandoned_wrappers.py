@@ -1,0 +1,212 @@
+"""Shells left to a dead schemux: finding them by their private options, freeing them.
+
+Each run_command arms a private pane option ``@schemux_<token>`` and a server option
+``@schemux_h_<token>`` whose value ends with its owner's mark, ``A <pid> <start ticks>``
+(the schemux process and its start time in clock ticks since boot, field 22 of
+/proc/PID/stat, so that a recycled pid is not taken for the owner). The pane option holds
+the report's format until the wrapper reports ``E <status> ...`` into it.
+
+A schemux killed with SIGKILL leaves both, and with them the shells it typed into: a
+command still running whose caller is gone (armed), or a wrapper holding its shell for a
+capture that never comes (reported; the wrapper's own timer frees it after a few seconds
+in any case). ``release_abandoned_wrappers`` ends both for owners that are dead, and
+leaves every option of a live schemux alone, also a second one on the same tmux server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from schemux.engine import THEN
+from schemux.errors import TmuxCommandError
+from schemux.tmux import TmuxServer
+
+TOKEN_BYTES = 6  # a call's private token: 12 hex digits
+# what the wrapper reports, a format set as the armed option's value (expanded by #{E:})
+REPORT_FORMAT = "#{history_size} #{cursor_y} #{cursor_x} #{history_limit}"
+_MARK = re.compile(r"(?:^|')A (\d+) (\d+)'?$")
+_HOLD = re.compile(r"@schemux_h_([0-9a-f]{12})")
+_OPTION = re.compile(r"@schemux_([0-9a-f]{12})")
+
+
+@dataclass(frozen=True)
+class WrapperNames:
+    """The private names of one run_command call, all made from its token (short: the
+    wrapper typed into the shell holds them, and every character typed costs time)."""
+
+    token: str
+
+    @property
+    def option(self) -> str:
+        """The pane option: ``armed``, then the wrapper's report."""
+        return f"@schemux_{self.token}"
+
+    @property
+    def hold(self) -> str:
+        """The server option set until the shell is released: the wrapper's timer command,
+        which frees the shell if the option is still there, then the owner's mark (an
+        else branch that never runs)."""
+        return f"@schemux_h_{self.token}"
+
+    def hold_value(self, owner: Owner) -> str:
+        return (
+            f"if -F '#{{{self.hold}}}' 'set -su {self.hold};wait -S {self.resume}' '{owner.mark}'"
+        )
+
+    @property
+    def done(self) -> str:
+        """The channel the wrapper signals after its report."""
+        return f"schemux_d_{self.token}"
+
+    @property
+    def resume(self) -> str:
+        """The channel that releases the shell the wrapper holds."""
+        return f"schemux_r_{self.token}"
+
+
+@dataclass(frozen=True)
+class Owner:
+    """A schemux process, as its pid and its start time."""
+
+    pid: int
+    start_ticks: int
+
+    @property
+    def mark(self) -> str:
+        return f"A {self.pid} {self.start_ticks}"
+
+    @classmethod
+    def from_value(cls, value: str) -> Owner | None:
+        """The owner a hold flag's value records, at its end (None for anything else)."""
+        match = _MARK.search(value)
+        return None if match is None else cls(int(match.group(1)), int(match.group(2)))
+
+    def alive(self) -> bool:
+        return start_ticks(self.pid) == self.start_ticks
+
+
+def start_ticks(pid: int) -> int | None:
+    """Field 22 of /proc/PID/stat (start time in clock ticks since boot); None if gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return None
+    return int(stat.rsplit(b")", 1)[1].split()[19])
+
+
+def this_process() -> Owner:
+    """This schemux process's mark (read once per process: a fork gets its own)."""
+    return _owner(os.getpid())
+
+
+@functools.cache
+def _owner(pid: int) -> Owner:
+    ticks = start_ticks(pid)
+    assert ticks is not None  # /proc/self always exists on Linux
+    return Owner(pid, ticks)
+
+
+@dataclass(frozen=True)
+class AbandonedWrapper:
+    """A dead owner's call: its token, and its pane and pane option value if still there."""
+
+    token: str
+    pane_id: str | None = None
+    value: str = ""
+
+    @property
+    def reported(self) -> bool:
+        """The command ended and the wrapper holds its shell for a capture."""
+        return self.value.startswith("E ")
+
+
+def _option_lines(lines: list[str]) -> dict[str, str]:
+    """``show-options -p`` lines as name -> value (ours: a format or a report; only the
+    report's value, digits and spaces, is read)."""
+    options = {}
+    for line in lines:
+        name, _, value = line.partition(" ")
+        options[name] = value.strip().strip('"')
+    return options
+
+
+def hold_tokens(server_options: list[str]) -> list[str]:
+    """The tokens of the hold flags among ``show-options -s`` lines."""
+    names = (line.partition(" ")[0] for line in server_options)
+    return [match.group(1) for name in names if (match := _HOLD.fullmatch(name))]
+
+
+async def dead_owners_tokens(server: TmuxServer) -> list[str]:
+    """The tokens of the hold flags on ``server`` whose owner is dead."""
+    tokens = hold_tokens(await server.run("show-options", "-s"))
+    if not tokens:
+        return []
+    reads: list[str] = []
+    for token in tokens:
+        reads += [*([THEN] if reads else []), "show-options", "-s", "-v", f"@schemux_h_{token}"]
+    values = await server.run(*reads)
+    dead = []
+    for token, value in zip(tokens, values, strict=True):
+        owner = Owner.from_value(value)
+        if owner is not None and not owner.alive():
+            dead.append(token)
+    return dead
+
+
+async def release_abandoned_wrappers(server: TmuxServer) -> list[AbandonedWrapper]:
+    """Free every shell that a dead schemux left in a wrapper on ``server``, and remove its
+    options. A wrapper holding its shell after the command is released; a command whose
+    caller died is interrupted as a person's C-c would (its shell returns to its prompt).
+    Returns what was found."""
+    tokens = await dead_owners_tokens(server)
+    if not tokens:
+        return []
+    found = {token: AbandonedWrapper(token) for token in tokens}
+    panes = await server.run("list-panes", "-a", "-F", "#{pane_id}")
+    options = await asyncio.gather(*(_pane_options(server, pane_id) for pane_id in panes))
+    for pane_id, lines in zip(panes, options, strict=True):
+        for name, value in _option_lines(lines).items():
+            match = _OPTION.fullmatch(name)
+            if match and match.group(1) in found:
+                found[match.group(1)] = AbandonedWrapper(match.group(1), pane_id, value)
+    for wrapper in found.values():
+        await _release(server, wrapper)
+    return list(found.values())
+
+
+async def _pane_options(server: TmuxServer, pane_id: str) -> list[str]:
+    try:
+        return await server.run("show-options", "-p", "-t", pane_id)
+    except TmuxCommandError as error:
+        if not error.target_gone:
+            raise
+        return []  # the pane went meanwhile
+
+
+async def _release(server: TmuxServer, wrapper: AbandonedWrapper) -> None:
+    """Only while the pane option is still there (the wrapper's own timer may have freed
+    the shell meanwhile), in one tmux command: remove the options, after which the
+    wrapper does nothing, then release the shell or interrupt the command. The names are
+    ours (a pane id from tmux, a token of hex digits), so the command string holds no
+    value from elsewhere."""
+    names = WrapperNames(wrapper.token)
+    hold, pane, option = names.hold, wrapper.pane_id, names.option
+    if pane is None:  # its pane went: only the hold flag is left
+        await server.run("set-option", "-s", "-u", hold)
+        return
+    then = f"wait-for -S {names.resume}" if wrapper.reported else f"send-keys -t {pane} C-c"
+    commands = f"set-option -p -u -t {pane} {option};set-option -s -u {hold};{then}"
+    try:
+        await server.run(
+            "if-shell", "-F", "-t", pane, f"#{{{option}}}", commands,
+            THEN, "set-option", "-s", "-u", hold,
+        )  # fmt: skip
+    except TmuxCommandError as error:
+        if not error.target_gone:
+            raise
+        await server.run("set-option", "-s", "-u", hold)

@@ -1,0 +1,161 @@
+"""Where a typed command's output lies in a pane's rows, and whether that is certain.
+
+Pure functions over what tmux reported; ``schemux.shell_commands`` does the tmux work.
+
+The output starts after the shell's echo of the typed wrapper, whose last line carries
+the call's private token. The command can print that token too (``history 1`` prints the
+typed text), so a mention alone proves nothing: the echo is identified by where it
+starts, on the prompt's row at the prompt's cursor, which was read before typing, in the
+same tmux call. Its first typed line (``(``) must appear there, after the prompt's own
+text; the first mention of the token from there on ends the echo. A command printing the
+token comes later, so it cannot move the start.
+
+When that cannot be established (the shell echoed nothing, as after ``stty -echo``; or
+tmux dropped history rows so that the prompt's row is unknown and the echo head cannot be
+found), the output is never guessed: the lines after the last mention of the token (which
+only the command can have printed) are a tail of the output, reported as cut; with no
+mention at all, the caller decides from what else it knows, or fails.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """Where the prompt was just before typing, and its row's text up to the cursor."""
+
+    history: int
+    row: int
+    column: int = 0
+    text: str = ""
+
+    @classmethod
+    def parse(cls, value: str, screen: list[str] | None = None) -> Prompt:
+        """``value`` is ``history_size cursor_y [cursor_x]``; ``screen`` the visible rows
+        (``capture-pane -p`` without ``-J``: one line a row, trailing spaces trimmed)."""
+        fields = [int(field) for field in value.split()]
+        history, row, column = [*fields, 0][:3]
+        rows = screen or []
+        text = rows[row] if 0 <= row < len(rows) else ""
+        before = text[: _index_of_cell(text, column)]
+        # the trim took the spaces the prompt wrote before the cursor: put them back
+        return cls(history, row, column, before + " " * (column - cell_width(before)))
+
+    def echo_head(self, typed: str) -> str:
+        """What the prompt's row shows once the shell echoed ``typed`` at the cursor."""
+        return self.text + typed
+
+
+@dataclass(frozen=True)
+class Cursor:
+    """Where the output ends: history size, cursor row and column, and history-limit."""
+
+    history: int
+    row: int
+    column: int
+    history_limit: int
+
+    @property
+    def last_output_row(self) -> int:
+        """Row (relative to the visible screen) of the last output line."""
+        return self.row if self.column > 0 else self.row - 1
+
+    def first_row_since(self, prompt: Prompt) -> int | None:
+        """Row (relative to the visible screen) where ``prompt`` is now; None when tmux may
+        have dropped history rows since, so that the prompt's row is no longer known.
+
+        tmux frees a tenth of history-limit whenever the history is full, so after any
+        drop the history holds at least limit - limit/10 rows.
+        """
+        collected = max(1, self.history_limit // 10)
+        if self.history < prompt.history or self.history >= self.history_limit - collected:
+            return None
+        return prompt.history + prompt.row - self.history
+
+
+@dataclass(frozen=True)
+class Report:
+    """What the wrapper recorded after the command: ``E status history row column limit``,
+    followed by what the option held before (the owner's mark)."""
+
+    exit_status: int
+    cursor: Cursor
+
+    @classmethod
+    def parse(cls, value: str) -> Report | None:
+        """None while the command has not ended (or for anything else)."""
+        fields = value.split()
+        if len(fields) < 6 or fields[0] != "E":
+            return None
+        try:
+            status, history, row, column, limit = (int(field) for field in fields[1:6])
+        except ValueError:
+            return None
+        return cls(status, Cursor(history, row, column, limit))
+
+
+@dataclass(frozen=True)
+class Located:
+    """The output lines, and whether they are certainly all of it (else a tail)."""
+
+    lines: list[str]
+    exact: bool
+
+
+def locate_output(lines: list[str], token: str, echo_head: str) -> Located | None:
+    """The output among ``lines`` (joined rows, from the prompt's row or from the top of
+    the history, up to the output's last row). None when no line mentions the token.
+
+    The echo starts on a line showing ``echo_head`` (the prompt's text, then the first
+    typed line); the first mention of the token from there ends it. An older call's echo
+    shows the same head, but it is older than this one's, so tmux drops it first, and its
+    token differs: the first mention after it is still this call's echo. Only the command
+    itself can put the head on a line after this echo was dropped (by printing the
+    prompt's text and the typed line together), or before it (by moving the cursor up).
+    """
+    first = next((index for index, line in enumerate(lines) if token in line), None)
+    if first is None:
+        return None
+    if any(echo_head in line for line in lines[: first + 1]):
+        return Located(lines[first + 1 :], True)
+    return Located(after_last_mention(lines, token)[0], False)
+
+
+def after_last_mention(lines: list[str], token: str) -> tuple[list[str], bool]:
+    """The lines after the last one that shows ``token``, and whether there was one;
+    without one, all the lines."""
+    for index in range(len(lines) - 1, -1, -1):
+        if token in lines[index]:
+            return lines[index + 1 :], True
+    return lines, False
+
+
+def keep_tail(lines: list[str], max_lines: int | None) -> tuple[list[str], int]:
+    """The last ``max_lines`` lines (all of them for None) and how many were dropped."""
+    if max_lines is None or len(lines) <= max_lines:
+        return lines, 0
+    return lines[len(lines) - max_lines :], len(lines) - max_lines
+
+
+def char_width(char: str) -> int:
+    """Terminal cells of one character: 2 for wide, 0 for combining marks, else 1."""
+    if unicodedata.combining(char):
+        return 0
+    return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+
+
+def cell_width(text: str) -> int:
+    return sum(char_width(char) for char in text)
+
+
+def _index_of_cell(text: str, column: int) -> int:
+    """The index in ``text`` of the character at cell ``column`` (len(text) past it)."""
+    cells = 0
+    for index, char in enumerate(text):
+        if cells >= column:
+            return index
+        cells += char_width(char)
+    return len(text)

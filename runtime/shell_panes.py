@@ -1,0 +1,202 @@
+"""Whether a pane's shell is idle at its prompt and takes typed keys, from /proc and the
+terminal's settings (no tmux work: it reads what tmux's pane info named)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import termios
+from pathlib import Path
+
+from schemux.errors import ToolError
+from schemux.targets import PaneInfo
+
+POSIX_SHELLS = frozenset(
+    {
+        "sh",
+        "bash",
+        "zsh",
+        "dash",
+        "ksh",
+        "ksh93",
+        "mksh",
+        "oksh",
+        "loksh",
+        "ash",
+        "yash",
+        "posh",
+        "busybox",
+    }
+)
+
+
+def check_shell_pane(pane: PaneInfo) -> None:
+    """Refuse panes whose keystrokes would not reach an idle POSIX shell."""
+    if pane.dead:
+        raise ToolError(
+            f"pane {pane.pane_id} is dead (its program exited)",
+            suggestion="respawn it with `tmux respawn-pane` or target another pane",
+        )
+    if pane.in_mode:
+        raise ToolError(
+            f"pane {pane.pane_id} is in copy mode, so typed keys would not reach its shell",
+            suggestion=f"leave the mode first (`tmux send-keys -t {pane.pane_id} -X cancel`)",
+        )
+    groups = _terminal_groups(pane.pid)
+    if groups is not None and groups[0] == groups[1]:  # the pane's own program is idle
+        command = _process_name(pane.pid)
+    else:
+        command = pane.current_command.removeprefix("-")
+    if (groups is not None and groups[0] != groups[1]) or command not in POSIX_SHELLS:
+        raise ToolError(
+            f"pane {pane.pane_id} is running {command!r}, not a POSIX shell at its prompt",
+            suggestion="wait for it to finish, or interrupt it as a person would with "
+            f'send_keys {{"pane_id": "{pane.pane_id}", "keys": "C-c", "enter": false}}, '
+            "or target a pane idle at a shell prompt (bash, zsh, sh, ...)",
+        )
+
+
+def _process_name(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
+
+
+def earlier_wrapper_leaving(shell_pid: int) -> bool:
+    """Whether the terminal's foreground is still the tmux client of an earlier call's
+    wrapper, released and on its way out (its name shows the private resume channel),
+    or a group whose leader has just gone while the shell takes its terminal back."""
+    groups = _terminal_groups(shell_pid)
+    if groups is None or groups[0] == groups[1]:
+        return False
+    try:
+        cmdline = Path(f"/proc/{groups[1]}/cmdline").read_bytes()
+    except OSError:
+        return True
+    return b"schemux_r_" in cmdline or not cmdline
+
+
+def _terminal_groups(pid: int) -> tuple[int, int] | None:
+    """(process group of ``pid``, foreground process group of its terminal), from /proc;
+    None where /proc does not show it (gone, or a tmux server in another pid namespace)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # the fields after the parenthesised name: state ppid pgrp session tty_nr tpgid
+    fields = stat[stat.rindex(")") + 2 :].split()
+    group, foreground = int(fields[2]), int(fields[5])
+    if foreground <= 0:  # no controlling terminal (yet): nothing to tell
+        return None
+    return group, foreground
+
+
+def shell_reads_input(shell_pid: int) -> bool:
+    """Whether the shell itself holds its terminal's foreground, so it is still reading
+    what was typed rather than running it (a command runs in a process group of its own).
+    Where /proc cannot tell, the command is taken as running."""
+    groups = _terminal_groups(shell_pid)
+    return groups is not None and groups[0] == groups[1]
+
+
+async def until_shell_has_terminal(shell_pid: int, within: float = 1.0) -> None:
+    """Return once the shell holds its terminal again (or after ``within`` seconds).
+
+    Released, the wrapper's tmux client keeps the foreground for a moment; a call that
+    comes within that moment waits for it (the next call, not this one: by the time an
+    agent sends one, the client is usually gone). The client's
+    exit is awaited on a pidfd; the shell takes the terminal back right after reaping it,
+    with no event of its own, so that gap of microseconds is bridged by short sleeps.
+    """
+    exited: set[int] = set()
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(within):
+            while (groups := _terminal_groups(shell_pid)) and groups[0] != groups[1]:
+                leader = groups[1]
+                if leader in exited:
+                    await asyncio.sleep(0.0005)
+                else:
+                    await process_exit(leader)
+                    exited.add(leader)
+
+
+async def process_exit(pid: int) -> None:
+    """Return when process ``pid`` has exited (at once if it is gone), on a pidfd."""
+    try:
+        pidfd = os.pidfd_open(pid)
+    except OSError:  # gone already, or no process of its own (a group's id outliving it)
+        return
+    loop = asyncio.get_running_loop()
+    gone: asyncio.Event = asyncio.Event()
+    loop.add_reader(pidfd, gone.set)
+    try:
+        await gone.wait()
+    finally:
+        loop.remove_reader(pidfd)
+        os.close(pidfd)
+
+
+def _local_modes(tty: str) -> int | None:
+    """The terminal's local mode flags (c_lflag); None where they cannot be read."""
+    try:
+        fd = os.open(tty, os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        return int(termios.tcgetattr(fd)[3])
+    except termios.error:
+        return None
+    finally:
+        os.close(fd)
+
+
+def echo_on(tty: str) -> bool:
+    """Whether the terminal echoes typed input (the shell's settings while a command
+    runs, which its line editor follows); False where it cannot be read."""
+    modes = _local_modes(tty)
+    return modes is not None and bool(modes & termios.ECHO)
+
+
+# shells that read their prompt with a line editor, which takes the terminal out of
+# canonical mode while it reads (unless editing is turned off)
+EDITOR_SHELLS = frozenset({"bash", "zsh", "ksh", "ksh93", "mksh", "oksh", "loksh", "yash"})
+# (shell pid, start of its terminal path) whose editor never came: not waited for again
+_without_editor: set[tuple[int, str]] = set()
+
+
+async def until_line_editor_reads(shell_pid: int, within: float = 1.0) -> None:
+    """Return once a shell that edits its prompt's line is doing so (or after ``within``).
+
+    Between a command's end and its prompt, the shell holds its terminal in canonical
+    mode with echo on; keys typed then are echoed by the terminal itself and once more by
+    the line editor after the prompt: two echoes, the first of which would be taken for
+    the one before the output. A slow prompt (PROMPT_COMMAND, a git prompt) widens that
+    moment to many milliseconds. The editor's start shows only as the terminal leaving
+    canonical mode, so that is polled for, briefly.
+    """
+    try:
+        tty = os.readlink(f"/proc/{shell_pid}/fd/0")
+    except OSError:
+        return
+    if _process_name(shell_pid) not in EDITOR_SHELLS or (shell_pid, tty) in _without_editor:
+        return
+    deadline = asyncio.get_running_loop().time() + within
+    while (modes := _local_modes(tty)) is not None and modes & termios.ICANON:
+        if asyncio.get_running_loop().time() > deadline:
+            if shell_reads_input(shell_pid) and _process_state(shell_pid) == "S":
+                # asleep holding its terminal, in canonical mode: reading its prompt's
+                # line without an editor (editing is off); not waited for again
+                _without_editor.add((shell_pid, tty))
+            return  # else still busy (a slow prompt command): the caller's checks tell
+        await asyncio.sleep(0.0005)
+
+
+def _process_state(pid: int) -> str:
+    """The state letter of /proc/PID/stat (R running, S sleeping, ...); "" if gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    return stat[stat.rindex(")") + 2 :].split()[0]

@@ -1,0 +1,244 @@
+"""Cancelling run_command or run_shell_command interrupts the command as C-c would; a
+timeout leaves it running; a schemux killed mid-call blocks no shell."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import time
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError
+
+from schemux.abandoned_wrappers import (
+    REPORT_FORMAT,
+    Owner,
+    WrapperNames,
+    hold_tokens,
+    release_abandoned_wrappers,
+    this_process,
+)
+from schemux.context import ToolContext
+from schemux.engine import THEN
+from schemux.shell_commands import ShellCall
+from schemux.targets import PaneTarget, resolve_pane
+from tests.support import Pane, call, call_error, new_pane, tmux, wait_until
+from tests.test_run_command import private_options
+
+pytestmark = pytest.mark.anyio
+
+
+async def cancel_after(
+    client: Client, seconds: float, tool: str, arguments: dict[str, Any]
+) -> None:
+    with anyio.move_on_after(seconds) as scope:
+        await client.call_tool(tool, arguments)
+    assert scope.cancelled_caught
+
+
+async def next_call_works(client: Client, pane: Pane) -> float:
+    started = time.monotonic()
+    result = await call(client, "run_command", command="echo next", pane_id=pane.pane_id)
+    assert result["output"] == ["next"]
+    return time.monotonic() - started
+
+
+def screen(pane: Pane) -> str:
+    return tmux(pane.socket_name, "capture-pane", "-p", "-t", pane.pane_id)
+
+
+@pytest.mark.parametrize("transport", ["memory", "stdio"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "sleep 30",
+        "trap 'echo caught; exit 3' INT; while :; do sleep 0.1; done",
+        "echo 'unclosed",
+    ],
+    ids=["sleep", "traps SIGINT", "shell still reading input"],
+)
+async def test_cancel_interrupts_and_frees_the_pane(
+    memory_client: Client, stdio_client: Client, tmux_socket: str, transport: str, command: str
+) -> None:
+    client = memory_client if transport == "memory" else stdio_client
+    pane = new_pane(tmux_socket)
+    arguments = {"command": command, "pane_id": pane.pane_id, "timeout": 20}
+    await cancel_after(client, 0.5, "run_command", arguments)
+    # at once: the cancellation reaches the server as a notification, the next call may
+    # overtake it and waits for the interrupted command to leave the terminal
+    assert await next_call_works(client, pane) < 1
+    assert private_options(pane) == []
+    if "trap" in command:
+        assert "caught" in screen(pane)
+
+
+async def test_cancel_run_shell_command(memory_client: Client, tmux_socket: str) -> None:
+    pane = new_pane(tmux_socket)
+    await cancel_after(
+        memory_client, 0.5, "run_shell_command", {"command": "sleep 30", "paneId": pane.pane_id}
+    )
+    await anyio.sleep(0.1)
+    assert await next_call_works(memory_client, pane) < 1.5
+
+
+async def test_a_timed_out_command_keeps_running_and_the_refusal_says_how_to_stop_it(
+    memory_client: Client, tmux_socket: str
+) -> None:
+    pane = new_pane(tmux_socket)
+    result = await call(
+        memory_client, "run_command", command="sleep 30", pane_id=pane.pane_id, timeout=0.3
+    )
+    assert result["timed_out"] is True
+    message = await call_error(memory_client, "run_command", command="true", pane_id=pane.pane_id)
+    assert "running 'sleep'" in message
+    assert "send_keys" in message
+    assert "C-c" in message
+    tmux(tmux_socket, "send-keys", "-t", pane.pane_id, "C-c")
+    wait_until(lambda: "sleep" not in tmux(
+        tmux_socket, "display", "-p", "-t", pane.pane_id, "#{pane_current_command}"
+    ))  # fmt: skip
+    assert await next_call_works(memory_client, pane) < 1.5
+
+
+def test_owner_marks() -> None:
+    names = WrapperNames("0123456789ab")
+    assert Owner.from_value("A 12 34") == Owner(12, 34)
+    assert Owner.from_value(names.hold_value(Owner(12, 34))) == Owner(12, 34)
+    assert Owner.from_value("armed") is None
+    assert Owner.from_value("A x 34") is None
+    assert not Owner(os.getpid(), 0).alive()  # this pid, another start time: not this process
+    assert this_process().alive()
+    lines = [
+        f'@schemux_h_0123456789ab "{names.hold_value(this_process())}"',
+        '@schemux_h_not-ours "A 1 1"',
+        '@schemux_0123456789ab "A 1 1"',
+        "@other 1",
+    ]
+    assert hold_tokens(lines) == ["0123456789ab"]
+
+
+def hold_options(socket_name: str) -> list[str]:
+    return [
+        line for line in tmux(socket_name, "show-options", "-s").splitlines() if "schemux" in line
+    ]
+
+
+async def until(condition: Any, timeout: float = 10.0) -> None:
+    """wait_until without blocking the event loop (the clients run on it)."""
+    with anyio.fail_after(timeout):
+        while not condition():  # noqa: ASYNC110 (tmux and /proc state: nothing to wait on)
+            await anyio.sleep(0.02)
+
+
+async def killed_mid_command(socket_name: str, pane: Pane, command: str) -> None:
+    """A real `schemux serve` is killed with SIGKILL while it runs ``command`` in ``pane``."""
+    parameters = StdioServerParameters(
+        command=sys.executable, args=["-m", "schemux", "serve", "--socket-name", socket_name]
+    )
+    with anyio.move_on_after(20):
+        async with Client(parameters) as client, anyio.create_task_group() as group:
+
+            async def run() -> None:
+                with contextlib.suppress(MCPError):  # the server dies under it
+                    await client.call_tool(
+                        "run_command", {"command": command, "pane_id": pane.pane_id}
+                    )
+
+            group.start_soon(run)
+            await until(lambda: private_options(pane) != [] and "sleep" in tmux(
+                socket_name, "display", "-p", "-t", pane.pane_id, "#{pane_current_command}"
+            ))  # fmt: skip
+            (hold,) = [line for line in hold_options(socket_name) if pane_token(pane) in line]
+            name = hold.split(" ", 1)[0]
+            owner = Owner.from_value(tmux(socket_name, "show-options", "-sv", name).strip())
+            assert owner is not None
+            assert owner.alive()
+            os.kill(owner.pid, signal.SIGKILL)
+            await until(lambda: not owner.alive())
+            group.cancel_scope.cancel()
+
+
+async def test_a_new_schemux_frees_what_a_killed_one_left(
+    memory_client: Client, tool_context: ToolContext, tmux_socket: str
+) -> None:
+    pane = new_pane(tmux_socket)
+    busy = new_pane(tmux_socket)  # a live schemux's call in flight is left alone
+    async with anyio.create_task_group() as group:
+
+        async def live_call() -> None:
+            result = await call(
+                memory_client, "run_command", command="sleep 1; echo live", pane_id=busy.pane_id
+            )
+            assert result["output"] == ["live"]
+
+        group.start_soon(live_call)
+        await killed_mid_command(tmux_socket, pane, "sleep 30")
+        assert private_options(pane) != []
+        released = await release_abandoned_wrappers(tool_context.tmux())
+        assert [wrapper.pane_id for wrapper in released] == [pane.pane_id]
+    assert private_options(pane) == []
+    wait_until(lambda: tmux(
+        tmux_socket, "display", "-p", "-t", pane.pane_id, "#{pane_current_command}"
+    ).strip() == "bash")  # fmt: skip
+    assert await next_call_works(memory_client, pane) < 1.5
+
+
+@pytest.mark.parametrize("shell", ["bash", "dash"])
+async def test_without_a_new_schemux_the_hold_ends_by_itself(
+    memory_client: Client, tmux_socket: str, shell: str
+) -> None:
+    pane = new_pane(tmux_socket)
+    if shell == "dash":
+        tmux(tmux_socket, "send-keys", "-t", pane.pane_id, "exec dash", "Enter")
+        await until(lambda: current_command(pane) == "dash")
+    await killed_mid_command(tmux_socket, pane, "sleep 1.5")
+    # the command ends, the wrapper reports and holds its shell: tmux frees it in 5 s
+    await until(lambda: private_options(pane) == [] and current_command(pane) == shell)
+    assert hold_options(tmux_socket) == []
+    assert await next_call_works(memory_client, pane) < 1.5
+
+
+def pane_token(pane: Pane) -> str:
+    (option,) = private_options(pane)
+    return option.split()[0].removeprefix("@schemux_")
+
+
+def current_command(pane: Pane) -> str:
+    return tmux(
+        pane.socket_name, "display", "-p", "-t", pane.pane_id, "#{pane_current_command}"
+    ).strip()
+
+
+async def test_a_wrapper_holding_its_shell_for_a_dead_owner_is_released(
+    memory_client: Client, tool_context: ToolContext, tmux_socket: str
+) -> None:
+    """The owner died between the command's end and the capture: the wrapper reported
+    and holds its shell; the release frees it at once, well before its own timer."""
+    pane = new_pane(tmux_socket)
+    server = tool_context.tmux()
+    info = await resolve_pane(server, PaneTarget(pane_id=pane.pane_id))
+    wrapper = ShellCall(server, info, suppress_history=True)
+    dead = Owner(os.getpid(), 0)  # this pid with another start time: not a live process
+    await server.run(
+        "set-option", "-p", "-t", pane.pane_id, wrapper.option, REPORT_FORMAT, THEN,
+        "set-option", "-s", wrapper.hold, wrapper.names.hold_value(dead), THEN,
+        "send-keys", "-t", pane.pane_id, "-l", wrapper.keystrokes("echo held"), THEN,
+        "send-keys", "-t", pane.pane_id, "Enter",
+    )  # fmt: skip
+    await until(lambda: any(' "E 0 ' in option for option in private_options(pane)))
+    started = time.monotonic()
+    released = await release_abandoned_wrappers(server)
+    assert [(found.pane_id, found.reported) for found in released] == [(pane.pane_id, True)]
+    await until(lambda: current_command(pane) == "bash", timeout=2)
+    assert await next_call_works(memory_client, pane) < 1.5
+    assert time.monotonic() - started < 3  # not the wrapper's own 5 s timer
+    assert private_options(pane) == []
+    assert hold_options(tmux_socket) == []
+    await server.run(
+        "wait-for", wrapper.done
+    )  # the wrapper's signal: leave none  # the wrapper's signal: leave none

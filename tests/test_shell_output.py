@@ -1,0 +1,64 @@
+"""Unit tests of finding a command's output among a pane's rows (schemux.shell_output)."""
+
+from __future__ import annotations
+
+import pytest
+
+from schemux.shell_output import Located, Prompt, Report, cell_width, locate_output
+
+TOKEN = "0123456789ab"
+TYPED = "printf '\\r\\33[K';("
+ECHO_END = f");tmux if -F '#{{@schemux_{TOKEN}}}' ..."
+
+
+def echo(prompt: str = "$ ") -> list[str]:
+    return [prompt + TYPED, "> echo A; history 1; echo B", "> " + ECHO_END]
+
+
+HEAD = "$ " + TYPED
+
+
+@pytest.mark.parametrize(
+    ("lines", "head", "expected"),
+    [
+        # the usual case
+        ([*echo(), "A", "B"], HEAD, Located(["A", "B"], True)),
+        # the command printed the typed text, token included: it does not cut the output
+        (
+            [*echo(), "A", "  12  " + TYPED, "echo A; history 1; echo B", ECHO_END, "B"],
+            HEAD,
+            Located(["A", "  12  " + TYPED, "echo A; history 1; echo B", ECHO_END, "B"], True),
+        ),
+        # echo off: prompt rows, no head; only what follows a printed token is surely output
+        (["$ ", "> ", "> ", "A", "  12  " + TYPED, ECHO_END, "B"], HEAD, Located(["B"], False)),
+        # an older call's echo survives: so does this one's, and its token ends the echo
+        (["$ " + TYPED, "> true", "> );tmux other", *echo(), "X"], HEAD, Located(["X"], True)),
+        # a prompt read before the shell drew it: the head is the typed line alone
+        (["bash-5.2# " + TYPED, "> " + ECHO_END, "X"], TYPED, Located(["X"], True)),
+    ],
+    ids=["plain", "token printed", "echo off", "older echo", "prompt drawn late"],
+)
+def test_locate_output(lines: list[str], head: str, expected: Located) -> None:
+    assert locate_output(lines, TOKEN, head) == expected
+
+
+def test_no_mention_is_left_to_the_caller() -> None:
+    assert locate_output(["$ ", "A"], TOKEN, "$ " + TYPED) is None
+
+
+def test_prompt_parse_restores_the_trimmed_spaces_and_counts_cells() -> None:
+    screen = ["old output", "bash-5.2#", ""]
+    assert Prompt.parse("10 1 10", screen) == Prompt(10, 1, 10, "bash-5.2# ")
+    wide = Prompt.parse("0 0 6", ["漢字 > x"])
+    assert wide.text == "漢字 >"
+    assert cell_width(wide.text) == 6
+    assert Prompt.parse("3 4", None) == Prompt(3, 4, 0, "")
+    assert Prompt(0, 0, 2, "$ ").echo_head("(") == "$ ("
+
+
+def test_report_keeps_the_owner_mark_out_of_the_fields() -> None:
+    report = Report.parse("E 3 5 6 7 2000 A 123 456")
+    assert report is not None
+    assert report.exit_status == 3
+    assert report.cursor.history_limit == 2000
+    assert Report.parse("A 123 456") is None
