@@ -38,6 +38,7 @@ logger = logging.getLogger("schemux.engine")
 OWNED_SESSION = "_schemux"
 CONTROL_MARK = "@schemux_control"  # window option of the owned session's control window
 DEFAULT_TIMEOUT = 10.0
+KILL_GRACE = 2.0  # seconds a control client not yet attached is given to end by itself
 MAX_IDLE_WAITERS = 32
 _CHUNK = 1 << 16
 
@@ -170,6 +171,7 @@ class _Connection:
         self.notify = notify
         self.attached: asyncio.Future[list[str]] = self.loop.create_future()
         self.alive = True
+        self.heard = False  # whether tmux wrote anything yet: then it has attached us
         self.frames = FrameReader(
             notification=self._notification, block=self._attach_answer, broken=self._broken
         )
@@ -204,6 +206,7 @@ class _Connection:
                 chunk = await self.stdout.read(_CHUNK)
                 if not chunk:
                     break
+                self.heard = True
                 buffer += chunk
                 start = 0
                 while (end := buffer.find(b"\n", scanned)) >= 0:
@@ -260,18 +263,35 @@ class _Connection:
         self.terminate()
 
     def terminate(self) -> None:
-        """Close stdin (``tmux -C`` exits on it) and kill the process to be sure."""
+        """Close stdin (``tmux -C`` exits on it) and kill the process to be sure, once
+        tmux has attached it.
+
+        tmux 3.3a crashes (``control_stop`` on a client without control state: a NULL
+        dereference) when a control client dies after announcing itself as one and
+        before its identification is complete. A client that tmux has written to is past
+        that point and is killed at once; an earlier one only loses its stdin, which
+        ends it as soon as it is attached, and is killed after ``KILL_GRACE`` seconds
+        only if it is still there."""
+        if self.proc.returncode is not None:
+            return
+        with contextlib.suppress(Exception):
+            self.stdin.close()
+        if self.heard:
+            self._kill()
+        else:
+            self.loop.call_later(KILL_GRACE, self._kill)
+
+    def _kill(self) -> None:
         if self.proc.returncode is None:
-            with contextlib.suppress(Exception):
-                self.stdin.close()
             with contextlib.suppress(ProcessLookupError):
                 self.proc.kill()
 
     def abandon(self) -> None:
-        """Forget a connection of another (possibly closed) event loop; kill its process."""
+        """Forget a connection of another (possibly closed) event loop and end its
+        process (SIGTERM before tmux attached it: see ``terminate``)."""
         self.alive = False
         with contextlib.suppress(ProcessLookupError):
-            os.kill(self.proc.pid, signal.SIGKILL)
+            os.kill(self.proc.pid, signal.SIGKILL if self.heard else signal.SIGTERM)
 
     async def close(self) -> None:
         self.fail("schemux closed its tmux connection")
@@ -328,6 +348,12 @@ class Watcher:
     async def close(self) -> None:
         """End the client (tmux detaches it; nothing of it stays)."""
         await self._connection.close()
+
+
+def _end_spawned(spawning: asyncio.Future[_Connection]) -> None:
+    """End the connection of a start that its caller gave up."""
+    if not spawning.cancelled() and spawning.exception() is None:
+        spawning.result().fail("schemux gave up this control client while it started")
 
 
 class ControlEngine:
@@ -432,6 +458,28 @@ class ControlEngine:
         result = self.prepare()
         if asyncio.iscoroutine(result):
             await result
+        spawning = asyncio.ensure_future(self._spawn(flags, notify or self._notify))
+        try:
+            connection = await asyncio.shield(spawning)
+        except asyncio.CancelledError:
+            # cancelled while the process starts: it may be announcing itself to tmux,
+            # so it is ended the gentle way (see _Connection.terminate) once it exists
+            spawning.add_done_callback(_end_spawned)
+            raise
+        try:
+            async with asyncio.timeout(self.timeout):
+                await connection.attached
+        except BaseException as error:
+            await connection.close()
+            if isinstance(error, TimeoutError):
+                raise ToolError(
+                    f"tmux on {self.describe} did not accept a control client within "
+                    f"{self.timeout:g} s"
+                ) from None
+            raise
+        return connection
+
+    async def _spawn(self, flags: str, notify: Callable[[Notification], None]) -> _Connection:
         proc = await asyncio.create_subprocess_exec(
             *self.argv,
             "-u",
@@ -445,19 +493,7 @@ class ControlEngine:
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL,
         )
-        connection = _Connection(proc, self.describe, notify or self._notify)
-        try:
-            async with asyncio.timeout(self.timeout):
-                await connection.attached
-        except BaseException as error:
-            await connection.close()
-            if isinstance(error, TimeoutError):
-                raise ToolError(
-                    f"tmux on {self.describe} did not accept a control client within "
-                    f"{self.timeout:g} s"
-                ) from None
-            raise
-        return connection
+        return _Connection(proc, self.describe, notify)
 
     async def wait(self, channel: str) -> None:
         """Return once ``channel`` is signalled (tmux ``wait-for``), however long it takes.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import subprocess
@@ -325,3 +326,22 @@ async def test_a_failing_subscriber_does_not_end_the_connection(server: TmuxServ
         assert server.engine.pid == pid
     finally:
         unsubscribe()
+
+
+async def test_clients_ended_while_attaching_leave_tmux_running(
+    server: TmuxServer, socket: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """tmux 3.3a dereferences a NULL control state (control_stop) when a control client
+    dies after announcing itself and before its identification ends: waits cancelled
+    at every moment of their client's start must leave the server up."""
+    for index in range(300):  # one identification message each: a longer window
+        monkeypatch.setenv(f"SCHEMUX_TEST_PAD_{index}", "x" * 60)
+    pid = tmux(socket, "display-message", "-p", "#{pid}").strip()
+    for attempt in range(200):
+        waiting = asyncio.ensure_future(server.wait(f"never-{attempt}"))
+        await asyncio.sleep((attempt % 10) * 0.0006)
+        waiting.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await waiting
+    await server.close()
+    assert tmux(socket, "display-message", "-p", "#{pid}").strip() == pid
