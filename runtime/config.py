@@ -6,6 +6,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from schemux.process_identity import ENV_TRACKING_BACKEND, TRACKING_SETTINGS, TrackingSetting
 from schemux.programs import ProgramLimits
 from schemux.tmux import socket_name_problem
 
@@ -34,7 +35,8 @@ class Settings:
     tool makes, whatever timeout the call asks for. ``exact_schemas`` serves every
     tool's exact inputSchema instead of its projection; ``tools`` names the tools or
     families to serve (empty: all), checked against the tools at start
-    (``schemux.selection``).
+    (``schemux.selection``). ``tracking_backend`` chooses how ``tmux_capture`` binds the
+    tmux server's identity (``schemux.process_identity``).
     """
 
     socket_name: str | None = None
@@ -43,6 +45,7 @@ class Settings:
     program_limits: ProgramLimits = field(default_factory=ProgramLimits)
     exact_schemas: bool = False
     tools: tuple[str, ...] = ()
+    tracking_backend: TrackingSetting = "auto"
 
     def __post_init__(self) -> None:
         if self.socket_name is not None and self.socket_path is not None:
@@ -53,6 +56,11 @@ class Settings:
         if not (math.isfinite(self.wait_ceiling) and self.wait_ceiling > 0):
             raise ConfigError(
                 f"the wait ceiling must be a positive number of seconds, not {self.wait_ceiling!r}"
+            )
+        if self.tracking_backend not in TRACKING_SETTINGS:
+            raise ConfigError(
+                f"{ENV_TRACKING_BACKEND}={self.tracking_backend!r}: expected "
+                f"{', '.join(TRACKING_SETTINGS)}"
             )
 
     def clamp_wait(self, seconds: float) -> float:
@@ -95,6 +103,18 @@ def settings_from(
         program_limits=limits,
         exact_schemas=exact_schemas or _flag(env, ENV_EXACT_SCHEMAS),
         tools=_names(tools if tools is not None else env.get(ENV_TOOLS, "")),
+        tracking_backend=_tracking(env),
+    )
+
+
+def _tracking(env: Mapping[str, str]) -> TrackingSetting:
+    raw = env.get(ENV_TRACKING_BACKEND, "").strip().lower() or "auto"
+    for setting in TRACKING_SETTINGS:
+        if raw == setting:
+            return setting
+    raise ConfigError(
+        f"{ENV_TRACKING_BACKEND}={env[ENV_TRACKING_BACKEND]!r}: expected "
+        f"{', '.join(TRACKING_SETTINGS)}"
     )
 
 
