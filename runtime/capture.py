@@ -24,8 +24,13 @@ from dataclasses import dataclass
 from schemux.engine import CONTROL_MARK, OWNED_SESSION, THEN, ConnectionLost
 from schemux.errors import TmuxCommandError
 from schemux.failures import Failure
-from schemux.process_identity import ProcessHandle, ProcessIdentity, open_process
-from schemux.references import IDENTITY, ServerIdentity
+from schemux.process_identity import (
+    ProcessHandle,
+    ProcessIdentity,
+    TrackingSetting,
+    open_process,
+)
+from schemux.references import IDENTITY, ServerIdentity, server_identity
 from schemux.screen import EncodedRows, Splice, encode_rows, limit_rows
 from schemux.screen import splice_between as splice_rows
 from schemux.tmux import TmuxServer, parse_version
@@ -94,9 +99,9 @@ class Read:
 class ScreenTracker:
     """The cursors and the process identity backend of one schemux process."""
 
-    def __init__(self) -> None:
+    def __init__(self, tracking: TrackingSetting = "auto") -> None:
         self._cursors: OrderedDict[str, Tracked] = OrderedDict()
-        self.identity = ProcessIdentity()
+        self.identity = ProcessIdentity(tracking)
 
     def remember(self, tracked: Tracked) -> str:
         cursor = secrets.token_hex(16)
@@ -153,7 +158,7 @@ async def snapshot(
                 f"pane {reference.pane_id} is dead (its program ended): there is no process "
                 "to track; read it without track, or respawn it (tmux respawn-pane)",
             )
-        process = await _process_before(tracker, pane, None)
+        process = await _process_before(server, tracker, pane, None)
     capture, dead, pid = await _capture(server, reference, pane, scope)
     next_cursor = None
     if track:
@@ -168,7 +173,7 @@ async def read_delta(
 ) -> Read:
     base = tracker.recall(cursor, reference)
     pane = await _check(server, reference)
-    process = None if pane.dead else await _process_before(tracker, pane, base.process)
+    process = None if pane.dead else await _process_before(server, tracker, pane, base.process)
     capture, dead, pid = await _capture(server, reference, pane, base.scope)
     process = _process_after(process, dead, pid)
     old, new = base.capture.rows, capture.rows
@@ -252,11 +257,11 @@ def _check_generation(identity: ServerIdentity, reference: PaneReference) -> Non
 
 
 async def _process_before(
-    tracker: ScreenTracker, pane: _Pane, known: ProcessHandle | None
+    server: TmuxServer, tracker: ScreenTracker, pane: _Pane, known: ProcessHandle | None
 ) -> ProcessHandle | None:
     """The pane's process as the check saw it, held before the capture (None if it
     ended in between)."""
-    await tracker.identity.check_server(pane.identity)
+    await tracker.identity.check_server(pane.identity, lambda: server_identity(server))
     if known is not None and known.alive() and known.pid == pane.pid:
         return known
     if pane.pid is None:

@@ -1,4 +1,5 @@
-"""The ``schemux`` command: ``serve`` (stdio or streamable HTTP), ``call`` and ``tools``."""
+"""The ``schemux`` command: ``serve`` (stdio or streamable HTTP), ``call``, ``tools`` and
+``doctor``."""
 
 from __future__ import annotations
 
@@ -59,30 +60,31 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"schemux {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
-    serve = commands.add_parser(
-        "serve",
-        parents=[tmux_options, tool_options],
-        help="serve MCP over stdio (default) or HTTP",
-    )
-    serve.add_argument(
+    http_parser = argparse.ArgumentParser(add_help=False)
+    http_parser.add_argument(
         "--http",
         metavar="[HOST:]PORT",
         help="serve streamable HTTP at http://HOST:PORT/mcp instead (HOST defaults to "
         "127.0.0.1; any other needs a token)",
     )
-    serve.add_argument(
+    http_parser.add_argument(
         "--token-file",
         metavar="FILE",
         help="with --http, require 'Authorization: Bearer <the file's first line>' "
         "(env SCHEMUX_HTTP_TOKEN)",
     )
-    serve.add_argument(
+    http_parser.add_argument(
         "--allow-host",
         action="append",
         default=[],
         metavar="HOST",
         help="with --http, also accept requests naming HOST or HOST:PORT in Host/Origin "
         "(repeatable; env SCHEMUX_ALLOWED_HOSTS, comma-separated)",
+    )
+    commands.add_parser(
+        "serve",
+        parents=[tmux_options, tool_options, http_parser],
+        help="serve MCP over stdio (default) or HTTP",
     )
     call = commands.add_parser(
         "call",
@@ -95,6 +97,12 @@ def build_parser() -> argparse.ArgumentParser:
         "tools",
         parents=[tool_options],
         help="list every tool: family, bytes of its tools/list entry, served, summary",
+    )
+    commands.add_parser(
+        "doctor",
+        parents=[tmux_options, tool_options, http_parser],
+        help="check what serving with these options needs, one line each, with the fix; "
+        "exits 1 when something blocks serving",
     )
     return parser
 
@@ -113,6 +121,8 @@ def http_options(args: argparse.Namespace) -> HttpConfig | None:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="schemux: %(levelname)s %(message)s")
+    if args.command == "doctor":
+        return run_doctor(args)
     from schemux.generated.bindings import BINDINGS
 
     try:
@@ -144,6 +154,26 @@ def main(argv: list[str] | None = None) -> int:
     else:
         anyio.run(serve_stdio, settings, selected)
     return 0
+
+
+def run_doctor(args: argparse.Namespace) -> int:
+    from schemux.doctor import Options, diagnose, exit_status
+
+    options = Options(
+        socket_name=args.socket_name,
+        socket_path=args.socket_path,
+        wait_ceiling=args.wait_ceiling,
+        tools=args.tools,
+        exact_schemas=args.exact_schemas,
+        http=args.http,
+        token_file=args.token_file,
+        allowed_hosts=tuple(args.allow_host),
+    )
+    checks = diagnose(os.environ, options)
+    print(f"schemux {__version__} doctor")
+    for check in checks:
+        print(check.line())
+    return exit_status(checks)
 
 
 def _server(context: ToolContext, bindings: Bindings) -> Any:

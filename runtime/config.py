@@ -6,6 +6,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from schemux.process_identity import ENV_TRACKING_BACKEND, TRACKING_SETTINGS, TrackingSetting
 from schemux.program_gates import GATE_SETTINGS, GateSetting, choose_gate
 from schemux.programs import ProgramLimits
 from schemux.tmux import socket_name_problem
@@ -38,7 +39,8 @@ class Settings:
     families to serve (empty: all), checked against the tools at start
     (``schemux.selection``). ``program_gate`` is the gate program panes run
     (``schemux.program_gates``): "auto" (Perl where it can run, else Python), "perl" or
-    "python".
+    "python". ``tracking_backend`` chooses how ``tmux_capture`` binds the tmux server's
+    identity (``schemux.process_identity``).
     """
 
     socket_name: str | None = None
@@ -48,6 +50,7 @@ class Settings:
     exact_schemas: bool = False
     tools: tuple[str, ...] = ()
     program_gate: GateSetting = "auto"
+    tracking_backend: TrackingSetting = "auto"
 
     def __post_init__(self) -> None:
         if self.socket_name is not None and self.socket_path is not None:
@@ -67,6 +70,11 @@ class Settings:
             choose_gate(self.program_gate)
         except ValueError as error:
             raise ConfigError(f"{ENV_PROGRAM_GATE}={self.program_gate}: {error}") from None
+        if self.tracking_backend not in TRACKING_SETTINGS:
+            raise ConfigError(
+                f"{ENV_TRACKING_BACKEND}={self.tracking_backend!r}: expected "
+                f"{', '.join(TRACKING_SETTINGS)}"
+            )
 
     def clamp_wait(self, seconds: float) -> float:
         return min(seconds, self.wait_ceiling)
@@ -109,6 +117,18 @@ def settings_from(
         exact_schemas=exact_schemas or _flag(env, ENV_EXACT_SCHEMAS),
         tools=_names(tools if tools is not None else env.get(ENV_TOOLS, "")),
         program_gate=_gate(env),
+        tracking_backend=_tracking(env),
+    )
+
+
+def _tracking(env: Mapping[str, str]) -> TrackingSetting:
+    raw = env.get(ENV_TRACKING_BACKEND, "").strip().lower() or "auto"
+    for setting in TRACKING_SETTINGS:
+        if raw == setting:
+            return setting
+    raise ConfigError(
+        f"{ENV_TRACKING_BACKEND}={env[ENV_TRACKING_BACKEND]!r}: expected "
+        f"{', '.join(TRACKING_SETTINGS)}"
     )
 
 

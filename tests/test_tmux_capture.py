@@ -13,11 +13,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from schemux import process_identity
 from schemux.config import Settings
 from schemux.context import ToolContext
 from schemux.engine import OWNED_SESSION
 from schemux.generated.bindings import BINDINGS
+from schemux.process_identity import peer_pidfd_problem
 from schemux.server import call_bound_tool
 from tests.support import Pane, new_pane, pane_format, private_tmux_server, tmux, wait_until
 
@@ -76,6 +76,18 @@ class Screen:
 @pytest.fixture
 async def context(tmux_socket: str) -> AsyncIterator[ToolContext]:
     context = ToolContext(Settings(socket_name=tmux_socket))
+    yield context
+    await context.close()
+
+
+@pytest.fixture(params=["peer-pidfd", "pidfd-open"])
+async def tracked(request: pytest.FixtureRequest, tmux_socket: str) -> AsyncIterator[ToolContext]:
+    """A context for tracked reads, once with each way of binding the server's identity
+    (``SCHEMUX_TRACKING_BACKEND``; peer-pidfd needs Linux 6.5+)."""
+    no_peer_pidfd = peer_pidfd_problem()
+    if request.param == "peer-pidfd" and no_peer_pidfd is not None:
+        pytest.skip(f"this kernel has no peer pidfds: {no_peer_pidfd}")
+    context = ToolContext(Settings(socket_name=tmux_socket, tracking_backend=request.param))
     yield context
     await context.close()
 
@@ -216,12 +228,12 @@ def test_a_delta_is_exact(
     asyncio.run(run())
 
 
-async def test_one_changed_row_is_a_one_row_splice(context: ToolContext, screen: Screen) -> None:
+async def test_one_changed_row_is_a_one_row_splice(tracked: ToolContext, screen: Screen) -> None:
     screen.write(b"one\r\ntwo\r\nthree")
-    _, first = await capture(context, target=screen.pane.reference(), track=True)
+    _, first = await capture(tracked, target=screen.pane.reference(), track=True)
     screen.write(b"\033[2;1H\033[2KTWO")
     _, delta = await capture(
-        context, target=screen.pane.reference(), cursor=first["data"]["next_cursor"]
+        tracked, target=screen.pane.reference(), cursor=first["data"]["next_cursor"]
     )
     data = delta["data"]
     assert data["splice"] == {"start": 1, "delete": 1, "rows": ["TWO\n"]}
@@ -230,51 +242,51 @@ async def test_one_changed_row_is_a_one_row_splice(context: ToolContext, screen:
     assert data["process_generation"] == first["data"]["process_generation"]
 
 
-async def test_a_cursor_can_be_read_again(context: ToolContext, screen: Screen) -> None:
-    _, first = await capture(context, target=screen.pane.reference(), track=True)
+async def test_a_cursor_can_be_read_again(tracked: ToolContext, screen: Screen) -> None:
+    _, first = await capture(tracked, target=screen.pane.reference(), track=True)
     cursor = first["data"]["next_cursor"]
     screen.write(b"changed")
-    _, one = await capture(context, target=screen.pane.reference(), cursor=cursor)
-    _, two = await capture(context, target=screen.pane.reference(), cursor=cursor)
+    _, one = await capture(tracked, target=screen.pane.reference(), cursor=cursor)
+    _, two = await capture(tracked, target=screen.pane.reference(), cursor=cursor)
     assert one["data"]["splice"] == two["data"]["splice"]
     assert one["data"]["next_cursor"] != two["data"]["next_cursor"]
 
 
-async def test_a_respawned_pane_is_reported(context: ToolContext, tmux_socket: str) -> None:
+async def test_a_respawned_pane_is_reported(tracked: ToolContext, tmux_socket: str) -> None:
     pane = new_pane(tmux_socket, command=IDLE, width=20, height=3)
-    _, first = await capture(context, target=pane.reference(), track=True)
+    _, first = await capture(tracked, target=pane.reference(), track=True)
     generation = first["data"]["process_generation"]
     assert generation == f"linux:{pane_format(pane, '#{pane_pid}')}:" + generation.split(":")[2]
     tmux(tmux_socket, "respawn-pane", "-k", "-t", pane.pane_id, IDLE)
-    _, delta = await capture(context, target=pane.reference(), cursor=first["data"]["next_cursor"])
+    _, delta = await capture(tracked, target=pane.reference(), cursor=first["data"]["next_cursor"])
     assert delta["data"]["process_generation"] not in (None, generation)
     assert delta["data"]["reset"] is True
     assert delta["data"]["splice"]["start"] == 0
     assert delta["data"]["splice"]["delete"] == len(first["data"]["rows"])
 
 
-async def test_a_pane_that_died_since_the_cursor(context: ToolContext, tmux_socket: str) -> None:
+async def test_a_pane_that_died_since_the_cursor(tracked: ToolContext, tmux_socket: str) -> None:
     pane = new_pane(tmux_socket, command="read line; echo bye", width=20, height=3)
     tmux(tmux_socket, "set-option", "-p", "-t", pane.pane_id, "remain-on-exit", "on")
-    _, first = await capture(context, target=pane.reference(), track=True)
+    _, first = await capture(tracked, target=pane.reference(), track=True)
     tmux(tmux_socket, "send-keys", "-t", pane.pane_id, "Enter")
     wait_until(lambda: pane_format(pane, "#{pane_dead}") == "1")
     failed, delta = await capture(
-        context, target=pane.reference(), cursor=first["data"]["next_cursor"]
+        tracked, target=pane.reference(), cursor=first["data"]["next_cursor"]
     )
     assert not failed, delta
     assert delta["data"]["process_generation"] is None  # no process runs there now
-    assert await rows_of(context, pane) == apply(first["data"]["rows"], delta["data"]["splice"])
+    assert await rows_of(tracked, pane) == apply(first["data"]["rows"], delta["data"]["splice"])
 
 
-async def test_a_dead_pane_is_read_but_not_tracked(context: ToolContext, tmux_socket: str) -> None:
+async def test_a_dead_pane_is_read_but_not_tracked(tracked: ToolContext, tmux_socket: str) -> None:
     pane = new_pane(tmux_socket, command="echo last words", remain_on_exit=True, width=20)
     # tmux scrolls the pane before it writes "Pane is dead" on the last row
-    failed, result = await capture(context, target=pane.reference(), history_lines=10)
+    failed, result = await capture(tracked, target=pane.reference(), history_lines=10)
     assert not failed
     assert result["data"]["rows"][0] == "last words\n"
     assert result["data"]["process_generation"] is None
-    error = await error_of(context, target=pane.reference(), track=True)
+    error = await error_of(tracked, target=pane.reference(), track=True)
     assert (error["code"], error["delivery"]) == ("pane_dead", "observed")
 
 
@@ -322,12 +334,12 @@ async def test_a_closed_pane(context: ToolContext, tmux_socket: str) -> None:
     assert error["code"] == "pane_closed"
 
 
-async def test_bad_cursors(context: ToolContext, tmux_socket: str) -> None:
+async def test_bad_cursors(tracked: ToolContext, tmux_socket: str) -> None:
     one, other = new_pane(tmux_socket, command=IDLE), new_pane(tmux_socket, command=IDLE)
-    error = await error_of(context, target=one.reference(), cursor="a" * 32)
+    error = await error_of(tracked, target=one.reference(), cursor="a" * 32)
     assert (error["code"], error["delivery"]) == ("cursor_unknown", "not_sent")
-    _, tracked = await capture(context, target=one.reference(), track=True)
-    error = await error_of(context, target=other.reference(), cursor=tracked["data"]["next_cursor"])
+    _, first = await capture(tracked, target=one.reference(), track=True)
+    error = await error_of(tracked, target=other.reference(), cursor=first["data"]["next_cursor"])
     assert (error["code"], error["delivery"]) == ("cursor_target_mismatch", "not_sent")
     assert one.pane_id in error["message"]
 
@@ -352,21 +364,6 @@ async def test_schemux_own_pane_is_never_captured(context: ToolContext, tmux_soc
     owned = Pane(tmux_socket, owned_pane.strip(), "", "", OWNED_SESSION)
     error = await error_of(context, target=owned.reference())
     assert error["code"] == "reserved_pane"
-
-
-async def test_tracking_without_a_backend_is_refused(
-    tmux_socket: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    pane = new_pane(tmux_socket, command=IDLE)
-    monkeypatch.setattr(process_identity, "SO_PEERPIDFD", 0x7FFF)  # an option no kernel has
-    context = ToolContext(Settings(socket_name=tmux_socket))
-    try:
-        error = await error_of(context, target=pane.reference(), track=True)
-        assert error["code"] == "tracking_unavailable"
-        assert "SO_PEERPIDFD" in error["message"]
-        assert not (await capture(context, target=pane.reference()))[0]  # snapshots still work
-    finally:
-        await context.close()
 
 
 async def test_a_failed_first_call_reports_the_session_it_created() -> None:

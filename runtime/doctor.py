@@ -1,0 +1,327 @@
+"""``schemux doctor``: what schemux needs, checked one thing at a time.
+
+Each check is a function returning a :class:`Check`: whether that part works (``ok``),
+works with a caveat (``warn``) or blocks serving (``fail``), what was found, and how to
+fix it. ``diagnose`` runs them all for the options ``serve`` would be given; the CLI
+only prints the lines. Nothing here changes anything: the tmux server is only asked
+(``list-sessions``, ``has-session``), never started, and the probe directory, FIFO and
+socket are removed before a check returns.
+
+Runs before any event loop exists (a command of its own), so its subprocesses are
+synchronous, each bounded by ``TMUX_SECONDS``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from schemux.config import ENV_PROGRAM_GATE, ConfigError, Settings, settings_from
+from schemux.engine import OWNED_SESSION
+from schemux.errors import preview
+from schemux.http_config import ENV_TOKEN, http_config_from, is_loopback
+from schemux.process_identity import (
+    ENV_TRACKING_BACKEND,
+    TrackingSetting,
+    TrackingUnavailable,
+    choose_backend,
+    peer_pidfd_problem,
+    pidfd_open_problem,
+)
+from schemux.program_gates import PERL_GATE, Gate, GateSetting, choose_gate, perl_gate
+from schemux.selection import select
+from schemux.tmux import MINIMUM_VERSION, ServerAddress, TmuxUnavailable, check_tmux, tmux_binary
+
+Status = Literal["ok", "warn", "fail"]
+TMUX_SECONDS = 10.0
+_NOT_RUNNING = re.compile(
+    r"no server running|No such file or directory|Connection refused|server exited unexpectedly"
+)
+
+
+@dataclass(frozen=True)
+class Check:
+    """One thing schemux needs: its status, what was found, and the fix when it is not
+    ``ok``."""
+
+    name: str
+    status: Status
+    found: str
+    fix: str | None = None
+
+    def line(self) -> str:
+        text = f"{self.status.upper():<4}  {self.name}: {self.found}"
+        return text if self.fix is None else f"{text}; fix: {self.fix}"
+
+
+@dataclass(frozen=True)
+class Options:
+    """What ``serve`` would be given on its command line (the environment is separate)."""
+
+    socket_name: str | None = None
+    socket_path: str | None = None
+    wait_ceiling: float | None = None
+    tools: str | None = None
+    exact_schemas: bool = False
+    http: str | None = None
+    token_file: str | None = None
+    allowed_hosts: Sequence[str] = ()
+
+
+def diagnose(env: Mapping[str, str], options: Options) -> list[Check]:
+    """Every check, in the order a person would fix them."""
+    tmux = check_tmux_program()
+    checks = [tmux]
+    try:
+        settings = settings_from(
+            env,
+            socket_name=options.socket_name,
+            socket_path=options.socket_path,
+            wait_ceiling=options.wait_ceiling,
+            exact_schemas=options.exact_schemas,
+            tools=options.tools,
+        )
+    except ConfigError as error:
+        checks.append(Check("settings", "fail", str(error), "correct or unset that setting"))
+        settings = None
+    if settings is not None:
+        if tmux.status == "fail":
+            checks.append(Check("server", "warn", "not checked: tmux cannot run"))
+        else:
+            checks.append(check_server(settings))
+    checks.append(check_runtime_directory())
+    checks.append(check_tracking(settings.tracking_backend if settings else None))
+    checks.append(check_program_gate(settings.program_gate if settings else "auto"))
+    checks.append(check_http(env, options))
+    if settings is not None:
+        checks.append(check_tools(settings))
+    return checks
+
+
+def exit_status(checks: Sequence[Check]) -> int:
+    """1 when something blocks serving, else 0 (warnings allowed)."""
+    return 1 if any(check.status == "fail" for check in checks) else 0
+
+
+def check_tmux_program() -> Check:
+    """tmux on PATH, and new enough."""
+    needed = ".".join(str(part) for part in MINIMUM_VERSION)
+    install = f"install tmux {needed} or newer (Debian and Ubuntu: apt install tmux)"
+    try:
+        version = check_tmux()
+        path = tmux_binary()
+    except TmuxUnavailable as error:
+        return Check("tmux", "fail", str(error), install)
+    return Check("tmux", "ok", f"{version} at {path} (schemux needs {needed} or newer)")
+
+
+def check_server(settings: Settings) -> Check:
+    """The configured server: running, answering, and whether schemux's own session
+    (``_schemux``) is there yet. Not running is a warning: schemux starts it."""
+    address = ServerAddress(settings.socket_name, settings.socket_path)
+    where = address.describe()
+    try:
+        listed = _tmux(address, "list-sessions", "-F", "#{pid} #{version}")
+    except subprocess.TimeoutExpired:
+        return Check(
+            "server",
+            "fail",
+            f"the tmux server on {where} did not answer within {TMUX_SECONDS:g} s",
+            "find out why it hangs (tmux -L/-S ... info), or kill it (tmux ... kill-server)",
+        )
+    if listed.returncode != 0:
+        reason = listed.stderr.strip() or f"tmux exited with status {listed.returncode}"
+        if _NOT_RUNNING.search(reason):
+            return Check(
+                "server",
+                "warn",
+                f"no tmux server is running on {where}; schemux starts it when it serves",
+            )
+        return Check(
+            "server",
+            "fail",
+            f"the tmux server on {where} cannot be reached: {preview(reason)}",
+            "check the socket's owner and permissions, or configure another server "
+            "(-L NAME, SCHEMUX_SOCKET_NAME)",
+        )
+    lines = listed.stdout.splitlines()
+    if not lines:
+        return Check("server", "ok", f"a tmux server runs on {where}, with no session")
+    pid, _, version = lines[0].partition(" ")
+    sessions = f"{len(lines)} session{'s' if len(lines) > 1 else ''}"
+    owned = _tmux(address, "has-session", "-t", f"={OWNED_SESSION}").returncode == 0
+    session = (
+        f"schemux's own session {OWNED_SESSION!r} is there"
+        if owned
+        else f"schemux's own session {OWNED_SESSION!r} is not there yet (made on first use)"
+    )
+    return Check(
+        "server",
+        "ok",
+        f"tmux {version} answers on {where} (pid {pid}, {sessions}); {session}",
+    )
+
+
+def _tmux(address: ServerAddress, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [tmux_binary(), *address.flags(), *args],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        errors="replace",
+        timeout=TMUX_SECONDS,
+        check=False,
+    )
+
+
+def check_runtime_directory() -> Check:
+    """Where programs' output goes: a private directory (0700) in the temporary
+    directory, with FIFOs in it."""
+    parent = tempfile.gettempdir()
+    fix = "set TMPDIR to a directory you can write, on a filesystem that has FIFOs"
+    try:
+        directory = Path(tempfile.mkdtemp(prefix="schemux-doctor-"))
+    except OSError as error:
+        return Check("runtime directory", "fail", f"cannot make one in {parent}: {error}", fix)
+    try:
+        mode = stat.S_IMODE(directory.stat().st_mode)
+        if mode != 0o700:
+            return Check(
+                "runtime directory",
+                "fail",
+                f"a directory made in {parent} with mode 0700 has mode {mode:04o}",
+                fix,
+            )
+        os.mkfifo(directory / "probe", 0o600)
+    except OSError as error:
+        return Check("runtime directory", "fail", f"{parent}: {error}", fix)
+    finally:
+        with contextlib.suppress(OSError):
+            shutil.rmtree(directory)
+    return Check("runtime directory", "ok", f"{parent}: private directories and FIFOs work")
+
+
+def check_tracking(setting: TrackingSetting | None) -> Check:
+    """pidfd support, and which backend ``track: true`` binds the server's identity with
+    (``None``: the settings are invalid, so only what the kernel has is said)."""
+    pidfd_open = pidfd_open_problem()
+    peer_pidfd = peer_pidfd_problem()
+    has = (
+        f"pidfd_open: {'yes' if pidfd_open is None else pidfd_open}; "
+        f"SO_PEERPIDFD: {'yes' if peer_pidfd is None else peer_pidfd}"
+    )
+    if setting is None:
+        return Check("tracking", "warn", f"{has}; backend not chosen (the settings are invalid)")
+    try:
+        backend = choose_backend(setting)
+    except TrackingUnavailable as error:
+        fix = (
+            f"unset {ENV_TRACKING_BACKEND} (auto takes pidfd-open)"
+            if pidfd_open is None
+            else "run schemux on Linux 5.3 or newer"
+        )
+        return Check(
+            "tracking", "warn", f"{has}; tmux_capture track: true is refused: {error}", fix
+        )
+    how = "forced" if setting != "auto" else "auto"
+    return Check("tracking", "ok", f"{has}; tracking backend: {backend} ({how})")
+
+
+def check_program_gate(setting: GateSetting) -> Check:
+    """The gate a program's pane runs (``schemux.program_gates``): Perl where it can run,
+    else this Python, isolated; the chosen one is made to compile its script."""
+    perl = perl_gate()
+    perl_note = "" if isinstance(perl, Gate) else f" (no Perl gate: {perl})"
+    try:
+        gate = choose_gate(setting)
+    except ValueError as error:
+        return Check("program gate", "fail", str(error), f"unset {ENV_PROGRAM_GATE}")
+    if gate.kind == "perl":
+        command = [*gate.prefix[:4], "-c", str(PERL_GATE)]
+        fix = "install perl-base, or set SCHEMUX_PROGRAM_GATE=python"
+    else:
+        command = [sys.executable, "-I", "-S", "-c", "import ctypes, errno, os, signal, time"]
+        fix = "install the Python standard library (Debian: libpython3-stdlib)"
+    try:
+        done = subprocess.run(
+            command,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=TMUX_SECONDS,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        problem = str(error)
+    else:
+        problem = done.stderr.strip().splitlines()[-1] if done.returncode else ""
+    described = f"{gate.kind.capitalize()} gate ({' '.join(gate.prefix[:1])}){perl_note}"
+    if problem:
+        return Check(
+            "program gate",
+            "warn",
+            f"{described} cannot run: {preview(problem)}",
+            f"{fix}; run_program and start_program fail until then",
+        )
+    return Check("program gate", "ok", f"{described} runs")
+
+
+def check_http(env: Mapping[str, str], options: Options) -> Check:
+    """The HTTP settings, when ``--http`` is given: valid, where it binds, token or none."""
+    if options.http is None:
+        if options.token_file or options.allowed_hosts:
+            return Check(
+                "http",
+                "fail",
+                "--token-file and --allow-host apply to --http only",
+                "add --http [HOST:]PORT, or drop them",
+            )
+        return Check("http", "ok", "not asked for (no --http): MCP over stdio")
+    try:
+        http = http_config_from(
+            env, options.http, token_file=options.token_file, allowed_hosts=options.allowed_hosts
+        )
+        http.listen().close()
+    except ConfigError as error:
+        return Check("http", "fail", str(error), "correct the --http settings")
+    where = "loopback only" if is_loopback(http.host) else "reachable from other machines"
+    if http.token is None:
+        return Check(
+            "http",
+            "warn",
+            f"{http.url} ({where}) with no token: any local user can call its tools",
+            f"set {ENV_TOKEN} or --token-file FILE",
+        )
+    return Check("http", "ok", f"{http.url} ({where}), bearer token required")
+
+
+def check_tools(settings: Settings) -> Check:
+    """The served tool set (``--tools``) and whether its schemas are projections."""
+    from schemux.generated.bindings import BINDINGS
+
+    try:
+        served = select(BINDINGS, settings.tools)
+    except ConfigError as error:
+        return Check("tools", "fail", str(error), "name tools or families that exist")
+    schemas = (
+        "exact schemas (--exact-schemas)"
+        if settings.exact_schemas
+        else "projected schemas (what model providers accept)"
+    )
+    chosen = "all" if not settings.tools else f"--tools {','.join(settings.tools)}"
+    return Check(
+        "tools",
+        "ok",
+        f"{len(served)} of {len(BINDINGS)} served ({chosen}): {', '.join(served)}; {schemas}",
+    )
