@@ -33,7 +33,8 @@ def install_project(session: nox.Session, *groups: str) -> None:
 
 @nox.session(python=PYTHON)
 def codegen(session: nox.Session) -> None:
-    """Fail when schemas/tools, generated/ or the README tool table drift from the schemas."""
+    """Fail when schemas/tools, generated/, the README tool table or docs/tools.md drift from
+    the schemas."""
     session.install(*nox.project.dependency_groups(PYPROJECT, "codegen"))
     session.run("python", "-m", "codegen", "--check")
 

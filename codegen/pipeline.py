@@ -25,6 +25,7 @@ from codegen.readme import (
     tools_table,
     with_section,
 )
+from codegen.tool_docs import TOOLS_DOC, tools_doc
 
 README = Path("README.md")
 
@@ -52,6 +53,7 @@ def make_plan(root: Path) -> Plan:
     served = served_tools(root, sorted(documents))
     projections = _projections(documents)
     files = {**imported.files, **render_generated(root, documents, served, projections)}
+    files[TOOLS_DOC] = tools_doc(root, documents, served, projections)
     for path in sorted((root / GENERATED_DIR).rglob("*.py")):
         # generated/ is codegen's alone: whatever it would not write now is stale.
         files.setdefault(path.relative_to(root), None)

@@ -20,8 +20,10 @@ from schemux import __version__
 from schemux.binding import ToolBinding
 from schemux.config import ConfigError, Settings, settings_from
 from schemux.context import ToolContext
+from schemux.environment import help_text
 from schemux.http_config import HttpConfig, http_config_from
 from schemux.selection import select
+from schemux.start_notice import TERMINAL_HINT, start_line
 from schemux.tmux import TmuxUnavailable, check_tmux
 
 Bindings = dict[str, ToolBinding]
@@ -55,8 +57,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="serve every tool's exact inputSchema, not the projection model providers "
         "accept (env SCHEMUX_EXACT_SCHEMAS=1)",
     )
+    documented: dict[str, Any] = {
+        "epilog": help_text(),
+        "formatter_class": argparse.RawDescriptionHelpFormatter,
+    }
     parser = argparse.ArgumentParser(
-        prog="schemux", description="A schema-first MCP server for tmux."
+        prog="schemux",
+        description="A schema-first MCP server for tmux (Linux). An MCP client starts "
+        "'schemux serve'; 'schemux call' tries one tool from a shell.",
+        **documented,
     )
     parser.add_argument("--version", action="version", version=f"schemux {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -85,11 +94,13 @@ def build_parser() -> argparse.ArgumentParser:
         "serve",
         parents=[tmux_options, tool_options, http_parser],
         help="serve MCP over stdio (default) or HTTP",
+        **documented,
     )
     call = commands.add_parser(
         "call",
         parents=[tmux_options, tool_options],
         help="run one tool in-process and print its result",
+        **documented,
     )
     call.add_argument("tool", help="tool name, e.g. run_command")
     call.add_argument("arguments", nargs="?", default="{}", help="the arguments as JSON")
@@ -103,6 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[tmux_options, tool_options, http_parser],
         help="check what serving with these options needs, one line each, with the fix; "
         "exits 1 when something blocks serving",
+        **documented,
     )
     return parser
 
@@ -136,8 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         selected = select(BINDINGS, settings.tools)
         http = http_options(args) if args.command == "serve" else None
-        if args.command != "tools":
-            check_tmux()
+        tmux_version = check_tmux() if args.command != "tools" else ""
         listener = http.listen() if http is not None else None
     except (ConfigError, TmuxUnavailable) as error:
         print(f"schemux: {error}", file=sys.stderr)
@@ -150,8 +161,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "call":
         return anyio.run(call_once, settings, selected, args.tool, args.arguments)
     if http is not None and listener is not None:
+        serving = http.serving()
+        print(start_line(settings, tmux_version, serving), file=sys.stderr, flush=True)
         anyio.run(serve_http, settings, selected, http, listener)
     else:
+        print(start_line(settings, tmux_version, "serving MCP on stdio"), file=sys.stderr)
+        if sys.stdin.isatty():  # a person, not a client: say what this is
+            print(TERMINAL_HINT, file=sys.stderr)
+        sys.stderr.flush()
         anyio.run(serve_stdio, settings, selected)
     return 0
 
@@ -237,7 +254,6 @@ async def serve_http(
     def stop() -> None:
         served.should_exit = True
 
-    print(http.banner(), file=sys.stderr, flush=True)
     try:
         async with anyio.create_task_group() as group:
             group.start_soon(_on_signal, stop)

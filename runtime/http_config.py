@@ -62,12 +62,13 @@ class HttpConfig:
             raise ConfigError(f"cannot listen on {self.url}: {error.strerror or error}") from None
         return listener
 
-    def banner(self) -> str:
-        """The one line ``serve --http`` prints on stderr once it listens."""
+    def serving(self) -> str:
+        """Where and how it serves, for the start line ``serve --http`` prints on stderr
+        once it listens."""
         if self.token is not None:
-            return f"schemux: serving MCP at {self.url} (bearer token required)"
+            return f"serving MCP at {self.url} (bearer token required)"
         return (
-            f"schemux: serving MCP at {self.url} (no token required: any local user can "
+            f"serving MCP at {self.url} (no token required: any local user can "
             f"call its tools; set {ENV_TOKEN} or --token-file to require one)"
         )
 

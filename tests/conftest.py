@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import pytest
 from mcp import Client, StdioServerParameters
@@ -12,9 +15,37 @@ from schemux.config import Settings
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
 from schemux.server import build_server
+from tests.leftovers import find_leftovers, private_temporary_directory
 from tests.support import private_tmux_server
 
 STDIO_WAIT_CEILING = 60
+_temporary: list[Path] = []
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The run gets a temporary directory of its own, so that its end can tell what it left
+    from what other runs on the machine leave."""
+    _temporary.append(private_temporary_directory())
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail the run when it left a tmux socket, server or schemux runtime directory."""
+    if not _temporary:
+        return
+    temporary = _temporary.pop()
+    leftovers = find_leftovers(temporary)
+    if leftovers:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(leftovers.report(), red=True)
+        else:
+            print(leftovers.report(), file=sys.stderr)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    # either way, leave the machine clean for the next run
+    for path in leftovers.sockets:
+        subprocess.run(["tmux", "-S", str(path), "kill-server"], capture_output=True, check=False)
+        path.unlink(missing_ok=True)
+    shutil.rmtree(temporary, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
@@ -51,8 +82,14 @@ async def stdio_client(anyio_backend: str, tmux_socket: str) -> AsyncIterator[Cl
 
 
 @pytest.fixture
-def tool_context(tmux_socket: str) -> ToolContext:
-    return ToolContext(Settings(socket_name=tmux_socket, wait_ceiling=STDIO_WAIT_CEILING))
+async def tool_context(anyio_backend: str, tmux_socket: str) -> AsyncIterator[ToolContext]:
+    """Closed afterwards, as the server closes its own: programs ended, runtime directory
+    removed."""
+    context = ToolContext(Settings(socket_name=tmux_socket, wait_ceiling=STDIO_WAIT_CEILING))
+    try:
+        yield context
+    finally:
+        await context.close()
 
 
 @pytest.fixture

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
@@ -19,6 +20,8 @@ from schemux import program_gates, programs
 from schemux.config import ENV_PROGRAM_GATE
 from schemux.program_gates import GateSetting
 from schemux.references import IDENTITY_FORMAT, ServerIdentity
+from schemux.tmux import socket_directory
+from tests.leftovers import RUN_TAG
 
 SHELL_ENVIRONMENT = {
     "HISTCONTROL": "ignorespace",
@@ -38,15 +41,28 @@ def tmux(socket_name: str, *args: str, check: bool = True) -> str:
     return done.stdout
 
 
+def tagged_socket_name(label: str) -> str:
+    """A socket name of this run's own: the run's tag lets its end check find what is
+    left (tests.leftovers)."""
+    return f"schemux-test-{label}-{RUN_TAG}-{uuid.uuid4().hex[:6]}"
+
+
+def remove_server(socket_name: str) -> None:
+    """Kill the server, if any, and remove its socket file: tmux leaves it behind."""
+    tmux(socket_name, "kill-server", check=False)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(os.path.join(socket_directory(), socket_name))
+
+
 @contextmanager
 def private_tmux_server(label: str) -> Iterator[str]:
-    """A tmux server on a socket of its own (never the user's), killed afterwards."""
-    socket_name = f"schemux-test-{label}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
-    tmux(socket_name, "-f", "/dev/null", "new-session", "-d", "-s", "keepalive")
+    """A tmux server on a socket of its own (never the user's), removed afterwards."""
+    socket_name = tagged_socket_name(label)
     try:
+        tmux(socket_name, "-f", "/dev/null", "new-session", "-d", "-s", "keepalive")
         yield socket_name
     finally:
-        tmux(socket_name, "kill-server", check=False)
+        remove_server(socket_name)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import shlex
 import sys
-import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +27,15 @@ from schemux.generated.bindings import BINDINGS
 from schemux.server import build_server
 from schemux.tmux import ServerAddress, TmuxServer, socket_directory, socket_name_problem
 from schemux.tmux_format import readable
-from tests.support import SHELL, new_pane, private_tmux_server, tmux, wait_for_shell
+from tests.support import (
+    SHELL,
+    new_pane,
+    private_tmux_server,
+    remove_server,
+    tagged_socket_name,
+    tmux,
+    wait_for_shell,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -259,7 +266,7 @@ async def test_socket_name_is_a_name(client: Client, world: World, tool: str, va
     anything else is refused, naming socket_name, before tmux is run."""
     name = world.value(value)
     if name and socket_name_problem(name) is None:
-        name = f"{name}-schemux-test-{uuid.uuid4().hex[:6]}"
+        name = f"{name}-{tagged_socket_name('boundary')}"
     valid = socket_name_problem(name) is None and is_text(name)
     if valid:
         tmux(name, "-f", "/dev/null", "new-session", "-d", "-s", "there", "cat")
@@ -283,7 +290,7 @@ async def test_socket_name_is_a_name(client: Client, world: World, tool: str, va
             assert "no pane matches session_name='nowhere'" in text
     finally:
         if valid:
-            tmux(name, "kill-server", check=False)
+            remove_server(name)
 
 
 COMMAND_TEXTS = [

@@ -17,6 +17,7 @@ from anyio.streams.text import TextReceiveStream
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from schemux import __version__
 from schemux.config import ConfigError
 from schemux.http_config import (
     ENV_ALLOWED_HOSTS,
@@ -28,6 +29,7 @@ from schemux.http_config import (
     is_loopback,
 )
 from schemux.http_security import presented_token
+from schemux.tmux import check_tmux, socket_directory
 from tests.support import new_pane
 from tests.test_server import free_port
 
@@ -110,12 +112,16 @@ def bearer(token: str) -> dict[str, str]:
 
 
 async def test_the_start_line_names_the_url_and_the_token(
-    locked: Served, open_loopback: Served
+    locked: Served, open_loopback: Served, tmux_socket: str
 ) -> None:
-    assert locked.banner == f"schemux: serving MCP at {locked.url} (bearer token required)"
+    server = f"{check_tmux()}, server -L {tmux_socket} ({socket_directory()}/{tmux_socket})"
+    assert locked.banner == (
+        f"schemux {__version__}: serving MCP at {locked.url} (bearer token required); {server}"
+    )
     assert open_loopback.banner == (
-        f"schemux: serving MCP at {open_loopback.url} (no token required: any local user can "
-        f"call its tools; set {ENV_TOKEN} or --token-file to require one)"
+        f"schemux {__version__}: serving MCP at {open_loopback.url} (no token required: any "
+        f"local user can call its tools; set {ENV_TOKEN} or --token-file to require one); "
+        f"{server}"
     )
 
 
@@ -273,7 +279,7 @@ async def test_a_token_file_locks_it(tmux_socket: str, tmp_path: Path) -> None:
     path.chmod(0o600)
     served = await serve(tmux_socket, "--token-file", str(path))
     try:
-        assert served.banner.endswith("(bearer token required)")
+        assert "(bearer token required);" in served.banner
         assert (await post(served.url)).status_code == 401
         assert (await post(served.url, bearer(TOKEN))).status_code == 200
     finally:

@@ -27,6 +27,7 @@ COPIED = (
     "schemas",
     "pyproject.toml",
     "README.md",
+    "docs",
     RUNTIME_DIR,
     PACKAGE_DIRS["schemux.generated"],
     PACKAGE_DIRS["schemux.handlers"],

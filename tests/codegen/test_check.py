@@ -36,6 +36,7 @@ def test_check_names_every_file_that_would_change(
     assert completed.returncode == 1
     assert completed.stderr.splitlines() == [
         "would change: README.md",
+        "would change: docs/tools.md",
         "would delete: generated/models/leftover.py",
         "would change: generated/models/run_program.py",
         "would change: generated/serving.py",  # the summary, the description's first sentence

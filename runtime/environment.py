@@ -1,0 +1,78 @@
+"""Every environment variable schemux reads, with its default and meaning: one table, so
+``--help`` and the README cannot drift from the code (a test checks that each
+``SCHEMUX_`` name the runtime mentions is here)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from schemux import config, http_config, process_identity
+from schemux.programs import ProgramLimits
+
+
+@dataclass(frozen=True)
+class Variable:
+    name: str
+    default: str
+    meaning: str
+
+
+def _mib(size: int) -> str:
+    return f"{size // (1024 * 1024)} MiB" if size % (1024 * 1024) == 0 else f"{size} bytes"
+
+
+_LIMITS = ProgramLimits()
+
+VARIABLES: tuple[Variable, ...] = (
+    Variable(config.ENV_SOCKET_NAME, "unset", "tmux server by socket name (-L)"),
+    Variable(config.ENV_SOCKET_PATH, "unset", "tmux server by socket path (-S)"),
+    Variable(
+        config.ENV_WAIT_CEILING,
+        f"{config.DEFAULT_WAIT_CEILING_SECONDS:g}",
+        "longest wait of any call, in seconds (--wait-ceiling)",
+    ),
+    Variable(config.ENV_MAX_PROGRAMS, str(_LIMITS.max_running), "programs running at once"),
+    Variable(
+        config.ENV_RETAINED_PROGRAMS,
+        str(_LIMITS.retained_ended),
+        "ended programs whose output stays readable",
+    ),
+    Variable(config.ENV_OUTPUT_LIMIT, _mib(_LIMITS.output_limit), "bytes of text kept per program"),
+    Variable(config.ENV_TOOLS, "all", "tools or families served, comma-separated (--tools)"),
+    Variable(config.ENV_EXACT_SCHEMAS, "0", "1 serves the exact contracts (--exact-schemas)"),
+    Variable(
+        config.ENV_PROGRAM_GATE,
+        "auto",
+        "the gate program panes run: auto (Perl where it can run, else Python), perl, python",
+    ),
+    Variable(
+        process_identity.ENV_TRACKING_BACKEND,
+        "auto",
+        "how tmux_capture binds the server: auto, peer-pidfd (Linux 6.5+), pidfd-open",
+    ),
+    Variable(http_config.ENV_TOKEN, "unset", "HTTP: bearer token, 16+ characters (--token-file)"),
+    Variable(
+        http_config.ENV_ALLOWED_HOSTS,
+        "unset",
+        "HTTP: more Host/Origin names, comma-separated (--allow-host)",
+    ),
+    Variable(
+        http_config.ENV_MAX_SESSIONS,
+        str(http_config.DEFAULT_MAX_SESSIONS),
+        "HTTP: MCP sessions open at once",
+    ),
+    Variable(
+        http_config.ENV_SESSION_IDLE_TIMEOUT,
+        f"{http_config.DEFAULT_SESSION_IDLE_TIMEOUT:g}",
+        "HTTP: seconds before an idle session ends",
+    ),
+)
+
+
+def help_text() -> str:
+    """The ``environment:`` section of ``--help``."""
+    width = max(len(variable.name) for variable in VARIABLES)
+    lines = ["environment (options win over it; no socket setting: tmux's default server):"]
+    for variable in VARIABLES:
+        lines.append(f"  {variable.name:<{width}}  {variable.default:<7}  {variable.meaning}")
+    return "\n".join(lines)

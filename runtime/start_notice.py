@@ -1,0 +1,30 @@
+"""What ``schemux serve`` says on stderr as it starts: one line naming the version, the
+tmux server and the transport; and, to a person at a terminal, what this program is."""
+
+from __future__ import annotations
+
+import os
+
+from schemux import __version__
+from schemux.config import Settings
+from schemux.tmux import socket_directory
+
+TERMINAL_HINT = """\
+schemux: this is an MCP server: an MCP client (Claude Code, Cursor, VS Code, ...) starts it
+  and speaks JSON-RPC on its stdin and stdout; see the README for the client configuration.
+  To try a tool from a shell instead: schemux call run_command '{"command": "uname -a"}'
+  (schemux tools lists them all). Ctrl-C ends this one."""
+
+
+def tmux_server_text(settings: Settings) -> str:
+    """The configured server as a person would name it, with its socket."""
+    if settings.socket_path is not None:
+        return f"-S {settings.socket_path}"
+    name = settings.socket_name
+    socket = os.path.join(socket_directory(), name or "default")
+    return f"-L {name} ({socket})" if name is not None else f"default ({socket})"
+
+
+def start_line(settings: Settings, tmux_version: str, serving: str) -> str:
+    """``serving`` says how and where: "serving MCP on stdio", or the HTTP URL."""
+    return f"schemux {__version__}: {serving}; {tmux_version}, server {tmux_server_text(settings)}"

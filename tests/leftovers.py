@@ -1,0 +1,88 @@
+"""What a test run must not leave behind, and the check that fails the run when it does.
+
+Other suites may run on the same machine at the same time, so everything here looks only
+at what this run made: tmux sockets and servers whose socket name carries ``RUN_TAG``
+(every test server's does, see ``tests.support.tagged_socket_name``), and schemux runtime
+directories in the run's own temporary directory (``TMPDIR`` of the test process, which
+the schemux processes it starts inherit).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from schemux.abandoned import RUNTIME_PREFIX
+from schemux.tmux import socket_directory
+
+RUN_TAG = f"run{uuid.uuid4().hex[:8]}"
+SERVER_EXIT_SECONDS = 5.0  # kill-server returns before the server has gone
+
+
+@dataclass
+class Leftovers:
+    sockets: list[Path] = field(default_factory=list)
+    servers: list[int] = field(default_factory=list)
+    runtime_directories: list[Path] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.sockets or self.servers or self.runtime_directories)
+
+    def report(self) -> str:
+        lines = ["the test run left things behind:"]
+        lines += [f"  tmux socket {path}" for path in self.sockets]
+        lines += [f"  tmux server pid {pid}" for pid in self.servers]
+        lines += [f"  runtime directory {path}" for path in self.runtime_directories]
+        return "\n".join(lines)
+
+
+def private_temporary_directory() -> Path:
+    """A temporary directory for this run alone, made TMPDIR of this process (and so of
+    every process it starts). Short, since program FIFOs and sockets live below it."""
+    directory = Path(tempfile.mkdtemp(prefix=f"sx{RUN_TAG}-", dir="/tmp"))
+    os.environ["TMPDIR"] = str(directory)
+    tempfile.tempdir = None  # gettempdir() reads TMPDIR again
+    return directory
+
+
+def tagged_sockets() -> list[Path]:
+    directory = Path(socket_directory())
+    if not directory.is_dir():
+        return []
+    return sorted(path for path in directory.iterdir() if RUN_TAG in path.name)
+
+
+def tagged_servers() -> list[int]:
+    """Live tmux processes whose command line names one of this run's sockets."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue  # gone meanwhile
+        if state == "Z" or not argv or not argv[0].endswith(b"tmux"):
+            continue
+        if any(RUN_TAG.encode() in arg for arg in argv):
+            pids.append(int(entry.name))
+    return sorted(pids)
+
+
+def runtime_directories(temporary: Path) -> list[Path]:
+    if not temporary.is_dir():
+        return []
+    return sorted(path for path in temporary.iterdir() if path.name.startswith(RUNTIME_PREFIX))
+
+
+def find_leftovers(temporary: Path, wait: float = SERVER_EXIT_SECONDS) -> Leftovers:
+    """What this run left, after giving killed servers ``wait`` seconds to go."""
+    deadline = time.monotonic() + wait
+    while tagged_servers() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return Leftovers(tagged_sockets(), tagged_servers(), runtime_directories(temporary))

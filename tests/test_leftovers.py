@@ -1,0 +1,99 @@
+"""The end-of-run check finds what this run leaves, and only that."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from schemux.abandoned import RUNTIME_PREFIX
+from schemux.tmux import socket_directory
+from tests.leftovers import RUN_TAG, find_leftovers, tagged_servers
+from tests.support import private_tmux_server, remove_server, tagged_socket_name, tmux
+
+
+def test_the_run_has_a_temporary_directory_of_its_own() -> None:
+    assert RUN_TAG in tempfile.gettempdir()
+    assert os.environ["TMPDIR"] == tempfile.gettempdir()
+
+
+def test_a_left_server_socket_and_runtime_directory_are_found(tmp_path: Path) -> None:
+    temporary = Path(tempfile.gettempdir())
+    with private_tmux_server("probe") as socket_name:
+        runtime = Path(tempfile.mkdtemp(prefix=RUNTIME_PREFIX, dir=temporary))
+        try:
+            found = find_leftovers(temporary, wait=0)
+            assert Path(socket_directory(), socket_name) in found.sockets
+            assert found.servers  # this server, at least
+            assert runtime in found.runtime_directories
+            assert "tmux socket" in found.report()
+        finally:
+            runtime.rmdir()
+    assert socket_name not in {path.name for path in find_leftovers(temporary).sockets}
+
+
+def test_a_removed_server_leaves_no_socket_and_no_process() -> None:
+    socket_name = tagged_socket_name("removed")
+    tmux(socket_name, "-f", "/dev/null", "new-session", "-d", "-s", "gone")
+    socket = Path(socket_directory(), socket_name)
+    assert socket.exists()
+    remove_server(socket_name)
+    assert not socket.exists()
+    found = find_leftovers(Path(tempfile.gettempdir()))
+    assert socket not in found.sockets
+    assert all(socket_name.encode() not in Path(f"/proc/{pid}/cmdline").read_bytes()
+               for pid in tagged_servers())  # fmt: skip
+
+
+def test_another_runs_socket_is_not_ours(tmp_path: Path) -> None:
+    other = Path(socket_directory(), f"schemux-test-x-runffffffff-{os.getpid()}")
+    assert RUN_TAG not in other.name
+    other.touch()
+    try:
+        assert other not in find_leftovers(tmp_path, wait=0).sockets
+    finally:
+        other.unlink()
+
+
+LEAKY_TEST = """
+from tests.support import tagged_socket_name, tmux
+
+def test_leaks_a_server():
+    tmux(tagged_socket_name("leak"), "-f", "/dev/null", "new-session", "-d", "-s", "left")
+"""
+
+
+def test_a_run_that_leaves_a_server_fails_and_is_cleaned_up(tmp_path: Path) -> None:
+    """A suite with this conftest's end check, one test of which leaks a tmux server."""
+    (tmp_path / "conftest.py").write_text(
+        "from tests.conftest import pytest_configure, pytest_sessionfinish  # noqa: F401\n"
+    )
+    (tmp_path / "test_leaky.py").write_text(LEAKY_TEST)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
+        cwd=tmp_path,
+        env=dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent)),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == pytest.ExitCode.TESTS_FAILED, done.stdout + done.stderr
+    assert "1 passed" in done.stdout
+    assert "the test run left things behind:" in done.stdout
+    (line,) = [line for line in done.stdout.splitlines() if "tmux socket" in line]
+    socket = Path(line.split("tmux socket ", 1)[1])
+    assert "schemux-test-leak-run" in socket.name
+    assert not socket.exists()  # cleaned up after the report
+    assert not [pid for pid in os.listdir("/proc") if pid.isdigit() and _names(pid, socket.name)]
+
+
+def _names(pid: str, name: str) -> bool:
+    try:
+        return name.encode() in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
