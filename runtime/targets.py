@@ -186,18 +186,18 @@ async def _holding_session(server: TmuxServer, target: PaneTarget, row: Row) -> 
 
 
 def choose_session(rows: list[Row], target: PaneTarget) -> Row | None:
-    """Of one pane's rows (one per session holding its window): the session ``target``
-    names, else the most recently active but the owned session, else the owned one."""
-    for row in rows:
+    """Of one pane's rows (one per session holding its window), leaving out the owned
+    session unless the window is there alone: the session ``target`` names, else the
+    most recently used."""
+    others = [row for row in rows if row["session_name"] != OWNED_SESSION]
+    candidates = others or rows
+    for row in candidates:
         if (target.session_id, target.session_name) != (None, None) and (
             target.session_id in (None, row["session_id"])
             and target.session_name in (None, row["session_name"])
         ):
             return row
-    others = [row for row in rows if row["session_name"] != OWNED_SESSION]
-    if not others:
-        return rows[0] if rows else None
-    return max(others, key=_recency)
+    return max(candidates, key=_recency, default=None)
 
 
 def _recency(row: Row) -> tuple[int, int]:
