@@ -24,11 +24,20 @@ pane that dies under ``remain-on-exit`` writes nothing), so a waiter also re-che
 a second without a wake-up: a second's worth of one ``display-message`` and one
 ``capture-pane``.
 
+Each link is marked, in the same command line, with a server option naming its owner
+(``abandoned.link_mark``: ``@schemux-link-PID-TICKS-TOKEN``, value the window id), and the
+mark is removed in the unlink's line: a schemux killed mid-watch (``kill -9``) leaves a
+marked link, which the next schemux on that server takes away
+(``abandoned.remove_abandoned_links``, which leaves the links live watches need).
+
 What the user can notice while a watch links a window: ``_schemux`` shows one window
-more; ``window-linked`` and ``window-unlinked`` hooks fire; a control-mode client (such as
+more in tmux (``tmux_snapshot`` lists the window under the user's sessions only);
+``window-linked`` and ``window-unlinked`` hooks fire; a control-mode client (such as
 iTerm2's ``tmux -CC``) attached to a session holding the window is told ``%window-add``
-and, at the end, ``%window-close`` for it; and ``-t %N`` lookups may name ``_schemux`` as
-the pane's session (tmux picks the most recently active session holding the window).
+and, at the end, ``%window-close`` for it; the mark is in ``show-options -s``; and
+``-t %N`` lookups in tmux may name ``_schemux`` as the pane's session (tmux picks the most
+recently active session holding the window), which schemux's own resolution does not
+(``targets.choose_session``).
 """
 
 from __future__ import annotations
