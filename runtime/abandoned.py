@@ -182,20 +182,23 @@ async def remove_abandoned_links(server: TmuxServer) -> None:
     would have without the link."""
     owned = parse_owned_windows(await server.run(*_READ))
     removals = links_to_remove(owned)
-    for window_id in {mark.window_id for mark in owned.marks if not mark.alive}:
-        commands = [
-            ["set-option", "-su", mark.name]
-            for mark in owned.marks
-            if not mark.alive and mark.window_id == window_id
-        ]  # the marks first: an unlink failing for a window gone ends the line
-        commands += [["unlink-window", "-k", "-t", f"={OWNED_SESSION}:{window_id}"]] * (
-            removals.get(window_id, 0)
-        )
-        line: list[str] = []
-        for command in commands:
-            line += [THEN, *command] if line else command
+    for mark in sorted((mark for mark in owned.marks if not mark.alive), key=_by_name):
+        if removals.get(mark.window_id, 0) > 0:
+            removals[mark.window_id] -= 1
+            # a link goes only with its mark, both at once: a schemux starting beside
+            # this one, reaping too, finds the mark gone and leaves the next link alone.
+            # Mark names and window ids have their checked shapes: the command text holds
+            # nothing else.
+            unlink = f"set-option -su {mark.name} ; unlink-window -k -t ={OWNED_SESSION}:"
+            command = ["if-shell", "-F", f"#{{{mark.name}}}", unlink + mark.window_id]
+        else:
+            command = ["set-option", "-su", mark.name]
         with contextlib.suppress(ToolError):  # the window, or _schemux, went meanwhile
-            await server.run(*line)
+            await server.run(*command)
+
+
+def _by_name(mark: LinkMark) -> str:
+    return mark.name
 
 
 Step = Callable[[TmuxServer], Awaitable[None]]

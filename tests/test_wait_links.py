@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 from collections import Counter
@@ -230,6 +231,27 @@ async def test_after_kill_9_mid_wait_the_next_schemux_reaps_the_link(
          "unlink-window", "-t", f"=_schemux:{pane.window_id}")  # fmt: skip
     assert tmux(tmux_socket, "list-windows", "-t", f"={pane.session_name}", "-F",
                 "#{window_id}").split() == [pane.window_id]  # fmt: skip
+
+
+async def test_two_schemux_reaping_at_once_take_a_dead_link_once(
+    memory_client: Client, tmux_socket: str
+) -> None:
+    pane = new_pane(tmux_socket)
+    await call(memory_client, "run_command", command="true", pane_id=pane.pane_id)
+    task = await waiting(memory_client, pane, 0)
+    dead_mark = f"{LINK_PREFIX}{os.getpid()}-1-dead"  # this pid did not start at tick 1
+    tmux(tmux_socket, "link-window", "-d", "-s", pane.window_id, "-t", "=_schemux:", ";",
+         "set-option", "-s", dead_mark, pane.window_id)  # fmt: skip
+    assert links(pane) == 2
+    contexts = [ToolContext(Settings(socket_name=tmux_socket)) for _ in range(2)]
+    await asyncio.gather(*(context.abandoned.settled(context.tmux()) for context in contexts))
+    for context in contexts:
+        await context.close()
+    assert links(pane) == 1  # the live wait's link stays
+    assert len(marks(pane)) == 1
+    assert dead_mark not in marks(pane)
+    await finish(memory_client, pane, task)
+    assert links(pane) == 0
 
 
 async def test_a_dead_link_of_a_window_whose_session_closed_ends_it(tmux_socket: str) -> None:
