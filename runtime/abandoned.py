@@ -4,8 +4,10 @@ how the next one reaps it.
 Every schemux process has an owner identity, its pid and its start time in clock ticks
 (``PID-TICKS``): a pid alone could be reused by an unrelated process. It names the
 runtime directory (``schemux-PID-TICKS-XXXXXXXX`` in the temporary directory) and marks
-each program pane (pane option ``@schemux-program``). An owner whose pid runs no process,
-or one that started at another time, is dead, and what it marked is abandoned.
+each program pane (pane option ``@schemux-program``) and each link a wait made of a
+user's window into ``_schemux`` (server option ``@schemux-link-PID-TICKS-TOKEN``, whose
+value is the window id; see ``link_mark``). An owner whose pid runs no process, or one
+that started at another time, is dead, and what it marked is abandoned.
 
 ``reap_abandoned(server)`` is the one entry point: it runs once per tmux server, when
 schemux first uses it (``AbandonedReaper``), each step on its own so that one failing
@@ -19,12 +21,16 @@ import contextlib
 import logging
 import os
 import re
+import secrets
 import shutil
 import tempfile
-from collections.abc import Awaitable, Callable
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from schemux.engine import OWNED_SESSION, THEN
 from schemux.errors import ToolError
 from schemux.tmux import ServerAddress, TmuxServer
 
@@ -32,6 +38,9 @@ PANE_OPTION = "@schemux-program"
 RUNTIME_PREFIX = "schemux-"
 _OWNER = re.compile(r"([1-9][0-9]*)-([0-9]+)")
 _RUNTIME_NAME = re.compile(rf"{RUNTIME_PREFIX}([1-9][0-9]*-[0-9]+)-[a-z0-9_]+")
+LINK_PREFIX = "@schemux-link-"
+_LINK_MARK = re.compile(rf"{LINK_PREFIX}([1-9][0-9]*-[0-9]+)-[0-9a-f]+")
+_WINDOW_ID = re.compile(r"@[0-9]+")
 
 logger = logging.getLogger("schemux")
 
@@ -96,8 +105,109 @@ async def remove_abandoned_runtime_directories(server: TmuxServer) -> None:
     await asyncio.to_thread(reap_runtime_directories)
 
 
+def link_mark() -> str:
+    """A new name for the server option marking one link as this process's own."""
+    return f"{LINK_PREFIX}{own_identity()}-{secrets.token_hex(8)}"
+
+
+@dataclass(frozen=True)
+class LinkMark:
+    name: str
+    window_id: str
+    alive: bool  # whether its owner still runs
+
+
+@dataclass(frozen=True)
+class OwnedWindows:
+    """What the reaper reads of ``_schemux`` in one tmux command line."""
+
+    marks: list[LinkMark]
+    links: Counter[str]  # window id -> how many times _schemux holds it
+    elsewhere: set[str]  # windows also in a session besides _schemux
+    with_programs: set[str]  # windows holding a (live: the dead ones' are gone) program pane
+
+
+def parse_owned_windows(lines: Iterable[str]) -> OwnedWindows:
+    """``show-options -s`` lines, then the ``window``/``program`` rows of ``_READ``."""
+    owned = OwnedWindows([], Counter(), set(), set())
+    for line in lines:
+        kind, _, rest = line.partition("\t")
+        if kind == "window":
+            window_id, _, in_owned = rest.partition("\t")
+            if in_owned == "1":
+                owned.links[window_id] += 1
+            else:
+                owned.elsewhere.add(window_id)
+        elif kind == "program":
+            owned.with_programs.add(rest)
+        else:
+            name, _, value = line.partition(" ")
+            match = _LINK_MARK.fullmatch(name)
+            if match is not None and _WINDOW_ID.fullmatch(value):
+                owned.marks.append(LinkMark(name, value, owner_alive(match[1])))
+    return owned
+
+
+def links_to_remove(owned: OwnedWindows) -> dict[str, int]:
+    """How many of each window's links in ``_schemux`` the dead owners' marks account for.
+
+    Links of one window are all alike, so the marks are counted: a link is taken away
+    only while more remain than the live marks (and, for a window that lives in
+    ``_schemux`` alone and runs a program there, its own place) need. A mark whose link
+    is gone already (the window closed, ``_schemux`` was killed) takes nothing.
+    """
+    dead = Counter(mark.window_id for mark in owned.marks if not mark.alive)
+    live = Counter(mark.window_id for mark in owned.marks if mark.alive)
+    removals = {}
+    for window_id, count in dead.items():
+        home = window_id in owned.with_programs and window_id not in owned.elsewhere
+        spare = owned.links[window_id] - live[window_id] - int(home)
+        if min(count, spare) > 0:
+            removals[window_id] = min(count, spare)
+    return removals
+
+
+_IN_OWNED = f"#{{==:#{{session_name}},{OWNED_SESSION}}}"
+_READ = (
+    "show-options", "-s", THEN,
+    "list-windows", "-a", "-F", f"window\t#{{window_id}}\t{_IN_OWNED}", THEN,
+    "list-panes", "-a", "-f", f"#{{{PANE_OPTION}}}", "-F", "program\t#{window_id}",
+)  # fmt: skip
+
+
+async def remove_abandoned_links(server: TmuxServer) -> None:
+    """Take away the links into ``_schemux`` that waits of dead owners left, and their
+    marks; a live wait's link, of this process or another, stays (see ``links_to_remove``).
+    Unlinking with ``-k``: a window whose own session was closed meanwhile ends, as it
+    would have without the link."""
+    owned = parse_owned_windows(await server.run(*_READ))
+    removals = links_to_remove(owned)
+    for mark in sorted((mark for mark in owned.marks if not mark.alive), key=_by_name):
+        if removals.get(mark.window_id, 0) > 0:
+            removals[mark.window_id] -= 1
+            # a link goes only with its mark, both at once: a schemux starting beside
+            # this one, reaping too, finds the mark gone and leaves the next link alone.
+            # Mark names and window ids have their checked shapes: the command text holds
+            # nothing else.
+            unlink = f"set-option -su {mark.name} ; unlink-window -k -t ={OWNED_SESSION}:"
+            command = ["if-shell", "-F", f"#{{{mark.name}}}", unlink + mark.window_id]
+        else:
+            command = ["set-option", "-su", mark.name]
+        with contextlib.suppress(ToolError):  # the window, or _schemux, went meanwhile
+            await server.run(*command)
+
+
+def _by_name(mark: LinkMark) -> str:
+    return mark.name
+
+
 Step = Callable[[TmuxServer], Awaitable[None]]
-STEPS: tuple[Step, ...] = (remove_abandoned_program_panes, remove_abandoned_runtime_directories)
+# program panes first: a window left to a dead owner's program is gone before links count
+STEPS: tuple[Step, ...] = (
+    remove_abandoned_program_panes,
+    remove_abandoned_links,
+    remove_abandoned_runtime_directories,
+)
 
 
 async def reap_abandoned(server: TmuxServer) -> None:

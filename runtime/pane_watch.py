@@ -24,11 +24,20 @@ pane that dies under ``remain-on-exit`` writes nothing), so a waiter also re-che
 a second without a wake-up: a second's worth of one ``display-message`` and one
 ``capture-pane``.
 
+Each link is marked, in the same command line, with a server option naming its owner
+(``abandoned.link_mark``: ``@schemux-link-PID-TICKS-TOKEN``, value the window id), and the
+mark is removed in the unlink's line: a schemux killed mid-watch (``kill -9``) leaves a
+marked link, which the next schemux on that server takes away
+(``abandoned.remove_abandoned_links``, which leaves the links live watches need).
+
 What the user can notice while a watch links a window: ``_schemux`` shows one window
-more; ``window-linked`` and ``window-unlinked`` hooks fire; a control-mode client (such as
+more in tmux (``tmux_snapshot`` lists the window under the user's sessions only);
+``window-linked`` and ``window-unlinked`` hooks fire; a control-mode client (such as
 iTerm2's ``tmux -CC``) attached to a session holding the window is told ``%window-add``
-and, at the end, ``%window-close`` for it; and ``-t %N`` lookups may name ``_schemux`` as
-the pane's session (tmux picks the most recently active session holding the window).
+and, at the end, ``%window-close`` for it; the mark is in ``show-options -s``; and
+``-t %N`` lookups in tmux may name ``_schemux`` as the pane's session (tmux picks the most
+recently active session holding the window), which schemux's own resolution does not
+(``targets.choose_session``).
 """
 
 from __future__ import annotations
@@ -40,6 +49,7 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
+from schemux.abandoned import link_mark
 from schemux.engine import OWNED_SESSION, THEN, Notification, Watcher
 from schemux.errors import TmuxCommandError, ToolError
 from schemux.targets import PaneInfo
@@ -105,6 +115,7 @@ class PaneWatch:
         self.pane_id = pane.pane_id
         self.window_id = pane.window_id
         self.linked = False  # whether this watch linked the window into _schemux
+        self.mark = link_mark()  # the server option naming the link as this process's
         self.saw_alternate = False  # an alternate-screen switch passed through %output
         self._watcher: Watcher | None = None
         self._wrote = False  # the pane wrote since the last check began
@@ -231,9 +242,11 @@ async def watch_pane(server: TmuxServer, pane: PaneInfo) -> AsyncIterator[PaneWa
                 # marked before the answer: a cancellation while tmux links still unlinks
                 # (the unlink queues behind the link on this client)
                 watch.linked = True
+                # the mark in the same line: no moment has a link without its owner
                 await watch.watcher.run(
-                    "link-window", "-d", "-s", pane.window_id, "-t", f"={OWNED_SESSION}:"
-                )
+                    "link-window", "-d", "-s", pane.window_id, "-t", f"={OWNED_SESSION}:",
+                    THEN, "set-option", "-s", watch.mark, pane.window_id,
+                )  # fmt: skip
         except TmuxCommandError as error:
             watch.linked = False  # tmux refused the link: there is none to remove
             if error.target_gone:
@@ -245,12 +258,17 @@ async def watch_pane(server: TmuxServer, pane: PaneInfo) -> AsyncIterator[PaneWa
 
 
 async def _end(server: TmuxServer, watch: PaneWatch) -> None:
-    """Unlink what the watch linked (a window gone meanwhile needs nothing; a watcher
-    that died leaves the unlink to the shared client), then end the watcher."""
+    """Unlink what the watch linked and remove its mark (a window gone meanwhile needs
+    no unlink; a watcher that died leaves both to the shared client), then end the
+    watcher."""
     watcher = watch.watcher
     try:
         if watch.linked:
-            unlink = ("unlink-window", "-k", "-t", f"={OWNED_SESSION}:{watch.window_id}")
+            # the mark first: an unlink refused for a window gone ends the line
+            unlink = (
+                "set-option", "-su", watch.mark,
+                THEN, "unlink-window", "-k", "-t", f"={OWNED_SESSION}:{watch.window_id}",
+            )  # fmt: skip
             try:
                 await (watcher.run(*unlink) if watcher.alive else server.run(*unlink))
             except TmuxCommandError:

@@ -1,7 +1,9 @@
 """The sessions, windows and panes of a tmux server, each with its live reference.
 
 One tmux command line reads the server's identity and every pane (``list-panes -a``),
-so the listing is of one moment. schemux's own session is left out.
+so the listing is of one moment. schemux's own session is left out, but for the program
+windows that live there: a user's window that a wait links into it for the wait's
+duration is listed under the user's sessions only.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from schemux.engine import CONTROL_MARK, OWNED_SESSION, THEN
+from schemux.pane_watch import in_other_sessions
 from schemux.references import IDENTITY, ServerIdentity
 from schemux.tmux import TmuxServer
 from schemux.tmux_format import Query, readable
@@ -20,6 +23,7 @@ _PANES = Query((
     "window_id", "window_index", "window_name", "window_active",
     "pane_id", "pane_index", "pane_active", "pane_width", "pane_height",
     "pane_current_command", "pane_dead", "pane_dead_status", "pane_in_mode", CONTROL_MARK,
+    "window_linked_sessions_list",
 ))  # fmt: skip
 
 
@@ -76,8 +80,10 @@ async def list_server(server: TmuxServer, program_in: Callable[[str], str | None
     sessions: dict[str, SessionEntry] = {}
     windows: dict[tuple[str, str], WindowEntry] = {}
     for values in _PANES.parse_all(lines[1:]):
-        if values["session_name"] == OWNED_SESSION and values.flag(CONTROL_MARK):
-            continue  # schemux's control window; its program windows are listed
+        if values["session_name"] == OWNED_SESSION and (
+            values.flag(CONTROL_MARK) or in_other_sessions(values["window_linked_sessions_list"])
+        ):
+            continue  # schemux's control window, or a window linked in; programs are listed
         session_id, window_id, pane_id = (
             values["session_id"],
             values["window_id"],

@@ -7,6 +7,13 @@ without ``-t`` would land, so the rule is applied here explicitly: among all ses
 the owned one, the highest ``session_activity`` wins; as that has whole seconds only,
 a tie goes to the newest session (the highest session id). The owned session is never
 resolved to, whatever the target.
+
+A window may be in several sessions (``link-window``; a wait links the waited window into
+the owned session for its duration), and a ``-t %N`` lookup names the most recently
+active of them. So a pane's session is chosen here too: the session a call named, if
+it holds the pane; otherwise the most recently active one holding it other than the
+owned session, which is the pane's session only for windows that live there alone
+(programs).
 """
 
 from __future__ import annotations
@@ -24,6 +31,8 @@ _ID_SHAPES = {
     "window_id": (re.compile(r"@\d+"), "@1"),
     "session_id": (re.compile(r"\$\d+"), "$0"),
 }
+
+_PANE_ID = _ID_SHAPES["pane_id"][0]
 
 _PANE = Query(
     (
@@ -121,6 +130,8 @@ async def resolve_pane(server: TmuxServer, target: PaneTarget) -> PaneInfo:
         # display-message answers an unknown target with an empty line, not an error
         if row is None or not row["pane_id"]:
             raise ToolError(not_found, suggestion=list_panes)
+        if target.pane_id is not None or target.window_id is not None:
+            row = await _holding_session(server, target, row)
     if row["session_name"] == OWNED_SESSION and row.flag(CONTROL_MARK):
         raise ToolError(
             f"{not_found}: it is the window of schemux's control clients in {OWNED_SESSION!r}",
@@ -158,6 +169,41 @@ async def _active_pane(server: TmuxServer, session_name: str | None) -> Row | No
         if best is None or key[:2] > best[:2]:
             best = key
     return None if best is None else best[2]
+
+
+async def _holding_session(server: TmuxServer, target: PaneTarget, row: Row) -> Row:
+    """``row``, or the same pane in the session the module's docstring chooses."""
+    named = target.session_id is not None or target.session_name is not None
+    if row["session_name"] != OWNED_SESSION and not named:
+        return row
+    pane_id = row["pane_id"]
+    if not _PANE_ID.fullmatch(pane_id):  # it goes into a filter format: only tmux's shape
+        return row
+    lines = await server.run(
+        "list-panes", "-a", "-f", f"#{{==:#{{pane_id}},{pane_id}}}", "-F", _ACTIVE.format
+    )
+    return choose_session(_ACTIVE.parse_all(lines), target) or row
+
+
+def choose_session(rows: list[Row], target: PaneTarget) -> Row | None:
+    """Of one pane's rows (one per session holding its window), leaving out the owned
+    session unless the window is there alone: the session ``target`` names, else the
+    most recently used."""
+    others = [row for row in rows if row["session_name"] != OWNED_SESSION]
+    candidates = others or rows
+    for row in candidates:
+        if (target.session_id, target.session_name) != (None, None) and (
+            target.session_id in (None, row["session_id"])
+            and target.session_name in (None, row["session_name"])
+        ):
+            return row
+    return max(candidates, key=_recency, default=None)
+
+
+def _recency(row: Row) -> tuple[int, int]:
+    """How recently the session was used; a tie goes to the newest session (as for the
+    default pane)."""
+    return (row.number("session_activity") or 0, int(row["session_id"].lstrip("$")))
 
 
 def _check_agreement(target: PaneTarget, pane: PaneInfo) -> None:
