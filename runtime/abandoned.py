@@ -30,8 +30,10 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from schemux.abandoned_wrappers import release_abandoned_wrappers
 from schemux.engine import OWNED_SESSION, THEN
 from schemux.errors import ToolError
+from schemux.process_identity import start_ticks
 from schemux.tmux import ServerAddress, TmuxServer
 
 PANE_OPTION = "@schemux-program"
@@ -43,16 +45,6 @@ _LINK_MARK = re.compile(rf"{LINK_PREFIX}([1-9][0-9]*-[0-9]+)-[0-9a-f]+")
 _WINDOW_ID = re.compile(r"@[0-9]+")
 
 logger = logging.getLogger("schemux")
-
-
-def start_ticks(pid: int) -> int | None:
-    """Field 22 of /proc/PID/stat (start time in clock ticks since boot); None if no
-    such process."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            return int(stat.read().rsplit(b")", 1)[1].split()[19])
-    except (OSError, IndexError, ValueError):
-        return None
 
 
 @cache
@@ -202,8 +194,17 @@ def _by_name(mark: LinkMark) -> str:
 
 
 Step = Callable[[TmuxServer], Awaitable[None]]
+
+
 # program panes first: a window left to a dead owner's program is gone before links count
+async def release_abandoned_shells(server: TmuxServer) -> None:
+    """Free the shells that dead schemux processes' run_command wrappers hold or typed
+    into (``schemux.abandoned_wrappers``)."""
+    await release_abandoned_wrappers(server)
+
+
 STEPS: tuple[Step, ...] = (
+    release_abandoned_shells,
     remove_abandoned_program_panes,
     remove_abandoned_links,
     remove_abandoned_runtime_directories,

@@ -20,10 +20,10 @@ import functools
 import os
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
 from schemux.engine import THEN
 from schemux.errors import TmuxCommandError
+from schemux.process_identity import start_ticks
 from schemux.tmux import TmuxServer
 
 TOKEN_BYTES = 6  # a call's private token: 12 hex digits
@@ -88,15 +88,6 @@ class Owner:
 
     def alive(self) -> bool:
         return start_ticks(self.pid) == self.start_ticks
-
-
-def start_ticks(pid: int) -> int | None:
-    """Field 22 of /proc/PID/stat (start time in clock ticks since boot); None if gone."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_bytes()
-    except OSError:
-        return None
-    return int(stat.rsplit(b")", 1)[1].split()[19])
 
 
 def this_process() -> Owner:

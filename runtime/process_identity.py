@@ -90,6 +90,14 @@ def _start_ticks(pid: int) -> int:
     return int(fields[19])
 
 
+def start_ticks(pid: int) -> int | None:
+    """``_start_ticks``, or None when there is no such process (any more)."""
+    try:
+        return _start_ticks(pid)
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def open_process(pid: int) -> ProcessHandle:
     """The process ``pid`` names now; raises ProcessLookupError when there is none."""
     fd = os.pidfd_open(pid)

@@ -23,6 +23,7 @@ from schemux.abandoned_wrappers import (
     release_abandoned_wrappers,
     this_process,
 )
+from schemux.config import Settings
 from schemux.context import ToolContext
 from schemux.engine import THEN
 from schemux.shell_commands import ShellCall
@@ -242,3 +243,19 @@ async def test_a_wrapper_holding_its_shell_for_a_dead_owner_is_released(
     await server.run(
         "wait-for", wrapper.done
     )  # the wrapper's signal: leave none  # the wrapper's signal: leave none
+
+
+async def test_the_start_up_reaper_frees_what_a_killed_one_left(tmux_socket: str) -> None:
+    """A new schemux's first use of the server (ToolContext.tmux) releases a dead one's
+    shells by itself, before any call needs the pane."""
+    pane = new_pane(tmux_socket)
+    await killed_mid_command(tmux_socket, pane, "sleep 30")
+    assert private_options(pane) != []
+    context = ToolContext(Settings(socket_name=tmux_socket))
+    try:
+        server = context.tmux()
+        await context.abandoned.settled(server)
+        assert private_options(pane) == []
+        assert not [line for line in hold_options(tmux_socket) if pane_token(pane) in line]
+    finally:
+        await context.close()
