@@ -12,17 +12,11 @@ from __future__ import annotations
 
 from schemux.context import ToolContext
 from schemux.engine import THEN
-from schemux.errors import ToolError
 from schemux.generated.models.send_keys import SendKeysInput, SendKeysOutput
 from schemux.targets import PaneTarget, resolve_pane
 
 
 async def handle(ctx: ToolContext, request: SendKeysInput) -> SendKeysOutput:
-    if "\x00" in request.keys:
-        raise ToolError(
-            "keys contains a NUL character, which no terminal key or text can carry",
-            suggestion="remove it; send C-@ as a key name for the NUL key",
-        )
     server = ctx.tmux(request.socket_name)
     pane = await resolve_pane(
         server,

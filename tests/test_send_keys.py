@@ -125,7 +125,7 @@ async def test_a_nul_is_refused_and_nothing_is_sent(
     output = tmp_path / "keys"
     pane = raw_reader(tmux_socket, output)
     error = await call_error(memory_client, "send_keys", keys="ab\x00cd", pane_id=pane.pane_id)
-    assert "keys contains a NUL character" in error
+    assert "keys: contains a NUL character (at index 2)" in error
     await call(memory_client, "send_keys", keys="after", pane_id=pane.pane_id)
     assert received(output, 0, 6) == b"after\r"
 
@@ -145,11 +145,16 @@ async def test_the_control_window_is_refused(memory_client: Client, tmux_socket:
     assert "window of schemux's control clients" in error
 
 
-async def test_an_undecodable_byte_is_sent_as_that_byte(
+async def test_a_lone_surrogate_is_refused_and_nothing_is_sent(
     memory_client: Client, tmux_socket: str, tmp_path: Path
 ) -> None:
+    """JSON can spell "\\udcff", which is no text: refused by name, the pane untouched."""
     output = tmp_path / "keys"
     pane = raw_reader(tmux_socket, output)
-    await call(memory_client, "send_keys", keys="a\udcffb", pane_id=pane.pane_id, literal=True)
-    assert received(output, 0, 4) == b"a\xffb\r"
+    error = await call_error(
+        memory_client, "send_keys", keys="a\udcffb", pane_id=pane.pane_id, literal=True
+    )
+    assert "keys: contains U+DCFF at index 1, a lone surrogate" in error
+    await call(memory_client, "send_keys", keys="after", pane_id=pane.pane_id)
+    assert received(output, 0, 6) == b"after\r"
     assert tmux(tmux_socket, "has-session", "-t", pane.session_name) == ""
