@@ -353,7 +353,9 @@ class Watcher:
 def _end_spawned(spawning: asyncio.Future[_Connection]) -> None:
     """End the connection of a start that its caller gave up."""
     if not spawning.cancelled() and spawning.exception() is None:
-        spawning.result().fail("schemux gave up this control client while it started")
+        connection = spawning.result()
+        connection.fail("schemux gave up this control client while it started")
+        connection.attached.exception()  # nobody waits for this attach any more
 
 
 class ControlEngine:
