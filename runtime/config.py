@@ -6,6 +6,13 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from schemux.agent_session import (
+    DEFAULT_AGENT_SESSION,
+    DEFAULT_AGENT_SIZE,
+    AgentSession,
+    agent_name_problem,
+    parse_size,
+)
 from schemux.programs import ProgramLimits
 from schemux.tmux import socket_name_problem
 
@@ -19,6 +26,8 @@ ENV_RETAINED_PROGRAMS = "SCHEMUX_RETAINED_PROGRAMS"
 ENV_OUTPUT_LIMIT = "SCHEMUX_OUTPUT_LIMIT"
 ENV_EXACT_SCHEMAS = "SCHEMUX_EXACT_SCHEMAS"
 ENV_TOOLS = "SCHEMUX_TOOLS"
+ENV_AGENT_SESSION = "SCHEMUX_AGENT_SESSION"
+ENV_AGENT_SIZE = "SCHEMUX_AGENT_SIZE"
 
 
 class ConfigError(ValueError):
@@ -34,7 +43,8 @@ class Settings:
     tool makes, whatever timeout the call asks for. ``exact_schemas`` serves every
     tool's exact inputSchema instead of its projection; ``tools`` names the tools or
     families to serve (empty: all), checked against the tools at start
-    (``schemux.selection``).
+    (``schemux.selection``). ``agent`` is the session schemux makes, with the login
+    shell the default target runs in, when the configured server is not running.
     """
 
     socket_name: str | None = None
@@ -43,6 +53,7 @@ class Settings:
     program_limits: ProgramLimits = field(default_factory=ProgramLimits)
     exact_schemas: bool = False
     tools: tuple[str, ...] = ()
+    agent: AgentSession = field(default_factory=AgentSession)
 
     def __post_init__(self) -> None:
         if self.socket_name is not None and self.socket_path is not None:
@@ -50,6 +61,11 @@ class Settings:
         problem = None if self.socket_name is None else socket_name_problem(self.socket_name)
         if problem is not None:
             raise ConfigError(f"the socket name (-L, {ENV_SOCKET_NAME}) is not one: {problem}")
+        problem = agent_name_problem(self.agent.name)
+        if problem is not None:
+            raise ConfigError(
+                f"the agent session's name ({ENV_AGENT_SESSION}) is not one: {problem}"
+            )
         if not (math.isfinite(self.wait_ceiling) and self.wait_ceiling > 0):
             raise ConfigError(
                 f"the wait ceiling must be a positive number of seconds, not {self.wait_ceiling!r}"
@@ -95,7 +111,18 @@ def settings_from(
         program_limits=limits,
         exact_schemas=exact_schemas or _flag(env, ENV_EXACT_SCHEMAS),
         tools=_names(tools if tools is not None else env.get(ENV_TOOLS, "")),
+        agent=_agent(env),
     )
+
+
+def _agent(env: Mapping[str, str]) -> AgentSession:
+    raw_size = env.get(ENV_AGENT_SIZE)
+    size = DEFAULT_AGENT_SIZE if not raw_size else parse_size(raw_size)
+    if size is None:
+        raise ConfigError(
+            f"{ENV_AGENT_SIZE}={raw_size!r} is not a size: give COLUMNSxROWS, such as 160x48"
+        )
+    return AgentSession(env.get(ENV_AGENT_SESSION) or DEFAULT_AGENT_SESSION, *size)
 
 
 def _flag(env: Mapping[str, str], name: str) -> bool:

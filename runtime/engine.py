@@ -309,8 +309,8 @@ class ControlEngine:
         self._subscribers: dict[str, list[Subscriber]] = {}
         self._idle_waiters: list[_Connection] = []
         self.waits_in_progress = 0
-        # ids of the owned sessions made on this server for this process, oldest first
-        # (``prepare`` records them), so a failed call can report what it created
+        # ids of the sessions made on this server for this process (the owned one, the
+        # agent's), oldest first, so a failed call can report what it created
         self.created_sessions: list[str] = []
 
     @property

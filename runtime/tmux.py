@@ -16,6 +16,14 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
+from schemux.agent_session import (
+    AGENT_MARK,
+    AgentSession,
+    home_directory,
+    login_shell,
+    new_session_arguments,
+    user_environment,
+)
 from schemux.engine import (
     CONTROL_MARK,
     OWNED_SESSION,
@@ -136,11 +144,19 @@ _ENGINES: dict[tuple[str, ServerAddress], ControlEngine] = {}
 
 
 class TmuxServer:
-    """Commands to one tmux server."""
+    """Commands to one tmux server.
 
-    def __init__(self, address: ServerAddress, binary: str | None = None) -> None:
+    With ``agent`` (the configured server's), a server that is not running is started
+    with the agent's session (``schemux.agent_session``) before the owned session is
+    made; without it, such a server is a ServerUnavailable error.
+    """
+
+    def __init__(
+        self, address: ServerAddress, binary: str | None = None, agent: AgentSession | None = None
+    ) -> None:
         self.address = address
         self.binary = binary or tmux_binary()
+        self.agent = agent
 
     def argv(self, *args: str) -> list[str]:
         return [self.binary, *self.address.flags(), *args]
@@ -177,12 +193,17 @@ class TmuxServer:
 
     async def _prepare(self) -> None:
         """Before a control client attaches: the server must run (``has-session`` fails
-        without starting one) and the owned session must exist (made detached, running an
+        without starting one; with ``agent``, a server not running is started with the
+        agent's session) and the owned session must exist (made detached, running an
         inert ``cat``; only a server that exited in between would be started by it). A
         session made here goes into the engine's ``created_sessions``."""
         try:
             await self.run_subprocess("has-session", "-t", f"={OWNED_SESSION}")
             return
+        except ServerUnavailable:
+            if self.agent is None:
+                raise
+            await self.make_agent_session(self.agent)
         except TmuxCommandError as error:
             if not re.search(r"can't find session|no such session", error.stderr):
                 raise
@@ -202,10 +223,31 @@ class TmuxServer:
             return
         self.engine.created_sessions.extend(created[:1])
 
-    async def run_subprocess(self, *args: str) -> list[str]:
-        """``run`` by a tmux client process of its own (about 2.5 ms a command)."""
+    async def make_agent_session(self, agent: AgentSession) -> None:
+        """Make the agent's session (starting the server when it is not running), its
+        pane marked ``AGENT_MARK``; one made meanwhile by another process is taken as
+        made. Its id goes into the engine's ``created_sessions``."""
+        shell = login_shell(os.environ)
+        try:
+            made = await self.run_subprocess(
+                *new_session_arguments(agent, home_directory(os.environ)),
+                env=user_environment(os.environ, shell),
+            )
+        except TmuxCommandError as error:
+            if "duplicate session" not in error.stderr:
+                raise
+            return
+        session_id, _, pane_id = made[0].partition(" ")
+        self.engine.created_sessions.append(session_id)
+        await self.run_subprocess("set-option", "-p", "-t", pane_id, AGENT_MARK, "1")
+
+    async def run_subprocess(self, *args: str, env: dict[str, str] | None = None) -> list[str]:
+        """``run`` by a tmux client process of its own (about 2.5 ms a command); ``env``
+        is the client's environment (a client that starts the server gives it to the
+        server)."""
         proc = await asyncio.create_subprocess_exec(
             *self.argv(*command_arguments(args)),
+            env=env,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
