@@ -7,7 +7,9 @@ that session, with ``-f no-output,ignore-size``, so no user window is resized, n
 session shows a new client, and a ``client-attached`` hook fires in the owned session only
 (a global ``session-created`` hook does fire once, when the owned session is created).
 The owned session keeps the tmux server alive while it exists; ``kill-session -t
-_schemux`` removes it, and schemux makes it again on its next command.
+_schemux`` removes it, and schemux makes it again on its next command. On a server that
+schemux started (``schemux.agent_session``), the agent's session is there too; both stay
+when schemux exits.
 
 Protocol (tmux's ``-C`` mode): each command line is answered by one block per executed
 command, ``%begin`` ... ``%end``/``%error``; lines outside blocks are notifications
