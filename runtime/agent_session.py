@@ -77,19 +77,28 @@ def parse_size(text: str) -> tuple[int, int] | None:
     return size if all(1 <= part <= 10000 for part in size) else None
 
 
-def _usable_shell(path: str | None) -> bool:
-    return bool(path) and os.path.isabs(path or "") and os.access(path or "", os.X_OK)
+# what an account that may not log in has as its shell: it would end the pane at once
+_REFUSING_SHELLS = frozenset({"nologin", "false"})
+
+
+def _usable_shell(path: str) -> bool:
+    return (
+        os.path.isabs(path)
+        and os.path.basename(path) not in _REFUSING_SHELLS
+        and os.access(path, os.X_OK)
+    )
 
 
 def login_shell(env: Mapping[str, str]) -> str:
     """The user's login shell: the passwd entry's, else ``$SHELL``, else /bin/sh (each
-    only when it is an absolute path to an executable)."""
+    only when it is an absolute path to an executable that is not ``nologin`` or
+    ``false``)."""
     try:
         entry_shell: str | None = pwd.getpwuid(os.getuid()).pw_shell
     except KeyError:  # no passwd entry for this uid (a container's arbitrary uid)
         entry_shell = None
     for candidate in (entry_shell, env.get("SHELL")):
-        if candidate is not None and _usable_shell(candidate):
+        if candidate and _usable_shell(candidate):
             return candidate
     return FALLBACK_SHELL
 

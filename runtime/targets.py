@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from schemux.agent_session import AGENT_MARK
 from schemux.engine import CONTROL_MARK, OWNED_SESSION
 from schemux.errors import TmuxCommandError, ToolError, preview
-from schemux.tmux import TmuxServer
+from schemux.tmux import TmuxServer, agent_shell, agent_shell_ended
 from schemux.tmux_format import Query, Row
 
 _ID_SHAPES = {
@@ -118,6 +118,9 @@ async def resolve_pane(server: TmuxServer, target: PaneTarget) -> PaneInfo:
         if row is None and target.session_name is None and server.agent is not None:
             await server.make_agent_session(server.agent)
             row = await _active_pane(server, None)
+            if row is None:  # made and marked, and gone already
+                shell = agent_shell()[0]
+                raise agent_shell_ended(shell, server.agent.name, server.address.describe())
         if row is None:
             if target.session_name is not None:
                 raise ToolError(not_found, suggestion="list the sessions with `tmux ls`")

@@ -193,20 +193,28 @@ class TmuxServer:
 
     async def _prepare(self) -> None:
         """Before a control client attaches: the server must run (``has-session`` fails
-        without starting one; with ``agent``, a server not running is started with the
-        agent's session) and the owned session must exist (made detached, running an
-        inert ``cat``; only a server that exited in between would be started by it). A
-        session made here goes into the engine's ``created_sessions``."""
+        without starting one) and the owned session must exist (made detached, running an
+        inert ``cat``; only a server that exited in between would be started by it). With
+        ``agent``, a server not running is started, in the user's environment, by making
+        the owned session and then the agent's (so a shell that ends at once leaves the
+        server up and says so). A session made here goes into the engine's
+        ``created_sessions``."""
+        start_server = False
         try:
             await self.run_subprocess("has-session", "-t", f"={OWNED_SESSION}")
             return
         except ServerUnavailable:
             if self.agent is None:
                 raise
-            await self.make_agent_session(self.agent)
+            start_server = True
         except TmuxCommandError as error:
             if not re.search(r"can't find session|no such session", error.stderr):
                 raise
+        await self._make_owned_session(agent_shell()[1] if start_server else None)
+        if start_server and self.agent is not None:
+            await self.make_agent_session(self.agent)
+
+    async def _make_owned_session(self, env: dict[str, str] | None) -> None:
         try:
             created = await self.run_subprocess(
                 "new-session", "-d", "-P", "-F", "#{session_id}",
@@ -216,6 +224,7 @@ class TmuxServer:
                 # marks the window of the control clients, which no tool reads; the other
                 # windows of the session are programs that schemux started
                 "set-option", "-w", "-t", f"{OWNED_SESSION}:", CONTROL_MARK, "1",
+                env=env,
             )  # fmt: skip
         except TmuxCommandError as error:
             if "duplicate session" not in error.stderr:
@@ -227,19 +236,29 @@ class TmuxServer:
         """Make the agent's session (starting the server when it is not running), its
         pane marked ``AGENT_MARK``; one made meanwhile by another process is taken as
         made. Its id goes into the engine's ``created_sessions``."""
-        shell = login_shell(os.environ)
+        shell, env = agent_shell()
         try:
             made = await self.run_subprocess(
-                *new_session_arguments(agent, home_directory(os.environ)),
-                env=user_environment(os.environ, shell),
+                *new_session_arguments(agent, home_directory(os.environ)), env=env
             )
         except TmuxCommandError as error:
             if "duplicate session" not in error.stderr:
                 raise
             return
+        if not made:  # the client answers 0 although the server it forked could not listen
+            raise ToolError(
+                f"tmux could not start a server on {self.address.describe()}",
+                suggestion="check that the socket's directory exists and is yours to write "
+                "in (try `tmux " + " ".join([*self.address.flags(), "new-session"]) + "`)",
+            )
         session_id, _, pane_id = made[0].partition(" ")
         self.engine.created_sessions.append(session_id)
-        await self.run_subprocess("set-option", "-p", "-t", pane_id, AGENT_MARK, "1")
+        try:
+            await self.run_subprocess("set-option", "-p", "-t", pane_id, AGENT_MARK, "1")
+        except TmuxCommandError as error:
+            if not error.target_gone:
+                raise
+            raise agent_shell_ended(shell, agent.name, self.address.describe()) from None
 
     async def run_subprocess(self, *args: str, env: dict[str, str] | None = None) -> list[str]:
         """``run`` by a tmux client process of its own (about 2.5 ms a command); ``env``
@@ -271,6 +290,21 @@ class TmuxServer:
                 + "`) or point schemux at a running server with --socket-name/--socket-path",
             )
         return TmuxCommandError(command, stderr)
+
+
+def agent_shell() -> tuple[str, dict[str, str]]:
+    """The user's login shell, and the user's environment to start the server in."""
+    shell = login_shell(os.environ)
+    return shell, user_environment(os.environ, shell)
+
+
+def agent_shell_ended(shell: str, name: str, where: str) -> ToolError:
+    return ToolError(
+        f"the agent's login shell {shell} ended as soon as it started, in session "
+        f"{preview(name)} on {where}",
+        suggestion="check that the shell of your passwd entry (or $SHELL) starts as a "
+        "login shell, for example with `tmux new-session` in a terminal",
+    )
 
 
 def command_arguments(args: tuple[str, ...]) -> list[str]:

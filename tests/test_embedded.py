@@ -372,6 +372,49 @@ def test_login_shell_prefers_the_passwd_entry(monkeypatch: pytest.MonkeyPatch) -
     assert login_shell({}) == "/bin/sh"
 
 
+def test_login_shell_passes_over_shells_that_refuse_a_login(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    class Entry:
+        pw_shell = "/usr/sbin/nologin"
+
+    monkeypatch.setattr("schemux.agent_session.pwd.getpwuid", lambda _: Entry)
+    assert login_shell({"SHELL": "/bin/false"}) == "/bin/sh"
+    assert login_shell({"SHELL": "/bin/bash"}) == "/bin/bash"
+
+
+async def test_a_login_shell_that_ends_at_once_is_a_clear_error(
+    anyio_backend: str,
+    socket_name: str,
+    user_home: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    shell = tmp_path / "ends-at-once"
+    shell.write_text("#!/bin/sh\nexit 0\n")
+    shell.chmod(0o755)
+    monkeypatch.setattr("schemux.tmux.login_shell", lambda _: str(shell))
+    async with schemux_on(Settings(socket_name=socket_name)) as client:
+        message = await call_error(client, "run_command", command="true")
+    # the shell ends a few milliseconds after it starts, so the call fails at whichever
+    # step finds it gone (usually at once: "the agent's login shell ... ended as soon as
+    # it started"), or finds it still running as what it is, never as a shell at a prompt
+    assert message.startswith(
+        (f"the agent's login shell {shell} ended as soon as it started", "pane %", "tmux ")
+    ), message
+    wait_until(lambda: sessions(socket_name) == [OWNED_SESSION])  # the server stays up
+
+
+async def test_a_socket_tmux_cannot_create_is_a_clear_error(
+    anyio_backend: str, tmp_path: Path, user_home: Path
+) -> None:
+    socket_path = tmp_path / "no-such-directory" / "socket"
+    async with schemux_on(Settings(socket_path=str(socket_path))) as client:
+        message = await call_error(client, "run_command", command="true")
+    assert f"tmux could not start a server on socket path {socket_path}" in message
+    assert not socket_path.parent.exists()
+
+
 def test_login_shell_without_a_passwd_entry(monkeypatch: pytest.MonkeyPatch) -> None:
     def missing(uid: int) -> object:
         raise KeyError(uid)
