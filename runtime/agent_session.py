@@ -17,6 +17,8 @@ marked pane wherever it is (``schemux.targets``), whatever sessions a person add
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import pwd
 import sys
@@ -153,10 +155,45 @@ def format_literal(text: str) -> str:
 
 
 def new_session_arguments(agent: AgentSession, home: str) -> tuple[str, ...]:
-    """The ``new-session`` of the agent's session, printing its id and its pane's; no
-    command, so tmux runs the default shell as a login shell."""
+    """The ``new-session`` of the agent's session, printing its id, its pane's and the
+    pane's process id; no command, so tmux runs the default shell as a login shell."""
     return (
-        "new-session", "-d", "-P", "-F", "#{session_id} #{pane_id}",
+        "new-session", "-d", "-P", "-F", "#{session_id} #{pane_id} #{pane_pid}",
         "-s", format_literal(agent.name), "-x", str(agent.width), "-y", str(agent.height),
         "-c", format_literal(home),
     )  # fmt: skip
+
+
+def shell_holds_terminal(pid: int, tmux_binary: str) -> bool:
+    """Whether the pane's process ``pid`` is its shell (no longer the tmux server it was
+    forked from) and holds its terminal's foreground (no startup file's command runs).
+    True when /proc cannot tell: there is nothing to wait for then."""
+    try:
+        executable = os.readlink(f"/proc/{pid}/exe")
+        tmux_executable = os.path.realpath(tmux_binary)
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return True
+    return executable != tmux_executable and fields[2] == fields[5]  # pgrp == tpgid
+
+
+async def until_shell_ready(
+    pid: int, tmux_binary: str, *, within: float = 5.0, steady: float = 0.1
+) -> None:
+    """Return once the agent's new login shell has held its terminal for ``steady``
+    seconds (or after ``within``). Until it has exec'd, the pane runs a copy of the tmux
+    server, and while its startup files run a command, that command runs: a first call
+    coming at once would find either and refuse the pane."""
+    loop = asyncio.get_running_loop()
+    since: float | None = None
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(within):
+            while True:
+                if not shell_holds_terminal(pid, tmux_binary):
+                    since = None
+                elif since is None:
+                    since = loop.time()
+                elif loop.time() - since >= steady:
+                    return
+                await asyncio.sleep(0.01)

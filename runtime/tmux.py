@@ -22,6 +22,7 @@ from schemux.agent_session import (
     home_directory,
     login_shell,
     new_session_arguments,
+    until_shell_ready,
     user_environment,
 )
 from schemux.engine import (
@@ -141,14 +142,16 @@ _NO_SERVER = re.compile(
 
 
 _ENGINES: dict[tuple[str, ServerAddress], ControlEngine] = {}
+# the servers whose next command begins a call, so may start the server (see allow_start)
+_START_ALLOWED: set[tuple[str, ServerAddress]] = set()
 
 
 class TmuxServer:
     """Commands to one tmux server.
 
-    With ``agent`` (the configured server's), a server that is not running is started
-    with the agent's session (``schemux.agent_session``) before the owned session is
-    made; without it, such a server is a ServerUnavailable error.
+    With ``agent`` (the configured server's), a server that is not running when a call
+    begins (``allow_start``) is started with the owned session and the agent's session
+    (``schemux.agent_session``); otherwise such a server is a ServerUnavailable error.
     """
 
     def __init__(
@@ -179,11 +182,24 @@ class TmuxServer:
         Raises ToolError when no server runs there, TmuxCommandError for any other error.
         A blocking ``wait-for`` must go through ``wait`` instead.
         """
-        return await self.engine.run(*args)
+        try:
+            return await self.engine.run(*args)
+        finally:
+            _START_ALLOWED.discard((self.binary, self.address))
 
     async def wait(self, channel: str) -> None:
         """Return once ``channel`` is signalled (``wait-for``), on a client of its own."""
-        await self.engine.wait(channel)
+        try:
+            await self.engine.wait(channel)
+        finally:
+            _START_ALLOWED.discard((self.binary, self.address))
+
+    def allow_start(self) -> None:
+        """Let the next command start this server (with ``agent``) if it is not running:
+        the first command of a call. A server that is gone in the middle of a call is that
+        call's failure, never replaced under it by a new one."""
+        if self.agent is not None:
+            _START_ALLOWED.add((self.binary, self.address))
 
     async def close(self) -> None:
         """End the control client (the next command starts a new one)."""
@@ -204,7 +220,7 @@ class TmuxServer:
             await self.run_subprocess("has-session", "-t", f"={OWNED_SESSION}")
             return
         except ServerUnavailable:
-            if self.agent is None:
+            if self.agent is None or (self.binary, self.address) not in _START_ALLOWED:
                 raise
             start_server = True
         except TmuxCommandError as error:
@@ -251,7 +267,7 @@ class TmuxServer:
                 suggestion="check that the socket's directory exists and is yours to write "
                 "in (try `tmux " + " ".join([*self.address.flags(), "new-session"]) + "`)",
             )
-        session_id, _, pane_id = made[0].partition(" ")
+        session_id, pane_id, pane_pid = made[0].split(" ")
         self.engine.created_sessions.append(session_id)
         try:
             await self.run_subprocess("set-option", "-p", "-t", pane_id, AGENT_MARK, "1")
@@ -259,6 +275,7 @@ class TmuxServer:
             if not error.target_gone:
                 raise
             raise agent_shell_ended(shell, agent.name, self.address.describe()) from None
+        await until_shell_ready(int(pane_pid), self.binary)
 
     async def run_subprocess(self, *args: str, env: dict[str, str] | None = None) -> list[str]:
         """``run`` by a tmux client process of its own (about 2.5 ms a command); ``env``

@@ -22,6 +22,7 @@ from schemux.agent_session import (
     agent_name_problem,
     login_shell,
     parse_size,
+    shell_holds_terminal,
     user_environment,
     virtual_environment_bins,
 )
@@ -156,6 +157,23 @@ async def test_an_ended_agent_shell_is_made_again(client: Client, socket_name: s
     assert again["output"] == ["back"]
     assert again["pane_id"] != first["pane_id"]
     assert agent_panes(socket_name) == [again["pane_id"]]
+
+
+async def test_a_server_killed_between_calls_is_started_by_the_next(
+    client: Client, socket_name: str
+) -> None:
+    first = await run(client, command="echo one")
+    tmux(socket_name, "kill-server")
+    wait_until(lambda: not server_running(socket_name))
+    await anyio.sleep(0.5)  # as between two calls: schemux sees its control client end
+    again = await run(client, command=SHELL_REPORT)
+    assert again["output"][0] == "login"
+    assert agent_panes(socket_name) == [again["pane_id"]]
+    assert first["output"] == ["one"]
+
+
+def test_a_process_gone_is_not_waited_for() -> None:
+    assert shell_holds_terminal(2**22 + 1, "/usr/bin/tmux")  # above any pid_max
 
 
 async def test_snapshot_of_a_server_not_running_lists_the_agent_session(
