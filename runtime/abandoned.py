@@ -203,16 +203,21 @@ async def release_abandoned_shells(server: TmuxServer) -> None:
     await release_abandoned_wrappers(server)
 
 
-STEPS: tuple[Step, ...] = (
+# what dead schemux processes left on the tmux server, and what they left on this machine
+TMUX_STEPS: tuple[Step, ...] = (
     release_abandoned_shells,
     remove_abandoned_program_panes,
     remove_abandoned_links,
-    remove_abandoned_runtime_directories,
 )
+STEPS: tuple[Step, ...] = (*TMUX_STEPS, remove_abandoned_runtime_directories)
 
 
 async def reap_abandoned(server: TmuxServer) -> None:
-    for step in STEPS:
+    """Run every step. A tmux server that is not running holds nothing of a dead schemux,
+    and reaping never starts one (that is a call's first command's to do, with the
+    agent's session: see ``TmuxServer.allow_start``), so its steps are then left out."""
+    running = await server.running()
+    for step in STEPS if running else STEPS[len(TMUX_STEPS) :]:
         try:
             await step(server)
         except Exception:  # one step failing leaves the others to do their part

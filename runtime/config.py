@@ -6,6 +6,13 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from schemux.agent_session import (
+    DEFAULT_AGENT_SESSION,
+    DEFAULT_AGENT_SIZE,
+    AgentSession,
+    agent_name_problem,
+    parse_size,
+)
 from schemux.process_identity import ENV_TRACKING_BACKEND, TRACKING_SETTINGS, TrackingSetting
 from schemux.program_gates import GATE_SETTINGS, GateSetting, choose_gate
 from schemux.programs import ProgramLimits
@@ -22,6 +29,8 @@ ENV_OUTPUT_LIMIT = "SCHEMUX_OUTPUT_LIMIT"
 ENV_EXACT_SCHEMAS = "SCHEMUX_EXACT_SCHEMAS"
 ENV_TOOLS = "SCHEMUX_TOOLS"
 ENV_PROGRAM_GATE = "SCHEMUX_PROGRAM_GATE"
+ENV_AGENT_SESSION = "SCHEMUX_AGENT_SESSION"
+ENV_AGENT_SIZE = "SCHEMUX_AGENT_SIZE"
 
 
 class ConfigError(ValueError):
@@ -40,7 +49,8 @@ class Settings:
     (``schemux.selection``). ``program_gate`` is the gate program panes run
     (``schemux.program_gates``): "auto" (Perl where it can run, else Python), "perl" or
     "python". ``tracking_backend`` chooses how ``tmux_capture`` binds the tmux server's
-    identity (``schemux.process_identity``).
+    identity (``schemux.process_identity``). ``agent`` is the session schemux makes, with the login
+    shell the default target runs in, when the configured server is not running.
     """
 
     socket_name: str | None = None
@@ -51,6 +61,7 @@ class Settings:
     tools: tuple[str, ...] = ()
     program_gate: GateSetting = "auto"
     tracking_backend: TrackingSetting = "auto"
+    agent: AgentSession = field(default_factory=AgentSession)
 
     def __post_init__(self) -> None:
         if self.socket_name is not None and self.socket_path is not None:
@@ -58,6 +69,11 @@ class Settings:
         problem = None if self.socket_name is None else socket_name_problem(self.socket_name)
         if problem is not None:
             raise ConfigError(f"the socket name (-L, {ENV_SOCKET_NAME}) is not one: {problem}")
+        problem = agent_name_problem(self.agent.name)
+        if problem is not None:
+            raise ConfigError(
+                f"the agent session's name ({ENV_AGENT_SESSION}) is not one: {problem}"
+            )
         if not (math.isfinite(self.wait_ceiling) and self.wait_ceiling > 0):
             raise ConfigError(
                 f"the wait ceiling must be a positive number of seconds, not {self.wait_ceiling!r}"
@@ -118,6 +134,7 @@ def settings_from(
         tools=_names(tools if tools is not None else env.get(ENV_TOOLS, "")),
         program_gate=_gate(env),
         tracking_backend=_tracking(env),
+        agent=_agent(env),
     )
 
 
@@ -130,6 +147,16 @@ def _tracking(env: Mapping[str, str]) -> TrackingSetting:
         f"{ENV_TRACKING_BACKEND}={env[ENV_TRACKING_BACKEND]!r}: expected "
         f"{', '.join(TRACKING_SETTINGS)}"
     )
+
+
+def _agent(env: Mapping[str, str]) -> AgentSession:
+    raw_size = env.get(ENV_AGENT_SIZE)
+    size = DEFAULT_AGENT_SIZE if not raw_size else parse_size(raw_size)
+    if size is None:
+        raise ConfigError(
+            f"{ENV_AGENT_SIZE}={raw_size!r} is not a size: give COLUMNSxROWS, such as 160x48"
+        )
+    return AgentSession(env.get(ENV_AGENT_SESSION) or DEFAULT_AGENT_SESSION, *size)
 
 
 def _flag(env: Mapping[str, str], name: str) -> bool:

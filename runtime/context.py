@@ -24,15 +24,21 @@ class ToolContext:
 
     def tmux(self, socket_name: str | None = None) -> TmuxServer:
         """The configured tmux server, or the one on ``socket_name`` when a call names one
-        (a name as ``tmux -L`` takes it, refused otherwise: never a path)."""
+        (a name as ``tmux -L`` takes it, refused otherwise: never a path). The configured
+        server is started when it is not running; another is not."""
+        configured = ServerAddress(self.settings.socket_name, self.settings.socket_path)
         if socket_name is not None:
             check_socket_name(socket_name)
             address = ServerAddress(socket_name=socket_name)
         else:
-            address = ServerAddress(self.settings.socket_name, self.settings.socket_path)
+            address = configured
         server = self._servers.get(address)
         if server is None:
-            server = self._servers[address] = TmuxServer(address)
+            # only the configured server is started when it is not running (with the
+            # agent's session); naming it by socket_name is naming the same server
+            agent = self.settings.agent if address == configured else None
+            server = self._servers[address] = TmuxServer(address, agent=agent)
+        server.allow_start()  # a call begins: its first command may start the server
         with contextlib.suppress(RuntimeError):  # no event loop: nothing to reap with
             asyncio.get_running_loop()
             self.abandoned.start(server)

@@ -9,7 +9,9 @@ session shows a new client, and a ``client-attached`` hook fires in the owned se
 The owned session keeps the tmux server alive while it exists; ``kill-session -t
 _schemux`` removes it, and schemux makes it again on its next command. A caller that
 needs ``%output`` (``schemux.pane_watch``) gets a client of its own, attached without
-``no-output`` (``open_watcher``), and ends it itself.
+``no-output`` (``open_watcher``), and ends it itself. On a server that
+schemux started (``schemux.agent_session``), the agent's session is there too; both stay
+when schemux exits.
 
 Protocol (tmux's ``-C`` mode): each command line is answered by one block per executed
 command, ``%begin`` ... ``%end``/``%error``; lines outside blocks are notifications
@@ -387,8 +389,8 @@ class ControlEngine:
         self._subscribers: dict[str, list[Subscriber]] = {}
         self._idle_waiters: list[_Connection] = []
         self.waits_in_progress = 0
-        # ids of the owned sessions made on this server for this process, oldest first
-        # (``prepare`` records them), so a failed call can report what it created
+        # ids of the sessions made on this server for this process (the owned one, the
+        # agent's), oldest first, so a failed call can report what it created
         self.created_sessions: list[str] = []
 
     @property

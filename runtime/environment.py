@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from schemux import config, http_config, process_identity
+from schemux.agent_session import DEFAULT_AGENT_SESSION, DEFAULT_AGENT_SIZE
 from schemux.programs import ProgramLimits
 
 
@@ -40,6 +41,16 @@ VARIABLES: tuple[Variable, ...] = (
     Variable(config.ENV_OUTPUT_LIMIT, _mib(_LIMITS.output_limit), "bytes of text kept per program"),
     Variable(config.ENV_TOOLS, "all", "tools or families served, comma-separated (--tools)"),
     Variable(config.ENV_EXACT_SCHEMAS, "0", "1 serves the exact contracts (--exact-schemas)"),
+    Variable(
+        config.ENV_AGENT_SESSION,
+        DEFAULT_AGENT_SESSION,
+        "the session made for the agent when schemux starts the configured server",
+    ),
+    Variable(
+        config.ENV_AGENT_SIZE,
+        f"{DEFAULT_AGENT_SIZE[0]}x{DEFAULT_AGENT_SIZE[1]}",
+        "the agent session's window size, COLSxROWS, until a person attaches",
+    ),
     Variable(
         config.ENV_PROGRAM_GATE,
         "auto",

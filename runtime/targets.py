@@ -1,12 +1,17 @@
 """Finding the pane a call means, from the ids and names the contracts take.
 
-With no target, the pane is the one tmux's own command line picks when run outside
+With no target, the pane is the agent's pane: the one schemux made when it started the
+server (``schemux.agent_session``), marked with the pane option ``AGENT_MARK``; it stays
+the default whatever sessions a person adds to that server later, as the pane the agent
+has been working in. On a server without one (a server the user started, or one whose
+agent pane has ended), the pane is the one tmux's own command line picks when run outside
 tmux: the active pane of the active window of the most recently used session. schemux's
-control client is attached to its own session (``OWNED_SESSION``), where commands
-without ``-t`` would land, so the rule is applied here explicitly: among all sessions but
-the owned one, the highest ``session_activity`` wins; as that has whole seconds only,
-a tie goes to the newest session (the highest session id). The owned session is never
-resolved to, whatever the target.
+control client is attached to its own session (``OWNED_SESSION``), where commands without
+``-t`` would land, so the rule is applied here explicitly: among all sessions but the
+owned one, the highest ``session_activity`` wins; as that has whole seconds only, a tie
+goes to the newest session (the highest session id). When there is no such session on
+the configured server, schemux makes the agent's session there and uses its pane. The
+owned session is never resolved to, whatever the target.
 
 A window may be in several sessions (``link-window``; a wait links the waited window into
 the owned session for its duration), and a ``-t %N`` lookup names the most recently
@@ -21,9 +26,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from schemux.agent_session import AGENT_MARK
 from schemux.engine import CONTROL_MARK, OWNED_SESSION
 from schemux.errors import TmuxCommandError, ToolError, preview
-from schemux.tmux import TmuxServer
+from schemux.tmux import TmuxServer, agent_shell, agent_shell_ended
 from schemux.tmux_format import Query, Row
 
 _ID_SHAPES = {
@@ -49,9 +55,10 @@ _PANE = Query(
         CONTROL_MARK,
     )
 )
-# the active pane of each session's active window, with how recently the session was used
-_ACTIVE = Query(("session_activity", *_PANE.names))
-_ACTIVE_FILTER = "#{&&:#{window_active},#{pane_active}}"
+# the active pane of each session's active window, with how recently the session was
+# used, and the agent's pane wherever it is
+_ACTIVE = Query(("session_activity", "window_active", "pane_active", AGENT_MARK, *_PANE.names))
+_ACTIVE_FILTER = f"#{{||:#{{{AGENT_MARK}}},#{{&&:#{{window_active}},#{{pane_active}}}}}}"
 
 
 @dataclass(frozen=True)
@@ -117,6 +124,12 @@ async def resolve_pane(server: TmuxServer, target: PaneTarget) -> PaneInfo:
     list_panes = "list the panes with `tmux list-panes -a` and pass an existing pane_id"
     if tmux_target is None:
         row = await _active_pane(server, target.session_name)
+        if row is None and target.session_name is None and server.agent is not None:
+            await server.make_agent_session(server.agent)
+            row = await _active_pane(server, None)
+            if row is None:  # made and marked, and gone already
+                shell = agent_shell()[0]
+                raise agent_shell_ended(shell, server.agent.name, server.address.describe())
         if row is None:
             if target.session_name is not None:
                 raise ToolError(not_found, suggestion="list the sessions with `tmux ls`")
@@ -159,11 +172,16 @@ async def _active_pane(server: TmuxServer, session_name: str | None) -> Row | No
     lines = await server.run("list-panes", "-a", "-f", _ACTIVE_FILTER, "-F", _ACTIVE.format)
     best: tuple[int, int, Row] | None = None
     for row in _ACTIVE.parse_all(lines):
+        active = row.flag("window_active") and row.flag("pane_active")
         if session_name is not None:
-            if row["session_name"] == session_name:
+            if active and row["session_name"] == session_name:
                 return row
             continue
         if row["session_name"] == OWNED_SESSION:
+            continue
+        if row.flag(AGENT_MARK):
+            return row
+        if not active:
             continue
         key = (row.number("session_activity") or 0, int(row["session_id"].lstrip("$")), row)
         if best is None or key[:2] > best[:2]:

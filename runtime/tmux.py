@@ -16,6 +16,15 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
+from schemux.agent_session import (
+    AGENT_MARK,
+    AgentSession,
+    home_directory,
+    login_shell,
+    new_session_arguments,
+    until_shell_ready,
+    user_environment,
+)
 from schemux.engine import (
     CONTROL_MARK,
     OWNED_SESSION,
@@ -133,14 +142,24 @@ _NO_SERVER = re.compile(
 
 
 _ENGINES: dict[tuple[str, ServerAddress], ControlEngine] = {}
+# the servers whose next command begins a call, so may start the server (see allow_start)
+_START_ALLOWED: set[tuple[str, ServerAddress]] = set()
 
 
 class TmuxServer:
-    """Commands to one tmux server."""
+    """Commands to one tmux server.
 
-    def __init__(self, address: ServerAddress, binary: str | None = None) -> None:
+    With ``agent`` (the configured server's), a server that is not running when a call
+    begins (``allow_start``) is started with the owned session and the agent's session
+    (``schemux.agent_session``); otherwise such a server is a ServerUnavailable error.
+    """
+
+    def __init__(
+        self, address: ServerAddress, binary: str | None = None, agent: AgentSession | None = None
+    ) -> None:
         self.address = address
         self.binary = binary or tmux_binary()
+        self.agent = agent
 
     def argv(self, *args: str) -> list[str]:
         return [self.binary, *self.address.flags(), *args]
@@ -163,11 +182,34 @@ class TmuxServer:
         Raises ToolError when no server runs there, TmuxCommandError for any other error.
         A blocking ``wait-for`` must go through ``wait`` instead.
         """
-        return await self.engine.run(*args)
+        try:
+            return await self.engine.run(*args)
+        finally:
+            _START_ALLOWED.discard((self.binary, self.address))
 
     async def wait(self, channel: str) -> None:
         """Return once ``channel`` is signalled (``wait-for``), on a client of its own."""
-        await self.engine.wait(channel)
+        try:
+            await self.engine.wait(channel)
+        finally:
+            _START_ALLOWED.discard((self.binary, self.address))
+
+    async def running(self) -> bool:
+        """Whether the server runs, asked by a client of its own (never starting it)."""
+        try:
+            await self.run_subprocess("has-session")
+        except ServerUnavailable:
+            return False
+        except TmuxCommandError:
+            return True  # it answered
+        return True
+
+    def allow_start(self) -> None:
+        """Let the next command start this server (with ``agent``) if it is not running:
+        the first command of a call. A server that is gone in the middle of a call is that
+        call's failure, never replaced under it by a new one."""
+        if self.agent is not None:
+            _START_ALLOWED.add((self.binary, self.address))
 
     async def close(self) -> None:
         """End the control client (the next command starts a new one)."""
@@ -178,14 +220,27 @@ class TmuxServer:
     async def _prepare(self) -> None:
         """Before a control client attaches: the server must run (``has-session`` fails
         without starting one) and the owned session must exist (made detached, running an
-        inert ``cat``; only a server that exited in between would be started by it). A
-        session made here goes into the engine's ``created_sessions``."""
+        inert ``cat``; only a server that exited in between would be started by it). With
+        ``agent``, a server not running is started, in the user's environment, by making
+        the owned session and then the agent's (so a shell that ends at once leaves the
+        server up and says so). A session made here goes into the engine's
+        ``created_sessions``."""
+        start_server = False
         try:
             await self.run_subprocess("has-session", "-t", f"={OWNED_SESSION}")
             return
+        except ServerUnavailable:
+            if self.agent is None or (self.binary, self.address) not in _START_ALLOWED:
+                raise
+            start_server = True
         except TmuxCommandError as error:
             if not re.search(r"can't find session|no such session", error.stderr):
                 raise
+        await self._make_owned_session(agent_shell()[1] if start_server else None)
+        if start_server and self.agent is not None:
+            await self.make_agent_session(self.agent)
+
+    async def _make_owned_session(self, env: dict[str, str] | None) -> None:
         try:
             created = await self.run_subprocess(
                 "new-session", "-d", "-P", "-F", "#{session_id}",
@@ -195,6 +250,7 @@ class TmuxServer:
                 # marks the window of the control clients, which no tool reads; the other
                 # windows of the session are programs that schemux started
                 "set-option", "-w", "-t", f"{OWNED_SESSION}:", CONTROL_MARK, "1",
+                env=env,
             )  # fmt: skip
         except TmuxCommandError as error:
             if "duplicate session" not in error.stderr:
@@ -202,10 +258,42 @@ class TmuxServer:
             return
         self.engine.created_sessions.extend(created[:1])
 
-    async def run_subprocess(self, *args: str) -> list[str]:
-        """``run`` by a tmux client process of its own (about 2.5 ms a command)."""
+    async def make_agent_session(self, agent: AgentSession) -> None:
+        """Make the agent's session (starting the server when it is not running), its
+        pane marked ``AGENT_MARK``; one made meanwhile by another process is taken as
+        made. Its id goes into the engine's ``created_sessions``."""
+        shell, env = agent_shell()
+        try:
+            made = await self.run_subprocess(
+                *new_session_arguments(agent, home_directory(os.environ)), env=env
+            )
+        except TmuxCommandError as error:
+            if "duplicate session" not in error.stderr:
+                raise
+            return
+        if not made:  # the client answers 0 although the server it forked could not listen
+            raise ToolError(
+                f"tmux could not start a server on {self.address.describe()}",
+                suggestion="check that the socket's directory exists and is yours to write "
+                "in (try `tmux " + " ".join([*self.address.flags(), "new-session"]) + "`)",
+            )
+        session_id, pane_id, pane_pid = made[0].split(" ")
+        self.engine.created_sessions.append(session_id)
+        try:
+            await self.run_subprocess("set-option", "-p", "-t", pane_id, AGENT_MARK, "1")
+        except TmuxCommandError as error:
+            if not error.target_gone:
+                raise
+            raise agent_shell_ended(shell, agent.name, self.address.describe()) from None
+        await until_shell_ready(int(pane_pid), self.binary)
+
+    async def run_subprocess(self, *args: str, env: dict[str, str] | None = None) -> list[str]:
+        """``run`` by a tmux client process of its own (about 2.5 ms a command); ``env``
+        is the client's environment (a client that starts the server gives it to the
+        server)."""
         proc = await asyncio.create_subprocess_exec(
             *self.argv(*command_arguments(args)),
+            env=env,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
@@ -229,6 +317,21 @@ class TmuxServer:
                 + "`) or point schemux at a running server with --socket-name/--socket-path",
             )
         return TmuxCommandError(command, stderr)
+
+
+def agent_shell() -> tuple[str, dict[str, str]]:
+    """The user's login shell, and the user's environment to start the server in."""
+    shell = login_shell(os.environ)
+    return shell, user_environment(os.environ, shell)
+
+
+def agent_shell_ended(shell: str, name: str, where: str) -> ToolError:
+    return ToolError(
+        f"the agent's login shell {shell} ended as soon as it started, in session "
+        f"{preview(name)} on {where}",
+        suggestion="check that the shell of your passwd entry (or $SHELL) starts as a "
+        "login shell, for example with `tmux new-session` in a terminal",
+    )
 
 
 def command_arguments(args: tuple[str, ...]) -> list[str]:

@@ -65,15 +65,17 @@ async def test_exact_schemas_serves_the_contracts_as_they_are(tmux_socket: str, 
 
 
 async def test_schema_violations_come_before_any_tmux_work() -> None:
-    # no tmux server runs on this socket: any tmux work would fail differently
-    settings = Settings(socket_name="schemux-test-never-started")
+    # no tmux server runs on this socket, and only the configured server is ever started:
+    # any tmux work would fail differently
+    settings = Settings(socket_name=f"schemux-test-never-configured-{os.getpid()}")
+    never = "schemux-test-never-started"
     async with Client(build_server(ToolContext(settings), BINDINGS)) as client:
-        result = await client.call_tool("run_command", {"command": 5})
+        result = await client.call_tool("run_command", {"command": 5, "socket_name": never})
         assert result.is_error
         assert result.content[0].text == (  # type: ignore[union-attr]
             "Invalid arguments for run_command: command: 5 is not of type 'string' (rule: type)"
         )
-        result = await client.call_tool("run_command", {"command": "true"})
+        result = await client.call_tool("run_command", {"command": "true", "socket_name": never})
         assert "no tmux server is running on socket name 'schemux-test-never-started'" in (
             result.content[0].text  # type: ignore[union-attr]
         )

@@ -82,8 +82,16 @@ async def test_references_taken_here_read_the_pane(tmux_socket: str) -> None:
     assert read.structured_content["data"]["rows"][0] == "found-it\n"
 
 
-async def test_no_server_is_an_envelope_that_sent_nothing() -> None:
-    failed, result = await snapshot("schemux-test-no-server-for-snapshot")
-    assert failed
+async def test_no_server_is_an_envelope_that_sent_nothing(tmux_socket: str) -> None:
+    # only the configured server is started when it is not running: a named one is not
+    context = ToolContext(Settings(socket_name=tmux_socket))
+    try:
+        arguments = {"socket_name": "schemux-test-no-server-for-snapshot"}
+        called = await call_bound_tool(BINDINGS["tmux_snapshot"], context, arguments)
+    finally:
+        await context.close()
+    assert called.is_error
+    result = called.structured_content
+    assert result is not None
     assert result["error"]["code"] == "server_unavailable"
     assert result["error"]["delivery"] == "not_sent"

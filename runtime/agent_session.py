@@ -1,0 +1,199 @@
+"""The agent's session: what schemux makes when its configured tmux server is not running.
+
+Starting the server is a ``new-session`` of this session, so the server and the agent's
+pane come up together, by tmux's own start-up: a server started by two schemux processes
+at once is started once (tmux's client takes a lock file to start a server, and the loser
+connects to the winner's), and the loser's ``new-session`` then fails with "duplicate
+session", which is taken as success. The pane runs no command of schemux's: tmux starts
+``default-shell`` as a login shell (``-bash``) for a window given none, and the client that
+starts the server sets that shell (from ``$SHELL``) and the server's global environment
+(from its own environment). That client therefore gets the user's environment, not
+schemux's: its login shell in ``SHELL``, and nothing of schemux's virtual environment or
+settings (a ``SCHEMUX_HTTP_TOKEN`` must not reach the agent's shell).
+
+The pane is marked with the pane option ``@schemux_agent``: a call with no target uses the
+marked pane wherever it is (``schemux.targets``), whatever sessions a person adds later.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import pwd
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from schemux.engine import OWNED_SESSION
+
+AGENT_MARK = "@schemux_agent"
+DEFAULT_AGENT_SESSION = "agent"
+DEFAULT_AGENT_SIZE = (160, 48)
+FALLBACK_SHELL = "/bin/sh"
+
+# what a Python launcher or schemux itself puts in the environment, never the user's
+_NOT_THE_USERS = frozenset(
+    {"VIRTUAL_ENV", "VIRTUAL_ENV_PROMPT", "PYTHONHOME", "PYTHONPATH", "__PYVENV_LAUNCHER__"}
+)
+# the tmux server (or pane) schemux runs inside, which the agent's shell is not part of
+_OTHER_TMUX = frozenset({"TMUX", "TMUX_PANE"})
+_SCHEMUX_PREFIX = "SCHEMUX_"
+
+
+@dataclass(frozen=True)
+class AgentSession:
+    """The name and size of the agent's session (``SCHEMUX_AGENT_SESSION``,
+    ``SCHEMUX_AGENT_SIZE``)."""
+
+    name: str = DEFAULT_AGENT_SESSION
+    width: int = DEFAULT_AGENT_SIZE[0]
+    height: int = DEFAULT_AGENT_SIZE[1]
+
+
+def agent_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot name the agent's session, or None. tmux would rewrite a ``:``
+    or ``.`` (they separate a target's parts) and escape a backslash or a control
+    character, so the session would not have the name asked for."""
+    if name == "":
+        return "it is empty"
+    if name == OWNED_SESSION:
+        return f"{OWNED_SESSION!r} is schemux's own session"
+    for char in name:
+        if char in ":.\\":
+            return f"it contains {char!r}, which tmux does not keep in a session name"
+        if ord(char) < 0x20 or ord(char) == 0x7F:
+            return "it contains a control character"
+        if 0xDC80 <= ord(char) <= 0xDCFF:
+            return "it is not valid UTF-8"
+    return None
+
+
+def parse_size(text: str) -> tuple[int, int] | None:
+    """``"160x48"`` -> (160, 48); None unless both are whole numbers tmux takes (1 to
+    10000)."""
+    width, separator, height = text.strip().partition("x")
+    if not separator or not all(part.isascii() and part.isdigit() for part in (width, height)):
+        return None
+    size = int(width), int(height)
+    return size if all(1 <= part <= 10000 for part in size) else None
+
+
+# what an account that may not log in has as its shell: it would end the pane at once
+_REFUSING_SHELLS = frozenset({"nologin", "false"})
+
+
+def _usable_shell(path: str) -> bool:
+    return (
+        os.path.isabs(path)
+        and os.path.basename(path) not in _REFUSING_SHELLS
+        and os.access(path, os.X_OK)
+    )
+
+
+def login_shell(env: Mapping[str, str]) -> str:
+    """The user's login shell: the passwd entry's, else ``$SHELL``, else /bin/sh (each
+    only when it is an absolute path to an executable that is not ``nologin`` or
+    ``false``)."""
+    try:
+        entry_shell: str | None = pwd.getpwuid(os.getuid()).pw_shell
+    except KeyError:  # no passwd entry for this uid (a container's arbitrary uid)
+        entry_shell = None
+    for candidate in (entry_shell, env.get("SHELL")):
+        if candidate and _usable_shell(candidate):
+            return candidate
+    return FALLBACK_SHELL
+
+
+def home_directory(env: Mapping[str, str]) -> str:
+    """Where the login shell starts: ``$HOME``, else the passwd entry's, else /."""
+    home = env.get("HOME")
+    if home and os.path.isdir(home):
+        return home
+    try:
+        return pwd.getpwuid(os.getuid()).pw_dir or "/"
+    except KeyError:
+        return "/"
+
+
+def virtual_environment_bins(env: Mapping[str, str]) -> frozenset[str]:
+    """The ``bin`` directories of the virtual environments schemux runs in or was
+    started from, which a launcher put first on PATH."""
+    roots = {env.get("VIRTUAL_ENV", "")}
+    if sys.prefix != sys.base_prefix:
+        roots.add(sys.prefix)
+    return frozenset(os.path.realpath(os.path.join(root, "bin")) for root in roots if root)
+
+
+def user_environment(env: Mapping[str, str], shell: str) -> dict[str, str]:
+    """``env`` as the user's own: without schemux's settings, the virtual environment's
+    variables and PATH entries, and the variables of a tmux that schemux may run inside;
+    with ``SHELL`` set to their login shell."""
+    venv_bins = virtual_environment_bins(env)
+    cleaned = {
+        name: value
+        for name, value in env.items()
+        if name not in _NOT_THE_USERS
+        and name not in _OTHER_TMUX
+        and not name.startswith(_SCHEMUX_PREFIX)
+    }
+    if "PATH" in cleaned:
+        cleaned["PATH"] = os.pathsep.join(
+            entry
+            for entry in cleaned["PATH"].split(os.pathsep)
+            if not entry or os.path.realpath(entry) not in venv_bins
+        )
+    cleaned["SHELL"] = shell
+    return cleaned
+
+
+def format_literal(text: str) -> str:
+    """``text`` as a tmux format that expands to itself: ``new-session`` expands its
+    ``-s`` and ``-c`` as formats, where ``#{...}`` and ``#(...)`` (a shell command) would
+    otherwise run."""
+    return text.replace("#", "##")
+
+
+def new_session_arguments(agent: AgentSession, home: str) -> tuple[str, ...]:
+    """The ``new-session`` of the agent's session, printing its id, its pane's and the
+    pane's process id; no command, so tmux runs the default shell as a login shell."""
+    return (
+        "new-session", "-d", "-P", "-F", "#{session_id} #{pane_id} #{pane_pid}",
+        "-s", format_literal(agent.name), "-x", str(agent.width), "-y", str(agent.height),
+        "-c", format_literal(home),
+    )  # fmt: skip
+
+
+def shell_holds_terminal(pid: int, tmux_binary: str) -> bool:
+    """Whether the pane's process ``pid`` is its shell (no longer the tmux server it was
+    forked from) and holds its terminal's foreground (no startup file's command runs).
+    True when /proc cannot tell: there is nothing to wait for then."""
+    try:
+        executable = os.readlink(f"/proc/{pid}/exe")
+        tmux_executable = os.path.realpath(tmux_binary)
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return True
+    return executable != tmux_executable and fields[2] == fields[5]  # pgrp == tpgid
+
+
+async def until_shell_ready(
+    pid: int, tmux_binary: str, *, within: float = 5.0, steady: float = 0.1
+) -> None:
+    """Return once the agent's new login shell has held its terminal for ``steady``
+    seconds (or after ``within``). Until it has exec'd, the pane runs a copy of the tmux
+    server, and while its startup files run a command, that command runs: a first call
+    coming at once would find either and refuse the pane."""
+    loop = asyncio.get_running_loop()
+    since: float | None = None
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(within):
+            while True:
+                if not shell_holds_terminal(pid, tmux_binary):
+                    since = None
+                elif since is None:
+                    since = loop.time()
+                elif loop.time() - since >= steady:
+                    return
+                await asyncio.sleep(0.01)
