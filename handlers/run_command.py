@@ -7,7 +7,7 @@ from schemux.context import ToolContext
 from schemux.errors import ToolError
 from schemux.generated.models.run_command import RunCommandInput, RunCommandOutput
 from schemux.shell_commands import keep_tail, run_in_shell
-from schemux.targets import PaneTarget, resolve_pane
+from schemux.targets import resolve_requested_pane
 
 
 async def handle(ctx: ToolContext, request: RunCommandInput) -> RunCommandOutput:
@@ -18,15 +18,7 @@ async def handle(ctx: ToolContext, request: RunCommandInput) -> RunCommandOutput
     effective_timeout = ctx.settings.clamp_wait(request.timeout)
     progress.expect(effective_timeout, "waiting for the command to finish")
     server = ctx.tmux(request.socket_name)
-    pane = await resolve_pane(
-        server,
-        PaneTarget(
-            pane_id=request.pane_id,
-            window_id=request.window_id,
-            session_id=request.session_id,
-            session_name=request.session_name,
-        ),
-    )
+    pane = await resolve_requested_pane(server, request)
     result = await run_in_shell(
         server,
         pane,

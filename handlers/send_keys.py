@@ -13,20 +13,12 @@ from __future__ import annotations
 from schemux.context import ToolContext
 from schemux.engine import THEN
 from schemux.generated.models.send_keys import SendKeysInput, SendKeysOutput
-from schemux.targets import PaneTarget, resolve_pane
+from schemux.targets import resolve_requested_pane
 
 
 async def handle(ctx: ToolContext, request: SendKeysInput) -> SendKeysOutput:
     server = ctx.tmux(request.socket_name)
-    pane = await resolve_pane(
-        server,
-        PaneTarget(
-            pane_id=request.pane_id,
-            window_id=request.window_id,
-            session_id=request.session_id,
-            session_name=request.session_name,
-        ),
-    )
+    pane = await resolve_requested_pane(server, request)
     text = (" " if request.suppress_history else "") + request.keys
     command = ["send-keys", "-t", pane.pane_id, *(["-l"] if request.literal else []), "--", text]
     if request.enter:

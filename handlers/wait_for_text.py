@@ -10,7 +10,7 @@ from schemux import progress
 from schemux.context import ToolContext
 from schemux.errors import ToolError
 from schemux.generated.models.wait_for_text import WaitForTextInput, WaitForTextOutput
-from schemux.targets import PaneTarget, resolve_pane
+from schemux.targets import resolve_requested_pane
 from schemux.text_wait import MINIMUM_INTERVAL, compile_patterns, wait_for_new_text
 
 
@@ -42,15 +42,7 @@ async def handle(ctx: ToolContext, request: WaitForTextInput) -> WaitForTextOutp
     started = time.monotonic()
     deadline = started + effective_timeout
     server = ctx.tmux(request.socket_name)
-    pane = await resolve_pane(
-        server,
-        PaneTarget(
-            pane_id=request.pane_id,
-            window_id=request.window_id,
-            session_id=request.session_id,
-            session_name=request.session_name,
-        ),
-    )
+    pane = await resolve_requested_pane(server, request)
     result = await wait_for_new_text(
         server,
         pane,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from schemux.agent_session import (
     DEFAULT_AGENT_SESSION,
@@ -31,6 +32,8 @@ ENV_TOOLS = "SCHEMUX_TOOLS"
 ENV_PROGRAM_GATE = "SCHEMUX_PROGRAM_GATE"
 ENV_AGENT_SESSION = "SCHEMUX_AGENT_SESSION"
 ENV_AGENT_SIZE = "SCHEMUX_AGENT_SIZE"
+
+Choice = TypeVar("Choice", bound=str)
 
 
 class ConfigError(ValueError):
@@ -80,7 +83,7 @@ class Settings:
             )
         if self.program_gate not in GATE_SETTINGS:
             raise ConfigError(
-                f"{ENV_PROGRAM_GATE}={self.program_gate!r}: expected auto, perl or python"
+                f"{ENV_PROGRAM_GATE}={self.program_gate!r}: expected {' or '.join(GATE_SETTINGS)}"
             )
         try:
             choose_gate(self.program_gate)
@@ -132,20 +135,9 @@ def settings_from(
         program_limits=limits,
         exact_schemas=exact_schemas or _flag(env, ENV_EXACT_SCHEMAS),
         tools=_names(tools if tools is not None else env.get(ENV_TOOLS, "")),
-        program_gate=_gate(env),
-        tracking_backend=_tracking(env),
+        program_gate=_choice(env, ENV_PROGRAM_GATE, GATE_SETTINGS),
+        tracking_backend=_choice(env, ENV_TRACKING_BACKEND, TRACKING_SETTINGS),
         agent=_agent(env),
-    )
-
-
-def _tracking(env: Mapping[str, str]) -> TrackingSetting:
-    raw = env.get(ENV_TRACKING_BACKEND, "").strip().lower() or "auto"
-    for setting in TRACKING_SETTINGS:
-        if raw == setting:
-            return setting
-    raise ConfigError(
-        f"{ENV_TRACKING_BACKEND}={env[ENV_TRACKING_BACKEND]!r}: expected "
-        f"{', '.join(TRACKING_SETTINGS)}"
     )
 
 
@@ -168,14 +160,13 @@ def _flag(env: Mapping[str, str], name: str) -> bool:
     raise ConfigError(f"{name}={env[name]!r}: expected 1 or 0")
 
 
-def _gate(env: Mapping[str, str]) -> GateSetting:
-    raw = env.get(ENV_PROGRAM_GATE, "").strip().lower() or "auto"
-    for setting in GATE_SETTINGS:
-        if raw == setting:
-            return setting
-    raise ConfigError(
-        f"{ENV_PROGRAM_GATE}={env[ENV_PROGRAM_GATE]!r}: expected auto, perl or python"
-    )
+def _choice(env: Mapping[str, str], name: str, choices: tuple[Choice, ...]) -> Choice:
+    """One of ``choices`` as the variable ``name`` spells it (the first when unset)."""
+    raw = env.get(name, "").strip().lower() or choices[0]
+    for choice in choices:
+        if raw == choice:
+            return choice
+    raise ConfigError(f"{name}={env[name]!r}: expected {' or '.join(choices)}")
 
 
 def _names(raw: str) -> tuple[str, ...]:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Protocol
 
 from schemux.agent_session import AGENT_MARK
 from schemux.engine import CONTROL_MARK, OWNED_SESSION
@@ -114,6 +115,31 @@ class PaneTarget:
         return (
             ", ".join(given) if given else "the default pane (active pane of the current session)"
         )
+
+
+class PaneFields(Protocol):
+    """The target arguments of the libtmux-mcp family (run_command, send_keys,
+    wait_for_text): any mix of a pane, a window and a session."""
+
+    @property
+    def pane_id(self) -> str | None: ...
+    @property
+    def window_id(self) -> str | None: ...
+    @property
+    def session_id(self) -> str | None: ...
+    @property
+    def session_name(self) -> str | None: ...
+
+
+async def resolve_requested_pane(server: TmuxServer, request: PaneFields) -> PaneInfo:
+    """The pane a request of that family names (``resolve_pane``)."""
+    target = PaneTarget(
+        pane_id=request.pane_id,
+        window_id=request.window_id,
+        session_id=request.session_id,
+        session_name=request.session_name,
+    )
+    return await resolve_pane(server, target)
 
 
 async def resolve_pane(server: TmuxServer, target: PaneTarget) -> PaneInfo:

@@ -154,7 +154,9 @@ def test_the_gate_setting(monkeypatch: pytest.MonkeyPatch) -> None:
     assert settings_from({}).program_gate == "auto"
     assert settings_from({"SCHEMUX_PROGRAM_GATE": " Python "}).program_gate == "python"
     for bad in ("ruby", "perl;x", "-1"):
-        with pytest.raises(ConfigError, match=r"SCHEMUX_PROGRAM_GATE=.*expected auto, perl or"):
+        with pytest.raises(
+            ConfigError, match=r"SCHEMUX_PROGRAM_GATE=.*expected auto or perl or python"
+        ):
             settings_from({"SCHEMUX_PROGRAM_GATE": bad})
     with pytest.raises(ConfigError, match="SCHEMUX_PROGRAM_GATE='bash'"):
         Settings(program_gate="bash")  # type: ignore[arg-type]
