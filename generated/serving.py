@@ -195,7 +195,7 @@ SERVED_INPUT_SCHEMAS: dict[str, dict[str, Any]] = {
                 "type": "integer",
             },
             "paneId": {
-                "description": "The pane whose shell runs it.",
+                "description": "The pane whose shell runs it. Without one, the default pane: the agent's pane when schemux started the tmux server, else the active pane of the most recently used session.",
                 "pattern": "^%\\d+$",
                 "type": "string",
             },
@@ -210,7 +210,7 @@ SERVED_INPUT_SCHEMAS: dict[str, dict[str, Any]] = {
                 "type": "integer",
             },
         },
-        "required": ["command", "paneId"],
+        "required": ["command"],
         "type": "object",
     },
     "send_keys": {

@@ -457,3 +457,26 @@ async def test_reaping_never_starts_the_server(
         assert agent_panes(socket_name)
     finally:
         await context.close()
+
+
+async def test_every_shell_tool_without_a_target_uses_the_agent_pane(
+    client: Client, socket_name: str
+) -> None:
+    """run_command, run_shell_command, send_keys and wait_for_text with no target."""
+    shell = await call(client, "run_shell_command", command="echo agent")
+    assert shell["output"] == "agent"
+    (agent,) = agent_panes(socket_name)
+    assert shell["paneId"] == agent
+    assert (await run(client, command="true"))["pane_id"] == agent
+    waited: dict[str, Any] = {}
+
+    async def wait() -> None:
+        waited.update(await call(client, "wait_for_text", patterns=["^typed-by-keys$"], regex=True))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(wait)
+        await anyio.sleep(0.5)  # the wait has begun: only what comes after it counts
+        sent = await call(client, "send_keys", keys="echo typed-by-keys")
+        assert sent == {"result": f"Keys sent to pane {agent}"}
+    assert waited["outcome"] == "matched", waited
+    assert waited["pane_id"] == agent

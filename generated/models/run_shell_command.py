@@ -31,7 +31,13 @@ class RunShellCommandInput(BaseModel):
             le=9007199254740991,
         ),
     ] = None
-    pane_id: Annotated[str, Field(alias="paneId", description="The pane whose shell runs it.")]
+    pane_id: Annotated[
+        str | None,
+        Field(
+            alias="paneId",
+            description="The pane whose shell runs it. Without one, the default pane: the agent's pane when schemux started the tmux server, else the active pane of the most recently used session.",
+        ),
+    ] = None
     suppress_history: Annotated[
         bool | None,
         Field(
