@@ -76,7 +76,7 @@ def scan(data: bytes, table: bytes) -> tuple[bytes, bytes, Report | None]:
         report = verified(data[at + len(MARKER_PREFIX) : end], table)
         if report is not None:
             return data[:at], b"", report
-        start = end + 1
+        start = at + 1  # a look-alike may hold the genuine marker: look inside it
 
 
 def marker_start(data: bytes, marker: bytes) -> int:

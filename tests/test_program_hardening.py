@@ -510,6 +510,12 @@ def test_only_a_genuine_marker_ends_the_copy() -> None:
     # an unterminated look-alike is not held for ever
     long = MARKER_PREFIX + b"9" * 200
     assert scan(long, key)[0] == long
+    # nor does one hide the genuine marker that follows it (the program's last words)
+    for opened in (MARKER_PREFIX, MARKER_PREFIX + b"0;x;", MARKER_PREFIX + b"0;x;" + b"0" * 8):
+        assert scan(b"out" + opened + genuine, key) == (b"out" + opened, b"", (3, "x"))
+        data, held, report = scan(b"out" + opened + genuine[:7], key)
+        assert report is None
+        assert scan(held + genuine[7:], key)[2] == (3, "x")
 
 
 THIEF = r"""
