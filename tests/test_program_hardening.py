@@ -189,6 +189,8 @@ found = set(os.environ.values()) | set(sys.argv)
 def take(data):
     text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
     found.update(re.split(r"[\x00\s;=:,/]+", text)); found.add(text)
+    if isinstance(data, bytes):  # raw bytes (a token table, say) as the gate spells tokens
+        found.update(data[at : at + 8].hex() for at in range(0, len(data) - 7, 8))
 ppid = os.getppid()
 for name in ("cmdline", "environ"):
     try: take(open(f"/proc/{ppid}/{name}", "rb").read())
@@ -214,10 +216,12 @@ for top in {os.environ.get("TMPDIR", "/tmp"), "/tmp"}:
             try:
                 f = os.open(path, os.O_RDONLY | os.O_NONBLOCK); take(os.read(f, 65536)); os.close(f)
             except OSError: pass
-for s in sorted(x for x in found if x and len(x) < 200):
-    sys.stdout.write(f"\x1b]7777;schemux-end;{s};0;x\x07")
-    for word in re.findall(r"[0-9a-f]{8,}", s):
-        sys.stdout.write(f"\x1b]7777;schemux-end;{word};0;x\x07")
+# every candidate as the token of a report of success (STATUS;FLAG;TOKEN); only printable
+# ones: a token is hex, and raw bytes would only scramble the terminal
+candidates = {x for x in found if x and len(x) < 200 and x.isprintable()}
+candidates |= {w for x in candidates for w in re.findall(r"[0-9a-f]{8,}", x)}
+for s in sorted(candidates):
+    sys.stdout.write(f"\x1b]7777;schemux-end;0;x;{s}\x07")
 sys.stdout.write("REAL OUTPUT\n"); sys.stdout.flush()
 sys.exit(7)
 """
