@@ -5,6 +5,7 @@ the variables of that pane's shell read when inheritShell asks for them."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from typing import Protocol
 
@@ -15,6 +16,7 @@ from schemux.targets import PaneInfo, PaneTarget, resolve_pane
 from schemux.tmux import TmuxServer
 
 # what every program gets: no pager waits for a key nobody presses
+_HEX = re.compile("(?:[0-9a-f]{2})*")  # what ``od -An -v -tx1`` prints, blanks removed
 FIXED_ENVIRONMENT = {"PAGER": "cat", "GIT_PAGER": "cat"}
 
 
@@ -138,12 +140,18 @@ async def shell_environment(
     result = await run_in_shell(
         server, pane, "env -0 | od -An -v -tx1", timeout=10, suppress_history=True
     )
-    if result.timed_out or result.exit_status != 0:
+    digits = "".join("".join(result.lines).split())
+    if (
+        result.timed_out
+        or result.exit_status != 0
+        or result.head_lost
+        or not _HEX.fullmatch(digits)
+    ):
         raise ToolError(
             f"could not read the variables of the shell in {pane.pane_id}",
             suggestion="make sure that pane is a POSIX shell idle at its prompt",
         )
-    raw = bytes.fromhex("".join("".join(result.lines).split()))
+    raw = bytes.fromhex(digits)
     variables = {}
     for entry in raw.split(b"\0"):
         key, sep, value = entry.decode("utf-8", "surrogateescape").partition("=")
