@@ -265,7 +265,8 @@ def check_program_gate(setting: GateSetting) -> Check:
     except (OSError, subprocess.TimeoutExpired) as error:
         problem = str(error)
     else:
-        problem = done.stderr.strip().splitlines()[-1] if done.returncode else ""
+        lines = done.stderr.strip().splitlines() or [f"exit status {done.returncode}"]
+        problem = lines[-1] if done.returncode else ""
     described = f"{gate.kind.capitalize()} gate ({' '.join(gate.prefix[:1])}){perl_note}"
     if problem:
         return Check(

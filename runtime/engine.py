@@ -292,6 +292,8 @@ class _Connection:
         """Forget a connection of another (possibly closed) event loop and end its
         process (SIGTERM before tmux attached it: see ``terminate``)."""
         self.alive = False
+        if self.proc.returncode is not None:
+            return  # reaped already: its pid may be another process's now
         with contextlib.suppress(ProcessLookupError):
             os.kill(self.proc.pid, signal.SIGKILL if self.heard else signal.SIGTERM)
 
@@ -350,6 +352,11 @@ class Watcher:
     async def close(self) -> None:
         """End the client (tmux detaches it; nothing of it stays)."""
         await self._connection.close()
+
+
+def _retrieved(task: asyncio.Future[_Connection]) -> None:
+    if not task.cancelled():
+        task.exception()
 
 
 def _end_spawned(spawning: asyncio.Future[_Connection]) -> None:
@@ -436,6 +443,9 @@ class ControlEngine:
         starting = self._starting
         if starting is None or starting.get_loop() is not loop or starting.done():
             starting = self._starting = loop.create_task(self._start())
+            # its callers wait through shield: when all of them were cancelled, nobody
+            # would retrieve a failure
+            starting.add_done_callback(_retrieved)
         return await asyncio.shield(starting)
 
     async def _start(self) -> _Connection:

@@ -243,7 +243,7 @@ class ProgramStore:
         stdin_path = ""
         if spec.stdin_text is not None:
             stdin_file = directory / "stdin"
-            await asyncio.to_thread(stdin_file.write_text, spec.stdin_text)
+            await asyncio.to_thread(stdin_file.write_text, spec.stdin_text, "utf-8")
             stdin_path = str(stdin_file)
         sized = bool(spec.width or spec.height)
         # tmux 3.3 applies a window resize to the pane's terminal only after a delay, so a
