@@ -29,7 +29,7 @@ from schemux.tmux import TmuxServer
 TOKEN_BYTES = 6  # a call's private token: 12 hex digits
 # what the wrapper reports, a format set as the armed option's value (expanded by #{E:})
 REPORT_FORMAT = "#{history_size} #{cursor_y} #{cursor_x} #{history_limit}"
-_MARK = re.compile(r"(?:^|')A (\d+) (\d+)'?$")
+_MARK = re.compile(r"(?:^|')A (\d+) (\d+)'?\"?$")
 _HOLD = re.compile(r"@schemux_h_([0-9a-f]{12})")
 _OPTION = re.compile(r"@schemux_([0-9a-f]{12})")
 
@@ -49,13 +49,17 @@ class WrapperNames:
     @property
     def hold(self) -> str:
         """The server option set until the shell is released: the wrapper's timer command,
-        which frees the shell if the option is still there, then the owner's mark (an
-        else branch that never runs)."""
+        which frees the shell if the option is still there, then the owner's mark. The
+        timer's ``run -d`` expands the command when it is scheduled and runs it later, so
+        the else branch does run whenever the shell was released in time: it must be a
+        command, one that does nothing (``if -F 0``), or tmux reports an unknown command
+        to whatever client it finds, a person's status line included."""
         return f"@schemux_h_{self.token}"
 
     def hold_value(self, owner: Owner) -> str:
         return (
-            f"if -F '#{{{self.hold}}}' 'set -su {self.hold};wait -S {self.resume}' '{owner.mark}'"
+            f"if -F '#{{{self.hold}}}' 'set -su {self.hold};wait -S {self.resume}' "
+            f"\"if -F 0 '{owner.mark}'\""
         )
 
     @property

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import subprocess
 import sys
 import time
 from typing import Any
@@ -26,7 +27,7 @@ from schemux.abandoned_wrappers import (
 from schemux.config import Settings
 from schemux.context import ToolContext
 from schemux.engine import THEN
-from schemux.shell_commands import ShellCall
+from schemux.shell_commands import HOLD_SECONDS, ShellCall
 from schemux.targets import PaneTarget, resolve_pane
 from tests.support import Pane, call, call_error, new_pane, tmux, wait_until
 from tests.test_run_command import private_options
@@ -259,3 +260,27 @@ async def test_the_start_up_reaper_frees_what_a_killed_one_left(tmux_socket: str
         assert not [line for line in hold_options(tmux_socket) if pane_token(pane) in line]
     finally:
         await context.close()
+
+
+async def test_the_hold_timer_of_a_released_call_says_nothing(
+    memory_client: Client, tmux_socket: str
+) -> None:
+    """The wrapper's timer fires HOLD_SECONDS after every call; for a shell released in
+    time it must do nothing, least of all show an error in an attached client."""
+    pane = new_pane(tmux_socket)
+    watcher = await anyio.open_process(
+        ["tmux", "-L", tmux_socket, "-C", "attach", "-t", pane.session_name],
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        result = await call(memory_client, "run_command", command="true", pane_id=pane.pane_id)
+        assert result["exit_status"] == 0
+        await anyio.sleep(HOLD_SECONDS + 1.5)
+    finally:
+        assert watcher.stdin is not None
+        assert watcher.stdout is not None
+        await watcher.stdin.aclose()  # the control client ends on its input's end
+        output = b"".join([chunk async for chunk in watcher.stdout])
+        await watcher.wait()
+    lines = [line for line in output.decode(errors="replace").splitlines() if line]
+    assert not [line for line in lines if not line.startswith("%")], lines
