@@ -93,7 +93,7 @@ HOLD_SECONDS = 5
 SETTLE_SECONDS = 2.0
 # how long a call waits for another call of ours on its pane to end (the client may have
 # cancelled it, its notification still on the way) before it finds the pane busy
-IN_FLIGHT_GRACE_SECONDS = 0.5
+IN_FLIGHT_GRACE_SECONDS = 2.0  # a loaded machine was seen to need more than 0.5
 
 
 @dataclass(frozen=True)
