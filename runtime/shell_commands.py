@@ -314,7 +314,9 @@ async def _until_settled(pane: PaneInfo) -> None:
         if not entry[0].done():
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(asyncio.shield(entry[0]), SETTLE_SECONDS)
-        await until_shell_has_terminal(pane.pid, max(0.0, entry[1] - time.monotonic()))
+        # from now, not from when the cleanup began: the interrupted command (a trap, say)
+        # may still be on its way out when the cleanup's own work is done
+        await until_shell_has_terminal(pane.pid, SETTLE_SECONDS)
     elif earlier_wrapper_leaving(pane.pid):
         await until_shell_has_terminal(pane.pid, SETTLE_SECONDS)
     if shell_reads_input(pane.pid):
