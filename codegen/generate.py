@@ -9,28 +9,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import jinja2
-
 from codegen.dialects import validator_class
 from codegen.formatting import format_python
 from codegen.models import model_source
 from codegen.projection import Projection
 from codegen.readme import summary
+from codegen.templating import TEMPLATES
 from codegen.validation import wraps_result
 
 GENERATED_DIR = Path("generated")
 HANDLERS_DIR = Path("handlers")
-
-_TEMPLATES = jinja2.Environment(
-    loader=jinja2.PackageLoader("codegen"),
-    autoescape=False,  # Python source, not HTML
-    keep_trailing_newline=True,
-    trim_blocks=True,
-    lstrip_blocks=True,
-    undefined=jinja2.StrictUndefined,
-)
-# repr() of JSON-loaded values is a Python literal that keeps key order; ruff lays it out.
-_TEMPLATES.filters["pyliteral"] = repr
 
 
 @dataclass(frozen=True)
@@ -122,7 +110,7 @@ def _tool_module(document: Mapping[str, Any], models_text: str) -> ToolModule:
 
 
 def _render(template: str, **context: Any) -> str:
-    return _TEMPLATES.get_template(template).render(**context)
+    return TEMPLATES.get_template(template).render(**context)
 
 
 def served_documents(root: Path) -> dict[str, dict[str, Any]]:

@@ -10,30 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import jinja2
-
 from codegen.projection import Projection
 from codegen.readme import summary
+from codegen.templating import TEMPLATES
 
 TOOLS_DOC = Path("docs/tools.md")
 EXAMPLES_DIR = Path("schemas/examples")
-
-_TEMPLATES = jinja2.Environment(
-    loader=jinja2.PackageLoader("codegen"),
-    autoescape=False,  # Markdown, whose text is escaped by the cell filter where needed
-    keep_trailing_newline=True,
-    trim_blocks=True,
-    lstrip_blocks=True,
-    undefined=jinja2.StrictUndefined,
-)
-
-
-def _cell(text: str) -> str:
-    """One table cell: a single line, pipes escaped."""
-    return " ".join(text.split()).replace("|", "\\|")
-
-
-_TEMPLATES.filters["cell"] = _cell
 
 
 @dataclass(frozen=True)
@@ -191,7 +173,7 @@ def tools_doc(
                 example=example_of(examples),
             )
         )
-    return _TEMPLATES.get_template("tools.md.j2").render(tools=tools)
+    return TEMPLATES.get_template("tools.md.j2").render(tools=tools)
 
 
 def _hint(annotations: Mapping[str, Any], hint: str) -> str:
