@@ -5,12 +5,14 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import signal
 import subprocess
 import time
 import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -48,10 +50,33 @@ def tagged_socket_name(label: str) -> str:
 
 
 def remove_server(socket_name: str) -> None:
-    """Kill the server, if any, and remove its socket file: tmux leaves it behind."""
+    """Kill the server, if any, and remove its socket file: tmux leaves it behind. A
+    server that did not take kill-server (seen once at the end of a full run), and any
+    client of it still running, is killed by its process: once the socket file is gone
+    nothing could reach it any more."""
     tmux(socket_name, "kill-server", check=False)
+    deadline = time.monotonic() + 2.0
+    while (left := _processes_naming(socket_name)) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    for pid in left:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
     with contextlib.suppress(FileNotFoundError):
         os.unlink(os.path.join(socket_directory(), socket_name))
+
+
+def _processes_naming(socket_name: str) -> list[int]:
+    """tmux processes (servers and clients) whose command line names ``socket_name``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if argv and argv[0].endswith(b"tmux") and socket_name.encode() in argv:
+                found.append(int(entry))
+    return found
 
 
 @contextmanager
