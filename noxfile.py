@@ -25,10 +25,9 @@ PYPROJECT = nox.project.load_toml("pyproject.toml")
 
 
 def install_project(session: nox.Session, *groups: str) -> None:
-    """The project as a strict editable install (a tree of links that mypy can follow),
-    plus the named dependency groups."""
+    """The project as an editable install, plus the named dependency groups."""
     session.install(*nox.project.dependency_groups(PYPROJECT, *groups))
-    session.install("-e", ".", "--config-settings", "editable_mode=strict")
+    session.install("-e", ".")
 
 
 @nox.session(python=PYTHON)

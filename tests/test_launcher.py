@@ -22,7 +22,7 @@ from mcp import Client, StdioServerParameters
 from schemux import __version__
 
 CHECKOUT = Path(__file__).resolve().parent.parent
-PACKAGED = ("pyproject.toml", "README.md", "bin", "runtime", "handlers", "generated")
+PACKAGED = ("pyproject.toml", "README.md", "bin", "schemux", "handlers", "generated")
 PIP_PROBE = "-m pip install nothing"
 INSTALL_SECONDS = 300  # a first install fetches the dependencies
 
@@ -177,7 +177,7 @@ def test_a_changed_checkout_is_installed_again(installation: Installation) -> No
     assert (unchanged.stdout, unchanged.returncode) == (f"schemux {__version__}\n", 0)
     assert "installing" not in unchanged.stderr
 
-    source = installation.checkout / "runtime" / "tool_listing.py"
+    source = installation.checkout / "schemux" / "tool_listing.py"
     source.write_text(source.read_text() + "\nCHANGED_BY_THE_LAUNCHER_TEST = True\n")
     changed = installation.run("--version")
     assert (changed.stdout, changed.returncode) == (f"schemux {__version__}\n", 0)
@@ -185,8 +185,8 @@ def test_a_changed_checkout_is_installed_again(installation: Installation) -> No
     installed = subprocess.run(
         [str(installation.venv / "bin" / "python"), "-c",
          "import schemux.tool_listing as t; print(t.CHANGED_BY_THE_LAUNCHER_TEST)"],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        capture_output=True, text=True, check=False, cwd=installation.venv,
+    )  # fmt: skip  (cwd: not the repository, whose schemux/ would be imported instead)
     assert installed.stdout == "True\n", installed.stderr
     assert not (installation.checkout / "build").exists()  # built from a copy
     again = installation.run("--version")

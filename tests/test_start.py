@@ -18,7 +18,7 @@ from schemux.environment import VARIABLES, help_text
 from schemux.tmux import check_tmux, socket_directory
 from tests.test_server import free_port
 
-RUNTIME = Path(__file__).resolve().parent.parent / "runtime"
+RUNTIME = Path(__file__).resolve().parent.parent / "schemux"
 NAME = re.compile(r"\bSCHEMUX_[A-Z0-9_]*[A-Z0-9]\b")
 INITIALIZE = {
     "jsonrpc": "2.0",
@@ -109,7 +109,7 @@ def test_help_lists_every_environment_variable_with_its_default(command: list[st
 
 
 def test_the_table_names_exactly_the_variables_the_runtime_reads() -> None:
-    """Every SCHEMUX_ name mentioned in runtime/ is documented, and nothing more."""
+    """Every SCHEMUX_ name mentioned in schemux/ is documented, and nothing more."""
     mentioned = {
         name
         for path in RUNTIME.glob("*.py")

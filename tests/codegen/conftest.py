@@ -20,7 +20,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 PACKAGE_DIRS = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text("utf-8"))["tool"][
     "setuptools"
 ]["package-dir"]
-RUNTIME_DIR = PACKAGE_DIRS["schemux"]
+RUNTIME_DIR = PACKAGE_DIRS.get("schemux", "schemux")
 # What codegen reads or writes, and what ruff and mypy need beside it.
 COPIED = (
     "codegen",
@@ -72,8 +72,8 @@ def repo(copy_repo: Callable[[str], Path]) -> Path:
 def schemux_package(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Path], Path]:
     """Lay out a ``schemux`` package for a repository copy; returns the folder holding it.
 
-    The installation maps the runtime, generated/ and handlers/ into one schemux package;
-    links do the same here: schemux/<runtime files>, schemux/generated -> generated/,
+    The installation maps schemux/, generated/ and handlers/ into one schemux package;
+    links do the same here: schemux/<its own entries>, schemux/generated -> generated/,
     schemux/handlers -> handlers/. Run Python or mypy from the returned folder to use it.
     """
 
@@ -81,8 +81,9 @@ def schemux_package(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Path]
         tree = tmp_path_factory.mktemp("package")
         package = tree / "schemux"
         package.mkdir()
-        for runtime_file in (root / RUNTIME_DIR).glob("*.py"):
-            (package / runtime_file.name).symlink_to(runtime_file)
+        for entry in (root / RUNTIME_DIR).iterdir():
+            if entry.name not in ("generated", "handlers", "__pycache__"):
+                (package / entry.name).symlink_to(entry, target_is_directory=entry.is_dir())
         for subpackage in ("generated", "handlers"):
             directory = root / PACKAGE_DIRS[f"schemux.{subpackage}"]
             (package / subpackage).symlink_to(directory, target_is_directory=True)

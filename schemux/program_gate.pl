@@ -1,4 +1,4 @@
-# The gate, in Perl: what runtime/program_gate.py does, with the same protocol, started in
+# The gate, in Perl: what schemux/program_gate.py does, with the same protocol, started in
 # about 2 ms instead of a Python's 10 or more. Run as
 #   perl -X -t -C0 program_gate.pl SYSCALLS DIRECTORY CWD STDIN STDERR GRACE N ENV*N ARGV...
 # SYSCALLS is "PRCTL,RT_SIGPROCMASK,RT_SIGTIMEDWAIT", the system call numbers of the running
