@@ -182,11 +182,12 @@ def test_a_changed_checkout_is_installed_again(installation: Installation) -> No
     changed = installation.run("--version")
     assert (changed.stdout, changed.returncode) == (f"schemux {__version__}\n", 0)
     assert "installing" in changed.stderr
+    # Run outside the repository, whose own schemux/ would be imported instead.
     installed = subprocess.run(
         [str(installation.venv / "bin" / "python"), "-c",
          "import schemux.tool_listing as t; print(t.CHANGED_BY_THE_LAUNCHER_TEST)"],
         capture_output=True, text=True, check=False, cwd=installation.venv,
-    )  # fmt: skip  (cwd: not the repository, whose schemux/ would be imported instead)
+    )  # fmt: skip
     assert installed.stdout == "True\n", installed.stderr
     assert not (installation.checkout / "build").exists()  # built from a copy
     again = installation.run("--version")
