@@ -27,18 +27,16 @@ import tempfile
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 
 from schemux.abandoned_wrappers import release_abandoned_wrappers
 from schemux.engine import OWNED_SESSION, THEN
 from schemux.errors import ToolError
-from schemux.process_identity import start_ticks
+from schemux.processes import Owner, this_process
 from schemux.tmux import ServerAddress, TmuxServer
 
 PANE_OPTION = "@schemux-program"
 RUNTIME_PREFIX = "schemux-"
-_OWNER = re.compile(r"([1-9][0-9]*)-([0-9]+)")
 _RUNTIME_NAME = re.compile(rf"{RUNTIME_PREFIX}([1-9][0-9]*-[0-9]+)-[a-z0-9_]+")
 LINK_PREFIX = "@schemux-link-"
 _LINK_MARK = re.compile(rf"{LINK_PREFIX}([1-9][0-9]*-[0-9]+)-[0-9a-f]+")
@@ -47,18 +45,15 @@ _WINDOW_ID = re.compile(r"@[0-9]+")
 logger = logging.getLogger("schemux")
 
 
-@cache
 def own_identity() -> str:
-    return f"{os.getpid()}-{start_ticks(os.getpid())}"
+    return this_process().identity
 
 
-def owner_alive(owner: str) -> bool:
-    """Whether the schemux process named by ``owner`` still runs; True for anything that
-    is not an owner identity, so that nothing of unknown origin is ever reaped."""
-    match = _OWNER.fullmatch(owner)
-    if match is None:
-        return True
-    return start_ticks(int(match[1])) == int(match[2])
+def owner_alive(identity: str) -> bool:
+    """Whether the schemux process named by ``identity`` still runs; True for anything
+    that is not an owner identity, so that nothing of unknown origin is ever reaped."""
+    owner = Owner.from_identity(identity)
+    return owner is None or owner.alive()
 
 
 def make_runtime_directory() -> Path:

@@ -44,14 +44,10 @@ from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import Any
 
-from schemux.abandoned_wrappers import (
-    REPORT_FORMAT,
-    TOKEN_BYTES,
-    WrapperNames,
-    this_process,
-)
+from schemux.abandoned_wrappers import REPORT_FORMAT, TOKEN_BYTES, WrapperNames
 from schemux.engine import THEN
 from schemux.errors import TmuxCommandError, ToolError
+from schemux.processes import process_exit, this_process
 from schemux.shell_output import (
     Cursor,
     Prompt,
@@ -64,7 +60,6 @@ from schemux.shell_panes import (
     check_shell_pane,
     earlier_wrapper_leaving,
     echo_on,
-    process_exit,
     shell_reads_input,
     until_line_editor_reads,
     until_shell_has_terminal,

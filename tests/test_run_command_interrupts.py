@@ -18,15 +18,14 @@ from mcp.shared.exceptions import MCPError
 
 from schemux.abandoned_wrappers import (
     REPORT_FORMAT,
-    Owner,
     WrapperNames,
     hold_tokens,
     release_abandoned_wrappers,
-    this_process,
 )
 from schemux.config import Settings
 from schemux.context import ToolContext
 from schemux.engine import THEN
+from schemux.processes import Owner, this_process
 from schemux.shell_commands import HOLD_SECONDS, ShellCall
 from schemux.targets import PaneTarget, resolve_pane
 from tests.support import Pane, call, call_error, new_pane, tmux, wait_until

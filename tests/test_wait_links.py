@@ -32,7 +32,7 @@ from schemux.abandoned import (
 from schemux.config import Settings
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
-from schemux.process_identity import start_ticks
+from schemux.processes import start_ticks
 from schemux.server import build_server
 from schemux.targets import PaneTarget, choose_session, resolve_pane
 from schemux.tmux_format import Row
