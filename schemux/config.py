@@ -15,8 +15,8 @@ from schemux.agent_session import (
     parse_size,
 )
 from schemux.process_identity import ENV_TRACKING_BACKEND, TRACKING_SETTINGS, TrackingSetting
-from schemux.program_gates import GATE_SETTINGS, GateSetting, choose_gate
 from schemux.programs import ProgramLimits
+from schemux.programs.gate import GATE_SETTINGS, GateSetting, choose_gate
 from schemux.tmux import socket_name_problem
 
 DEFAULT_WAIT_CEILING_SECONDS = 120.0
@@ -50,7 +50,7 @@ class Settings:
     tool's exact inputSchema instead of its projection; ``tools`` names the tools or
     families to serve (empty: all), checked against the tools at start
     (``schemux.selection``). ``program_gate`` is the gate program panes run
-    (``schemux.program_gates``): "auto" (Perl where it can run, else Python), "perl" or
+    (``schemux.programs.gate``): "auto" (Perl where it can run, else Python), "perl" or
     "python". ``tracking_backend`` chooses how ``tmux_capture`` binds the tmux server's
     identity (``schemux.process_identity``). ``agent`` is the session schemux makes, with the login
     shell the default target runs in, when the configured server is not running.

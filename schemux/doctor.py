@@ -38,7 +38,7 @@ from schemux.process_identity import (
     peer_pidfd_problem,
     pidfd_open_problem,
 )
-from schemux.program_gates import PERL_GATE, Gate, GateSetting, choose_gate, perl_gate
+from schemux.programs.gate import PERL_GATE, Gate, GateSetting, choose_gate, perl_gate
 from schemux.selection import select
 from schemux.tmux import MINIMUM_VERSION, ServerAddress, TmuxUnavailable, check_tmux, tmux_binary
 
@@ -238,7 +238,7 @@ def check_tracking(setting: TrackingSetting | None) -> Check:
 
 
 def check_program_gate(setting: GateSetting) -> Check:
-    """The gate a program's pane runs (``schemux.program_gates``): Perl where it can run,
+    """The gate a program's pane runs (``schemux.programs.gate``): Perl where it can run,
     else this Python, isolated; the chosen one is made to compile its script."""
     perl = perl_gate()
     perl_note = "" if isinstance(perl, Gate) else f" (no Perl gate: {perl})"

@@ -18,9 +18,10 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from schemux import program_gates, programs
 from schemux.config import ENV_PROGRAM_GATE
-from schemux.program_gates import GateSetting
+from schemux.programs import gate as program_gates
+from schemux.programs import store as program_store
+from schemux.programs.gate import GateSetting
 from schemux.references import IDENTITY_FORMAT, ServerIdentity
 from schemux.tmux import socket_directory
 from tests.leftovers import RUN_TAG
@@ -278,6 +279,6 @@ def force_gate(gate: GateSetting, monkeypatch: pytest.MonkeyPatch) -> str:
         chosen = program_gates.choose_gate(gate)
     except ValueError as error:
         pytest.skip(str(error))
-    monkeypatch.setattr(programs, "choose_gate", lambda setting: chosen)
+    monkeypatch.setattr(program_store, "choose_gate", lambda setting: chosen)
     monkeypatch.setenv(ENV_PROGRAM_GATE, gate)
     return gate

@@ -20,14 +20,14 @@ import anyio
 import pytest
 from mcp import Client
 
-from schemux import programs as programs_module
 from schemux.abandoned import PANE_OPTION, own_identity, owner_alive, reap_runtime_directories
 from schemux.config import Settings
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
-from schemux.program_end import MARKER_PREFIX, report_token, scan
-from schemux.program_gate import TABLE_BYTES
 from schemux.programs import ProgramLimits
+from schemux.programs import output as output_module
+from schemux.programs.gate import MARKER_PREFIX, report_token, scan
+from schemux.programs.program_gate import TABLE_BYTES
 from schemux.server import build_server
 from schemux.terminal_text import TextFilter
 from tests.support import call, call_error, force_gate, new_pane, tmux, wait_until
@@ -431,7 +431,7 @@ async def test_a_failed_copy_ends_the_program_as_gone(
         def feed(self, data: bytes) -> str:
             raise RuntimeError("a copy that fails")
 
-    monkeypatch.setattr(programs_module, "TextFilter", Broken)
+    monkeypatch.setattr(output_module, "TextFilter", Broken)
     started = await call(client, "start_program", argv=["sh", "-c", "echo x; exec sleep 3000.95"])
     page = await call(client, "read_program", programId=started["programId"], timeoutMs=5000)
     assert (page["outcome"], page["ended"], page["lostEnd"]) == ("gone", True, True)

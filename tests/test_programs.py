@@ -13,8 +13,8 @@ from mcp import Client
 from schemux.config import Settings
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
-from schemux.program_end import marker_start
 from schemux.programs import ProgramLimits
+from schemux.programs.gate import marker_start
 from schemux.server import build_server
 from tests.support import call, call_error, force_gate, new_pane, tmux
 
