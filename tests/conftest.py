@@ -14,9 +14,10 @@ from mcp import Client, StdioServerParameters
 from schemux.config import Settings
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
+from schemux.programs import ProgramLimits
 from schemux.server import build_server
 from tests.leftovers import find_leftovers, private_temporary_directory
-from tests.support import private_tmux_server
+from tests.support import force_gate, private_tmux_server
 
 STDIO_WAIT_CEILING = 60
 _temporary: list[Path] = []
@@ -97,3 +98,21 @@ async def memory_client(anyio_backend: str, tool_context: ToolContext) -> AsyncI
     """schemux in this process, over the SDK's in-memory transport."""
     async with Client(build_server(tool_context, BINDINGS)) as client:
         yield client
+
+
+@pytest.fixture(params=["perl", "python"])
+def program_gate(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The gate programs run under, each in turn (``force_gate``)."""
+    return force_gate(request.param, monkeypatch)
+
+
+@pytest.fixture
+async def programs(
+    anyio_backend: str, tmux_socket: str
+) -> AsyncIterator[tuple[Client, ToolContext]]:
+    """schemux in this process with room for many programs, running and ended."""
+    limits = ProgramLimits(max_running=400, retained_ended=400)
+    context = ToolContext(Settings(socket_name=tmux_socket, program_limits=limits))
+    async with Client(build_server(context, BINDINGS)) as client:
+        yield client, context
+    await context.close()
