@@ -436,7 +436,7 @@ async def test_a_failed_gate_watch_ends_the_program_as_gone(
 
     monkeypatch.setattr(LocalHost, "exited", staticmethod(broken))
     started = await call(client, "start_program", argv=["sh", "-c", "echo x; exec sleep 3000.96"])
-    page = {"cursor": 0, "ended": False}
+    page: dict[str, Any] = {"cursor": 0, "ended": False}
     with anyio.fail_after(10):
         while not page["ended"]:
             page = await call(
