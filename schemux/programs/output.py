@@ -49,32 +49,31 @@ async def copy_output(program: Program, host: LocalHost, limit: int) -> Report |
     """Copy the pane's bytes to the text file until the end marker or the copy's end; the
     gate's report, or None when the copy ended without it."""
     loop = asyncio.get_running_loop()
-    pipe = await host.open_copy(program.copy_path)
-    try:
-        reader = asyncio.StreamReader(limit=1 << 20)
-        transport, _ = await loop.connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(reader), pipe
-        )
-    except BaseException:
-        pipe.close()
-        raise
-    text_filter = TextFilter()
-    pending = b""
-    report: Report | None = None
-    text_file = await host.open_text(program.text_path)
-    try:
-        while report is None:
-            chunk = await reader.read(1 << 16)
-            if not chunk:
-                break
-            data, pending, report = scan(pending + chunk, program.secret)
-            await _append(program, host, text_file, text_filter.feed(data), limit)
-        if report is None:
-            await _append(program, host, text_file, text_filter.feed(pending), limit)
-        await _append(program, host, text_file, text_filter.finish(), limit)
-    finally:
-        transport.close()
-        text_file.close()
+    reader = asyncio.StreamReader(limit=1 << 20)
+    with await host.open_text(program.text_path) as text_file:
+        pipe = await host.open_copy(program.copy_path)
+        try:
+            transport, _ = await loop.connect_read_pipe(
+                lambda: asyncio.StreamReaderProtocol(reader), pipe
+            )
+        except BaseException:
+            pipe.close()
+            raise
+        text_filter = TextFilter()
+        pending = b""
+        report: Report | None = None
+        try:
+            while report is None:
+                chunk = await reader.read(1 << 16)
+                if not chunk:
+                    break
+                data, pending, report = scan(pending + chunk, program.secret)
+                await _append(program, host, text_file, text_filter.feed(data), limit)
+            if report is None:
+                await _append(program, host, text_file, text_filter.feed(pending), limit)
+            await _append(program, host, text_file, text_filter.finish(), limit)
+        finally:
+            transport.close()
     return report
 
 

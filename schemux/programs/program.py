@@ -54,7 +54,9 @@ class Tasks:
     handed to ``on_failure`` (which ends the program, visibly), and ``cancel`` ends and
     awaits those still running, so that none outlives its owner unseen."""
 
-    def __init__(self, owner: str, on_failure: Callable[[BaseException], None]) -> None:
+    def __init__(
+        self, owner: str, on_failure: Callable[[BaseException], None] | None = None
+    ) -> None:
         self._owner = owner
         self._on_failure = on_failure
         self._running: set[asyncio.Task[None]] = set()
@@ -67,12 +69,16 @@ class Tasks:
 
     def _done(self, task: asyncio.Task[None]) -> None:
         self._running.discard(task)
-        if task.cancelled() or task.exception() is None:
+        error = None if task.cancelled() else task.exception()
+        if error is None:
             return
-        error = task.exception()
-        assert error is not None
         logger.error("%s failed", task.get_name(), exc_info=error)
-        self._on_failure(error)
+        if self._on_failure is not None:
+            self._on_failure(error)
+
+    @property
+    def running(self) -> bool:
+        return bool(self._running)
 
     async def cancel(self) -> None:
         """Cancel every task (but the one calling) and wait until each has ended."""
@@ -98,7 +104,6 @@ class Program:
     output_done: bool = False
     output_cut: bool = False
     lost_end: bool = False
-    failure: BaseException | None = None  # what ended a task of its own, if one failed
     ending: Ending | None = None
     ended_by: Outcome | None = None  # stopped or expired while schemux ends it
     tasks: Tasks = field(init=False)

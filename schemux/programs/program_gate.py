@@ -54,7 +54,7 @@ def become_subreaper() -> None:
 
 
 def token_index(status: int, flag: str) -> int:
-    """Where the token of a report is in the table (program_end reads it the same way)."""
+    """Where the token of a report is in the table (schemux.programs.gate reads it the same way)."""
     return 2 * status + (1 if flag == "n" else 0)
 
 

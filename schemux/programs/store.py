@@ -38,8 +38,8 @@ class ProgramStore:
         self.host = LocalHost(self.limits.max_running)
         self._programs: OrderedDict[str, Program] = OrderedDict()
         self._starting = 0  # slots taken by starts still under way
-        self._retired: set[Program] = set()  # let go, but a kept pane's lifetime still runs
-        self._tasks = Tasks("programs", lambda error: None)  # removals of retired output
+        self._retired: set[Program] = set()  # let go, with tasks still running
+        self._tasks = Tasks("programs")  # removals of retired output
 
     @property
     def root(self) -> Path:
@@ -127,7 +127,6 @@ class ProgramStore:
     def _failed(self, program: Program, error: BaseException) -> None:
         """A task of the program failed: it ends as gone (its reads say so), and its gate
         ends its tree."""
-        program.failure = error
         program.lost_end = True
         program.output_done = True
         self._end(program, GONE)
@@ -197,17 +196,17 @@ class ProgramStore:
     def _retire_old(self) -> None:
         """Let the output of the oldest ended programs go, beyond the retention count."""
         ended = [p for p in self._programs.values() if p.finished]
+        # a kept pane's lifetime still removes it; a release may still be under way
+        self._retired = {program for program in self._retired if program.tasks.running}
         for program in ended[: max(0, len(ended) - self.limits.retained_ended)]:
             del self._programs[program.id]
-            if program.keep:  # its lifetime still removes its pane
-                self._retired.add(program)
+            self._retired.add(program)
             self._tasks.spawn("removal", self.host.remove(program.directory))
 
     async def _expire(self, program: Program, spec: ProgramSpec) -> None:
         await asyncio.sleep(spec.lifetime)
         if not await self.terminate(program, "expired") and program.keep:
             await kill_pane(program.server, program.pane_id)  # ended before: only its pane stayed
-        self._retired.discard(program)
 
     async def terminate(
         self, program: Program, outcome: Outcome, patience: float = STOP_GRACE_SECONDS + 1.0
