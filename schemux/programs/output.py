@@ -16,6 +16,7 @@ from schemux.terminal_text import TextFilter
 
 PAGE_CHARACTERS = 24_000
 _CURSOR_TAG_BITS = 16
+_BUFFER = 1 << 20
 
 
 def _salt(program: Program) -> int:
@@ -49,7 +50,9 @@ async def copy_output(program: Program, host: LocalHost, limit: int) -> Report |
     """Copy the pane's bytes to the text file until the end marker or the copy's end; the
     gate's report, or None when the copy ended without it."""
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=1 << 20)
+    # a read takes all that waits (up to the buffer's 1 MiB): while one append is in its
+    # thread, the pipe fills the buffer, and the next append takes it in one hop
+    reader = asyncio.StreamReader(limit=_BUFFER)
     with await host.open_text(program.text_path) as text_file:
         pipe = await host.open_copy(program.copy_path)
         try:
@@ -64,7 +67,7 @@ async def copy_output(program: Program, host: LocalHost, limit: int) -> Report |
         report: Report | None = None
         try:
             while report is None:
-                chunk = await reader.read(1 << 16)
+                chunk = await reader.read(_BUFFER)
                 if not chunk:
                     break
                 data, pending, report = scan(pending + chunk, program.secret)
