@@ -2,7 +2,8 @@
 how the next one reaps it.
 
 Every schemux process has an owner identity, its pid and its start time in clock ticks
-(``PID-TICKS``): a pid alone could be reused by an unrelated process. It names the
+(``PID-TICKS``, ``schemux.processes.Owner``): a pid alone could be reused by an unrelated
+process. It names the
 runtime directory (``schemux-PID-TICKS-XXXXXXXX`` in the temporary directory) and marks
 each program pane (pane option ``@schemux-program``) and each link a wait made of a
 user's window into ``_schemux`` (server option ``@schemux-link-PID-TICKS-TOKEN``, whose
