@@ -29,7 +29,8 @@ def test_a_name_with_parentheses_and_spaces_is_read_past(tmp_path: Path) -> None
     try:
         wait_until(lambda: process_name(process.pid) == "x) 1 2 (y")
         stat = read_stat(process.pid)
-        assert (stat.ppid, stat.state) == (os.getpid(), "S")
+        assert stat.ppid == os.getpid()
+        assert stat.state in ("R", "S")  # running until it sleeps
         assert stat.pgrp == os.getpgrp()
         assert stat.start_ticks == start_ticks(process.pid)
         assert Owner(process.pid, stat.start_ticks).alive()

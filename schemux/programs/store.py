@@ -126,11 +126,13 @@ class ProgramStore:
 
     def _failed(self, program: Program, error: BaseException) -> None:
         """A task of the program failed: it ends as gone (its reads say so), and its gate
-        ends its tree."""
+        ends its tree, told by a signal or by its pane's end."""
         program.lost_end = True
         program.output_done = True
         self._end(program, GONE)
         self._signal(program, signals.SIGHUP)
+        if not program.keep:
+            self._tasks.spawn("removal", kill_pane(program.server, program.pane_id))
 
     async def _copy(self, program: Program) -> None:
         report = await copy_output(program, self.host, self.limits.output_limit)
@@ -148,10 +150,12 @@ class ProgramStore:
         """The gate's process ending is the last word: its marker is then in the copy, or
         will never be (it was killed). If the copy has not ended a moment after, close it,
         so that the program ends as gone, not never."""
-        await self.host.exited(program.gate_fd)
-        self.host.close_descriptor(program.gate_fd)  # nothing is left to signal
-        program.gate_fd = -1
-        program.changed()
+        try:
+            await self.host.exited(program.gate_fd)
+        finally:  # nothing is left to signal (or, should this fail, to watch)
+            self.host.close_descriptor(program.gate_fd)
+            program.gate_fd = -1
+            program.changed()
         if not await program.until(lambda: program.output_done, GATE_GRACE_SECONDS):
             # a dead pane keeps its pipe: only its end closes it
             await kill_pane(program.server, program.pane_id)
