@@ -172,6 +172,11 @@ async def run_in_shell(
     await _until_settled(pane)
     check_shell_pane(pane)
     key = (pane.socket_path, pane.pane_id)
+    if key in _in_flight:  # another call took the pane while this one waited for it
+        raise ToolError(
+            f"pane {pane.pane_id} is busy: another run_command call is running in it",
+            suggestion="wait for that call to return, or target another pane",
+        )
     _in_flight[key] = finished = asyncio.Event()
     try:
         return await _run_typed(server, pane, command, timeout, suppress_history)
