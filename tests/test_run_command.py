@@ -249,20 +249,20 @@ async def test_two_calls_at_once_on_one_pane_never_type_into_each_other(
     """Each call either runs alone (the second waits for the first) or is refused as busy:
     neither finds the shell idle while the other's command is being typed."""
     pane = new_pane(tmux_socket)
+
+    async def one(word: str, outcomes: dict[str, Any]) -> None:
+        try:
+            outcomes[word] = await run(
+                memory_client, command=f"sleep 0.2; echo {word}", pane_id=pane.pane_id
+            )
+        except AssertionError as refused:
+            outcomes[word] = str(refused)
+
     for _ in range(5):
         outcomes: dict[str, Any] = {}
-
-        async def one(word: str) -> None:
-            try:
-                outcomes[word] = await run(
-                    memory_client, command=f"sleep 0.2; echo {word}", pane_id=pane.pane_id
-                )
-            except AssertionError as refused:
-                outcomes[word] = str(refused)
-
         async with anyio.create_task_group() as group:
-            group.start_soon(one, "first")
-            group.start_soon(one, "second")
+            group.start_soon(one, "first", outcomes)
+            group.start_soon(one, "second", outcomes)
         for word, outcome in outcomes.items():
             if isinstance(outcome, dict):
                 assert outcome["output"] == [word], outcomes
