@@ -27,9 +27,10 @@ from schemux.agent_session import (
     user_environment,
     virtual_environment_bins,
 )
-from schemux.config import ConfigError, Settings, settings_from
+from schemux.config import Settings, settings_from
 from schemux.context import ToolContext
 from schemux.engine import OWNED_SESSION
+from schemux.errors import ConfigError
 from schemux.generated.bindings import BINDINGS
 from schemux.server import build_server
 from schemux.tmux import socket_directory
