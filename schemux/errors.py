@@ -8,9 +8,8 @@ A subclass fixes the code and delivery of one kind of failure. The pipeline
 most tools, as the ``{ok: false, error: {code, message, delivery, effects}}`` envelope for
 the ``tmux_*`` tools (``SchemuxError.envelope``). Rendering does no I/O: what the envelope
 reports of a call's effects is attached while the call runs (``schemux.failures``).
-Start-up errors (``ConfigError``, ``TmuxUnavailable``) share the base, so a message is
-written the same way everywhere, though they are printed on stderr and never reach a
-client.
+Start-up errors (``ConfigError``, ``TmuxUnavailable``) share the base; they are printed
+on stderr (``schemux: MESSAGE``) and never reach a client.
 """
 
 from __future__ import annotations
@@ -172,6 +171,8 @@ class ConnectionLost(SchemuxError):
 
 class UnsendableArgument(SchemuxError):
     """An argument tmux cannot be given (a NUL character); nothing was sent."""
+
+    delivery = "not_sent"
 
 
 class TrackingUnavailable(SchemuxError):

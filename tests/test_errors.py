@@ -176,6 +176,16 @@ ENVELOPES: list[tuple[SchemuxError, Effects, dict[str, Any]]] = [
         },
     ),
     (
+        UnsendableArgument("tmux set-option cannot be sent: a NUL"),
+        Effects("none"),
+        {
+            "code": "tmux_error",
+            "message": "tmux set-option cannot be sent: a NUL",
+            "delivery": "not_sent",
+            "effects": NONE_JSON,
+        },
+    ),
+    (
         ConnectionLost("the tmux server exited"),
         Effects("none"),
         {
@@ -200,7 +210,9 @@ ENVELOPES: list[tuple[SchemuxError, Effects, dict[str, Any]]] = [
 
 @pytest.mark.parametrize("tool", ENVELOPE_TOOLS)
 @pytest.mark.parametrize(
-    ("error", "effects", "expected"), ENVELOPES, ids=[e["code"] for _, _, e in ENVELOPES]
+    ("error", "effects", "expected"),
+    ENVELOPES,
+    ids=[type(error).__name__ for error, _, _ in ENVELOPES],
 )
 async def test_the_tmux_family_gets_its_envelope(
     tool: str, error: SchemuxError, effects: Effects, expected: dict[str, Any]
