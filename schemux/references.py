@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from schemux.errors import Created, SchemuxError
 from schemux.tmux_format import Query, Row
 
-if TYPE_CHECKING:  # schemux.tmux records the sessions it makes with created_session
+if TYPE_CHECKING:  # schemux.tmux imports this module (created_session), so not at run time
     from schemux.tmux import TmuxServer
 
 IDENTITY = Query(("pid", "start_time", "socket_path"))
