@@ -6,14 +6,10 @@ from typing import Literal, TypedDict
 
 from schemux.capture import PaneReference, Read, Scope, read_delta, snapshot
 from schemux.context import ToolContext
-from schemux.errors import FailedResult
-from schemux.failures import Failure, attempt
+from schemux.failures import attempt
 from schemux.generated.models.tmux_capture import (
-    Created1,
     Data,
     Data1,
-    Effects,
-    Error,
     Interval,
     Splice,
     Target,
@@ -21,7 +17,6 @@ from schemux.generated.models.tmux_capture import (
     TmuxCaptureInput1,
     TmuxCaptureOutput,
     TmuxCaptureOutput1,
-    TmuxCaptureOutput2,
 )
 from schemux.generated.models.tmux_capture import Scope as ScopeModel
 
@@ -30,20 +25,17 @@ async def handle(ctx: ToolContext, request: TmuxCaptureInput) -> TmuxCaptureOutp
     args = request.root
     reference = PaneReference(args.target.id, args.target.generation)
     server = ctx.tmux()
-    try:
-        if isinstance(args, TmuxCaptureInput1):
-            defaults = Scope()
-            scope = Scope(
-                max_lines=args.max_lines or defaults.max_lines,
-                max_bytes=args.max_bytes or defaults.max_bytes,
-                history_lines=args.history_lines or defaults.history_lines,
-            )
-            work = snapshot(server, ctx.screens, reference, scope, bool(args.track))
-        else:
-            work = read_delta(server, ctx.screens, reference, args.cursor)
-        read = await attempt(server, work)
-    except Failure as failure:
-        raise FailedResult(envelope(failure)) from None
+    if isinstance(args, TmuxCaptureInput1):
+        defaults = Scope()
+        scope = Scope(
+            max_lines=args.max_lines or defaults.max_lines,
+            max_bytes=args.max_bytes or defaults.max_bytes,
+            history_lines=args.history_lines or defaults.history_lines,
+        )
+        work = snapshot(server, ctx.screens, reference, scope, bool(args.track))
+    else:
+        work = read_delta(server, ctx.screens, reference, args.cursor)
+    read = await attempt(server, work)  # a failure is the pipeline's to send as the envelope
     return TmuxCaptureOutput(root=TmuxCaptureOutput1(ok=True, data=data(read)))
 
 
@@ -93,12 +85,3 @@ def data(read: Read) -> Data | Data1:
         splice=Splice(start=splice.start, delete=splice.delete, rows=splice.rows),
         next_cursor=read.delta.next_cursor,
     )
-
-
-def envelope(failure: Failure) -> TmuxCaptureOutput:
-    created = [Created1(kind="session", id=c.id, generation=c.generation) for c in failure.created]
-    effects = Effects(state=failure.effects_state, created=list(created))
-    error = Error(
-        code=failure.code, message=failure.message, delivery=failure.delivery, effects=effects
-    )
-    return TmuxCaptureOutput(root=TmuxCaptureOutput2(ok=False, error=error))

@@ -3,20 +3,15 @@
 from __future__ import annotations
 
 from schemux.context import ToolContext
-from schemux.errors import FailedResult
-from schemux.failures import Failure, attempt
+from schemux.failures import attempt
 from schemux.generated.models.tmux_snapshot import (
-    Created1,
     Data,
-    Effects,
-    Error,
     Pane,
     Server,
     Session,
     TmuxSnapshotInput,
     TmuxSnapshotOutput,
     TmuxSnapshotOutput1,
-    TmuxSnapshotOutput2,
     Window,
 )
 
@@ -31,12 +26,10 @@ from schemux.tmux_format import readable
 
 async def handle(ctx: ToolContext, request: TmuxSnapshotInput) -> TmuxSnapshotOutput:
     server = ctx.tmux(request.socket_name)
-    try:
-        listing = await attempt(
-            server, list_server(server, lambda pane: ctx.programs.lookup_pane(server, pane))
-        )
-    except Failure as failure:
-        raise FailedResult(envelope(failure)) from None
+    # a failure is the pipeline's to send as the envelope
+    listing = await attempt(
+        server, list_server(server, lambda pane: ctx.programs.lookup_pane(server, pane))
+    )
     identity = listing.identity
     data = Data(
         server=Server(
@@ -79,12 +72,3 @@ def pane(entry: PaneEntry) -> Pane:
         in_mode=entry.in_mode,
         program_id=entry.program_id,
     )
-
-
-def envelope(failure: Failure) -> TmuxSnapshotOutput:
-    created = [Created1(kind="session", id=c.id, generation=c.generation) for c in failure.created]
-    effects = Effects(state=failure.effects_state, created=list(created))
-    error = Error(
-        code=failure.code, message=failure.message, delivery=failure.delivery, effects=effects
-    )
-    return TmuxSnapshotOutput(root=TmuxSnapshotOutput2(ok=False, error=error))

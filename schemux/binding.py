@@ -49,6 +49,17 @@ class ToolBinding:
         schema = self.served_input_schema or self.document["inputSchema"]
         return frozenset(schema.get("properties", {}))
 
+    @property
+    def error_envelope(self) -> bool:
+        """Whether the contract describes failures as results: its outputSchema has an
+        ``{ok: false, error}`` form (the envelope of the ``tmux_*`` family)."""
+        output = self.document.get("outputSchema") or {}
+        return any(
+            form.get("properties", {}).get("ok") == {"const": False}
+            and "error" in form.get("properties", {})
+            for form in output.get("oneOf", ())
+        )
+
     def served_document(self, *, exact: bool = False) -> dict[str, Any]:
         """The Tool document tools/list serves: the projection, or with ``exact`` (or
         when there is none) the contract as it is."""

@@ -35,6 +35,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from schemux.errors import TrackingUnavailable
 from schemux.references import ServerIdentity
 
 SO_PEERPIDFD = 77  # Linux 6.5+; Python 3.11's socket module has no name for it
@@ -47,10 +48,6 @@ ENV_TRACKING_BACKEND = "SCHEMUX_TRACKING_BACKEND"
 
 # asks the tmux server for its identity again (over schemux's own connection to it)
 Confirm = Callable[[], Awaitable[ServerIdentity]]
-
-
-class TrackingUnavailable(Exception):
-    """No native process identity backend for this server; the message says why."""
 
 
 def _exited(fd: int) -> bool:

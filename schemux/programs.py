@@ -46,7 +46,7 @@ import anyio
 
 from schemux.abandoned import PANE_OPTION, make_runtime_directory, own_identity
 from schemux.engine import OWNED_SESSION, THEN
-from schemux.errors import ToolError
+from schemux.errors import SchemuxError
 from schemux.program_end import Ending, Outcome, Report, ending_from_marker, scan
 from schemux.program_gate import TABLE_BYTES
 from schemux.program_gates import GateSetting, choose_gate
@@ -139,13 +139,13 @@ class Program:
         if cursor == 0:
             return 0
         if cursor & ((1 << _CURSOR_TAG_BITS) - 1) != self.salt:
-            raise ToolError(
+            raise SchemuxError(
                 f"cursor {cursor} is not one that read_program returned for {self.id}",
                 suggestion="pass the cursor of this program's previous read, or omit it",
             )
         offset = cursor >> _CURSOR_TAG_BITS
         if offset > self.text_size:
-            raise ToolError(
+            raise SchemuxError(
                 f"cursor {cursor} is past the end of {self.id}'s output",
                 suggestion="pass the cursor of the previous read, or omit it",
             )
@@ -185,7 +185,7 @@ class ProgramStore:
     def get(self, program_id: str) -> Program:
         program = self._programs.get(program_id)
         if program is None:
-            raise ToolError(
+            raise SchemuxError(
                 f"no program {program_id!r}: it was never started here, was stopped, or its "
                 "output was let go after enough later programs ended",
                 suggestion="start it again with start_program",
@@ -208,7 +208,7 @@ class ProgramStore:
         # the slot is taken before the first await: concurrent starts cannot overrun it
         running = sum(1 for p in self._programs.values() if p.ending is None) + self._starting
         if running >= self.limits.max_running:
-            raise ToolError(
+            raise SchemuxError(
                 f"{running} programs run already, the most this server allows",
                 suggestion="stop one with stop_program, or wait for one to end",
             )
@@ -294,7 +294,7 @@ class ProgramStore:
                 setup += [THEN, "resize-window", "-t", window_id, *size]
         await server.run(*setup, THEN, "pipe-pane", "-O", "-t", pane_id, f"exec cat > {copy_path}")
         if program.ending is not None:
-            raise ToolError(
+            raise SchemuxError(
                 f"the pane of {program.id} went away before its program started",
                 suggestion="start it again, and leave its pane alone until it ends",
             )
@@ -305,7 +305,7 @@ class ProgramStore:
         except OSError:
             written = 0
         if written != len(program.secret):
-            raise ToolError(
+            raise SchemuxError(
                 f"the gate of {program.id} could not be told to start it",
                 suggestion="start it again",
             )
@@ -420,7 +420,7 @@ class ProgramStore:
         program left running), then close the copy and the pane as after any end."""
         _signal(program, signals.SIGUSR1)
         if program.keep:  # the pane stays for a person: no longer a program's
-            with contextlib.suppress(ToolError):
+            with contextlib.suppress(SchemuxError):
                 await program.server.run(
                     "pipe-pane", "-t", program.pane_id, THEN,
                     "set-option", "-p", "-u", "-t", program.pane_id, PANE_OPTION,
@@ -528,7 +528,7 @@ async def _unstoppable(work: Coroutine[Any, Any, None]) -> None:
 
 
 async def _kill_pane(program: Program) -> None:
-    with contextlib.suppress(ToolError):
+    with contextlib.suppress(SchemuxError):
         await program.server.run("kill-pane", "-t", program.pane_id)
 
 

@@ -51,7 +51,7 @@ from schemux.abandoned_wrappers import (
     this_process,
 )
 from schemux.engine import THEN
-from schemux.errors import TmuxCommandError, ToolError
+from schemux.errors import SchemuxError, TmuxCommandError
 from schemux.shell_output import (
     Cursor,
     Prompt,
@@ -107,14 +107,14 @@ class ShellCommandResult:
 
 def check_command(command: str, suppress_history: bool) -> None:
     if not command.strip():
-        raise ToolError("command must not be empty", suggestion="pass the shell command to run")
+        raise SchemuxError("command must not be empty", suggestion="pass the shell command to run")
     if suppress_history and ("\n" in command or "\r" in command):
-        raise ToolError(
+        raise SchemuxError(
             "command must be a single line when suppress_history=True",
             suggestion="join the lines with ';' or pass suppress_history=false",
         )
     if "\r" in command:
-        raise ToolError(
+        raise SchemuxError(
             "command contains a carriage return, which the shell would take as Enter",
             suggestion="use '\\n' line breaks",
         )
@@ -249,20 +249,20 @@ async def _finish(
                 server, call, prompt, report.cursor, (THEN, *call.release), report.exit_status
             )
             _mark_settling(call)
-        except ToolError:  # the pane went with its shell: only the hold flag is left
-            with contextlib.suppress(ToolError):
+        except SchemuxError:  # the pane went with its shell: only the hold flag is left
+            with contextlib.suppress(SchemuxError):
                 await server.run("set-option", "-s", "-u", call.hold)
             raise
         return lines, exact, report.exit_status, False
     if ended:
-        raise ToolError(
+        raise SchemuxError(
             f"the wrapper in pane {pane.pane_id} reported {state!r}, not an end",
             suggestion="its shell was freed without its report (was schemux stalled for "
             f"{HOLD_SECONDS} s?); run the command again",
         )
     if shell_reads_input(pane.pid):
         await _interrupt(server, call)
-        raise ToolError(
+        raise SchemuxError(
             f"the shell in pane {pane.pane_id} did not start the command within "
             f"{timeout:g} s; it was still reading input (an unclosed quote, bracket or "
             "heredoc?), so the typed input was cancelled with C-c",
@@ -377,7 +377,7 @@ async def _in_pane(server: TmuxServer, call: ShellCall, *args: str) -> list[str]
     except TmuxCommandError as error:
         if not error.target_gone:
             raise
-        raise ToolError(
+        raise SchemuxError(
             f"pane {call.pane_id} was closed while the command ran; its exit status and "
             "output are lost",
             suggestion="run it again in a pane that stays open",
@@ -395,8 +395,8 @@ async def _abandon(
             await server.run(*call.release)
         elif interrupt:
             await _interrupt(server, call)
-    except ToolError:  # the pane or the server is gone
-        with contextlib.suppress(ToolError):
+    except SchemuxError:  # the pane or the server is gone
+        with contextlib.suppress(SchemuxError):
             await server.run("set-option", "-s", "-u", call.hold)
         if waiting is not None:
             waiting.cancel()  # end the waiter's client
@@ -440,7 +440,7 @@ async def _capture_output(
         if later:
             await asyncio.shield(_in_pane(server, call, *later))
     ran = "is still running" if status is None else f"ran and exited with status {status}"
-    raise ToolError(
+    raise SchemuxError(
         f"the command in pane {call.pane_id} {ran}, but its output cannot be told apart "
         "from the prompt: the shell did not echo the typed command, so where the output "
         "starts is unknown (is the terminal's echo off?)",

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from schemux import program_gates
-from schemux.config import ConfigError, Settings, settings_from
+from schemux.config import Settings, settings_from
+from schemux.errors import ConfigError
 from schemux.program_end import scan
 from schemux.program_gate import TABLE_BYTES
 from schemux.program_gates import PYTHON_GATE, Gate, choose_gate

@@ -19,9 +19,8 @@ from mcp import Client, MCPError
 from schemux.binding import ToolBinding
 from schemux.config import Settings
 from schemux.context import ToolContext
-from schemux.errors import FailedResult
+from schemux.errors import Created, Effects, Refused
 from schemux.generated.bindings import BINDINGS, UNSERVED
-from schemux.generated.models.tmux_capture import TmuxCaptureOutput
 from schemux.generated.serving import SERVED_INPUT_SCHEMAS
 from schemux.generated.tools import TOOL_DOCUMENTS
 from schemux.server import build_server
@@ -271,17 +270,23 @@ async def test_the_engine_goes_when_the_client_goes(tmux_socket: str) -> None:
     wait_until(lambda: not set(children) & set(processes()), timeout=5)
 
 
-@pytest.mark.filterwarnings("ignore::UserWarning")  # pydantic, on dumping the broken envelope
 async def test_a_failure_the_contract_describes_goes_out_as_an_error_result() -> None:
     document = TOOL_DOCUMENTS["tmux_capture"]
-    error = {"code": "pane_closed", "message": "gone", "delivery": "observed"}
+    error = {
+        "code": "pane_closed",
+        "message": "gone",
+        "delivery": "observed",
+        "effects": {"state": "none", "created": []},
+    }
 
     async def call(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+        failure = Refused("pane_closed", "gone")
         if arguments["target"]["generation"] == "fine":
-            raise FailedResult(TmuxCaptureOutput.model_validate({"ok": False, "error": error}))
-        # a handler bug: an envelope its own contract rejects
-        broken = {"ok": False, "error": {"code": 1}}
-        raise FailedResult(TmuxCaptureOutput.model_construct(broken))  # type: ignore[arg-type]
+            failure.effects = Effects("none")
+        else:
+            # a bug: an effect its own contract rejects (a session id is $N)
+            failure.effects = Effects("known", (Created("session", "@1", "g"),))
+        raise failure
 
     binding = ToolBinding(
         document=document,
