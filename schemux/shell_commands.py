@@ -173,7 +173,7 @@ async def run_in_shell(
     check_shell_pane(pane)
     key = (pane.socket_path, pane.pane_id)
     if key in _in_flight:  # another call took the pane while this one waited for it
-        raise ToolError(
+        raise SchemuxError(
             f"pane {pane.pane_id} is busy: another run_command call is running in it",
             suggestion="wait for that call to return, or target another pane",
         )
