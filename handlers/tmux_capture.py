@@ -9,19 +9,19 @@ from schemux.context import ToolContext
 from schemux.errors import FailedResult
 from schemux.failures import Failure, attempt
 from schemux.generated.models.tmux_capture import (
-    Created1,
-    Data,
-    Data1,
+    CreatedSession,
+    DataDelta,
+    DataSnapshot,
     Effects,
     Error,
     Interval,
     Splice,
     Target,
     TmuxCaptureInput,
-    TmuxCaptureInput1,
+    TmuxCaptureInputWithoutCursor,
     TmuxCaptureOutput,
-    TmuxCaptureOutput1,
-    TmuxCaptureOutput2,
+    TmuxCaptureOutputNotOk,
+    TmuxCaptureOutputOk,
 )
 from schemux.generated.models.tmux_capture import Scope as ScopeModel
 
@@ -31,7 +31,7 @@ async def handle(ctx: ToolContext, request: TmuxCaptureInput) -> TmuxCaptureOutp
     reference = PaneReference(args.target.id, args.target.generation)
     server = ctx.tmux()
     try:
-        if isinstance(args, TmuxCaptureInput1):
+        if isinstance(args, TmuxCaptureInputWithoutCursor):
             defaults = Scope()
             scope = Scope(
                 max_lines=args.max_lines or defaults.max_lines,
@@ -44,7 +44,7 @@ async def handle(ctx: ToolContext, request: TmuxCaptureInput) -> TmuxCaptureOutp
         read = await attempt(server, work)
     except Failure as failure:
         raise FailedResult(envelope(failure)) from None
-    return TmuxCaptureOutput(root=TmuxCaptureOutput1(ok=True, data=data(read)))
+    return TmuxCaptureOutput(root=TmuxCaptureOutputOk(ok=True, data=data(read)))
 
 
 class _Common(TypedDict):
@@ -62,7 +62,7 @@ class _Common(TypedDict):
     scope: ScopeModel
 
 
-def data(read: Read) -> Data | Data1:
+def data(read: Read) -> DataSnapshot | DataDelta:
     capture, scope = read.capture, read.scope
     common = _Common(
         target=Target(kind="pane", id=read.reference.pane_id, generation=read.reference.generation),
@@ -82,10 +82,12 @@ def data(read: Read) -> Data | Data1:
     )
     if read.delta is None:
         if read.next_cursor is None:
-            return Data(**common, mode="snapshot", rows=capture.rows.rows)
-        return Data(**common, mode="snapshot", rows=capture.rows.rows, next_cursor=read.next_cursor)
+            return DataSnapshot(**common, mode="snapshot", rows=capture.rows.rows)
+        return DataSnapshot(
+            **common, mode="snapshot", rows=capture.rows.rows, next_cursor=read.next_cursor
+        )
     splice = read.delta.splice
-    return Data1(
+    return DataDelta(
         **common,
         mode="delta",
         base_capture_id=read.delta.base_capture_id,
@@ -96,9 +98,11 @@ def data(read: Read) -> Data | Data1:
 
 
 def envelope(failure: Failure) -> TmuxCaptureOutput:
-    created = [Created1(kind="session", id=c.id, generation=c.generation) for c in failure.created]
+    created = [
+        CreatedSession(kind="session", id=c.id, generation=c.generation) for c in failure.created
+    ]
     effects = Effects(state=failure.effects_state, created=list(created))
     error = Error(
         code=failure.code, message=failure.message, delivery=failure.delivery, effects=effects
     )
-    return TmuxCaptureOutput(root=TmuxCaptureOutput2(ok=False, error=error))
+    return TmuxCaptureOutput(root=TmuxCaptureOutputNotOk(ok=False, error=error))
