@@ -184,7 +184,7 @@ def test_one_of_outputs_are_discriminated_root_models() -> None:
 
 
 def test_titles_name_union_branches_and_clashing_objects() -> None:
-    reference = {
+    reference: dict[str, Any] = {
         "type": "object",
         "properties": {"kind": {"const": "session"}, "id": {"type": "string"}},
         "required": ["kind", "id"],
