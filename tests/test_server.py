@@ -7,13 +7,13 @@ import os
 import socket
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from jsonschema import Draft202012Validator
 from mcp import Client, MCPError
 
 from schemux.binding import ToolBinding
@@ -81,14 +81,22 @@ async def test_schema_violations_come_before_any_tmux_work() -> None:
         )
 
 
+@dataclass(frozen=True)
+class StandInBinding(ToolBinding):
+    """A tool's real contract and validators, with ``stand_in`` in place of its handler."""
+
+    stand_in: Callable[[ToolContext, dict[str, Any]], Awaitable[dict[str, Any]]] | None = None
+
+    async def call(self, context: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+        assert self.stand_in is not None
+        return await self.stand_in(context, arguments)
+
+
 def binding_with(call: Any) -> dict[str, ToolBinding]:
     document = TOOL_DOCUMENTS["run_command"]
     return {
-        "run_command": ToolBinding(
-            document=document,
-            input_validator=Draft202012Validator(document["inputSchema"]),
-            output_validator=Draft202012Validator(document["outputSchema"]),
-            call=call,
+        "run_command": StandInBinding(
+            document=document, input_model="RunCommandInput", stand_in=call
         )
     }
 
@@ -283,12 +291,7 @@ async def test_a_failure_the_contract_describes_goes_out_as_an_error_result() ->
         broken = {"ok": False, "error": {"code": 1}}
         raise FailedResult(TmuxCaptureOutput.model_construct(broken))  # type: ignore[arg-type]
 
-    binding = ToolBinding(
-        document=document,
-        input_validator=Draft202012Validator(document["inputSchema"]),
-        output_validator=Draft202012Validator(document["outputSchema"]),
-        call=call,
-    )
+    binding = StandInBinding(document=document, input_model="TmuxCaptureInput", stand_in=call)
     server = build_server(ToolContext(Settings()), {"tmux_capture": binding})
     async with Client(server) as client:
         target = {"kind": "pane", "id": "%1", "generation": "fine"}
