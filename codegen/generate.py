@@ -41,14 +41,16 @@ def render_generated(
     documents: Mapping[str, Mapping[str, Any]],
     served: list[str],
     projections: Mapping[str, Projection],
+    defaults: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[Path, str]:
     """Every file of ``generated/`` by path relative to ``root``, formatted.
 
     ``documents`` maps tool names to tool documents; ``served`` names those with a
-    handler; ``projections`` holds the projected inputSchema of the tools that need one.
+    handler; ``projections`` holds the projected inputSchema of the tools that need one;
+    ``defaults`` the defaults their contracts state in words only, for the models.
     """
     names = sorted(documents)
-    sources = {name: model_source(documents[name]) for name in names}
+    sources = {name: model_source(documents[name], (defaults or {}).get(name)) for name in names}
     tools = [_tool_module(documents[name], sources[name]) for name in names]
     served_modules = [tool for tool in tools if tool.name in served]
     files = {

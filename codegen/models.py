@@ -17,6 +17,8 @@ from datamodel_code_generator.enums import DataModelType, InputFileType, TargetP
 from datamodel_code_generator.format import PythonVersion
 from datamodel_code_generator.parser import LiteralType
 
+from codegen.model_defaults import resolve
+
 # Keywords that a scalar branch of ``anyOf: [<scalar>, {"type": "null"}]`` may carry for
 # the pair to fold into one ``"type": [<scalar>, "null"]`` schema with the same meaning.
 _SCALAR_TYPES = frozenset({"integer", "number", "string", "boolean"})
@@ -41,13 +43,23 @@ _SUBSCHEMAS = ("items", "additionalProperties", "not", "if", "then", "else", "co
 _SUBSCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
 
 
-def model_source(document: Mapping[str, Any]) -> str:
-    """The module text (not yet formatted) with ``<Pascal>Input`` and ``<Pascal>Output``."""
+def model_source(document: Mapping[str, Any], defaults: Mapping[str, Any] | None = None) -> str:
+    """The module text (not yet formatted) with ``<Pascal>Input`` and ``<Pascal>Output``.
+
+    ``defaults`` maps JSON pointers into the inputSchema to the defaults the contract
+    states in words only (``codegen.model_defaults``); the models carry them.
+    """
     name = document["name"]
     pascal = _pascal(name)
+    input_schema = model_schema(document["inputSchema"])
+    for pointer, value in (defaults or {}).items():
+        target = resolve(input_schema, pointer)
+        if target is None:
+            raise ValueError(f"{name}: no subschema {pointer} to give a default")
+        target["default"] = value
     tool = {
         "name": name,
-        "inputSchema": titled(model_schema(document["inputSchema"]), f"{pascal}Input"),
+        "inputSchema": titled(input_schema, f"{pascal}Input"),
         "outputSchema": titled(model_schema(document["outputSchema"]), f"{pascal}Output"),
     }
     source = generate(

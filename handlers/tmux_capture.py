@@ -32,13 +32,10 @@ async def handle(ctx: ToolContext, request: TmuxCaptureInput) -> TmuxCaptureOutp
     server = ctx.tmux()
     try:
         if isinstance(args, TmuxCaptureInputWithoutCursor):
-            defaults = Scope()
             scope = Scope(
-                max_lines=args.max_lines or defaults.max_lines,
-                max_bytes=args.max_bytes or defaults.max_bytes,
-                history_lines=args.history_lines or defaults.history_lines,
+                max_lines=args.max_lines, max_bytes=args.max_bytes, history_lines=args.history_lines
             )
-            work = snapshot(server, ctx.screens, reference, scope, bool(args.track))
+            work = snapshot(server, ctx.screens, reference, scope, args.track)
         else:
             work = read_delta(server, ctx.screens, reference, args.cursor)
         read = await attempt(server, work)

@@ -25,11 +25,11 @@ class TmuxCaptureInputWithoutCursor(BaseModel):
         extra="forbid",
         validate_by_name=True,
     )
-    history_lines: Annotated[int | None, Field(ge=0, le=1000)] = None
-    max_bytes: Annotated[int | None, Field(ge=1, le=262144)] = None
-    max_lines: Annotated[int | None, Field(ge=1, le=1000)] = None
+    history_lines: Annotated[int, Field(ge=0, le=1000)] = 0
+    max_bytes: Annotated[int, Field(ge=1, le=262144)] = 65536
+    max_lines: Annotated[int, Field(ge=1, le=1000)] = 200
     target: Target
-    track: bool | None = None
+    track: bool = False
 
 
 class TmuxCaptureInputWithCursor(BaseModel):
