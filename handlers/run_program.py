@@ -16,12 +16,11 @@ from schemux.launch import program_spec
 from schemux.shell_commands import keep_tail
 from schemux.tmux import TmuxServer
 
-DEFAULT_TIMEOUT_MS = 30_000
 RESULT_CEILING = 64 * 1024  # bytes of output (and of stderr) a result carries at most
 
 
 async def handle(ctx: ToolContext, request: RunProgramInput) -> RunProgramOutput:
-    timeout = ctx.settings.clamp_wait((request.timeout_ms or DEFAULT_TIMEOUT_MS) / 1000)
+    timeout = ctx.settings.clamp_wait(request.timeout_ms / 1000)
     progress.expect(timeout, "waiting for the program to end")
     server = ctx.tmux()
     spec = await program_spec(

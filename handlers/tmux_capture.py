@@ -8,15 +8,15 @@ from schemux.capture import PaneReference, Read, Scope, read_delta, snapshot
 from schemux.context import ToolContext
 from schemux.failures import attempt
 from schemux.generated.models.tmux_capture import (
-    Data,
-    Data1,
+    DataDelta,
+    DataSnapshot,
     Interval,
     Splice,
     Target,
     TmuxCaptureInput,
-    TmuxCaptureInput1,
+    TmuxCaptureInputWithoutCursor,
     TmuxCaptureOutput,
-    TmuxCaptureOutput1,
+    TmuxCaptureOutputOk,
 )
 from schemux.generated.models.tmux_capture import Scope as ScopeModel
 
@@ -25,18 +25,15 @@ async def handle(ctx: ToolContext, request: TmuxCaptureInput) -> TmuxCaptureOutp
     args = request.root
     reference = PaneReference(args.target.id, args.target.generation)
     server = ctx.tmux()
-    if isinstance(args, TmuxCaptureInput1):
-        defaults = Scope()
+    if isinstance(args, TmuxCaptureInputWithoutCursor):
         scope = Scope(
-            max_lines=args.max_lines or defaults.max_lines,
-            max_bytes=args.max_bytes or defaults.max_bytes,
-            history_lines=args.history_lines or defaults.history_lines,
+            max_lines=args.max_lines, max_bytes=args.max_bytes, history_lines=args.history_lines
         )
-        work = snapshot(server, ctx.screens, reference, scope, bool(args.track))
+        work = snapshot(server, ctx.screens, reference, scope, args.track)
     else:
         work = read_delta(server, ctx.screens, reference, args.cursor)
     read = await attempt(server, work)  # a failure is the pipeline's to send as the envelope
-    return TmuxCaptureOutput(root=TmuxCaptureOutput1(ok=True, data=data(read)))
+    return TmuxCaptureOutput(root=TmuxCaptureOutputOk(ok=True, data=data(read)))
 
 
 class _Common(TypedDict):
@@ -54,7 +51,7 @@ class _Common(TypedDict):
     scope: ScopeModel
 
 
-def data(read: Read) -> Data | Data1:
+def data(read: Read) -> DataSnapshot | DataDelta:
     capture, scope = read.capture, read.scope
     common = _Common(
         target=Target(kind="pane", id=read.reference.pane_id, generation=read.reference.generation),
@@ -74,10 +71,12 @@ def data(read: Read) -> Data | Data1:
     )
     if read.delta is None:
         if read.next_cursor is None:
-            return Data(**common, mode="snapshot", rows=capture.rows.rows)
-        return Data(**common, mode="snapshot", rows=capture.rows.rows, next_cursor=read.next_cursor)
+            return DataSnapshot(**common, mode="snapshot", rows=capture.rows.rows)
+        return DataSnapshot(
+            **common, mode="snapshot", rows=capture.rows.rows, next_cursor=read.next_cursor
+        )
     splice = read.delta.splice
-    return Data1(
+    return DataDelta(
         **common,
         mode="delta",
         base_capture_id=read.delta.base_capture_id,

@@ -9,17 +9,14 @@ from schemux.generated.models.tmux_snapshot import (
     Pane,
     Server,
     Session,
+    TargetPane,
+    TargetSession,
+    TargetWindow,
     TmuxSnapshotInput,
     TmuxSnapshotOutput,
-    TmuxSnapshotOutput1,
+    TmuxSnapshotOutputOk,
     Window,
 )
-
-# datamodel-code-generator numbers the reference classes in schema order; a mix-up would
-# not type-check, as each one's kind is a different literal
-from schemux.generated.models.tmux_snapshot import Target as SessionReference
-from schemux.generated.models.tmux_snapshot import Target1 as WindowReference
-from schemux.generated.models.tmux_snapshot import Target2 as PaneReference
 from schemux.snapshot import PaneEntry, SessionEntry, WindowEntry, list_server
 from schemux.tmux_format import readable
 
@@ -37,12 +34,12 @@ async def handle(ctx: ToolContext, request: TmuxSnapshotInput) -> TmuxSnapshotOu
         ),
         sessions=[session(entry) for entry in listing.sessions],
     )
-    return TmuxSnapshotOutput(root=TmuxSnapshotOutput1(ok=True, data=data))
+    return TmuxSnapshotOutput(root=TmuxSnapshotOutputOk(ok=True, data=data))
 
 
 def session(entry: SessionEntry) -> Session:
     return Session(
-        target=SessionReference(kind="session", id=entry.id, generation=entry.generation),
+        target=TargetSession(kind="session", id=entry.id, generation=entry.generation),
         name=entry.name,
         attached=entry.attached,
         windows=[window(w) for w in entry.windows],
@@ -51,7 +48,7 @@ def session(entry: SessionEntry) -> Session:
 
 def window(entry: WindowEntry) -> Window:
     return Window(
-        target=WindowReference(kind="window", id=entry.id, generation=entry.generation),
+        target=TargetWindow(kind="window", id=entry.id, generation=entry.generation),
         index=entry.index,
         name=entry.name,
         active=entry.active,
@@ -61,7 +58,7 @@ def window(entry: WindowEntry) -> Window:
 
 def pane(entry: PaneEntry) -> Pane:
     return Pane(
-        target=PaneReference(kind="pane", id=entry.id, generation=entry.generation),
+        target=TargetPane(kind="pane", id=entry.id, generation=entry.generation),
         index=entry.index,
         active=entry.active,
         width=entry.width,

@@ -17,10 +17,9 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
-from jsonschema.exceptions import ValidationError, best_match
 from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
@@ -32,6 +31,9 @@ from schemux.context import ToolContext
 from schemux.errors import SchemuxError, bounded_message
 from schemux.instructions import instructions
 
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
+
 logger = logging.getLogger("schemux")
 
 
@@ -40,6 +42,8 @@ def describe_violation(error: ValidationError, root: str = "(arguments)") -> str
 
     Arguments that match none of a ``oneOf``/``anyOf``'s forms get each form's own
     reason, so the caller learns what a form forbids (``'track' was unexpected``)."""
+    from jsonschema.exceptions import best_match
+
     path = "".join(
         f"[{part}]" if isinstance(part, int) else f".{part}" for part in error.absolute_path
     ).lstrip(".")
@@ -86,6 +90,9 @@ async def call_bound_tool(
     binding: ToolBinding, context: ToolContext, arguments: dict[str, Any]
 ) -> types.CallToolResult:
     """The whole pipeline for one call; never raises except on cancellation."""
+    # jsonschema is imported at the first call: start-up and tools/list need none of it
+    from jsonschema.exceptions import best_match
+
     violation = best_match(binding.input_validator.iter_errors(arguments))
     if violation is not None:
         return error_result(

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from jsonschema import Draft202012Validator
 from mcp import Client
 
 from schemux.binding import ToolBinding
@@ -33,6 +32,7 @@ from schemux.generated.bindings import BINDINGS
 from schemux.generated.tools import TOOL_DOCUMENTS
 from schemux.server import build_server, call_bound_tool
 from schemux.tmux import ServerAddress, TmuxServer
+from tests.support import StandInBinding
 
 pytestmark = pytest.mark.anyio
 
@@ -54,12 +54,8 @@ HOSTILE = '-pane "%1"; rm -rf ~ $(id) #{pane_id}\nsecond line'
 
 def bound(tool: str, call: Call) -> ToolBinding:
     document = TOOL_DOCUMENTS[tool]
-    return ToolBinding(
-        document=document,
-        input_validator=Draft202012Validator(document["inputSchema"]),
-        output_validator=Draft202012Validator(document["outputSchema"]),
-        call=call,
-    )
+    model = "".join(part.title() for part in tool.split("_")) + "Input"
+    return StandInBinding(document=document, input_model=model, stand_in=call)
 
 
 def raising(error: BaseException) -> Call:

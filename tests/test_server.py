@@ -13,7 +13,6 @@ from typing import Any
 
 import anyio
 import pytest
-from jsonschema import Draft202012Validator
 from mcp import Client, MCPError
 
 from schemux.binding import ToolBinding
@@ -25,7 +24,7 @@ from schemux.generated.serving import SERVED_INPUT_SCHEMAS
 from schemux.generated.tools import TOOL_DOCUMENTS
 from schemux.server import build_server
 from tests.conftest import stdio_parameters
-from tests.support import new_pane, wait_until
+from tests.support import StandInBinding, new_pane, wait_until
 
 pytestmark = pytest.mark.anyio
 
@@ -83,11 +82,8 @@ async def test_schema_violations_come_before_any_tmux_work() -> None:
 def binding_with(call: Any) -> dict[str, ToolBinding]:
     document = TOOL_DOCUMENTS["run_command"]
     return {
-        "run_command": ToolBinding(
-            document=document,
-            input_validator=Draft202012Validator(document["inputSchema"]),
-            output_validator=Draft202012Validator(document["outputSchema"]),
-            call=call,
+        "run_command": StandInBinding(
+            document=document, input_model="RunCommandInput", stand_in=call
         )
     }
 
@@ -288,12 +284,7 @@ async def test_a_failure_the_contract_describes_goes_out_as_an_error_result() ->
             failure.effects = Effects("known", (Created("session", "@1", "g"),))
         raise failure
 
-    binding = ToolBinding(
-        document=document,
-        input_validator=Draft202012Validator(document["inputSchema"]),
-        output_validator=Draft202012Validator(document["outputSchema"]),
-        call=call,
-    )
+    binding = StandInBinding(document=document, input_model="TmuxCaptureInput", stand_in=call)
     server = build_server(ToolContext(Settings()), {"tmux_capture": binding})
     async with Client(server) as client:
         target = {"kind": "pane", "id": "%1", "generation": "fine"}
