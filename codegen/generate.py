@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from codegen.dialects import validator_class
 from codegen.formatting import format_python
 from codegen.models import model_source
 from codegen.projection import Projection
@@ -28,10 +27,6 @@ class ToolModule:
     name: str
     input_class: str
     output_class: str
-    input_validator: str
-    output_validator: str
-    # A top-level oneOf output becomes a RootModel, whose model_dump is typed Any.
-    output_is_root_model: bool
     # FastMCP's convention: the tool's value is the outputSchema's one property "result".
     wraps_result: bool
 
@@ -46,24 +41,25 @@ def render_generated(
     documents: Mapping[str, Mapping[str, Any]],
     served: list[str],
     projections: Mapping[str, Projection],
+    defaults: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[Path, str]:
     """Every file of ``generated/`` by path relative to ``root``, formatted.
 
     ``documents`` maps tool names to tool documents; ``served`` names those with a
-    handler; ``projections`` holds the projected inputSchema of the tools that need one.
+    handler; ``projections`` holds the projected inputSchema of the tools that need one;
+    ``defaults`` the defaults their contracts state in words only, for the models.
     """
     names = sorted(documents)
-    sources = {name: model_source(documents[name]) for name in names}
+    sources = {name: model_source(documents[name], (defaults or {}).get(name)) for name in names}
     tools = [_tool_module(documents[name], sources[name]) for name in names]
     served_modules = [tool for tool in tools if tool.name in served]
-    validator_classes = {
-        cls for tool in served_modules for cls in (tool.input_validator, tool.output_validator)
-    }
     files = {
         GENERATED_DIR / "__init__.py": _render("package_init.py.j2"),
         GENERATED_DIR / "models" / "__init__.py": _render(
             "models_init.py.j2",
-            tools=tools,
+            module_of={
+                cls: tool.name for tool in tools for cls in (tool.input_class, tool.output_class)
+            },
             exported=sorted(c for tool in tools for c in (tool.input_class, tool.output_class)),
         ),
         GENERATED_DIR / "tools.py": _render(
@@ -79,7 +75,6 @@ def render_generated(
             "bindings.py.j2",
             served=served_modules,
             projected=sorted(name for name in projections if name in served),
-            validator_classes=sorted(validator_classes),
             unserved=tuple(name for name in names if name not in served),
         ),
     }
@@ -92,19 +87,13 @@ def _tool_module(document: Mapping[str, Any], models_text: str) -> ToolModule:
     name = str(document["name"])
     # datamodel-code-generator names an MCP tool's models <PascalCaseName>Input/Output.
     pascal = "".join(part[:1].upper() + part[1:] for part in name.split("_"))
-    bases = {}
     for role in ("Input", "Output"):
-        found = re.search(rf"^class {pascal}{role}\((\w+)", models_text, re.MULTILINE)
-        if found is None:
+        if re.search(rf"^class {pascal}{role}\(", models_text, re.MULTILINE) is None:
             raise RuntimeError(f"the models of {name} have no class {pascal}{role}")
-        bases[role] = found.group(1)
     return ToolModule(
         name=name,
         input_class=f"{pascal}Input",
         output_class=f"{pascal}Output",
-        input_validator=validator_class(document["inputSchema"]).__name__,
-        output_validator=validator_class(document["outputSchema"]).__name__,
-        output_is_root_model=bases["Output"] == "RootModel",
         wraps_result=wraps_result(document["outputSchema"]),
     )
 

@@ -8,6 +8,7 @@ The served schemas, and the validators built from them, are never reshaped.
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -15,6 +16,8 @@ from datamodel_code_generator import generate
 from datamodel_code_generator.enums import DataModelType, InputFileType, TargetPydanticVersion
 from datamodel_code_generator.format import PythonVersion
 from datamodel_code_generator.parser import LiteralType
+
+from codegen.model_defaults import resolve
 
 # Keywords that a scalar branch of ``anyOf: [<scalar>, {"type": "null"}]`` may carry for
 # the pair to fold into one ``"type": [<scalar>, "null"]`` schema with the same meaning.
@@ -40,13 +43,24 @@ _SUBSCHEMAS = ("items", "additionalProperties", "not", "if", "then", "else", "co
 _SUBSCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
 
 
-def model_source(document: Mapping[str, Any]) -> str:
-    """The module text (not yet formatted) with ``<Pascal>Input`` and ``<Pascal>Output``."""
+def model_source(document: Mapping[str, Any], defaults: Mapping[str, Any] | None = None) -> str:
+    """The module text (not yet formatted) with ``<Pascal>Input`` and ``<Pascal>Output``.
+
+    ``defaults`` maps JSON pointers into the inputSchema to the defaults the contract
+    states in words only (``codegen.model_defaults``); the models carry them.
+    """
     name = document["name"]
+    pascal = _pascal(name)
+    input_schema = model_schema(document["inputSchema"])
+    for pointer, value in (defaults or {}).items():
+        target = resolve(input_schema, pointer)
+        if target is None:
+            raise ValueError(f"{name}: no subschema {pointer} to give a default")
+        target["default"] = value
     tool = {
         "name": name,
-        "inputSchema": model_schema(document["inputSchema"]),
-        "outputSchema": model_schema(document["outputSchema"]),
+        "inputSchema": titled(input_schema, f"{pascal}Input"),
+        "outputSchema": titled(model_schema(document["outputSchema"]), f"{pascal}Output"),
     }
     source = generate(
         tool,
@@ -64,6 +78,8 @@ def model_source(document: Mapping[str, Any]) -> str:
         use_annotated=True,
         snake_case_field=True,
         allow_population_by_field_name=True,
+        # the titles :func:`titled` gives name the classes (no Target1, Data1, ...)
+        use_title_as_name=True,
         enum_field_as_literal=LiteralType.All,
         strict_nullable=True,
         disable_timestamp=True,
@@ -160,3 +176,113 @@ def _required_consts(branch: Any) -> dict[str, Any]:
         and "const" in subschema
         and subschema["const"] is not None
     }
+
+
+def titled(schema: dict[str, Any], root: str) -> dict[str, Any]:
+    """``schema`` with titles on the subschemas the generator would otherwise number.
+
+    The generator names a class after its property (``target`` -> ``Target``) and numbers
+    the ones that clash (``Target1``), or a union's branches after the union
+    (``TmuxCaptureOutput1``); a handler could import such a name only by its position
+    in the schema. Titles, for the models only (served documents never carry them):
+
+    - each branch of a ``oneOf`` whose branches each require a ``const`` of their own
+      (the tag) is ``<Context><Value>``: ``DataSnapshot`` for ``mode: "snapshot"``, and
+      for a boolean tag ``<Context><Name>`` or ``<Context>Not<Name>``
+      (``TmuxCaptureOutputOk``, ``TmuxCaptureOutputNotOk`` for ``ok``);
+    - each branch of an untagged ``oneOf`` is ``<Context>With<Names>`` after the
+      properties it requires and its siblings do not, else ``<Context>Without<Names>``
+      after those its siblings require (``TmuxCaptureInputWithCursor``,
+      ``TmuxCaptureInputWithoutCursor``);
+    - objects that share a context with a different object (``target`` of a session, a
+      window and a pane) and require a string ``const`` are ``<Context><Value>``
+      (``TargetSession``, ``TargetWindow``, ``TargetPane``).
+
+    ``<Context>`` is a subschema's property name in PascalCase (an array's items take
+    the array's), the root's is ``root``. Existing titles are kept.
+    """
+    contexts: dict[str, list[dict[str, Any]]] = {}
+    _collect_contexts(schema, root, contexts)
+    clashing = {
+        id(found)
+        for found_list in contexts.values()
+        if len({repr(found) for found in found_list}) > 1
+        for found in found_list
+    }
+    _title(schema, root, clashing)
+    schema.setdefault("title", root)
+    return schema
+
+
+def _pascal(name: str) -> str:
+    return "".join(part[:1].upper() + part[1:] for part in re.split(r"[^A-Za-z0-9]+", name))
+
+
+def _child_contexts(schema: dict[str, Any], context: str) -> list[tuple[dict[str, Any], str]]:
+    """Each subschema with the context it names classes in."""
+    children: list[tuple[dict[str, Any], str]] = []
+    for key in _SUBSCHEMA_MAPS:
+        if isinstance(schema.get(key), dict):
+            children += [
+                (value, _pascal(name))
+                for name, value in schema[key].items()
+                if isinstance(value, dict)
+            ]
+    children += [(schema[key], context) for key in _SUBSCHEMAS if isinstance(schema.get(key), dict)]
+    for key in _SUBSCHEMA_LISTS:
+        if isinstance(schema.get(key), list):
+            children += [(value, context) for value in schema[key] if isinstance(value, dict)]
+    return children
+
+
+def _collect_contexts(
+    schema: dict[str, Any], context: str, found: dict[str, list[dict[str, Any]]]
+) -> None:
+    if schema.get("type") == "object" and "properties" in schema:
+        found.setdefault(schema.get("title", context), []).append(schema)
+    for child, child_context in _child_contexts(schema, context):
+        _collect_contexts(child, child_context, found)
+
+
+def _title(schema: dict[str, Any], context: str, clashing: set[int]) -> None:
+    context = schema.get("title", context)
+    branches = schema.get("oneOf")
+    if isinstance(branches, list) and len(branches) > 1:
+        names = _tag_names(branches) or _requirement_names(branches)
+        for branch, name in zip(branches, names, strict=True):
+            if isinstance(branch, dict):
+                branch.setdefault("title", f"{context}{name}")
+    elif id(schema) in clashing and "title" not in schema:
+        tags = [value for value in _required_consts(schema).values() if isinstance(value, str)]
+        if len(tags) == 1:
+            schema["title"] = f"{context}{_pascal(tags[0])}"
+    for child, child_context in _child_contexts(schema, context):
+        _title(child, child_context, clashing)
+
+
+def _tag_names(branches: list[Any]) -> list[str] | None:
+    """Each branch's name after the tag all branches require with distinct values."""
+    for tag in sorted(_required_consts(branches[0])):
+        values = [_required_consts(branch).get(tag) for branch in branches]
+        if None in values or len({repr(value) for value in values}) != len(values):
+            continue
+        if all(isinstance(value, str) for value in values):
+            return [_pascal(str(value)) for value in values]
+        if all(isinstance(value, bool) for value in values):
+            return [_pascal(tag) if value else f"Not{_pascal(tag)}" for value in values]
+    return None
+
+
+def _requirement_names(branches: list[Any]) -> list[str]:
+    required = [
+        set(branch.get("required", ())) if isinstance(branch, dict) else set()
+        for branch in branches
+    ]
+    names = []
+    for index, own in enumerate(required):
+        others = set().union(*(r for i, r in enumerate(required) if i != index))
+        if own - others:
+            names.append("With" + "".join(_pascal(name) for name in sorted(own - others)))
+        else:
+            names.append("Without" + "".join(_pascal(name) for name in sorted(others - own)))
+    return names

@@ -16,6 +16,7 @@ from codegen.generate import (
     served_tools,
 )
 from codegen.importer import ImportFailed, plan_import
+from codegen.model_defaults import model_defaults
 from codegen.projection import Projection, project
 from codegen.provider_rules import lint_tool
 from codegen.readme import (
@@ -52,7 +53,11 @@ def make_plan(root: Path) -> Plan:
     documents = imported.documents
     served = served_tools(root, sorted(documents))
     projections = _projections(documents)
-    files = {**imported.files, **render_generated(root, documents, served, projections)}
+    defaults, problems = model_defaults(root, documents)
+    if problems:
+        raise ImportFailed(problems)
+    generated = render_generated(root, documents, served, projections, defaults)
+    files = {**imported.files, **generated}
     files[TOOLS_DOC] = tools_doc(root, documents, served, projections)
     for path in sorted((root / GENERATED_DIR).rglob("*.py")):
         # generated/ is codegen's alone: whatever it would not write now is stale.

@@ -142,8 +142,27 @@ def example_of(examples: Mapping[str, Any] | None) -> Example | None:
         name=str(chosen["name"]),
         arguments=json.dumps(chosen.get("arguments", {}), indent=2, ensure_ascii=False),
         outcome=outcome,
-        expected=json.dumps(chosen[outcome], indent=2, ensure_ascii=False),
+        expected=json.dumps(shown(chosen[outcome]), indent=2, ensure_ascii=False),
     )
+
+
+def shown(expected: Any) -> Any:
+    """An example's expected result (a JSON Schema) as the docs show it: what it pins as
+    the value itself (a ``const``; an object all of whose properties are required, as
+    that object), and any other schema as it is (``{"type": "number", "minimum": 0}``)."""
+    if not isinstance(expected, Mapping):
+        return expected  # an error's text
+    if expected.keys() == {"const"}:
+        return expected["const"]
+    properties = expected.get("properties")
+    if (
+        expected.keys() == {"type", "properties", "required"}
+        and expected["type"] == "object"
+        and isinstance(properties, Mapping)
+        and list(expected["required"]) == list(properties)
+    ):
+        return {name: shown(value) for name, value in properties.items()}
+    return dict(expected)
 
 
 def tools_doc(

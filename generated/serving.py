@@ -204,6 +204,7 @@ SERVED_INPUT_SCHEMAS: dict[str, dict[str, Any]] = {
                 "type": "boolean",
             },
             "timeoutMs": {
+                "default": 30000,
                 "description": "How long to wait; 30 s by default and clamped by the server ceiling. A command still running then keeps running; the result says timed_out.",
                 "minimum": 1,
                 "maximum": 9007199254740991,

@@ -675,6 +675,7 @@ TOOL_DOCUMENTS: dict[str, dict[str, Any]] = {
                     "type": "boolean",
                 },
                 "timeoutMs": {
+                    "default": 30000,
                     "description": "How long to wait; 30 s by default and clamped by the server ceiling. A command still running then keeps running; the result says timed_out.",
                     "exclusiveMinimum": 0,
                     "maximum": 9007199254740991,

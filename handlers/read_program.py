@@ -6,13 +6,10 @@ from schemux import progress
 from schemux.context import ToolContext
 from schemux.generated.models.read_program import ReadProgramInput, ReadProgramOutput
 
-DEFAULT_TIMEOUT_MS = 30_000
-
 
 async def handle(ctx: ToolContext, request: ReadProgramInput) -> ReadProgramOutput:
     program = ctx.programs.get(request.program_id)
-    timeout_ms = DEFAULT_TIMEOUT_MS if request.timeout_ms is None else request.timeout_ms
-    timeout = ctx.settings.clamp_wait(timeout_ms / 1000)
+    timeout = ctx.settings.clamp_wait(request.timeout_ms / 1000)
     progress.expect(timeout, "waiting for the program's output")
     page = await ctx.programs.read(program, request.cursor or 0, request.max_lines, timeout)
     ending = program.ending

@@ -8,11 +8,9 @@ from schemux.generated.models.run_program import RunProgramInput, RunProgramOutp
 from schemux.programs.launch import program_spec
 from schemux.programs.run import run
 
-DEFAULT_TIMEOUT_MS = 30_000
-
 
 async def handle(ctx: ToolContext, request: RunProgramInput) -> RunProgramOutput:
-    timeout = ctx.settings.clamp_wait((request.timeout_ms or DEFAULT_TIMEOUT_MS) / 1000)
+    timeout = ctx.settings.clamp_wait(request.timeout_ms / 1000)
     progress.expect(timeout, "waiting for the program to end")
     server = ctx.tmux()
     spec = await program_spec(

@@ -11,11 +11,9 @@ from schemux.generated.models.run_shell_command import (
 from schemux.shell_commands import keep_tail, run_in_shell
 from schemux.targets import PaneTarget, resolve_pane
 
-DEFAULT_TIMEOUT_MS = 30_000
-
 
 async def handle(ctx: ToolContext, request: RunShellCommandInput) -> RunShellCommandOutput:
-    timeout = ctx.settings.clamp_wait((request.timeout_ms or DEFAULT_TIMEOUT_MS) / 1000)
+    timeout = ctx.settings.clamp_wait(request.timeout_ms / 1000)
     progress.expect(timeout, "waiting for the command to finish")
     server = ctx.tmux()
     pane = await resolve_pane(server, PaneTarget(pane_id=request.pane_id))

@@ -6,22 +6,17 @@ from typing import Literal, TypedDict
 
 from schemux.capture import PaneReference, Read, Scope, read_delta, snapshot
 from schemux.context import ToolContext
-from schemux.errors import FailedResult
-from schemux.failures import Failure, attempt
+from schemux.failures import attempt
 from schemux.generated.models.tmux_capture import (
-    Created1,
-    Data,
-    Data1,
-    Effects,
-    Error,
+    DataDelta,
+    DataSnapshot,
     Interval,
     Splice,
     Target,
     TmuxCaptureInput,
-    TmuxCaptureInput1,
+    TmuxCaptureInputWithoutCursor,
     TmuxCaptureOutput,
-    TmuxCaptureOutput1,
-    TmuxCaptureOutput2,
+    TmuxCaptureOutputOk,
 )
 from schemux.generated.models.tmux_capture import Scope as ScopeModel
 
@@ -30,21 +25,15 @@ async def handle(ctx: ToolContext, request: TmuxCaptureInput) -> TmuxCaptureOutp
     args = request.root
     reference = PaneReference(args.target.id, args.target.generation)
     server = ctx.tmux()
-    try:
-        if isinstance(args, TmuxCaptureInput1):
-            defaults = Scope()
-            scope = Scope(
-                max_lines=args.max_lines or defaults.max_lines,
-                max_bytes=args.max_bytes or defaults.max_bytes,
-                history_lines=args.history_lines or defaults.history_lines,
-            )
-            work = snapshot(server, ctx.screens, reference, scope, bool(args.track))
-        else:
-            work = read_delta(server, ctx.screens, reference, args.cursor)
-        read = await attempt(server, work)
-    except Failure as failure:
-        raise FailedResult(envelope(failure)) from None
-    return TmuxCaptureOutput(root=TmuxCaptureOutput1(ok=True, data=data(read)))
+    if isinstance(args, TmuxCaptureInputWithoutCursor):
+        scope = Scope(
+            max_lines=args.max_lines, max_bytes=args.max_bytes, history_lines=args.history_lines
+        )
+        work = snapshot(server, ctx.screens, reference, scope, args.track)
+    else:
+        work = read_delta(server, ctx.screens, reference, args.cursor)
+    read = await attempt(server, work)  # a failure is the pipeline's to send as the envelope
+    return TmuxCaptureOutput(root=TmuxCaptureOutputOk(ok=True, data=data(read)))
 
 
 class _Common(TypedDict):
@@ -62,7 +51,7 @@ class _Common(TypedDict):
     scope: ScopeModel
 
 
-def data(read: Read) -> Data | Data1:
+def data(read: Read) -> DataSnapshot | DataDelta:
     capture, scope = read.capture, read.scope
     common = _Common(
         target=Target(kind="pane", id=read.reference.pane_id, generation=read.reference.generation),
@@ -82,10 +71,12 @@ def data(read: Read) -> Data | Data1:
     )
     if read.delta is None:
         if read.next_cursor is None:
-            return Data(**common, mode="snapshot", rows=capture.rows.rows)
-        return Data(**common, mode="snapshot", rows=capture.rows.rows, next_cursor=read.next_cursor)
+            return DataSnapshot(**common, mode="snapshot", rows=capture.rows.rows)
+        return DataSnapshot(
+            **common, mode="snapshot", rows=capture.rows.rows, next_cursor=read.next_cursor
+        )
     splice = read.delta.splice
-    return Data1(
+    return DataDelta(
         **common,
         mode="delta",
         base_capture_id=read.delta.base_capture_id,
@@ -93,12 +84,3 @@ def data(read: Read) -> Data | Data1:
         splice=Splice(start=splice.start, delete=splice.delete, rows=splice.rows),
         next_cursor=read.delta.next_cursor,
     )
-
-
-def envelope(failure: Failure) -> TmuxCaptureOutput:
-    created = [Created1(kind="session", id=c.id, generation=c.generation) for c in failure.created]
-    effects = Effects(state=failure.effects_state, created=list(created))
-    error = Error(
-        code=failure.code, message=failure.message, delivery=failure.delivery, effects=effects
-    )
-    return TmuxCaptureOutput(root=TmuxCaptureOutput2(ok=False, error=error))

@@ -3,40 +3,30 @@
 from __future__ import annotations
 
 from schemux.context import ToolContext
-from schemux.errors import FailedResult
-from schemux.failures import Failure, attempt
+from schemux.failures import attempt
 from schemux.generated.models.tmux_snapshot import (
-    Created1,
     Data,
-    Effects,
-    Error,
     Pane,
     Server,
     Session,
+    TargetPane,
+    TargetSession,
+    TargetWindow,
     TmuxSnapshotInput,
     TmuxSnapshotOutput,
-    TmuxSnapshotOutput1,
-    TmuxSnapshotOutput2,
+    TmuxSnapshotOutputOk,
     Window,
 )
-
-# datamodel-code-generator numbers the reference classes in schema order; a mix-up would
-# not type-check, as each one's kind is a different literal
-from schemux.generated.models.tmux_snapshot import Target as SessionReference
-from schemux.generated.models.tmux_snapshot import Target1 as WindowReference
-from schemux.generated.models.tmux_snapshot import Target2 as PaneReference
 from schemux.snapshot import PaneEntry, SessionEntry, WindowEntry, list_server
 from schemux.tmux_format import readable
 
 
 async def handle(ctx: ToolContext, request: TmuxSnapshotInput) -> TmuxSnapshotOutput:
     server = ctx.tmux(request.socket_name)
-    try:
-        listing = await attempt(
-            server, list_server(server, lambda pane: ctx.programs.lookup_pane(server, pane))
-        )
-    except Failure as failure:
-        raise FailedResult(envelope(failure)) from None
+    # a failure is the pipeline's to send as the envelope
+    listing = await attempt(
+        server, list_server(server, lambda pane: ctx.programs.lookup_pane(server, pane))
+    )
     identity = listing.identity
     data = Data(
         server=Server(
@@ -44,12 +34,12 @@ async def handle(ctx: ToolContext, request: TmuxSnapshotInput) -> TmuxSnapshotOu
         ),
         sessions=[session(entry) for entry in listing.sessions],
     )
-    return TmuxSnapshotOutput(root=TmuxSnapshotOutput1(ok=True, data=data))
+    return TmuxSnapshotOutput(root=TmuxSnapshotOutputOk(ok=True, data=data))
 
 
 def session(entry: SessionEntry) -> Session:
     return Session(
-        target=SessionReference(kind="session", id=entry.id, generation=entry.generation),
+        target=TargetSession(kind="session", id=entry.id, generation=entry.generation),
         name=entry.name,
         attached=entry.attached,
         windows=[window(w) for w in entry.windows],
@@ -58,7 +48,7 @@ def session(entry: SessionEntry) -> Session:
 
 def window(entry: WindowEntry) -> Window:
     return Window(
-        target=WindowReference(kind="window", id=entry.id, generation=entry.generation),
+        target=TargetWindow(kind="window", id=entry.id, generation=entry.generation),
         index=entry.index,
         name=entry.name,
         active=entry.active,
@@ -68,7 +58,7 @@ def window(entry: WindowEntry) -> Window:
 
 def pane(entry: PaneEntry) -> Pane:
     return Pane(
-        target=PaneReference(kind="pane", id=entry.id, generation=entry.generation),
+        target=TargetPane(kind="pane", id=entry.id, generation=entry.generation),
         index=entry.index,
         active=entry.active,
         width=entry.width,
@@ -79,12 +69,3 @@ def pane(entry: PaneEntry) -> Pane:
         in_mode=entry.in_mode,
         program_id=entry.program_id,
     )
-
-
-def envelope(failure: Failure) -> TmuxSnapshotOutput:
-    created = [Created1(kind="session", id=c.id, generation=c.generation) for c in failure.created]
-    effects = Effects(state=failure.effects_state, created=list(created))
-    error = Error(
-        code=failure.code, message=failure.message, delivery=failure.delivery, effects=effects
-    )
-    return TmuxSnapshotOutput(root=TmuxSnapshotOutput2(ok=False, error=error))

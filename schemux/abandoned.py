@@ -32,7 +32,7 @@ from pathlib import Path
 
 from schemux.abandoned_wrappers import release_abandoned_wrappers
 from schemux.engine import OWNED_SESSION, THEN
-from schemux.errors import ToolError
+from schemux.errors import SchemuxError
 from schemux.processes import Owner, this_process
 from schemux.tmux import ServerAddress, TmuxServer
 
@@ -85,7 +85,7 @@ async def remove_abandoned_program_panes(server: TmuxServer) -> None:
     for row in rows:
         pane_id, _, owner = row.partition("\t")
         if owner and not owner_alive(owner):
-            with contextlib.suppress(ToolError):
+            with contextlib.suppress(SchemuxError):
                 await server.run("kill-pane", "-t", pane_id)
 
 
@@ -181,7 +181,7 @@ async def remove_abandoned_links(server: TmuxServer) -> None:
             command = ["if-shell", "-F", f"#{{{mark.name}}}", unlink + mark.window_id]
         else:
             command = ["set-option", "-su", mark.name]
-        with contextlib.suppress(ToolError):  # the window, or _schemux, went meanwhile
+        with contextlib.suppress(SchemuxError):  # the window, or _schemux, went meanwhile
             await server.run(*command)
 
 

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 
 from schemux.engine import OWNED_SESSION
 from schemux.processes import executable, read_stat
+from schemux.references import CREATED_SESSION
+from schemux.tmux_format import Query
 
 AGENT_MARK = "@schemux_agent"
 DEFAULT_AGENT_SESSION = "agent"
@@ -155,11 +157,16 @@ def format_literal(text: str) -> str:
     return text.replace("#", "##")
 
 
+# what the agent's ``new-session`` prints: its pane, the pane's process id, and the
+# session's reference
+AGENT_SESSION_MADE = Query(("pane_id", "pane_pid", *CREATED_SESSION.names))
+
+
 def new_session_arguments(agent: AgentSession, home: str) -> tuple[str, ...]:
-    """The ``new-session`` of the agent's session, printing its id, its pane's and the
-    pane's process id; no command, so tmux runs the default shell as a login shell."""
+    """The ``new-session`` of the agent's session, printing ``AGENT_SESSION_MADE``; no
+    command, so tmux runs the default shell as a login shell."""
     return (
-        "new-session", "-d", "-P", "-F", "#{session_id} #{pane_id} #{pane_pid}",
+        "new-session", "-d", "-P", "-F", AGENT_SESSION_MADE.format,
         "-s", format_literal(agent.name), "-x", str(agent.width), "-y", str(agent.height),
         "-c", format_literal(home),
     )  # fmt: skip

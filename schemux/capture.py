@@ -21,9 +21,8 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from schemux.engine import CONTROL_MARK, OWNED_SESSION, THEN, ConnectionLost
-from schemux.errors import TmuxCommandError
-from schemux.failures import Failure
+from schemux.engine import CONTROL_MARK, OWNED_SESSION, THEN
+from schemux.errors import ConnectionLost, Refused, TmuxCommandError
 from schemux.process_identity import (
     ProcessHandle,
     ProcessIdentity,
@@ -113,7 +112,7 @@ class ScreenTracker:
     def recall(self, cursor: str, reference: PaneReference) -> Tracked:
         tracked = self._cursors.get(cursor)
         if tracked is None:
-            raise Failure(
+            raise Refused(
                 "cursor_unknown",
                 f"cursor {cursor} is not one this schemux server issued, or it was "
                 f"forgotten (only the newest {MAX_CURSORS} are kept, and none survives a "
@@ -121,7 +120,7 @@ class ScreenTracker:
                 "not_sent",
             )
         if tracked.reference != reference:
-            raise Failure(
+            raise Refused(
                 "cursor_target_mismatch",
                 f"cursor {cursor} tracks pane {tracked.reference.pane_id} (generation "
                 f"{tracked.reference.generation}), not pane {reference.pane_id} (generation "
@@ -153,7 +152,7 @@ async def snapshot(
     process = None
     if track:
         if pane.dead:
-            raise Failure(
+            raise Refused(
                 "pane_dead",
                 f"pane {reference.pane_id} is dead (its program ended): there is no process "
                 "to track; read it without track, or respawn it (tmux respawn-pane)",
@@ -216,14 +215,14 @@ async def _check(server: TmuxServer, reference: PaneReference) -> _Pane:
     identity = ServerIdentity.of(row)
     _check_generation(identity, reference)
     if row["session_name"] == OWNED_SESSION and row.flag(CONTROL_MARK):
-        raise Failure(
+        raise Refused(
             "reserved_pane",
             f"pane {target} belongs to session {OWNED_SESSION!r}, schemux's own; it is never "
             "captured",
         )
     hooks = [line for line in lines[1:] if _HOOK_SET.match(line)]
     if hooks:
-        raise Failure(
+        raise Refused(
             "capture_hook_set",
             f"an {HOOK} hook is set ({'; '.join(hooks)}): it would run on every capture, so "
             f"nothing was captured; remove it (tmux set-hook -gu {HOOK}, or -u with the "
@@ -238,7 +237,7 @@ async def _gone(server: TmuxServer, reference: PaneReference) -> None:
     """The pane does not exist: raise why, from the server's identity."""
     lines = await server.run("display-message", "-p", IDENTITY.format)
     _check_generation(ServerIdentity.parse(lines[0]), reference)
-    raise Failure(
+    raise Refused(
         "pane_closed",
         f"pane {reference.pane_id} was closed; find another pane with tmux_snapshot",
     )
@@ -246,7 +245,7 @@ async def _gone(server: TmuxServer, reference: PaneReference) -> None:
 
 def _check_generation(identity: ServerIdentity, reference: PaneReference) -> None:
     if identity.generation(reference.pane_id) != reference.generation:
-        raise Failure(
+        raise Refused(
             "stale_reference",
             f"the reference to pane {reference.pane_id} (generation {reference.generation}) "
             f"is outside this live binding: it was not taken from the tmux server now "

@@ -18,13 +18,14 @@ import anyio
 
 from schemux import __version__
 from schemux.binding import ToolBinding
-from schemux.config import ConfigError, Settings, settings_from
+from schemux.config import Settings, settings_from
 from schemux.context import ToolContext
 from schemux.environment import help_text
+from schemux.errors import ConfigError, TmuxUnavailable
 from schemux.http_config import HttpConfig, http_config_from
 from schemux.selection import select
 from schemux.start_notice import TERMINAL_HINT, start_line
-from schemux.tmux import TmuxUnavailable, check_tmux
+from schemux.tmux import check_tmux
 
 Bindings = dict[str, ToolBinding]
 

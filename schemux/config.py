@@ -14,6 +14,7 @@ from schemux.agent_session import (
     agent_name_problem,
     parse_size,
 )
+from schemux.errors import ConfigError
 from schemux.process_identity import ENV_TRACKING_BACKEND, TRACKING_SETTINGS, TrackingSetting
 from schemux.programs import ProgramLimits
 from schemux.programs.gate import GATE_SETTINGS, GateSetting, choose_gate
@@ -34,10 +35,6 @@ ENV_AGENT_SESSION = "SCHEMUX_AGENT_SESSION"
 ENV_AGENT_SIZE = "SCHEMUX_AGENT_SIZE"
 
 Choice = TypeVar("Choice", bound=str)
-
-
-class ConfigError(ValueError):
-    """A setting that cannot be used; the message names it."""
 
 
 @dataclass(frozen=True)

@@ -26,21 +26,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from schemux.config import ENV_PROGRAM_GATE, ConfigError, Settings, settings_from
+from schemux.config import ENV_PROGRAM_GATE, Settings, settings_from
 from schemux.engine import OWNED_SESSION
-from schemux.errors import preview
+from schemux.errors import ConfigError, TmuxUnavailable, TrackingUnavailable, preview
 from schemux.http_config import ENV_TOKEN, http_config_from, is_loopback
 from schemux.process_identity import (
     ENV_TRACKING_BACKEND,
     TrackingSetting,
-    TrackingUnavailable,
     choose_backend,
     peer_pidfd_problem,
     pidfd_open_problem,
 )
 from schemux.programs.gate import PERL_GATE, Gate, GateSetting, choose_gate, perl_gate
 from schemux.selection import select
-from schemux.tmux import MINIMUM_VERSION, ServerAddress, TmuxUnavailable, check_tmux, tmux_binary
+from schemux.tmux import MINIMUM_VERSION, ServerAddress, check_tmux, tmux_binary
 
 Status = Literal["ok", "warn", "fail"]
 TMUX_SECONDS = 10.0

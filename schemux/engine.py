@@ -32,7 +32,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
-from schemux.errors import TmuxCommandError, ToolError
+from schemux.errors import (
+    ConnectionLost,
+    Created,
+    SchemuxError,
+    TmuxCommandError,
+    UnsendableArgument,
+)
 from schemux.framing import Answer, FrameReader
 
 logger = logging.getLogger("schemux.engine")
@@ -96,7 +102,7 @@ def command_line(args: tuple[str, ...] | list[str]) -> bytes:
 
 
 def encode_command(args: tuple[str, ...] | list[str]) -> bytes:
-    """``command_line``, with an argument tmux cannot take refused as a ToolError."""
+    """``command_line``, with an argument tmux cannot take refused as a SchemuxError."""
     try:
         return command_line(args)
     except ValueError as error:
@@ -144,14 +150,6 @@ def parse_notification(line: str) -> Notification:
 
 
 Subscriber = Callable[[Notification], object] | asyncio.Queue[Notification]
-
-
-class UnsendableArgument(ToolError):
-    """An argument tmux cannot be given (a NUL character); nothing was sent."""
-
-
-class ConnectionLost(ToolError):
-    """The control connection ended (the server exited, or a command timed out)."""
 
 
 class _Connection:
@@ -232,7 +230,7 @@ class _Connection:
         if self.attached.done():
             return  # a block of a command run later (if-shell -b ...): nobody's answer
         if error:
-            self.attached.set_exception(ToolError("\n".join(lines)))
+            self.attached.set_exception(SchemuxError("\n".join(lines)))
         else:
             self.attached.set_result(lines)
 
@@ -317,13 +315,13 @@ async def _answer(connection: _Connection, args: tuple[str, ...], timeout: float
             f"tmux did not answer {args[0]} within {timeout:g} s; the control "
             "connection was restarted"
         )
-        raise ToolError(
+        raise SchemuxError(
             f"tmux on {connection.describe} did not answer {args[0]} within {timeout:g} s",
             suggestion="check that the tmux server is responsive, then retry",
         ) from None
     except ConnectionLost:
         raise
-    except ToolError as error:
+    except SchemuxError as error:
         raise TmuxCommandError(args[0], error.message) from None
 
 
@@ -372,7 +370,7 @@ class ControlEngine:
 
     ``run`` has the contract of ``TmuxServer.run``. ``prepare`` (given by the server) runs
     before each connection: it makes sure the server runs and the owned session exists,
-    raising the usual ToolError otherwise; ``argv`` is the tmux client's binary and socket
+    raising the usual SchemuxError otherwise; ``argv`` is the tmux client's binary and socket
     flags. A command that takes longer than ``timeout`` fails, and the connection (then
     out of step) is closed; the next command starts a new one. Connections belong to the
     event loop that made them: a command from another loop starts a new one, and a loop's
@@ -396,9 +394,9 @@ class ControlEngine:
         self._subscribers: dict[str, list[Subscriber]] = {}
         self._idle_waiters: list[_Connection] = []
         self.waits_in_progress = 0
-        # ids of the sessions made on this server for this process (the owned one, the
+        # the sessions made on this server for this process (the owned one, the
         # agent's), oldest first, so a failed call can report what it created
-        self.created_sessions: list[str] = []
+        self.created_sessions: list[Created] = []
 
     @property
     def pid(self) -> int | None:
@@ -486,7 +484,7 @@ class ControlEngine:
         except BaseException as error:
             await connection.close()
             if isinstance(error, TimeoutError):
-                raise ToolError(
+                raise SchemuxError(
                     f"tmux on {self.describe} did not accept a control client within "
                     f"{self.timeout:g} s"
                 ) from None

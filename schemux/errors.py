@@ -1,10 +1,22 @@
-"""Errors a tool call can end in, besides a schema violation."""
+"""Every error of the runtime, in one place, and how a message is kept short.
+
+One base, :class:`SchemuxError`, carries what any failure tells a client: a stable
+``code``, the ``message``, a ``suggestion`` of what to do next (in the manner of
+libtmux-mcp's expected-error type), and its ``delivery``: whether anything reached tmux.
+A subclass fixes the code and delivery of one kind of failure. The pipeline
+(``schemux.server``) renders an error per contract family: as text with ``isError`` for
+most tools, as the ``{ok: false, error: {code, message, delivery, effects}}`` envelope for
+the ``tmux_*`` tools (``SchemuxError.envelope``). Rendering does no I/O: what the envelope
+reports of a call's effects is attached while the call runs (``schemux.failures``).
+Start-up errors (``ConfigError``, ``TmuxUnavailable``) share the base; they are printed
+on stderr (``schemux: MESSAGE``) and never reach a client.
+"""
 
 from __future__ import annotations
 
 import re
-
-from pydantic import BaseModel
+from dataclasses import dataclass
+from typing import Any, Literal
 
 PREVIEW_CHARACTERS = 80  # of a value quoted in an error message
 MESSAGE_CHARACTERS = 2000  # of a whole message, whatever it quotes
@@ -38,34 +50,106 @@ def bounded_message(message: str, instance: object) -> str:
     return shorten(message, MESSAGE_CHARACTERS)
 
 
-class ToolError(Exception):
+Delivery = Literal["not_sent", "possibly_sent", "observed"]
+"""Whether anything reached tmux: nothing did; the connection failed with a command
+outstanding; tmux answered, and the answer is why the call failed."""
+
+
+@dataclass(frozen=True)
+class Created:
+    """An object a call created, by reference (``schemux.references``)."""
+
+    kind: Literal["session"]
+    id: str
+    generation: str
+
+
+@dataclass(frozen=True)
+class Effects:
+    """What a call created before it failed (``known``), or that it created nothing."""
+
+    state: Literal["none", "known"]
+    created: tuple[Created, ...] = ()
+
+
+class SchemuxError(Exception):
     """An expected failure: the call could not be done, and the agent can act on why.
 
-    ``suggestion`` says what to do next (in the manner of libtmux-mcp's expected-error
-    type); it is rendered after the message in the tool result.
+    ``code`` and ``delivery`` default to the class's; ``effects`` is set by
+    ``schemux.failures.attempt`` once the call's effects are known, and only an error
+    that has them is rendered as the envelope of the ``tmux_*`` family (one refused
+    before any tmux work is text, like an invalid argument).
     """
 
-    def __init__(self, message: str, *, suggestion: str | None = None) -> None:
+    code: str = "tmux_error"
+    delivery: Delivery = "possibly_sent"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        suggestion: str | None = None,
+        code: str | None = None,
+        delivery: Delivery | None = None,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.suggestion = suggestion
+        if code is not None:
+            self.code = code
+        if delivery is not None:
+            self.delivery = delivery
+        self.effects: Effects | None = None
 
     def render(self) -> str:
+        """The text a client reads: the message, then the suggestion; both bounded."""
         message = shorten(self.message, MESSAGE_CHARACTERS)
         if self.suggestion is None:
             return message
         return f"{message}\nSuggestion: {shorten(self.suggestion, MESSAGE_CHARACTERS)}"
 
+    def envelope(self) -> dict[str, Any]:
+        """The failure as the ``tmux_*`` family's result (its contract's error branch,
+        the same in every tool of the family): ``effects`` only when known."""
+        error: dict[str, Any] = {
+            "code": self.code,
+            "message": self.render(),
+            "delivery": self.delivery,
+        }
+        if self.effects is not None:
+            error["effects"] = {
+                "state": self.effects.state,
+                "created": [
+                    {"kind": c.kind, "id": c.id, "generation": c.generation}
+                    for c in self.effects.created
+                ],
+            }
+        return {"ok": False, "error": error}
 
-class ServerUnavailable(ToolError):
+
+class Refused(SchemuxError):
+    """A call the ``tmux_*`` family refuses with a code of its own (``stale_reference``,
+    ``pane_closed``, ``cursor_unknown``, ...): what tmux answered, or what schemux
+    holds, shows it cannot be done."""
+
+    def __init__(self, code: str, message: str, delivery: Delivery = "observed") -> None:
+        super().__init__(message, code=code, delivery=delivery)
+
+
+class ServerUnavailable(SchemuxError):
     """No tmux server runs at the address (nothing was sent to one)."""
+
+    code = "server_unavailable"
+    delivery = "not_sent"
 
 
 _TARGET_GONE = re.compile(r"can't find (pane|window|session)|no such (pane|window|session)")
 
 
-class TmuxCommandError(ToolError):
+class TmuxCommandError(SchemuxError):
     """tmux answered a command with an error (no such pane, no server, ...)."""
+
+    delivery = "observed"
 
     def __init__(self, command: str, stderr: str, *, suggestion: str | None = None) -> None:
         super().__init__(f"tmux {command} failed: {stderr}", suggestion=suggestion)
@@ -79,14 +163,37 @@ class TmuxCommandError(ToolError):
         return _TARGET_GONE.search(self.stderr) is not None
 
 
-class FailedResult(Exception):
-    """A failure the tool's own contract describes as a result (an error envelope).
+class ConnectionLost(SchemuxError):
+    """The control connection ended (the server exited, or a command timed out)."""
 
-    ``result`` is the handler's typed result; the pipeline checks it against the
-    outputSchema like any result and sends it as ``structuredContent`` with ``isError``
-    set, so a client sees both the contract's error object and that the call failed.
-    """
+    code = "connection_lost"
 
-    def __init__(self, result: BaseModel) -> None:
-        super().__init__(result)
-        self.result = result
+
+class UnsendableArgument(SchemuxError):
+    """An argument tmux cannot be given (a NUL character); nothing was sent."""
+
+    delivery = "not_sent"
+
+
+class TrackingUnavailable(SchemuxError):
+    """No native process identity backend for this server; the message says why."""
+
+    code = "tracking_unavailable"
+    delivery = "observed"
+
+    def render(self) -> str:
+        return f"tracking is refused: {super().render()}"
+
+
+class TmuxUnavailable(SchemuxError):
+    """tmux is missing or too old to serve; the message is one line for stderr."""
+
+    code = "tmux_unavailable"
+    delivery = "not_sent"
+
+
+class ConfigError(SchemuxError):
+    """A setting that cannot be used; the message names it."""
+
+    code = "config_error"
+    delivery = "not_sent"

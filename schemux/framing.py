@@ -27,7 +27,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from schemux.errors import ToolError
+from schemux.errors import SchemuxError
 
 # commands whose answer is several blocks: they run further commands in place
 RUNS_COMMANDS = frozenset({"if-shell", "if", "source-file", "source", "run-shell", "run"})
@@ -177,6 +177,6 @@ class FrameReader:
         if answer.future.done():  # its caller was cancelled or timed out
             return
         if answer.error is not None:
-            answer.future.set_exception(ToolError("\n".join(answer.error)))
+            answer.future.set_exception(SchemuxError("\n".join(answer.error)))
         else:
             answer.future.set_result(answer.lines)

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from schemux.config import ConfigError
+from schemux.errors import ConfigError
 
 ENV_TOKEN = "SCHEMUX_HTTP_TOKEN"
 ENV_ALLOWED_HOSTS = "SCHEMUX_ALLOWED_HOSTS"

@@ -51,7 +51,7 @@ from dataclasses import dataclass
 
 from schemux.abandoned import link_mark
 from schemux.engine import OWNED_SESSION, THEN, Notification, Watcher
-from schemux.errors import TmuxCommandError, ToolError
+from schemux.errors import SchemuxError, TmuxCommandError
 from schemux.targets import PaneInfo
 from schemux.tmux import TmuxServer
 
@@ -167,7 +167,7 @@ class PaneWatch:
         # refresh-client's own lines (%pause, %continue) come first, inside its answer
         # display-message answers a pane that is gone with empty fields, not an error
         if not lines or not lines[-1].split("\t", 1)[0]:
-            raise ToolError(f"pane {self.pane_id} was closed while waiting")
+            raise SchemuxError(f"pane {self.pane_id} was closed while waiting")
         return parse_state(lines[-1])
 
     async def rows(self, start: int) -> list[str]:
@@ -220,7 +220,7 @@ class PaneWatch:
             return await self.watcher.run(*args)
         except TmuxCommandError as error:
             if error.target_gone:
-                raise ToolError(f"pane {self.pane_id} was closed while waiting") from None
+                raise SchemuxError(f"pane {self.pane_id} was closed while waiting") from None
             raise
 
 
@@ -250,7 +250,7 @@ async def watch_pane(server: TmuxServer, pane: PaneInfo) -> AsyncIterator[PaneWa
         except TmuxCommandError as error:
             watch.linked = False  # tmux refused the link: there is none to remove
             if error.target_gone:
-                raise ToolError(f"pane {pane.pane_id} was closed") from None
+                raise SchemuxError(f"pane {pane.pane_id} was closed") from None
             raise
         yield watch
     finally:
@@ -273,7 +273,7 @@ async def _end(server: TmuxServer, watch: PaneWatch) -> None:
                 await (watcher.run(*unlink) if watcher.alive else server.run(*unlink))
             except TmuxCommandError:
                 pass  # the window, or _schemux, is gone: so is the link
-            except ToolError as error:
+            except SchemuxError as error:
                 logger.warning("could not unlink window %s: %s", watch.window_id, error)
     finally:
         await watcher.close()

@@ -34,6 +34,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from schemux.errors import TrackingUnavailable
 from schemux.processes import pid_namespace, pidfd_exited, pidfd_pid, read_start_ticks
 from schemux.references import ServerIdentity
 
@@ -47,10 +48,6 @@ ENV_TRACKING_BACKEND = "SCHEMUX_TRACKING_BACKEND"
 
 # asks the tmux server for its identity again (over schemux's own connection to it)
 Confirm = Callable[[], Awaitable[ServerIdentity]]
-
-
-class TrackingUnavailable(Exception):
-    """No native process identity backend for this server; the message says why."""
 
 
 @dataclass(eq=False)

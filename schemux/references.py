@@ -12,13 +12,19 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from schemux.errors import ToolError
-from schemux.tmux import TmuxServer
+from schemux.errors import Created, SchemuxError
 from schemux.tmux_format import Query, Row
+
+if TYPE_CHECKING:  # schemux.tmux imports this module (created_session), so not at run time
+    from schemux.tmux import TmuxServer
 
 IDENTITY = Query(("pid", "start_time", "socket_path"))
 IDENTITY_FORMAT = IDENTITY.format
+# what a ``new-session -P -F`` prints to give the new session's reference: the server
+# prints its own identity with the id, so no further command is needed for it
+CREATED_SESSION = Query(("session_id", *IDENTITY.names))
 
 
 @dataclass(frozen=True)
@@ -47,5 +53,12 @@ class ServerIdentity:
 async def server_identity(server: TmuxServer) -> ServerIdentity:
     lines = await server.run("display-message", "-p", IDENTITY_FORMAT)
     if not lines:
-        raise ToolError(f"tmux on {server.address.describe()} did not report its identity")
+        raise SchemuxError(f"tmux on {server.address.describe()} did not report its identity")
     return ServerIdentity.parse(lines[0])
+
+
+def created_session(row: Row) -> Created:
+    """The reference of a session made by a ``new-session`` that printed (at least) the
+    fields of ``CREATED_SESSION``."""
+    session_id = row["session_id"]
+    return Created("session", session_id, ServerIdentity.of(row).generation(session_id))

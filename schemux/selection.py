@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TypeVar
 
-from schemux.config import ConfigError
+from schemux.errors import ConfigError
 
 FAMILIES: dict[str, tuple[str, ...]] = {
     "commands": ("run_command", "run_shell_command"),

@@ -2,10 +2,13 @@
 
 Every call: validate the arguments against the tool's inputSchema (before any tmux
 work); run the handler; validate its result against the outputSchema; answer with
-``structuredContent`` and the same JSON as text. A handler whose contract describes its
-failures as results (an error envelope) raises ``FailedResult`` with one: it is checked
-and sent the same way, with ``isError`` set. Whatever goes wrong becomes a tool
-result with ``isError``; the server itself keeps serving. A call whose request carries a
+``structuredContent`` and the same JSON as text. Whatever goes wrong becomes a tool
+result with ``isError``; the server itself keeps serving. Errors are rendered here, per
+contract family: a ``SchemuxError`` is its text (message and suggestion), except in a
+tool whose contract describes failures as results (the ``tmux_*`` envelope,
+``ToolBinding.error_envelope``) when it failed in the call's tmux work (it carries the
+call's effects, ``schemux.failures``): then it is the envelope, checked against the
+outputSchema and sent like a result, with ``isError`` set. A call whose request carries a
 progressToken gets progress notifications while its handler waits (``progress``).
 """
 
@@ -14,10 +17,9 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
-from jsonschema.exceptions import ValidationError, best_match
 from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
@@ -26,8 +28,11 @@ from schemux import __version__, progress
 from schemux.arguments import text_violation
 from schemux.binding import ToolBinding
 from schemux.context import ToolContext
-from schemux.errors import FailedResult, ToolError, bounded_message
+from schemux.errors import SchemuxError, bounded_message
 from schemux.instructions import instructions
+
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
 
 logger = logging.getLogger("schemux")
 
@@ -37,6 +42,8 @@ def describe_violation(error: ValidationError, root: str = "(arguments)") -> str
 
     Arguments that match none of a ``oneOf``/``anyOf``'s forms get each form's own
     reason, so the caller learns what a form forbids (``'track' was unexpected``)."""
+    from jsonschema.exceptions import best_match
+
     path = "".join(
         f"[{part}]" if isinstance(part, int) else f".{part}" for part in error.absolute_path
     ).lstrip(".")
@@ -83,6 +90,9 @@ async def call_bound_tool(
     binding: ToolBinding, context: ToolContext, arguments: dict[str, Any]
 ) -> types.CallToolResult:
     """The whole pipeline for one call; never raises except on cancellation."""
+    # jsonschema is imported at the first call: start-up and tools/list need none of it
+    from jsonschema.exceptions import best_match
+
     violation = best_match(binding.input_validator.iter_errors(arguments))
     if violation is not None:
         return error_result(
@@ -94,12 +104,12 @@ async def call_bound_tool(
     failed = False
     try:
         result = await binding.call(context, arguments)
-    except FailedResult as failure:
+    except SchemuxError as error:
+        if error.effects is None or not binding.error_envelope:
+            return error_result(error.render())
         # the contract's own error object: checked and sent like a result, marked failed
         failed = True
-        result = failure.result.model_dump(mode="json", by_alias=True, exclude_unset=True)
-    except ToolError as error:
-        return error_result(error.render())
+        result = error.envelope()
     except Exception as error:
         logger.exception("%s failed unexpectedly", binding.name)
         return error_result(

@@ -46,7 +46,7 @@ from typing import Any
 
 from schemux.abandoned_wrappers import REPORT_FORMAT, TOKEN_BYTES, WrapperNames
 from schemux.engine import THEN
-from schemux.errors import TmuxCommandError, ToolError
+from schemux.errors import SchemuxError, TmuxCommandError
 from schemux.processes import process_exit, this_process
 from schemux.shell_output import (
     Cursor,
@@ -102,14 +102,14 @@ class ShellCommandResult:
 
 def check_command(command: str, suppress_history: bool) -> None:
     if not command.strip():
-        raise ToolError("command must not be empty", suggestion="pass the shell command to run")
+        raise SchemuxError("command must not be empty", suggestion="pass the shell command to run")
     if suppress_history and ("\n" in command or "\r" in command):
-        raise ToolError(
+        raise SchemuxError(
             "command must be a single line when suppress_history=True",
             suggestion="join the lines with ';' or pass suppress_history=false",
         )
     if "\r" in command:
-        raise ToolError(
+        raise SchemuxError(
             "command contains a carriage return, which the shell would take as Enter",
             suggestion="use '\\n' line breaks",
         )
@@ -167,6 +167,11 @@ async def run_in_shell(
     await _until_settled(pane)
     check_shell_pane(pane)
     key = (pane.socket_path, pane.pane_id)
+    if key in _in_flight:  # another call took the pane while this one waited for it
+        raise SchemuxError(
+            f"pane {pane.pane_id} is busy: another run_command call is running in it",
+            suggestion="wait for that call to return, or target another pane",
+        )
     _in_flight[key] = finished = asyncio.Event()
     try:
         return await _run_typed(server, pane, command, timeout, suppress_history)
@@ -239,20 +244,20 @@ async def _finish(
                 server, call, prompt, report.cursor, (THEN, *call.release), report.exit_status
             )
             _mark_settling(call)
-        except ToolError:  # the pane went with its shell: only the hold flag is left
-            with contextlib.suppress(ToolError):
+        except SchemuxError:  # the pane went with its shell: only the hold flag is left
+            with contextlib.suppress(SchemuxError):
                 await server.run("set-option", "-s", "-u", call.hold)
             raise
         return lines, exact, report.exit_status, False
     if ended:
-        raise ToolError(
+        raise SchemuxError(
             f"the wrapper in pane {pane.pane_id} reported {state!r}, not an end",
             suggestion="its shell was freed without its report (was schemux stalled for "
             f"{HOLD_SECONDS} s?); run the command again",
         )
     if shell_reads_input(pane.pid):
         await _interrupt(server, call)
-        raise ToolError(
+        raise SchemuxError(
             f"the shell in pane {pane.pane_id} did not start the command within "
             f"{timeout:g} s; it was still reading input (an unclosed quote, bracket or "
             "heredoc?), so the typed input was cancelled with C-c",
@@ -367,7 +372,7 @@ async def _in_pane(server: TmuxServer, call: ShellCall, *args: str) -> list[str]
     except TmuxCommandError as error:
         if not error.target_gone:
             raise
-        raise ToolError(
+        raise SchemuxError(
             f"pane {call.pane_id} was closed while the command ran; its exit status and "
             "output are lost",
             suggestion="run it again in a pane that stays open",
@@ -385,8 +390,8 @@ async def _abandon(
             await server.run(*call.release)
         elif interrupt:
             await _interrupt(server, call)
-    except ToolError:  # the pane or the server is gone
-        with contextlib.suppress(ToolError):
+    except SchemuxError:  # the pane or the server is gone
+        with contextlib.suppress(SchemuxError):
             await server.run("set-option", "-s", "-u", call.hold)
         if waiting is not None:
             waiting.cancel()  # end the waiter's client
@@ -430,7 +435,7 @@ async def _capture_output(
         if later:
             await asyncio.shield(_in_pane(server, call, *later))
     ran = "is still running" if status is None else f"ran and exited with status {status}"
-    raise ToolError(
+    raise SchemuxError(
         f"the command in pane {call.pane_id} {ran}, but its output cannot be told apart "
         "from the prompt: the shell did not echo the typed command, so where the output "
         "starts is unknown (is the terminal's echo off?)",

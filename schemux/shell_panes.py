@@ -8,7 +8,7 @@ import contextlib
 import os
 import termios
 
-from schemux.errors import ToolError
+from schemux.errors import SchemuxError
 from schemux.processes import command_line, process_exit, process_name, standard_input, stat_of
 from schemux.targets import PaneInfo
 
@@ -34,12 +34,12 @@ POSIX_SHELLS = frozenset(
 def check_shell_pane(pane: PaneInfo) -> None:
     """Refuse panes whose keystrokes would not reach an idle POSIX shell."""
     if pane.dead:
-        raise ToolError(
+        raise SchemuxError(
             f"pane {pane.pane_id} is dead (its program exited)",
             suggestion="respawn it with `tmux respawn-pane` or target another pane",
         )
     if pane.in_mode:
-        raise ToolError(
+        raise SchemuxError(
             f"pane {pane.pane_id} is in copy mode, so typed keys would not reach its shell",
             suggestion=f"leave the mode first (`tmux send-keys -t {pane.pane_id} -X cancel`)",
         )
@@ -49,7 +49,7 @@ def check_shell_pane(pane: PaneInfo) -> None:
     else:
         command = pane.current_command.removeprefix("-")
     if (groups is not None and groups[0] != groups[1]) or command not in POSIX_SHELLS:
-        raise ToolError(
+        raise SchemuxError(
             f"pane {pane.pane_id} is running {command!r}, not a POSIX shell at its prompt",
             suggestion="wait for it to finish, or interrupt it as a person would with "
             f'send_keys {{"pane_id": "{pane.pane_id}", "keys": "C-c", "enter": false}}, '

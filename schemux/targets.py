@@ -29,7 +29,7 @@ from typing import Protocol
 
 from schemux.agent_session import AGENT_MARK
 from schemux.engine import CONTROL_MARK, OWNED_SESSION
-from schemux.errors import TmuxCommandError, ToolError, preview
+from schemux.errors import SchemuxError, TmuxCommandError, preview
 from schemux.tmux import TmuxServer, agent_shell, agent_shell_ended
 from schemux.tmux_format import Query, Row
 
@@ -90,13 +90,13 @@ class PaneTarget:
         for name, (shape, example) in _ID_SHAPES.items():
             value = getattr(self, name)
             if value is not None and not shape.fullmatch(value):
-                raise ToolError(
+                raise SchemuxError(
                     f"{name} {preview(value)} is not a tmux {name.replace('_', ' ')}",
                     suggestion=f"pass an id like {example!r}, as list-panes -F "
                     f"'#{{{name}}}' prints it",
                 )
         if self.session_name == "":
-            raise ToolError("session_name is empty", suggestion="omit it or name a session")
+            raise SchemuxError("session_name is empty", suggestion="omit it or name a session")
 
     def tmux_target(self) -> str | None:
         """The most specific id given, as a ``-t`` target. A session name never becomes
@@ -158,21 +158,21 @@ async def resolve_pane(server: TmuxServer, target: PaneTarget) -> PaneInfo:
                 raise agent_shell_ended(shell, server.agent.name, server.address.describe())
         if row is None:
             if target.session_name is not None:
-                raise ToolError(not_found, suggestion="list the sessions with `tmux ls`")
-            raise ToolError(not_found, suggestion="create a session, e.g. `tmux new-session -d`")
+                raise SchemuxError(not_found, suggestion="list the sessions with `tmux ls`")
+            raise SchemuxError(not_found, suggestion="create a session, e.g. `tmux new-session -d`")
     else:
         try:
             lines = await server.run("display-message", "-p", "-t", tmux_target, _PANE.format)
         except TmuxCommandError as error:
-            raise ToolError(f"{not_found}: {error.stderr}", suggestion=list_panes) from None
+            raise SchemuxError(f"{not_found}: {error.stderr}", suggestion=list_panes) from None
         row = _PANE.parse(lines[0]) if lines else None
         # display-message answers an unknown target with an empty line, not an error
         if row is None or not row["pane_id"]:
-            raise ToolError(not_found, suggestion=list_panes)
+            raise SchemuxError(not_found, suggestion=list_panes)
         if target.pane_id is not None or target.window_id is not None:
             row = await _holding_session(server, target, row)
     if row["session_name"] == OWNED_SESSION and row.flag(CONTROL_MARK):
-        raise ToolError(
+        raise SchemuxError(
             f"{not_found}: it is the window of schemux's control clients in {OWNED_SESSION!r}",
             suggestion="target a pane of another session",
         )
@@ -254,7 +254,7 @@ def _check_agreement(target: PaneTarget, pane: PaneInfo) -> None:
     for name in ("window_id", "session_id", "session_name"):
         wanted = getattr(target, name)
         if wanted is not None and wanted != getattr(pane, name):
-            raise ToolError(
+            raise SchemuxError(
                 f"pane {pane.pane_id} is not in {name} {preview(wanted)} "
                 f"(it is in {name} {preview(getattr(pane, name))})",
                 suggestion="pass only pane_id, or ids that belong together",

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from schemux.errors import ToolError
+from schemux.errors import SchemuxError
 from schemux.pane_watch import PaneState, PaneWatch, watch_pane
 from schemux.targets import PaneInfo
 from schemux.tmux import TmuxServer
@@ -40,13 +40,13 @@ def compile_patterns(
     compiled = []
     for index, value in enumerate(values or ()):
         if not value:
-            raise ToolError(
+            raise SchemuxError(
                 f"{field_name}[{index}] is empty", suggestion="pass non-empty text to match"
             )
         try:
             compiled.append(re.compile(value if regex else re.escape(value), flags))
         except re.error as error:
-            raise ToolError(
+            raise SchemuxError(
                 f"{field_name}[{index}] {value!r} is not a valid regular expression: {error}",
                 suggestion="fix the expression, or pass regex=false to match literal text",
             ) from None
@@ -105,9 +105,9 @@ async def wait_for_new_text(
 ) -> TextWaitResult:
     """Wait until a pattern (any new text, without patterns) or a stop pattern appears
     on a row written after entry, or until ``deadline`` (``time.monotonic``); raises
-    ToolError when the pane dies, is respawned or closed, or loses the entry's rows."""
+    SchemuxError when the pane dies, is respawned or closed, or loses the entry's rows."""
     if pane.dead:
-        raise ToolError(
+        raise SchemuxError(
             f"pane {pane.pane_id} is dead: nothing new can appear in it",
             suggestion="read what it shows with capture_pane",
         )
@@ -167,20 +167,20 @@ def _decide(
 def _check_lifecycle(watch: PaneWatch, entry: PaneState, state: PaneState) -> None:
     pane_id = watch.pane_id
     if state.dead:
-        raise ToolError(
+        raise SchemuxError(
             f"pane {pane_id} died while waiting",
             suggestion="read what it shows with capture_pane",
         )
     if state.pid != entry.pid:
-        raise ToolError(
+        raise SchemuxError(
             f"pane {pane_id} was respawned while waiting (pid {entry.pid} -> {state.pid}); "
             "its rows no longer follow the ones at entry",
             suggestion="call wait_for_text again",
         )
     if watch.linked and not state.in_other_sessions:
-        raise ToolError(f"the session of pane {pane_id} was closed while waiting")
+        raise SchemuxError(f"the session of pane {pane_id} was closed while waiting")
     if state.history_size < entry.history_size and state.height <= entry.height:
-        raise ToolError(
+        raise SchemuxError(
             f"pane {pane_id}'s history shrank below where the wait began (history_size "
             f"{entry.history_size} -> {state.history_size}, cleared or past history-limit), "
             "so new rows can no longer be told from old ones",

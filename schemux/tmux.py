@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from schemux.agent_session import (
     AGENT_MARK,
+    AGENT_SESSION_MADE,
     AgentSession,
     home_directory,
     login_shell,
@@ -30,17 +31,21 @@ from schemux.engine import (
     OWNED_SESSION,
     THEN,
     ControlEngine,
-    UnsendableArgument,
     is_separator,
 )
-from schemux.errors import ServerUnavailable, TmuxCommandError, ToolError, preview, shorten
+from schemux.errors import (
+    SchemuxError,
+    ServerUnavailable,
+    TmuxCommandError,
+    TmuxUnavailable,
+    UnsendableArgument,
+    preview,
+    shorten,
+)
+from schemux.references import CREATED_SESSION, created_session
 
 MINIMUM_VERSION = (3, 3)
 SOCKET_ADDRESS_BYTES = 107  # a Unix socket's path, as sockaddr_un holds it (with its NUL)
-
-
-class TmuxUnavailable(Exception):
-    """tmux is missing or too old to serve; the message is one line for stderr."""
 
 
 def tmux_binary() -> str:
@@ -107,7 +112,7 @@ def check_socket_name(name: str, field: str = "socket_name") -> None:
     """Refuse a socket name that is not one, naming the field it came from."""
     problem = socket_name_problem(name)
     if problem is not None:
-        raise ToolError(
+        raise SchemuxError(
             f"{field} {preview(name)} is not a tmux socket name: {problem}",
             suggestion="pass a name as tmux -L takes it, such as 'work'; a socket path can "
             "only be configured (schemux --socket-path, or SCHEMUX_SOCKET_PATH)",
@@ -179,7 +184,7 @@ class TmuxServer:
         """Run one tmux command (or several joined by ``;`` arguments); return its output
         lines.
 
-        Raises ToolError when no server runs there, TmuxCommandError for any other error.
+        Raises SchemuxError when no server runs there, TmuxCommandError for any other error.
         A blocking ``wait-for`` must go through ``wait`` instead.
         """
         try:
@@ -243,7 +248,7 @@ class TmuxServer:
     async def _make_owned_session(self, env: dict[str, str] | None) -> None:
         try:
             created = await self.run_subprocess(
-                "new-session", "-d", "-P", "-F", "#{session_id}",
+                "new-session", "-d", "-P", "-F", CREATED_SESSION.format,
                 "-s", OWNED_SESSION, "-x", "80", "-y", "24", "cat", THEN,
                 "set-option", "-t", OWNED_SESSION, "detach-on-destroy", "on", THEN,
                 "set-option", "-w", "-t", f"{OWNED_SESSION}:", "remain-on-exit", "on", THEN,
@@ -256,7 +261,9 @@ class TmuxServer:
             if "duplicate session" not in error.stderr:
                 raise
             return
-        self.engine.created_sessions.extend(created[:1])
+        self.engine.created_sessions.extend(
+            created_session(CREATED_SESSION.parse(line)) for line in created[:1]
+        )
 
     async def make_agent_session(self, agent: AgentSession) -> None:
         """Make the agent's session (starting the server when it is not running), its
@@ -272,13 +279,14 @@ class TmuxServer:
                 raise
             return
         if not made:  # the client answers 0 although the server it forked could not listen
-            raise ToolError(
+            raise SchemuxError(
                 f"tmux could not start a server on {self.address.describe()}",
                 suggestion="check that the socket's directory exists and is yours to write "
                 "in (try `tmux " + " ".join([*self.address.flags(), "new-session"]) + "`)",
             )
-        session_id, pane_id, pane_pid = made[0].split(" ")
-        self.engine.created_sessions.append(session_id)
+        row = AGENT_SESSION_MADE.parse(made[0])
+        pane_id, pane_pid = row["pane_id"], row["pane_pid"]
+        self.engine.created_sessions.append(created_session(row))
         try:
             await self.run_subprocess("set-option", "-p", "-t", pane_id, AGENT_MARK, "1")
         except TmuxCommandError as error:
@@ -308,7 +316,7 @@ class TmuxServer:
         text = out.decode(errors="surrogateescape")
         return text.split("\n")[:-1] if text else []
 
-    def _error(self, command: str, stderr: str) -> ToolError:
+    def _error(self, command: str, stderr: str) -> SchemuxError:
         if _NO_SERVER.search(stderr):
             return ServerUnavailable(
                 f"no tmux server is running on {self.address.describe()} ({stderr})",
@@ -325,8 +333,8 @@ def agent_shell() -> tuple[str, dict[str, str]]:
     return shell, user_environment(os.environ, shell)
 
 
-def agent_shell_ended(shell: str, name: str, where: str) -> ToolError:
-    return ToolError(
+def agent_shell_ended(shell: str, name: str, where: str) -> SchemuxError:
+    return SchemuxError(
         f"the agent's login shell {shell} ended as soon as it started, in session "
         f"{preview(name)} on {where}",
         suggestion="check that the shell of your passwd entry (or $SHELL) starts as a "

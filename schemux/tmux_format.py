@@ -19,7 +19,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from schemux.errors import ToolError
+from schemux.errors import SchemuxError
 
 # the order matters: "!" first, so that the codes the others leave are not encoded again
 _ESCAPES = (("!", "!21"), ("\t", "!09"), ("\n", "!0A"), ("\x1f", "!1F"))
@@ -65,13 +65,13 @@ class Row:
         try:
             return int(value)
         except ValueError:
-            raise ToolError(f"tmux printed {value[:40]!r} for {name}, not a number") from None
+            raise SchemuxError(f"tmux printed {value[:40]!r} for {name}, not a number") from None
 
     def integer(self, name: str) -> int:
         """The field as a whole number, which tmux must have printed."""
         value = self.number(name)
         if value is None:
-            raise ToolError(f"tmux printed nothing for {name}, where a number was expected")
+            raise SchemuxError(f"tmux printed nothing for {name}, where a number was expected")
         return value
 
     def flag(self, name: str) -> bool:
@@ -88,7 +88,7 @@ class Query:
     def parse(self, line: str) -> Row:
         parts = line.split(SEPARATOR)
         if len(parts) != len(self.names):
-            raise ToolError(
+            raise SchemuxError(
                 f"tmux printed {len(parts)} fields where {len(self.names)} were asked for "
                 f"({', '.join(self.names)})"
             )

@@ -1,4 +1,9 @@
-"""The jsonschema validator classes the generated bindings use.
+"""The jsonschema validators of the tool contracts.
+
+``contract_validator``: the validator of a tool's schema, of the dialect its own
+``$schema`` names (2020-12 when it names none, as the MCP specification and the SDK's
+client read it; codegen refuses a ``$schema`` jsonschema does not know), checking
+formats, with the two extensions below.
 
 ``ecma_patterns``: JSON Schema patterns are ECMA-262 regular expressions, but jsonschema
 matches them with Python's ``re``, which differs where it matters for identifiers: ``$``
@@ -23,7 +28,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 import regress
-from jsonschema import validators
+from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError
 from jsonschema.protocols import Validator
 
@@ -119,3 +124,12 @@ def fast_arrays(cls: type[Validator]) -> type[Validator]:
     # the same dialect's validator, and named so
     extended.__name__ = extended.__qualname__ = cls.__name__
     return extended
+
+
+def contract_validator(schema: Mapping[str, Any], *, results: bool = False) -> Validator:
+    """A validator of ``schema`` by its own ``$schema``; ``results`` adds the fast path
+    for arrays of strings (results carry screens of rows; arguments are small)."""
+    cls = ecma_patterns(validators.validator_for(schema, default=Draft202012Validator))
+    if results:
+        cls = fast_arrays(cls)
+    return cls(schema, format_checker=cls.FORMAT_CHECKER)

@@ -1,4 +1,4 @@
-"""Helpers shared by the tests: private tmux servers, fresh shell panes, result matching."""
+"""Helpers shared by the tests: private tmux servers, fresh shell panes, placeholders."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import signal
 import subprocess
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +18,9 @@ from typing import Any
 import pytest
 from mcp import Client
 
+from schemux.binding import ToolBinding
 from schemux.config import ENV_PROGRAM_GATE
+from schemux.context import ToolContext
 from schemux.programs import gate as program_gates
 from schemux.programs import store as program_store
 from schemux.programs.gate import GateSetting
@@ -181,81 +183,6 @@ def fill(template: Any, values: Mapping[str, Any]) -> Any:
     return template
 
 
-_TYPES: dict[str, type | tuple[type, ...]] = {
-    "number": (int, float),
-    "integer": int,
-    "string": str,
-    "boolean": bool,
-    "null": type(None),
-    "array": list,
-    "object": dict,
-}
-
-
-def mismatches(expected: Any, actual: Any, path: str = "$") -> list[str]:
-    """Where ``actual`` fails the partial match ``expected``; empty when it matches.
-
-    Plain objects match when every key given matches (other keys may exist); lists and
-    scalars match exactly. An object whose keys start with ``$`` is a pattern:
-    ``$type``, ``$min``, ``$max``, ``$regex``, ``$len``, ``$first``, ``$last``, ``$some``
-    (an item of the list matches) and ``$none`` (no item does).
-    """
-    if isinstance(expected, dict) and expected and all(k.startswith("$") for k in expected):
-        problems: list[str] = []
-        for rule, wanted in expected.items():
-            problems += _check_rule(rule, wanted, actual, path)
-        return problems
-    if isinstance(expected, dict):
-        if not isinstance(actual, dict):
-            return [f"{path}: expected an object, got {actual!r}"]
-        problems = []
-        for key, wanted in expected.items():
-            if key not in actual:
-                problems.append(f"{path}.{key}: missing")
-            else:
-                problems += mismatches(wanted, actual[key], f"{path}.{key}")
-        return problems
-    if isinstance(expected, list):
-        if not isinstance(actual, list) or len(actual) != len(expected):
-            return [f"{path}: expected {expected!r}, got {actual!r}"]
-        problems = []
-        for index, (wanted, got) in enumerate(zip(expected, actual, strict=True)):
-            problems += mismatches(wanted, got, f"{path}[{index}]")
-        return problems
-    if type(expected) is bool or type(actual) is bool or expected is None:
-        same = expected is actual
-    else:
-        same = expected == actual
-    return [] if same else [f"{path}: expected {expected!r}, got {actual!r}"]
-
-
-def _check_rule(rule: str, wanted: Any, actual: Any, path: str) -> list[str]:
-    if rule == "$type":
-        ok = isinstance(actual, _TYPES[wanted]) and not (
-            wanted in ("number", "integer") and isinstance(actual, bool)
-        )
-    elif rule == "$min":
-        ok = isinstance(actual, int | float) and actual >= wanted
-    elif rule == "$max":
-        ok = isinstance(actual, int | float) and actual <= wanted
-    elif rule == "$regex":
-        ok = isinstance(actual, str) and re.search(wanted, actual) is not None
-    elif rule == "$len":
-        ok = isinstance(actual, list | str) and len(actual) == wanted
-    elif rule in ("$some", "$none"):
-        if not isinstance(actual, list):
-            return [f"{path}: expected a list, got {actual!r}"]
-        found = any(not mismatches(wanted, item, f"{path}[]") for item in actual)
-        ok = found if rule == "$some" else not found
-    elif rule in ("$first", "$last"):
-        if not isinstance(actual, list) or not actual:
-            return [f"{path}: expected a non-empty list, got {actual!r}"]
-        return mismatches(wanted, actual[0 if rule == "$first" else -1], f"{path}{rule}")
-    else:
-        raise ValueError(f"unknown pattern rule {rule}")
-    return [] if ok else [f"{path}: {actual!r} fails {rule} {wanted!r}"]
-
-
 async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
     """A call that must succeed: its structured result."""
     result = await client.call_tool(tool, arguments)
@@ -282,3 +209,14 @@ def force_gate(gate: GateSetting, monkeypatch: pytest.MonkeyPatch) -> str:
     monkeypatch.setattr(program_store, "choose_gate", lambda setting: chosen)
     monkeypatch.setenv(ENV_PROGRAM_GATE, gate)
     return gate
+
+
+@dataclass(frozen=True)
+class StandInBinding(ToolBinding):
+    """A tool's real contract and validators, with ``stand_in`` in place of its handler."""
+
+    stand_in: Callable[[ToolContext, dict[str, Any]], Awaitable[dict[str, Any]]] | None = None
+
+    async def call(self, context: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+        assert self.stand_in is not None
+        return await self.stand_in(context, arguments)

@@ -22,7 +22,8 @@ from mcp import Client
 
 from schemux.config import Settings
 from schemux.context import ToolContext
-from schemux.engine import OWNED_SESSION, THEN, UnsendableArgument
+from schemux.engine import OWNED_SESSION, THEN
+from schemux.errors import UnsendableArgument
 from schemux.generated.bindings import BINDINGS
 from schemux.server import build_server
 from schemux.tmux import ServerAddress, TmuxServer, socket_directory, socket_name_problem

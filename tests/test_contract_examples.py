@@ -8,10 +8,10 @@ or, with ``setup.server: "other"``, on a second one; ``{pane_id}``, ``{window_id
 reference) in it name that pane; ``setup.width``/``height`` size it, ``setup.wait_for``
 is text to wait for on its screen before the call (``setup.wait_for_command``, the
 command it must be running), and ``prepare`` below tells the rest of ``setup``.
-``result`` is a partial match of structuredContent (see tests.support.mismatches);
-``error`` is text that the error result must contain, or an object: a partial match of
-the structuredContent an error result carries. Every result is checked against the
-outputSchema by the client itself.
+``result`` is a JSON Schema (2020-12) that structuredContent must match; ``error`` is
+text that the error result must contain, or a JSON Schema that the structuredContent an
+error result carries must match. Every result is also checked against the outputSchema
+by the client itself.
 """
 
 from __future__ import annotations
@@ -23,12 +23,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator
 from mcp import Client
 
 from schemux.config import ENV_PROGRAM_GATE
 from schemux.generated.bindings import BINDINGS
 from tests.conftest import STDIO_WAIT_CEILING, stdio_parameters
-from tests.support import SHELL, fill, mismatches, new_pane, pane_format, tmux, wait_until
+from tests.support import SHELL, fill, new_pane, pane_format, tmux, wait_until
 
 EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "schemas" / "examples"
 
@@ -47,6 +48,24 @@ EXAMPLES = load_examples()
 def test_every_served_tool_has_examples() -> None:
     covered = {tool for tool, _ in EXAMPLES}
     assert set(BINDINGS) <= covered
+
+
+@pytest.mark.parametrize(
+    ("tool", "example"),
+    [pytest.param(tool, ex, id=f"{tool}: {ex['name']}") for tool, ex in EXAMPLES],
+)
+def test_expected_results_are_json_schemas(tool: str, example: dict[str, Any]) -> None:
+    expected = example["result"] if "result" in example else example["error"]
+    if not isinstance(expected, str):
+        Draft202012Validator.check_schema(expected)
+
+
+def violations(expected: Any, actual: Any) -> list[str]:
+    """Where ``actual`` breaks the JSON Schema ``expected``: ``path: message`` each."""
+    return [
+        f"{error.json_path}: {error.message}"
+        for error in Draft202012Validator(expected).iter_errors(actual)
+    ]
 
 
 def test_example_names_are_unique() -> None:
@@ -137,7 +156,7 @@ async def replay(
             assert expected in text
         else:  # an error result of the contract's own (an envelope)
             assert result.structured_content is not None, text
-            assert mismatches(expected, result.structured_content) == []
+            assert violations(expected, result.structured_content) == []
     else:
         assert not result.is_error, text
         assert result.structured_content is not None
@@ -145,7 +164,7 @@ async def replay(
             assert text == result.structured_content["result"]
         else:
             assert json.loads(text) == result.structured_content
-        assert mismatches(fill(example["result"], values), result.structured_content) == []
+        assert violations(fill(example["result"], values), result.structured_content) == []
 
 
 async def start_program(client: Client, setup: dict[str, Any], values: dict[str, Any]) -> None:

@@ -27,10 +27,12 @@ from schemux.agent_session import (
     user_environment,
     virtual_environment_bins,
 )
-from schemux.config import ConfigError, Settings, settings_from
+from schemux.config import Settings, settings_from
 from schemux.context import ToolContext
 from schemux.engine import OWNED_SESSION
+from schemux.errors import ConfigError
 from schemux.generated.bindings import BINDINGS
+from schemux.references import ServerIdentity
 from schemux.server import build_server
 from schemux.tmux import socket_directory
 from tests.support import call, call_error, tmux, wait_until
@@ -134,6 +136,36 @@ async def test_first_call_starts_the_server_with_the_agent_login_shell(
     path = next(line for line in environment if line.startswith("PATH="))
     for venv_bin in virtual_environment_bins(os.environ):
         assert venv_bin not in [os.path.realpath(p) for p in path[5:].split(os.pathsep)]
+
+
+async def test_a_failed_first_capture_reports_both_sessions_it_started_the_server_with(
+    client: Client, socket_name: str, user_home: Path
+) -> None:
+    """The envelope's effects name the owned session and the agent's, each with the
+    reference tmux_snapshot would give it (their commands printed the server's identity:
+    nothing is asked of tmux once the call failed)."""
+    target = {"kind": "pane", "id": "%0", "generation": "stale"}
+    result = await client.call_tool("tmux_capture", {"target": target})
+    assert result.is_error
+    assert result.structured_content is not None
+    error = result.structured_content["error"]
+    assert (error["code"], error["effects"]["state"]) == ("stale_reference", "known")
+    pid, start_time, socket_path = (
+        tmux(socket_name, "display-message", "-p", "#{pid} #{start_time} #{socket_path}")
+        .strip()
+        .split(" ", 2)
+    )
+    identity = ServerIdentity(int(pid), int(start_time), socket_path)
+    ids = dict(
+        line.split(" ", 1)[::-1]
+        for line in tmux(socket_name, "list-sessions", "-F", "#{session_id} #{session_name}")
+        .strip()
+        .splitlines()
+    )
+    assert error["effects"]["created"] == [
+        {"kind": "session", "id": ids[name], "generation": identity.generation(ids[name])}
+        for name in (OWNED_SESSION, "agent")
+    ]
 
 
 async def test_no_target_keeps_the_agent_pane_when_a_person_adds_sessions(

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 
 from schemux.engine import OWNED_SESSION, THEN, Notification, command_line, parse_notification
-from schemux.errors import TmuxCommandError, ToolError
+from schemux.errors import SchemuxError, TmuxCommandError
 from schemux.targets import PaneTarget, resolve_pane
 from schemux.tmux import ServerAddress, TmuxServer
 from tests.support import new_pane, private_tmux_server, tmux, wait_until
@@ -216,7 +216,7 @@ async def test_timeout_restarts_the_connection(server: TmuxServer) -> None:
     first = engine.pid
     engine.timeout = 0.3
     try:
-        with pytest.raises(ToolError, match="did not answer"):
+        with pytest.raises(SchemuxError, match="did not answer"):
             await server.run("run-shell", "sleep 1")
     finally:
         engine.timeout = 10.0
@@ -233,10 +233,10 @@ async def test_server_killed_mid_command(server: TmuxServer, socket: str) -> Non
     await asyncio.sleep(0.1)
     started = time.monotonic()
     os.kill(server_pid, signal.SIGKILL)
-    with pytest.raises(ToolError, match="exited"):
+    with pytest.raises(SchemuxError, match="exited"):
         await asyncio.wait_for(pending, 1)
     assert time.monotonic() - started < 1
-    with pytest.raises(ToolError, match="no tmux server is running"):
+    with pytest.raises(SchemuxError, match="no tmux server is running"):
         await server.run("display-message", "-p", "x")
     wait_until(lambda: not alive(pid), timeout=2)
     wait_until(  # a new server on the same socket, once the old one is gone
@@ -255,7 +255,7 @@ async def test_server_killed_mid_command(server: TmuxServer, socket: str) -> Non
 async def test_no_server() -> None:
     address = ServerAddress(socket_name=f"schemux-test-never-started-{os.getpid()}")
     server = TmuxServer(address)
-    with pytest.raises(ToolError, match="no tmux server is running on socket name"):
+    with pytest.raises(SchemuxError, match="no tmux server is running on socket name"):
         await server.run("display-message", "-p", "x")
     await server.close()
 
@@ -291,7 +291,7 @@ async def test_default_target_ignores_the_owned_session(server: TmuxServer, sock
     assert pane.session_name != OWNED_SESSION
     assert pane.pane_id == newer.pane_id
     assert pane.pane_id != older.pane_id
-    with pytest.raises(ToolError, match="the window of schemux's control clients"):
+    with pytest.raises(SchemuxError, match="the window of schemux's control clients"):
         await resolve_pane(server, PaneTarget(session_name=OWNED_SESSION))
 
 

@@ -16,8 +16,8 @@ from mcp import Client
 
 from schemux.config import Settings
 from schemux.context import ToolContext
-from schemux.engine import OWNED_SESSION, THEN, UnsendableArgument
-from schemux.errors import ToolError
+from schemux.engine import OWNED_SESSION, THEN
+from schemux.errors import SchemuxError, UnsendableArgument
 from schemux.framing import Answer, FrameReader
 from schemux.generated.bindings import BINDINGS
 from schemux.server import build_server
@@ -304,7 +304,7 @@ def test_a_failed_command_skips_the_rest_of_its_line(first: list[str]) -> None:
             reader.feed(line)
         for line in sentinel_block(answer.sentinels[-1], 270):
             reader.feed(line)
-        with pytest.raises(ToolError) as caught:
+        with pytest.raises(SchemuxError) as caught:
             answer.future.result()
         assert caught.value.message == "\n".join(first)
         assert notifications == []
@@ -323,7 +323,7 @@ def test_a_command_that_runs_commands_is_read_by_its_blocks() -> None:
         ]  # fmt: skip
         for line in stream:
             reader.feed(line)
-        with pytest.raises(ToolError, match="no such thing"):
+        with pytest.raises(SchemuxError, match="no such thing"):
             answer.future.result()
         assert notifications == []
     finally:

@@ -18,7 +18,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from schemux import __version__
-from schemux.config import ConfigError
+from schemux.errors import ConfigError
 from schemux.http_config import (
     ENV_ALLOWED_HOSTS,
     ENV_MAX_SESSIONS,

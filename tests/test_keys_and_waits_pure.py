@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from codegen.validation import document_problems, wraps_result
-from schemux.errors import ToolError
+from schemux.errors import SchemuxError
 from schemux.pane_watch import in_other_sessions, parse_state
 from schemux.server import tool_result
 from schemux.text_wait import compile_patterns, first_match, keep_tail
@@ -37,7 +37,7 @@ def test_case_is_ignored_unless_asked() -> None:
     ],
 )
 def test_bad_patterns_are_refused_naming_them(values: list[str], regex: bool, message: str) -> None:
-    with pytest.raises(ToolError) as refused:
+    with pytest.raises(SchemuxError) as refused:
         compile_patterns(values, field_name="stop", regex=regex, match_case=False)
     assert message in refused.value.message
 

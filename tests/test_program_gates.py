@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from schemux.config import ConfigError, Settings, settings_from
+from schemux.config import Settings, settings_from
+from schemux.errors import ConfigError
 from schemux.programs import gate as program_gates
 from schemux.programs.gate import PYTHON_GATE, Gate, choose_gate, scan
 from schemux.programs.program_gate import TABLE_BYTES

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from jsonschema import Draft202012Validator
 
-from schemux.config import ConfigError, Settings, settings_from
-from schemux.errors import ToolError
+from schemux.config import Settings, settings_from
+from schemux.errors import ConfigError, SchemuxError, TmuxUnavailable
 from schemux.http_config import parse_http_address
 from schemux.server import describe_violation
 from schemux.shell_commands import (
@@ -19,7 +19,7 @@ from schemux.shell_commands import (
     shell_reads_input,
 )
 from schemux.targets import PaneTarget
-from schemux.tmux import TmuxUnavailable, parse_version
+from schemux.tmux import parse_version
 
 
 @pytest.mark.parametrize(
@@ -138,7 +138,7 @@ def test_keep_tail(max_lines: int | None, kept: list[str], dropped: int) -> None
     ],
 )
 def test_check_command(command: str, suppress: bool, message: str) -> None:
-    with pytest.raises(ToolError, match=message):
+    with pytest.raises(SchemuxError, match=message):
         check_command(command, suppress)
 
 
@@ -149,7 +149,7 @@ def test_target_precedence_and_shapes() -> None:
     assert PaneTarget(session_name="work").tmux_target() is None
     assert PaneTarget().tmux_target() is None
     for target in (PaneTarget(pane_id="1"), PaneTarget(window_id="%1"), PaneTarget(session_id="1")):
-        with pytest.raises(ToolError, match="is not a tmux"):
+        with pytest.raises(SchemuxError, match="is not a tmux"):
             target.validate()
 
 

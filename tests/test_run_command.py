@@ -241,3 +241,31 @@ async def test_a_tmux_server_killed_mid_command_fails_the_call_at_once() -> None
             assert anyio.current_time() - started < 1.5
         await context.close()
     assert "tmux server" in message
+
+
+async def test_two_calls_at_once_on_one_pane_never_type_into_each_other(
+    memory_client: Client, tmux_socket: str
+) -> None:
+    """Each call either runs alone (the second waits for the first) or is refused as busy:
+    neither finds the shell idle while the other's command is being typed."""
+    pane = new_pane(tmux_socket)
+
+    async def one(word: str, outcomes: dict[str, Any]) -> None:
+        try:
+            outcomes[word] = await run(
+                memory_client, command=f"sleep 0.2; echo {word}", pane_id=pane.pane_id
+            )
+        except AssertionError as refused:
+            outcomes[word] = str(refused)
+
+    for _ in range(5):
+        outcomes: dict[str, Any] = {}
+        async with anyio.create_task_group() as group:
+            group.start_soon(one, "first", outcomes)
+            group.start_soon(one, "second", outcomes)
+        for word, outcome in outcomes.items():
+            if isinstance(outcome, dict):
+                assert outcome["output"] == [word], outcomes
+            else:
+                assert "busy" in outcome or "running" in outcome, outcomes
+        assert any(isinstance(outcome, dict) for outcome in outcomes.values()), outcomes

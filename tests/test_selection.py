@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 from mcp import Client, MCPError
 
-from schemux.config import ConfigError, Settings, settings_from
+from schemux.config import Settings, settings_from
 from schemux.context import ToolContext
+from schemux.errors import ConfigError
 from schemux.generated.bindings import BINDINGS
 from schemux.generated.serving import SERVED_INPUT_SCHEMAS
 from schemux.instructions import instructions

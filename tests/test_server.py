@@ -13,20 +13,18 @@ from typing import Any
 
 import anyio
 import pytest
-from jsonschema import Draft202012Validator
 from mcp import Client, MCPError
 
 from schemux.binding import ToolBinding
 from schemux.config import Settings
 from schemux.context import ToolContext
-from schemux.errors import FailedResult
+from schemux.errors import Created, Effects, Refused
 from schemux.generated.bindings import BINDINGS, UNSERVED
-from schemux.generated.models.tmux_capture import TmuxCaptureOutput
 from schemux.generated.serving import SERVED_INPUT_SCHEMAS
 from schemux.generated.tools import TOOL_DOCUMENTS
 from schemux.server import build_server
 from tests.conftest import stdio_parameters
-from tests.support import new_pane, wait_until
+from tests.support import StandInBinding, new_pane, wait_until
 
 pytestmark = pytest.mark.anyio
 
@@ -84,11 +82,8 @@ async def test_schema_violations_come_before_any_tmux_work() -> None:
 def binding_with(call: Any) -> dict[str, ToolBinding]:
     document = TOOL_DOCUMENTS["run_command"]
     return {
-        "run_command": ToolBinding(
-            document=document,
-            input_validator=Draft202012Validator(document["inputSchema"]),
-            output_validator=Draft202012Validator(document["outputSchema"]),
-            call=call,
+        "run_command": StandInBinding(
+            document=document, input_model="RunCommandInput", stand_in=call
         )
     }
 
@@ -271,24 +266,25 @@ async def test_the_engine_goes_when_the_client_goes(tmux_socket: str) -> None:
     wait_until(lambda: not set(children) & set(processes()), timeout=5)
 
 
-@pytest.mark.filterwarnings("ignore::UserWarning")  # pydantic, on dumping the broken envelope
 async def test_a_failure_the_contract_describes_goes_out_as_an_error_result() -> None:
     document = TOOL_DOCUMENTS["tmux_capture"]
-    error = {"code": "pane_closed", "message": "gone", "delivery": "observed"}
+    error = {
+        "code": "pane_closed",
+        "message": "gone",
+        "delivery": "observed",
+        "effects": {"state": "none", "created": []},
+    }
 
     async def call(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+        failure = Refused("pane_closed", "gone")
         if arguments["target"]["generation"] == "fine":
-            raise FailedResult(TmuxCaptureOutput.model_validate({"ok": False, "error": error}))
-        # a handler bug: an envelope its own contract rejects
-        broken = {"ok": False, "error": {"code": 1}}
-        raise FailedResult(TmuxCaptureOutput.model_construct(broken))  # type: ignore[arg-type]
+            failure.effects = Effects("none")
+        else:
+            # a bug: an effect its own contract rejects (a session id is $N)
+            failure.effects = Effects("known", (Created("session", "@1", "g"),))
+        raise failure
 
-    binding = ToolBinding(
-        document=document,
-        input_validator=Draft202012Validator(document["inputSchema"]),
-        output_validator=Draft202012Validator(document["outputSchema"]),
-        call=call,
-    )
+    binding = StandInBinding(document=document, input_model="TmuxCaptureInput", stand_in=call)
     server = build_server(ToolContext(Settings()), {"tmux_capture": binding})
     async with Client(server) as client:
         target = {"kind": "pane", "id": "%1", "generation": "fine"}

@@ -18,6 +18,7 @@ from schemux.context import ToolContext
 from schemux.engine import OWNED_SESSION
 from schemux.generated.bindings import BINDINGS
 from schemux.process_identity import peer_pidfd_problem
+from schemux.references import ServerIdentity
 from schemux.server import call_bound_tool
 from tests.support import Pane, new_pane, pane_format, private_tmux_server, tmux, wait_until
 
@@ -382,6 +383,12 @@ async def test_a_failed_first_call_reports_the_session_it_created() -> None:
                 socket_name, "display-message", "-p", "-t", f"={OWNED_SESSION}:", "#{session_id}"
             )
             assert (created["kind"], created["id"]) == ("session", owned_id.strip())
+            identity = tmux(
+                socket_name, "display-message", "-p", "#{pid} #{start_time} #{socket_path}"
+            )
+            pid, start_time, socket_path = identity.strip().split(" ", 2)
+            server = ServerIdentity(int(pid), int(start_time), socket_path)
+            assert created["generation"] == server.generation(owned_id.strip())
             error = await error_of(context, target=reference)  # nothing created this time
             assert error["effects"] == {"state": "none", "created": []}
         finally:

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schemux.errors import ToolError
+from schemux.errors import SchemuxError
 from schemux.tmux import ServerAddress, TmuxServer
 from schemux.tmux_format import SEPARATOR, Query, decode, encode, field, readable
 from tests.support import private_tmux_server
@@ -39,7 +39,7 @@ def test_hostile_values_round_trip(value: str) -> None:
 
 
 def test_a_row_with_the_wrong_number_of_fields_is_a_tool_error() -> None:
-    with pytest.raises(ToolError, match="2 fields where 3 were asked for"):
+    with pytest.raises(SchemuxError, match="2 fields where 3 were asked for"):
         Query(["a", "b", "c"]).parse("x\ty")
 
 
@@ -48,9 +48,9 @@ def test_numbers_and_flags() -> None:
     assert row.number("n") == 12
     assert row.number("empty") is None
     assert row.flag("flag")
-    with pytest.raises(ToolError, match="nothing for empty"):
+    with pytest.raises(SchemuxError, match="nothing for empty"):
         row.integer("empty")
-    with pytest.raises(ToolError, match="not a number"):
+    with pytest.raises(SchemuxError, match="not a number"):
         Query(["n"]).parse("x").integer("n")
 
 

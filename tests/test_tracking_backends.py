@@ -12,13 +12,13 @@ from typing import Any
 import pytest
 
 from schemux import process_identity, processes
-from schemux.config import ConfigError, Settings, settings_from
+from schemux.config import Settings, settings_from
 from schemux.context import ToolContext
+from schemux.errors import ConfigError, TrackingUnavailable
 from schemux.generated.bindings import BINDINGS
 from schemux.process_identity import (
     ProcessIdentity,
     TrackingSetting,
-    TrackingUnavailable,
     choose_backend,
     open_server_process,
 )

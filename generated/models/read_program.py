@@ -41,14 +41,14 @@ class ReadProgramInput(BaseModel):
         ),
     ]
     timeout_ms: Annotated[
-        int | None,
+        int,
         Field(
             alias="timeoutMs",
             description="How long to wait for something new: 0 returns at once, and omitted is 30 seconds. Clamped by the server ceiling.",
             ge=0,
             le=9007199254740991,
         ),
-    ] = None
+    ] = 30000
 
 
 class ReadProgramOutput(BaseModel):

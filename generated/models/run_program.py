@@ -97,14 +97,14 @@ class RunProgramInput(BaseModel):
         ),
     ] = None
     timeout_ms: Annotated[
-        int | None,
+        int,
         Field(
             alias="timeoutMs",
             description="How long to let it run; 30 s by default and clamped by the server ceiling. The result says what was used.",
             gt=0,
             le=9007199254740991,
         ),
-    ] = None
+    ] = 30000
     width: Annotated[
         int | None,
         Field(

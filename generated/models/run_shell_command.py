@@ -46,14 +46,14 @@ class RunShellCommandInput(BaseModel):
         ),
     ] = None
     timeout_ms: Annotated[
-        int | None,
+        int,
         Field(
             alias="timeoutMs",
             description="How long to wait; 30 s by default and clamped by the server ceiling. A command still running then keeps running; the result says timed_out.",
             gt=0,
             le=9007199254740991,
         ),
-    ] = None
+    ] = 30000
 
 
 class RunShellCommandOutput(BaseModel):

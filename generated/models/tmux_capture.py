@@ -20,19 +20,19 @@ class Target(BaseModel):
     kind: Literal["pane"]
 
 
-class TmuxCaptureInput1(BaseModel):
+class TmuxCaptureInputWithoutCursor(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
         validate_by_name=True,
     )
-    history_lines: Annotated[int | None, Field(ge=0, le=1000)] = None
-    max_bytes: Annotated[int | None, Field(ge=1, le=262144)] = None
-    max_lines: Annotated[int | None, Field(ge=1, le=1000)] = None
+    history_lines: Annotated[int, Field(ge=0, le=1000)] = 0
+    max_bytes: Annotated[int, Field(ge=1, le=262144)] = 65536
+    max_lines: Annotated[int, Field(ge=1, le=1000)] = 200
     target: Target
-    track: bool | None = None
+    track: bool = False
 
 
-class TmuxCaptureInput2(BaseModel):
+class TmuxCaptureInputWithCursor(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
         validate_by_name=True,
@@ -41,8 +41,10 @@ class TmuxCaptureInput2(BaseModel):
     target: Target
 
 
-class TmuxCaptureInput(RootModel[TmuxCaptureInput1 | TmuxCaptureInput2]):
-    root: Annotated[TmuxCaptureInput1 | TmuxCaptureInput2, Field(title="TmuxCaptureInput")]
+class TmuxCaptureInput(RootModel[TmuxCaptureInputWithoutCursor | TmuxCaptureInputWithCursor]):
+    root: Annotated[
+        TmuxCaptureInputWithoutCursor | TmuxCaptureInputWithCursor, Field(title="TmuxCaptureInput")
+    ]
 
 
 class Interval(BaseModel):
@@ -65,7 +67,7 @@ class Scope(BaseModel):
     max_lines: Annotated[int, Field(ge=1, le=1000)]
 
 
-class Data(BaseModel):
+class DataSnapshot(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
         validate_by_name=True,
@@ -95,7 +97,7 @@ class Splice(BaseModel):
     start: Annotated[int, Field(ge=0)]
 
 
-class Data1(BaseModel):
+class DataDelta(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
         validate_by_name=True,
@@ -117,16 +119,16 @@ class Data1(BaseModel):
     truncated: bool
 
 
-class TmuxCaptureOutput1(BaseModel):
+class TmuxCaptureOutputOk(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
         validate_by_name=True,
     )
-    data: Annotated[Data | Data1, Field(discriminator="mode")]
+    data: Annotated[DataSnapshot | DataDelta, Field(discriminator="mode")]
     ok: Literal[True]
 
 
-class Created1(BaseModel):
+class CreatedSession(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
         validate_by_name=True,
@@ -136,7 +138,7 @@ class Created1(BaseModel):
     kind: Literal["session"]
 
 
-class Created2(BaseModel):
+class CreatedWindow(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
         validate_by_name=True,
@@ -146,7 +148,7 @@ class Created2(BaseModel):
     kind: Literal["window"]
 
 
-class Created3(BaseModel):
+class CreatedPane(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
         validate_by_name=True,
@@ -156,7 +158,7 @@ class Created3(BaseModel):
     kind: Literal["pane"]
 
 
-class Created4(BaseModel):
+class CreatedWindowLink(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
         validate_by_name=True,
@@ -174,7 +176,12 @@ class Effects(BaseModel):
         validate_by_name=True,
     )
     created: Annotated[
-        list[Annotated[Created1 | Created2 | Created3 | Created4, Field(discriminator="kind")]],
+        list[
+            Annotated[
+                CreatedSession | CreatedWindow | CreatedPane | CreatedWindowLink,
+                Field(discriminator="kind"),
+            ]
+        ],
         Field(max_length=3),
     ]
     state: Literal["none", "known", "unknown"]
@@ -191,7 +198,7 @@ class Error(BaseModel):
     message: str
 
 
-class TmuxCaptureOutput2(BaseModel):
+class TmuxCaptureOutputNotOk(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
         validate_by_name=True,
@@ -200,8 +207,8 @@ class TmuxCaptureOutput2(BaseModel):
     ok: Literal[False]
 
 
-class TmuxCaptureOutput(RootModel[TmuxCaptureOutput1 | TmuxCaptureOutput2]):
+class TmuxCaptureOutput(RootModel[TmuxCaptureOutputOk | TmuxCaptureOutputNotOk]):
     root: Annotated[
-        TmuxCaptureOutput1 | TmuxCaptureOutput2,
+        TmuxCaptureOutputOk | TmuxCaptureOutputNotOk,
         Field(discriminator="ok", title="TmuxCaptureOutput"),
     ]

@@ -35,7 +35,7 @@ class Server(BaseModel):
     version: str
 
 
-class Target(BaseModel):
+class TargetSession(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
         validate_by_name=True,
@@ -45,7 +45,7 @@ class Target(BaseModel):
     kind: Literal["session"]
 
 
-class Target1(BaseModel):
+class TargetWindow(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
         validate_by_name=True,
@@ -55,7 +55,7 @@ class Target1(BaseModel):
     kind: Literal["window"]
 
 
-class Target2(BaseModel):
+class TargetPane(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
         validate_by_name=True,
@@ -70,7 +70,9 @@ class Pane(BaseModel):
         extra="forbid",
         validate_by_name=True,
     )
-    target: Annotated[Target2, Field(description="The reference tmux_capture takes.")]
+    target: Annotated[
+        TargetPane, Field(description="The reference tmux_capture takes.", title="TargetPane")
+    ]
     index: Annotated[int, Field(ge=0)]
     active: Annotated[bool, Field(description="The active pane of its window.")]
     width: Annotated[int, Field(ge=1)]
@@ -107,7 +109,7 @@ class Window(BaseModel):
         extra="forbid",
         validate_by_name=True,
     )
-    target: Target1
+    target: Annotated[TargetWindow, Field(title="TargetWindow")]
     index: Annotated[int, Field(ge=0)]
     name: str
     active: Annotated[bool, Field(description="The current window of its session.")]
@@ -119,7 +121,7 @@ class Session(BaseModel):
         extra="forbid",
         validate_by_name=True,
     )
-    target: Target
+    target: Annotated[TargetSession, Field(title="TargetSession")]
     name: str
     attached: Annotated[int, Field(description="How many clients are attached to it.", ge=0)]
     windows: list[Window]
@@ -134,7 +136,7 @@ class Data(BaseModel):
     sessions: list[Session]
 
 
-class TmuxSnapshotOutput1(BaseModel):
+class TmuxSnapshotOutputOk(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
         validate_by_name=True,
@@ -143,7 +145,7 @@ class TmuxSnapshotOutput1(BaseModel):
     ok: Literal[True]
 
 
-class Created1(BaseModel):
+class CreatedSession(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
         validate_by_name=True,
@@ -153,7 +155,7 @@ class Created1(BaseModel):
     kind: Literal["session"]
 
 
-class Created2(BaseModel):
+class CreatedWindow(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
         validate_by_name=True,
@@ -163,7 +165,7 @@ class Created2(BaseModel):
     kind: Literal["window"]
 
 
-class Created3(BaseModel):
+class CreatedPane(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
         validate_by_name=True,
@@ -173,7 +175,7 @@ class Created3(BaseModel):
     kind: Literal["pane"]
 
 
-class Created4(BaseModel):
+class CreatedWindowLink(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
         validate_by_name=True,
@@ -191,7 +193,12 @@ class Effects(BaseModel):
         validate_by_name=True,
     )
     created: Annotated[
-        list[Annotated[Created1 | Created2 | Created3 | Created4, Field(discriminator="kind")]],
+        list[
+            Annotated[
+                CreatedSession | CreatedWindow | CreatedPane | CreatedWindowLink,
+                Field(discriminator="kind"),
+            ]
+        ],
         Field(max_length=3),
     ]
     state: Literal["none", "known", "unknown"]
@@ -208,7 +215,7 @@ class Error(BaseModel):
     message: str
 
 
-class TmuxSnapshotOutput2(BaseModel):
+class TmuxSnapshotOutputNotOk(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
         validate_by_name=True,
@@ -217,8 +224,8 @@ class TmuxSnapshotOutput2(BaseModel):
     ok: Literal[False]
 
 
-class TmuxSnapshotOutput(RootModel[TmuxSnapshotOutput1 | TmuxSnapshotOutput2]):
+class TmuxSnapshotOutput(RootModel[TmuxSnapshotOutputOk | TmuxSnapshotOutputNotOk]):
     root: Annotated[
-        TmuxSnapshotOutput1 | TmuxSnapshotOutput2,
+        TmuxSnapshotOutputOk | TmuxSnapshotOutputNotOk,
         Field(discriminator="ok", title="TmuxSnapshotOutput"),
     ]

@@ -9,7 +9,7 @@ import re
 import shutil
 from typing import Protocol
 
-from schemux.errors import ToolError
+from schemux.errors import SchemuxError
 from schemux.programs.program import ProgramSpec
 from schemux.shell_commands import run_in_shell
 from schemux.targets import PaneInfo, PaneTarget, resolve_pane
@@ -51,10 +51,10 @@ async def program_spec(
     hold: bool = False,
 ) -> ProgramSpec:
     if not request.argv or not request.argv[0]:
-        raise ToolError("argv[0] is empty", suggestion="name the program to run first")
+        raise SchemuxError("argv[0] is empty", suggestion="name the program to run first")
     inherit = request.inherit_shell
     if inherit not in (None, False) and request.from_pane_id is None:
-        raise ToolError(
+        raise SchemuxError(
             "inheritShell needs fromPaneId: the pane whose shell's variables to read",
             suggestion="pass fromPaneId, or drop inheritShell",
         )
@@ -65,14 +65,14 @@ async def program_spec(
         pane = await resolve_pane(server, PaneTarget(pane_id=request.from_pane_id))
         from_session = pane.session_id
         if pane.dead:
-            raise ToolError(
+            raise SchemuxError(
                 f"fromPaneId {pane.pane_id} is dead: its program has ended",
                 suggestion="pass a live pane, or omit fromPaneId",
             )
         if directory is None:
             directory = pane.current_path
             if not directory:  # e.g. a program's pane: its gate's directory is private
-                raise ToolError(
+                raise SchemuxError(
                     f"the current directory of fromPaneId {pane.pane_id} cannot be read",
                     suggestion="pass startDirectory",
                 )
@@ -104,7 +104,7 @@ async def program_spec(
 def _check_directory(directory: str) -> None:
     if not os.path.isdir(directory) or not os.access(directory, os.X_OK):
         reason = "not a directory" if not os.path.isdir(directory) else "permission denied"
-        raise ToolError(
+        raise SchemuxError(
             f"startDirectory {directory!r} cannot be entered ({reason})",
             suggestion="pass an existing directory, literally (no ~ or variables)",
         )
@@ -115,14 +115,14 @@ def _check_program(program: str, path: str, directory: str) -> None:
     if "/" in program:
         candidate = os.path.join(directory, program)
         if not os.path.isfile(candidate):
-            raise ToolError(f"argv[0] {program!r} does not exist", suggestion="check the path")
+            raise SchemuxError(f"argv[0] {program!r} does not exist", suggestion="check the path")
         if not os.access(candidate, os.X_OK):
-            raise ToolError(
+            raise SchemuxError(
                 f"argv[0] {program!r} is not executable", suggestion="check its permissions"
             )
         return
     if shutil.which(program, path=path) is None:
-        raise ToolError(
+        raise SchemuxError(
             f"argv[0] {program!r} was not found on this MCP server's PATH, or is not executable",
             suggestion='give its full path, or ["sh", "-c", ...] for a shell builtin',
         )
@@ -147,7 +147,7 @@ async def shell_environment(
         or result.head_lost
         or not _HEX.fullmatch(digits)
     ):
-        raise ToolError(
+        raise SchemuxError(
             f"could not read the variables of the shell in {pane.pane_id}",
             suggestion="make sure that pane is a POSIX shell idle at its prompt",
         )

@@ -8,7 +8,7 @@ import zlib
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from schemux.errors import ToolError
+from schemux.errors import SchemuxError
 from schemux.programs.gate import Report, scan
 from schemux.programs.host import LocalHost
 from schemux.programs.program import Program
@@ -33,13 +33,13 @@ def offset_of(program: Program, cursor: int) -> int:
     if cursor == 0:
         return 0
     if cursor & ((1 << _CURSOR_TAG_BITS) - 1) != _salt(program):
-        raise ToolError(
+        raise SchemuxError(
             f"cursor {cursor} is not one that read_program returned for {program.id}",
             suggestion="pass the cursor of this program's previous read, or omit it",
         )
     offset = cursor >> _CURSOR_TAG_BITS
     if offset > program.text_size:
-        raise ToolError(
+        raise SchemuxError(
             f"cursor {cursor} is past the end of {program.id}'s output",
             suggestion="pass the cursor of the previous read, or omit it",
         )

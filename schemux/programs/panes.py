@@ -6,7 +6,7 @@ import contextlib
 
 from schemux.abandoned import PANE_OPTION
 from schemux.engine import OWNED_SESSION, THEN
-from schemux.errors import ToolError
+from schemux.errors import SchemuxError
 from schemux.programs.program import ProgramSpec
 from schemux.tmux import TmuxServer
 
@@ -53,13 +53,13 @@ async def start_copy(
 
 async def kill_pane(server: TmuxServer, pane_id: str) -> None:
     """Remove the pane; nothing when it is gone already."""
-    with contextlib.suppress(ToolError):
+    with contextlib.suppress(SchemuxError):
         await server.run("kill-pane", "-t", pane_id)
 
 
 async def leave_pane(server: TmuxServer, pane_id: str) -> None:
     """Leave the pane to a person: no copy, no longer marked as a program's."""
-    with contextlib.suppress(ToolError):
+    with contextlib.suppress(SchemuxError):
         await server.run(
             "pipe-pane", "-t", pane_id, THEN,
             "set-option", "-p", "-u", "-t", pane_id, PANE_OPTION,

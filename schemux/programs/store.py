@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 
 from schemux.abandoned import own_identity
-from schemux.errors import ToolError
+from schemux.errors import SchemuxError
 from schemux.programs.gate import Ending, GateSetting, Outcome, choose_gate, ending_from_marker
 from schemux.programs.host import LocalHost
 from schemux.programs.output import Page, copy_output, cursor_for, offset_of, page_at
@@ -48,7 +48,7 @@ class ProgramStore:
     def get(self, program_id: str) -> Program:
         program = self._programs.get(program_id)
         if program is None:
-            raise ToolError(
+            raise SchemuxError(
                 f"no program {program_id!r}: it was never started here, was stopped, or its "
                 "output was let go after enough later programs ended",
                 suggestion="start it again with start_program",
@@ -71,7 +71,7 @@ class ProgramStore:
         # the slot is taken before the first await: concurrent starts cannot overrun it
         running = sum(1 for p in self._programs.values() if p.ending is None) + self._starting
         if running >= self.limits.max_running:
-            raise ToolError(
+            raise SchemuxError(
                 f"{running} programs run already, the most this server allows",
                 suggestion="stop one with stop_program, or wait for one to end",
             )
@@ -113,13 +113,13 @@ class ProgramStore:
             self.host.copy_command(program.id),
         )  # fmt: skip
         if program.ending is not None:
-            raise ToolError(
+            raise SchemuxError(
                 f"the pane of {program.id} went away before its program started",
                 suggestion="start it again, and leave its pane alone until it ends",
             )
         # the gate lets the program run once it has its tokens
         if not self.host.write_secret(program.secret_fd, program.secret):
-            raise ToolError(
+            raise SchemuxError(
                 f"the gate of {program.id} could not be told to start it",
                 suggestion="start it again",
             )

@@ -67,13 +67,13 @@ from schemux.generated.models.tmux_capture import (
     Error,
     TmuxCaptureInput,
     TmuxCaptureOutput,
-    TmuxCaptureOutput2,
+    TmuxCaptureOutputNotOk,
 )
 
 
 async def handle(ctx: ToolContext, request: TmuxCaptureInput) -> TmuxCaptureOutput:
     error = Error(code="unsupported", message=request.root.target.id, delivery="not_sent")
-    return TmuxCaptureOutput(TmuxCaptureOutput2(ok=False, error=error))
+    return TmuxCaptureOutput(TmuxCaptureOutputNotOk(ok=False, error=error))
 """,
 }
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import importlib.util
+import re
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -13,6 +14,7 @@ import pydantic
 import pytest
 
 from codegen.models import model_schema
+from codegen.models import titled as titled_schema
 
 MODELS = Path(__file__).resolve().parents[2] / "generated" / "models"
 
@@ -176,6 +178,58 @@ def test_one_of_outputs_are_discriminated_root_models() -> None:
         {"ok": False, "error": {"code": "gone", "message": "no pane", "delivery": "not_sent"}}
     )
 
-    assert isinstance(failure.root, models.TmuxCaptureOutput2)
+    assert isinstance(failure.root, models.TmuxCaptureOutputNotOk)
     with pytest.raises(pydantic.ValidationError, match="union_tag_not_found"):
         models.TmuxCaptureOutput.model_validate({"error": {}})
+
+
+def test_titles_name_union_branches_and_clashing_objects() -> None:
+    reference: dict[str, Any] = {
+        "type": "object",
+        "properties": {"kind": {"const": "session"}, "id": {"type": "string"}},
+        "required": ["kind", "id"],
+    }
+    window = copy.deepcopy(reference)
+    window["properties"]["kind"] = {"const": "window"}
+    schema: dict[str, Any] = {
+        "oneOf": [
+            {
+                "type": "object",
+                "properties": {"ok": {"const": True}, "target": reference},
+                "required": ["ok", "target"],
+            },
+            {
+                "type": "object",
+                "properties": {"ok": {"const": False}, "target": window},
+                "required": ["ok"],
+            },
+        ],
+        "properties": {
+            "form": {
+                "oneOf": [
+                    {"type": "object", "properties": {"a": {}}, "required": ["a"]},
+                    {"type": "object", "properties": {"a": {}, "b": {}}, "required": ["a", "b"]},
+                ]
+            }
+        },
+    }
+
+    titled = titled_schema(copy.deepcopy(schema), "ToolOutput")
+
+    assert titled["title"] == "ToolOutput"
+    ok, failed = titled["oneOf"]
+    assert (ok["title"], failed["title"]) == ("ToolOutputOk", "ToolOutputNotOk")
+    assert ok["properties"]["target"]["title"] == "TargetSession"
+    assert failed["properties"]["target"]["title"] == "TargetWindow"
+    forms = titled["properties"]["form"]["oneOf"]
+    assert [form["title"] for form in forms] == ["FormWithoutB", "FormWithB"]
+    # an object whose context clashes with no other keeps the generator's own name
+    alone = titled_schema({"type": "object", "properties": {"target": reference}}, "X")
+    assert "title" not in alone["properties"]["target"]
+
+
+@pytest.mark.parametrize("path", sorted(MODELS.glob("*.py")), ids=lambda path: path.stem)
+def test_generated_classes_have_no_numbered_names(path: Path) -> None:
+    names = re.findall(r"^class (\w+)", path.read_text("utf-8"), re.MULTILINE)
+
+    assert [name for name in names if name[-1].isdigit()] == []
