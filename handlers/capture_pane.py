@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from schemux.context import ToolContext
-from schemux.engine import THEN
 from schemux.generated.models.capture_pane import CapturePaneInput, CapturePaneOutput
 from schemux.targets import PaneTarget, resolve_pane
+from schemux.tmux_command import THEN
 from schemux.tmux_format import Query
 
 _SCREEN = Query(("pane_width", "pane_height", "cursor_x", "cursor_y", "alternate_on"))

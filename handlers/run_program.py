@@ -9,12 +9,12 @@ import anyio
 
 from schemux import progress
 from schemux.context import ToolContext
-from schemux.engine import THEN
 from schemux.errors import TmuxCommandError
 from schemux.generated.models.run_program import RunProgramInput, RunProgramOutput
 from schemux.launch import program_spec
 from schemux.shell_commands import keep_tail
 from schemux.tmux import TmuxServer
+from schemux.tmux_command import THEN
 
 DEFAULT_TIMEOUT_MS = 30_000
 RESULT_CEILING = 64 * 1024  # bytes of output (and of stderr) a result carries at most

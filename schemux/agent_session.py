@@ -25,7 +25,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from schemux.engine import OWNED_SESSION
+from schemux.owned_session import OWNED_SESSION
 
 AGENT_MARK = "@schemux_agent"
 DEFAULT_AGENT_SESSION = "agent"

@@ -21,9 +21,10 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from schemux.engine import CONTROL_MARK, OWNED_SESSION, THEN, ConnectionLost
+from schemux.control_connection import ConnectionLost
 from schemux.errors import TmuxCommandError
 from schemux.failures import Failure
+from schemux.owned_session import CONTROL_MARK, OWNED_SESSION, is_control_window
 from schemux.process_identity import (
     ProcessHandle,
     ProcessIdentity,
@@ -34,6 +35,7 @@ from schemux.references import IDENTITY, ServerIdentity, server_identity
 from schemux.screen import EncodedRows, Splice, encode_rows, limit_rows
 from schemux.screen import splice_between as splice_rows
 from schemux.tmux import TmuxServer, parse_version
+from schemux.tmux_command import THEN
 from schemux.tmux_format import Query
 
 MAX_CURSORS = 128
@@ -215,7 +217,7 @@ async def _check(server: TmuxServer, reference: PaneReference) -> _Pane:
     row = _CHECK.parse(lines[0])
     identity = ServerIdentity.of(row)
     _check_generation(identity, reference)
-    if row["session_name"] == OWNED_SESSION and row.flag(CONTROL_MARK):
+    if is_control_window(row["session_name"], row.flag(CONTROL_MARK)):
         raise Failure(
             "reserved_pane",
             f"pane {target} belongs to session {OWNED_SESSION!r}, schemux's own; it is never "

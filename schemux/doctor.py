@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Literal
 
 from schemux.config import ENV_PROGRAM_GATE, ConfigError, Settings, settings_from
-from schemux.engine import OWNED_SESSION
 from schemux.errors import preview
 from schemux.http_config import ENV_TOKEN, http_config_from, is_loopback
+from schemux.owned_session import OWNED_SESSION
 from schemux.process_identity import (
     ENV_TRACKING_BACKEND,
     TrackingSetting,

@@ -15,7 +15,7 @@ from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Literal, TypeVar
 
-from schemux.engine import ConnectionLost
+from schemux.control_connection import ConnectionLost
 from schemux.errors import ServerUnavailable, TmuxCommandError, ToolError
 from schemux.process_identity import TrackingUnavailable
 from schemux.references import server_identity
@@ -60,15 +60,14 @@ def failure_of(error: ToolError | TrackingUnavailable) -> Failure:
 
 async def attempt(server: TmuxServer, work: Awaitable[T]) -> T:
     """``work``'s result, or a Failure for whatever went wrong, with its effects."""
-    engine = server.engine
-    before = len(engine.created_sessions)
+    before = len(server.created_sessions)
     try:
         return await work
     except Failure as caught:
         failure = caught
     except (ToolError, TrackingUnavailable) as error:
         failure = failure_of(error)
-    made = engine.created_sessions[before:]
+    made = server.created_sessions[before:]
     if made:
         try:
             identity = await server_identity(server)

@@ -50,10 +50,13 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from schemux.abandoned import link_mark
-from schemux.engine import OWNED_SESSION, THEN, Notification, Watcher
+from schemux.control_connection import Notification
+from schemux.engine import Watcher
 from schemux.errors import TmuxCommandError, ToolError
+from schemux.owned_session import OWNED_SESSION, in_other_sessions
 from schemux.targets import PaneInfo
 from schemux.tmux import TmuxServer
+from schemux.tmux_command import THEN
 
 logger = logging.getLogger("schemux.pane_watch")
 
@@ -86,12 +89,6 @@ class PaneState:
     dead: bool
     alternate_on: bool
     in_other_sessions: bool  # the window is in a session besides _schemux
-
-
-def in_other_sessions(linked_sessions_list: str) -> bool:
-    """Whether ``#{window_linked_sessions_list}`` names a session other than
-    ``_schemux`` (a name holding a comma splits, but never into only ``_schemux``)."""
-    return any(name != OWNED_SESSION for name in linked_sessions_list.split(","))
 
 
 def parse_state(line: str) -> PaneState:

@@ -50,7 +50,6 @@ from schemux.abandoned_wrappers import (
     WrapperNames,
     this_process,
 )
-from schemux.engine import THEN
 from schemux.errors import TmuxCommandError, ToolError
 from schemux.shell_output import (
     Cursor,
@@ -71,6 +70,7 @@ from schemux.shell_panes import (
 )
 from schemux.targets import PaneInfo
 from schemux.tmux import TmuxServer
+from schemux.tmux_command import THEN
 
 __all__ = [
     "Cursor",

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from schemux.engine import CONTROL_MARK, OWNED_SESSION, THEN
-from schemux.pane_watch import in_other_sessions
+from schemux.owned_session import CONTROL_MARK, is_reserved
 from schemux.references import IDENTITY, ServerIdentity
 from schemux.tmux import TmuxServer
+from schemux.tmux_command import THEN
 from schemux.tmux_format import Query, readable
 
 _SERVER = Query((*IDENTITY.names, "version"))
@@ -80,8 +80,10 @@ async def list_server(server: TmuxServer, program_in: Callable[[str], str | None
     sessions: dict[str, SessionEntry] = {}
     windows: dict[tuple[str, str], WindowEntry] = {}
     for values in _PANES.parse_all(lines[1:]):
-        if values["session_name"] == OWNED_SESSION and (
-            values.flag(CONTROL_MARK) or in_other_sessions(values["window_linked_sessions_list"])
+        if is_reserved(
+            values["session_name"],
+            values.flag(CONTROL_MARK),
+            values["window_linked_sessions_list"],
         ):
             continue  # schemux's control window, or a window linked in; programs are listed
         session_id, window_id, pane_id = (

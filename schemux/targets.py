@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from schemux.agent_session import AGENT_MARK
-from schemux.engine import CONTROL_MARK, OWNED_SESSION
 from schemux.errors import TmuxCommandError, ToolError, preview
+from schemux.owned_session import CONTROL_MARK, OWNED_SESSION, is_control_window
 from schemux.tmux import TmuxServer, agent_shell, agent_shell_ended
 from schemux.tmux_format import Query, Row
 
@@ -171,7 +171,7 @@ async def resolve_pane(server: TmuxServer, target: PaneTarget) -> PaneInfo:
             raise ToolError(not_found, suggestion=list_panes)
         if target.pane_id is not None or target.window_id is not None:
             row = await _holding_session(server, target, row)
-    if row["session_name"] == OWNED_SESSION and row.flag(CONTROL_MARK):
+    if is_control_window(row["session_name"], row.flag(CONTROL_MARK)):
         raise ToolError(
             f"{not_found}: it is the window of schemux's control clients in {OWNED_SESSION!r}",
             suggestion="target a pane of another session",

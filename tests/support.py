@@ -22,7 +22,7 @@ from schemux import program_gates, programs
 from schemux.config import ENV_PROGRAM_GATE
 from schemux.program_gates import GateSetting
 from schemux.references import IDENTITY_FORMAT, ServerIdentity
-from schemux.tmux import socket_directory
+from schemux.tmux import TmuxServer, socket_directory
 from tests.leftovers import RUN_TAG
 
 SHELL_ENVIRONMENT = {
@@ -114,6 +114,12 @@ class Pane:
 
     def reference(self) -> dict[str, str]:
         return {"kind": "pane", "id": self.pane_id, "generation": self.generation()}
+
+
+async def control_client_pid(server: TmuxServer) -> int:
+    """The pid of the control client that runs ``server``'s commands, as tmux tells it
+    to the client asking (starting that client if none runs)."""
+    return int((await server.run("display-message", "-p", "#{client_pid}"))[0])
 
 
 def server_identity(socket_name: str) -> ServerIdentity:

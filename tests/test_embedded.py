@@ -4,6 +4,7 @@ test's server killed and its socket file removed afterwards."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 import tempfile
@@ -29,8 +30,8 @@ from schemux.agent_session import (
 )
 from schemux.config import ConfigError, Settings, settings_from
 from schemux.context import ToolContext
-from schemux.engine import OWNED_SESSION
 from schemux.generated.bindings import BINDINGS
+from schemux.owned_session import OWNED_SESSION
 from schemux.server import build_server
 from schemux.tmux import socket_directory
 from tests.support import call, call_error, tmux, wait_until
@@ -454,6 +455,38 @@ async def test_reaping_never_starts_the_server(
         assert not server_running(socket_name)
         result = await context.tmux().run("display-message", "-p", "#{session_name}")
         assert result  # the call's first command starts it, reaping or not
+        assert agent_panes(socket_name)
+    finally:
+        await context.close()
+
+
+async def test_a_call_keeps_its_permission_to_start_the_server(
+    anyio_backend: str, socket_name: str, user_home: Path
+) -> None:
+    """Each call may start the configured server with its first command, whatever other
+    calls did meanwhile: a call's first command never uses up another's permission."""
+    context = ToolContext(Settings(socket_name=socket_name))
+    first_ran, second_began = asyncio.Event(), asyncio.Event()
+
+    async def first_call() -> None:
+        server = context.tmux()
+        await second_began.wait()
+        assert await server.run("display-message", "-p", "first") == ["first"]
+        first_ran.set()
+
+    async def second_call() -> list[str]:
+        server = context.tmux()
+        second_began.set()
+        await first_ran.wait()
+        remove_server(socket_name)  # gone before this call's first command
+        wait_until(lambda: not server_running(socket_name))
+        await server.close()  # its control client went with the server
+        return await server.run("display-message", "-p", "second")
+
+    try:
+        _, second = await asyncio.gather(first_call(), second_call())
+        assert second == ["second"]
+        assert server_running(socket_name)
         assert agent_panes(socket_name)
     finally:
         await context.close()

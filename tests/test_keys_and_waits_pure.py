@@ -10,7 +10,8 @@ import pytest
 
 from codegen.validation import document_problems, wraps_result
 from schemux.errors import ToolError
-from schemux.pane_watch import in_other_sessions, parse_state
+from schemux.owned_session import in_other_sessions
+from schemux.pane_watch import parse_state
 from schemux.server import tool_result
 from schemux.text_wait import compile_patterns, first_match, keep_tail
 
