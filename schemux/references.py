@@ -15,10 +15,19 @@ from dataclasses import dataclass
 
 from schemux.errors import ToolError
 from schemux.tmux import TmuxServer
-from schemux.tmux_format import Query, Row
+from schemux.tmux_format import parse_row, query, row_format, tmux_row
 
-IDENTITY = Query(("pid", "start_time", "socket_path"))
-IDENTITY_FORMAT = IDENTITY.format
+
+@tmux_row
+class IdentityRow:
+    """The fields that tell one running tmux server (rows reading more extend it)."""
+
+    pid: int
+    start_time: int
+    socket_path: str
+
+
+IDENTITY_FORMAT = row_format(IdentityRow)
 
 
 @dataclass(frozen=True)
@@ -32,12 +41,12 @@ class ServerIdentity:
     @classmethod
     def parse(cls, line: str) -> ServerIdentity:
         """From a line of ``IDENTITY_FORMAT``."""
-        return cls.of(IDENTITY.parse(line))
+        return cls.of(parse_row(IdentityRow, line))
 
     @classmethod
-    def of(cls, row: Row) -> ServerIdentity:
-        """From a row holding the fields of ``IDENTITY`` (and maybe others)."""
-        return cls(int(row["pid"]), int(row["start_time"]), row["socket_path"])
+    def of(cls, row: IdentityRow) -> ServerIdentity:
+        """From a row holding the identity's fields (and maybe others)."""
+        return cls(row.pid, row.start_time, row.socket_path)
 
     def generation(self, object_id: str) -> str:
         text = f"{self.pid}\0{self.start_time}\0{self.socket_path}\0{object_id}"
@@ -45,7 +54,7 @@ class ServerIdentity:
 
 
 async def server_identity(server: TmuxServer) -> ServerIdentity:
-    lines = await server.run("display-message", "-p", IDENTITY_FORMAT)
-    if not lines:
+    rows = await query(server, IdentityRow, "display-message")
+    if not rows:
         raise ToolError(f"tmux on {server.address.describe()} did not report its identity")
-    return ServerIdentity.parse(lines[0])
+    return ServerIdentity.of(rows[0])
