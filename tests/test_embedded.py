@@ -34,7 +34,7 @@ from schemux.generated.bindings import BINDINGS
 from schemux.owned_session import OWNED_SESSION
 from schemux.server import build_server
 from schemux.tmux import socket_directory
-from tests.support import call, call_error, tmux, wait_until
+from tests.support import call, call_error, remove_server, tagged_socket_name, tmux, wait_until
 
 pytestmark = pytest.mark.anyio
 
@@ -46,7 +46,7 @@ SHELL_REPORT = (
 
 
 def fresh_socket_name() -> str:
-    return f"schemux-test-embedded-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+    return tagged_socket_name("embedded")
 
 
 def server_running(socket_name: str) -> bool:
@@ -60,11 +60,6 @@ def sessions(socket_name: str) -> list[str]:
 def agent_panes(socket_name: str) -> list[str]:
     listing = tmux(socket_name, "list-panes", "-a", "-F", f"#{{pane_id}} #{{{AGENT_MARK}}}")
     return [line.split()[0] for line in listing.splitlines() if line.endswith(" 1")]
-
-
-def remove_server(socket_name: str) -> None:
-    tmux(socket_name, "kill-server", check=False)
-    Path(socket_directory(), socket_name).unlink(missing_ok=True)
 
 
 @pytest.fixture
