@@ -12,8 +12,8 @@ strftime before expanding it (tmux 3.3a printed ``%25`` in a modifier as 25 colu
 padding), and ``!`` means nothing to strftime, to tmux formats or to a regular
 expression.
 
-Rows are typed (``tmux_row``): a frozen dataclass whose fields are named as tmux names
-its formats (``pane_id``, ``history_size``; a user option through ``option``), typed
+Rows are typed (``tmux_row``): a frozen dataclass whose fields bear tmux's format names
+(``pane_id``, ``history_size``; a user option through ``option``), typed
 ``str``, ``int``, ``int | None`` (tmux may print nothing) or ``bool`` (tmux's ``1``).
 Which names exist, and since which tmux version, is libtmux's knowledge
 (``libtmux.neo``): a row naming a field that the oldest tmux schemux serves lacks is

@@ -347,3 +347,24 @@ async def test_clients_ended_while_attaching_leave_tmux_running(
             await waiting
     await server.close()
     assert tmux(socket, "display-message", "-p", "#{pid}").strip() == pid
+
+
+async def test_a_pane_id_with_its_session_is_resolved_in_one_round_trip(
+    server: TmuxServer, socket: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pane = new_pane(socket)
+    await server.run("display-message", "-p", "warm")
+    commands: list[str] = []
+    run = server.run
+
+    async def counted(*args: str) -> list[str]:
+        commands.append(args[0])
+        return await run(*args)
+
+    monkeypatch.setattr(server, "run", counted)
+    target = PaneTarget(pane_id=pane.pane_id, session_name=pane.session_name)
+    found = await resolve_pane(server, target)
+    assert (found.pane_id, found.session_id) == (pane.pane_id, pane.session_id)
+    assert commands == ["list-panes"]
+    with pytest.raises(ToolError, match="no pane matches"):
+        await resolve_pane(server, PaneTarget(pane_id="%99999"))
