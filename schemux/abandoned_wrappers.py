@@ -21,10 +21,10 @@ import os
 import re
 from dataclasses import dataclass
 
-from schemux.engine import THEN
 from schemux.errors import TmuxCommandError
 from schemux.process_identity import start_ticks
 from schemux.tmux import TmuxServer
+from schemux.tmux_command import THEN
 
 TOKEN_BYTES = 6  # a call's private token: 12 hex digits
 # what the wrapper reports, a format set as the armed option's value (expanded by #{E:})

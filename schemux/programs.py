@@ -45,14 +45,15 @@ from typing import Any, BinaryIO
 import anyio
 
 from schemux.abandoned import PANE_OPTION, make_runtime_directory, own_identity
-from schemux.engine import OWNED_SESSION, THEN
 from schemux.errors import SchemuxError
+from schemux.owned_session import OWNED_SESSION
 from schemux.program_end import Ending, Outcome, Report, ending_from_marker, scan
 from schemux.program_gate import TABLE_BYTES
 from schemux.program_gates import GateSetting, choose_gate
 from schemux.program_pages import Page, page_at
 from schemux.terminal_text import TextFilter
 from schemux.tmux import TmuxServer
+from schemux.tmux_command import THEN
 
 STOP_GRACE_SECONDS = 2.0
 EXIT_GRACE_SECONDS = 1.0  # at exit, SIGTERM's grace: every exit path ends within ~2 s
