@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 from schemux.context import ToolContext
-from schemux.engine import THEN
 from schemux.generated.models.capture_pane import CapturePaneInput, CapturePaneOutput
 from schemux.targets import PaneTarget, resolve_pane
-from schemux.tmux_format import Query
+from schemux.tmux_command import THEN
+from schemux.tmux_format import parse_row, row_format, tmux_row
 
-_SCREEN = Query(("pane_width", "pane_height", "cursor_x", "cursor_y", "alternate_on"))
+
+@tmux_row
+class _Screen:
+    pane_width: int
+    pane_height: int
+    cursor_x: int
+    cursor_y: int
+    alternate_on: bool
 
 
 async def handle(ctx: ToolContext, request: CapturePaneInput) -> CapturePaneOutput:
@@ -17,21 +24,19 @@ async def handle(ctx: ToolContext, request: CapturePaneInput) -> CapturePaneOutp
     wanted = request.history_lines or 0
     # one tmux call, so the screen's facts and its rows are of the same moment
     lines = await server.run(
-        "display-message", "-p", "-t", pane.pane_id, _SCREEN.format, THEN,
+        "display-message", "-p", "-t", pane.pane_id, row_format(_Screen), THEN,
         "capture-pane", "-p", "-t", pane.pane_id, "-S", str(-wanted), "-E", "-",
     )  # fmt: skip
-    screen = _SCREEN.parse(lines[0])
-    width, height = screen.integer("pane_width"), screen.integer("pane_height")
-    cursor_x, cursor_y = screen.integer("cursor_x"), screen.integer("cursor_y")
+    screen = parse_row(_Screen, lines[0])
     rows = lines[1:]
     return CapturePaneOutput(
         pane_id=pane.pane_id,
-        width=width,
-        height=height,
-        cursor_x=cursor_x,
-        cursor_y=cursor_y,
-        alternate_screen=screen.flag("alternate_on"),
+        width=screen.pane_width,
+        height=screen.pane_height,
+        cursor_x=screen.cursor_x,
+        cursor_y=screen.cursor_y,
+        alternate_screen=screen.alternate_on,
         dead=pane.dead,
-        history_rows=max(0, len(rows) - height),
+        history_rows=max(0, len(rows) - screen.pane_height),
         rows=rows,
     )

@@ -11,9 +11,9 @@ works too.
 from __future__ import annotations
 
 from schemux.context import ToolContext
-from schemux.engine import THEN
 from schemux.generated.models.send_keys import SendKeysInput, SendKeysOutput
 from schemux.targets import resolve_requested_pane
+from schemux.tmux_command import THEN
 
 
 async def handle(ctx: ToolContext, request: SendKeysInput) -> SendKeysOutput:

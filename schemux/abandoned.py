@@ -31,10 +31,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from schemux.abandoned_wrappers import release_abandoned_wrappers
-from schemux.engine import OWNED_SESSION, THEN
 from schemux.errors import SchemuxError
+from schemux.owned_session import OWNED_SESSION
 from schemux.processes import Owner, this_process
 from schemux.tmux import ServerAddress, TmuxServer
+from schemux.tmux_command import THEN
 
 PANE_OPTION = "@schemux-program"
 RUNTIME_PREFIX = "schemux-"

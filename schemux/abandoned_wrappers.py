@@ -18,10 +18,10 @@ import asyncio
 import re
 from dataclasses import dataclass
 
-from schemux.engine import THEN
 from schemux.errors import TmuxCommandError
 from schemux.processes import Owner
 from schemux.tmux import TmuxServer
+from schemux.tmux_command import THEN
 
 TOKEN_BYTES = 6  # a call's private token: 12 hex digits
 # what the wrapper reports, a format set as the armed option's value (expanded by #{E:})

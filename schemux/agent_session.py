@@ -25,10 +25,10 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from schemux.engine import OWNED_SESSION
+from schemux.owned_session import OWNED_SESSION
 from schemux.processes import executable, read_stat
-from schemux.references import CREATED_SESSION
-from schemux.tmux_format import Query
+from schemux.references import CreatedSessionRow
+from schemux.tmux_format import row_format, tmux_row
 
 AGENT_MARK = "@schemux_agent"
 DEFAULT_AGENT_SESSION = "agent"
@@ -159,14 +159,17 @@ def format_literal(text: str) -> str:
 
 # what the agent's ``new-session`` prints: its pane, the pane's process id, and the
 # session's reference
-AGENT_SESSION_MADE = Query(("pane_id", "pane_pid", *CREATED_SESSION.names))
+@tmux_row
+class AgentSessionMade(CreatedSessionRow):
+    pane_id: str
+    pane_pid: int
 
 
 def new_session_arguments(agent: AgentSession, home: str) -> tuple[str, ...]:
-    """The ``new-session`` of the agent's session, printing ``AGENT_SESSION_MADE``; no
+    """The ``new-session`` of the agent's session, printing an ``AgentSessionMade``; no
     command, so tmux runs the default shell as a login shell."""
     return (
-        "new-session", "-d", "-P", "-F", AGENT_SESSION_MADE.format,
+        "new-session", "-d", "-P", "-F", row_format(AgentSessionMade),
         "-s", format_literal(agent.name), "-x", str(agent.width), "-y", str(agent.height),
         "-c", format_literal(home),
     )  # fmt: skip

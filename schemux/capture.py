@@ -20,26 +20,40 @@ import secrets
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import NoReturn
 
-from schemux.engine import CONTROL_MARK, OWNED_SESSION, THEN
 from schemux.errors import ConnectionLost, Refused, TmuxCommandError
+from schemux.owned_session import CONTROL_MARK, OWNED_SESSION, is_control_window
 from schemux.process_identity import (
     ProcessHandle,
     ProcessIdentity,
     TrackingSetting,
     open_process,
 )
-from schemux.references import IDENTITY, ServerIdentity, server_identity
+from schemux.references import IdentityRow, ServerIdentity, server_identity
 from schemux.screen import EncodedRows, Splice, encode_rows, limit_rows
 from schemux.screen import splice_between as splice_rows
-from schemux.tmux import TmuxServer, parse_version
-from schemux.tmux_format import Query
+from schemux.tmux import TmuxServer
+from schemux.tmux_command import THEN
+from schemux.tmux_format import option, parse_row, row_format, tmux_row
+from schemux.tmux_version import parse_version
 
 MAX_CURSORS = 128
 HOOK = "after-capture-pane"
 _HOOK_SET = re.compile(rf"^{HOOK}\[\d+\]")
-_CHECK = Query((*IDENTITY.names, "version", "session_name", CONTROL_MARK, "pane_dead", "pane_pid"))
-_AT_CAPTURE = Query((*IDENTITY.names, "pane_dead", "pane_pid"))
+
+
+@tmux_row
+class _AtCapture(IdentityRow):
+    pane_dead: bool
+    pane_pid: int | None
+
+
+@tmux_row
+class _Check(_AtCapture):
+    version: str
+    session_name: str
+    control: bool = option(CONTROL_MARK)
 
 
 @dataclass(frozen=True)
@@ -194,7 +208,7 @@ async def _check(server: TmuxServer, reference: PaneReference) -> _Pane:
     """The first round trip: the reference is live and no capture hook is set."""
     target = reference.pane_id
     check = (
-        "display-message", "-p", "-t", target, _CHECK.format, THEN,
+        "display-message", "-p", "-t", target, row_format(_Check), THEN,
         "show-hooks", "-g", HOOK, THEN,
         "show-hooks", "-t", target, HOOK, THEN,
         "show-hooks", "-w", "-t", target, HOOK, THEN,
@@ -211,10 +225,10 @@ async def _check(server: TmuxServer, reference: PaneReference) -> _Pane:
         if not error.target_gone:
             raise
         await _gone(server, reference)
-    row = _CHECK.parse(lines[0])
+    row = parse_row(_Check, lines[0])
     identity = ServerIdentity.of(row)
     _check_generation(identity, reference)
-    if row["session_name"] == OWNED_SESSION and row.flag(CONTROL_MARK):
+    if is_control_window(row.session_name, row.control):
         raise Refused(
             "reserved_pane",
             f"pane {target} belongs to session {OWNED_SESSION!r}, schemux's own; it is never "
@@ -228,15 +242,12 @@ async def _check(server: TmuxServer, reference: PaneReference) -> _Pane:
             f"nothing was captured; remove it (tmux set-hook -gu {HOOK}, or -u with the "
             "session, -w or -p) and retry",
         )
-    return _Pane(
-        identity, parse_version(row["version"]), row.flag("pane_dead"), row.number("pane_pid")
-    )
+    return _Pane(identity, parse_version(row.version), row.pane_dead, row.pane_pid)
 
 
-async def _gone(server: TmuxServer, reference: PaneReference) -> None:
+async def _gone(server: TmuxServer, reference: PaneReference) -> NoReturn:
     """The pane does not exist: raise why, from the server's identity."""
-    lines = await server.run("display-message", "-p", IDENTITY.format)
-    _check_generation(ServerIdentity.parse(lines[0]), reference)
+    _check_generation(await server_identity(server), reference)
     raise Refused(
         "pane_closed",
         f"pane {reference.pane_id} was closed; find another pane with tmux_snapshot",
@@ -295,7 +306,7 @@ async def _capture(
     started = time.monotonic()
     try:
         lines = await server.run(
-            "display-message", "-p", "-t", target, _AT_CAPTURE.format, THEN,
+            "display-message", "-p", "-t", target, row_format(_AtCapture), THEN,
             "capture-pane", "-p", "-N", *only_used, "-t", target, "-S", start,
         )  # fmt: skip
     except TmuxCommandError as error:
@@ -303,9 +314,9 @@ async def _capture(
             raise
         await _gone(server, reference)
     finished = time.monotonic()
-    row = _AT_CAPTURE.parse(lines[0])
+    row = parse_row(_AtCapture, lines[0])
     _check_generation(ServerIdentity.of(row), reference)
     rows = [line + "\n" for line in lines[1:]]
     kept, truncated = limit_rows(rows, scope.max_lines, scope.max_bytes)
     capture = Capture(secrets.token_hex(8), encode_rows(kept), truncated, started, finished)
-    return capture, row.flag("pane_dead"), row.number("pane_pid")
+    return capture, row.pane_dead, row.pane_pid

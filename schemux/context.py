@@ -38,10 +38,10 @@ class ToolContext:
             # agent's session); naming it by socket_name is naming the same server
             agent = self.settings.agent if address == configured else None
             server = self._servers[address] = TmuxServer(address, agent=agent)
-        server.allow_start()  # a call begins: its first command may start the server
         with contextlib.suppress(RuntimeError):  # no event loop: nothing to reap with
             asyncio.get_running_loop()
-            self.abandoned.start(server)
+            self.abandoned.start(server)  # before the permission: the reaper never starts it
+        server.allow_start()  # a call begins: its first command may start the server
         return server
 
     async def close(self) -> None:

@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Literal
 
 from schemux.config import ENV_PROGRAM_GATE, Settings, settings_from
-from schemux.engine import OWNED_SESSION
 from schemux.errors import ConfigError, TmuxUnavailable, TrackingUnavailable, preview
 from schemux.http_config import ENV_TOKEN, http_config_from, is_loopback
+from schemux.owned_session import OWNED_SESSION
 from schemux.process_identity import (
     ENV_TRACKING_BACKEND,
     TrackingSetting,
@@ -39,7 +39,8 @@ from schemux.process_identity import (
 )
 from schemux.programs.gate import PERL_GATE, Gate, GateSetting, choose_gate, perl_gate
 from schemux.selection import select
-from schemux.tmux import MINIMUM_VERSION, ServerAddress, check_tmux, tmux_binary
+from schemux.tmux import ServerAddress, check_tmux, tmux_binary
+from schemux.tmux_version import MINIMUM_VERSION
 
 Status = Literal["ok", "warn", "fail"]
 TMUX_SECONDS = 10.0

@@ -4,7 +4,7 @@ The family's error envelope (``SchemuxError.envelope``) says what the call creat
 read creates nothing itself, but the first command schemux sends to a server makes its
 owned session there (see ``schemux.engine``), and starting the configured server makes
 the agent's session too. The command that makes a session prints its reference with it
-(``schemux.references.CREATED_SESSION``) into the engine's ``created_sessions``, so a
+(``schemux.references.CreatedSessionRow``) into the server's ``created_sessions``, so a
 failure is reported from what is known already: nothing is asked of tmux after a call
 failed (the server may be gone by then).
 """
@@ -23,7 +23,7 @@ T = TypeVar("T")
 async def attempt(server: TmuxServer, work: Awaitable[T]) -> T:
     """``work``'s result; a SchemuxError it raises goes on with the call's effects, the
     sessions made on ``server`` while it ran."""
-    created = server.engine.created_sessions
+    created = server.created_sessions
     before = len(created)
     try:
         return await work

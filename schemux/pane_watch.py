@@ -50,25 +50,30 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from schemux.abandoned import link_mark
-from schemux.engine import OWNED_SESSION, THEN, Notification, Watcher
+from schemux.control_connection import Notification
+from schemux.engine import Watcher
 from schemux.errors import SchemuxError, TmuxCommandError
+from schemux.owned_session import OWNED_SESSION, in_other_sessions
 from schemux.targets import PaneInfo
 from schemux.tmux import TmuxServer
+from schemux.tmux_command import THEN
+from schemux.tmux_format import parse_row, printed_nothing, row_format, tmux_row
 
 logger = logging.getLogger("schemux.pane_watch")
 
 RECHECK_SECONDS = 1.0
 
-_STATE_FIELDS = (
-    "history_size",
-    "cursor_y",
-    "pane_height",
-    "pane_pid",
-    "pane_dead",
-    "alternate_on",
-    "window_linked_sessions_list",  # last: session names may hold tabs
-)
-_STATE_FORMAT = "\t".join(f"#{{{name}}}" for name in _STATE_FIELDS)
+
+@tmux_row
+class _StateRow:
+    history_size: int
+    cursor_y: int
+    pane_height: int
+    pane_pid: str
+    pane_dead: bool
+    alternate_on: bool
+    window_linked_sessions_list: str
+
 
 # What a program writes to enter the alternate screen, as %output escapes ESC; a
 # backslash the program wrote arrives as \134, so printed text never looks like these.
@@ -88,23 +93,16 @@ class PaneState:
     in_other_sessions: bool  # the window is in a session besides _schemux
 
 
-def in_other_sessions(linked_sessions_list: str) -> bool:
-    """Whether ``#{window_linked_sessions_list}`` names a session other than
-    ``_schemux`` (a name holding a comma splits, but never into only ``_schemux``)."""
-    return any(name != OWNED_SESSION for name in linked_sessions_list.split(","))
-
-
 def parse_state(line: str) -> PaneState:
-    fields = line.split("\t", len(_STATE_FIELDS) - 1)
-    values = dict(zip(_STATE_FIELDS, fields, strict=True))
+    row = parse_row(_StateRow, line)
     return PaneState(
-        history_size=int(values["history_size"]),
-        cursor_y=int(values["cursor_y"]),
-        height=int(values["pane_height"]),
-        pid=values["pane_pid"],
-        dead=values["pane_dead"] == "1",
-        alternate_on=values["alternate_on"] == "1",
-        in_other_sessions=in_other_sessions(values["window_linked_sessions_list"]),
+        history_size=row.history_size,
+        cursor_y=row.cursor_y,
+        height=row.pane_height,
+        pid=row.pane_pid,
+        dead=row.pane_dead,
+        alternate_on=row.alternate_on,
+        in_other_sessions=in_other_sessions(row.window_linked_sessions_list),
     )
 
 
@@ -162,11 +160,11 @@ class PaneWatch:
         self._last_check = time.monotonic()
         lines = await self._run(
             *self._flags(on=True), THEN, "display-message", "-p", "-t", self.pane_id,
-            _STATE_FORMAT,
+            row_format(_StateRow),
         )  # fmt: skip
         # refresh-client's own lines (%pause, %continue) come first, inside its answer
         # display-message answers a pane that is gone with empty fields, not an error
-        if not lines or not lines[-1].split("\t", 1)[0]:
+        if not lines or printed_nothing(_StateRow, lines[-1]):
             raise SchemuxError(f"pane {self.pane_id} was closed while waiting")
         return parse_state(lines[-1])
 

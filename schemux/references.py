@@ -15,16 +15,30 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from schemux.errors import Created, SchemuxError
-from schemux.tmux_format import Query, Row
+from schemux.tmux_format import parse_row, query, row_format, tmux_row
 
 if TYPE_CHECKING:  # schemux.tmux imports this module (created_session), so not at run time
     from schemux.tmux import TmuxServer
 
-IDENTITY = Query(("pid", "start_time", "socket_path"))
-IDENTITY_FORMAT = IDENTITY.format
-# what a ``new-session -P -F`` prints to give the new session's reference: the server
-# prints its own identity with the id, so no further command is needed for it
-CREATED_SESSION = Query(("session_id", *IDENTITY.names))
+
+@tmux_row
+class IdentityRow:
+    """The fields that tell one running tmux server (rows reading more extend it)."""
+
+    pid: int
+    start_time: int
+    socket_path: str
+
+
+IDENTITY_FORMAT = row_format(IdentityRow)
+
+
+@tmux_row
+class CreatedSessionRow(IdentityRow):
+    """What a ``new-session -P -F`` prints to give the new session's reference: the
+    server prints its own identity with the id, so no further command is needed for it."""
+
+    session_id: str
 
 
 @dataclass(frozen=True)
@@ -38,12 +52,12 @@ class ServerIdentity:
     @classmethod
     def parse(cls, line: str) -> ServerIdentity:
         """From a line of ``IDENTITY_FORMAT``."""
-        return cls.of(IDENTITY.parse(line))
+        return cls.of(parse_row(IdentityRow, line))
 
     @classmethod
-    def of(cls, row: Row) -> ServerIdentity:
-        """From a row holding the fields of ``IDENTITY`` (and maybe others)."""
-        return cls(int(row["pid"]), int(row["start_time"]), row["socket_path"])
+    def of(cls, row: IdentityRow) -> ServerIdentity:
+        """From a row holding the identity's fields (and maybe others)."""
+        return cls(row.pid, row.start_time, row.socket_path)
 
     def generation(self, object_id: str) -> str:
         text = f"{self.pid}\0{self.start_time}\0{self.socket_path}\0{object_id}"
@@ -51,14 +65,14 @@ class ServerIdentity:
 
 
 async def server_identity(server: TmuxServer) -> ServerIdentity:
-    lines = await server.run("display-message", "-p", IDENTITY_FORMAT)
-    if not lines:
+    rows = await query(server, IdentityRow, "display-message")
+    if not rows:
         raise SchemuxError(f"tmux on {server.address.describe()} did not report its identity")
-    return ServerIdentity.parse(lines[0])
+    return ServerIdentity.of(rows[0])
 
 
-def created_session(row: Row) -> Created:
-    """The reference of a session made by a ``new-session`` that printed (at least) the
-    fields of ``CREATED_SESSION``."""
-    session_id = row["session_id"]
-    return Created("session", session_id, ServerIdentity.of(row).generation(session_id))
+def created_session(row: CreatedSessionRow) -> Created:
+    """The reference of a session made by a ``new-session`` that printed a
+    ``CreatedSessionRow`` (or a row extending it)."""
+    generation = ServerIdentity.of(row).generation(row.session_id)
+    return Created("session", row.session_id, generation)

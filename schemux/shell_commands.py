@@ -45,7 +45,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from schemux.abandoned_wrappers import REPORT_FORMAT, TOKEN_BYTES, WrapperNames
-from schemux.engine import THEN
 from schemux.errors import SchemuxError, TmuxCommandError
 from schemux.processes import process_exit, this_process
 from schemux.shell_output import (
@@ -66,6 +65,8 @@ from schemux.shell_panes import (
 )
 from schemux.targets import PaneInfo
 from schemux.tmux import TmuxServer
+from schemux.tmux_command import THEN
+from schemux.tmux_format import parse_row, row_format, tmux_row
 
 __all__ = [
     "Cursor",
@@ -181,13 +182,23 @@ async def run_in_shell(
             del _in_flight[key]
 
 
+@tmux_row
+class _CursorRow:
+    """Where a pane's cursor is, in its history (``Prompt``, ``Cursor``)."""
+
+    history_size: int
+    cursor_y: int
+    cursor_x: int
+    history_limit: int
+
+
 async def _run_typed(
     server: TmuxServer, pane: PaneInfo, command: str, timeout: float, suppress_history: bool
 ) -> ShellCommandResult:
     call = ShellCall(server, pane, suppress_history)
     started = time.monotonic()
     typing = asyncio.ensure_future(server.run(
-        "display-message", "-p", "-t", pane.pane_id, "#{history_size} #{cursor_y} #{cursor_x}",
+        "display-message", "-p", "-t", pane.pane_id, row_format(_CursorRow),
         THEN, "capture-pane", "-p", "-t", pane.pane_id,
         THEN, "set-option", "-p", "-t", pane.pane_id, call.option, REPORT_FORMAT,
         THEN, "set-option", "-s", call.hold, call.names.hold_value(this_process()),
@@ -199,7 +210,8 @@ async def _run_typed(
     except asyncio.CancelledError:
         await asyncio.shield(_settle(call, _cancelled_typing(server, call, typing)))
         raise
-    prompt = Prompt.parse(typed[0], typed[1:])
+    at = parse_row(_CursorRow, typed[0])
+    prompt = Prompt.at(at.history_size, at.cursor_y, at.cursor_x, typed[1:])
     waiting = asyncio.ensure_future(server.wait(call.done))
     try:
         finished, _ = await asyncio.wait({waiting}, timeout=timeout)
@@ -265,9 +277,10 @@ async def _finish(
         )
     now = await _in_pane(
         server, call, "display-message", "-p", "-t", call.pane_id,
-        "#{history_size} #{cursor_y} #{cursor_x} #{history_limit}",
+        row_format(_CursorRow),
     )  # fmt: skip
-    cursor = Cursor(*(int(field) for field in now[0].split()))
+    at = parse_row(_CursorRow, now[0])
+    cursor = Cursor(at.history_size, at.cursor_y, at.cursor_x, at.history_limit)
     lines, exact = await _capture_output(server, call, prompt, cursor, (), None)
     return lines, exact, None, True
 

@@ -33,11 +33,10 @@ class Prompt:
     text: str = ""
 
     @classmethod
-    def parse(cls, value: str, screen: list[str] | None = None) -> Prompt:
-        """``value`` is ``history_size cursor_y [cursor_x]``; ``screen`` the visible rows
-        (``capture-pane -p`` without ``-J``: one line a row, trailing spaces trimmed)."""
-        fields = [int(field) for field in value.split()]
-        history, row, column = [*fields, 0][:3]
+    def at(cls, history: int, row: int, column: int = 0, screen: list[str] | None = None) -> Prompt:
+        """The prompt at history size ``history``, cursor ``row`` and ``column``;
+        ``screen`` the visible rows (``capture-pane -p`` without ``-J``: one line a row,
+        trailing spaces trimmed)."""
         rows = screen or []
         text = rows[row] if 0 <= row < len(rows) else ""
         before = text[: _index_of_cell(text, column)]

@@ -11,20 +11,38 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from schemux.engine import CONTROL_MARK, OWNED_SESSION, THEN
-from schemux.pane_watch import in_other_sessions
-from schemux.references import IDENTITY, ServerIdentity
+from schemux.owned_session import CONTROL_MARK, is_reserved
+from schemux.references import IdentityRow, ServerIdentity
 from schemux.tmux import TmuxServer
-from schemux.tmux_format import Query, readable
+from schemux.tmux_command import THEN
+from schemux.tmux_format import option, parse_row, parse_rows, readable, row_format, tmux_row
 
-_SERVER = Query((*IDENTITY.names, "version"))
-_PANES = Query((
-    "session_id", "session_name", "session_attached",
-    "window_id", "window_index", "window_name", "window_active",
-    "pane_id", "pane_index", "pane_active", "pane_width", "pane_height",
-    "pane_current_command", "pane_dead", "pane_dead_status", "pane_in_mode", CONTROL_MARK,
-    "window_linked_sessions_list",
-))  # fmt: skip
+
+@tmux_row
+class _ServerRow(IdentityRow):
+    version: str
+
+
+@tmux_row
+class _PaneRow:
+    session_id: str
+    session_name: str
+    session_attached: int
+    window_id: str
+    window_index: int
+    window_name: str
+    window_active: bool
+    pane_id: str
+    pane_index: int
+    pane_active: bool
+    pane_width: int
+    pane_height: int
+    pane_current_command: str
+    pane_dead: bool
+    pane_dead_status: int | None
+    pane_in_mode: bool
+    window_linked_sessions_list: str
+    control: bool = option(CONTROL_MARK)
 
 
 @dataclass(frozen=True)
@@ -72,57 +90,48 @@ async def list_server(server: TmuxServer, program_in: Callable[[str], str | None
     """The sessions, windows and panes of ``server``; ``program_in`` tells the programId of
     the schemux program a pane runs, if any."""
     lines = await server.run(
-        "display-message", "-p", _SERVER.format, THEN,
-        "list-panes", "-a", "-F", _PANES.format,
+        "display-message", "-p", row_format(_ServerRow), THEN,
+        "list-panes", "-a", "-F", row_format(_PaneRow),
     )  # fmt: skip
-    head = _SERVER.parse(lines[0])
-    identity, version = ServerIdentity.of(head), readable(head["version"])
+    head = parse_row(_ServerRow, lines[0])
+    identity, version = ServerIdentity.of(head), readable(head.version)
     sessions: dict[str, SessionEntry] = {}
     windows: dict[tuple[str, str], WindowEntry] = {}
-    for values in _PANES.parse_all(lines[1:]):
-        if values["session_name"] == OWNED_SESSION and (
-            values.flag(CONTROL_MARK) or in_other_sessions(values["window_linked_sessions_list"])
-        ):
+    for row in parse_rows(_PaneRow, lines[1:]):
+        if is_reserved(row.session_name, row.control, row.window_linked_sessions_list):
             continue  # schemux's control window, or a window linked in; programs are listed
-        session_id, window_id, pane_id = (
-            values["session_id"],
-            values["window_id"],
-            values["pane_id"],
-        )
-        session = sessions.get(session_id)
+        session = sessions.get(row.session_id)
         if session is None:
-            session = sessions[session_id] = SessionEntry(
-                session_id,
-                identity.generation(session_id),
-                readable(values["session_name"]),
-                int(values["session_attached"]),
+            session = sessions[row.session_id] = SessionEntry(
+                row.session_id,
+                identity.generation(row.session_id),
+                readable(row.session_name),
+                row.session_attached,
             )
         # a window linked into several sessions is listed under each
-        window = windows.get((session_id, window_id))
+        window = windows.get((row.session_id, row.window_id))
         if window is None:
-            window = windows[(session_id, window_id)] = WindowEntry(
-                window_id,
-                identity.generation(window_id),
-                int(values["window_index"]),
-                readable(values["window_name"]),
-                values.flag("window_active"),
+            window = windows[(row.session_id, row.window_id)] = WindowEntry(
+                row.window_id,
+                identity.generation(row.window_id),
+                row.window_index,
+                readable(row.window_name),
+                row.window_active,
             )
             session.windows.append(window)
-        dead = values.flag("pane_dead")
-        status = values["pane_dead_status"]
         window.panes.append(
             PaneEntry(
-                pane_id,
-                identity.generation(pane_id),
-                int(values["pane_index"]),
-                values.flag("pane_active"),
-                int(values["pane_width"]),
-                int(values["pane_height"]),
-                readable(values["pane_current_command"]),
-                dead,
-                int(status) if dead and status else None,
-                values.flag("pane_in_mode"),
-                program_in(pane_id),
+                row.pane_id,
+                identity.generation(row.pane_id),
+                row.pane_index,
+                row.pane_active,
+                row.pane_width,
+                row.pane_height,
+                readable(row.pane_current_command),
+                row.pane_dead,
+                row.pane_dead_status if row.pane_dead else None,
+                row.pane_in_mode,
+                program_in(row.pane_id),
             )
         )
     return ServerListing(identity, version, list(sessions.values()))

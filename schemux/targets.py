@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from schemux.agent_session import AGENT_MARK
-from schemux.engine import CONTROL_MARK, OWNED_SESSION
 from schemux.errors import SchemuxError, TmuxCommandError, preview
+from schemux.owned_session import CONTROL_MARK, OWNED_SESSION, is_control_window
 from schemux.tmux import TmuxServer, agent_shell, agent_shell_ended
-from schemux.tmux_format import Query, Row
+from schemux.tmux_format import option, query, tmux_row
 
 _ID_SHAPES = {
     "pane_id": (re.compile(r"%\d+"), "%3"),
@@ -41,24 +41,30 @@ _ID_SHAPES = {
 
 _PANE_ID = _ID_SHAPES["pane_id"][0]
 
-_PANE = Query(
-    (
-        "pane_id",
-        "window_id",
-        "session_id",
-        "session_name",
-        "pane_dead",
-        "pane_in_mode",
-        "pane_current_command",
-        "pane_pid",
-        "pane_current_path",
-        "socket_path",
-        CONTROL_MARK,
-    )
-)
-# the active pane of each session's active window, with how recently the session was
-# used, and the agent's pane wherever it is
-_ACTIVE = Query(("session_activity", "window_active", "pane_active", AGENT_MARK, *_PANE.names))
+
+@tmux_row
+class PaneRow:
+    """A pane as a target's lookup reads it, with its session's use and activity, and
+    whether it is the agent's pane."""
+
+    pane_id: str
+    window_id: str
+    session_id: str
+    session_name: str
+    pane_dead: bool
+    pane_in_mode: bool
+    pane_current_command: str
+    pane_pid: int | None
+    pane_current_path: str
+    socket_path: str
+    session_activity: int | None
+    window_active: bool
+    pane_active: bool
+    control: bool = option(CONTROL_MARK)
+    agent: bool = option(AGENT_MARK)
+
+
+# the active pane of each session's active window, and the agent's pane wherever it is
 _ACTIVE_FILTER = f"#{{||:#{{{AGENT_MARK}}},#{{&&:#{{window_active}},#{{pane_active}}}}}}"
 
 
@@ -148,6 +154,7 @@ async def resolve_pane(server: TmuxServer, target: PaneTarget) -> PaneInfo:
     tmux_target = target.tmux_target()
     not_found = f"no pane matches {target.describe()} on {server.address.describe()}"
     list_panes = "list the panes with `tmux list-panes -a` and pass an existing pane_id"
+    row: PaneRow | None
     if tmux_target is None:
         row = await _active_pane(server, target.session_name)
         if row is None and target.session_name is None and server.agent is not None:
@@ -160,94 +167,112 @@ async def resolve_pane(server: TmuxServer, target: PaneTarget) -> PaneInfo:
             if target.session_name is not None:
                 raise SchemuxError(not_found, suggestion="list the sessions with `tmux ls`")
             raise SchemuxError(not_found, suggestion="create a session, e.g. `tmux new-session -d`")
+    elif target.pane_id is not None:
+        # one round trip: every session holding the pane's window, to choose from
+        rows = await query(server, PaneRow, "list-panes", "-a", "-f", _is_pane(target.pane_id))
+        row = choose_session(rows, target)
+        if row is None:
+            raise SchemuxError(not_found, suggestion=list_panes)
     else:
         try:
-            lines = await server.run("display-message", "-p", "-t", tmux_target, _PANE.format)
+            rows = await query(server, PaneRow, "display-message", "-t", tmux_target)
         except TmuxCommandError as error:
             raise SchemuxError(f"{not_found}: {error.stderr}", suggestion=list_panes) from None
-        row = _PANE.parse(lines[0]) if lines else None
-        # display-message answers an unknown target with an empty line, not an error
-        if row is None or not row["pane_id"]:
+        if not rows:
             raise SchemuxError(not_found, suggestion=list_panes)
-        if target.pane_id is not None or target.window_id is not None:
+        row = rows[0]
+        if target.window_id is not None:
             row = await _holding_session(server, target, row)
-    if row["session_name"] == OWNED_SESSION and row.flag(CONTROL_MARK):
+    if is_control_window(row.session_name, row.control):
         raise SchemuxError(
             f"{not_found}: it is the window of schemux's control clients in {OWNED_SESSION!r}",
             suggestion="target a pane of another session",
         )
     pane = PaneInfo(
-        pane_id=row["pane_id"],
-        window_id=row["window_id"],
-        session_id=row["session_id"],
-        session_name=row["session_name"],
-        dead=row.flag("pane_dead"),
-        in_mode=row.flag("pane_in_mode"),
-        current_command=row["pane_current_command"],
-        pid=row.number("pane_pid") or 0,
-        current_path=row["pane_current_path"],
-        socket_path=row["socket_path"],
+        pane_id=row.pane_id,
+        window_id=row.window_id,
+        session_id=row.session_id,
+        session_name=row.session_name,
+        dead=row.pane_dead,
+        in_mode=row.pane_in_mode,
+        current_command=row.pane_current_command,
+        pid=row.pane_pid or 0,
+        current_path=row.pane_current_path,
+        socket_path=row.socket_path,
     )
     _check_agreement(target, pane)
     return pane
 
 
-async def _active_pane(server: TmuxServer, session_name: str | None) -> Row | None:
+async def _active_pane(server: TmuxServer, session_name: str | None) -> PaneRow | None:
     """The active pane of the session named exactly ``session_name``; with None, the
     default pane (see the module's docstring). None when there is no such pane."""
-    lines = await server.run("list-panes", "-a", "-f", _ACTIVE_FILTER, "-F", _ACTIVE.format)
-    best: tuple[int, int, Row] | None = None
-    for row in _ACTIVE.parse_all(lines):
-        active = row.flag("window_active") and row.flag("pane_active")
+    best: PaneRow | None = None
+    for row in await query(server, PaneRow, "list-panes", "-a", "-f", _ACTIVE_FILTER):
+        active = row.window_active and row.pane_active
         if session_name is not None:
-            if active and row["session_name"] == session_name:
+            if active and row.session_name == session_name:
                 return row
             continue
-        if row["session_name"] == OWNED_SESSION:
+        if row.session_name == OWNED_SESSION:
             continue
-        if row.flag(AGENT_MARK):
+        if row.agent:
             return row
-        if not active:
-            continue
-        key = (row.number("session_activity") or 0, int(row["session_id"].lstrip("$")), row)
-        if best is None or key[:2] > best[:2]:
-            best = key
-    return None if best is None else best[2]
+        if active and (best is None or _recency(row) > _recency(best)):
+            best = row
+    return best
 
 
-async def _holding_session(server: TmuxServer, target: PaneTarget, row: Row) -> Row:
+def _is_pane(pane_id: str) -> str:
+    """A filter format for the pane ``pane_id``, which goes into the format as it is: so
+    only an id of tmux's shape (``%N``, as ``PaneTarget.validate`` and tmux make them)."""
+    return f"#{{==:#{{pane_id}},{pane_id}}}"
+
+
+async def _holding_session(server: TmuxServer, target: PaneTarget, row: PaneRow) -> PaneRow:
     """``row``, or the same pane in the session the module's docstring chooses."""
     named = target.session_id is not None or target.session_name is not None
-    if row["session_name"] != OWNED_SESSION and not named:
+    if row.session_name != OWNED_SESSION and not named:
         return row
-    pane_id = row["pane_id"]
-    if not _PANE_ID.fullmatch(pane_id):  # it goes into a filter format: only tmux's shape
+    if not _PANE_ID.fullmatch(row.pane_id):  # it goes into a filter format
         return row
-    lines = await server.run(
-        "list-panes", "-a", "-f", f"#{{==:#{{pane_id}},{pane_id}}}", "-F", _ACTIVE.format
-    )
-    return choose_session(_ACTIVE.parse_all(lines), target) or row
+    rows = await query(server, PaneRow, "list-panes", "-a", "-f", _is_pane(row.pane_id))
+    return choose_session(rows, target) or row
 
 
-def choose_session(rows: list[Row], target: PaneTarget) -> Row | None:
+class SessionFields(Protocol):
+    """What choosing among a pane's sessions reads of each row."""
+
+    @property
+    def session_id(self) -> str: ...
+    @property
+    def session_name(self) -> str: ...
+    @property
+    def session_activity(self) -> int | None: ...
+
+
+S = TypeVar("S", bound=SessionFields)
+
+
+def choose_session(rows: list[S], target: PaneTarget) -> S | None:
     """Of one pane's rows (one per session holding its window), leaving out the owned
     session unless the window is there alone: the session ``target`` names, else the
     most recently used."""
-    others = [row for row in rows if row["session_name"] != OWNED_SESSION]
+    others = [row for row in rows if row.session_name != OWNED_SESSION]
     candidates = others or rows
     for row in candidates:
         if (target.session_id, target.session_name) != (None, None) and (
-            target.session_id in (None, row["session_id"])
-            and target.session_name in (None, row["session_name"])
+            target.session_id in (None, row.session_id)
+            and target.session_name in (None, row.session_name)
         ):
             return row
     return max(candidates, key=_recency, default=None)
 
 
-def _recency(row: Row) -> tuple[int, int]:
+def _recency(row: SessionFields) -> tuple[int, int]:
     """How recently the session was used; a tie goes to the newest session (as for the
     default pane)."""
-    return (row.number("session_activity") or 0, int(row["session_id"].lstrip("$")))
+    return (row.session_activity or 0, int(row.session_id.lstrip("$")))
 
 
 def _check_agreement(target: PaneTarget, pane: PaneInfo) -> None:

@@ -1,7 +1,8 @@
 """Talking to one tmux server without blocking the loop.
 
 Commands go over one persistent control-mode client per server (``schemux.engine``),
-shared by every TmuxServer of the same address in the process. A wait (``wait-for``) never
+which the server's TmuxServer owns (and a ToolContext owns one TmuxServer per server it
+uses). A wait (``wait-for``) never
 goes there: it is a child process of its own that is killed when the wait times out or
 its call is cancelled, so nothing is left waiting inside tmux.
 """
@@ -14,37 +15,35 @@ import os
 import re
 import shutil
 import subprocess
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 from schemux.agent_session import (
     AGENT_MARK,
-    AGENT_SESSION_MADE,
     AgentSession,
+    AgentSessionMade,
     home_directory,
     login_shell,
     new_session_arguments,
     until_shell_ready,
     user_environment,
 )
-from schemux.engine import (
-    CONTROL_MARK,
-    OWNED_SESSION,
-    THEN,
-    ControlEngine,
-    is_separator,
-)
+from schemux.engine import ControlEngine
 from schemux.errors import (
+    Created,
     SchemuxError,
     ServerUnavailable,
     TmuxCommandError,
     TmuxUnavailable,
-    UnsendableArgument,
     preview,
     shorten,
 )
-from schemux.references import CREATED_SESSION, created_session
+from schemux.owned_session import OWNED_TARGET, creation_command
+from schemux.references import CreatedSessionRow, created_session
+from schemux.tmux_command import command_arguments
+from schemux.tmux_format import parse_row
+from schemux.tmux_version import MINIMUM_VERSION, parse_version
 
-MINIMUM_VERSION = (3, 3)
 SOCKET_ADDRESS_BYTES = 107  # a Unix socket's path, as sockaddr_un holds it (with its NUL)
 
 
@@ -53,16 +52,6 @@ def tmux_binary() -> str:
     if path is None:
         raise TmuxUnavailable("tmux was not found on PATH; install tmux 3.3 or newer")
     return path
-
-
-def parse_version(text: str) -> tuple[int, int]:
-    """``tmux 3.3a`` -> (3, 3); ``tmux next-3.6`` -> (3, 6); ``tmux master`` -> newest."""
-    if text.strip().endswith("master"):
-        return (999, 0)
-    match = re.search(r"(\d+)\.(\d+)", text)
-    if match is None:
-        raise TmuxUnavailable(f"cannot read the tmux version from {text.strip()!r}")
-    return int(match.group(1)), int(match.group(2))
 
 
 def check_tmux() -> str:
@@ -146,9 +135,11 @@ _NO_SERVER = re.compile(
 )
 
 
-_ENGINES: dict[tuple[str, ServerAddress], ControlEngine] = {}
-# the servers whose next command begins a call, so may start the server (see allow_start)
-_START_ALLOWED: set[tuple[str, ServerAddress]] = set()
+# the servers whose next command, in this task, begins a call and so may start the server
+# (see allow_start): per task, so that a call never takes another's permission
+_START_ALLOWED: ContextVar[frozenset[TmuxServer]] = ContextVar(
+    "schemux_start_allowed", default=frozenset()
+)
 
 
 class TmuxServer:
@@ -165,20 +156,13 @@ class TmuxServer:
         self.address = address
         self.binary = binary or tmux_binary()
         self.agent = agent
+        self.engine = ControlEngine(self.address.describe(), self._prepare, self.argv())
+        # the sessions made on this server by this object (the owned one, the agent's),
+        # oldest first, so a failed call can report what it created
+        self.created_sessions: list[Created] = []
 
     def argv(self, *args: str) -> list[str]:
         return [self.binary, *self.address.flags(), *args]
-
-    @property
-    def engine(self) -> ControlEngine:
-        """The control-mode client of this server, shared in the process."""
-        key = (self.binary, self.address)
-        engine = _ENGINES.get(key)
-        if engine is None:
-            engine = _ENGINES[key] = ControlEngine(
-                self.address.describe(), self._prepare, self.argv()
-            )
-        return engine
 
     async def run(self, *args: str) -> list[str]:
         """Run one tmux command (or several joined by ``;`` arguments); return its output
@@ -190,14 +174,14 @@ class TmuxServer:
         try:
             return await self.engine.run(*args)
         finally:
-            _START_ALLOWED.discard((self.binary, self.address))
+            self._start_used()
 
     async def wait(self, channel: str) -> None:
         """Return once ``channel`` is signalled (``wait-for``), on a client of its own."""
         try:
             await self.engine.wait(channel)
         finally:
-            _START_ALLOWED.discard((self.binary, self.address))
+            self._start_used()
 
     async def running(self) -> bool:
         """Whether the server runs, asked by a client of its own (never starting it)."""
@@ -214,13 +198,16 @@ class TmuxServer:
         the first command of a call. A server that is gone in the middle of a call is that
         call's failure, never replaced under it by a new one."""
         if self.agent is not None:
-            _START_ALLOWED.add((self.binary, self.address))
+            _START_ALLOWED.set(_START_ALLOWED.get() | {self})
+
+    def _start_used(self) -> None:
+        allowed = _START_ALLOWED.get()
+        if self in allowed:
+            _START_ALLOWED.set(allowed - {self})
 
     async def close(self) -> None:
         """End the control client (the next command starts a new one)."""
-        engine = _ENGINES.get((self.binary, self.address))
-        if engine is not None:
-            await engine.close()
+        await self.engine.close()
 
     async def _prepare(self) -> None:
         """Before a control client attaches: the server must run (``has-session`` fails
@@ -229,13 +216,14 @@ class TmuxServer:
         ``agent``, a server not running is started, in the user's environment, by making
         the owned session and then the agent's (so a shell that ends at once leaves the
         server up and says so). A session made here goes into the engine's
-        ``created_sessions``."""
+        ``created_sessions``. It runs in the context of the command that needs the client
+        (a task ``ControlEngine`` starts from it), so it sees that call's permission."""
         start_server = False
         try:
-            await self.run_subprocess("has-session", "-t", f"={OWNED_SESSION}")
+            await self.run_subprocess("has-session", "-t", OWNED_TARGET)
             return
         except ServerUnavailable:
-            if self.agent is None or (self.binary, self.address) not in _START_ALLOWED:
+            if self.agent is None or self not in _START_ALLOWED.get():
                 raise
             start_server = True
         except TmuxCommandError as error:
@@ -247,28 +235,19 @@ class TmuxServer:
 
     async def _make_owned_session(self, env: dict[str, str] | None) -> None:
         try:
-            created = await self.run_subprocess(
-                "new-session", "-d", "-P", "-F", CREATED_SESSION.format,
-                "-s", OWNED_SESSION, "-x", "80", "-y", "24", "cat", THEN,
-                "set-option", "-t", OWNED_SESSION, "detach-on-destroy", "on", THEN,
-                "set-option", "-w", "-t", f"{OWNED_SESSION}:", "remain-on-exit", "on", THEN,
-                # marks the window of the control clients, which no tool reads; the other
-                # windows of the session are programs that schemux started
-                "set-option", "-w", "-t", f"{OWNED_SESSION}:", CONTROL_MARK, "1",
-                env=env,
-            )  # fmt: skip
+            created = await self.run_subprocess(*creation_command(), env=env)
         except TmuxCommandError as error:
             if "duplicate session" not in error.stderr:
                 raise
             return
-        self.engine.created_sessions.extend(
-            created_session(CREATED_SESSION.parse(line)) for line in created[:1]
+        self.created_sessions.extend(
+            created_session(parse_row(CreatedSessionRow, line)) for line in created[:1]
         )
 
     async def make_agent_session(self, agent: AgentSession) -> None:
         """Make the agent's session (starting the server when it is not running), its
         pane marked ``AGENT_MARK``; one made meanwhile by another process is taken as
-        made. Its id goes into the engine's ``created_sessions``."""
+        made. Its id goes into ``created_sessions``."""
         shell, env = agent_shell()
         try:
             made = await self.run_subprocess(
@@ -284,16 +263,16 @@ class TmuxServer:
                 suggestion="check that the socket's directory exists and is yours to write "
                 "in (try `tmux " + " ".join([*self.address.flags(), "new-session"]) + "`)",
             )
-        row = AGENT_SESSION_MADE.parse(made[0])
-        pane_id, pane_pid = row["pane_id"], row["pane_pid"]
-        self.engine.created_sessions.append(created_session(row))
+        row = parse_row(AgentSessionMade, made[0])
+        pane_id, pane_pid = row.pane_id, row.pane_pid
+        self.created_sessions.append(created_session(row))
         try:
             await self.run_subprocess("set-option", "-p", "-t", pane_id, AGENT_MARK, "1")
         except TmuxCommandError as error:
             if not error.target_gone:
                 raise
             raise agent_shell_ended(shell, agent.name, self.address.describe()) from None
-        await until_shell_ready(int(pane_pid), self.binary)
+        await until_shell_ready(pane_pid, self.binary)
 
     async def run_subprocess(self, *args: str, env: dict[str, str] | None = None) -> list[str]:
         """``run`` by a tmux client process of its own (about 2.5 ms a command); ``env``
@@ -340,31 +319,6 @@ def agent_shell_ended(shell: str, name: str, where: str) -> SchemuxError:
         suggestion="check that the shell of your passwd entry (or $SHELL) starts as a "
         "login shell, for example with `tmux new-session` in a terminal",
     )
-
-
-def command_arguments(args: tuple[str, ...]) -> list[str]:
-    """A command list as a tmux client's own arguments, each taken verbatim.
-
-    On tmux's command line an argument ending in ``;`` ends a command (its ``;`` is
-    dropped), and one ending in ``\\;`` keeps a ``;``; so ``THEN`` becomes ``;`` and any
-    other argument ending in ``;`` gets a backslash before it. Nothing else is parsed
-    there: no quotes, no ``#{...}`` of the arguments as such.
-    """
-    arguments = []
-    for arg in args:
-        if is_separator(arg):
-            arguments.append(";")
-        elif "\x00" in arg:
-            raise UnsendableArgument(
-                f"tmux {args[0] if args else ''} cannot be sent: an argument contains a NUL "
-                "character",
-                suggestion="remove the NUL character from the value",
-            )
-        elif arg.endswith(";"):
-            arguments.append(arg[:-1] + "\\;")
-        else:
-            arguments.append(arg)
-    return arguments
 
 
 async def _reap(proc: asyncio.subprocess.Process) -> None:

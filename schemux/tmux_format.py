@@ -11,15 +11,32 @@ The escape is ``!``, not ``%``: ``display-message`` passes its template through
 strftime before expanding it (tmux 3.3a printed ``%25`` in a modifier as 25 columns of
 padding), and ``!`` means nothing to strftime, to tmux formats or to a regular
 expression.
+
+Rows are typed (``tmux_row``): a frozen dataclass whose fields bear tmux's format names
+(``pane_id``, ``history_size``; a user option through ``option``), typed
+``str``, ``int``, ``int | None`` (tmux may print nothing) or ``bool`` (tmux's ``1``).
+Which names exist, and since which tmux version, is libtmux's knowledge
+(``libtmux.neo``): a row naming a field that the oldest tmux schemux serves lacks is
+refused when it is defined, so every row is readable on every tmux schemux runs on.
+``query`` runs one command printing such rows, over schemux's engine (libtmux is not
+the transport); a command line that reads a row besides other output uses
+``row_format`` and ``parse_row``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from collections.abc import Sequence
+import types
+import typing
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+from libtmux.neo import FIELD_VERSION, Obj
 
 from schemux.errors import SchemuxError
+from schemux.tmux_version import MINIMUM_VERSION, parse_version
 
 # the order matters: "!" first, so that the codes the others leave are not encoded again
 _ESCAPES = (("!", "!21"), ("\t", "!09"), ("\n", "!0A"), ("\x1f", "!1F"))
@@ -48,36 +65,6 @@ def decode(text: str) -> str:
     return _CODE.sub(lambda match: _DECODE[match.group(0)], text)
 
 
-@dataclass(frozen=True)
-class Row:
-    """The named fields of one line of a ``Query``'s output."""
-
-    values: dict[str, str]
-
-    def __getitem__(self, name: str) -> str:
-        return self.values[name]
-
-    def number(self, name: str) -> int | None:
-        """The field as a whole number; None when tmux printed nothing for it."""
-        value = self.values[name]
-        if value == "":
-            return None
-        try:
-            return int(value)
-        except ValueError:
-            raise SchemuxError(f"tmux printed {value[:40]!r} for {name}, not a number") from None
-
-    def integer(self, name: str) -> int:
-        """The field as a whole number, which tmux must have printed."""
-        value = self.number(name)
-        if value is None:
-            raise SchemuxError(f"tmux printed nothing for {name}, where a number was expected")
-        return value
-
-    def flag(self, name: str) -> bool:
-        return self.values[name] == "1"
-
-
 class Query:
     """A format for named fields, each printed encoded, and the parser of its lines."""
 
@@ -85,17 +72,135 @@ class Query:
         self.names = tuple(names)
         self.format = SEPARATOR.join(field(name) for name in self.names)
 
-    def parse(self, line: str) -> Row:
+    def values(self, line: str) -> list[str]:
+        """The decoded fields of one line, in the order of ``names``."""
         parts = line.split(SEPARATOR)
         if len(parts) != len(self.names):
             raise SchemuxError(
                 f"tmux printed {len(parts)} fields where {len(self.names)} were asked for "
                 f"({', '.join(self.names)})"
             )
-        return Row({name: decode(part) for name, part in zip(self.names, parts, strict=True)})
+        return [decode(part) for part in parts]
 
-    def parse_all(self, lines: Sequence[str]) -> list[Row]:
-        return [self.parse(line) for line in lines]
+
+# format names that tmux has had since before 3.3 and libtmux 0.62's Obj lacks
+_ALSO_KNOWN = frozenset({"alternate_on"})
+_KNOWN = frozenset(Obj.__dataclass_fields__) | _ALSO_KNOWN
+_TMUX_NAME = "tmux_name"
+
+
+def option(name: str) -> Any:
+    """A row field read from the user option ``name`` (``@...``)."""
+    if not name.startswith("@"):
+        raise TypeError(f"{name!r} is not a user option (those begin with '@')")
+    return dataclasses.field(metadata={_TMUX_NAME: name})
+
+
+def check_field(name: str) -> None:
+    """Refuse a format name that the oldest tmux schemux serves cannot print: one that
+    libtmux does not know as tmux's, or knows as newer (user options are the user's)."""
+    if name.startswith("@"):
+        return
+    if name not in _KNOWN:
+        raise TypeError(f"{name!r} is not a tmux format name libtmux knows")
+    since = FIELD_VERSION.get(name)
+    if since is not None and parse_version(since) > MINIMUM_VERSION:
+        oldest = ".".join(map(str, MINIMUM_VERSION))
+        raise TypeError(f"{name!r} needs tmux {since}; schemux serves tmux {oldest} and newer")
+
+
+def _number(name: str, value: str) -> int | None:
+    if value == "":
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise SchemuxError(f"tmux printed {value[:40]!r} for {name}, not a number") from None
+
+
+def _integer(name: str, value: str) -> int:
+    number = _number(name, value)
+    if number is None:
+        raise SchemuxError(f"tmux printed nothing for {name}, where a number was expected")
+    return number
+
+
+def _converter(name: str, kind: object) -> Callable[[str], object]:
+    if kind is str:
+        return lambda value: value
+    if kind is bool:
+        return lambda value: value == "1"
+    if kind is int:
+        return lambda value: _integer(name, value)
+    if isinstance(kind, types.UnionType) and set(typing.get_args(kind)) == {int, type(None)}:
+        return lambda value: _number(name, value)
+    raise TypeError(f"row field {name} is of type {kind!r}: only str, int, int | None, bool")
+
+
+@dataclass(frozen=True)
+class _RowSpec:
+    query: Query
+    converters: tuple[Callable[[str], object], ...]
+
+
+_SPECS: dict[type, _RowSpec] = {}
+R = TypeVar("R")
+
+
+@typing.dataclass_transform(frozen_default=True, field_specifiers=(option,))
+def tmux_row(cls: type[R]) -> type[R]:
+    """Make ``cls`` a frozen dataclass read from tmux (see the module's docstring)."""
+    made = dataclass(frozen=True)(cls)
+    hints = typing.get_type_hints(made)
+    names, converters = [], []
+    for item in dataclasses.fields(made):  # type: ignore[arg-type]
+        name = item.metadata.get(_TMUX_NAME, item.name)
+        check_field(name)
+        names.append(name)
+        converters.append(_converter(name, hints[item.name]))
+    _SPECS[made] = _RowSpec(Query(names), tuple(converters))
+    return made
+
+
+def row_format(row: type) -> str:
+    """The format that prints one ``row``, as ``-F`` and ``display-message -p`` take it."""
+    return _SPECS[row].query.format
+
+
+def parse_row(row: type[R], line: str) -> R:
+    """One line printed by ``row_format(row)``, as a ``row``."""
+    spec = _SPECS[row]
+    values = spec.query.values(line)
+    return row(*(convert(value) for convert, value in zip(spec.converters, values, strict=True)))
+
+
+def parse_rows(row: type[R], lines: Sequence[str]) -> list[R]:
+    return [parse_row(row, line) for line in lines]
+
+
+def printed_nothing(row: type, line: str) -> bool:
+    """Whether ``line`` is ``row`` with every field empty: what ``display-message``
+    prints for a target that does not exist, rather than fail."""
+    return line == SEPARATOR * (len(_SPECS[row].query.names) - 1)
+
+
+class Runner(Protocol):
+    """What runs a tmux command and answers its output lines (a TmuxServer, a Watcher)."""
+
+    async def run(self, *args: str) -> list[str]: ...
+
+
+async def query(tmux: Runner, row: type[R], command: str, *args: str) -> list[R]:
+    """The rows that ``command`` (``list-panes``, ``list-sessions``, ...
+    ``display-message``) prints with ``args``: one per object listed; for
+    ``display-message``, one, or none when its target does not exist (tmux then prints
+    every field empty rather than fail)."""
+    if command == "display-message":
+        lines = await tmux.run(command, "-p", *args, row_format(row))
+        lines = [line for line in lines if not printed_nothing(row, line)]
+    else:
+        lines = await tmux.run(command, *args, "-F", row_format(row))
+    return parse_rows(row, lines)
 
 
 def readable(value: str) -> str:

@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from libtmux.pytest_plugin import _reap_test_server as reap_test_server
+from libtmux.server import Server
 from mcp import Client
 
 from schemux.binding import ToolBinding
@@ -25,7 +27,7 @@ from schemux.programs import gate as program_gates
 from schemux.programs import store as program_store
 from schemux.programs.gate import GateSetting
 from schemux.references import IDENTITY_FORMAT, ServerIdentity
-from schemux.tmux import socket_directory
+from schemux.tmux import TmuxServer
 from tests.leftovers import RUN_TAG
 
 SHELL_ENVIRONMENT = {
@@ -53,19 +55,18 @@ def tagged_socket_name(label: str) -> str:
 
 
 def remove_server(socket_name: str) -> None:
-    """Kill the server, if any, and remove its socket file: tmux leaves it behind. A
-    server that did not take kill-server (seen once at the end of a full run), and any
-    client of it still running, is killed by its process: once the socket file is gone
-    nothing could reach it any more."""
-    tmux(socket_name, "kill-server", check=False)
+    """Reap the server as libtmux's pytest plugin reaps its test servers (kill-server if
+    one runs, then the socket file, which tmux leaves behind). A server that did not
+    take kill-server (seen once at the end of a full run), and any client of it still
+    running, is killed by its process: with the socket file gone nothing could reach it
+    any more."""
+    reap_test_server(socket_name)
     deadline = time.monotonic() + 2.0
     while (left := _processes_naming(socket_name)) and time.monotonic() < deadline:
         time.sleep(0.02)
     for pid in left:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(os.path.join(socket_directory(), socket_name))
 
 
 def _processes_naming(socket_name: str) -> list[int]:
@@ -84,13 +85,16 @@ def _processes_naming(socket_name: str) -> list[int]:
 
 @contextmanager
 def private_tmux_server(label: str) -> Iterator[str]:
-    """A tmux server on a socket of its own (never the user's), removed afterwards."""
-    socket_name = tagged_socket_name(label)
+    """A tmux server on a socket of its own (never the user's), with a session
+    ``keepalive``, made by libtmux and reaped afterwards (``remove_server``). Its socket
+    name carries the run's tag, so the end-of-run check sees it if it were left."""
+    server = Server(socket_name=tagged_socket_name(label), config_file="/dev/null")
+    assert server.socket_name is not None
     try:
-        tmux(socket_name, "-f", "/dev/null", "new-session", "-d", "-s", "keepalive")
-        yield socket_name
+        server.new_session(session_name="keepalive")
+        yield server.socket_name
     finally:
-        remove_server(socket_name)
+        remove_server(server.socket_name)
 
 
 @dataclass(frozen=True)
@@ -117,6 +121,12 @@ class Pane:
 
     def reference(self) -> dict[str, str]:
         return {"kind": "pane", "id": self.pane_id, "generation": self.generation()}
+
+
+async def control_client_pid(server: TmuxServer) -> int:
+    """The pid of the control client that runs ``server``'s commands, as tmux tells it
+    to the client asking (starting that client if none runs)."""
+    return int((await server.run("display-message", "-p", "#{client_pid}"))[0])
 
 
 def server_identity(socket_name: str) -> ServerIdentity:

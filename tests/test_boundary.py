@@ -22,11 +22,12 @@ from mcp import Client
 
 from schemux.config import Settings
 from schemux.context import ToolContext
-from schemux.engine import OWNED_SESSION, THEN
 from schemux.errors import UnsendableArgument
 from schemux.generated.bindings import BINDINGS
+from schemux.owned_session import OWNED_SESSION
 from schemux.server import build_server
 from schemux.tmux import ServerAddress, TmuxServer, socket_directory, socket_name_problem
+from schemux.tmux_command import THEN
 from schemux.tmux_format import readable
 from tests.support import (
     SHELL,

@@ -4,6 +4,7 @@ test's server killed and its socket file removed afterwards."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 import tempfile
@@ -29,13 +30,13 @@ from schemux.agent_session import (
 )
 from schemux.config import Settings, settings_from
 from schemux.context import ToolContext
-from schemux.engine import OWNED_SESSION
 from schemux.errors import ConfigError
 from schemux.generated.bindings import BINDINGS
+from schemux.owned_session import OWNED_SESSION
 from schemux.references import ServerIdentity
 from schemux.server import build_server
 from schemux.tmux import socket_directory
-from tests.support import call, call_error, tmux, wait_until
+from tests.support import call, call_error, remove_server, tagged_socket_name, tmux, wait_until
 
 pytestmark = pytest.mark.anyio
 
@@ -47,7 +48,7 @@ SHELL_REPORT = (
 
 
 def fresh_socket_name() -> str:
-    return f"schemux-test-embedded-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+    return tagged_socket_name("embedded")
 
 
 def server_running(socket_name: str) -> bool:
@@ -61,11 +62,6 @@ def sessions(socket_name: str) -> list[str]:
 def agent_panes(socket_name: str) -> list[str]:
     listing = tmux(socket_name, "list-panes", "-a", "-F", f"#{{pane_id}} #{{{AGENT_MARK}}}")
     return [line.split()[0] for line in listing.splitlines() if line.endswith(" 1")]
-
-
-def remove_server(socket_name: str) -> None:
-    tmux(socket_name, "kill-server", check=False)
-    Path(socket_directory(), socket_name).unlink(missing_ok=True)
 
 
 @pytest.fixture
@@ -486,6 +482,38 @@ async def test_reaping_never_starts_the_server(
         assert not server_running(socket_name)
         result = await context.tmux().run("display-message", "-p", "#{session_name}")
         assert result  # the call's first command starts it, reaping or not
+        assert agent_panes(socket_name)
+    finally:
+        await context.close()
+
+
+async def test_a_call_keeps_its_permission_to_start_the_server(
+    anyio_backend: str, socket_name: str, user_home: Path
+) -> None:
+    """Each call may start the configured server with its first command, whatever other
+    calls did meanwhile: a call's first command never uses up another's permission."""
+    context = ToolContext(Settings(socket_name=socket_name))
+    first_ran, second_began = asyncio.Event(), asyncio.Event()
+
+    async def first_call() -> None:
+        server = context.tmux()
+        await second_began.wait()
+        assert await server.run("display-message", "-p", "first") == ["first"]
+        first_ran.set()
+
+    async def second_call() -> list[str]:
+        server = context.tmux()
+        second_began.set()
+        await first_ran.wait()
+        remove_server(socket_name)  # gone before this call's first command
+        wait_until(lambda: not server_running(socket_name))
+        await server.close()  # its control client went with the server
+        return await server.run("display-message", "-p", "second")
+
+    try:
+        _, second = await asyncio.gather(first_call(), second_call())
+        assert second == ["second"]
+        assert server_running(socket_name)
         assert agent_panes(socket_name)
     finally:
         await context.close()

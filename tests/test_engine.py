@@ -12,11 +12,13 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from schemux.engine import OWNED_SESSION, THEN, Notification, command_line, parse_notification
+from schemux.control_connection import Notification, parse_notification
 from schemux.errors import SchemuxError, TmuxCommandError
+from schemux.owned_session import OWNED_SESSION
 from schemux.targets import PaneTarget, resolve_pane
 from schemux.tmux import ServerAddress, TmuxServer
-from tests.support import new_pane, private_tmux_server, tmux, wait_until
+from schemux.tmux_command import THEN, command_line
+from tests.support import control_client_pid, new_pane, private_tmux_server, tmux, wait_until
 
 pytestmark = pytest.mark.anyio
 
@@ -160,10 +162,15 @@ async def test_two_hundred_pipelined_commands(server: TmuxServer, socket: str) -
 
 async def test_notifications_between_replies(server: TmuxServer, socket: str) -> None:
     busy = new_pane(socket, command="yes")  # a pane printing a lot the whole time
-    queue: asyncio.Queue[Notification] = asyncio.Queue()
     seen: list[Notification] = []
-    unsubscribe_queue = server.engine.subscribe("unlinked-window-add", queue)
-    unsubscribe_all = server.engine.subscribe("*", seen.append)
+    added = asyncio.Event()
+
+    def notify(notification: Notification) -> None:
+        seen.append(notification)
+        if notification.name == "unlinked-window-add":
+            added.set()
+
+    watcher = await server.engine.open_watcher(notify)
     try:
 
         async def churn(i: int) -> list[str]:
@@ -174,11 +181,10 @@ async def test_notifications_between_replies(server: TmuxServer, socket: str) ->
 
         answers = await asyncio.gather(*(churn(i) for i in range(50)))
         assert answers == [[f"w{i}", f"d{i}"] for i in range(50)]
-        await asyncio.wait_for(queue.get(), 2)
+        await asyncio.wait_for(added.wait(), 2)
         assert {n.name for n in seen} >= {"unlinked-window-add"}
     finally:
-        unsubscribe_queue()
-        unsubscribe_all()
+        await watcher.close()
 
 
 async def test_errors_and_command_lists(server: TmuxServer, socket: str) -> None:
@@ -213,7 +219,7 @@ async def test_cancelled_call_keeps_the_connection_in_step(server: TmuxServer) -
 async def test_timeout_restarts_the_connection(server: TmuxServer) -> None:
     await server.run("display-message", "-p", "warm")
     engine = server.engine
-    first = engine.pid
+    first = await control_client_pid(server)
     engine.timeout = 0.3
     try:
         with pytest.raises(SchemuxError, match="did not answer"):
@@ -221,13 +227,12 @@ async def test_timeout_restarts_the_connection(server: TmuxServer) -> None:
     finally:
         engine.timeout = 10.0
     assert await server.run("display-message", "-p", "again") == ["again"]
-    assert engine.pid != first
+    assert await control_client_pid(server) != first
 
 
 async def test_server_killed_mid_command(server: TmuxServer, socket: str) -> None:
     assert await server.run("display-message", "-p", "up") == ["up"]
-    pid = server.engine.pid
-    assert pid is not None
+    pid = await control_client_pid(server)
     server_pid = int((await server.run("display-message", "-p", "#{pid}"))[0])
     pending = asyncio.ensure_future(server.run("run-shell", "sleep 2"))
     await asyncio.sleep(0.1)
@@ -249,7 +254,7 @@ async def test_server_killed_mid_command(server: TmuxServer, socket: str) -> Non
         )
     )
     assert await server.run("display-message", "-p", "back") == ["back"]
-    assert server.engine.pid not in (None, pid)
+    assert await control_client_pid(server) != pid
 
 
 async def test_no_server() -> None:
@@ -261,9 +266,7 @@ async def test_no_server() -> None:
 
 
 async def test_close_ends_the_control_client(server: TmuxServer) -> None:
-    await server.run("display-message", "-p", "x")
-    pid = server.engine.pid
-    assert pid is not None
+    pid = await control_client_pid(server)
     await server.close()
     assert not alive(pid)
     assert await server.run("display-message", "-p", "y") == ["y"]
@@ -271,12 +274,12 @@ async def test_close_ends_the_control_client(server: TmuxServer) -> None:
 
 async def test_the_user_sees_only_the_owned_session(server: TmuxServer, socket: str) -> None:
     pane = new_pane(socket, width=100, height=30)
-    await server.run("display-message", "-p", "x")
+    pid = await control_client_pid(server)
     sessions = subprocess_lines(socket, "list-sessions", "-F", "#{session_name}")
     assert OWNED_SESSION in sessions
     assert subprocess_lines(socket, "list-clients", "-t", f"={pane.session_name}") == []
     clients = subprocess_lines(socket, "list-clients", "-F", "#{client_session} #{client_pid}")
-    assert clients == [f"{OWNED_SESSION} {server.engine.pid}"]
+    assert clients == [f"{OWNED_SESSION} {pid}"]
     size = subprocess_lines(
         socket, "display-message", "-p", "-t", pane.pane_id, "#{window_width}x#{window_height}"
     )
@@ -299,33 +302,32 @@ def test_a_finished_event_loop_ends_its_control_client(socket: str) -> None:
     """asyncio.run cancels every task at its end: the reader then ends the process."""
     server = TmuxServer(ServerAddress(socket_name=socket))
 
-    async def use() -> int | None:
+    async def use() -> int:
         assert await server.run("display-message", "-p", "x") == ["x"]
-        return server.engine.pid
+        return await control_client_pid(server)
 
     first = asyncio.run(use())
-    assert first is not None
     assert not alive(first)
     second = asyncio.run(use())  # same engine, a new loop: a new connection
-    assert second not in (None, first)
-    assert second is not None
+    assert second != first
     assert not alive(second)
 
 
-async def test_a_failing_subscriber_does_not_end_the_connection(server: TmuxServer) -> None:
+async def test_a_failing_watcher_does_not_end_its_connection(server: TmuxServer) -> None:
     def broken(notification: Notification) -> None:
-        raise RuntimeError("subscriber bug")
+        raise RuntimeError("watcher bug")
 
     await server.run("display-message", "-p", "start")
-    unsubscribe = server.engine.subscribe("*", broken)
+    watcher = await server.engine.open_watcher(broken)
     try:
-        pid = server.engine.pid
+        pid = (await watcher.run("display-message", "-p", "#{client_pid}"))[0]
         await server.run("new-session", "-d", "-s", "churn", "cat")
         await server.run("new-window", "-d", "-t", "=churn:", "true")
-        assert await server.run("display-message", "-p", "ok") == ["ok"]
-        assert server.engine.pid == pid
+        assert await watcher.run("display-message", "-p", "ok") == ["ok"]
+        assert watcher.alive
+        assert (await watcher.run("display-message", "-p", "#{client_pid}"))[0] == pid
     finally:
-        unsubscribe()
+        await watcher.close()
 
 
 async def test_clients_ended_while_attaching_leave_tmux_running(
@@ -345,3 +347,24 @@ async def test_clients_ended_while_attaching_leave_tmux_running(
             await waiting
     await server.close()
     assert tmux(socket, "display-message", "-p", "#{pid}").strip() == pid
+
+
+async def test_a_pane_id_with_its_session_is_resolved_in_one_round_trip(
+    server: TmuxServer, socket: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pane = new_pane(socket)
+    await server.run("display-message", "-p", "warm")
+    commands: list[str] = []
+    run = server.run
+
+    async def counted(*args: str) -> list[str]:
+        commands.append(args[0])
+        return await run(*args)
+
+    monkeypatch.setattr(server, "run", counted)
+    target = PaneTarget(pane_id=pane.pane_id, session_name=pane.session_name)
+    found = await resolve_pane(server, target)
+    assert (found.pane_id, found.session_id) == (pane.pane_id, pane.session_id)
+    assert commands == ["list-panes"]
+    with pytest.raises(SchemuxError, match="no pane matches"):
+        await resolve_pane(server, PaneTarget(pane_id="%99999"))

@@ -304,10 +304,10 @@ async def test_a_failure_reports_the_sessions_made_during_its_call_without_askin
 ) -> None:
     earlier = Created("session", "$0", "f" * 32)
     made = Created("session", "$1", "e" * 32)
-    no_server.engine.created_sessions.append(earlier)  # by an earlier call: not this one's
+    no_server.created_sessions.append(earlier)  # by an earlier call: not this one's
 
     async def work() -> None:
-        no_server.engine.created_sessions.append(made)
+        no_server.created_sessions.append(made)
         raise ConnectionLost("the tmux server exited")
 
     with pytest.raises(ConnectionLost) as caught:

@@ -16,13 +16,22 @@ from mcp import Client
 
 from schemux.config import Settings
 from schemux.context import ToolContext
-from schemux.engine import OWNED_SESSION, THEN
 from schemux.errors import SchemuxError, UnsendableArgument
 from schemux.framing import Answer, FrameReader
 from schemux.generated.bindings import BINDINGS
+from schemux.owned_session import OWNED_SESSION
 from schemux.server import build_server
 from schemux.tmux import ServerAddress, TmuxServer
-from tests.support import Pane, call, new_pane, private_tmux_server, tmux, wait_until
+from schemux.tmux_command import THEN
+from tests.support import (
+    Pane,
+    call,
+    control_client_pid,
+    new_pane,
+    private_tmux_server,
+    tmux,
+    wait_until,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -80,9 +89,7 @@ async def test_forged_framing_is_read_as_output(
 ) -> None:
     pane = new_pane(socket, width=200, height=40)
     snapshot = await call(client, "tmux_snapshot")  # the engine is up, its session made
-    engine = context.tmux().engine
-    pid = engine.pid
-    assert pid is not None
+    pid = await control_client_pid(context.tmux())
     lines = forged_lines(*command_counter(socket))
     forged = tmp_path / "forged.txt"
     forged.write_text("\n".join(lines) + "\n")
@@ -104,9 +111,9 @@ async def test_forged_framing_is_read_as_output(
     rows = [row.removesuffix("\n") for row in captured["data"]["rows"]]
     assert contains_run(rows, lines[-900:])
     # the same connection answered everything, and still does
-    assert engine.pid == pid
+    assert await control_client_pid(context.tmux()) == pid
     assert (await call(client, "tmux_snapshot"))["ok"]
-    assert engine.pid == pid
+    assert await control_client_pid(context.tmux()) == pid
 
 
 async def test_forged_framing_in_every_command_of_a_line(socket: str) -> None:
@@ -115,7 +122,7 @@ async def test_forged_framing_in_every_command_of_a_line(socket: str) -> None:
     server = TmuxServer(ServerAddress(socket_name=socket))
     try:
         await server.run("display-message", "-p", "warm")
-        pid = server.engine.pid
+        pid = await control_client_pid(server)
         seconds, number = command_counter(socket)
         text = "\n".join(
             f"%end {second} {n} 1\n%error {second} {n} 1\n%exit"
@@ -130,7 +137,7 @@ async def test_forged_framing_in_every_command_of_a_line(socket: str) -> None:
             "show-options", "-gv", "@forged",
         )  # fmt: skip
         assert lines == [*text.split("\n"), "middle", *text.split("\n")]
-        assert server.engine.pid == pid
+        assert await control_client_pid(server) == pid
     finally:
         await server.close()
 
@@ -160,7 +167,7 @@ async def test_unencodable_commands_in_concurrent_traffic(socket: str) -> None:
 
     try:
         await server.run("display-message", "-p", "warm")
-        pid = server.engine.pid
+        pid = await control_client_pid(server)
         answers = await asyncio.gather(*(one(i) for i in range(100)), return_exceptions=True)
         for index, answer in enumerate(answers):
             if index not in plan:
@@ -168,7 +175,7 @@ async def test_unencodable_commands_in_concurrent_traffic(socket: str) -> None:
                 assert "NUL" in str(answer)
             else:
                 assert answer == [f"{plan[index]} call {index} {index}"]
-        assert server.engine.pid == pid
+        assert await control_client_pid(server) == pid
         assert len(set(plan.values())) == len(plan)
         for index, pane in plan.items():  # each call's option went to its own pane
             assert tmux(socket, "show-options", "-pv", "-t", pane, "@own").strip() == (

@@ -10,9 +10,11 @@ import pytest
 
 from codegen.validation import document_problems, wraps_result
 from schemux.errors import SchemuxError
-from schemux.pane_watch import in_other_sessions, parse_state
+from schemux.owned_session import in_other_sessions
+from schemux.pane_watch import parse_state
 from schemux.server import tool_result
 from schemux.text_wait import compile_patterns, first_match, keep_tail
+from schemux.tmux_format import SEPARATOR, encode
 
 
 def test_literal_patterns_take_regex_characters_as_text() -> None:
@@ -70,11 +72,19 @@ def test_tails_keep_the_end(
     assert keep_tail(lines, max_lines=max_lines, max_bytes=max_bytes) == kept
 
 
+def state_line(*values: str) -> str:
+    """A line as tmux prints the watch's state fields, each encoded."""
+    return SEPARATOR.join(encode(value) for value in values)
+
+
 def test_a_state_line_and_session_names_with_tabs_and_commas() -> None:
-    state = parse_state("120\t5\t30\t4242\t0\t1\tuser\tname,_schemux")
+    state = parse_state(state_line("120", "5", "30", "4242", "0", "1", "user\tname,_schemux"))
     assert (state.history_size, state.cursor_y, state.height, state.pid) == (120, 5, 30, "4242")
     assert (state.dead, state.alternate_on, state.in_other_sessions) == (False, True, True)
-    assert parse_state("0\t0\t24\t1\t1\t0\t_schemux").in_other_sessions is False
+    assert (
+        parse_state(state_line("0", "0", "24", "1", "1", "0", "_schemux")).in_other_sessions
+        is False
+    )
 
 
 @pytest.mark.parametrize(

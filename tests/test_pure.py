@@ -19,7 +19,7 @@ from schemux.shell_commands import (
     shell_reads_input,
 )
 from schemux.targets import PaneTarget
-from schemux.tmux import parse_version
+from schemux.tmux_version import parse_version
 
 
 @pytest.mark.parametrize(

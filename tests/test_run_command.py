@@ -16,6 +16,7 @@ from mcp import Client
 
 from schemux.config import Settings
 from schemux.context import ToolContext
+from schemux.engine import ControlEngine
 from schemux.generated.bindings import BINDINGS
 from schemux.server import build_server
 from schemux.shell_commands import shell_reads_input
@@ -70,12 +71,36 @@ def channels_left_signalled(socket_name: str, token: str) -> list[str]:
     return left
 
 
-def nothing_left_behind(context: ToolContext, pane: Pane, token: str) -> bool:
+class Waits:
+    """How many ``wait-for`` waits of the engine are in progress (``counted_waits``)."""
+
+    in_progress = 0
+
+
+@pytest.fixture
+def waits(monkeypatch: pytest.MonkeyPatch) -> Waits:
+    """Counts the engine's waits in progress: a wait still in progress after its call
+    ended is a client left blocked inside tmux."""
+    waits = Waits()
+    wait = ControlEngine.wait
+
+    async def counted(engine: ControlEngine, channel: str) -> None:
+        waits.in_progress += 1
+        try:
+            await wait(engine, channel)
+        finally:
+            waits.in_progress -= 1
+
+    monkeypatch.setattr(ControlEngine, "wait", counted)
+    return waits
+
+
+def nothing_left_behind(pane: Pane, token: str, waits: Waits) -> bool:
     server_options = tmux(pane.socket_name, "show-options", "-s")
     return (
         private_options(pane) == []
         and "schemux" not in server_options
-        and context.tmux().engine.waits_in_progress == 0
+        and waits.in_progress == 0
         and channels_left_signalled(pane.socket_name, token) == []
     )
 
@@ -128,7 +153,7 @@ async def test_trailing_spaces_blank_lines_and_wrapped_lines(
 
 
 async def test_timeout_leaves_nothing_behind(
-    memory_client: Client, tool_context: ToolContext, tmux_socket: str, known_token: str
+    memory_client: Client, tmux_socket: str, known_token: str, waits: Waits
 ) -> None:
     pane = new_pane(tmux_socket)
     result = await run(
@@ -138,17 +163,17 @@ async def test_timeout_leaves_nothing_behind(
     assert result["timed_out"] is True
     assert result["exit_status"] is None
     assert result["output"] == ["started"]
-    assert nothing_left_behind(tool_context, pane, known_token)
+    assert nothing_left_behind(pane, known_token, waits)
     # the command finishes later: its wrapper must then do nothing at all
     wait_until(lambda: shell_reads_input(int(pane_format(pane, "#{pane_pid}"))), timeout=5)
-    assert nothing_left_behind(tool_context, pane, known_token)
+    assert nothing_left_behind(pane, known_token, waits)
     after = await run(memory_client, command="echo next", pane_id=pane.pane_id)
     assert after["output"] == ["next"]
-    assert nothing_left_behind(tool_context, pane, known_token)
+    assert nothing_left_behind(pane, known_token, waits)
 
 
 async def test_cancelled_call_leaves_nothing_behind(
-    memory_client: Client, tool_context: ToolContext, tmux_socket: str, known_token: str
+    memory_client: Client, tmux_socket: str, known_token: str, waits: Waits
 ) -> None:
     pane = new_pane(tmux_socket)
     with anyio.move_on_after(0.4) as scope:
@@ -158,10 +183,10 @@ async def test_cancelled_call_leaves_nothing_behind(
     assert scope.cancelled_caught
     # the cancellation reaches the server as a notification, a moment later
     for _ in range(100):
-        if private_options(pane) == [] and tool_context.tmux().engine.waits_in_progress == 0:
+        if private_options(pane) == [] and waits.in_progress == 0:
             break
         await anyio.sleep(0.02)
-    assert nothing_left_behind(tool_context, pane, known_token)
+    assert nothing_left_behind(pane, known_token, waits)
     wait_until(lambda: shell_reads_input(int(pane_format(pane, "#{pane_pid}"))), timeout=5)
     after = await run(memory_client, command="echo next", pane_id=pane.pane_id)
     assert after["output"] == ["next"]

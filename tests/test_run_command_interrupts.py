@@ -24,10 +24,10 @@ from schemux.abandoned_wrappers import (
 )
 from schemux.config import Settings
 from schemux.context import ToolContext
-from schemux.engine import THEN
 from schemux.processes import Owner, this_process
 from schemux.shell_commands import HOLD_SECONDS, ShellCall
 from schemux.targets import PaneTarget, resolve_pane
+from schemux.tmux_command import THEN
 from tests.support import Pane, call, call_error, new_pane, tmux, wait_until
 from tests.test_run_command import private_options
 

@@ -48,11 +48,11 @@ def test_no_mention_is_left_to_the_caller() -> None:
 
 def test_prompt_parse_restores_the_trimmed_spaces_and_counts_cells() -> None:
     screen = ["old output", "bash-5.2#", ""]
-    assert Prompt.parse("10 1 10", screen) == Prompt(10, 1, 10, "bash-5.2# ")
-    wide = Prompt.parse("0 0 6", ["漢字 > x"])
+    assert Prompt.at(10, 1, 10, screen) == Prompt(10, 1, 10, "bash-5.2# ")
+    wide = Prompt.at(0, 0, 6, ["漢字 > x"])
     assert wide.text == "漢字 >"
     assert cell_width(wide.text) == 6
-    assert Prompt.parse("3 4", None) == Prompt(3, 4, 0, "")
+    assert Prompt.at(3, 4, 0, None) == Prompt(3, 4, 0, "")
     assert Prompt(0, 0, 2, "$ ").echo_head("(") == "$ ("
 
 

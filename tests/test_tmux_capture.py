@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from schemux.config import Settings
 from schemux.context import ToolContext
-from schemux.engine import OWNED_SESSION
 from schemux.generated.bindings import BINDINGS
+from schemux.owned_session import OWNED_SESSION
 from schemux.process_identity import peer_pidfd_problem
 from schemux.references import ServerIdentity
 from schemux.server import call_bound_tool

@@ -11,7 +11,19 @@ from hypothesis import strategies as st
 
 from schemux.errors import SchemuxError
 from schemux.tmux import ServerAddress, TmuxServer
-from schemux.tmux_format import SEPARATOR, Query, decode, encode, field, readable
+from schemux.tmux_format import (
+    SEPARATOR,
+    Query,
+    check_field,
+    decode,
+    encode,
+    field,
+    option,
+    parse_row,
+    query,
+    readable,
+    tmux_row,
+)
 from tests.support import private_tmux_server
 
 # any text, including the lone surrogates that stand for bytes that were not UTF-8
@@ -29,8 +41,8 @@ def test_any_text_round_trips(value: str) -> None:
 @given(st.lists(TEXT, min_size=1, max_size=6))
 def test_a_row_of_any_fields_parses_back(values: list[str]) -> None:
     names = [f"f{index}" for index in range(len(values))]
-    row = Query(names).parse(SEPARATOR.join(encode(value) for value in values))
-    assert [row[name] for name in names] == values
+    row = Query(names).values(SEPARATOR.join(encode(value) for value in values))
+    assert row == values
 
 
 @pytest.mark.parametrize("value", HOSTILE)
@@ -40,18 +52,49 @@ def test_hostile_values_round_trip(value: str) -> None:
 
 def test_a_row_with_the_wrong_number_of_fields_is_a_tool_error() -> None:
     with pytest.raises(SchemuxError, match="2 fields where 3 were asked for"):
-        Query(["a", "b", "c"]).parse("x\ty")
+        Query(["a", "b", "c"]).values("x\ty")
 
 
-def test_numbers_and_flags() -> None:
-    row = Query(["n", "empty", "flag"]).parse("12\t\t1")
-    assert row.number("n") == 12
-    assert row.number("empty") is None
-    assert row.flag("flag")
-    with pytest.raises(SchemuxError, match="nothing for empty"):
-        row.integer("empty")
+@tmux_row
+class Numbers:
+    history_size: int
+    pane_dead_status: int | None
+    pane_dead: bool
+    window_name: str
+    mark: bool = option("@mark")
+
+
+def test_typed_fields() -> None:
+    row = parse_row(Numbers, "12\t\t1\ta!09b\t0")
+    assert row == Numbers(12, None, True, "a\tb", False)
+    with pytest.raises(SchemuxError, match="nothing for history_size"):
+        parse_row(Numbers, "\t\t1\tw\t1")
     with pytest.raises(SchemuxError, match="not a number"):
-        Query(["n"]).parse("x").integer("n")
+        parse_row(Numbers, "x\t\t1\tw\t1")
+
+
+def test_rows_name_only_fields_every_served_tmux_has() -> None:
+    """libtmux's knowledge of tmux's formats: a name tmux does not have, or has only
+    since a newer tmux than schemux serves (pane_flags: 3.7), is refused when the row is
+    defined; user options are the user's."""
+    check_field("pane_dead_signal")  # since 3.3
+    check_field("@anything")
+    with pytest.raises(TypeError, match="not a tmux format name"):
+        check_field("pane_nonsense")
+    with pytest.raises(TypeError, match=r"needs tmux 3\.7"):
+
+        @tmux_row
+        class Newer:
+            pane_flags: str
+
+    with pytest.raises(TypeError, match="only str, int"):
+
+        @tmux_row
+        class Floating:
+            pane_width: float
+
+    with pytest.raises(TypeError, match="not a user option"):
+        option("pane_id")
 
 
 def test_readable_replaces_undecodable_bytes() -> None:
@@ -76,13 +119,12 @@ def test_tmux_encodes_as_encode_does(socket: str, values: list[str]) -> None:
         try:
             for index, value in enumerate(values):
                 await server.run("set-option", "-g", f"@v{index}", value)
-            query = Query([f"@v{index}" for index in range(len(values))])
-            shown = await server.run("display-message", "-p", query.format)
-            listed = await server.run("list-panes", "-t", "=keepalive:", "-F", query.format)
+            fields = Query([f"@v{index}" for index in range(len(values))])
+            shown = await server.run("display-message", "-p", fields.format)
+            listed = await server.run("list-panes", "-t", "=keepalive:", "-F", fields.format)
         finally:
             await server.close()
-        row, listed_row = query.parse(shown[0]), query.parse(listed[0])
-        return [row[name] for name in query.names], [listed_row[name] for name in query.names]
+        return fields.values(shown[0]), fields.values(listed[0])
 
     shown, listed = asyncio.run(read())
     assert shown == values
@@ -91,3 +133,32 @@ def test_tmux_encodes_as_encode_does(socket: str, values: list[str]) -> None:
 
 def test_field_names_the_modifier_chain() -> None:
     assert field("pane_id") == "#{s/!/!21/;s/\t/!09/;s/\n/!0A/;s/\x1f/!1F/:pane_id}"
+
+
+@tmux_row
+class Listed:
+    session_name: str
+    pane_id: str
+    pane_pid: int | None
+
+
+def test_query_lists_rows_and_reads_a_missing_target_as_none(socket: str) -> None:
+    """``query`` over the engine: one row per pane listed, and no row (not a row of empty
+    fields) for a display-message target that does not exist."""
+
+    async def read() -> tuple[list[Listed], list[Listed], list[Listed]]:
+        server = TmuxServer(ServerAddress(socket_name=socket))
+        try:
+            listed = await query(server, Listed, "list-panes", "-t", "=keepalive:")
+            shown = await query(server, Listed, "display-message", "-t", listed[0].pane_id)
+            missing = await query(server, Listed, "display-message", "-t", "@999")
+        finally:
+            await server.close()
+        return listed, shown, missing
+
+    listed, shown, missing = asyncio.run(read())
+    assert [row.session_name for row in listed] == ["keepalive"]
+    assert listed[0].pane_id.startswith("%")
+    assert listed[0].pane_pid is not None
+    assert shown == listed
+    assert missing == []

@@ -17,6 +17,7 @@ import subprocess
 import sys
 from collections import Counter
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -35,7 +36,6 @@ from schemux.generated.bindings import BINDINGS
 from schemux.processes import start_ticks
 from schemux.server import build_server
 from schemux.targets import PaneTarget, choose_session, resolve_pane
-from schemux.tmux_format import Row
 from tests.support import Pane, call, call_error, new_pane, tmux, wait_until
 
 pytestmark = pytest.mark.anyio
@@ -327,11 +327,15 @@ def test_parse_owned_windows_reads_only_well_formed_marks() -> None:
     assert (state.elsewhere, state.with_programs) == ({"@3"}, {"@4"})
 
 
-def rows(*sessions: tuple[str, str, int]) -> list[Row]:
-    return [
-        Row({"session_id": sid, "session_name": name, "session_activity": str(activity)})
-        for sid, name, activity in sessions
-    ]
+@dataclass(frozen=True)
+class Session:
+    session_id: str
+    session_name: str
+    session_activity: int | None
+
+
+def rows(*sessions: tuple[str, str, int]) -> list[Session]:
+    return [Session(sid, name, activity) for sid, name, activity in sessions]
 
 
 @pytest.mark.parametrize(
@@ -347,16 +351,16 @@ def rows(*sessions: tuple[str, str, int]) -> list[Row]:
 def test_choose_session(target: PaneTarget, chosen: str) -> None:
     found = choose_session(rows(("$0", "_schemux", 9), ("$1", "a", 5), ("$2", "b", 7)), target)
     assert found is not None
-    assert found["session_name"] == chosen
+    assert found.session_name == chosen
 
 
 def test_choose_session_ties_and_programs() -> None:
     tie = choose_session(rows(("$3", "a", 5), ("$4", "b", 5)), PaneTarget(pane_id="%1"))
     assert tie is not None
-    assert tie["session_name"] == "b"
+    assert tie.session_name == "b"
     for named in (None, "_schemux"):
         target = PaneTarget(pane_id="%1", session_name=named)
         alone = choose_session(rows(("$0", "_schemux", 5)), target)
         assert alone is not None
-        assert alone["session_name"] == "_schemux"
+        assert alone.session_name == "_schemux"
     assert choose_session([], PaneTarget(pane_id="%1")) is None

@@ -5,10 +5,11 @@ from __future__ import annotations
 import contextlib
 
 from schemux.abandoned import PANE_OPTION
-from schemux.engine import OWNED_SESSION, THEN
 from schemux.errors import SchemuxError
+from schemux.owned_session import OWNED_SESSION
 from schemux.programs.program import ProgramSpec
 from schemux.tmux import TmuxServer
+from schemux.tmux_command import THEN
 
 
 async def create_pane(server: TmuxServer, spec: ProgramSpec, gate: list[str]) -> list[str]:

@@ -7,13 +7,14 @@ from dataclasses import dataclass
 
 import anyio
 
-from schemux.engine import THEN
 from schemux.errors import TmuxCommandError
 from schemux.programs.gate import Ending
 from schemux.programs.program import Program, ProgramSpec
 from schemux.programs.store import ProgramStore
 from schemux.shell_commands import keep_tail
 from schemux.tmux import TmuxServer
+from schemux.tmux_command import THEN
+from schemux.tmux_format import parse_row, row_format, tmux_row
 
 RESULT_CEILING = 64 * 1024  # bytes of output (and of stderr) a result carries at most
 
@@ -89,19 +90,26 @@ async def _screen(store: ProgramStore, program: Program) -> tuple[list[str], boo
     return rows, first.rstrip("\n").rstrip() != (rows or [""])[0]
 
 
+@tmux_row
+class _History:
+    history_size: int
+    history_limit: int
+
+
 async def last_screen(server: TmuxServer, pane_id: str) -> tuple[list[str], bool]:
     """The pane's history and screen as the terminal shows them (wrapped rows joined,
     empty rows at the bottom left out), and whether rows may have fallen out of its
     history (tmux frees a tenth of history-limit each time it is full)."""
     lines = await server.run(
-        "display-message", "-p", "-t", pane_id, "#{history_size} #{history_limit}", THEN,
+        "display-message", "-p", "-t", pane_id, row_format(_History), THEN,
         "capture-pane", "-p", "-J", "-t", pane_id, "-S", "-", "-E", "-",
     )  # fmt: skip
-    history, limit = (int(field) for field in lines[0].split())
+    history = parse_row(_History, lines[0])
+    full = history.history_size >= history.history_limit - max(1, history.history_limit // 10)
     rows = lines[1:]
     while rows and not rows[-1].strip():
         rows.pop()
-    return [row.rstrip() for row in rows], history >= limit - max(1, limit // 10)
+    return [row.rstrip() for row in rows], full
 
 
 def tail_within(text: str, ceiling: int) -> tuple[str, int]:

@@ -1,0 +1,231 @@
+"""One ``tmux -C`` client process and the calls waiting for its answers.
+
+Protocol (tmux's ``-C`` mode): each command line is answered by one block per executed
+command, ``%begin`` ... ``%end``/``%error``; lines outside blocks are notifications
+(``%output``, ``%exit``, ``%window-close``, ...), given to a watcher's callback. A command's output
+is written raw, so block framing is forgeable by any program whose text a command
+prints: each caller's answer is found by sentinels instead (``schemux.framing``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from schemux.errors import ConnectionLost, SchemuxError, TmuxCommandError
+from schemux.framing import Answer, FrameReader
+from schemux.tmux_command import THEN, command_line, encode_command, split_commands
+
+logger = logging.getLogger("schemux.engine")
+
+KILL_GRACE = 2.0  # seconds a control client not yet attached is given to end by itself
+_CHUNK = 1 << 16
+
+
+@dataclass(frozen=True)
+class Notification:
+    """A line outside any block: ``%name arg ...``; ``args`` splits the rest on spaces
+    (for ``%output`` and ``%extended-output`` the last argument is the escaped data)."""
+
+    name: str
+    args: tuple[str, ...]
+    line: str
+
+
+_ARG_COUNTS = {"output": 2, "extended-output": 3, "exit": 1, "message": 1}
+
+
+def parse_notification(line: str) -> Notification:
+    head, _, rest = line.partition(" ")
+    name = head[1:]
+    count = _ARG_COUNTS.get(name)
+    if not rest:
+        args: tuple[str, ...] = ()
+    elif count is None:
+        args = tuple(rest.split(" "))
+    else:
+        args = tuple(rest.split(" ", count - 1))
+    return Notification(name, args, line)
+
+
+class Connection:
+    """One ``tmux -C attach`` process and the calls waiting for its answers."""
+
+    def __init__(
+        self,
+        proc: asyncio.subprocess.Process,
+        describe: str,
+        notify: Callable[[Notification], None] | None,
+    ) -> None:
+        assert proc.stdin is not None
+        assert proc.stdout is not None
+        self.proc = proc
+        self.loop = asyncio.get_running_loop()
+        self.stdin = proc.stdin
+        self.stdout = proc.stdout
+        self.describe = describe
+        self.notify = notify
+        self.attached: asyncio.Future[list[str]] = self.loop.create_future()
+        self.alive = True
+        self.heard = False  # whether tmux wrote anything yet: then it has attached us
+        self.frames = FrameReader(
+            notification=self._notification, block=self._attach_answer, broken=self._broken
+        )
+        self.reader = self.loop.create_task(self._read())
+
+    def send(self, args: tuple[str, ...]) -> asyncio.Future[list[str]]:
+        """Queue one line, with its sentinels (``schemux.framing``); the line is encoded
+        first, so a command that cannot be sent is refused with nothing queued (a queued
+        call without its line would take the next caller's answer)."""
+        commands = split_commands(args)
+        answer = Answer.expecting(self.loop.create_future(), commands)
+        framed: list[str] = []
+        for index, command in enumerate(commands):
+            if index:
+                framed += [THEN, "display-message", "-p", answer.sentinels[index - 1], THEN]
+            framed += command
+        last = command_line(("display-message", "-p", answer.sentinels[-1]))
+        line = encode_command(framed) + last
+        try:
+            self.stdin.write(line)
+        except Exception as error:  # the pipe is gone: every caller must hear of it
+            self.fail(f"writing to the tmux control client failed: {error!r}")
+            raise ConnectionLost(f"writing to the tmux control client failed: {error!r}") from None
+        self.frames.answers.append(answer)
+        return answer.future
+
+    async def _read(self) -> None:
+        buffer = bytearray()
+        scanned = 0
+        try:
+            while True:
+                chunk = await self.stdout.read(_CHUNK)
+                if not chunk:
+                    break
+                self.heard = True
+                buffer += chunk
+                start = 0
+                while (end := buffer.find(b"\n", scanned)) >= 0:
+                    self.frames.feed(buffer[start:end].decode("utf-8", "surrogateescape"))
+                    start = scanned = end + 1
+                del buffer[:start]
+                scanned = len(buffer)
+        except asyncio.CancelledError:
+            # close() or the event loop's shutdown (asyncio.run cancels every task): end
+            # the process while this loop can still reap it
+            self.fail("schemux closed its tmux connection")
+            with contextlib.suppress(Exception):
+                await self.proc.wait()
+            raise
+        except Exception as error:  # any failure ends the connection
+            self.fail(f"reading from the tmux control client failed: {error!r}")
+            return
+        self.fail(f"the tmux server on {self.describe} exited (its control client ended)")
+
+    def _attach_answer(self, error: bool, lines: list[str]) -> None:
+        if self.attached.done():
+            return  # a block of a command run later (if-shell -b ...): nobody's answer
+        if error:
+            self.attached.set_exception(SchemuxError("\n".join(lines)))
+        else:
+            self.attached.set_result(lines)
+
+    def _broken(self, reason: str) -> None:
+        self.fail(f"tmux on {self.describe} is out of step: {reason}")
+
+    def _notification(self, line: str) -> None:
+        if not line.startswith("%"):
+            return  # nothing else is sent outside blocks
+        notification = parse_notification(line)
+        if notification.name == "exit":
+            reason = " ".join(notification.args)
+            self.fail(
+                f"the tmux server on {self.describe} exited or detached schemux's control "
+                f"client{f' ({reason})' if reason else ''}"
+            )
+        if self.notify is None:
+            return
+        try:
+            self.notify(notification)
+        except Exception:  # a watcher's failure must not end the connection
+            logger.exception("the watcher of %%%s failed", notification.name)
+
+    def fail(self, message: str) -> None:
+        """End the connection: every waiting call gets ``message``; the process ends."""
+        if not self.alive:
+            return
+        self.alive = False
+        if not self.attached.done():
+            self.attached.set_exception(ConnectionLost(message))
+        while self.frames.answers:
+            answer = self.frames.answers.popleft()
+            if not answer.future.done():
+                answer.future.set_exception(ConnectionLost(message))
+        self.terminate()
+
+    def terminate(self) -> None:
+        """Close stdin (``tmux -C`` exits on it) and kill the process to be sure, once
+        tmux has attached it.
+
+        tmux 3.3a crashes (``control_stop`` on a client without control state: a NULL
+        dereference) when a control client dies after announcing itself as one and
+        before its identification is complete. A client that tmux has written to is past
+        that point and is killed at once; an earlier one only loses its stdin, which
+        ends it as soon as it is attached, and is killed after ``KILL_GRACE`` seconds
+        only if it is still there."""
+        if self.proc.returncode is not None:
+            return
+        with contextlib.suppress(Exception):
+            self.stdin.close()
+        if self.heard:
+            self._kill()
+        else:
+            self.loop.call_later(KILL_GRACE, self._kill)
+
+    def _kill(self) -> None:
+        if self.proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.proc.kill()
+
+    def abandon(self) -> None:
+        """Forget a connection of another (possibly closed) event loop and end its
+        process (SIGTERM before tmux attached it: see ``terminate``)."""
+        self.alive = False
+        if self.proc.returncode is not None:
+            return  # reaped already: its pid may be another process's now
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.proc.pid, signal.SIGKILL if self.heard else signal.SIGTERM)
+
+    async def close(self) -> None:
+        self.fail("schemux closed its tmux connection")
+        with contextlib.suppress(ProcessLookupError):
+            await asyncio.shield(self.proc.wait())
+        self.reader.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self.reader
+
+
+async def answer(connection: Connection, args: tuple[str, ...], timeout: float) -> list[str]:
+    """Send one command line on ``connection`` and wait for its answer (``run``'s contract)."""
+    future = connection.send(args)
+    try:
+        async with asyncio.timeout(timeout):
+            return await future
+    except TimeoutError:
+        connection.fail(
+            f"tmux did not answer {args[0]} within {timeout:g} s; the control "
+            "connection was restarted"
+        )
+        raise SchemuxError(
+            f"tmux on {connection.describe} did not answer {args[0]} within {timeout:g} s",
+            suggestion="check that the tmux server is responsive, then retry",
+        ) from None
+    except ConnectionLost:
+        raise
+    except SchemuxError as error:
+        raise TmuxCommandError(args[0], error.message) from None
