@@ -19,21 +19,21 @@ from dataclasses import dataclass
 from schemux.agent_session import (
     AGENT_MARK,
     AgentSession,
-    home_directory,
     login_shell,
     new_session_arguments,
-    until_shell_ready,
     user_environment,
 )
 from schemux.engine import (
     CONTROL_MARK,
     OWNED_SESSION,
     THEN,
+    ConnectionLost,
     ControlEngine,
     UnsendableArgument,
     is_separator,
 )
 from schemux.errors import ServerUnavailable, TmuxCommandError, ToolError, preview, shorten
+from schemux.hosts import LOCAL, Host
 
 MINIMUM_VERSION = (3, 3)
 SOCKET_ADDRESS_BYTES = 107  # a Unix socket's path, as sockaddr_un holds it (with its NUL)
@@ -116,10 +116,12 @@ def check_socket_name(name: str, field: str = "socket_name") -> None:
 
 @dataclass(frozen=True)
 class ServerAddress:
-    """Which tmux server: by socket name (``-L``), socket path (``-S``), or tmux's default."""
+    """Which tmux server: by socket name (``-L``), socket path (``-S``), or tmux's default;
+    on this machine or on a remote host (``schemux.hosts``)."""
 
     socket_name: str | None = None
     socket_path: str | None = None
+    host: Host = LOCAL
 
     def flags(self) -> tuple[str, ...]:
         if self.socket_path is not None:
@@ -129,11 +131,12 @@ class ServerAddress:
         return ()
 
     def describe(self) -> str:
+        on = f" on {self.host.describe()}" if self.host.remote else ""
         if self.socket_path is not None:
-            return f"socket path {shorten(self.socket_path, 200)}"
+            return f"socket path {shorten(self.socket_path, 200)}{on}"
         if self.socket_name is not None:
-            return f"socket name {preview(self.socket_name)}"
-        return "the default socket"
+            return f"socket name {preview(self.socket_name)}{on}"
+        return f"the default socket{on}"
 
 
 _NO_SERVER = re.compile(
@@ -158,11 +161,12 @@ class TmuxServer:
         self, address: ServerAddress, binary: str | None = None, agent: AgentSession | None = None
     ) -> None:
         self.address = address
-        self.binary = binary or tmux_binary()
+        # a remote host's tmux is the one on its PATH
+        self.binary = binary or ("tmux" if address.host.remote else tmux_binary())
         self.agent = agent
 
     def argv(self, *args: str) -> list[str]:
-        return [self.binary, *self.address.flags(), *args]
+        return self.address.host.command([self.binary, *self.address.flags(), *args])
 
     @property
     def engine(self) -> ControlEngine:
@@ -171,7 +175,10 @@ class TmuxServer:
         engine = _ENGINES.get(key)
         if engine is None:
             engine = _ENGINES[key] = ControlEngine(
-                self.address.describe(), self._prepare, self.argv()
+                self.address.describe(),
+                self._prepare,
+                [self.binary, *self.address.flags()],
+                command=self.address.host.command,
             )
         return engine
 
@@ -184,6 +191,13 @@ class TmuxServer:
         """
         try:
             return await self.engine.run(*args)
+        except ConnectionLost as error:
+            lost = self.address.host.lost()
+            if lost is None:
+                raise
+            raise ConnectionLost(
+                f"{lost} while this call ran; the next call connects again"
+            ) from error
         finally:
             _START_ALLOWED.discard((self.binary, self.address))
 
@@ -265,7 +279,7 @@ class TmuxServer:
         shell, env = agent_shell()
         try:
             made = await self.run_subprocess(
-                *new_session_arguments(agent, home_directory(os.environ)), env=env
+                *new_session_arguments(agent, self.address.host.home()), env=env
             )
         except TmuxCommandError as error:
             if "duplicate session" not in error.stderr:
@@ -285,12 +299,13 @@ class TmuxServer:
             if not error.target_gone:
                 raise
             raise agent_shell_ended(shell, agent.name, self.address.describe()) from None
-        await until_shell_ready(int(pane_pid), self.binary)
+        await self.address.host.until_shell_ready(int(pane_pid), self.binary)
 
     async def run_subprocess(self, *args: str, env: dict[str, str] | None = None) -> list[str]:
         """``run`` by a tmux client process of its own (about 2.5 ms a command); ``env``
         is the client's environment (a client that starts the server gives it to the
-        server)."""
+        server; on a remote host, the environment ssh gives the command there)."""
+        await self.address.host.connect()
         proc = await asyncio.create_subprocess_exec(
             *self.argv(*command_arguments(args)),
             env=env,
@@ -304,6 +319,9 @@ class TmuxServer:
             await _reap(proc)
             raise
         if proc.returncode != 0:
+            lost = self.address.host.lost() if proc.returncode == 255 else None
+            if lost is not None:  # ssh's own failure, not tmux's
+                raise ServerUnavailable(f"{lost} ({err.decode(errors='replace').strip()})")
             raise self._error(args[0], err.decode(errors="replace").strip())
         text = out.decode(errors="surrogateescape")
         return text.split("\n")[:-1] if text else []
