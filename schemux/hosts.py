@@ -156,6 +156,12 @@ class SshHost:
         ]  # fmt: skip
 
     def command(self, argv: list[str]) -> list[str]:
+        """A tmux argv (``tmux FLAGS COMMAND...``) run on the host. With ``-u``: the
+        remote session's locale is whatever sshd gave it (often none, so C), and tmux
+        would write a non-UTF-8 client's control characters as ``_``."""
+        return self.exec_command([argv[0], "-u", *argv[1:]])
+
+    def exec_command(self, argv: list[str]) -> list[str]:
         """``argv`` run on the host, over the master: ``exec`` and the words, each quoted
         for a POSIX shell (the remote shell only removes the quotes)."""
         remote = "exec " + " ".join(shlex.quote(word) for word in argv)

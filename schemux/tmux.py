@@ -192,19 +192,23 @@ class TmuxServer:
         try:
             return await self.engine.run(*args)
         except ConnectionLost as error:
-            lost = self.address.host.lost()
-            if lost is None:
-                raise
-            raise ConnectionLost(
-                f"{lost} while this call ran; the next call connects again"
-            ) from error
+            raise self._connection_lost(error) from None
         finally:
             _START_ALLOWED.discard((self.binary, self.address))
+
+    def _connection_lost(self, error: ConnectionLost) -> ConnectionLost:
+        """``error``, or on a remote host whose connection dropped, that cause."""
+        lost = self.address.host.lost()
+        if lost is None:
+            return error
+        return ConnectionLost(f"{lost} while this call ran; the next call connects again")
 
     async def wait(self, channel: str) -> None:
         """Return once ``channel`` is signalled (``wait-for``), on a client of its own."""
         try:
             await self.engine.wait(channel)
+        except ConnectionLost as error:
+            raise self._connection_lost(error) from None
         finally:
             _START_ALLOWED.discard((self.binary, self.address))
 

@@ -25,7 +25,15 @@ from schemux.generated.bindings import BINDINGS
 from schemux.hosts import SshTarget, ssh_host
 from schemux.server import build_server
 from tests.ssh_server import ALIAS, BAD_KEY, NO_TMUX, OLD_TMUX, UNKNOWN_HOST, SshServer
-from tests.support import call, call_error, new_pane, pane_format, tmux, wait_for_shell
+from tests.support import (
+    call,
+    call_error,
+    new_pane,
+    pane_format,
+    tmux,
+    wait_for_shell,
+    wait_until,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -110,7 +118,7 @@ def test_a_remote_command_receives_each_word_verbatim(
     value = word.replace("{mark}", str(mark))
     host = ssh_host(target=ssh_target)
     anyio.run(host.connect)
-    argv = host.command(["printf", "%s\\0", value, "second"])
+    argv = host.exec_command(["printf", "%s\\0", value, "second"])
     done = subprocess.run(argv, capture_output=True, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout == os.fsencode(value) + b"\0second\0"
@@ -144,6 +152,7 @@ async def test_a_dropped_connection_fails_the_call_at_once_and_the_next_reconnec
     assert f"host {ALIAS!r}" in message[0], message[0]
     assert "ssh connection" in message[0], message[0]
     tmux(tmux_socket, "send-keys", "-t", pane.pane_id, "C-c")  # the sleep goes on
+    wait_until(lambda: pane_format(pane, "#{pane_current_command}") == "bash")
     result = await call(ssh_client, "run_command", command="echo back", pane_id=pane.pane_id)
     assert result["output"] == ["back"]
     assert master_pid(ssh_target) != master
