@@ -101,6 +101,14 @@ async def memory_client(anyio_backend: str, tool_context: ToolContext) -> AsyncI
         yield client
 
 
+@pytest.fixture
+async def local_client(anyio_backend: str, tool_context: ToolContext) -> AsyncIterator[Client]:
+    """``memory_client`` on this machine only, where a module runs it over ssh as well
+    (programs are not served over ssh yet)."""
+    async with Client(build_server(tool_context, BINDINGS)) as client:
+        yield client
+
+
 @pytest.fixture(scope="session")
 def sshd() -> Iterator[SshServer]:
     """A real OpenSSH server on 127.0.0.1 (``tests.ssh_server``); the ssh masters schemux
