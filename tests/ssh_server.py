@@ -77,6 +77,8 @@ def _keygen(path: Path) -> str:
 
 def _write_server_config(root: Path, ports: list[int]) -> Path:
     _, no_tmux, old_tmux = ports
+    home = root / "home"
+    home.mkdir()
     empty = root / "empty-bin"
     empty.mkdir()
     old = root / "old-bin"
@@ -105,13 +107,13 @@ def _write_server_config(root: Path, ports: list[int]) -> Path:
                 "MaxStartups 100:30:200",
                 "PrintMotd no",
                 "LogLevel ERROR",
-                # bash reads ~/.bashrc for a command sshd runs unless it is a nested shell;
-                # the machine's startup files are not what these tests are about
-                "SetEnv SHLVL=1",
+                # a home of no dotfiles: the machine's startup files are not what these
+                # tests are about (bash reads ~/.bashrc for a command sshd runs)
+                f"SetEnv HOME={home}",
                 f"Match LocalPort {no_tmux}",
-                f"    SetEnv SHLVL=1 PATH={empty}",
+                f"    SetEnv HOME={home} PATH={empty}",
                 f"Match LocalPort {old_tmux}",
-                f"    SetEnv SHLVL=1 PATH={old}:/usr/bin:/bin",
+                f"    SetEnv HOME={home} PATH={old}:/usr/bin:/bin",
                 "",
             ]
         )

@@ -30,6 +30,8 @@ from tests.support import (
     call_error,
     new_pane,
     pane_format,
+    remove_server,
+    tagged_socket_name,
     tmux,
     wait_for_shell,
     wait_until,
@@ -261,3 +263,23 @@ async def test_capture_over_ssh_reads_but_cannot_track(
     assert "tracking_unavailable" in str(tracked.structured_content), tracked
     assert "ssh" in str(tracked.structured_content)
     assert pane_format(pane, "#{pane_current_command}") == "bash"
+
+
+async def test_the_first_call_starts_the_server_on_the_host_with_the_agent_session(
+    anyio_backend: str, sshd: SshServer, ssh_target: SshTarget
+) -> None:
+    """No server on that socket of the host: the first call starts it there, with the
+    agent's login shell in the remote user's home, and waits until that shell is ready."""
+    name = tagged_socket_name("ssh-start")
+    context = context_for(ssh_target, name)
+    try:
+        async with Client(build_server(context, BINDINGS)) as client:
+            result = await call(client, "run_command", command='echo "$0"; pwd')
+        assert result["output"] == ["-bash", str(sshd.config.parent / "home")]
+        sessions = tmux(name, "list-sessions", "-F", "#{session_name}").split()
+        assert sorted(sessions) == ["_schemux", "agent"]
+        mark = tmux(name, "show-options", "-p", "-v", "-t", result["pane_id"], "@schemux_agent")
+        assert mark.strip() == "1"
+    finally:
+        await context.close()
+        remove_server(name)
