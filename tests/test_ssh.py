@@ -283,3 +283,23 @@ async def test_the_first_call_starts_the_server_on_the_host_with_the_agent_sessi
     finally:
         await context.close()
         remove_server(name)
+
+
+async def test_marks_are_judged_only_on_their_owners_machine(
+    anyio_backend: str, tmux_socket: str, ssh_target: SshTarget
+) -> None:
+    """An owner is a pid of the machine it ran on: over ssh, a mark whose pid runs no
+    process here is left alone (its owner may live on that host); here, it is reaped."""
+    mark = f"@schemux-link-{2**22 + 7}-1-{os.getpid():x}"
+    tmux(tmux_socket, "set-option", "-s", mark, "@999999")
+    try:
+        for ssh, kept in [(ssh_target, True), (None, False)]:
+            context = ToolContext(Settings(socket_name=tmux_socket, ssh=ssh))
+            try:
+                await context.abandoned.settled(context.tmux())
+            finally:
+                await context.close()
+            options = tmux(tmux_socket, "show-options", "-s")
+            assert (mark in options) is kept, (ssh, options)
+    finally:
+        tmux(tmux_socket, "set-option", "-su", mark, check=False)
