@@ -7,7 +7,9 @@ The remote host is this machine, so the tmux server a test reaches over ssh is t
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -303,3 +305,63 @@ async def test_marks_are_judged_only_on_their_owners_machine(
             assert (mark in options) is kept, (ssh, options)
     finally:
         tmux(tmux_socket, "set-option", "-su", mark, check=False)
+
+
+def connection_processes(sshd: SshServer) -> list[int]:
+    """The sshd processes serving connections (the listener's descendants)."""
+    found: list[int] = []
+    parents = {sshd.process.pid}
+    for _ in range(3):  # the connection's process, its privilege-separated child, ...
+        children = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat[stat.rindex(")") + 2 :].split()[1]) in parents:
+                children.append(int(entry.name))
+        found += children
+        parents = set(children)
+    return found
+
+
+async def test_a_host_that_stops_answering_fails_the_call_within_two_seconds(
+    ssh_client: Client, tmux_socket: str, ssh_target: SshTarget, sshd: SshServer
+) -> None:
+    """The network hangs (the server's side stops, nothing closes): ssh's keep-alive
+    gives up on it, and the call fails; the next call connects again."""
+    pane = new_pane(tmux_socket)
+    wait_for_shell(pane)
+    await call(ssh_client, "run_command", command="true", pane_id=pane.pane_id)
+    failed_at: list[float] = []
+    message: list[str] = []
+
+    async def long_call() -> None:
+        message.append(
+            await call_error(
+                ssh_client, "run_command", command="sleep 30", pane_id=pane.pane_id, timeout=25
+            )
+        )
+        failed_at.append(time.monotonic())
+
+    stopped: list[int] = []
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(long_call)
+            await anyio.sleep(0.5)
+            stopped = connection_processes(sshd)
+            for pid in stopped:
+                os.kill(pid, signal.SIGSTOP)
+            stopped_at = time.monotonic()
+    finally:
+        for pid in stopped:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+    assert failed_at[0] - stopped_at < 2.5, failed_at[0] - stopped_at
+    assert "ssh connection" in message[0], message[0]
+    tmux(tmux_socket, "send-keys", "-t", pane.pane_id, "C-c")  # the sleep goes on
+    wait_until(lambda: pane_format(pane, "#{pane_current_command}") == "bash")
+    result = await call(ssh_client, "run_command", command="echo back", pane_id=pane.pane_id)
+    assert result["output"] == ["back"]
