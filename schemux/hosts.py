@@ -145,8 +145,14 @@ class SshHost:
 
     def _options(self) -> list[str]:
         config = ["-F", self.target.config] if self.target.config is not None else []
+        # over the user's config (options given here win): never prompt, no escape
+        # character in the byte stream (a "~." would end the connection), no remote
+        # command or forwarding of the config's, which a second connection would repeat
         return [
             *config,
+            "-e", "none",
+            "-o", "RemoteCommand=none",
+            "-o", "ClearAllForwardings=yes",
             "-o", "BatchMode=yes",
             "-o", f"ConnectTimeout={CONNECT_SECONDS}",
             "-o", f"ServerAliveInterval={ALIVE_INTERVAL}",

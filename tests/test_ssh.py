@@ -21,7 +21,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from schemux.config import Settings
+from schemux.config import ConfigError, Settings, settings_from
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
 from schemux.hosts import SshTarget, ssh_host
@@ -365,3 +365,30 @@ async def test_a_host_that_stops_answering_fails_the_call_within_two_seconds(
     wait_until(lambda: pane_format(pane, "#{pane_current_command}") == "bash")
     result = await call(ssh_client, "run_command", command="echo back", pane_id=pane.pane_id)
     assert result["output"] == ["back"]
+
+
+@pytest.mark.parametrize(
+    ("env", "options", "problem"),
+    [
+        ({"SCHEMUX_SSH": "-oProxyCommand=touch /tmp/x"}, {}, "starts with '-'"),
+        ({}, {"ssh": "host name"}, "whitespace"),
+        ({}, {"ssh": ""}, "it is empty"),
+        ({"SCHEMUX_SSH_CONFIG": "/etc/ssh/ssh_config"}, {}, "needs --ssh"),
+        ({}, {"ssh_config": "/etc/ssh/ssh_config"}, "needs --ssh"),
+    ],
+)
+def test_an_ssh_setting_that_is_not_one_is_refused_naming_it(
+    env: dict[str, str], options: dict[str, str], problem: str
+) -> None:
+    with pytest.raises(ConfigError) as raised:
+        settings_from(env, **options)
+    assert problem in str(raised.value)
+    assert "--ssh" in str(raised.value)
+
+
+def test_options_win_over_the_environment_for_ssh() -> None:
+    env = {"SCHEMUX_SSH": "env-host", "SCHEMUX_SSH_CONFIG": "/env/config"}
+    assert settings_from(env).ssh == SshTarget("env-host", "/env/config")
+    chosen = settings_from(env, ssh="option-host", ssh_config="/option/config")
+    assert chosen.ssh == SshTarget("option-host", "/option/config")
+    assert settings_from({}).ssh is None
