@@ -381,7 +381,7 @@ def test_an_ssh_setting_that_is_not_one_is_refused_naming_it(
     env: dict[str, str], options: dict[str, str], problem: str
 ) -> None:
     with pytest.raises(ConfigError) as raised:
-        settings_from(env, **options)
+        settings_from(env, ssh=options.get("ssh"), ssh_config=options.get("ssh_config"))
     assert problem in str(raised.value)
     assert "--ssh" in str(raised.value)
 
