@@ -195,11 +195,11 @@ async def test_a_host_that_cannot_serve_fails_the_first_call_in_one_line(
     ids=["ok", "auth", "old-tmux"],
 )
 def test_serve_and_doctor_check_the_host_at_start(
-    sshd: SshServer, alias: str, expected: str | None
+    sshd: SshServer, tmux_socket: str, alias: str, expected: str | None
 ) -> None:
     """``schemux call`` (like ``serve``) connects before it serves; doctor says how it
     went, with the remote tmux's version."""
-    options = ["--ssh", alias, "--ssh-config", str(sshd.config), "-L", "schemux-ssh-unused"]
+    options = ["--ssh", alias, "--ssh-config", str(sshd.config), "-L", tmux_socket]
     doctor = subprocess.run(
         [sys.executable, "-m", "schemux", "doctor", *options],
         capture_output=True,
@@ -216,6 +216,8 @@ def test_serve_and_doctor_check_the_host_at_start(
         check=False,
     )
     if expected is None:
+        assert tools.returncode == 0, tools.stderr
+        assert '"keepalive"' in tools.stdout  # the session of the server on that host
         assert ssh_line.startswith("OK"), ssh_line
         assert "tmux 3." in ssh_line
         assert f"host {alias!r}" in ssh_line
