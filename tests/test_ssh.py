@@ -221,6 +221,9 @@ def test_serve_and_doctor_check_the_host_at_start(
         assert ssh_line.startswith("OK"), ssh_line
         assert "tmux 3." in ssh_line
         assert f"host {alias!r}" in ssh_line
+        server_line = next(line for line in doctor.stdout.splitlines() if "  server: " in line)
+        assert server_line.startswith("OK"), server_line
+        assert f"on host {alias!r}" in server_line, server_line
     else:
         assert ssh_line.startswith("FAIL"), ssh_line
         assert expected in ssh_line, ssh_line
