@@ -103,7 +103,6 @@ def _write_server_config(root: Path, ports: list[int]) -> Path:
                 "StrictModes no",
                 "PermitRootLogin prohibit-password",
                 "PermitUserEnvironment no",
-                "MaxSessions 200",
                 "MaxStartups 100:30:200",
                 "PrintMotd no",
                 "LogLevel ERROR",
