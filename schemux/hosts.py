@@ -264,15 +264,20 @@ class SshHost:
         """The remote user's home and ``tmux -V``, in one session."""
         from schemux.tmux import MINIMUM_VERSION, TmuxUnavailable, parse_version  # see above
 
-        done = subprocess.run(
-            self._session("printf '%s\\n' \"$HOME\"; exec tmux -V"),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=START_SECONDS,
-            check=False,
-        )
+        try:
+            done = subprocess.run(
+                self._session("printf '%s\\n' \"$HOME\"; exec tmux -V"),
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                errors="replace",
+                timeout=START_SECONDS,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            raise ServerUnavailable(
+                f"`tmux -V` on {self.describe()} did not answer within {START_SECONDS:g} s"
+            ) from None
         lines = done.stdout.splitlines()
         if done.returncode == 255:
             raise ServerUnavailable(
@@ -302,7 +307,8 @@ class SshHost:
         return self._home or "/"
 
     async def until_shell_ready(self, pid: int, tmux_binary: str) -> None:
-        """``agent_session.until_shell_ready``, on the host, in one session."""
+        """``agent_session.until_shell_ready``, on the host, in one session (which finds
+        the host's own tmux: ``tmux_binary`` is this machine's name for it)."""
         remote = "sh -c " + shlex.quote(_SHELL_READY_SCRIPT) + " sh " + shlex.quote(str(pid))
         proc = await asyncio.create_subprocess_exec(
             *self._session(remote),
