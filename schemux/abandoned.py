@@ -213,8 +213,10 @@ async def reap_abandoned(server: TmuxServer) -> None:
     """Run every step. A tmux server that is not running holds nothing of a dead schemux,
     and reaping never starts one (that is a call's first command's to do, with the
     agent's session: see ``TmuxServer.allow_start``), so its steps are then left out."""
-    running = await server.running()
-    for step in STEPS if running else STEPS[len(TMUX_STEPS) :]:
+    # an owner is a pid of this machine: on a server of another host (over ssh), marks
+    # may be owned by processes there, which this machine's /proc cannot judge
+    reaps_tmux = not server.address.host.remote and await server.running()
+    for step in STEPS if reaps_tmux else STEPS[len(TMUX_STEPS) :]:
         try:
             await step(server)
         except Exception:  # one step failing leaves the others to do their part
