@@ -61,6 +61,7 @@ from schemux.shell_panes import (
     echo_on,
     shell_reads_input,
     until_line_editor_reads,
+    until_shell_at_prompt,
     until_shell_has_terminal,
 )
 from schemux.targets import PaneInfo
@@ -329,7 +330,7 @@ async def _until_settled(pane: PaneInfo) -> None:
                 await asyncio.wait_for(asyncio.shield(entry[0]), SETTLE_SECONDS)
         # from now, not from when the cleanup began: the interrupted command (a trap, say)
         # may still be on its way out when the cleanup's own work is done
-        await until_shell_has_terminal(pane.pid, SETTLE_SECONDS)
+        await until_shell_at_prompt(pane.pid, SETTLE_SECONDS)
     elif earlier_wrapper_leaving(pane.pid):
         await until_shell_has_terminal(pane.pid, SETTLE_SECONDS)
     if shell_reads_input(pane.pid):

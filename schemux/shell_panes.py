@@ -155,6 +155,8 @@ async def until_line_editor_reads(shell_pid: int, within: float = 1.0) -> None:
         return
     deadline = asyncio.get_running_loop().time() + within
     while (modes := _local_modes(tty)) is not None and modes & termios.ICANON:
+        if not shell_reads_input(shell_pid):
+            return  # a command of the shell's took the terminal: the caller waits for it
         if asyncio.get_running_loop().time() > deadline:
             if shell_reads_input(shell_pid) and _process_state(shell_pid) == "S":
                 # asleep holding its terminal, in canonical mode: reading its prompt's
@@ -168,3 +170,18 @@ def _process_state(pid: int) -> str:
     """The state letter of /proc/PID/stat (R running, S sleeping, ...); "" if gone."""
     stat = stat_of(pid)
     return "" if stat is None else stat.state
+
+
+async def until_shell_at_prompt(shell_pid: int, within: float) -> None:
+    """Return once the shell holds its terminal and its line editor reads (or after
+    ``within`` seconds). An interrupted command's shell takes the terminal back between
+    the jobs that follow it (the wrapper's report, then the prompt), so holding the
+    terminal once is not yet being at the prompt."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    while (left := deadline - loop.time()) > 0:
+        await until_shell_has_terminal(shell_pid, left)
+        await until_line_editor_reads(shell_pid, max(deadline - loop.time(), 0.0))
+        if shell_reads_input(shell_pid):
+            return
+        await asyncio.sleep(0.001)  # /proc cannot tell (the shell gone): not a busy loop
