@@ -134,7 +134,7 @@ class PaneWatch:
         self._watcher = watcher
 
     def notify(self, notification: Notification) -> None:
-        """The watcher's notification callback (called by the engine's reader)."""
+        """The watcher's notification callback (called by the reader of its control connection)."""
         name, args = notification.name, notification.args
         if name == "output" and args:
             if args[0] == self.pane_id:
