@@ -301,3 +301,28 @@ async def test_schemux_session_killed_under_a_wait(memory_client: Client, tmux_s
     await send(memory_client, pane, "echo again")
     assert (await waiting)["outcome"] == "matched"
     await left_behind(pane)
+
+
+async def test_a_catastrophic_pattern_stalls_no_other_call_and_is_refused(
+    memory_client: Client, tmux_socket: str
+) -> None:
+    pane = new_pane(tmux_socket)
+    line = "a" * 60 + "b"  # (a|aa)+$ tries about 2**40 ways on it before it fails
+    tmux(tmux_socket, "send-keys", "-t", pane.pane_id, "-l", f"echo {line}")
+    tmux(tmux_socket, "send-keys", "-t", pane.pane_id, "Enter")
+    wait_until(lambda: f"\n{line}" in tmux(tmux_socket, "capture-pane", "-p", "-t", pane.pane_id))
+    started = time.monotonic()
+    failing = asyncio.ensure_future(
+        call_error(
+            memory_client, "wait_for_text", pane_id=pane.pane_id,
+            patterns=["(a|aa)+$"], regex=True, timeout=30,
+        )
+    )  # fmt: skip
+    await asyncio.sleep(0.3)  # the entry's rows are being matched
+    assert not failing.done()
+    asked = time.monotonic()
+    await call(memory_client, "tmux_snapshot")
+    assert time.monotonic() - asked < 0.5  # the event loop went on serving
+    assert "patterns[0] '(a|aa)+$' took more than 1 s to match the pane's rows" in await failing
+    assert time.monotonic() - started < 5  # refused at the limit, not at the timeout
+    await left_behind(pane)
