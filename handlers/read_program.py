@@ -13,18 +13,15 @@ async def handle(ctx: ToolContext, request: ReadProgramInput) -> ReadProgramOutp
     progress.expect(timeout, "waiting for the program's output")
     page = await ctx.programs.read(program, request.cursor or 0, request.max_lines, timeout)
     ending = program.ending
-    complete_end = ending is not None and ending.outcome in ("completed", "not_started")
     return ReadProgramOutput(
         text=page.text,
         cursor=page.cursor,
         ended=page.ended,
-        outcome="running" if ending is None else ending.outcome,  # type: ignore[arg-type]
+        outcome="running" if ending is None else ending.outcome,
         exit_status=None if ending is None else ending.exit_status,
         signal=None if ending is None else ending.signal,
         output_cut=program.output_cut,
         lost_end=program.lost_end,
-        output_complete=page.ended
-        and complete_end
-        and not (program.output_cut or program.lost_end),
+        output_complete=page.ended and program.output_complete,
         effective_timeout_ms=round(timeout * 1000),
     )

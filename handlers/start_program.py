@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from schemux.context import ToolContext
 from schemux.generated.models.start_program import StartProgramInput, StartProgramOutput
-from schemux.launch import program_spec
+from schemux.programs.launch import program_spec
 
 
 async def handle(ctx: ToolContext, request: StartProgramInput) -> StartProgramOutput:

@@ -14,7 +14,7 @@ async def handle(ctx: ToolContext, request: StopProgramInput) -> StopProgramOutp
     ending, was_running = await ctx.programs.stop(program)
     return StopProgramOutput(
         program_id=program.id,
-        outcome=ending.outcome,  # type: ignore[arg-type]
+        outcome=ending.outcome,
         exit_status=ending.exit_status,
         signal=ending.signal,
         was_running=was_running,

@@ -2,7 +2,8 @@
 how the next one reaps it.
 
 Every schemux process has an owner identity, its pid and its start time in clock ticks
-(``PID-TICKS``): a pid alone could be reused by an unrelated process. It names the
+(``PID-TICKS``, ``schemux.processes.Owner``): a pid alone could be reused by an unrelated
+process. It names the
 runtime directory (``schemux-PID-TICKS-XXXXXXXX`` in the temporary directory) and marks
 each program pane (pane option ``@schemux-program``) and each link a wait made of a
 user's window into ``_schemux`` (server option ``@schemux-link-PID-TICKS-TOKEN``, whose
@@ -27,19 +28,17 @@ import tempfile
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 
 from schemux.abandoned_wrappers import release_abandoned_wrappers
 from schemux.errors import SchemuxError
 from schemux.owned_session import OWNED_SESSION
-from schemux.process_identity import start_ticks
+from schemux.processes import Owner, this_process
 from schemux.tmux import ServerAddress, TmuxServer
 from schemux.tmux_command import THEN
 
 PANE_OPTION = "@schemux-program"
 RUNTIME_PREFIX = "schemux-"
-_OWNER = re.compile(r"([1-9][0-9]*)-([0-9]+)")
 _RUNTIME_NAME = re.compile(rf"{RUNTIME_PREFIX}([1-9][0-9]*-[0-9]+)-[a-z0-9_]+")
 LINK_PREFIX = "@schemux-link-"
 _LINK_MARK = re.compile(rf"{LINK_PREFIX}([1-9][0-9]*-[0-9]+)-[0-9a-f]+")
@@ -48,18 +47,15 @@ _WINDOW_ID = re.compile(r"@[0-9]+")
 logger = logging.getLogger("schemux")
 
 
-@cache
 def own_identity() -> str:
-    return f"{os.getpid()}-{start_ticks(os.getpid())}"
+    return this_process().identity
 
 
-def owner_alive(owner: str) -> bool:
-    """Whether the schemux process named by ``owner`` still runs; True for anything that
-    is not an owner identity, so that nothing of unknown origin is ever reaped."""
-    match = _OWNER.fullmatch(owner)
-    if match is None:
-        return True
-    return start_ticks(int(match[1])) == int(match[2])
+def owner_alive(identity: str) -> bool:
+    """Whether the schemux process named by ``identity`` still runs; True for anything
+    that is not an owner identity, so that nothing of unknown origin is ever reaped."""
+    owner = Owner.from_identity(identity)
+    return owner is None or owner.alive()
 
 
 def make_runtime_directory() -> Path:
@@ -217,8 +213,10 @@ async def reap_abandoned(server: TmuxServer) -> None:
     """Run every step. A tmux server that is not running holds nothing of a dead schemux,
     and reaping never starts one (that is a call's first command's to do, with the
     agent's session: see ``TmuxServer.allow_start``), so its steps are then left out."""
-    running = await server.running()
-    for step in STEPS if running else STEPS[len(TMUX_STEPS) :]:
+    # an owner is a pid of this machine: on a server of another host (over ssh), marks
+    # may be owned by processes there, which this machine's /proc cannot judge
+    reaps_tmux = not server.address.host.remote and await server.running()
+    for step in STEPS if reaps_tmux else STEPS[len(TMUX_STEPS) :]:
         try:
             await step(server)
         except Exception:  # one step failing leaves the others to do their part

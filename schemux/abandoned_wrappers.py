@@ -2,8 +2,7 @@
 
 Each run_command arms a private pane option ``@schemux_<token>`` and a server option
 ``@schemux_h_<token>`` whose value ends with its owner's mark, ``A <pid> <start ticks>``
-(the schemux process and its start time in clock ticks since boot, field 22 of
-/proc/PID/stat, so that a recycled pid is not taken for the owner). The pane option holds
+(``schemux.processes.Owner``: a recycled pid is not taken for the owner). The pane option holds
 the report's format until the wrapper reports ``E <status> ...`` into it.
 
 A schemux killed with SIGKILL leaves both, and with them the shells it typed into: a
@@ -16,20 +15,17 @@ leaves every option of a live schemux alone, also a second one on the same tmux 
 from __future__ import annotations
 
 import asyncio
-import functools
-import os
 import re
 from dataclasses import dataclass
 
 from schemux.errors import TmuxCommandError
-from schemux.process_identity import start_ticks
+from schemux.processes import Owner
 from schemux.tmux import TmuxServer
 from schemux.tmux_command import THEN
 
 TOKEN_BYTES = 6  # a call's private token: 12 hex digits
 # what the wrapper reports, a format set as the armed option's value (expanded by #{E:})
 REPORT_FORMAT = "#{history_size} #{cursor_y} #{cursor_x} #{history_limit}"
-_MARK = re.compile(r"(?:^|')A (\d+) (\d+)'?\"?$")
 _HOLD = re.compile(r"@schemux_h_([0-9a-f]{12})")
 _OPTION = re.compile(r"@schemux_([0-9a-f]{12})")
 
@@ -71,39 +67,6 @@ class WrapperNames:
     def resume(self) -> str:
         """The channel that releases the shell the wrapper holds."""
         return f"schemux_r_{self.token}"
-
-
-@dataclass(frozen=True)
-class Owner:
-    """A schemux process, as its pid and its start time."""
-
-    pid: int
-    start_ticks: int
-
-    @property
-    def mark(self) -> str:
-        return f"A {self.pid} {self.start_ticks}"
-
-    @classmethod
-    def from_value(cls, value: str) -> Owner | None:
-        """The owner a hold flag's value records, at its end (None for anything else)."""
-        match = _MARK.search(value)
-        return None if match is None else cls(int(match.group(1)), int(match.group(2)))
-
-    def alive(self) -> bool:
-        return start_ticks(self.pid) == self.start_ticks
-
-
-def this_process() -> Owner:
-    """This schemux process's mark (read once per process: a fork gets its own)."""
-    return _owner(os.getpid())
-
-
-@functools.cache
-def _owner(pid: int) -> Owner:
-    ticks = start_ticks(pid)
-    assert ticks is not None  # /proc/self always exists on Linux
-    return Owner(pid, ticks)
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from schemux.owned_session import OWNED_SESSION
+from schemux.processes import executable, read_stat
 from schemux.references import CreatedSessionRow
 from schemux.tmux_format import row_format, tmux_row
 
@@ -179,13 +180,11 @@ def shell_holds_terminal(pid: int, tmux_binary: str) -> bool:
     forked from) and holds its terminal's foreground (no startup file's command runs).
     True when /proc cannot tell: there is nothing to wait for then."""
     try:
-        executable = os.readlink(f"/proc/{pid}/exe")
-        tmux_executable = os.path.realpath(tmux_binary)
-        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as stat:
-            fields = stat.read().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
+        running = executable(pid)
+        stat = read_stat(pid)
+    except (OSError, ValueError):
         return True
-    return executable != tmux_executable and fields[2] == fields[5]  # pgrp == tpgid
+    return running != os.path.realpath(tmux_binary) and stat.pgrp == stat.tpgid
 
 
 async def until_shell_ready(

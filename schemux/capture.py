@@ -24,7 +24,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import NoReturn
 
-from schemux.errors import ConnectionLost, Refused, TmuxCommandError
+from schemux.errors import ConnectionLost, Refused, TmuxCommandError, TrackingUnavailable
 from schemux.owned_session import CONTROL_MARK, OWNED_SESSION, is_control_window
 from schemux.process_identity import (
     ProcessHandle,
@@ -274,6 +274,13 @@ async def _process_before(
 ) -> ProcessHandle | None:
     """The pane's process as the check saw it, held before the capture (None if it
     ended in between)."""
+    host = server.address.host
+    if host.remote:
+        # pids and pidfds are this machine's: none can hold a process on another host
+        raise TrackingUnavailable(
+            f"the tmux server is on {host.describe()}, reached over ssh: schemux holds "
+            "processes by pidfd, which only works on this machine; read without track"
+        )
     await tracker.identity.check_server(pane.identity, lambda: server_identity(server))
     if known is not None and known.alive() and known.pid == pane.pid:
         return known

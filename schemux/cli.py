@@ -21,7 +21,8 @@ from schemux.binding import ToolBinding
 from schemux.config import Settings, settings_from
 from schemux.context import ToolContext
 from schemux.environment import help_text
-from schemux.errors import ConfigError, TmuxUnavailable
+from schemux.errors import ConfigError, SchemuxError, TmuxUnavailable
+from schemux.hosts import close_hosts, ssh_host
 from schemux.http_config import HttpConfig, http_config_from
 from schemux.selection import select
 from schemux.start_notice import TERMINAL_HINT, start_line
@@ -37,6 +38,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     tmux_options.add_argument(
         "-S", "--socket-path", help="tmux server socket path (env SCHEMUX_SOCKET_PATH)"
+    )
+    tmux_options.add_argument(
+        "--ssh",
+        metavar="DEST",
+        help="the tmux server is on host DEST, reached with OpenSSH (env SCHEMUX_SSH)",
+    )
+    tmux_options.add_argument(
+        "--ssh-config",
+        metavar="FILE",
+        help="with --ssh, ssh's config file (ssh -F; env SCHEMUX_SSH_CONFIG)",
     )
     tmux_options.add_argument(
         "--wait-ceiling",
@@ -146,13 +157,16 @@ def main(argv: list[str] | None = None) -> int:
             wait_ceiling=getattr(args, "wait_ceiling", None),
             exact_schemas=args.exact_schemas,
             tools=args.tools,
+            ssh=getattr(args, "ssh", None),
+            ssh_config=getattr(args, "ssh_config", None),
         )
         selected = select(BINDINGS, settings.tools)
         http = http_options(args) if args.command == "serve" else None
-        tmux_version = check_tmux() if args.command != "tools" else ""
+        tmux_version = _check_tmux(settings) if args.command != "tools" else ""
         listener = http.listen() if http is not None else None
-    except (ConfigError, TmuxUnavailable) as error:
+    except (ConfigError, TmuxUnavailable, SchemuxError) as error:
         print(f"schemux: {error}", file=sys.stderr)
+        close_hosts()
         return 2
     if args.command == "tools":
         from schemux.tool_listing import tool_table
@@ -174,6 +188,13 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _check_tmux(settings: Settings) -> str:
+    """tmux's version where the server is: here, or on the ssh host (connecting to it)."""
+    if settings.ssh is None:
+        return check_tmux()
+    return ssh_host(settings.ssh).check_tmux()
+
+
 def run_doctor(args: argparse.Namespace) -> int:
     from schemux.doctor import Options, diagnose, exit_status
 
@@ -186,8 +207,13 @@ def run_doctor(args: argparse.Namespace) -> int:
         http=args.http,
         token_file=args.token_file,
         allowed_hosts=tuple(args.allow_host),
+        ssh=args.ssh,
+        ssh_config=args.ssh_config,
     )
-    checks = diagnose(os.environ, options)
+    try:
+        checks = diagnose(os.environ, options)
+    finally:
+        close_hosts()
     print(f"schemux {__version__} doctor")
     for check in checks:
         print(check.line())
@@ -276,6 +302,7 @@ async def _close(context: ToolContext) -> None:
     the runtime directory removed, whatever cancelled the serving."""
     with anyio.CancelScope(shield=True), anyio.move_on_after(CLOSE_SECONDS):
         await context.close()
+        await anyio.to_thread.run_sync(close_hosts)  # the ssh master, if any
 
 
 async def call_once(settings: Settings, bindings: Bindings, tool: str, raw_arguments: str) -> int:
@@ -299,6 +326,7 @@ async def call_once(settings: Settings, bindings: Bindings, tool: str, raw_argum
                 return 2
     finally:
         await context.close()
+        await anyio.to_thread.run_sync(close_hosts)
     print(
         json.dumps(
             result.model_dump(mode="json", by_alias=True, exclude_none=True),

@@ -15,9 +15,10 @@ from schemux.agent_session import (
     parse_size,
 )
 from schemux.errors import ConfigError
+from schemux.hosts import SshTarget, destination_problem
 from schemux.process_identity import ENV_TRACKING_BACKEND, TRACKING_SETTINGS, TrackingSetting
-from schemux.program_gates import GATE_SETTINGS, GateSetting, choose_gate
 from schemux.programs import ProgramLimits
+from schemux.programs.gate import GATE_SETTINGS, GateSetting, choose_gate
 from schemux.tmux import socket_name_problem
 
 DEFAULT_WAIT_CEILING_SECONDS = 120.0
@@ -33,6 +34,8 @@ ENV_TOOLS = "SCHEMUX_TOOLS"
 ENV_PROGRAM_GATE = "SCHEMUX_PROGRAM_GATE"
 ENV_AGENT_SESSION = "SCHEMUX_AGENT_SESSION"
 ENV_AGENT_SIZE = "SCHEMUX_AGENT_SIZE"
+ENV_SSH = "SCHEMUX_SSH"
+ENV_SSH_CONFIG = "SCHEMUX_SSH_CONFIG"
 
 Choice = TypeVar("Choice", bound=str)
 
@@ -47,10 +50,12 @@ class Settings:
     tool's exact inputSchema instead of its projection; ``tools`` names the tools or
     families to serve (empty: all), checked against the tools at start
     (``schemux.selection``). ``program_gate`` is the gate program panes run
-    (``schemux.program_gates``): "auto" (Perl where it can run, else Python), "perl" or
+    (``schemux.programs.gate``): "auto" (Perl where it can run, else Python), "perl" or
     "python". ``tracking_backend`` chooses how ``tmux_capture`` binds the tmux server's
     identity (``schemux.process_identity``). ``agent`` is the session schemux makes, with the login
     shell the default target runs in, when the configured server is not running.
+    ``ssh`` puts every tmux server (the configured one, and any a call names) on that
+    host, reached with OpenSSH (``schemux.hosts``).
     """
 
     socket_name: str | None = None
@@ -62,8 +67,12 @@ class Settings:
     program_gate: GateSetting = "auto"
     tracking_backend: TrackingSetting = "auto"
     agent: AgentSession = field(default_factory=AgentSession)
+    ssh: SshTarget | None = None
 
     def __post_init__(self) -> None:
+        problem = None if self.ssh is None else destination_problem(self.ssh.destination)
+        if problem is not None:
+            raise ConfigError(f"the ssh destination (--ssh, {ENV_SSH}) is not one: {problem}")
         if self.socket_name is not None and self.socket_path is not None:
             raise ConfigError("give the tmux server by socket name or by socket path, not both")
         problem = None if self.socket_name is None else socket_name_problem(self.socket_name)
@@ -104,6 +113,8 @@ def settings_from(
     wait_ceiling: float | None = None,
     exact_schemas: bool = False,
     tools: str | None = None,
+    ssh: str | None = None,
+    ssh_config: str | None = None,
 ) -> Settings:
     """Options win over the environment; an option given for one of the two socket
     settings also overrides the environment's value for the other."""
@@ -135,7 +146,18 @@ def settings_from(
         program_gate=_choice(env, ENV_PROGRAM_GATE, GATE_SETTINGS),
         tracking_backend=_choice(env, ENV_TRACKING_BACKEND, TRACKING_SETTINGS),
         agent=_agent(env),
+        ssh=_ssh(env, ssh, ssh_config),
     )
+
+
+def _ssh(env: Mapping[str, str], ssh: str | None, ssh_config: str | None) -> SshTarget | None:
+    destination = ssh if ssh is not None else env.get(ENV_SSH) or None
+    config = ssh_config if ssh_config is not None else env.get(ENV_SSH_CONFIG) or None
+    if destination is None:
+        if config is not None:
+            raise ConfigError(f"an ssh config (--ssh-config, {ENV_SSH_CONFIG}) needs --ssh")
+        return None
+    return SshTarget(destination, config)
 
 
 def _agent(env: Mapping[str, str]) -> AgentSession:

@@ -8,6 +8,7 @@ import contextlib
 from schemux.abandoned import AbandonedReaper
 from schemux.capture import ScreenTracker
 from schemux.config import Settings
+from schemux.hosts import host_of
 from schemux.programs import ProgramStore
 from schemux.tmux import ServerAddress, TmuxServer, check_socket_name
 
@@ -26,10 +27,11 @@ class ToolContext:
         """The configured tmux server, or the one on ``socket_name`` when a call names one
         (a name as ``tmux -L`` takes it, refused otherwise: never a path). The configured
         server is started when it is not running; another is not."""
-        configured = ServerAddress(self.settings.socket_name, self.settings.socket_path)
+        host = host_of(self.settings.ssh)  # every server is on the configured host
+        configured = ServerAddress(self.settings.socket_name, self.settings.socket_path, host)
         if socket_name is not None:
             check_socket_name(socket_name)
-            address = ServerAddress(socket_name=socket_name)
+            address = ServerAddress(socket_name=socket_name, host=host)
         else:
             address = configured
         server = self._servers.get(address)

@@ -27,7 +27,14 @@ from pathlib import Path
 from typing import Literal
 
 from schemux.config import ENV_PROGRAM_GATE, Settings, settings_from
-from schemux.errors import ConfigError, TmuxUnavailable, TrackingUnavailable, preview
+from schemux.errors import (
+    ConfigError,
+    SchemuxError,
+    TmuxUnavailable,
+    TrackingUnavailable,
+    preview,
+)
+from schemux.hosts import SshTarget, host_of, ssh_host
 from schemux.http_config import ENV_TOKEN, http_config_from, is_loopback
 from schemux.owned_session import OWNED_SESSION
 from schemux.process_identity import (
@@ -37,7 +44,7 @@ from schemux.process_identity import (
     peer_pidfd_problem,
     pidfd_open_problem,
 )
-from schemux.program_gates import PERL_GATE, Gate, GateSetting, choose_gate, perl_gate
+from schemux.programs.gate import PERL_GATE, Gate, GateSetting, choose_gate, perl_gate
 from schemux.selection import select
 from schemux.tmux import ServerAddress, check_tmux, tmux_binary
 from schemux.tmux_version import MINIMUM_VERSION
@@ -76,12 +83,13 @@ class Options:
     http: str | None = None
     token_file: str | None = None
     allowed_hosts: Sequence[str] = ()
+    ssh: str | None = None
+    ssh_config: str | None = None
 
 
 def diagnose(env: Mapping[str, str], options: Options) -> list[Check]:
     """Every check, in the order a person would fix them."""
-    tmux = check_tmux_program()
-    checks = [tmux]
+    problem = None
     try:
         settings = settings_from(
             env,
@@ -90,10 +98,15 @@ def diagnose(env: Mapping[str, str], options: Options) -> list[Check]:
             wait_ceiling=options.wait_ceiling,
             exact_schemas=options.exact_schemas,
             tools=options.tools,
+            ssh=options.ssh,
+            ssh_config=options.ssh_config,
         )
     except ConfigError as error:
-        checks.append(Check("settings", "fail", str(error), "correct or unset that setting"))
+        problem = Check("settings", "fail", str(error), "correct or unset that setting")
         settings = None
+    ssh = settings.ssh if settings is not None else None
+    tmux = check_tmux_program() if ssh is None else check_ssh(ssh)
+    checks = [tmux] if problem is None else [tmux, problem]
     if settings is not None:
         if tmux.status == "fail":
             checks.append(Check("server", "warn", "not checked: tmux cannot run"))
@@ -125,10 +138,21 @@ def check_tmux_program() -> Check:
     return Check("tmux", "ok", f"{version} at {path} (schemux needs {needed} or newer)")
 
 
+def check_ssh(target: SshTarget) -> Check:
+    """The connection to the ssh host (made as serving makes it) and its tmux."""
+    try:
+        version = ssh_host(target).check_tmux()
+    except SchemuxError as error:
+        return Check(
+            "ssh", "fail", error.message, error.suggestion or "check the host and ssh's config"
+        )
+    return Check("ssh", "ok", f"connected (one multiplexed connection); {version}")
+
+
 def check_server(settings: Settings) -> Check:
     """The configured server: running, answering, and whether schemux's own session
     (``_schemux``) is there yet. Not running is a warning: schemux starts it."""
-    address = ServerAddress(settings.socket_name, settings.socket_path)
+    address = ServerAddress(settings.socket_name, settings.socket_path, host_of(settings.ssh))
     where = address.describe()
     try:
         listed = _tmux(address, "list-sessions", "-F", "#{pid} #{version}")
@@ -173,8 +197,9 @@ def check_server(settings: Settings) -> Check:
 
 
 def _tmux(address: ServerAddress, *args: str) -> subprocess.CompletedProcess[str]:
+    binary = "tmux" if address.host.remote else tmux_binary()
     return subprocess.run(
-        [tmux_binary(), *address.flags(), *args],
+        address.host.command([binary, *address.flags(), *args]),
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
@@ -238,7 +263,7 @@ def check_tracking(setting: TrackingSetting | None) -> Check:
 
 
 def check_program_gate(setting: GateSetting) -> Check:
-    """The gate a program's pane runs (``schemux.program_gates``): Perl where it can run,
+    """The gate a program's pane runs (``schemux.programs.gate``): Perl where it can run,
     else this Python, isolated; the chosen one is made to compile its script."""
     perl = perl_gate()
     perl_note = "" if isinstance(perl, Gate) else f" (no Perl gate: {perl})"

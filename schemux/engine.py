@@ -80,6 +80,9 @@ class ControlEngine:
     out of step) is closed; the next command starts a new one. Connections belong to the
     event loop that made them: a command from another loop starts a new one, and a loop's
     shutdown (which cancels every task) ends its connection's process.
+
+    ``command`` turns a whole tmux argv into the argv of the process to start: itself on
+    this machine, the ssh session that runs it on a remote host (``schemux.hosts``).
     """
 
     def __init__(
@@ -89,10 +92,12 @@ class ControlEngine:
         argv: list[str],
         *,
         timeout: float = DEFAULT_TIMEOUT,
+        command: Callable[[list[str]], list[str]] = list,
     ) -> None:
         self.describe = describe
         self.prepare = prepare
         self.argv = argv
+        self.command = command
         self.timeout = timeout
         self._connection: Connection | None = None
         self._starting: asyncio.Task[Connection] | None = None
@@ -164,15 +169,9 @@ class ControlEngine:
         return connection
 
     async def _spawn(self, flags: str, notify: Callable[[Notification], None] | None) -> Connection:
+        attach = ["-u", "-C", "attach-session", "-f", flags, "-t", f"={OWNED_SESSION}"]
         proc = await asyncio.create_subprocess_exec(
-            *self.argv,
-            "-u",
-            "-C",
-            "attach-session",
-            "-f",
-            flags,
-            "-t",
-            f"={OWNED_SESSION}",
+            *self.command([*self.argv, *attach]),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL,

@@ -27,6 +27,8 @@ _LIMITS = ProgramLimits()
 VARIABLES: tuple[Variable, ...] = (
     Variable(config.ENV_SOCKET_NAME, "unset", "tmux server by socket name (-L)"),
     Variable(config.ENV_SOCKET_PATH, "unset", "tmux server by socket path (-S)"),
+    Variable(config.ENV_SSH, "unset", "the tmux server is on this ssh host (--ssh)"),
+    Variable(config.ENV_SSH_CONFIG, "unset", "ssh's config file for it, ssh -F (--ssh-config)"),
     Variable(
         config.ENV_WAIT_CEILING,
         f"{config.DEFAULT_WAIT_CEILING_SECONDS:g}",

@@ -26,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import select
 import socket
 import struct
 import sys
@@ -36,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from schemux.errors import TrackingUnavailable
+from schemux.processes import pid_namespace, pidfd_exited, pidfd_pid, read_start_ticks
 from schemux.references import ServerIdentity
 
 SO_PEERPIDFD = 77  # Linux 6.5+; Python 3.11's socket module has no name for it
@@ -48,13 +48,6 @@ ENV_TRACKING_BACKEND = "SCHEMUX_TRACKING_BACKEND"
 
 # asks the tmux server for its identity again (over schemux's own connection to it)
 Confirm = Callable[[], Awaitable[ServerIdentity]]
-
-
-def _exited(fd: int) -> bool:
-    """A pidfd polls readable once its process has ended (a non-blocking check)."""
-    poller = select.poll()
-    poller.register(fd, select.POLLIN)
-    return bool(poller.poll(0))
 
 
 @dataclass(eq=False)
@@ -74,32 +67,17 @@ class ProcessHandle:
         return f"linux:{self.pid}:{self.start_ticks}"
 
     def alive(self) -> bool:
-        return not _exited(self.fd)
+        return not pidfd_exited(self.fd)
 
     def close(self) -> None:
         self._closer()  # idempotent: the pidfd is closed once
-
-
-def _start_ticks(pid: int) -> int:
-    """Field 22 of /proc/PID/stat: the process's start time in clock ticks since boot."""
-    with open(f"/proc/{pid}/stat", "rb") as stat:
-        fields = stat.read().rsplit(b")", 1)[1].split()
-    return int(fields[19])
-
-
-def start_ticks(pid: int) -> int | None:
-    """``_start_ticks``, or None when there is no such process (any more)."""
-    try:
-        return _start_ticks(pid)
-    except (OSError, IndexError, ValueError):
-        return None
 
 
 def open_process(pid: int) -> ProcessHandle:
     """The process ``pid`` names now; raises ProcessLookupError when there is none."""
     fd = os.pidfd_open(pid)
     try:
-        ticks = _start_ticks(pid)
+        ticks = read_start_ticks(pid)
     except (FileNotFoundError, ProcessLookupError):
         os.close(fd)
         raise ProcessLookupError(pid) from None
@@ -208,7 +186,7 @@ def _other_namespace(reported: int, peer: int) -> TrackingUnavailable:
 def _check_namespace(key: ServerIdentity, handle: ProcessHandle) -> None:
     if handle.pid != key.pid:
         raise _other_namespace(key.pid, handle.pid)
-    ours, theirs = os.readlink("/proc/self/ns/pid"), os.readlink(f"/proc/{key.pid}/ns/pid")
+    ours, theirs = pid_namespace(), pid_namespace(key.pid)
     if ours != theirs:
         raise TrackingUnavailable(
             f"the tmux server runs in pid namespace {theirs}, schemux in {ours}; "
@@ -259,7 +237,7 @@ async def _server_pidfd(key: ServerIdentity) -> ProcessHandle:
             raise TrackingUnavailable(
                 f"the socket's pidfd names pid {fd_pid}, its credentials pid {peer_pid}"
             )
-        return ProcessHandle(peer_pid, _start_ticks(peer_pid), fd)
+        return ProcessHandle(peer_pid, read_start_ticks(peer_pid), fd)
     except BaseException:
         with contextlib.suppress(OSError):
             os.close(fd)
@@ -293,13 +271,13 @@ def open_server_process(pid: int) -> ProcessHandle:
     """A pidfd for ``pid``, refused if the pid named another process when it was opened:
     its start time is read before and after, and must not change."""
     try:
-        before = _start_ticks(pid)
+        before = read_start_ticks(pid)
         fd = os.pidfd_open(pid)
     except (FileNotFoundError, ProcessLookupError):
         raise TrackingUnavailable(f"the tmux server (pid {pid}) has ended") from None
     try:
         try:
-            after = _start_ticks(pid)
+            after = read_start_ticks(pid)
         except (FileNotFoundError, ProcessLookupError):
             raise TrackingUnavailable(f"the tmux server (pid {pid}) has ended") from None
         if after != before:
@@ -319,9 +297,7 @@ def open_server_process(pid: int) -> ProcessHandle:
 
 
 def _pidfd_pid(fd: int) -> int:
-    """The pid a pidfd names in our namespace (its ``Pid:`` line; -1 once it ended)."""
-    with open(f"/proc/self/fdinfo/{fd}") as info:
-        for line in info:
-            if line.startswith("Pid:"):
-                return int(line.split()[1])
-    raise TrackingUnavailable("this kernel does not show which pid a pidfd names")
+    pid = pidfd_pid(fd)
+    if pid is None:
+        raise TrackingUnavailable("this kernel does not show which pid a pidfd names")
+    return pid

@@ -7,9 +7,9 @@ import asyncio
 import contextlib
 import os
 import termios
-from pathlib import Path
 
 from schemux.errors import SchemuxError
+from schemux.processes import command_line, process_exit, process_name, standard_input, stat_of
 from schemux.targets import PaneInfo
 
 POSIX_SHELLS = frozenset(
@@ -45,7 +45,7 @@ def check_shell_pane(pane: PaneInfo) -> None:
         )
     groups = _terminal_groups(pane.pid)
     if groups is not None and groups[0] == groups[1]:  # the pane's own program is idle
-        command = _process_name(pane.pid)
+        command = process_name(pane.pid)
     else:
         command = pane.current_command.removeprefix("-")
     if (groups is not None and groups[0] != groups[1]) or command not in POSIX_SHELLS:
@@ -57,13 +57,6 @@ def check_shell_pane(pane: PaneInfo) -> None:
         )
 
 
-def _process_name(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/comm").read_text().strip()
-    except OSError:
-        return ""
-
-
 def earlier_wrapper_leaving(shell_pid: int) -> bool:
     """Whether the terminal's foreground is still the tmux client of an earlier call's
     wrapper, released and on its way out (its name shows the private resume channel),
@@ -71,23 +64,17 @@ def earlier_wrapper_leaving(shell_pid: int) -> bool:
     groups = _terminal_groups(shell_pid)
     if groups is None or groups[0] == groups[1]:
         return False
-    try:
-        cmdline = Path(f"/proc/{groups[1]}/cmdline").read_bytes()
-    except OSError:
-        return True
-    return b"schemux_r_" in cmdline or not cmdline
+    cmdline = command_line(groups[1])
+    return not cmdline or b"schemux_r_" in cmdline
 
 
 def _terminal_groups(pid: int) -> tuple[int, int] | None:
     """(process group of ``pid``, foreground process group of its terminal), from /proc;
     None where /proc does not show it (gone, or a tmux server in another pid namespace)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
+    stat = stat_of(pid)
+    if stat is None:
         return None
-    # the fields after the parenthesised name: state ppid pgrp session tty_nr tpgid
-    fields = stat[stat.rindex(")") + 2 :].split()
-    group, foreground = int(fields[2]), int(fields[5])
+    group, foreground = stat.pgrp, stat.tpgid
     if foreground <= 0:  # no controlling terminal (yet): nothing to tell
         return None
     return group, foreground
@@ -120,22 +107,6 @@ async def until_shell_has_terminal(shell_pid: int, within: float = 1.0) -> None:
                 else:
                     await process_exit(leader)
                     exited.add(leader)
-
-
-async def process_exit(pid: int) -> None:
-    """Return when process ``pid`` has exited (at once if it is gone), on a pidfd."""
-    try:
-        pidfd = os.pidfd_open(pid)
-    except OSError:  # gone already, or no process of its own (a group's id outliving it)
-        return
-    loop = asyncio.get_running_loop()
-    gone: asyncio.Event = asyncio.Event()
-    loop.add_reader(pidfd, gone.set)
-    try:
-        await gone.wait()
-    finally:
-        loop.remove_reader(pidfd)
-        os.close(pidfd)
 
 
 def _local_modes(tty: str) -> int | None:
@@ -177,10 +148,10 @@ async def until_line_editor_reads(shell_pid: int, within: float = 1.0) -> None:
     canonical mode, so that is polled for, briefly.
     """
     try:
-        tty = os.readlink(f"/proc/{shell_pid}/fd/0")
+        tty = standard_input(shell_pid)
     except OSError:
         return
-    if _process_name(shell_pid) not in EDITOR_SHELLS or (shell_pid, tty) in _without_editor:
+    if process_name(shell_pid) not in EDITOR_SHELLS or (shell_pid, tty) in _without_editor:
         return
     deadline = asyncio.get_running_loop().time() + within
     while (modes := _local_modes(tty)) is not None and modes & termios.ICANON:
@@ -195,8 +166,5 @@ async def until_line_editor_reads(shell_pid: int, within: float = 1.0) -> None:
 
 def _process_state(pid: int) -> str:
     """The state letter of /proc/PID/stat (R running, S sleeping, ...); "" if gone."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return ""
-    return stat[stat.rindex(")") + 2 :].split()[0]
+    stat = stat_of(pid)
+    return "" if stat is None else stat.state

@@ -41,8 +41,9 @@ import contextlib
 import secrets
 import shlex
 
-from schemux.abandoned_wrappers import REPORT_FORMAT, TOKEN_BYTES, WrapperNames, this_process
+from schemux.abandoned_wrappers import REPORT_FORMAT, TOKEN_BYTES, WrapperNames
 from schemux.errors import SchemuxError, TmuxCommandError
+from schemux.processes import this_process
 from schemux.shell_output import Report
 from schemux.targets import PaneInfo
 from schemux.tmux import TmuxServer

@@ -22,14 +22,13 @@ from schemux.agent_session import (
     AGENT_MARK,
     AgentSession,
     AgentSessionMade,
-    home_directory,
     login_shell,
     new_session_arguments,
-    until_shell_ready,
     user_environment,
 )
 from schemux.engine import ControlEngine
 from schemux.errors import (
+    ConnectionLost,
     Created,
     SchemuxError,
     ServerUnavailable,
@@ -38,6 +37,7 @@ from schemux.errors import (
     preview,
     shorten,
 )
+from schemux.hosts import LOCAL, Host
 from schemux.owned_session import OWNED_TARGET, creation_command
 from schemux.references import CreatedSessionRow, created_session
 from schemux.tmux_command import command_arguments
@@ -110,10 +110,12 @@ def check_socket_name(name: str, field: str = "socket_name") -> None:
 
 @dataclass(frozen=True)
 class ServerAddress:
-    """Which tmux server: by socket name (``-L``), socket path (``-S``), or tmux's default."""
+    """Which tmux server: by socket name (``-L``), socket path (``-S``), or tmux's default;
+    on this machine or on a remote host (``schemux.hosts``)."""
 
     socket_name: str | None = None
     socket_path: str | None = None
+    host: Host = LOCAL
 
     def flags(self) -> tuple[str, ...]:
         if self.socket_path is not None:
@@ -123,11 +125,12 @@ class ServerAddress:
         return ()
 
     def describe(self) -> str:
+        on = f" on {self.host.describe()}" if self.host.remote else ""
         if self.socket_path is not None:
-            return f"socket path {shorten(self.socket_path, 200)}"
+            return f"socket path {shorten(self.socket_path, 200)}{on}"
         if self.socket_name is not None:
-            return f"socket name {preview(self.socket_name)}"
-        return "the default socket"
+            return f"socket name {preview(self.socket_name)}{on}"
+        return f"the default socket{on}"
 
 
 _NO_SERVER = re.compile(
@@ -154,15 +157,21 @@ class TmuxServer:
         self, address: ServerAddress, binary: str | None = None, agent: AgentSession | None = None
     ) -> None:
         self.address = address
-        self.binary = binary or tmux_binary()
+        # a remote host's tmux is the one on its PATH
+        self.binary = binary or ("tmux" if address.host.remote else tmux_binary())
         self.agent = agent
-        self.engine = ControlEngine(self.address.describe(), self._prepare, self.argv())
+        self.engine = ControlEngine(
+            self.address.describe(),
+            self._prepare,
+            [self.binary, *self.address.flags()],
+            command=self.address.host.command,
+        )
         # the sessions made on this server by this object (the owned one, the agent's),
         # oldest first, so a failed call can report what it created
         self.created_sessions: list[Created] = []
 
     def argv(self, *args: str) -> list[str]:
-        return [self.binary, *self.address.flags(), *args]
+        return self.address.host.command([self.binary, *self.address.flags(), *args])
 
     async def run(self, *args: str) -> list[str]:
         """Run one tmux command (or several joined by ``;`` arguments); return its output
@@ -173,13 +182,24 @@ class TmuxServer:
         """
         try:
             return await self.engine.run(*args)
+        except ConnectionLost as error:
+            raise self._connection_lost(error) from None
         finally:
             self._start_used()
+
+    def _connection_lost(self, error: ConnectionLost) -> ConnectionLost:
+        """``error``, or on a remote host whose connection dropped, that cause."""
+        lost = self.address.host.lost()
+        if lost is None:
+            return error
+        return ConnectionLost(f"{lost} while this call ran; the next call connects again")
 
     async def wait(self, channel: str) -> None:
         """Return once ``channel`` is signalled (``wait-for``), on a client of its own."""
         try:
             await self.engine.wait(channel)
+        except ConnectionLost as error:
+            raise self._connection_lost(error) from None
         finally:
             self._start_used()
 
@@ -251,7 +271,7 @@ class TmuxServer:
         shell, env = agent_shell()
         try:
             made = await self.run_subprocess(
-                *new_session_arguments(agent, home_directory(os.environ)), env=env
+                *new_session_arguments(agent, self.address.host.home()), env=env
             )
         except TmuxCommandError as error:
             if "duplicate session" not in error.stderr:
@@ -272,12 +292,13 @@ class TmuxServer:
             if not error.target_gone:
                 raise
             raise agent_shell_ended(shell, agent.name, self.address.describe()) from None
-        await until_shell_ready(pane_pid, self.binary)
+        await self.address.host.until_shell_ready(pane_pid, self.binary)
 
     async def run_subprocess(self, *args: str, env: dict[str, str] | None = None) -> list[str]:
         """``run`` by a tmux client process of its own (about 2.5 ms a command); ``env``
         is the client's environment (a client that starts the server gives it to the
-        server)."""
+        server; on a remote host, the environment ssh gives the command there)."""
+        await self.address.host.connect()
         proc = await asyncio.create_subprocess_exec(
             *self.argv(*command_arguments(args)),
             env=env,
@@ -291,6 +312,9 @@ class TmuxServer:
             await _reap(proc)
             raise
         if proc.returncode != 0:
+            lost = self.address.host.lost() if proc.returncode == 255 else None
+            if lost is not None:  # ssh's own failure, not tmux's
+                raise ServerUnavailable(f"{lost} ({err.decode(errors='replace').strip()})")
             raise self._error(args[0], err.decode(errors="replace").strip())
         text = out.decode(errors="surrogateescape")
         return text.split("\n")[:-1] if text else []

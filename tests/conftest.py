@@ -14,9 +14,12 @@ from mcp import Client, StdioServerParameters
 from schemux.config import Settings
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
+from schemux.hosts import SshTarget, close_hosts
+from schemux.programs import ProgramLimits
 from schemux.server import build_server
 from tests.leftovers import find_leftovers, private_temporary_directory
-from tests.support import private_tmux_server
+from tests.ssh_server import ALIAS, SshServer, available, ssh_server
+from tests.support import force_gate, private_tmux_server
 
 STDIO_WAIT_CEILING = 60
 _temporary: list[Path] = []
@@ -97,3 +100,66 @@ async def memory_client(anyio_backend: str, tool_context: ToolContext) -> AsyncI
     """schemux in this process, over the SDK's in-memory transport."""
     async with Client(build_server(tool_context, BINDINGS)) as client:
         yield client
+
+
+@pytest.fixture(params=["perl", "python"])
+def program_gate(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The gate programs run under, each in turn (``force_gate``)."""
+    return force_gate(request.param, monkeypatch)
+
+
+@pytest.fixture
+async def programs(
+    anyio_backend: str, tmux_socket: str
+) -> AsyncIterator[tuple[Client, ToolContext]]:
+    """schemux in this process with room for many programs, running and ended."""
+    limits = ProgramLimits(max_running=400, retained_ended=400)
+    context = ToolContext(Settings(socket_name=tmux_socket, program_limits=limits))
+    async with Client(build_server(context, BINDINGS)) as client:
+        yield client, context
+    await context.close()
+
+
+@pytest.fixture
+async def local_client(anyio_backend: str, tool_context: ToolContext) -> AsyncIterator[Client]:
+    """``memory_client`` on this machine only, where a module runs it over ssh as well
+    (programs are not served over ssh yet)."""
+    async with Client(build_server(tool_context, BINDINGS)) as client:
+        yield client
+
+
+@pytest.fixture(scope="session")
+def sshd() -> Iterator[SshServer]:
+    """A real OpenSSH server on 127.0.0.1 (``tests.ssh_server``); the ssh masters schemux
+    started end before it does."""
+    problem = available()
+    if problem is not None:
+        pytest.fail(problem)  # .ci/run installs it: a missing sshd is a broken machine
+    with ssh_server() as server:
+        try:
+            yield server
+        finally:
+            close_hosts()
+
+
+@pytest.fixture(scope="session")
+def ssh_target(sshd: SshServer) -> SshTarget:
+    """The test server as ``schemux --ssh schemux-test --ssh-config FILE`` names it; its
+    tmux servers are this machine's (loopback), so tests see them with tmux -L too."""
+    return SshTarget(ALIAS, str(sshd.config))
+
+
+@pytest.fixture(params=["local", "ssh"])
+async def transport_client(
+    request: pytest.FixtureRequest, anyio_backend: str, tmux_socket: str
+) -> AsyncIterator[Client]:
+    """``memory_client``, once on this machine and once over ssh to the same server."""
+    ssh = request.getfixturevalue("ssh_target") if request.param == "ssh" else None
+    context = ToolContext(
+        Settings(socket_name=tmux_socket, wait_ceiling=STDIO_WAIT_CEILING, ssh=ssh)
+    )
+    try:
+        async with Client(build_server(context, BINDINGS)) as client:
+            yield client
+    finally:
+        await context.close()

@@ -20,11 +20,12 @@ from libtmux.pytest_plugin import _reap_test_server as reap_test_server
 from libtmux.server import Server
 from mcp import Client
 
-from schemux import program_gates, programs
 from schemux.binding import ToolBinding
 from schemux.config import ENV_PROGRAM_GATE
 from schemux.context import ToolContext
-from schemux.program_gates import GateSetting
+from schemux.programs import gate as program_gates
+from schemux.programs import store as program_store
+from schemux.programs.gate import GateSetting
 from schemux.references import IDENTITY_FORMAT, ServerIdentity
 from schemux.tmux import TmuxServer
 from tests.leftovers import RUN_TAG
@@ -215,7 +216,7 @@ def force_gate(gate: GateSetting, monkeypatch: pytest.MonkeyPatch) -> str:
         chosen = program_gates.choose_gate(gate)
     except ValueError as error:
         pytest.skip(str(error))
-    monkeypatch.setattr(programs, "choose_gate", lambda setting: chosen)
+    monkeypatch.setattr(program_store, "choose_gate", lambda setting: chosen)
     monkeypatch.setenv(ENV_PROGRAM_GATE, gate)
     return gate
 

@@ -29,7 +29,7 @@ from schemux.doctor import (
     diagnose,
     exit_status,
 )
-from schemux.program_gates import GateSetting, choose_gate
+from schemux.programs.gate import GateSetting, choose_gate
 from schemux.tmux import socket_directory
 from tests.support import private_tmux_server, tmux
 

@@ -1,6 +1,6 @@
 """Both gates speak one protocol: each is run here directly (no tmux), given its token table
-through the one-shot FIFO, and its end marker is read back by program_end's verifier; and
-which gate runs where, and the setting that forces one."""
+through the one-shot FIFO, and its end marker is read back by the one verifier
+(schemux.programs.gate); and which gate runs where, and the setting that forces one."""
 
 from __future__ import annotations
 
@@ -11,12 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from schemux import program_gates
 from schemux.config import Settings, settings_from
 from schemux.errors import ConfigError
-from schemux.program_end import scan
-from schemux.program_gate import TABLE_BYTES
-from schemux.program_gates import PYTHON_GATE, Gate, choose_gate
+from schemux.programs import gate as program_gates
+from schemux.programs.gate import PYTHON_GATE, Gate, choose_gate, scan
+from schemux.programs.program_gate import TABLE_BYTES
 
 # what would change a Perl's or a Python's behaviour, were the gate to honour it
 HOSTILE_ENVIRONMENT = {

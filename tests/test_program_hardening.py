@@ -4,6 +4,7 @@ the whole process tree, cancellation, and cleanup on every exit path of a real s
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shlex
@@ -12,7 +13,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -20,19 +20,22 @@ import anyio
 import pytest
 from mcp import Client
 
-from schemux import programs as programs_module
 from schemux.abandoned import PANE_OPTION, own_identity, owner_alive, reap_runtime_directories
 from schemux.config import Settings
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
-from schemux.program_end import MARKER_PREFIX, report_token, scan
-from schemux.program_gate import TABLE_BYTES
-from schemux.programs import ProgramLimits
+from schemux.programs import ProgramLimits, ProgramSpec
+from schemux.programs import output as output_module
+from schemux.programs import store as store_module
+from schemux.programs.gate import MARKER_PREFIX, report_token, scan
+from schemux.programs.host import LocalHost
+from schemux.programs.program_gate import TABLE_BYTES
 from schemux.server import build_server
 from schemux.terminal_text import TextFilter
-from tests.support import call, call_error, force_gate, new_pane, tmux, wait_until
+from tests.support import call, call_error, new_pane, tmux, wait_until
 
-pytestmark = pytest.mark.anyio
+# every test here under each gate: in process, and in a schemux it starts
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("program_gate")]
 
 HOSTILE_NAMES = [
     "d#(touch PWNED)", "d#{pane_id}", "d##x", "d;x", "d\\;x", "-d", "d'\"q", "d\tt",
@@ -41,22 +44,6 @@ HOSTILE_NAMES = [
 
 
 PRINT_CWD = "import os; print(repr(os.getcwd()))"
-
-
-@pytest.fixture(autouse=True, params=["perl", "python"])
-def gate(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Every test here under each gate: in process, and in a schemux it starts."""
-    return force_gate(request.param, monkeypatch)
-
-
-@pytest.fixture
-async def programs(
-    anyio_backend: str, tmux_socket: str
-) -> AsyncIterator[tuple[Client, ToolContext]]:
-    context = ToolContext(Settings(socket_name=tmux_socket))
-    async with Client(build_server(context, BINDINGS)) as client:
-        yield client, context
-    await context.close()
 
 
 def alive_with(word: str) -> list[int]:
@@ -431,11 +418,70 @@ async def test_a_failed_copy_ends_the_program_as_gone(
         def feed(self, data: bytes) -> str:
             raise RuntimeError("a copy that fails")
 
-    monkeypatch.setattr(programs_module, "TextFilter", Broken)
+    monkeypatch.setattr(output_module, "TextFilter", Broken)
     started = await call(client, "start_program", argv=["sh", "-c", "echo x; exec sleep 3000.95"])
     page = await call(client, "read_program", programId=started["programId"], timeoutMs=5000)
     assert (page["outcome"], page["ended"], page["lostEnd"]) == ("gone", True, True)
     assert await anyio.to_thread.run_sync(tree_gone, "95")
+
+
+async def test_a_failed_gate_watch_ends_the_program_as_gone(
+    programs: tuple[Client, ToolContext], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    client, _ = programs
+
+    async def broken(pidfd: int) -> None:
+        await asyncio.sleep(0.5)  # once the program runs (a failed start is an error)
+        raise RuntimeError("a watch that fails")
+
+    monkeypatch.setattr(LocalHost, "exited", staticmethod(broken))
+    started = await call(client, "start_program", argv=["sh", "-c", "echo x; exec sleep 3000.96"])
+    page: dict[str, Any] = {"cursor": 0, "ended": False}
+    with anyio.fail_after(10):
+        while not page["ended"]:
+            page = await call(
+                client, "read_program", programId=started["programId"], cursor=page["cursor"],
+                timeoutMs=5000,
+            )  # fmt: skip
+    assert (page["outcome"], page["lostEnd"], page["outputComplete"]) == ("gone", True, False)
+    assert await anyio.to_thread.run_sync(tree_gone, "96")
+
+
+def program_tasks(program_id: str) -> list[str]:
+    return sorted(
+        task.get_name() for task in asyncio.all_tasks() if task.get_name().startswith(program_id)
+    )
+
+
+async def test_no_task_outlives_its_program(programs: tuple[Client, ToolContext]) -> None:
+    client, _ = programs
+    started = await call(client, "start_program", argv=["sleep", "3000.94"])
+    program_id = started["programId"]
+    assert program_tasks(program_id) == [
+        f"{program_id} {name}" for name in ("copy", "gate", "lifetime")
+    ]
+    await call(client, "stop_program", programId=program_id)
+    assert program_tasks(program_id) == []
+
+
+async def test_a_start_cancelled_while_its_copy_opens_leaves_no_descriptor(
+    tmux_socket: str, anyio_backend: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cancelled while a thread waits to open the copy's FIFO (pipe-pane never comes),
+    the start closes everything it opened, also what that thread gets after the cancel."""
+    context = ToolContext(Settings(socket_name=tmux_socket))
+    server = context.tmux()
+    await server.run("display-message", "-p", "x")  # the connection, before counting
+    before = set(os.listdir("/proc/self/fd"))
+    monkeypatch.setattr(store_module, "start_copy", lambda *arguments: anyio.sleep_forever())
+    spec = ProgramSpec(["sleep", "3000.93"], "/", {})
+    for _ in range(2):
+        with anyio.move_on_after(0.3) as scope:
+            await context.programs.start(server, spec)
+        assert scope.cancelled_caught
+    await context.close()
+    await anyio.to_thread.run_sync(wait_until, lambda: set(os.listdir("/proc/self/fd")) <= before)
+    assert await anyio.to_thread.run_sync(tree_gone, "93")
 
 
 async def test_inherited_variables_arrive_exactly(
@@ -557,7 +603,9 @@ async def test_a_descendant_that_steals_the_marker_cannot_change_the_status(
         assert result["outputComplete"] is False
 
 
-async def test_the_gate_is_the_one_chosen(programs: tuple[Client, ToolContext], gate: str) -> None:
+async def test_the_gate_is_the_one_chosen(
+    programs: tuple[Client, ToolContext], program_gate: str
+) -> None:
     client, _ = programs
     result = await call(client, "run_program", argv=["sh", "-c", "cat /proc/$PPID/comm"])
-    assert result["output"].startswith(gate)  # perl, or python3.N
+    assert result["output"].startswith(program_gate)  # perl, or python3.N

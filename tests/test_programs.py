@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import stat
-from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
@@ -13,29 +12,13 @@ from mcp import Client
 from schemux.config import Settings
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
-from schemux.program_end import marker_start
 from schemux.programs import ProgramLimits
+from schemux.programs.gate import marker_start
 from schemux.server import build_server
-from tests.support import call, call_error, force_gate, new_pane, tmux
+from tests.support import call, call_error, new_pane, tmux
 
-pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture(autouse=True, params=["perl", "python"])
-def gate(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Every test here under each gate."""
-    return force_gate(request.param, monkeypatch)
-
-
-@pytest.fixture
-async def programs(
-    anyio_backend: str, tmux_socket: str
-) -> AsyncIterator[tuple[Client, ToolContext]]:
-    limits = ProgramLimits(max_running=400, retained_ended=400)
-    context = ToolContext(Settings(socket_name=tmux_socket, program_limits=limits))
-    async with Client(build_server(context, BINDINGS)) as client:
-        yield client, context
-    await context.close()
+# every test here under each gate
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("program_gate")]
 
 
 async def read_all(client: Client, program_id: str, **options: Any) -> tuple[str, dict[str, Any]]:

@@ -17,6 +17,12 @@ from tests.test_run_command import pane_with_history_limit
 pytestmark = pytest.mark.anyio
 
 
+@pytest.fixture
+def memory_client(transport_client: Client) -> Client:
+    """Every test here runs twice: on this machine, and over ssh (``tests.ssh_server``)."""
+    return transport_client
+
+
 async def run(client: Client, pane_id: str, command: str, **arguments: Any) -> dict[str, Any]:
     return await call(client, "run_command", command=command, pane_id=pane_id, **arguments)
 

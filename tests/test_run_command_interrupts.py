@@ -18,14 +18,13 @@ from mcp.shared.exceptions import MCPError
 
 from schemux.abandoned_wrappers import (
     REPORT_FORMAT,
-    Owner,
     WrapperNames,
     hold_tokens,
     release_abandoned_wrappers,
-    this_process,
 )
 from schemux.config import Settings
 from schemux.context import ToolContext
+from schemux.processes import Owner, this_process
 from schemux.shell_wrapper import HOLD_SECONDS, Wrapper
 from schemux.targets import PaneTarget, resolve_pane
 from schemux.tmux_command import THEN

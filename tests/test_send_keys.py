@@ -13,6 +13,13 @@ from tests.support import Pane, call, call_error, new_pane, tmux, wait_until
 
 pytestmark = pytest.mark.anyio
 
+
+@pytest.fixture
+def memory_client(transport_client: Client) -> Client:
+    """Every test here runs twice: on this machine, and over ssh (``tests.ssh_server``)."""
+    return transport_client
+
+
 HOSTILE = [
     ";",
     "\\;",
@@ -130,12 +137,12 @@ async def test_a_nul_is_refused_and_nothing_is_sent(
     assert received(output, 0, 6) == b"after\r"
 
 
-async def test_a_started_programs_pane_takes_keys(memory_client: Client) -> None:
-    started = await call(memory_client, "start_program", argv=["cat"])
-    await call(memory_client, "send_keys", keys="to the program", pane_id=started["paneId"])
-    read = await call(memory_client, "read_program", programId=started["programId"], timeoutMs=5000)
+async def test_a_started_programs_pane_takes_keys(local_client: Client) -> None:
+    started = await call(local_client, "start_program", argv=["cat"])
+    await call(local_client, "send_keys", keys="to the program", pane_id=started["paneId"])
+    read = await call(local_client, "read_program", programId=started["programId"], timeoutMs=5000)
     assert "to the program\n" in read["text"]
-    await call(memory_client, "stop_program", programId=started["programId"])
+    await call(local_client, "stop_program", programId=started["programId"])
 
 
 async def test_the_control_window_is_refused(memory_client: Client, tmux_socket: str) -> None:

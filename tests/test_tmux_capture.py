@@ -74,9 +74,11 @@ class Screen:
         os.close(self.tty)
 
 
-@pytest.fixture
-async def context(tmux_socket: str) -> AsyncIterator[ToolContext]:
-    context = ToolContext(Settings(socket_name=tmux_socket))
+@pytest.fixture(params=["local", "ssh"])
+async def context(request: pytest.FixtureRequest, tmux_socket: str) -> AsyncIterator[ToolContext]:
+    """Untracked reads on this machine, and over ssh to it (``tests.ssh_server``)."""
+    ssh = request.getfixturevalue("ssh_target") if request.param == "ssh" else None
+    context = ToolContext(Settings(socket_name=tmux_socket, ssh=ssh))
     yield context
     await context.close()
 

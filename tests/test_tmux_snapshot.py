@@ -9,14 +9,23 @@ import pytest
 from schemux.config import Settings
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
+from schemux.hosts import SshTarget
 from schemux.server import call_bound_tool
 from tests.support import new_pane, pane_format, private_tmux_server, tmux, wait_until
 
 pytestmark = pytest.mark.anyio
 
 
-async def snapshot(socket_name: str, **arguments: Any) -> tuple[bool, dict[str, Any]]:
-    context = ToolContext(Settings(socket_name=socket_name))
+@pytest.fixture(params=["local", "ssh"])
+def ssh(request: pytest.FixtureRequest) -> SshTarget | None:
+    """Each test on this machine, and over ssh to it (``tests.ssh_server``)."""
+    return request.getfixturevalue("ssh_target") if request.param == "ssh" else None
+
+
+async def snapshot(
+    socket_name: str, ssh: SshTarget | None, **arguments: Any
+) -> tuple[bool, dict[str, Any]]:
+    context = ToolContext(Settings(socket_name=socket_name, ssh=ssh))
     try:
         result = await call_bound_tool(BINDINGS["tmux_snapshot"], context, arguments)
     finally:
@@ -34,7 +43,7 @@ def panes_of(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
     }
 
 
-async def test_a_server_with_sessions_windows_and_panes() -> None:
+async def test_a_server_with_sessions_windows_and_panes(ssh: SshTarget | None) -> None:
     with private_tmux_server("snapshot") as socket_name:
         first = new_pane(socket_name, command="exec sleep 300", width=40, height=10)
         split = tmux(
@@ -44,7 +53,7 @@ async def test_a_server_with_sessions_windows_and_panes() -> None:
         tmux(socket_name, "new-window", "-d", "-t", f"={first.session_name}:", "-n", "second")
         dead = new_pane(socket_name, command="sleep 0.2; exit 3", remain_on_exit=True)
         tmux(socket_name, "copy-mode", "-t", split)
-        failed, result = await snapshot(socket_name)
+        failed, result = await snapshot(socket_name, ssh)
         assert not failed
         data = result["data"]
         names = [session["name"] for session in data["sessions"]]
@@ -69,12 +78,12 @@ async def test_a_server_with_sessions_windows_and_panes() -> None:
         assert data["server"]["pid"] == int(tmux(socket_name, "display-message", "-p", "#{pid}"))
 
 
-async def test_references_taken_here_read_the_pane(tmux_socket: str) -> None:
+async def test_references_taken_here_read_the_pane(tmux_socket: str, ssh: SshTarget | None) -> None:
     pane = new_pane(tmux_socket, command="echo found-it; exec sleep 300", width=30, height=3)
     wait_until(lambda: "found-it" in tmux(tmux_socket, "capture-pane", "-p", "-t", pane.pane_id))
-    _, result = await snapshot(tmux_socket)
+    _, result = await snapshot(tmux_socket, ssh)
     reference = panes_of(result["data"])[pane.pane_id]["target"]
-    context = ToolContext(Settings(socket_name=tmux_socket))
+    context = ToolContext(Settings(socket_name=tmux_socket, ssh=ssh))
     try:
         read = await call_bound_tool(BINDINGS["tmux_capture"], context, {"target": reference})
     finally:
@@ -83,9 +92,11 @@ async def test_references_taken_here_read_the_pane(tmux_socket: str) -> None:
     assert read.structured_content["data"]["rows"][0] == "found-it\n"
 
 
-async def test_no_server_is_an_envelope_that_sent_nothing(tmux_socket: str) -> None:
+async def test_no_server_is_an_envelope_that_sent_nothing(
+    tmux_socket: str, ssh: SshTarget | None
+) -> None:
     # only the configured server is started when it is not running: a named one is not
-    context = ToolContext(Settings(socket_name=tmux_socket))
+    context = ToolContext(Settings(socket_name=tmux_socket, ssh=ssh))
     try:
         arguments = {"socket_name": "schemux-test-no-server-for-snapshot"}
         called = await call_bound_tool(BINDINGS["tmux_snapshot"], context, arguments)

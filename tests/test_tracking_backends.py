@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from schemux import process_identity
+from schemux import process_identity, processes
 from schemux.config import Settings, settings_from
 from schemux.context import ToolContext
 from schemux.errors import ConfigError, TrackingUnavailable
@@ -130,7 +130,7 @@ def test_a_pid_that_changes_hands_while_opened_is_refused(
 ) -> None:
     """The start time read after pidfd_open differs from the one read before: another
     process took the pid in between, and the pidfd (of that process) is not kept."""
-    real = process_identity._start_ticks
+    real = processes.read_start_ticks
     readings: list[int] = []
 
     def recycled(pid: int) -> int:
@@ -138,7 +138,7 @@ def test_a_pid_that_changes_hands_while_opened_is_refused(
         readings.append(ticks)
         return ticks
 
-    monkeypatch.setattr(process_identity, "_start_ticks", recycled)
+    monkeypatch.setattr(process_identity, "read_start_ticks", recycled)
     with pytest.raises(TrackingUnavailable, match="changed hands"):
         open_server_process(os.getpid())
     assert len(readings) == 2
@@ -158,7 +158,7 @@ def test_a_steady_process_is_held() -> None:
     handle = open_server_process(os.getpid())
     try:
         assert handle.alive()
-        assert handle.start_ticks == process_identity._start_ticks(os.getpid())
+        assert handle.start_ticks == processes.read_start_ticks(os.getpid())
     finally:
         handle.close()
 
@@ -201,7 +201,7 @@ async def test_both_backends_hold_the_server_itself(server: TmuxServer) -> None:
             await identity.check_server(key, lambda: server_identity(server))
             [held] = identity._servers.values()
             assert (held.pid, held.alive()) == (key.pid, True)
-            assert held.start_ticks == process_identity._start_ticks(key.pid)
+            assert held.start_ticks == processes.read_start_ticks(key.pid)
         finally:
             identity.close()
 

@@ -22,6 +22,12 @@ from tests.support import Pane, call, call_error, new_pane, tmux, wait_until
 pytestmark = pytest.mark.anyio
 
 
+@pytest.fixture
+def memory_client(transport_client: Client) -> Client:
+    """Every test here runs twice: on this machine, and over ssh (``tests.ssh_server``)."""
+    return transport_client
+
+
 async def send(client: Client, pane: Pane, keys: str, **options: Any) -> None:
     await call(client, "send_keys", keys=keys, pane_id=pane.pane_id, **options)
 
@@ -238,15 +244,15 @@ async def test_concurrent_waits_and_commands_on_one_pane(
     await left_behind(pane)
 
 
-async def test_a_program_pane_is_watched_without_a_link(memory_client: Client) -> None:
+async def test_a_program_pane_is_watched_without_a_link(local_client: Client) -> None:
     started = await call(
-        memory_client, "start_program", argv=["sh", "-c", "sleep 0.5; echo late; sleep 30"]
+        local_client, "start_program", argv=["sh", "-c", "sleep 0.5; echo late; sleep 30"]
     )
     result = await call(
-        memory_client, "wait_for_text", pane_id=started["paneId"], patterns=["late"], timeout=10
+        local_client, "wait_for_text", pane_id=started["paneId"], patterns=["late"], timeout=10
     )
     assert result["outcome"] == "matched"
-    await call(memory_client, "stop_program", programId=started["programId"])
+    await call(local_client, "stop_program", programId=started["programId"])
 
 
 async def test_the_session_closed_under_a_wait(memory_client: Client, tmux_socket: str) -> None:

@@ -33,7 +33,7 @@ from schemux.abandoned import (
 from schemux.config import Settings
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
-from schemux.process_identity import start_ticks
+from schemux.processes import start_ticks
 from schemux.server import build_server
 from schemux.targets import PaneTarget, choose_session, resolve_pane
 from tests.support import Pane, call, call_error, new_pane, tmux, wait_until

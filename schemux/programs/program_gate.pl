@@ -2,7 +2,7 @@
 # about 2 ms instead of a Python's 10 or more. Run as
 #   perl -X -t -C0 program_gate.pl SYSCALLS DIRECTORY CWD STDIN STDERR GRACE N ENV*N ARGV...
 # SYSCALLS is "PRCTL,RT_SIGPROCMASK,RT_SIGTIMEDWAIT", the system call numbers of the running
-# architecture (schemux's table, schemux.program_gates): the gate makes these calls itself,
+# architecture (schemux's table, schemux.programs.gate): the gate makes these calls itself,
 # through Perl's syscall, as it loads nothing beyond perl-base (Debian's Essential package;
 # POSIX alone would cost 8 ms, Fcntl and Errno 1 ms each, warnings 2 ms: their few numbers
 # are below). -t: PERL5OPT, PERL5LIB and PERLIO from the environment are ignored (what

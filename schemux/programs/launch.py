@@ -10,7 +10,7 @@ import shutil
 from typing import Protocol
 
 from schemux.errors import SchemuxError
-from schemux.programs import ProgramSpec
+from schemux.programs.program import ProgramSpec
 from schemux.shell_commands import run_in_shell
 from schemux.targets import PaneInfo, PaneTarget, resolve_pane
 from schemux.tmux import TmuxServer

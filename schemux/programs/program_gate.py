@@ -5,7 +5,7 @@ Run as ``python -I -S program_gate.py DIRECTORY CWD STDIN STDERR GRACE N ENV*N A
 (stdlib only: no site, no environment variables of Python's, no import of schemux). It is
 the fallback of the Perl gate (``program_gate.pl``, the same protocol, started five times
 faster), where there is no ``perl`` or the architecture's system call numbers are not
-known (``schemux.program_gates``).
+known (``schemux.programs.gate``).
 
 Its argv holds nothing secret; what makes its end marker believable is a table of random
 tokens, one per report (exit status 0-255, and "x" run or "n" not run), that it reads from
@@ -54,7 +54,7 @@ def become_subreaper() -> None:
 
 
 def token_index(status: int, flag: str) -> int:
-    """Where the token of a report is in the table (program_end reads it the same way)."""
+    """Where the token of a report is in the table (schemux.programs.gate reads it the same way)."""
     return 2 * status + (1 if flag == "n" else 0)
 
 

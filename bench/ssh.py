@@ -1,0 +1,191 @@
+"""Benchmark ``run_command {"command": "true"}`` over ssh against the same call locally and
+against the per-command ``ssh HOST tmux ...`` approach, in one run.
+
+It starts Debian's sshd on 127.0.0.1 with throwaway keys (``tests.ssh_server``, the test
+suite's fixture) and a private tmux server, then measures:
+
+* **local**: ``schemux serve --socket-name NAME`` over stdio (the ``mcp`` client);
+* **ssh**: ``schemux serve --socket-name NAME --ssh schemux-test --ssh-config FILE`` over
+  stdio: the same server, reached over one multiplexed OpenSSH connection to loopback;
+* **per-command ssh**: the run-and-wait driven by hand with one ``ssh HOST tmux ...``
+  process per tmux command (``send-keys -l``, ``send-keys Enter``, ``wait-for``), no
+  connection sharing: what a tool that shells out to ssh for every tmux command pays.
+
+Bars: ssh / local at most 1.5; ssh / per-command ssh at most 0.2 (medians).
+
+Usage: ``python bench/ssh.py [--calls N] [--baseline-calls M] [--json PATH]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from mcp import Client, StdioServerParameters
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.run_command import (
+    COMMAND,
+    Tmux,
+    check_result,
+    machine_facts,
+    schemux_params,
+    summary,
+)
+from tests.ssh_server import ALIAS, SshServer, available, ssh_server
+
+LOCAL_BAR = 1.5
+BASELINE_BAR = 0.2
+
+
+def ssh_params(socket: str, server: SshServer) -> StdioServerParameters:
+    local = schemux_params(socket)
+    return StdioServerParameters(
+        command=local.command,
+        args=[*local.args, "--ssh", ALIAS, "--ssh-config", str(server.config)],
+        cwd=local.cwd,
+    )
+
+
+def time_per_command_ssh(
+    server: SshServer, tmux: Tmux, pane: str, calls: int, warmup: int
+) -> list[float]:
+    """Seconds per run-and-wait with a fresh ``ssh HOST tmux ...`` for each tmux command."""
+
+    def remote_tmux(*args: str) -> None:
+        # every word quoted for the remote shell, as such a tool must do
+        remote = shlex.join(["tmux", "-L", tmux.name, *args])
+        subprocess.run(
+            ["ssh", "-F", str(server.config), "-o", "BatchMode=yes", ALIAS, remote],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            check=True,
+            timeout=30,
+        )
+
+    timings: list[float] = []
+    for index in range(warmup + calls):
+        channel = f"{tmux.name}-ssh-{index}"
+        start = time.perf_counter()
+        remote_tmux("send-keys", "-t", pane, "-l", f" true; tmux wait-for -S {channel}")
+        remote_tmux("send-keys", "-t", pane, "Enter")
+        remote_tmux("wait-for", channel)
+        elapsed = time.perf_counter() - start
+        if index >= warmup:
+            timings.append(elapsed)
+    return timings
+
+
+async def time_interleaved(
+    local: StdioServerParameters,
+    local_pane: str,
+    remote: StdioServerParameters,
+    remote_pane: str,
+    calls: int,
+    warmup: int,
+) -> tuple[list[float], list[float]]:
+    """Seconds per call of each server, their calls alternating, so that the load of a
+    shared machine weighs on both alike."""
+    timings: tuple[list[float], list[float]] = ([], [])
+    async with Client(local) as local_client, Client(remote) as remote_client:
+        for index in range(warmup + calls):
+            for label, client, pane, kept in [
+                ("local", local_client, local_pane, timings[0]),
+                ("ssh", remote_client, remote_pane, timings[1]),
+            ]:
+                start = time.perf_counter()
+                result = await client.call_tool("run_command", {**COMMAND, "pane_id": pane})
+                elapsed = time.perf_counter() - start
+                check_result(label, result)
+                if index >= warmup:
+                    kept.append(elapsed)
+    return timings
+
+
+async def measure(args: argparse.Namespace, server: SshServer, tmux: Tmux) -> dict[str, Any]:
+    local_pane = tmux.start()
+    ssh_pane = tmux.new_pane()
+    baseline_pane = tmux.new_pane()
+    local, over_ssh = await time_interleaved(
+        schemux_params(tmux.name),
+        local_pane,
+        ssh_params(tmux.name, server),
+        ssh_pane,
+        args.calls,
+        args.warmup,
+    )
+    baseline = time_per_command_ssh(server, tmux, baseline_pane, args.baseline_calls, 2)
+    local_ms = statistics.median(local) * 1000
+    ssh_ms = statistics.median(over_ssh) * 1000
+    baseline_ms = statistics.median(baseline) * 1000
+    return {
+        "machine": machine_facts(),
+        "calls": args.calls,
+        "baseline_calls": args.baseline_calls,
+        "local": summary(local),
+        "ssh": summary(over_ssh),
+        "per_command_ssh": summary(baseline),
+        "ssh_over_local": ssh_ms / local_ms,
+        "ssh_over_per_command_ssh": ssh_ms / baseline_ms,
+    }
+
+
+def render(report: dict[str, Any]) -> str:
+    lines = ["run_command {'command': 'true'}: median / p90 ms per call"]
+    for key, label in [
+        ("local", "schemux, local (stdio)"),
+        ("ssh", "schemux over ssh to loopback (stdio)"),
+        ("per_command_ssh", "per-command `ssh host tmux ...`"),
+    ]:
+        figures = report[key]
+        lines.append(f"  {label:<40} {figures['median_ms']:8.2f} {figures['p90_ms']:8.2f}")
+    local_ratio = report["ssh_over_local"]
+    baseline_ratio = report["ssh_over_per_command_ssh"]
+    local_verdict = "PASS" if local_ratio <= LOCAL_BAR else "MISS"
+    baseline_verdict = "PASS" if baseline_ratio <= BASELINE_BAR else "MISS"
+    lines.append(
+        f"  ssh / local            {local_ratio:6.2f}  (bar <= {LOCAL_BAR})  {local_verdict}"
+    )
+    lines.append(
+        f"  ssh / per-command ssh  {baseline_ratio:6.3f}  (bar <= {BASELINE_BAR})  "
+        f"{baseline_verdict}"
+    )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--calls", type=int, default=100)
+    parser.add_argument("--baseline-calls", type=int, default=20)
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args(argv)
+    problem = available()
+    if problem is not None:
+        print(f"bench/ssh.py: {problem}", file=sys.stderr)
+        return 2
+    tmux = Tmux(f"schemux-bench-ssh-{os.getpid()}")
+    with ssh_server() as server:
+        try:
+            report = asyncio.run(measure(args, server, tmux))
+        finally:
+            tmux.kill()
+    print(render(report))
+    if args.json is not None:
+        args.json.write_text(json.dumps(report, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,205 @@
+"""Processes as Linux shows them: /proc/PID/stat and the other /proc files schemux reads,
+pidfds, and the owner mark that names a schemux process for good.
+
+Every read of /proc is here, so that its format is parsed once: a process's name (the
+``comm`` in parentheses) may hold spaces and parentheses, so its fields are counted from
+the last ``)``. (A program's gate walks its process tree itself: it runs as a script of
+its own, ``python -I -S`` or perl, and imports nothing of schemux.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import os
+import re
+import select
+import signal as signals
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ProcessStat:
+    """The fields of /proc/PID/stat that schemux reads."""
+
+    state: str  # R running, S sleeping, Z zombie, ...
+    ppid: int
+    pgrp: int
+    tpgid: int  # the foreground process group of its terminal; -1 without one
+    start_ticks: int  # its start time in clock ticks since boot (field 22)
+
+
+def read_stat(pid: int) -> ProcessStat:
+    """Process ``pid``'s stat; raises OSError when there is none, ValueError when the
+    file does not read as one."""
+    with open(f"/proc/{pid}/stat", "rb") as stat:
+        text = stat.read()
+    # after the parenthesised name: state ppid pgrp session tty_nr tpgid ... starttime
+    fields = text[text.rindex(b")") + 2 :].split()
+    if len(fields) < 20:
+        raise ValueError(f"/proc/{pid}/stat has {len(fields)} fields after the name")
+    return ProcessStat(
+        fields[0].decode(), int(fields[1]), int(fields[2]), int(fields[5]), int(fields[19])
+    )
+
+
+def stat_of(pid: int) -> ProcessStat | None:
+    """``read_stat``, or None when there is no such process (any more)."""
+    try:
+        return read_stat(pid)
+    except (OSError, ValueError):
+        return None
+
+
+def read_start_ticks(pid: int) -> int:
+    """Process ``pid``'s start time in clock ticks since boot; raises OSError (such as
+    FileNotFoundError) when there is no such process."""
+    try:
+        return read_stat(pid).start_ticks
+    except ValueError:
+        raise ProcessLookupError(pid) from None
+
+
+def start_ticks(pid: int) -> int | None:
+    """``read_start_ticks``, or None when there is no such process (any more)."""
+    stat = stat_of(pid)
+    return None if stat is None else stat.start_ticks
+
+
+def process_name(pid: int) -> str:
+    """The process's name (``comm``); "" when it is gone."""
+    try:
+        with open(f"/proc/{pid}/comm", encoding="utf-8", errors="replace") as comm:
+            return comm.read().strip()
+    except OSError:
+        return ""
+
+
+def command_line(pid: int) -> bytes | None:
+    """The process's argv, NUL-separated; None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+            return cmdline.read()
+    except OSError:
+        return None
+
+
+def executable(pid: int) -> str:
+    """The path of the process's executable; raises OSError when it cannot be read."""
+    return os.readlink(f"/proc/{pid}/exe")
+
+
+def standard_input(pid: int) -> str:
+    """What the process's stdin is (its terminal's path, for a shell); raises OSError."""
+    return os.readlink(f"/proc/{pid}/fd/0")
+
+
+def pid_namespace(pid: int | None = None) -> str:
+    """The pid namespace of process ``pid`` (of this process for None)."""
+    return os.readlink(f"/proc/{'self' if pid is None else pid}/ns/pid")
+
+
+def descriptor_path(fd: int) -> str:
+    """A path through which other processes reach what this process's ``fd`` holds:
+    digits and slashes only, whatever the path of what it holds."""
+    return f"/proc/{os.getpid()}/fd/{fd}"
+
+
+def pidfd_pid(fd: int) -> int | None:
+    """The pid a pidfd names in our namespace (its ``Pid:`` line; -1 once it ended), or
+    None when this kernel does not show it."""
+    with open(f"/proc/self/fdinfo/{fd}") as info:
+        for line in info:
+            if line.startswith("Pid:"):
+                return int(line.split()[1])
+    return None
+
+
+def pidfd_exited(fd: int) -> bool:
+    """A pidfd polls readable once its process has ended (a non-blocking check)."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    return bool(poller.poll(0))
+
+
+def pidfd_signal(fd: int, signum: int) -> None:
+    """Send ``signum`` to the pidfd's process; nothing when it has ended."""
+    with contextlib.suppress(OSError):
+        signals.pidfd_send_signal(fd, signum)
+
+
+async def pidfd_exit(pidfd: int) -> None:
+    """Return once the process of ``pidfd`` has exited (a pidfd is readable then). It
+    watches a duplicate of its own, so that whoever holds ``pidfd`` may close it."""
+    loop = asyncio.get_running_loop()
+    gone = asyncio.Event()
+    fd = os.dup(pidfd)
+    loop.add_reader(fd, gone.set)
+    try:
+        await gone.wait()
+    finally:
+        loop.remove_reader(fd)
+        os.close(fd)
+
+
+async def process_exit(pid: int) -> None:
+    """Return when process ``pid`` has exited (at once if it is gone), on a pidfd."""
+    try:
+        pidfd = os.pidfd_open(pid)
+    except OSError:  # gone already, or no process of its own (a group's id outliving it)
+        return
+    try:
+        await pidfd_exit(pidfd)
+    finally:
+        os.close(pidfd)
+
+
+_IDENTITY = re.compile(r"([1-9][0-9]*)-([0-9]+)")
+_MARK = re.compile(r"(?:^|')A (\d+) (\d+)'?\"?$")
+
+
+@dataclass(frozen=True)
+class Owner:
+    """A schemux process, as its pid and its start time in clock ticks: a pid alone could
+    be reused by an unrelated process. Two spellings, both on live tmux servers and in
+    file names, so both stay as they are: ``identity`` (``PID-TICKS``: runtime
+    directories, program panes' option, link marks) and ``mark`` (``A PID TICKS``, at
+    the end of a run_command wrapper's hold flag)."""
+
+    pid: int
+    start_ticks: int
+
+    @property
+    def identity(self) -> str:
+        return f"{self.pid}-{self.start_ticks}"
+
+    @property
+    def mark(self) -> str:
+        return f"A {self.pid} {self.start_ticks}"
+
+    @classmethod
+    def from_identity(cls, identity: str) -> Owner | None:
+        """The owner ``PID-TICKS`` names (None for anything else)."""
+        match = _IDENTITY.fullmatch(identity)
+        return None if match is None else cls(int(match[1]), int(match[2]))
+
+    @classmethod
+    def from_value(cls, value: str) -> Owner | None:
+        """The owner a hold flag's value records at its end (None for anything else)."""
+        match = _MARK.search(value)
+        return None if match is None else cls(int(match[1]), int(match[2]))
+
+    def alive(self) -> bool:
+        """Whether its pid runs a process that started when it did."""
+        return start_ticks(self.pid) == self.start_ticks
+
+
+def this_process() -> Owner:
+    """This schemux process (read once per process: a fork gets its own)."""
+    return _owner(os.getpid())
+
+
+@functools.cache
+def _owner(pid: int) -> Owner:
+    return Owner(pid, read_start_ticks(pid))  # /proc/self always exists on Linux

@@ -1,0 +1,34 @@
+"""Programs that schemux starts, each in a pane of its own, and everything they print.
+
+How one runs, and why each step:
+
+* **A gate** (``gate``: a Perl script, or Python's where there is no perl) is the pane's
+  process, with the program's argv, start directory and environment as its own arguments
+  (no shell parses them, tmux expands none of them). It holds the program until schemux
+  has the output copy in place, then runs it as its child, in the start directory, with
+  stdin (``input``, a private file) and stderr (``separateStderr``) redirected. When the
+  program ends it writes an end marker to the terminal: a private OSC sequence with the
+  program's exit status (128+N for signal N, as the contracts read it) and that status's
+  token from a table of random tokens that came to the gate through a one-shot FIFO
+  before the program started and is nowhere the program can read, so a program cannot
+  fake its end. The marker is the last thing the pane prints, so when it comes out of the
+  copy every byte the program wrote is in (control mode's ``%output`` lost those), and
+  the status is right at once (tmux 3.3a could report it seconds late). The gate is a
+  child subreaper: stopping ends the whole process tree, daemons that ``setsid``
+  included, and so does the pane going away.
+* **The copy** (``output``). ``pipe-pane -O`` (``panes``) writes the pane's bytes into a
+  FIFO in a private runtime directory (``host``); a task reads it as it arrives, turns the
+  bytes into text (``schemux.terminal_text``) and appends that to the program's text file.
+  Readers wake on each append, not by polling.
+* **Reads** address the text file by byte offset: a cursor is that offset, tagged with
+  the program's own salt so that one program's cursor is refused by another.
+* **The store** (``store``) holds the limits, ends programs (stopped, expired, gone),
+  lets the oldest output go, and supervises every background task (``program.Tasks``):
+  one that fails ends its program as gone, visibly. ``run`` is run_program's whole
+  operation, start to result.
+"""
+
+from schemux.programs.program import Program, ProgramLimits, ProgramSpec
+from schemux.programs.store import STOP_GRACE_SECONDS, ProgramStore
+
+__all__ = ["STOP_GRACE_SECONDS", "Program", "ProgramLimits", "ProgramSpec", "ProgramStore"]

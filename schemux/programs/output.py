@@ -1,0 +1,146 @@
+"""A program's output: the copy of its pane's bytes into its text file (cut at the output
+limit), read back in pages, addressed by cursors."""
+
+from __future__ import annotations
+
+import asyncio
+import zlib
+from dataclasses import dataclass
+from typing import BinaryIO
+
+from schemux.errors import SchemuxError
+from schemux.programs.gate import Report, scan
+from schemux.programs.host import LocalHost
+from schemux.programs.program import Program
+from schemux.terminal_text import TextFilter
+
+PAGE_CHARACTERS = 24_000
+_CURSOR_TAG_BITS = 16
+_BUFFER = 1 << 20
+
+
+def _salt(program: Program) -> int:
+    return zlib.crc32(program.id.encode()) & ((1 << _CURSOR_TAG_BITS) - 1)
+
+
+def cursor_for(program: Program, offset: int) -> int:
+    """A cursor is a byte offset in the text file, tagged with the program's own salt so
+    that one program's cursor is refused by another."""
+    return (offset << _CURSOR_TAG_BITS) | _salt(program)
+
+
+def offset_of(program: Program, cursor: int) -> int:
+    if cursor == 0:
+        return 0
+    if cursor & ((1 << _CURSOR_TAG_BITS) - 1) != _salt(program):
+        raise SchemuxError(
+            f"cursor {cursor} is not one that read_program returned for {program.id}",
+            suggestion="pass the cursor of this program's previous read, or omit it",
+        )
+    offset = cursor >> _CURSOR_TAG_BITS
+    if offset > program.text_size:
+        raise SchemuxError(
+            f"cursor {cursor} is past the end of {program.id}'s output",
+            suggestion="pass the cursor of the previous read, or omit it",
+        )
+    return offset
+
+
+async def copy_output(program: Program, host: LocalHost, limit: int) -> Report | None:
+    """Copy the pane's bytes to the text file until the end marker or the copy's end; the
+    gate's report, or None when the copy ended without it."""
+    loop = asyncio.get_running_loop()
+    # a read takes all that waits (up to the buffer's 1 MiB): while one append is in its
+    # thread, the pipe fills the buffer, and the next append takes it in one hop
+    reader = asyncio.StreamReader(limit=_BUFFER)
+    with await host.open_text(program.text_path) as text_file:
+        pipe = await host.open_copy(program.copy_path)
+        try:
+            transport, _ = await loop.connect_read_pipe(
+                lambda: asyncio.StreamReaderProtocol(reader), pipe
+            )
+        except BaseException:
+            pipe.close()
+            raise
+        text_filter = TextFilter()
+        pending = b""
+        report: Report | None = None
+        try:
+            while report is None:
+                chunk = await reader.read(_BUFFER)
+                if not chunk:
+                    break
+                data, pending, report = scan(pending + chunk, program.secret)
+                await _append(program, host, text_file, text_filter.feed(data), limit)
+            if report is None:
+                await _append(program, host, text_file, text_filter.feed(pending), limit)
+            await _append(program, host, text_file, text_filter.finish(), limit)
+        finally:
+            transport.close()
+    return report
+
+
+async def _append(
+    program: Program, host: LocalHost, text_file: BinaryIO, text: str, limit: int
+) -> None:
+    if not text or program.output_cut:
+        return
+    data = text.encode()
+    room = limit - program.text_size
+    if len(data) > room:
+        data = data[:room]
+        data = data[: data.rfind(b"\n") + 1]  # cut on a line break
+        program.output_cut = True
+    await host.append(text_file, data)
+    program.text_size += len(data)
+    program.changed()
+
+
+@dataclass(frozen=True)
+class Page:
+    text: str
+    cursor: int
+    ended: bool
+
+
+async def page_at(
+    program: Program, host: LocalHost, offset: int, max_lines: int | None
+) -> Page | None:
+    """What a read from ``offset`` returns now, or None while there is nothing to give.
+
+    A page ends on a line break: after ``max_lines`` lines, or the last break within
+    ``PAGE_CHARACTERS``. Only a line longer than a page, or the unterminated last
+    line of a finished program, ends elsewhere. The program's state is taken at once;
+    the file is read in a thread, off the event loop.
+    """
+    size, finished = program.text_size, program.finished
+    available = size - offset
+    data = b""
+    if available > 0:
+        length = min(available, PAGE_CHARACTERS * 4)
+        data = await host.read_at(program.text_path, offset, length)
+    # the file is our own UTF-8: "ignore" only drops a character cut at the read's end
+    text = data.decode("utf-8", "ignore")[:PAGE_CHARACTERS]
+    cut = _after_lines(text, max_lines)
+    if cut == 0:
+        if len(text) >= PAGE_CHARACTERS or (finished and len(text.encode()) == available):
+            cut = len(text)
+        elif not text and finished:
+            return Page("", cursor_for(program, offset), True)
+        else:
+            return None  # a line still being written: wait for its end
+    end = offset + len(text[:cut].encode())
+    return Page(text[:cut], cursor_for(program, end), finished and end == size)
+
+
+def _after_lines(text: str, max_lines: int | None) -> int:
+    """Where the text of up to ``max_lines`` complete lines ends (all of them for None)."""
+    if max_lines is None:
+        return text.rfind("\n") + 1
+    end = 0
+    for _ in range(max_lines):
+        found = text.find("\n", end)
+        if found < 0:
+            break
+        end = found + 1
+    return end

@@ -1,0 +1,168 @@
+"""One program: what it was started with, how it stands, the background tasks that serve it,
+and the one way to wait for a change in it."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from schemux.programs.gate import Ending, Outcome
+from schemux.programs.program_gate import TABLE_BYTES
+from schemux.tmux import TmuxServer
+
+T = TypeVar("T")
+logger = logging.getLogger("schemux")
+
+
+@dataclass(frozen=True)
+class ProgramLimits:
+    """What protects the machine: programs running at once, ended programs whose output
+    stays readable, bytes of text kept per program, and lifetimes."""
+
+    max_running: int = 16
+    retained_ended: int = 32
+    output_limit: int = 64 * 1024 * 1024
+    default_lifetime: float = 600.0
+    max_lifetime: float = 24 * 3600.0
+
+
+@dataclass(frozen=True)
+class ProgramSpec:
+    argv: list[str]
+    start_directory: str
+    environment: dict[str, str]
+    stdin_text: str | None = None
+    separate_stderr: bool = False
+    from_pane: str | None = None
+    from_session: str | None = None
+    placement: str = "window"
+    width: int | None = None
+    height: int | None = None
+    lifetime: float = 600.0
+    keep: bool = False
+    hold: bool = False
+
+
+class Tasks:
+    """Every background task of one owner, each observed: one that fails is logged and
+    handed to ``on_failure`` (which ends the program, visibly), and ``cancel`` ends and
+    awaits those still running, so that none outlives its owner unseen."""
+
+    def __init__(
+        self, owner: str, on_failure: Callable[[BaseException], None] | None = None
+    ) -> None:
+        self._owner = owner
+        self._on_failure = on_failure
+        self._running: set[asyncio.Task[None]] = set()
+
+    def spawn(self, name: str, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        task = asyncio.get_running_loop().create_task(work, name=f"{self._owner} {name}")
+        self._running.add(task)
+        task.add_done_callback(self._done)
+        return task
+
+    def _done(self, task: asyncio.Task[None]) -> None:
+        self._running.discard(task)
+        error = None if task.cancelled() else task.exception()
+        if error is None:
+            return
+        logger.error("%s failed", task.get_name(), exc_info=error)
+        if self._on_failure is not None:
+            self._on_failure(error)
+
+    @property
+    def running(self) -> bool:
+        return bool(self._running)
+
+    async def cancel(self) -> None:
+        """Cancel every task (but the one calling) and wait until each has ended."""
+        others = [task for task in self._running if task is not asyncio.current_task()]
+        for task in others:
+            task.cancel()
+        await asyncio.gather(*others, return_exceptions=True)
+
+
+@dataclass(eq=False)
+class Program:
+    id: str
+    server: TmuxServer
+    directory: Path
+    pane_id: str = ""
+    gate_fd: int = -1  # a pidfd of the gate (signals reach it, never a reused pid) till it exits
+    keep: bool = False
+    hold: bool = False
+    # the gate's tokens, one per report it can make (schemux.programs.program_gate)
+    secret: bytes = field(default_factory=lambda: secrets.token_bytes(TABLE_BYTES), repr=False)
+    secret_fd: int = -1  # the secret FIFO's, held until the program ends
+    text_size: int = 0
+    output_done: bool = False
+    output_cut: bool = False
+    lost_end: bool = False
+    ending: Ending | None = None
+    ended_by: Outcome | None = None  # stopped or expired while schemux ends it
+    tasks: Tasks = field(init=False)
+    lifetime_task: asyncio.Task[None] | None = None
+    _changed: asyncio.Event = field(default_factory=asyncio.Event)
+
+    @property
+    def text_path(self) -> Path:
+        return self.directory / "text"
+
+    @property
+    def stderr_path(self) -> Path:
+        return self.directory / "stderr"
+
+    @property
+    def copy_path(self) -> Path:
+        return self.directory / "copy"
+
+    @property
+    def finished(self) -> bool:
+        """Ended, and every byte of its output copied."""
+        return self.ending is not None and self.output_done
+
+    @property
+    def output_complete(self) -> bool:
+        """Ended on its own, with nothing of its output cut or lost."""
+        return (
+            self.ending is not None
+            and self.ending.outcome in ("completed", "not_started")
+            and not (self.output_cut or self.lost_end)
+        )
+
+    def changed(self) -> None:
+        """Wake every wait on this program (``until``)."""
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    async def until(self, condition: Callable[[], bool], timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for ``condition``, checked at each change;
+        whether it holds."""
+
+        async def check() -> bool | None:
+            return True if condition() else None
+
+        return await self.until_some(check, timeout) is not None
+
+    async def until_some(
+        self, attempt: Callable[[], Awaitable[T | None]], timeout: float
+    ) -> T | None:
+        """What ``attempt`` gives first, tried now and at each change for up to
+        ``timeout`` seconds; None when it gave nothing by then."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while (result := await attempt()) is None:
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return None
+            changed = self._changed
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(remaining):
+                    await changed.wait()
+        return result

@@ -1,0 +1,215 @@
+"""A real OpenSSH server for the tests: Debian's ``sshd`` on 127.0.0.1, on a free port,
+with throwaway host and user keys in a temporary directory, and an ssh config that names
+it (``ssh -F CONFIG schemux-test``). Nothing of the user's is read or written: the
+config sets the identity, the known hosts file and every option that would prompt.
+
+The server listens on three ports; what the remote user's commands find on ``PATH``
+differs by port (sshd's ``Match LocalPort`` with ``SetEnv PATH``), so the faults of a
+remote host without tmux, or with too old a tmux, are real sessions of the same server:
+
+* ``schemux-test``: the machine's tmux.
+* ``schemux-test-notmux``: ``PATH`` holds no tmux.
+* ``schemux-test-oldtmux``: ``PATH`` holds a ``tmux`` that says it is 3.2a.
+
+Two more aliases reach the first port wrongly: ``schemux-test-badkey`` offers a key the
+server does not accept, and ``schemux-test-unknown`` knows no host key for it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+SSHD = "/usr/sbin/sshd"
+ALIAS = "schemux-test"
+NO_TMUX = "schemux-test-notmux"
+OLD_TMUX = "schemux-test-oldtmux"
+BAD_KEY = "schemux-test-badkey"
+UNKNOWN_HOST = "schemux-test-unknown"
+START_SECONDS = 10.0
+
+
+@dataclass(frozen=True)
+class SshServer:
+    config: Path  # the ssh_config naming every alias
+    process: subprocess.Popen[bytes]
+    port: int
+
+
+def available() -> str | None:
+    """Why the tests cannot start sshd here, or None."""
+    if not os.access(SSHD, os.X_OK):
+        return f"{SSHD} is missing (apt install openssh-server)"
+    if shutil.which("ssh") is None or shutil.which("ssh-keygen") is None:
+        return "ssh is missing (apt install openssh-client)"
+    return None
+
+
+def _free_ports(count: int) -> list[int]:
+    sockets = []
+    try:
+        for _ in range(count):
+            sock = socket.socket()
+            sock.bind(("127.0.0.1", 0))
+            sockets.append(sock)
+        return [sock.getsockname()[1] for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+def _keygen(path: Path) -> str:
+    subprocess.run(
+        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "schemux-test", "-f", str(path)],
+        check=True,
+        capture_output=True,
+    )
+    return path.with_suffix(".pub").read_text().strip()
+
+
+def _write_server_config(root: Path, ports: list[int]) -> Path:
+    _, no_tmux, old_tmux = ports
+    home = root / "home"
+    home.mkdir()
+    empty = root / "empty-bin"
+    empty.mkdir()
+    old = root / "old-bin"
+    old.mkdir()
+    fake = old / "tmux"
+    fake.write_text("#!/bin/sh\necho 'tmux 3.2a'\n")
+    fake.chmod(0o755)
+    config = root / "sshd_config"
+    config.write_text(
+        "\n".join(
+            [
+                *(f"Port {port}" for port in ports),
+                "ListenAddress 127.0.0.1",
+                f"HostKey {root / 'host_key'}",
+                f"PidFile {root / 'sshd.pid'}",
+                f"AuthorizedKeysFile {root / 'authorized_keys'}",
+                "AuthenticationMethods publickey",
+                "PubkeyAuthentication yes",
+                "PasswordAuthentication no",
+                "KbdInteractiveAuthentication no",
+                "UsePAM no",
+                "StrictModes no",
+                "PermitRootLogin prohibit-password",
+                "PermitUserEnvironment no",
+                "MaxStartups 100:30:200",
+                "PrintMotd no",
+                "LogLevel ERROR",
+                # a home of no dotfiles: the machine's startup files are not what these
+                # tests are about (bash reads ~/.bashrc for a command sshd runs)
+                f"SetEnv HOME={home}",
+                f"Match LocalPort {no_tmux}",
+                f"    SetEnv HOME={home} PATH={empty}",
+                f"Match LocalPort {old_tmux}",
+                f"    SetEnv HOME={home} PATH={old}:/usr/bin:/bin",
+                "",
+            ]
+        )
+    )
+    return config
+
+
+def _write_client_config(root: Path, ports: list[int], host_key: str) -> Path:
+    known = root / "known_hosts"
+    known.write_text("".join(f"[127.0.0.1]:{port} {host_key}\n" for port in ports))
+    (root / "known_hosts_empty").write_text("")
+    user, no_tmux, old_tmux = ports
+
+    def block(alias: str, port: int, key: str, known_hosts: Path) -> list[str]:
+        return [
+            f"Host {alias}",
+            "    HostName 127.0.0.1",
+            f"    Port {port}",
+            f"    User {_user()}",
+            f"    IdentityFile {key}",
+            "    IdentitiesOnly yes",
+            "    IdentityAgent none",
+            f"    UserKnownHostsFile {known_hosts}",
+            "    GlobalKnownHostsFile /dev/null",
+            "    StrictHostKeyChecking yes",
+            "    UpdateHostKeys no",
+            "    LogLevel ERROR",
+        ]
+
+    key = str(root / "user_key")
+    config = root / "ssh_config"
+    config.write_text(
+        "\n".join(
+            [
+                *block(ALIAS, user, key, known),
+                *block(NO_TMUX, no_tmux, key, known),
+                *block(OLD_TMUX, old_tmux, key, known),
+                *block(BAD_KEY, user, str(root / "stranger_key"), known),
+                *block(UNKNOWN_HOST, user, key, root / "known_hosts_empty"),
+                "",
+            ]
+        )
+    )
+    return config
+
+
+def _user() -> str:
+    import pwd
+
+    return pwd.getpwuid(os.getuid()).pw_name
+
+
+def _until_listening(process: subprocess.Popen[bytes], ports: list[int]) -> None:
+    deadline = time.monotonic() + START_SECONDS
+    for port in ports:
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"sshd exited with status {process.returncode}")
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"sshd did not listen on port {port}")
+            time.sleep(0.02)
+
+
+@contextmanager
+def ssh_server() -> Iterator[SshServer]:
+    """sshd running until the block ends; then stopped and its directory removed."""
+    root = Path(tempfile.mkdtemp(prefix="sshd-"))
+    process: subprocess.Popen[bytes] | None = None
+    try:
+        root.chmod(0o700)
+        host_key = _keygen(root / "host_key")
+        (root / "authorized_keys").write_text(_keygen(root / "user_key") + "\n")
+        _keygen(root / "stranger_key")
+        ports = _free_ports(3)
+        server_config = _write_server_config(root, ports)
+        client_config = _write_client_config(root, ports, host_key)
+        if os.getuid() == 0:
+            # sshd running as root insists on its privilege separation directory
+            Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
+        with open(root / "sshd.log", "wb") as log:  # its complaints about probes
+            process = subprocess.Popen(
+                [SSHD, "-D", "-e", "-f", str(server_config)],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+            )
+        _until_listening(process, ports)
+        yield SshServer(client_config, process, ports[0])
+    finally:
+        if process is not None:
+            process.terminate()
+            try:
+                process.wait(5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        shutil.rmtree(root, ignore_errors=True)

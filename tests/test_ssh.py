@@ -1,0 +1,400 @@
+"""schemux over ssh: a real OpenSSH server on loopback (``tests.ssh_server``), the one
+multiplexed connection, what a remote command is made of, and the faults.
+
+The remote host is this machine, so the tmux server a test reaches over ssh is the one
+``tmux -L`` shows here too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from schemux.config import Settings, settings_from
+from schemux.context import ToolContext
+from schemux.errors import ConfigError
+from schemux.generated.bindings import BINDINGS
+from schemux.hosts import SshTarget, ssh_host
+from schemux.server import build_server
+from tests.ssh_server import ALIAS, BAD_KEY, NO_TMUX, OLD_TMUX, UNKNOWN_HOST, SshServer
+from tests.support import (
+    call,
+    call_error,
+    new_pane,
+    pane_format,
+    remove_server,
+    tagged_socket_name,
+    tmux,
+    wait_for_shell,
+    wait_until,
+)
+
+pytestmark = pytest.mark.anyio
+
+HOSTILE_WORDS = [
+    ";", "a ; kill-server", "'", '"', 'it\'s "q"', "$(touch {mark})", "`touch {mark}`",
+    "$HOME", "~", "*", "a\nb", "a\tb", "\\", "-n", "--", "#{pane_id}", "&& touch {mark}",
+    "|", "> {mark}", "!", "%", "{a,b}", "\x1f", "\udcff", " leading space", "",
+]  # fmt: skip
+
+
+def context_for(target: SshTarget, socket_name: str) -> ToolContext:
+    return ToolContext(Settings(socket_name=socket_name, ssh=target))
+
+
+@pytest.fixture
+async def ssh_client(
+    anyio_backend: str, tmux_socket: str, ssh_target: SshTarget
+) -> AsyncIterator[Client]:
+    context = context_for(ssh_target, tmux_socket)
+    try:
+        async with Client(build_server(context, BINDINGS)) as client:
+            yield client
+    finally:
+        await context.close()
+
+
+def master_pid(target: SshTarget) -> int:
+    """The running master's pid, as ``ssh -O check`` reports it."""
+    host = ssh_host(target)
+    done = subprocess.run(
+        ["ssh", "-F", str(target.config), "-S", host.control_path, "-O", "check", "--", ALIAS],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return int(done.stderr.split("pid=")[1].split(")")[0])
+
+
+def ssh_children() -> set[int]:
+    """This process's ssh children (the sessions the engine holds open)."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        parent = int(stat[stat.rindex(")") + 2 :].split()[1])
+        if name == "ssh" and parent == os.getpid():
+            found.add(int(entry.name))
+    return found
+
+
+async def test_commands_run_on_the_host_over_one_connection(
+    ssh_client: Client, tmux_socket: str, ssh_target: SshTarget
+) -> None:
+    pane = new_pane(tmux_socket)
+    wait_for_shell(pane)
+    command = "echo 'a;b' \"$((6*7))\""
+    first = await call(ssh_client, "run_command", command=command, pane_id=pane.pane_id)
+    assert first["output"] == ["a;b 42"]
+    master = master_pid(ssh_target)
+    sessions = ssh_children()
+    for number in range(5):
+        result = await call(
+            ssh_client, "run_command", command=f"echo {number}", pane_id=pane.pane_id
+        )
+        assert result["output"] == [str(number)]
+    # no ssh process per tmux command: the same master, the same open sessions
+    assert master_pid(ssh_target) == master
+    assert ssh_children() == sessions
+
+
+@pytest.mark.parametrize("word", HOSTILE_WORDS, ids=[repr(w)[:20] for w in HOSTILE_WORDS])
+def test_a_remote_command_receives_each_word_verbatim(
+    ssh_target: SshTarget, tmp_path: Path, word: str
+) -> None:
+    mark = tmp_path / "ran"
+    value = word.replace("{mark}", str(mark))
+    host = ssh_host(target=ssh_target)
+    anyio.run(host.connect)
+    argv = host.exec_command(["printf", "%s\\0", value, "second"])
+    done = subprocess.run(argv, capture_output=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == os.fsencode(value) + b"\0second\0"
+    assert not mark.exists()
+
+
+async def test_a_dropped_connection_fails_the_call_at_once_and_the_next_reconnects(
+    ssh_client: Client, tmux_socket: str, ssh_target: SshTarget
+) -> None:
+    pane = new_pane(tmux_socket)
+    wait_for_shell(pane)
+    await call(ssh_client, "run_command", command="true", pane_id=pane.pane_id)
+    master = master_pid(ssh_target)
+    failed_at: list[float] = []
+    message: list[str] = []
+
+    async def long_call() -> None:
+        message.append(
+            await call_error(
+                ssh_client, "run_command", command="sleep 30", pane_id=pane.pane_id, timeout=25
+            )
+        )
+        failed_at.append(time.monotonic())
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(long_call)
+        await anyio.sleep(0.5)
+        os.kill(master, 9)
+        killed_at = time.monotonic()
+    assert failed_at[0] - killed_at < 2.0
+    assert f"host {ALIAS!r}" in message[0], message[0]
+    assert "ssh connection" in message[0], message[0]
+    tmux(tmux_socket, "send-keys", "-t", pane.pane_id, "C-c")  # the sleep goes on
+    wait_until(lambda: pane_format(pane, "#{pane_current_command}") == "bash")
+    result = await call(ssh_client, "run_command", command="echo back", pane_id=pane.pane_id)
+    assert result["output"] == ["back"]
+    assert master_pid(ssh_target) != master
+
+
+@pytest.mark.parametrize(
+    ("alias", "expected"),
+    [
+        (BAD_KEY, "Permission denied (publickey)"),
+        (UNKNOWN_HOST, "Host key verification failed"),
+        (NO_TMUX, "tmux: not found"),
+        (OLD_TMUX, "tmux 3.2a on host 'schemux-test-oldtmux' is too old"),
+    ],
+    ids=["auth", "unknown-host", "no-tmux", "old-tmux"],
+)
+async def test_a_host_that_cannot_serve_fails_the_first_call_in_one_line(
+    anyio_backend: str, sshd: SshServer, tmux_socket: str, alias: str, expected: str
+) -> None:
+    target = SshTarget(alias, str(sshd.config))
+    context = context_for(target, tmux_socket)
+    try:
+        async with Client(build_server(context, BINDINGS)) as client:
+            started = time.monotonic()
+            text = await call_error(client, "run_command", command="true")
+            assert time.monotonic() - started < 5
+    finally:
+        await context.close()
+    first_line = text.splitlines()[0]
+    assert expected in first_line, text
+    assert f"host {alias!r}" in first_line, text
+
+
+@pytest.mark.parametrize(
+    ("alias", "expected"),
+    [(ALIAS, None), (BAD_KEY, "Permission denied"), (OLD_TMUX, "too old")],
+    ids=["ok", "auth", "old-tmux"],
+)
+def test_serve_and_doctor_check_the_host_at_start(
+    sshd: SshServer, tmux_socket: str, alias: str, expected: str | None
+) -> None:
+    """``schemux call`` (like ``serve``) connects before it serves; doctor says how it
+    went, with the remote tmux's version."""
+    options = ["--ssh", alias, "--ssh-config", str(sshd.config), "-L", tmux_socket]
+    doctor = subprocess.run(
+        [sys.executable, "-m", "schemux", "doctor", *options],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    ssh_line = next(line for line in doctor.stdout.splitlines() if "  ssh: " in line)
+    tools = subprocess.run(
+        [sys.executable, "-m", "schemux", "call", *options, "tmux_snapshot", "{}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    if expected is None:
+        assert tools.returncode == 0, tools.stderr
+        assert '"keepalive"' in tools.stdout  # the session of the server on that host
+        assert ssh_line.startswith("OK"), ssh_line
+        assert "tmux 3." in ssh_line
+        assert f"host {alias!r}" in ssh_line
+        server_line = next(line for line in doctor.stdout.splitlines() if "  server: " in line)
+        assert server_line.startswith("OK"), server_line
+        assert f"on host {alias!r}" in server_line, server_line
+    else:
+        assert ssh_line.startswith("FAIL"), ssh_line
+        assert expected in ssh_line, ssh_line
+        assert tools.returncode == 2
+        assert tools.stderr.count("\n") == 1, tools.stderr
+        assert expected in tools.stderr, tools.stderr
+
+
+async def test_programs_over_ssh_are_refused_in_one_clear_error(ssh_client: Client) -> None:
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("start_program", {"argv": ["true"]}),
+        ("run_program", {"argv": ["true"]}),
+        ("read_program", {"programId": "p1"}),
+        ("stop_program", {"programId": "p1"}),
+    ]
+    for tool, arguments in calls:
+        result = await ssh_client.call_tool(tool, arguments)
+        assert result.is_error
+        text = result.content[0].text  # type: ignore[union-attr]
+        assert "programs over ssh are not available yet" in text, (tool, text)
+
+
+async def test_capture_over_ssh_reads_but_cannot_track(
+    ssh_client: Client, tmux_socket: str
+) -> None:
+    pane = new_pane(tmux_socket)
+    wait_for_shell(pane)
+    await call(ssh_client, "run_command", command="echo remote-screen", pane_id=pane.pane_id)
+    snapshot = await call(ssh_client, "tmux_snapshot")
+    found = [
+        p["target"]
+        for s in snapshot["data"]["sessions"]
+        for w in s["windows"]
+        for p in w["panes"]
+        if p["target"]["id"] == pane.pane_id
+    ]
+    # the remote server's generation: the same server seen from here gives the same
+    assert found == [pane.reference()]
+    target = found[0]
+    read = await call(ssh_client, "tmux_capture", target=target)
+    assert "remote-screen" in str(read)
+    tracked = await ssh_client.call_tool("tmux_capture", {"target": target, "track": True})
+    assert tracked.is_error
+    assert "tracking_unavailable" in str(tracked.structured_content), tracked
+    assert "ssh" in str(tracked.structured_content)
+    assert pane_format(pane, "#{pane_current_command}") == "bash"
+
+
+async def test_the_first_call_starts_the_server_on_the_host_with_the_agent_session(
+    anyio_backend: str, sshd: SshServer, ssh_target: SshTarget
+) -> None:
+    """No server on that socket of the host: the first call starts it there, with the
+    agent's login shell in the remote user's home, and waits until that shell is ready."""
+    name = tagged_socket_name("ssh-start")
+    context = context_for(ssh_target, name)
+    try:
+        async with Client(build_server(context, BINDINGS)) as client:
+            result = await call(client, "run_command", command='echo "$0"; pwd')
+        assert result["output"] == ["-bash", str(sshd.config.parent / "home")]
+        sessions = tmux(name, "list-sessions", "-F", "#{session_name}").split()
+        assert sorted(sessions) == ["_schemux", "agent"]
+        mark = tmux(name, "show-options", "-p", "-v", "-t", result["pane_id"], "@schemux_agent")
+        assert mark.strip() == "1"
+    finally:
+        await context.close()
+        remove_server(name)
+
+
+async def test_marks_are_judged_only_on_their_owners_machine(
+    anyio_backend: str, tmux_socket: str, ssh_target: SshTarget
+) -> None:
+    """An owner is a pid of the machine it ran on: over ssh, a mark whose pid runs no
+    process here is left alone (its owner may live on that host); here, it is reaped."""
+    mark = f"@schemux-link-{2**22 + 7}-1-{os.getpid():x}"
+    tmux(tmux_socket, "set-option", "-s", mark, "@999999")
+    try:
+        for ssh, kept in [(ssh_target, True), (None, False)]:
+            context = ToolContext(Settings(socket_name=tmux_socket, ssh=ssh))
+            try:
+                await context.abandoned.settled(context.tmux())
+            finally:
+                await context.close()
+            options = tmux(tmux_socket, "show-options", "-s")
+            assert (mark in options) is kept, (ssh, options)
+    finally:
+        tmux(tmux_socket, "set-option", "-su", mark, check=False)
+
+
+def connection_processes(sshd: SshServer) -> list[int]:
+    """The sshd processes serving connections (the listener's descendants)."""
+    found: list[int] = []
+    parents = {sshd.process.pid}
+    for _ in range(3):  # the connection's process, its privilege-separated child, ...
+        children = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat[stat.rindex(")") + 2 :].split()[1]) in parents:
+                children.append(int(entry.name))
+        found += children
+        parents = set(children)
+    return found
+
+
+async def test_a_host_that_stops_answering_fails_the_call_within_two_seconds(
+    ssh_client: Client, tmux_socket: str, ssh_target: SshTarget, sshd: SshServer
+) -> None:
+    """The network hangs (the server's side stops, nothing closes): ssh's keep-alive
+    gives up on it, and the call fails; the next call connects again."""
+    pane = new_pane(tmux_socket)
+    wait_for_shell(pane)
+    await call(ssh_client, "run_command", command="true", pane_id=pane.pane_id)
+    failed_at: list[float] = []
+    message: list[str] = []
+
+    async def long_call() -> None:
+        message.append(
+            await call_error(
+                ssh_client, "run_command", command="sleep 30", pane_id=pane.pane_id, timeout=25
+            )
+        )
+        failed_at.append(time.monotonic())
+
+    stopped: list[int] = []
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(long_call)
+            await anyio.sleep(0.5)
+            stopped = connection_processes(sshd)
+            for pid in stopped:
+                os.kill(pid, signal.SIGSTOP)
+            stopped_at = time.monotonic()
+    finally:
+        for pid in stopped:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+    assert failed_at[0] - stopped_at < 2.5, failed_at[0] - stopped_at
+    assert "ssh connection" in message[0], message[0]
+    tmux(tmux_socket, "send-keys", "-t", pane.pane_id, "C-c")  # the sleep goes on
+    wait_until(lambda: pane_format(pane, "#{pane_current_command}") == "bash")
+    result = await call(ssh_client, "run_command", command="echo back", pane_id=pane.pane_id)
+    assert result["output"] == ["back"]
+
+
+@pytest.mark.parametrize(
+    ("env", "options", "problem"),
+    [
+        ({"SCHEMUX_SSH": "-oProxyCommand=touch /tmp/x"}, {}, "starts with '-'"),
+        ({}, {"ssh": "host name"}, "whitespace"),
+        ({}, {"ssh": ""}, "it is empty"),
+        ({"SCHEMUX_SSH_CONFIG": "/etc/ssh/ssh_config"}, {}, "needs --ssh"),
+        ({}, {"ssh_config": "/etc/ssh/ssh_config"}, "needs --ssh"),
+    ],
+)
+def test_an_ssh_setting_that_is_not_one_is_refused_naming_it(
+    env: dict[str, str], options: dict[str, str], problem: str
+) -> None:
+    with pytest.raises(ConfigError) as raised:
+        settings_from(env, ssh=options.get("ssh"), ssh_config=options.get("ssh_config"))
+    assert problem in str(raised.value)
+    assert "--ssh" in str(raised.value)
+
+
+def test_options_win_over_the_environment_for_ssh() -> None:
+    env = {"SCHEMUX_SSH": "env-host", "SCHEMUX_SSH_CONFIG": "/env/config"}
+    assert settings_from(env).ssh == SshTarget("env-host", "/env/config")
+    chosen = settings_from(env, ssh="option-host", ssh_config="/option/config")
+    assert chosen.ssh == SshTarget("option-host", "/option/config")
+    assert settings_from({}).ssh is None
