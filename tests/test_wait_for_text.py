@@ -324,11 +324,11 @@ async def test_a_catastrophic_pattern_stalls_no_other_call_and_is_refused(
             patterns=["(a|aa)+$"], regex=True, timeout=30,
         )
     )  # fmt: skip
-    await asyncio.sleep(0.3)  # the entry's rows are being matched
-    assert not failing.done()
-    asked = time.monotonic()
-    await call(memory_client, "tmux_snapshot")
-    assert time.monotonic() - asked < 0.5  # the event loop went on serving
+    slept = time.monotonic()
+    await asyncio.sleep(0.3)  # the entry's rows are being matched meanwhile
+    assert time.monotonic() - slept < 0.8  # the event loop's own timers kept time (not 1 s late)
+    await call(memory_client, "capture_pane", paneId=pane.pane_id)
+    assert not failing.done()  # another call was answered while the matching went on
     assert "patterns[0] '(a|aa)+$' took more than 1 s to match the pane's rows" in await failing
-    assert time.monotonic() - started < 5  # refused at the limit, not at the timeout
+    assert time.monotonic() - started < 15  # refused at its limit, long before the timeout
     await left_behind(pane)
