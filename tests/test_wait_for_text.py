@@ -17,6 +17,8 @@ import anyio
 import pytest
 from mcp import Client
 
+from schemux.engine import Watcher
+from schemux.pane_watch import PaneWatch
 from tests.support import Pane, call, call_error, new_pane, tmux, wait_until
 
 pytestmark = pytest.mark.anyio
@@ -331,4 +333,36 @@ async def test_a_catastrophic_pattern_stalls_no_other_call_and_is_refused(
     assert not failing.done()  # another call was answered while the matching went on
     assert "patterns[0] '(a|aa)+$' took more than 1 s to match the pane's rows" in await failing
     assert time.monotonic() - started < 15  # refused at its limit, long before the timeout
+    await left_behind(pane)
+
+
+async def test_a_wait_begins_in_two_round_trips_on_its_watcher(
+    memory_client: Client, tmux_socket: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pane's state, then the link with its mark and the entry's rows in one line:
+    nothing more before the wait waits for output."""
+    pane = new_pane(tmux_socket)
+    await send(memory_client, pane, "true")  # schemux's own clients are up
+    sent: list[tuple[str, ...]] = []
+    before_waiting: list[list[tuple[str, ...]]] = []
+    run, wait = Watcher.run, PaneWatch.wait
+
+    async def counted_run(self: Watcher, *args: str) -> list[str]:
+        sent.append(args)
+        return await run(self, *args)
+
+    async def first_wait(self: PaneWatch, deadline: float, interval: float) -> None:
+        if not before_waiting:
+            before_waiting.append(list(sent))
+        await wait(self, deadline, interval)
+
+    monkeypatch.setattr(Watcher, "run", counted_run)
+    monkeypatch.setattr(PaneWatch, "wait", first_wait)
+    result = await call(
+        memory_client, "wait_for_text", pane_id=pane.pane_id, patterns=["never"], timeout=0.3
+    )
+    assert result["outcome"] == "timeout"
+    (lines,) = before_waiting
+    assert [args[0] for args in lines] == ["display-message", "link-window"]
+    assert lines[1].count("capture-pane") == 2  # the rows from the cursor, and the screen
     await left_behind(pane)
