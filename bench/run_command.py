@@ -6,7 +6,8 @@ One run starts a private tmux server (its own socket, never the default one), th
 * the raw floor: the same work driven from Python by tmux CLI subprocesses
   (``send-keys -l " true; tmux wait-for -S CH"``, ``send-keys Enter``, ``wait-for CH``);
 * libtmux-mcp 0.1.0a22 (the anchor) over stdio, in a venv of its own under bench/.venvs/;
-* cold start of both servers: from spawning the process to the ``tools/list`` answer.
+* cold start of both servers, interleaved: from spawning the process to the ``tools/list``
+  answer.
 
 Usage: ``python bench/run_command.py [--calls N] [--cold-starts K] [--json PATH]``
 """
@@ -23,6 +24,8 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -168,17 +171,32 @@ async def time_mcp_calls(
     return timings, {"protocol": protocol, "last_output": payload.get("output")}
 
 
-async def time_cold_starts(params: StdioServerParameters, runs: int) -> tuple[list[float], int]:
-    """Seconds from spawning the server to the ``tools/list`` answer, and how many tools it had."""
-    timings: list[float] = []
-    tool_count = 0
+@dataclass
+class ColdStarts:
+    """One server's cold starts: seconds from spawning it to the ``tools/list`` answer,
+    and how many tools it listed."""
+
+    seconds: list[float] = field(default_factory=list)
+    tools: int = 0
+
+
+async def time_cold_starts(
+    contenders: Mapping[str, StdioServerParameters], runs: int
+) -> dict[str, ColdStarts]:
+    """``runs`` cold starts of each server, interleaved: one of each per round, the order
+    reversed every other round, so a change of load on the machine during the runs falls
+    on every server alike instead of skewing their ratio."""
+    starts = {name: ColdStarts() for name in contenders}
+    order = list(contenders)
     for _ in range(runs):
-        start = time.perf_counter()
-        async with Client(params) as client:
-            tools = await client.list_tools()
-            timings.append(time.perf_counter() - start)
-            tool_count = len(tools.tools)
-    return timings, tool_count
+        for name in order:
+            start = time.perf_counter()
+            async with Client(contenders[name]) as client:
+                tools = await client.list_tools()
+                starts[name].seconds.append(time.perf_counter() - start)
+                starts[name].tools = len(tools.tools)
+        order.reverse()
+    return starts
 
 
 def time_raw_floor(tmux: Tmux, pane: str, calls: int, warmup: int) -> list[float]:
@@ -231,13 +249,9 @@ async def measure(args: argparse.Namespace, tmux: Tmux, raw_pane: str) -> dict[s
     runs["libtmux_mcp"], anchor_info = await time_mcp_calls(
         "libtmux-mcp", anchor, tmux.new_pane(), args.calls, args.warmup
     )
-    schemux_cold, schemux_tools = await time_cold_starts(schemux, args.cold_starts)
-    anchor_cold, anchor_tools = await time_cold_starts(anchor, args.cold_starts)
+    starts = await time_cold_starts({"schemux": schemux, "libtmux_mcp": anchor}, args.cold_starts)
     calls = {name: summary(seconds) for name, seconds in runs.items()}
-    cold = {
-        "schemux": {**summary(schemux_cold), "tools": schemux_tools},
-        "libtmux_mcp": {**summary(anchor_cold), "tools": anchor_tools},
-    }
+    cold = {name: {**summary(each.seconds), "tools": each.tools} for name, each in starts.items()}
     median = {name: figures["median_ms"] for name, figures in calls.items()}
     return {
         "machine": machine_facts(),

@@ -9,7 +9,8 @@ kills it at the end, and measures:
    libtmux-mcp 0.1.0a22 (the functions of ``bench/run_command.py``);
 3. 20 ``run_command`` calls at once in 20 idle bash panes over one stdio session, against
    one call alone and the same 20 in sequence, for ``true`` and ``sleep 0.2``;
-4. cold start (spawn to the ``tools/list`` answer), schemux against libtmux-mcp;
+4. cold start (spawn to the ``tools/list`` answer), schemux against libtmux-mcp,
+   interleaved (one of each in turn);
 5. resident memory (VmRSS) of the schemux server after start and after 1,000 calls.
 
 Usage: ``python bench/suite.py [--quick] [--skip-anchor] [--json PATH]``
@@ -60,7 +61,7 @@ class Sizes:
     engine_commands: int = 1000
     calls: int = 200
     warmup: int = 5
-    cold_starts: int = 5
+    cold_starts: int = 5  # of each server, interleaved
     batches: int = 10
     sequential_batches: int = 3
     memory_calls: int = 1000
@@ -237,13 +238,13 @@ async def measure(sizes: Sizes, tmux: Tmux, anchor: bool) -> dict[str, Any]:
     panes = [tmux.new_pane() for _ in range(CONCURRENT_PANES)]
     report["concurrent"] = await measure_concurrency(schemux, panes, sizes)
 
-    cold: dict[str, Any] = {}
-    seconds, tools = await time_cold_starts(schemux, sizes.cold_starts)
-    cold["schemux"] = {**summary(seconds), "tools": tools}
+    contenders = {"schemux": schemux}
     if anchor:
-        seconds, tools = await time_cold_starts(anchor_params(tmux.name), sizes.cold_starts)
-        cold["libtmux_mcp"] = {**summary(seconds), "tools": tools}
-    report["cold_start"] = cold
+        contenders["libtmux_mcp"] = anchor_params(tmux.name)
+    starts = await time_cold_starts(contenders, sizes.cold_starts)
+    report["cold_start"] = {
+        name: {**summary(each.seconds), "tools": each.tools} for name, each in starts.items()
+    }
 
     report["memory"] = await measure_memory(schemux, tmux.new_pane(), sizes.memory_calls)
     report["ratios"] = ratios(report)
@@ -369,7 +370,8 @@ def render(report: dict[str, Any]) -> str:
         )
     lines += [
         "",
-        f"4. cold start (spawn -> tools/list answer), median of {sizes['cold_starts']}",
+        f"4. cold start (spawn -> tools/list answer), median of {sizes['cold_starts']}, "
+        "interleaved",
         f"  {'':40}{'median ms':>10}{'tools':>10}",
         f"  {'schemux':40}{cold['schemux']['median_ms']:10.1f}{cold['schemux']['tools']:10d}",
     ]

@@ -68,7 +68,6 @@ def render_generated(
         GENERATED_DIR / "serving.py": _render(
             "serving.py.j2",
             schemas={name: projections[name].schema for name in sorted(projections)},
-            notes={name: projections[name].notes for name in sorted(projections)},
             summaries={name: summary(documents[name]) for name in names},
         ),
         GENERATED_DIR / "bindings.py": _render(

@@ -18,6 +18,7 @@ from datamodel_code_generator.format import PythonVersion
 from datamodel_code_generator.parser import LiteralType
 
 from codegen.model_defaults import resolve
+from codegen.schema_walk import SUBSCHEMA_MAPS, child_schemas
 
 # Keywords that a scalar branch of ``anyOf: [<scalar>, {"type": "null"}]`` may carry for
 # the pair to fold into one ``"type": [<scalar>, "null"]`` schema with the same meaning.
@@ -38,9 +39,6 @@ _FOLDABLE_KEYWORDS = frozenset(
         "format",
     }
 )
-_SUBSCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions")
-_SUBSCHEMAS = ("items", "additionalProperties", "not", "if", "then", "else", "contains")
-_SUBSCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
 
 
 def model_source(document: Mapping[str, Any], defaults: Mapping[str, Any] | None = None) -> str:
@@ -125,14 +123,7 @@ def _reshape(schema: dict[str, Any]) -> None:
 
 
 def _subschemas(schema: dict[str, Any]) -> list[dict[str, Any]]:
-    found = [schema[key] for key in _SUBSCHEMAS if isinstance(schema.get(key), dict)]
-    for key in _SUBSCHEMA_MAPS:
-        if isinstance(schema.get(key), dict):
-            found.extend(value for value in schema[key].values() if isinstance(value, dict))
-    for key in _SUBSCHEMA_LISTS:
-        if isinstance(schema.get(key), list):
-            found.extend(value for value in schema[key] if isinstance(value, dict))
-    return found
+    return [child for _, _, child in child_schemas(schema)]
 
 
 def _fold_nullable_scalar(schema: dict[str, Any]) -> None:
@@ -220,19 +211,10 @@ def _pascal(name: str) -> str:
 
 def _child_contexts(schema: dict[str, Any], context: str) -> list[tuple[dict[str, Any], str]]:
     """Each subschema with the context it names classes in."""
-    children: list[tuple[dict[str, Any], str]] = []
-    for key in _SUBSCHEMA_MAPS:
-        if isinstance(schema.get(key), dict):
-            children += [
-                (value, _pascal(name))
-                for name, value in schema[key].items()
-                if isinstance(value, dict)
-            ]
-    children += [(schema[key], context) for key in _SUBSCHEMAS if isinstance(schema.get(key), dict)]
-    for key in _SUBSCHEMA_LISTS:
-        if isinstance(schema.get(key), list):
-            children += [(value, context) for value in schema[key] if isinstance(value, dict)]
-    return children
+    return [
+        (child, _pascal(str(name)) if keyword in SUBSCHEMA_MAPS else context)
+        for keyword, name, child in child_schemas(schema)
+    ]
 
 
 def _collect_contexts(

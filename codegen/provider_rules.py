@@ -47,6 +47,8 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
+from codegen.schema_walk import PROPERTY_VALUES, child_schemas
+
 ANTHROPIC_TOOLS = "https://platform.claude.com/docs/en/agents-and-tools/tool-use/implement-tool-use"
 OPENAI_FUNCTIONS = "https://platform.openai.com/docs/guides/function-calling"
 OPENAI_STRICT = "https://platform.openai.com/docs/guides/structured-outputs#supported-schemas"
@@ -270,27 +272,9 @@ def _subschemas(
 ) -> Iterator[tuple[str, Mapping[str, Any], int]]:
     """``schema`` and every schema inside it, with its path and object nesting depth."""
     yield where, schema, depth
-    properties = schema.get("properties")
-    if isinstance(properties, Mapping):
-        for key, child in properties.items():
-            if isinstance(child, Mapping):
-                yield from _subschemas(child, _join(where, f"properties/{key}"), depth + 1)
-    for keyword in ("items", "additionalProperties", "not"):
-        child = schema.get(keyword)
-        if isinstance(child, Mapping):
-            yield from _subschemas(child, _join(where, keyword), depth)
-    for keyword in ("anyOf", "oneOf", "allOf", "prefixItems"):
-        children = schema.get(keyword)
-        if isinstance(children, list):
-            for index, child in enumerate(children):
-                if isinstance(child, Mapping):
-                    yield from _subschemas(child, _join(where, f"{keyword}/{index}"), depth)
-    for keyword in ("$defs", "definitions"):
-        children = schema.get(keyword)
-        if isinstance(children, Mapping):
-            for key, child in children.items():
-                if isinstance(child, Mapping):
-                    yield from _subschemas(child, _join(where, f"{keyword}/{key}"), depth)
+    for keyword, name, child in child_schemas(schema):
+        path = _join(where, keyword if name is None else f"{keyword}/{name}")
+        yield from _subschemas(child, path, depth + 1 if keyword in PROPERTY_VALUES else depth)
 
 
 def _join(where: str, part: str) -> str:

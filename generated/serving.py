@@ -452,35 +452,6 @@ SERVED_INPUT_SCHEMAS: dict[str, dict[str, Any]] = {
     },
 }
 
-# What each projection changed, for the README and ``schemux tools``.
-PROJECTION_NOTES: dict[str, tuple[str, ...]] = {
-    "capture_pane": ("$schema dropped", "additionalProperties dropped"),
-    "read_program": ("$schema dropped", "exclusiveMinimum on an integer served as minimum"),
-    "run_command": ("additionalProperties dropped",),
-    "run_program": ("$schema dropped", "exclusiveMinimum on an integer served as minimum (x4)"),
-    "run_shell_command": (
-        "$schema dropped",
-        "additionalProperties dropped",
-        "exclusiveMinimum on an integer served as minimum (x2)",
-    ),
-    "send_keys": ("additionalProperties dropped",),
-    "start_program": (
-        "$schema dropped",
-        "additionalProperties dropped",
-        "exclusiveMinimum on an integer served as minimum (x3)",
-    ),
-    "stop_program": ("$schema dropped", "additionalProperties dropped"),
-    "tmux_capture": (
-        "root oneOf merged (2 forms)",
-        "$schema dropped",
-        "one-variant oneOf unwrapped",
-        "additionalProperties dropped",
-        "const served as a one-value string enum",
-    ),
-    "tmux_snapshot": ("$schema dropped", "additionalProperties dropped"),
-    "wait_for_text": ("additionalProperties dropped",),
-}
-
 # One line per tool: its title, else its description's first sentence.
 SUMMARIES: dict[str, str] = {
     "capture_pane": "Capture a pane's screen",

@@ -6,7 +6,7 @@ Two kinds, each reported as a schema violation is (``field: ... (rule: ...)``):
   byte string stands behind it; refused in every field.
 * A NUL character: tmux's command parser ends a string at one, so a command holding it
   cannot be sent as given (the engine refuses it too, as a last line of defence: see
-  ``schemux.engine.encode_command``). Only fields that never reach tmux may hold one: a
+  ``schemux.tmux_command.encode_command``). Only fields that never reach tmux may hold one: a
   program's ``input`` is written to a private file that becomes its stdin.
 """
 

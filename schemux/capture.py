@@ -1,4 +1,4 @@
-"""Reading a pane's screen by reference: snapshots, tracked cursors and exact deltas.
+"""Reading a pane's screen by reference: snapshots, delta cursors and exact deltas.
 
 Each read takes two tmux round trips. The first checks the reference (the generation
 must be the live server's for that pane id, see ``schemux.references``) and that no
@@ -8,9 +8,11 @@ whole without taking pane output in between: the server's identity again (a serv
 restarted in between cannot hand over another pane's rows), the pane's state, and the
 rows (``schemux.screen``).
 
-Cursor state lives in this process (``ScreenTracker``), at most ``MAX_CURSORS`` of them,
-the oldest forgotten first; a cursor stays usable until then, so a read can be retried
-with the same cursor.
+A delta cursor (the contract's ``cursor`` and ``next_cursor``: a random token, not a
+position on the screen) names a tracked capture; a read with it returns the splice from
+that capture's rows to the new ones. They live in this process (``ScreenTracker``), at
+most ``MAX_DELTA_CURSORS`` of them, the oldest forgotten first; a delta cursor stays
+usable until then, so a read can be retried with the same one.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from schemux.tmux_command import THEN
 from schemux.tmux_format import option, parse_row, row_format, tmux_row
 from schemux.tmux_version import parse_version
 
-MAX_CURSORS = 128
+MAX_DELTA_CURSORS = 128
 HOOK = "after-capture-pane"
 _HOOK_SET = re.compile(rf"^{HOOK}\[\d+\]")
 
@@ -80,7 +82,8 @@ class Capture:
 
 @dataclass(frozen=True)
 class Tracked:
-    """What a cursor stands for: the capture it was issued with, and the pane's process."""
+    """What a delta cursor stands for: the capture it was issued with, and the pane's
+    process."""
 
     reference: PaneReference
     scope: Scope
@@ -98,8 +101,8 @@ class Delta:
 
 @dataclass(frozen=True)
 class Read:
-    """One read's outcome: the capture, and for tracked reads the process and cursor
-    (for a delta read, in ``delta``)."""
+    """One read's outcome: the capture, and for tracked reads the process and the next
+    delta cursor (for a delta read, in ``delta``)."""
 
     reference: PaneReference
     scope: Scope
@@ -110,26 +113,26 @@ class Read:
 
 
 class ScreenTracker:
-    """The cursors and the process identity backend of one schemux process."""
+    """The delta cursors and the process identity backend of one schemux process."""
 
     def __init__(self, tracking: TrackingSetting = "auto") -> None:
-        self._cursors: OrderedDict[str, Tracked] = OrderedDict()
+        self._delta_cursors: OrderedDict[str, Tracked] = OrderedDict()
         self.identity = ProcessIdentity(tracking)
 
     def remember(self, tracked: Tracked) -> str:
         cursor = secrets.token_hex(16)
-        self._cursors[cursor] = tracked
-        while len(self._cursors) > MAX_CURSORS:
-            self._cursors.popitem(last=False)
+        self._delta_cursors[cursor] = tracked
+        while len(self._delta_cursors) > MAX_DELTA_CURSORS:
+            self._delta_cursors.popitem(last=False)
         return cursor
 
     def recall(self, cursor: str, reference: PaneReference) -> Tracked:
-        tracked = self._cursors.get(cursor)
+        tracked = self._delta_cursors.get(cursor)
         if tracked is None:
             raise Refused(
                 "cursor_unknown",
                 f"cursor {cursor} is not one this schemux server issued, or it was "
-                f"forgotten (only the newest {MAX_CURSORS} are kept, and none survives a "
+                f"forgotten (only the newest {MAX_DELTA_CURSORS} are kept, and none survives a "
                 "restart of schemux); take a new snapshot with track: true",
                 "not_sent",
             )
@@ -141,11 +144,11 @@ class ScreenTracker:
                 f"{reference.generation}); pass the target it was issued for",
                 "not_sent",
             )
-        self._cursors.move_to_end(cursor)
+        self._delta_cursors.move_to_end(cursor)
         return tracked
 
     def close(self) -> None:
-        self._cursors.clear()
+        self._delta_cursors.clear()
         self.identity.close()
 
 

@@ -20,7 +20,7 @@ class ToolContext:
         self.settings = settings
         self._servers: dict[ServerAddress, TmuxServer] = {}
         self.programs = ProgramStore(settings.program_limits, settings.program_gate)
-        self.screens = ScreenTracker(settings.tracking_backend)  # tmux_capture's cursors
+        self.screens = ScreenTracker(settings.tracking_backend)  # tmux_capture's delta cursors
         self.abandoned = AbandonedReaper()  # what dead schemux processes left, per server
 
     def tmux(self, socket_name: str | None = None) -> TmuxServer:

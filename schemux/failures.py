@@ -2,7 +2,7 @@
 
 The family's error envelope (``SchemuxError.envelope``) says what the call created. A
 read creates nothing itself, but the first command schemux sends to a server makes its
-owned session there (see ``schemux.engine``), and starting the configured server makes
+owned session there (``schemux.owned_session``), and starting the configured server makes
 the agent's session too. The command that makes a session prints its reference with it
 (``schemux.references.CreatedSessionRow``) into the server's ``created_sessions``, so a
 failure is reported from what is known already: nothing is asked of tmux after a call

@@ -5,10 +5,12 @@ and schemux's shared control clients attach to ``_schemux`` with ``no-output``. 
 watch opens a control client of its own (``ControlEngine.open_watcher``: attached to
 ``_schemux``, ``ignore-size``, without ``no-output``) and, when the pane's window is not
 in ``_schemux`` already (program windows are), links it in with ``link-window -d`` for
-the duration of the watch; ``unlink-window -k`` takes the link away at the end, whatever
-ends the watch (a result, a timeout, an error, the call's cancellation). ``-k`` matters
-only when the user closed the window's own session meanwhile: the window then ends, as
-it would have without the link.
+the duration of the watch, in the same command line as the first reads of its rows
+(``PaneWatch.begin``: a watch starts in two round trips, the pane's state, then that
+line); ``unlink-window -k`` takes the link away at the end, whatever ends the watch (a
+result, a timeout, an error, the call's cancellation). ``-k`` matters only when the user
+closed the window's own session meanwhile: the window then ends, as it would have
+without the link.
 
 Traffic stays small: the watcher pauses every other pane the moment it reports output
 (``refresh-client -A %N:pause``), and pauses the watched pane too from the first
@@ -45,8 +47,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import secrets
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
 from schemux.abandoned import link_mark
@@ -134,7 +137,7 @@ class PaneWatch:
         self._watcher = watcher
 
     def notify(self, notification: Notification) -> None:
-        """The watcher's notification callback (called by the engine's reader)."""
+        """The watcher's notification callback (called by the reader of its control connection)."""
         name, args = notification.name, notification.args
         if name == "output" and args:
             if args[0] == self.pane_id:
@@ -152,6 +155,57 @@ class PaneWatch:
             self._window_event = True
             self._woken.set()
 
+    async def state(self) -> PaneState:
+        """The pane's state, read before the watch begins (the window's sessions in it
+        say whether ``begin`` links the window)."""
+        lines = await self._run("display-message", "-p", "-t", self.pane_id, row_format(_StateRow))
+        return self._parse_state(lines)
+
+    async def begin(self, entry: PaneState, starts: Sequence[int]) -> list[list[str]]:
+        """Begin the watch in one command line: link the window into ``_schemux`` when
+        ``entry`` found it in another session (with its mark), then read the rows from
+        each of ``starts`` down (``rows``). From the link on, what the pane writes wakes
+        ``wait``; what it wrote before is in these rows."""
+        line: list[str] = []
+        if entry.in_other_sessions:
+            # the mark in the same line: no moment has a link without its owner
+            line += [
+                "link-window", "-d", "-s", self.window_id, "-t", f"={OWNED_SESSION}:",
+                THEN, "set-option", "-s", self.mark, self.window_id, THEN,
+            ]  # fmt: skip
+            # marked before the answer: a cancellation while tmux links still unlinks
+            # (the unlink queues behind the link on this client)
+            self.linked = True
+        # each capture's rows end at a token of this line's own: no pane can print it
+        separator = secrets.token_hex(8)
+        for index, start in enumerate(starts):
+            if index:
+                line += [THEN, "display-message", "-p", separator, THEN]
+            line += ["capture-pane", "-p", "-J", "-t", self.pane_id, "-S", str(start)]
+        self._wrote = False
+        self._window_event = False
+        self._last_check = time.monotonic()
+        try:
+            lines = await self.watcher.run(*line)
+        except TmuxCommandError as error:
+            if self.linked:  # a link refused ends the line before its mark: none to remove
+                self.linked = await self._marked()
+            if error.target_gone:
+                raise SchemuxError(f"pane {self.pane_id} was closed") from None
+            raise
+        captures: list[list[str]] = [[]]
+        for text in lines:
+            if text == separator:
+                captures.append([])
+            else:
+                captures[-1].append(text)
+        return [_without_trailing_blanks(rows) for rows in captures]
+
+    async def _marked(self) -> bool:
+        with contextlib.suppress(SchemuxError):
+            return bool(await self.watcher.run("show-options", "-s", "-q", "-v", self.mark))
+        return True  # unknown: _end removes the mark and tries the unlink
+
     async def check(self) -> PaneState:
         """Begin a check: the pane's state now. From here on the pane's output is taken
         again, so whatever it writes after this reading wakes ``wait``."""
@@ -163,6 +217,9 @@ class PaneWatch:
             row_format(_StateRow),
         )  # fmt: skip
         # refresh-client's own lines (%pause, %continue) come first, inside its answer
+        return self._parse_state(lines)
+
+    def _parse_state(self, lines: list[str]) -> PaneState:
         # display-message answers a pane that is gone with empty fields, not an error
         if not lines or printed_nothing(_StateRow, lines[-1]):
             raise SchemuxError(f"pane {self.pane_id} was closed while waiting")
@@ -171,9 +228,7 @@ class PaneWatch:
     async def rows(self, start: int) -> list[str]:
         """Rows from ``start`` down (``-J``: a wrapped line is one row)."""
         lines = await self._run("capture-pane", "-p", "-J", "-t", self.pane_id, "-S", str(start))
-        while lines and lines[-1] == "":
-            lines.pop()
-        return lines
+        return _without_trailing_blanks(lines)
 
     async def wait(self, deadline: float, interval: float) -> None:
         """Return once the pane wrote since the last ``read`` (no sooner than ``interval``
@@ -222,34 +277,22 @@ class PaneWatch:
             raise
 
 
+def _without_trailing_blanks(lines: list[str]) -> list[str]:
+    while lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
 @contextlib.asynccontextmanager
 async def watch_pane(server: TmuxServer, pane: PaneInfo) -> AsyncIterator[PaneWatch]:
-    """A watch of ``pane`` for the duration of the ``async with``; everything it set up
-    (the watcher client, the window's link into ``_schemux``) is gone when it exits, also
-    when the block is cancelled."""
+    """A watch of ``pane`` for the duration of the ``async with`` (``state``, then
+    ``begin``, then ``wait`` and ``check``); everything it set up (the watcher client,
+    the window's link into ``_schemux``) is gone when it exits, also when the block is
+    cancelled. A window of another session gets a link of this watch's own (another
+    watch's link may go first); a program's window is in ``_schemux`` alone."""
     watch = PaneWatch(pane)
     watch.attach(await server.engine.open_watcher(watch.notify))
     try:
-        try:
-            sessions = await watch.watcher.run(
-                "display-message", "-p", "-t", pane.window_id, "#{window_linked_sessions_list}"
-            )
-            # a window of another session gets a link of this watch's own (another
-            # watch's link may go first); a program's window is in _schemux alone
-            if in_other_sessions(sessions[-1] if sessions else ""):
-                # marked before the answer: a cancellation while tmux links still unlinks
-                # (the unlink queues behind the link on this client)
-                watch.linked = True
-                # the mark in the same line: no moment has a link without its owner
-                await watch.watcher.run(
-                    "link-window", "-d", "-s", pane.window_id, "-t", f"={OWNED_SESSION}:",
-                    THEN, "set-option", "-s", watch.mark, pane.window_id,
-                )  # fmt: skip
-        except TmuxCommandError as error:
-            watch.linked = False  # tmux refused the link: there is none to remove
-            if error.target_gone:
-                raise SchemuxError(f"pane {pane.pane_id} was closed") from None
-            raise
         yield watch
     finally:
         await asyncio.shield(_end(server, watch))

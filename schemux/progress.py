@@ -36,7 +36,9 @@ Send = Callable[[float, float | None, str | None], Awaitable[None]]
 
 
 @dataclass
-class _Call:
+class _CallProgress:
+    """What one tool call reports as its progress, and the task that reports it."""
+
     send: Send
     started: float = field(default_factory=time.monotonic)
     ends_by: float = 0.0  # seconds after ``started``
@@ -44,7 +46,7 @@ class _Call:
     ticker: asyncio.Task[None] | None = None
 
 
-_current: ContextVar[_Call | None] = ContextVar("schemux_progress_call", default=None)
+_current: ContextVar[_CallProgress | None] = ContextVar("schemux_progress_call", default=None)
 
 
 def expect(total_seconds: float, message: str) -> None:
@@ -64,7 +66,7 @@ def expect(total_seconds: float, message: str) -> None:
 async def reporting(send: Send) -> AsyncIterator[None]:
     """Report the progress of the call run inside through ``send``, from its first
     :func:`expect` on (a call that never waits costs nothing), until it ends."""
-    call = _Call(send)
+    call = _CallProgress(send)
     token = _current.set(call)
     try:
         yield
@@ -77,7 +79,7 @@ async def reporting(send: Send) -> AsyncIterator[None]:
                 await asyncio.wait({call.ticker})
 
 
-async def _tick(call: _Call) -> None:
+async def _tick(call: _CallProgress) -> None:
     while True:
         elapsed = time.monotonic() - call.started
         total = max(call.ends_by, elapsed)

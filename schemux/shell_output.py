@@ -1,6 +1,6 @@
 """Where a typed command's output lies in a pane's rows, and whether that is certain.
 
-Pure functions over what tmux reported; ``schemux.shell_commands`` does the tmux work.
+Pure functions over what tmux reported; ``schemux.shell_capture`` does the tmux work.
 
 The output starts after the shell's echo of the typed wrapper, whose last line carries
 the call's private token. The command can print that token too (``history 1`` prints the
@@ -49,8 +49,9 @@ class Prompt:
 
 
 @dataclass(frozen=True)
-class Cursor:
-    """Where the output ends: history size, cursor row and column, and history-limit."""
+class OutputEnd:
+    """Where a command's output ends: the terminal cursor's row and column then, the
+    history size and history-limit."""
 
     history: int
     row: int
@@ -81,7 +82,7 @@ class Report:
     followed by what the option held before (the owner's mark)."""
 
     exit_status: int
-    cursor: Cursor
+    end: OutputEnd
 
     @classmethod
     def parse(cls, value: str) -> Report | None:
@@ -93,7 +94,7 @@ class Report:
             status, history, row, column, limit = (int(field) for field in fields[1:6])
         except ValueError:
             return None
-        return cls(status, Cursor(history, row, column, limit))
+        return cls(status, OutputEnd(history, row, column, limit))
 
 
 @dataclass(frozen=True)

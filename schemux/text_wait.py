@@ -10,15 +10,25 @@ a pattern already matched somewhere on the visible screen at entry is reported a
 full-screen program repainting everything) nothing is matched, and a wait that ends so is
 reported as ``alternate_screen`` rather than ``timeout``. ``stop`` wins a tie with
 ``patterns``. The wait wakes on the pane's own output (``schemux.pane_watch``).
+
+A caller's regular expression runs on the pane's rows in a worker thread, never on the
+event loop (the ``regex`` module, which lets go of the GIL while it matches and takes a
+time limit; an expression is first checked by ``re``, so the syntax accepted is Python's
+own): an expression that backtracks catastrophically cannot stall the server's other
+calls, and one that takes more than ``MATCH_SECONDS`` over a reading ends the wait with
+an error naming it, rather than burning a CPU until its timeout.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
+
+import regex as _regex
 
 from schemux.errors import SchemuxError
 from schemux.pane_watch import PaneState, PaneWatch, watch_pane
@@ -28,24 +38,27 @@ from schemux.tmux import TmuxServer
 TAIL_MAX_LINES = 20
 TAIL_MAX_BYTES = 2_000
 MINIMUM_INTERVAL = 0.01
+# the longest the patterns of one argument may take over one reading's rows
+MATCH_SECONDS = 1.0
 
 Outcome = Literal["matched", "any_output", "stopped", "alternate_screen", "timeout"]
 
 
 def compile_patterns(
     values: Sequence[str] | None, *, field_name: str, regex: bool, match_case: bool
-) -> list[re.Pattern[str]]:
+) -> list[_regex.Pattern[str]]:
     """The patterns of one argument, each checked: literal text unless ``regex``."""
-    flags = 0 if match_case else re.IGNORECASE
     compiled = []
     for index, value in enumerate(values or ()):
         if not value:
             raise SchemuxError(
                 f"{field_name}[{index}] is empty", suggestion="pass non-empty text to match"
             )
+        source = value if regex else re.escape(value)
         try:
-            compiled.append(re.compile(value if regex else re.escape(value), flags))
-        except re.error as error:
+            re.compile(source)  # Python's syntax, and its messages
+            compiled.append(_regex.compile(source, 0 if match_case else _regex.IGNORECASE))
+        except (re.error, _regex.error) as error:
             raise SchemuxError(
                 f"{field_name}[{index}] {value!r} is not a valid regular expression: {error}",
                 suggestion="fix the expression, or pass regex=false to match literal text",
@@ -53,15 +66,51 @@ def compile_patterns(
     return compiled
 
 
+class SlowPattern(Exception):
+    """A pattern ran past its time limit (``first_match``'s ``until``)."""
+
+    def __init__(self, index: int) -> None:
+        super().__init__(index)
+        self.index = index
+
+
 def first_match(
-    patterns: Sequence[re.Pattern[str]], lines: Sequence[str]
+    patterns: Sequence[_regex.Pattern[str]], lines: Sequence[str], *, until: float | None = None
 ) -> tuple[int, list[str]] | None:
-    """The first pattern (in order) that matches a line, with every line it matches."""
+    """The first pattern (in order) that matches a line, with every line it matches;
+    past ``until`` (a ``time.monotonic`` reading), ``SlowPattern`` names the pattern."""
     for index, pattern in enumerate(patterns):
-        hits = [line for line in lines if pattern.search(line)]
+        hits = []
+        for line in lines:
+            limit = None if until is None else max(0.001, until - time.monotonic())
+            try:
+                if pattern.search(line, timeout=limit):
+                    hits.append(line)
+            except TimeoutError:
+                raise SlowPattern(index) from None
         if hits:
             return index, hits
     return None
+
+
+async def _first_match_off_loop(
+    field_name: str, patterns: Sequence[_regex.Pattern[str]], lines: Sequence[str]
+) -> tuple[int, list[str]] | None:
+    """``first_match`` in a worker thread, within ``MATCH_SECONDS``; a pattern that takes
+    longer is refused, naming it."""
+    if not patterns or not lines:
+        return None
+    until = time.monotonic() + MATCH_SECONDS
+    try:
+        return await asyncio.to_thread(first_match, patterns, lines, until=until)
+    except SlowPattern as slow:
+        raise SchemuxError(
+            f"{field_name}[{slow.index}] {patterns[slow.index].pattern!r} took more than "
+            f"{MATCH_SECONDS:g} s to match the pane's rows: the expression backtracks "
+            "catastrophically",
+            suggestion="simplify it (no nested or overlapping repetition such as (a|aa)+), "
+            "or pass regex=false to match literal text",
+        ) from None
 
 
 def keep_tail(lines: Sequence[str], *, max_lines: int, max_bytes: int) -> list[str]:
@@ -97,8 +146,8 @@ async def wait_for_new_text(
     server: TmuxServer,
     pane: PaneInfo,
     *,
-    patterns: Sequence[re.Pattern[str]],
-    stop: Sequence[re.Pattern[str]],
+    patterns: Sequence[_regex.Pattern[str]],
+    stop: Sequence[_regex.Pattern[str]],
     started: float,
     deadline: float,
     interval: float,
@@ -113,13 +162,17 @@ async def wait_for_new_text(
         )
     result = TextWaitResult()
     async with watch_pane(server, pane) as watch:
-        entry = await watch.check()
+        # two round trips: the state, then the link (if any) with the entry's rows
+        entry = await watch.state()
+        _check_lifecycle(watch, entry, entry)
+        rows, screen = await watch.begin(entry, (entry.cursor_y, 0))
         anchor = entry.history_size + entry.cursor_y
-        entry_rows = frozenset(await watch.rows(entry.cursor_y))
-        stale_at_entry = first_match(patterns, await watch.rows(0)) is not None
+        entry_rows = frozenset(rows)
+        stale_at_entry = await _first_match_off_loop("patterns", patterns, screen) is not None
         result.alternate_screen = entry.alternate_on
-        rows: list[str] = []
-        while True:
+        # nothing is new yet: what the pane writes from here on wakes the first wait
+        while time.monotonic() < deadline:
+            await watch.wait(deadline, interval)
             state = await watch.check()
             _check_lifecycle(watch, entry, state)
             result.alternate_screen |= state.alternate_on or watch.saw_alternate
@@ -127,11 +180,8 @@ async def wait_for_new_text(
             rows = await watch.rows(start) if start < state.height else []
             new_lines = [line for line in rows if line not in entry_rows]
             result.saw_new_output |= bool(new_lines)
-            if not state.alternate_on and _decide(result, patterns, stop, new_lines):
+            if not state.alternate_on and await _decide(result, patterns, stop, new_lines):
                 break
-            if time.monotonic() >= deadline:
-                break
-            await watch.wait(deadline, interval)
     if result.outcome == "timeout" and result.alternate_screen:
         result.outcome = "alternate_screen"
     result.matched_at_entry = stale_at_entry and not result.found
@@ -143,17 +193,17 @@ async def wait_for_new_text(
     return result
 
 
-def _decide(
+async def _decide(
     result: TextWaitResult,
-    patterns: Sequence[re.Pattern[str]],
-    stop: Sequence[re.Pattern[str]],
+    patterns: Sequence[_regex.Pattern[str]],
+    stop: Sequence[_regex.Pattern[str]],
     new_lines: list[str],
 ) -> bool:
     """Whether the new lines end the wait; if so, ``result`` says how."""
-    hit = first_match(stop, new_lines)
+    hit = await _first_match_off_loop("stop", stop, new_lines)
     if hit is not None:
         result.outcome = "stopped"
-    elif (hit := first_match(patterns, new_lines)) is not None:
+    elif (hit := await _first_match_off_loop("patterns", patterns, new_lines)) is not None:
         result.outcome = "matched"
     elif not patterns and new_lines:
         result.outcome, result.matched_lines = "any_output", new_lines

@@ -43,7 +43,7 @@ _ESCAPES = (("!", "!21"), ("\t", "!09"), ("\n", "!0A"), ("\x1f", "!1F"))
 _DECODE = {code: raw for raw, code in _ESCAPES}
 _CODE = re.compile("!(?:21|09|0A|1F)")
 # the substitutions as one chain of tmux ``s/PATTERN/REPLACEMENT/`` modifiers (the tab,
-# newline and 0x1f are literal bytes here; schemux.engine quotes them on the way out)
+# newline and 0x1f are literal bytes here; schemux.tmux_command quotes them on the way out)
 _MODIFIERS = ";".join(f"s/{raw}/{code}/" for raw, code in _ESCAPES)
 SEPARATOR = "\t"
 

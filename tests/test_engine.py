@@ -55,7 +55,7 @@ def alive(pid: int) -> bool:
         return False
 
 
-# (only engine.THEN separates commands; an argument equal to ";" is quoted like any other)
+# (only tmux_command.THEN separates commands; an argument equal to ";" is quoted like any other)
 QUOTING_CASES = [
     "; ",
     "\\;",

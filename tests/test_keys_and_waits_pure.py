@@ -4,6 +4,7 @@ FastMCP's wrapped results (codegen's check and the text the server sends)."""
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import pytest
@@ -13,7 +14,7 @@ from schemux.errors import SchemuxError
 from schemux.owned_session import in_other_sessions
 from schemux.pane_watch import parse_state
 from schemux.server import tool_result
-from schemux.text_wait import compile_patterns, first_match, keep_tail
+from schemux.text_wait import SlowPattern, compile_patterns, first_match, keep_tail
 from schemux.tmux_format import SEPARATOR, encode
 
 
@@ -53,6 +54,24 @@ def test_the_first_pattern_in_order_wins_with_all_its_lines() -> None:
     assert first_match(patterns, ["a1", "b1", "b2"]) == (0, ["b1", "b2"])
     assert first_match(patterns, ["a1"]) == (1, ["a1"])
     assert first_match(patterns, ["c"]) is None
+
+
+def test_a_pattern_past_its_time_limit_is_named() -> None:
+    patterns = compile_patterns(
+        ["never", "(a|aa)+$"], field_name="patterns", regex=True, match_case=True
+    )
+    started = time.monotonic()
+    with pytest.raises(SlowPattern) as slow:
+        first_match(patterns, ["a" * 60 + "b"], until=started + 0.2)
+    assert slow.value.index == 1
+    assert time.monotonic() - started < 2  # stopped at its limit, not after its 2**40 steps
+
+
+def test_python_syntax_is_what_is_accepted() -> None:
+    # the regex module takes \p{L} (a Unicode property); Python's re, which the contract
+    # names, does not
+    with pytest.raises(SchemuxError, match="not a valid regular expression"):
+        compile_patterns([r"\p{L}"], field_name="patterns", regex=True, match_case=True)
 
 
 @pytest.mark.parametrize(

@@ -9,15 +9,9 @@ from schemux.config import Settings, settings_from
 from schemux.errors import ConfigError, SchemuxError, TmuxUnavailable
 from schemux.http_config import parse_http_address
 from schemux.server import describe_violation
-from schemux.shell_commands import (
-    Cursor,
-    Prompt,
-    Report,
-    after_last_mention,
-    check_command,
-    keep_tail,
-    shell_reads_input,
-)
+from schemux.shell_commands import check_command
+from schemux.shell_output import OutputEnd, Prompt, Report, after_last_mention, keep_tail
+from schemux.shell_panes import shell_reads_input
 from schemux.targets import PaneTarget
 from schemux.tmux_version import parse_version
 
@@ -80,16 +74,16 @@ def test_bad_http_address(value: str) -> None:
 def test_report_parses_only_complete_records() -> None:
     assert Report.parse("armed") is None
     assert Report.parse("E 0 5 6") is None
-    assert Report.parse("E 3 5 6 7 2000") == Report(3, Cursor(5, 6, 7, 2000))
+    assert Report.parse("E 3 5 6 7 2000") == Report(3, OutputEnd(5, 6, 7, 2000))
     assert Report.parse("E x 5 6 7 2000") is None
 
 
 def test_rows_are_relative_to_the_screen_at_the_end() -> None:
     # the prompt was on absolute row 10+4; the output ended 20 history rows later, on row 6
-    cursor = Cursor(history=30, row=6, column=0, history_limit=2000)
-    assert cursor.first_row_since(Prompt(10, 4)) == -16
-    assert cursor.last_output_row == 5  # the cursor's row holds nothing yet
-    assert Cursor(30, 6, 3, 2000).last_output_row == 6
+    end = OutputEnd(history=30, row=6, column=0, history_limit=2000)
+    assert end.first_row_since(Prompt(10, 4)) == -16
+    assert end.last_output_row == 5  # the cursor's row holds nothing yet
+    assert OutputEnd(30, 6, 3, 2000).last_output_row == 6
 
 
 @pytest.mark.parametrize(
@@ -105,7 +99,7 @@ def test_rows_are_relative_to_the_screen_at_the_end() -> None:
 def test_prompt_row_unknown_once_history_may_have_dropped(
     before: int, after: int, limit: int, known: bool
 ) -> None:
-    first = Cursor(after, 0, 0, limit).first_row_since(Prompt(before, 0))
+    first = OutputEnd(after, 0, 0, limit).first_row_since(Prompt(before, 0))
     assert (first is not None) is known
 
 

@@ -19,7 +19,7 @@ from schemux.context import ToolContext
 from schemux.engine import ControlEngine
 from schemux.generated.bindings import BINDINGS
 from schemux.server import build_server
-from schemux.shell_commands import shell_reads_input
+from schemux.shell_panes import shell_reads_input
 from tests.support import (
     SHELL_ENVIRONMENT,
     Pane,
@@ -53,13 +53,14 @@ def private_options(pane: Pane) -> list[str]:
 def known_token(monkeypatch: pytest.MonkeyPatch) -> str:
     """The private token of the next calls, so their channels can be looked at."""
     token = "0123456789ab"
-    monkeypatch.setattr("schemux.shell_commands.secrets.token_hex", lambda _: token)
+    monkeypatch.setattr("schemux.shell_wrapper.secrets.token_hex", lambda _: token)
     return token
 
 
 def channels_left_signalled(socket_name: str, token: str) -> list[str]:
-    """The call's channels that tmux still remembers as signalled (pitfall 5): a
-    ``wait-for`` on one of those returns at once instead of waiting."""
+    """The call's channels that tmux still remembers as signalled: tmux keeps a
+    ``wait-for -S`` on a channel nobody waits on, and a later ``wait-for`` on it returns
+    at once instead of waiting."""
     left = []
     for channel in (f"schemux_d_{token}", f"schemux_r_{token}"):
         try:

@@ -25,7 +25,7 @@ from schemux.abandoned_wrappers import (
 from schemux.config import Settings
 from schemux.context import ToolContext
 from schemux.processes import Owner, this_process
-from schemux.shell_commands import HOLD_SECONDS, ShellCall
+from schemux.shell_wrapper import HOLD_SECONDS, Wrapper
 from schemux.targets import PaneTarget, resolve_pane
 from schemux.tmux_command import THEN
 from tests.support import Pane, call, call_error, new_pane, tmux, wait_until
@@ -225,7 +225,7 @@ async def test_a_wrapper_holding_its_shell_for_a_dead_owner_is_released(
     pane = new_pane(tmux_socket)
     server = tool_context.tmux()
     info = await resolve_pane(server, PaneTarget(pane_id=pane.pane_id))
-    wrapper = ShellCall(server, info, suppress_history=True)
+    wrapper = Wrapper(server, info, suppress_history=True)
     dead = Owner(os.getpid(), 0)  # this pid with another start time: not a live process
     await server.run(
         "set-option", "-p", "-t", pane.pane_id, wrapper.option, REPORT_FORMAT, THEN,

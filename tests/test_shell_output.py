@@ -60,5 +60,5 @@ def test_report_keeps_the_owner_mark_out_of_the_fields() -> None:
     report = Report.parse("E 3 5 6 7 2000 A 123 456")
     assert report is not None
     assert report.exit_status == 3
-    assert report.cursor.history_limit == 2000
+    assert report.end.history_limit == 2000
     assert Report.parse("A 123 456") is None

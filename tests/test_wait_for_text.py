@@ -17,6 +17,8 @@ import anyio
 import pytest
 from mcp import Client
 
+from schemux.engine import Watcher
+from schemux.pane_watch import PaneWatch
 from tests.support import Pane, call, call_error, new_pane, tmux, wait_until
 
 pytestmark = pytest.mark.anyio
@@ -306,4 +308,61 @@ async def test_schemux_session_killed_under_a_wait(memory_client: Client, tmux_s
     waiting = await armed_wait(memory_client, pane, patterns=["^again$"], regex=True, timeout=10)
     await send(memory_client, pane, "echo again")
     assert (await waiting)["outcome"] == "matched"
+    await left_behind(pane)
+
+
+async def test_a_catastrophic_pattern_stalls_no_other_call_and_is_refused(
+    memory_client: Client, tmux_socket: str
+) -> None:
+    pane = new_pane(tmux_socket)
+    line = "a" * 60 + "b"  # (a|aa)+$ tries about 2**40 ways on it before it fails
+    tmux(tmux_socket, "send-keys", "-t", pane.pane_id, "-l", f"echo {line}")
+    tmux(tmux_socket, "send-keys", "-t", pane.pane_id, "Enter")
+    wait_until(lambda: f"\n{line}" in tmux(tmux_socket, "capture-pane", "-p", "-t", pane.pane_id))
+    started = time.monotonic()
+    failing = asyncio.ensure_future(
+        call_error(
+            memory_client, "wait_for_text", pane_id=pane.pane_id,
+            patterns=["(a|aa)+$"], regex=True, timeout=30,
+        )
+    )  # fmt: skip
+    slept = time.monotonic()
+    await asyncio.sleep(0.3)  # the entry's rows are being matched meanwhile
+    assert time.monotonic() - slept < 0.8  # the event loop's own timers kept time (not 1 s late)
+    await call(memory_client, "capture_pane", paneId=pane.pane_id)
+    assert not failing.done()  # another call was answered while the matching went on
+    assert "patterns[0] '(a|aa)+$' took more than 1 s to match the pane's rows" in await failing
+    assert time.monotonic() - started < 15  # refused at its limit, long before the timeout
+    await left_behind(pane)
+
+
+async def test_a_wait_begins_in_two_round_trips_on_its_watcher(
+    memory_client: Client, tmux_socket: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pane's state, then the link with its mark and the entry's rows in one line:
+    nothing more before the wait waits for output."""
+    pane = new_pane(tmux_socket)
+    await send(memory_client, pane, "true")  # schemux's own clients are up
+    sent: list[tuple[str, ...]] = []
+    before_waiting: list[list[tuple[str, ...]]] = []
+    run, wait = Watcher.run, PaneWatch.wait
+
+    async def counted_run(self: Watcher, *args: str) -> list[str]:
+        sent.append(args)
+        return await run(self, *args)
+
+    async def first_wait(self: PaneWatch, deadline: float, interval: float) -> None:
+        if not before_waiting:
+            before_waiting.append(list(sent))
+        await wait(self, deadline, interval)
+
+    monkeypatch.setattr(Watcher, "run", counted_run)
+    monkeypatch.setattr(PaneWatch, "wait", first_wait)
+    result = await call(
+        memory_client, "wait_for_text", pane_id=pane.pane_id, patterns=["never"], timeout=0.3
+    )
+    assert result["outcome"] == "timeout"
+    (lines,) = before_waiting
+    assert [args[0] for args in lines] == ["display-message", "link-window"]
+    assert lines[1].count("capture-pane") == 2  # the rows from the cursor, and the screen
     await left_behind(pane)

@@ -12,7 +12,7 @@ from jsonschema import Draft202012Validator
 
 from codegen.projection import project
 from codegen.provider_rules import lint_tool
-from schemux.generated.serving import PROJECTION_NOTES, SERVED_INPUT_SCHEMAS
+from schemux.generated.serving import SERVED_INPUT_SCHEMAS
 from schemux.generated.tools import TOOL_DOCUMENTS
 from tests.support import fill
 
@@ -29,7 +29,6 @@ def test_projection_is_deterministic_and_is_what_generated_serves() -> None:
         else:
             # equal including key order, as the generated literal keeps it
             assert json.dumps(first.schema) == json.dumps(SERVED_INPUT_SCHEMAS[name])
-            assert first.notes == PROJECTION_NOTES[name]
 
 
 def test_projection_leaves_the_contract_untouched() -> None:

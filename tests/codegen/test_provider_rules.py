@@ -107,3 +107,40 @@ def test_a_violation_names_tool_rule_place_and_page() -> None:
         "3.0 subset)) broken at properties/a: 'const' is not a Schema field; "
         "see https://ai.google.dev/api/caching#Schema"
     )
+
+
+# Each place a subschema can sit (2020-12 applicators), with a violation inside it.
+BAD = {"type": "string", "const": "x"}
+NESTED: list[tuple[str, dict[str, Any]]] = [
+    ("if", {**OBJECT, "if": BAD}),
+    ("then", {**OBJECT, "if": {"required": ["a"]}, "then": BAD}),
+    ("else", {**OBJECT, "if": {"required": ["a"]}, "else": BAD}),
+    ("patternProperties/^x", {**OBJECT, "patternProperties": {"^x": BAD}}),
+    ("dependentSchemas/a", {**OBJECT, "dependentSchemas": {"a": BAD}}),
+    ("propertyNames", {**OBJECT, "propertyNames": BAD}),
+    ("properties/a/contains", {"type": "object", "properties": {"a": {"contains": BAD}}}),
+    ("properties/a/unevaluatedItems", {"type": "object", "properties": {"a": {
+        "unevaluatedItems": BAD}}}),
+    ("unevaluatedProperties", {**OBJECT, "unevaluatedProperties": BAD}),
+    ("properties/a/prefixItems/0", {"type": "object", "properties": {"a": {
+        "prefixItems": [BAD]}}}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("where", "schema"), NESTED, ids=[where for where, _ in NESTED])
+def test_a_violation_inside_any_subschema_is_reported_there(
+    where: str, schema: dict[str, Any]
+) -> None:
+    found = [
+        (v.where, v.detail)
+        for v in lint_tool("t", schema)
+        if key(v.rule) == key(rules.GEMINI_KEYWORD)
+    ]
+    assert (where, "'const' is not a Schema field") in found
+
+
+def test_pattern_properties_count_as_a_level_of_nesting() -> None:
+    schema: dict[str, Any] = {"type": "string"}
+    for _ in range(6):
+        schema = {"type": "object", "properties": {"a": {}}, "patternProperties": {"^a": schema}}
+    assert key(rules.OPENAI_NESTING) in violated("t", schema)

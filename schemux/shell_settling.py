@@ -1,0 +1,104 @@
+"""Which panes have a run_command call of ours in flight or settling, and waiting until
+a pane is free of them.
+
+A pane is "in flight" while a call of ours runs in it, its cleanup included: a second
+call finds it busy. It is "settling" while its shell is on its way back to its prompt
+after a call: the cleanup of a cancelled call and the command it interrupted, or the
+tmux client of a released wrapper. A next call waits (boundedly) for that rather than
+finding the pane busy or typing into a terminal that is not the shell's yet.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Coroutine, Iterator
+from typing import Any
+
+from schemux.errors import SchemuxError
+from schemux.shell_panes import (
+    earlier_wrapper_leaving,
+    shell_reads_input,
+    until_line_editor_reads,
+    until_shell_at_prompt,
+    until_shell_has_terminal,
+)
+from schemux.targets import PaneInfo
+
+# how long a call waits for a pane that an interrupt or an earlier wrapper is leaving
+SETTLE_SECONDS = 2.0
+# how long a call waits for another call of ours on its pane to end (the client may have
+# cancelled it, its notification still on the way) before it finds the pane busy
+IN_FLIGHT_GRACE_SECONDS = 2.0  # a loaded machine was seen to need more than 0.5
+
+PaneKey = tuple[str, str]  # (socket path, pane id)
+
+# panes with a call of ours in flight: set when it has ended, its cleanup included
+_in_flight: dict[PaneKey, asyncio.Event] = {}
+
+# panes whose shell a cancelled call of ours is bringing back to its prompt: the
+# cleanup (which interrupts the command), and until when the command may still be leaving
+_settling: dict[PaneKey, tuple[asyncio.Future[None], float]] = {}
+
+
+@contextlib.contextmanager
+def occupying(pane: PaneInfo) -> Iterator[None]:
+    """The pane is in flight for the block; refused as busy when another call of ours
+    took it (while this one waited for it to settle)."""
+    key = (pane.socket_path, pane.pane_id)
+    if key in _in_flight:
+        raise SchemuxError(
+            f"pane {pane.pane_id} is busy: another run_command call is running in it",
+            suggestion="wait for that call to return, or target another pane",
+        )
+    _in_flight[key] = finished = asyncio.Event()
+    try:
+        yield
+    finally:
+        finished.set()
+        if _in_flight.get(key) is finished:
+            del _in_flight[key]
+
+
+def settle(key: PaneKey, cleanup: Coroutine[Any, Any, None]) -> asyncio.Future[None]:
+    """Run ``cleanup`` as a task that the next call on the pane waits for. Registered
+    before the first await: a next call that overtakes the cancellation sees it."""
+    task = asyncio.ensure_future(cleanup)
+    mark_settling(key, task)
+    return task
+
+
+def mark_settling(key: PaneKey, task: asyncio.Future[None] | None = None) -> None:
+    """The pane's shell is on its way back to its prompt (after a released wrapper, or
+    ``task``): the next call within SETTLE_SECONDS waits for it, e.g. for a slow prompt
+    command, rather than finding the pane busy."""
+    now = time.monotonic()
+    for old in [old for old, (done, until) in _settling.items() if done.done() and until < now]:
+        del _settling[old]
+    if task is None:
+        task = asyncio.get_running_loop().create_future()
+        task.set_result(None)
+    _settling[key] = (task, now + SETTLE_SECONDS)
+
+
+async def until_settled(pane: PaneInfo) -> None:
+    """Wait (boundedly) for what an earlier call left leaving the pane's terminal: the
+    cleanup of a cancelled call and the command it interrupted, or the tmux client of a
+    released wrapper."""
+    running = _in_flight.get((pane.socket_path, pane.pane_id))
+    if running is not None:  # perhaps cancelled, the cancellation not arrived yet
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(running.wait(), IN_FLIGHT_GRACE_SECONDS)
+    entry = _settling.pop((pane.socket_path, pane.pane_id), None)
+    if entry is not None and not (entry[0].done() and entry[1] < time.monotonic()):
+        if not entry[0].done():
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.shield(entry[0]), SETTLE_SECONDS)
+        # from now, not from when the cleanup began: the interrupted command (a trap, say)
+        # may still be on its way out when the cleanup's own work is done
+        await until_shell_at_prompt(pane.pid, SETTLE_SECONDS)
+    elif earlier_wrapper_leaving(pane.pid):
+        await until_shell_has_terminal(pane.pid, SETTLE_SECONDS)
+    if shell_reads_input(pane.pid):
+        await until_line_editor_reads(pane.pid, SETTLE_SECONDS)

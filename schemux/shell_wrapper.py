@@ -1,0 +1,168 @@
+"""The wrapper typed around a run_command command, and its life in tmux: armed, typed,
+disarmed, released, or abandoned.
+
+The command is typed into the shell inside a wrapper that reports back to tmux from the
+pane, once, after the command:
+
+    printf '\r\33[K';(
+    COMMAND
+    );{tmux} if -F '#{@opt}' "set -pF @opt 'E $? #{E:@opt}';wait -S DONE;
+                                run -bd HOLD -C '#{@hold}';wait RESUME;set -pu @opt"
+
+It records the exit status and where the output ends (the armed option's value is that
+format) in the private pane option ``@opt``, signals DONE, and holds the shell until
+RESUME: the screen stays still while the output is captured, so the shell's next prompt
+can neither join the last output row nor scroll the rows we address. Where the output
+starts is found from the prompt's position and text, read just before typing in the same
+tmux call (``schemux.shell_output``); the ``printf`` (a builtin) clears the row it starts
+on, where a shell without a line editor (dash) printed its PS2 prompts after the terminal
+echoed the typed lines.
+
+``@opt`` is set ("armed") by us before typing and removed by us (disarmed) as soon as the
+wait ends, whatever ended it; the wrapper does nothing once it is gone, so a call that
+timed out or was cancelled leaves no option, no channel signal and no waiting client
+behind. A cancelled call also interrupts its command as a person's C-c would; a timed-out
+one leaves it running.
+
+The hold is bounded without schemux: with the option we set a server option ``@hold``
+whose value is the timer's command (and the owner's mark: ``schemux.abandoned_wrappers``),
+and remove it when we release the shell. tmux itself runs the timer ``HOLD_SECONDS``
+after the report: it releases the shell if ``@hold`` is still there (its owner was killed
+before its capture), and the wrapper then removes ``@opt``. The timer tests a server
+option, not the pane's: it must not fail when the pane has gone, since tmux keeps such
+an error for the next client that attaches. Names and formats live in options rather
+than in the typed text because every character typed costs time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+import shlex
+
+from schemux.abandoned_wrappers import REPORT_FORMAT, TOKEN_BYTES, WrapperNames
+from schemux.errors import SchemuxError, TmuxCommandError
+from schemux.processes import this_process
+from schemux.shell_output import Report
+from schemux.targets import PaneInfo
+from schemux.tmux import TmuxServer
+from schemux.tmux_command import THEN
+
+# how long a wrapper holds its shell for the capture at most (the capture takes ms)
+HOLD_SECONDS = 5
+
+
+class Wrapper:
+    """One call's wrapper: its private names, and the keystrokes typed with them."""
+
+    def __init__(self, server: TmuxServer, pane: PaneInfo, suppress_history: bool) -> None:
+        self.token = secrets.token_hex(TOKEN_BYTES)
+        self.names = names = WrapperNames(self.token)
+        self.option, self.hold, self.done, self.resume = (
+            names.option,
+            names.hold,
+            names.done,
+            names.resume,
+        )
+        self.pane_id = pane.pane_id
+        self.socket_path = pane.socket_path
+        self.tmux = " ".join(shlex.quote(part) for part in (server.binary, "-S", pane.socket_path))
+        # a leading space keeps it out of history
+        prefix = " " if suppress_history else ""
+        self.first_line = prefix + "printf '\\r\\33[K';("
+
+    @property
+    def release(self) -> tuple[str, ...]:
+        """The tmux commands that free the shell the wrapper holds after its report."""
+        return ("set-option", "-s", "-u", self.hold, THEN, "wait-for", "-S", self.resume)
+
+    def arm_and_type(self, command: str) -> tuple[str, ...]:
+        """The tmux commands that arm the wrapper (its option and hold flag) and type it
+        around ``command``, then Enter."""
+        pane = self.pane_id
+        return (
+            "set-option", "-p", "-t", pane, self.option, REPORT_FORMAT,
+            THEN, "set-option", "-s", self.hold, self.names.hold_value(this_process()),
+            THEN, "send-keys", "-t", pane, "-l", self.keystrokes(command),
+            THEN, "send-keys", "-t", pane, "Enter",
+        )  # fmt: skip
+
+    def keystrokes(self, command: str) -> str:
+        # short: every character typed costs time. The report's format is the armed
+        # option's value, and the timer's command is the hold flag's (both set with the
+        # arming); run-shell expands #{hold} to it, and it tests the flag itself when it runs
+        opt, pane = self.option, self.pane_id
+        report = (
+            f"{self.tmux} if -Ft{pane} '#{{{opt}}}' \"set -pFt{pane} {opt} 'E $? #{{E:{opt}}}';"
+            f"wait -S {self.done};run -bd{HOLD_SECONDS} -C '#{{{self.hold}}}';"
+            f'wait {self.resume};set -put{pane} {opt}"'
+        )
+        return f"{self.first_line}\n{command.rstrip()}\n);{report}"
+
+
+async def in_pane(server: TmuxServer, wrapper: Wrapper, *args: str) -> list[str]:
+    """A tmux command on the wrapper's pane, which may have been closed meanwhile."""
+    try:
+        return await server.run(*args)
+    except TmuxCommandError as error:
+        if not error.target_gone:
+            raise
+        raise SchemuxError(
+            f"pane {wrapper.pane_id} was closed while the command ran; its exit status and "
+            "output are lost",
+            suggestion="run it again in a pane that stays open",
+        ) from None
+
+
+async def disarm(server: TmuxServer, wrapper: Wrapper) -> str:
+    """Read and remove the option in one tmux call, after which the wrapper does nothing;
+    unless the wrapper already reported (and so signalled DONE, and holds its shell until
+    we release it), signal DONE ourselves and remove the hold flag: our waiter always
+    wakes, and nothing stays signalled or set behind it."""
+    option, pane = wrapper.option, wrapper.pane_id
+    lines = await in_pane(
+        server, wrapper,
+        "display-message", "-p", "-t", pane, f"#{{{option}}}", THEN,
+        "if-shell", "-F", "-t", pane, f"#{{!=:#{{=1:#{{{option}}}}},E}}",
+        f"wait-for -S {wrapper.done};set-option -s -u {wrapper.hold}", THEN,
+        "set-option", "-p", "-u", "-t", pane, option,
+    )  # fmt: skip
+    return lines[0] if lines else ""
+
+
+async def drop_hold_flag(server: TmuxServer, wrapper: Wrapper) -> None:
+    """Remove the hold flag alone, where the pane went with its shell: nothing else of
+    the wrapper is left."""
+    with contextlib.suppress(SchemuxError):
+        await server.run("set-option", "-s", "-u", wrapper.hold)
+
+
+async def interrupt(server: TmuxServer, wrapper: Wrapper) -> None:
+    """C-c into the pane, as a person would: the terminal sends SIGINT to its foreground
+    process group (the command, or the shell discarding unfinished input)."""
+    await server.run("send-keys", "-t", wrapper.pane_id, "C-c")
+
+
+async def abandon(
+    server: TmuxServer,
+    wrapper: Wrapper,
+    waiting: asyncio.Future[None] | None,
+    *,
+    interrupting: bool,
+) -> None:
+    """Leave nothing behind after a cancelled or failed call: no option, no waiter, no
+    shell held by the wrapper; with ``interrupting``, no command still running either."""
+    try:
+        state = await disarm(server, wrapper)
+        if Report.parse(state) is not None:
+            await server.run(*wrapper.release)
+        elif interrupting:
+            await interrupt(server, wrapper)
+    except SchemuxError:  # the pane or the server is gone
+        await drop_hold_flag(server, wrapper)
+        if waiting is not None:
+            waiting.cancel()  # end the waiter's client
+    if waiting is not None:
+        with contextlib.suppress(BaseException):
+            await waiting
