@@ -2,9 +2,9 @@
 
 Commands go over one persistent control-mode client per server (``schemux.engine``),
 which the server's TmuxServer owns (and a ToolContext owns one TmuxServer per server it
-uses). A wait (``wait-for``) never
-goes there: it is a child process of its own that is killed when the wait times out or
-its call is cancelled, so nothing is left waiting inside tmux.
+uses). A wait (``wait-for``) never goes there: it takes a control client of its own from
+a pool, ended when the wait is cancelled, so nothing is left waiting inside tmux. The
+server may be on another host (``schemux.hosts``): its address carries the host.
 """
 
 from __future__ import annotations
