@@ -51,7 +51,7 @@ async def run(
             await store.terminate(program, "stopped")
         rows, lost_start = await _screen(store, program)
         stderr, stderr_skipped = (
-            await store.host.read_tail(program.stderr_path, RESULT_CEILING)
+            await store.host.read_stderr(program.stderr_path, RESULT_CEILING)
             if spec.separate_stderr
             else (None, 0)
         )
