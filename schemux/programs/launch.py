@@ -84,7 +84,7 @@ async def program_spec(
         directory = await host.default_directory()
     # argv[0] with inheritShell is found on the shell's PATH, checked by the gate's exec
     program = request.argv[0] if inherit in (None, False) else None
-    problem = await host.check_launch(directory, program, environment["PATH"])
+    problem = await host.check_launch(directory, program, environment.get("PATH", ""))
     if problem is not None:
         raise _launch_error(problem, directory, request.argv[0])
     return ProgramSpec(

@@ -105,6 +105,12 @@ class RemoteHost(TextFiles):
     def root(self) -> Path:
         return self._local.root
 
+    @property
+    def remote_root(self) -> str | None:
+        """The remote runtime directory of the running helper, if one runs."""
+        helper = self._helper
+        return None if helper is None or helper.ended is not None else helper.root
+
     def make_directory(self, program_id: str) -> Path:
         return self._local.make_directory(program_id)
 
