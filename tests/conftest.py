@@ -139,8 +139,7 @@ async def programs(
 
 @pytest.fixture
 async def local_client(anyio_backend: str, tool_context: ToolContext) -> AsyncIterator[Client]:
-    """``memory_client`` on this machine only, where a module runs it over ssh as well
-    (programs are not served over ssh yet)."""
+    """``memory_client`` on this machine only, where a module runs it over ssh as well."""
     async with Client(build_server(tool_context, BINDINGS)) as client:
         yield client
 
