@@ -26,7 +26,7 @@ from schemux.hosts import SshTarget
 from schemux.programs import ProgramLimits
 from schemux.programs.remote import RemoteHost
 from schemux.server import build_server
-from tests.support import call, call_error, wait_until
+from tests.support import call, call_error, new_pane, tmux, wait_for_shell, wait_until
 from tests.test_ssh import HOSTILE_WORDS, master_pid
 
 pytestmark = pytest.mark.anyio
@@ -245,3 +245,43 @@ async def test_a_dropped_connection_fails_run_program_within_two_seconds(
     # the next call reconnects by itself
     again = await call(client, "run_program", argv=["echo", "back"])
     assert (again["output"], again["exitStatus"]) == ("back", 0)
+
+
+HOSTILE_VALUES = [
+    "$(touch {mark})",
+    "a;b",
+    'it\'s "q"',
+    "`touch {mark}`",
+    "-n",
+    "#{pane_id}",
+    "x\ny",
+]
+
+
+async def test_hostile_variables_of_a_shell_reach_a_remote_program_verbatim(
+    remote: tuple[Client, ToolContext], tmux_socket: str, tmp_path: Path
+) -> None:
+    """inheritShell's values, read from a shell's environment, become the remote
+    program's environment byte for byte: no remote shell reads them."""
+    client, _ = remote
+    mark = tmp_path / "ran"
+    pane = new_pane(tmux_socket)
+    wait_for_shell(pane)
+    names = []
+    for index, template in enumerate(HOSTILE_VALUES):
+        value_file = tmp_path / f"value{index}"
+        value_file.write_text(template.replace("{mark}", str(mark)))
+        names.append(f"SCHEMUX_HOSTILE_{index}")
+        command = f'export SCHEMUX_HOSTILE_{index}="$(cat {value_file})"'
+        tmux(tmux_socket, "send-keys", "-t", pane.pane_id, command, "Enter")
+    script = 'for name in "$@"; do printenv "$name" | od -An -v -tx1; echo; done'
+    result = await call(
+        client, "run_program", argv=["sh", "-c", script, "sh", *names],
+        fromPaneId=pane.pane_id, inheritShell=names,
+    )  # fmt: skip
+    got = ["".join(line.split()) for line in result["output"].split("\n\n")]
+    expected = [
+        (template.replace("{mark}", str(mark)) + "\n").encode().hex() for template in HOSTILE_VALUES
+    ]
+    assert ["".join(g.split()) for g in got] == expected
+    assert not mark.exists()
