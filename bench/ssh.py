@@ -133,8 +133,11 @@ async def program_burst(client: Client) -> tuple[float, list[str]]:
         )
         got = result.structured_content or {}
         expected = "\n".join(str(n) for n in range(1, lines + 1))
-        if result.is_error or got.get("output") != expected:
-            wrong.append(f"program {number}: output differs (error={result.is_error})")
+        if result.is_error:
+            said = getattr(result.content[0], "text", "") if result.content else ""
+            wrong.append(f"program {number}: failed: {said[:200]}")
+        elif got.get("output") != expected:
+            wrong.append(f"program {number}: output differs")
         elif got.get("exitStatus") != number % 7 or got.get("outputComplete") is not True:
             wrong.append(f"program {number}: status {got.get('exitStatus')}, {got}")
 
@@ -143,11 +146,22 @@ async def program_burst(client: Client) -> tuple[float, list[str]]:
     return time.perf_counter() - start, wrong
 
 
+def with_room(params: StdioServerParameters) -> StdioServerParameters:
+    """``params`` with room for BURST programs running at once (the default is 16)."""
+    env = {
+        **os.environ,
+        "SCHEMUX_MAX_PROGRAMS": str(BURST),
+        "SCHEMUX_RETAINED_PROGRAMS": str(BURST),
+    }
+    return StdioServerParameters(command=params.command, args=params.args, cwd=params.cwd, env=env)
+
+
 async def time_bursts(
     local: StdioServerParameters, remote: StdioServerParameters, rounds: int
 ) -> dict[str, Any]:
     """BURST quick programs at once, over ssh and locally, rounds alternating (one round
     each first, untimed, starts the helper and warms both)."""
+    local, remote = with_room(local), with_room(remote)
     seconds: dict[str, list[float]] = {"local": [], "ssh": []}
     wrong: dict[str, list[str]] = {"local": [], "ssh": []}
     async with Client(local) as local_client, Client(remote) as remote_client:

@@ -23,7 +23,7 @@ class ToolContext:
         host = host_of(settings.ssh)
         limits = settings.program_limits
         # over ssh, programs run on that host (always under its Perl gate)
-        remote = RemoteHost(host, limits.max_running) if isinstance(host, SshHost) else None
+        remote = RemoteHost(host) if isinstance(host, SshHost) else None
         self.programs = ProgramStore(limits, settings.program_gate, host=remote)
         self.screens = ScreenTracker(settings.tracking_backend)  # tmux_capture's cursors
         self.abandoned = AbandonedReaper()  # what dead schemux processes left, per server

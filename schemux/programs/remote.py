@@ -24,15 +24,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import shutil
 import struct
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from schemux.abandoned import make_runtime_directory
 from schemux.errors import SchemuxError, ServerUnavailable, shorten
 from schemux.hosts import SshHost
 from schemux.programs.gate import PERL_GATE, PERL_SYSCALLS, Gate
-from schemux.programs.host import COPY_BUFFER, LaunchProblem, LocalHost, TextFiles
+from schemux.programs.host import COPY_BUFFER, LaunchProblem, TextFiles
 
 HELPER = Path(__file__).with_name("remote_helper.pl")
 START_SECONDS = 30.0  # the helper's first frame (the master may be starting too)
@@ -90,10 +92,10 @@ class _Helper:
 class RemoteHost(TextFiles):
     """Programs on ``ssh``'s host, their text files in a local runtime directory."""
 
-    def __init__(self, ssh: SshHost, max_running: int) -> None:
+    def __init__(self, ssh: SshHost) -> None:
         self._ssh = ssh
-        # this machine's side: the runtime directory of the text files
-        self._local = LocalHost(max_running, Gate("perl", ()))
+        # this machine's side: the runtime directory of the text files, made when needed
+        self._root: Path | None = None
         self._helper: _Helper | None = None
         self._starting = asyncio.Lock()
         self._numbers = itertools.count(1)  # requests and handles, never reused
@@ -103,7 +105,9 @@ class RemoteHost(TextFiles):
 
     @property
     def root(self) -> Path:
-        return self._local.root
+        if self._root is None:
+            self._root = make_runtime_directory()
+        return self._root
 
     @property
     def remote_root(self) -> str | None:
@@ -112,7 +116,9 @@ class RemoteHost(TextFiles):
         return None if helper is None or helper.ended is not None else helper.root
 
     def make_directory(self, program_id: str) -> Path:
-        return self._local.make_directory(program_id)
+        directory = self.root / program_id
+        directory.mkdir(mode=0o700)
+        return directory
 
     def gate_directory(self, directory: Path) -> str:
         return f"{self._serving(directory.name).root}/{directory.name}"
@@ -299,7 +305,7 @@ class RemoteHost(TextFiles):
             helper.copies.pop(directory.name, None)
             with contextlib.suppress(SchemuxError):
                 await self._ask(helper, b"remove", directory.name.encode())
-        await self._local.remove(directory)
+        await asyncio.to_thread(shutil.rmtree, directory, ignore_errors=True)
 
     def open_process(self, pid: int) -> int:
         helper = self._helper
@@ -365,7 +371,9 @@ class RemoteHost(TextFiles):
                 await helper.process.wait()
             if helper.reader is not None:
                 await helper.reader
-        await self._local.close()
+        if self._root is not None:
+            await asyncio.to_thread(shutil.rmtree, self._root, ignore_errors=True)
+            self._root = None
 
 
 async def _read_frame(process: asyncio.subprocess.Process) -> list[bytes] | None:
