@@ -171,7 +171,8 @@ async def test_the_remote_runtime_directory_is_private_and_goes_at_close(
 
 
 def schemux_processes(socket_name: str) -> list[int]:
-    """The pids of the schemux this test started (its tmux socket name is unique)."""
+    """The pids of the schemux over ssh this test started (the suite's stdio schemux on
+    the same tmux server has no --ssh)."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -180,7 +181,8 @@ def schemux_processes(socket_name: str) -> list[int]:
             words = (entry / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if b"schemux" in words and b"serve" in words and socket_name.encode() in words:
+        wanted = (b"schemux", b"serve", b"--ssh", socket_name.encode())
+        if all(word in words for word in wanted):
             found.append(int(entry.name))
     return found
 
