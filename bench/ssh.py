@@ -13,7 +13,12 @@ suite's fixture) and a private tmux server, then measures:
 
 Bars: ssh / local at most 1.5; ssh / per-command ssh at most 0.2 (medians).
 
-Usage: ``python bench/ssh.py [--calls N] [--baseline-calls M] [--json PATH]``
+Then **50 quick programs at once**: 50 ``run_program`` calls in flight together (each
+``seq 1 N; exit K`` with its own N and K), over ssh and locally, rounds alternating;
+every byte of every output and every exit status is checked (bar: all right over ssh),
+and the wall time of a round is reported for both.
+
+Usage: ``python bench/ssh.py [--calls N] [--baseline-calls M] [--burst-rounds R] [--json PATH]``
 """
 
 from __future__ import annotations
@@ -113,6 +118,72 @@ async def time_interleaved(
     return timings
 
 
+BURST = 50
+
+
+async def program_burst(client: Client) -> tuple[float, list[str]]:
+    """Seconds for BURST run_program calls at once, and what was wrong in their results."""
+    wrong: list[str] = []
+
+    async def one(number: int) -> None:
+        lines = number * 40
+        result = await client.call_tool(
+            "run_program",
+            {"argv": ["sh", "-c", f"seq 1 {lines}; exit {number % 7}"], "timeoutMs": 60_000},
+        )
+        got = result.structured_content or {}
+        expected = "\n".join(str(n) for n in range(1, lines + 1))
+        if result.is_error:
+            said = getattr(result.content[0], "text", "") if result.content else ""
+            wrong.append(f"program {number}: failed: {said[:200]}")
+        elif got.get("output") != expected:
+            wrong.append(f"program {number}: output differs")
+        elif got.get("exitStatus") != number % 7 or got.get("outputComplete") is not True:
+            wrong.append(f"program {number}: status {got.get('exitStatus')}, {got}")
+
+    start = time.perf_counter()
+    await asyncio.gather(*(one(number) for number in range(1, BURST + 1)))
+    return time.perf_counter() - start, wrong
+
+
+def with_room(params: StdioServerParameters) -> StdioServerParameters:
+    """``params`` with room for BURST programs running at once (the default is 16)."""
+    env = {
+        **os.environ,
+        "SCHEMUX_MAX_PROGRAMS": str(BURST),
+        "SCHEMUX_RETAINED_PROGRAMS": str(BURST),
+    }
+    return StdioServerParameters(command=params.command, args=params.args, cwd=params.cwd, env=env)
+
+
+async def time_bursts(
+    local: StdioServerParameters, remote: StdioServerParameters, rounds: int
+) -> dict[str, Any]:
+    """BURST quick programs at once, over ssh and locally, rounds alternating (one round
+    each first, untimed, starts the helper and warms both)."""
+    local, remote = with_room(local), with_room(remote)
+    seconds: dict[str, list[float]] = {"local": [], "ssh": []}
+    wrong: dict[str, list[str]] = {"local": [], "ssh": []}
+    async with Client(local) as local_client, Client(remote) as remote_client:
+        for index in range(rounds + 1):
+            for label, client in [("local", local_client), ("ssh", remote_client)]:
+                elapsed, errors = await program_burst(client)
+                wrong[label] += errors
+                if index > 0:
+                    seconds[label].append(elapsed)
+    local_s, ssh_s = statistics.median(seconds["local"]), statistics.median(seconds["ssh"])
+    return {
+        "programs": BURST,
+        "rounds": rounds,
+        "local_round_s": local_s,
+        "ssh_round_s": ssh_s,
+        "ssh_over_local": ssh_s / local_s,
+        "local_wrong": wrong["local"][:10],
+        "ssh_wrong": wrong["ssh"][:10],
+        "all_right": not wrong["local"] and not wrong["ssh"],
+    }
+
+
 async def measure(args: argparse.Namespace, server: SshServer, tmux: Tmux) -> dict[str, Any]:
     local_pane = tmux.start()
     ssh_pane = tmux.new_pane()
@@ -126,6 +197,9 @@ async def measure(args: argparse.Namespace, server: SshServer, tmux: Tmux) -> di
         args.warmup,
     )
     baseline = time_per_command_ssh(server, tmux, baseline_pane, args.baseline_calls, 2)
+    bursts = await time_bursts(
+        schemux_params(tmux.name), ssh_params(tmux.name, server), args.burst_rounds
+    )
     local_ms = statistics.median(local) * 1000
     ssh_ms = statistics.median(over_ssh) * 1000
     baseline_ms = statistics.median(baseline) * 1000
@@ -138,6 +212,7 @@ async def measure(args: argparse.Namespace, server: SshServer, tmux: Tmux) -> di
         "per_command_ssh": summary(baseline),
         "ssh_over_local": ssh_ms / local_ms,
         "ssh_over_per_command_ssh": ssh_ms / baseline_ms,
+        "program_burst": bursts,
     }
 
 
@@ -161,6 +236,16 @@ def render(report: dict[str, Any]) -> str:
         f"  ssh / per-command ssh  {baseline_ratio:6.3f}  (bar <= {BASELINE_BAR})  "
         f"{baseline_verdict}"
     )
+    burst = report["program_burst"]
+    lines.append(
+        f"{burst['programs']} quick programs at once (run_program), median of "
+        f"{burst['rounds']} rounds: local {burst['local_round_s'] * 1000:.0f} ms, "
+        f"ssh {burst['ssh_round_s'] * 1000:.0f} ms (ssh / local {burst['ssh_over_local']:.2f})"
+    )
+    verdict = "PASS" if burst["all_right"] else "MISS"
+    lines.append(f"  every byte and status right  {verdict}")
+    for problem in burst["ssh_wrong"] + burst["local_wrong"]:
+        lines.append(f"    {problem}")
     return "\n".join(lines)
 
 
@@ -169,6 +254,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=100)
     parser.add_argument("--baseline-calls", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--burst-rounds", type=int, default=3)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     problem = available()

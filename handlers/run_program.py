@@ -16,6 +16,7 @@ async def handle(ctx: ToolContext, request: RunProgramInput) -> RunProgramOutput
     spec = await program_spec(
         server,
         request,
+        host=ctx.programs.host,
         lifetime=ctx.settings.program_limits.max_lifetime,
         separate_stderr=bool(request.separate_stderr),
         keep=bool(request.keep),

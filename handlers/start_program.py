@@ -15,7 +15,7 @@ async def handle(ctx: ToolContext, request: StartProgramInput) -> StartProgramOu
     server = ctx.tmux()
     # one beside fromPaneId keeps its pane after the end, for a person to read
     keep = request.from_pane_id is not None
-    spec = await program_spec(server, request, lifetime=lifetime, keep=keep)
+    spec = await program_spec(server, request, host=ctx.programs.host, lifetime=lifetime, keep=keep)
     program = await ctx.programs.start(server, spec)
     return StartProgramOutput(
         program_id=program.id,

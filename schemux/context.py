@@ -8,8 +8,9 @@ import contextlib
 from schemux.abandoned import AbandonedReaper
 from schemux.capture import ScreenTracker
 from schemux.config import Settings
-from schemux.hosts import host_of
+from schemux.hosts import SshHost, host_of
 from schemux.programs import ProgramStore
+from schemux.programs.remote import RemoteHost
 from schemux.tmux import ServerAddress, TmuxServer, check_socket_name
 
 
@@ -19,7 +20,11 @@ class ToolContext:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self._servers: dict[ServerAddress, TmuxServer] = {}
-        self.programs = ProgramStore(settings.program_limits, settings.program_gate)
+        host = host_of(settings.ssh)
+        limits = settings.program_limits
+        # over ssh, programs run on that host (always under its Perl gate)
+        remote = RemoteHost(host) if isinstance(host, SshHost) else None
+        self.programs = ProgramStore(limits, settings.program_gate, host=remote)
         self.screens = ScreenTracker(settings.tracking_backend)  # tmux_capture's delta cursors
         self.abandoned = AbandonedReaper()  # what dead schemux processes left, per server
 

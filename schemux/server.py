@@ -30,7 +30,6 @@ from schemux.binding import ToolBinding
 from schemux.context import ToolContext
 from schemux.errors import SchemuxError, bounded_message
 from schemux.instructions import instructions
-from schemux.selection import family_of
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
@@ -102,13 +101,6 @@ async def call_bound_tool(
     unsendable = text_violation(binding.name, arguments, binding.declared_arguments)
     if unsendable is not None:
         return error_result(f"Invalid arguments for {binding.name}: {unsendable}")
-    if context.settings.ssh is not None and family_of(binding.name) == "programs":
-        # programs use this machine's FIFOs and gate; their remote form is not built yet
-        return error_result(
-            f"{binding.name}: programs over ssh are not available yet (schemux serves "
-            f"host {context.settings.ssh.destination!r} over ssh); use run_command or "
-            "run_shell_command there, or a schemux without --ssh on that host"
-        )
     failed = False
     try:
         result = await binding.call(context, arguments)

@@ -108,22 +108,38 @@ def program_gate(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
     return force_gate(request.param, monkeypatch)
 
 
-@pytest.fixture
+def over_ssh(request: pytest.FixtureRequest, transport: str) -> SshTarget | None:
+    """The test sshd's target for the "ssh" transport (None for "local"). Over ssh the
+    remote Perl gate always runs: a test's Python-gate run is skipped there, as the same
+    run twice."""
+    if transport != "ssh":
+        return None
+    callspec = getattr(request.node, "callspec", None)
+    if callspec is not None and callspec.params.get("program_gate") == "python":
+        pytest.skip("over ssh programs run under the remote host's Perl gate")
+    target: SshTarget = request.getfixturevalue("ssh_target")
+    return target
+
+
+@pytest.fixture(params=["local", "ssh"])
 async def programs(
-    anyio_backend: str, tmux_socket: str
+    request: pytest.FixtureRequest, anyio_backend: str, tmux_socket: str
 ) -> AsyncIterator[tuple[Client, ToolContext]]:
-    """schemux in this process with room for many programs, running and ended."""
+    """schemux in this process with room for many programs, running and ended; once on
+    this machine and once over ssh to the same tmux server."""
     limits = ProgramLimits(max_running=400, retained_ended=400)
-    context = ToolContext(Settings(socket_name=tmux_socket, program_limits=limits))
-    async with Client(build_server(context, BINDINGS)) as client:
-        yield client, context
-    await context.close()
+    ssh = over_ssh(request, request.param)
+    context = ToolContext(Settings(socket_name=tmux_socket, program_limits=limits, ssh=ssh))
+    try:
+        async with Client(build_server(context, BINDINGS)) as client:
+            yield client, context
+    finally:
+        await context.close()
 
 
 @pytest.fixture
 async def local_client(anyio_backend: str, tool_context: ToolContext) -> AsyncIterator[Client]:
-    """``memory_client`` on this machine only, where a module runs it over ssh as well
-    (programs are not served over ssh yet)."""
+    """``memory_client`` on this machine only, where a module runs it over ssh as well."""
     async with Client(build_server(tool_context, BINDINGS)) as client:
         yield client
 

@@ -114,15 +114,6 @@ async def client(
     await context.close()
 
 
-@pytest.fixture
-async def local_client(anyio_backend: str, world: World) -> AsyncIterator[Client]:
-    """For programs, which run on this machine only (refused over ssh for now)."""
-    context = ToolContext(Settings(socket_name=world.socket))
-    async with Client(build_server(context, BINDINGS)) as mcp_client:
-        yield mcp_client
-    await context.close()
-
-
 def observe(world: World) -> tuple[str, ...]:
     """What no call may change: the server (its pid), the sessions but schemux's own,
     and the bystander pane's screen and options."""
@@ -205,7 +196,6 @@ async def test_ids_are_refused_unless_they_are_ids(
 async def test_pane_id_fields_refuse_anything_but_an_id(
     client: Client,
     world: World,
-    transport: SshTarget | None,
     tool: str,
     arguments: Any,
     names: tuple[str, ...],
@@ -213,11 +203,7 @@ async def test_pane_id_fields_refuse_anything_but_an_id(
 ) -> None:
     failed, text, _ = await call_checked(client, world, tool, arguments(world.value(value)))
     assert failed
-    # over ssh, a value the schema lets through reaches the refusal of programs there
-    refused_over_ssh = "programs over ssh are not available yet" in text
-    assert names_field(text, *names) or (
-        refused_over_ssh and tool == "start_program" and transport is not None
-    ), text
+    assert names_field(text, *names), text
 
 
 def make_session(world: World, name: str) -> str | None:
@@ -373,9 +359,10 @@ async def test_nul_is_refused_naming_the_field(
     assert text.startswith(f"Invalid arguments for {tool}: {field}: contains a NUL character")
 
 
-async def test_a_program_input_may_hold_nul(local_client: Client, world: World) -> None:
-    """input never reaches tmux (it is the program's stdin, from a private file)."""
-    result = await local_client.call_tool(
+async def test_a_program_input_may_hold_nul(client: Client, world: World) -> None:
+    """input never reaches tmux (it is the program's stdin, from a private file, on the
+    host that runs it)."""
+    result = await client.call_tool(
         "run_program", {"argv": ["od", "-An", "-c"], "input": "a\x00b", "timeoutMs": 10000}
     )
     assert not result.is_error, result.content
@@ -466,7 +453,7 @@ def wait_until_named(world: World, pane_id: str) -> None:
 
 
 async def test_current_path_with_tab_and_newline_reaches_a_program(
-    local_client: Client, world: World, tmp_path: Path
+    client: Client, world: World, tmp_path: Path
 ) -> None:
     """fromPaneId's current path, read through the encoded query, is the directory the
     program starts in, byte for byte."""
@@ -477,7 +464,7 @@ async def test_current_path_with_tab_and_newline_reaches_a_program(
         "sleep 300",
     ).strip()  # fmt: skip
     try:
-        result = await local_client.call_tool(
+        result = await client.call_tool(
             "run_program",
             {
                 "argv": [sys.executable, "-c", "import os; print(os.getcwdb().hex())"],

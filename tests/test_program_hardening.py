@@ -28,7 +28,6 @@ from schemux.programs import ProgramLimits, ProgramSpec
 from schemux.programs import output as output_module
 from schemux.programs import store as store_module
 from schemux.programs.gate import MARKER_PREFIX, report_token, scan
-from schemux.programs.host import LocalHost
 from schemux.programs.program_gate import TABLE_BYTES
 from schemux.server import build_server
 from schemux.terminal_text import TextFilter
@@ -428,13 +427,13 @@ async def test_a_failed_copy_ends_the_program_as_gone(
 async def test_a_failed_gate_watch_ends_the_program_as_gone(
     programs: tuple[Client, ToolContext], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    client, _ = programs
+    client, context = programs
 
     async def broken(pidfd: int) -> None:
         await asyncio.sleep(0.5)  # once the program runs (a failed start is an error)
         raise RuntimeError("a watch that fails")
 
-    monkeypatch.setattr(LocalHost, "exited", staticmethod(broken))
+    monkeypatch.setattr(context.programs.host, "exited", broken)  # this machine's, or ssh's
     started = await call(client, "start_program", argv=["sh", "-c", "echo x; exec sleep 3000.96"])
     page: dict[str, Any] = {"cursor": 0, "ended": False}
     with anyio.fail_after(10):

@@ -15,7 +15,6 @@ import sys
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
@@ -233,18 +232,15 @@ def test_serve_and_doctor_check_the_host_at_start(
         assert expected in tools.stderr, tools.stderr
 
 
-async def test_programs_over_ssh_are_refused_in_one_clear_error(ssh_client: Client) -> None:
-    calls: list[tuple[str, dict[str, Any]]] = [
-        ("start_program", {"argv": ["true"]}),
-        ("run_program", {"argv": ["true"]}),
-        ("read_program", {"programId": "p1"}),
-        ("stop_program", {"programId": "p1"}),
-    ]
-    for tool, arguments in calls:
-        result = await ssh_client.call_tool(tool, arguments)
-        assert result.is_error
-        text = result.content[0].text  # type: ignore[union-attr]
-        assert "programs over ssh are not available yet" in text, (tool, text)
+async def test_programs_run_over_ssh(ssh_client: Client) -> None:
+    """Every program tool works over ssh (tests/test_programs_ssh.py has the rest)."""
+    ran = await call(ssh_client, "run_program", argv=["sh", "-c", "echo ran; exit 4"])
+    assert (ran["output"], ran["exitStatus"]) == ("ran", 4)
+    started = await call(ssh_client, "start_program", argv=["sh", "-c", "echo up; sleep 30"])
+    page = await call(ssh_client, "read_program", programId=started["programId"], maxLines=1)
+    assert page["text"] == "up\n"
+    stopped = await call(ssh_client, "stop_program", programId=started["programId"])
+    assert (stopped["outcome"], stopped["wasRunning"]) == ("stopped", True)
 
 
 async def test_capture_over_ssh_reads_but_cannot_track(

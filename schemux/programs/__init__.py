@@ -26,6 +26,11 @@ How one runs, and why each step:
   lets the oldest output go, and supervises every background task (``program.Tasks``):
   one that fails ends its program as gone, visibly. ``run`` is run_program's whole
   operation, start to result.
+* **Over ssh** (``remote``): the gate, the copy's FIFO, ``input`` and ``separateStderr``
+  live on the remote host, in a private 0700 directory of one helper process there that
+  serves every program over one ssh session and streams the copies' bytes back; the text
+  files stay here, so reads are the same. ``host.ProgramHost`` is the seam both hosts
+  fill.
 """
 
 from schemux.programs.program import Program, ProgramLimits, ProgramSpec

@@ -46,7 +46,7 @@ class Gate:
 
     def command(
         self,
-        directory: Path,
+        directory: Path | str,
         start_directory: str,
         stdin_path: str,
         stderr_path: str,

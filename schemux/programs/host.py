@@ -1,8 +1,11 @@
-"""Where programs' files and processes live: this machine.
+"""Where programs' files and processes live: this machine, or a host reached over ssh.
 
-Everything programs do to a filesystem or a process goes through ``LocalHost``: the
-runtime directory and each program's directory in it, the FIFOs, the text files, and the
-gate's pidfd. Blocking work runs in threads, never on the event loop.
+Everything programs do to a filesystem or a process goes through a ``ProgramHost``: the
+runtime directory and each program's directory in it, the FIFOs, the gate and its
+process, the launch checks. ``LocalHost`` is this machine (the gate's pidfd, FIFOs read
+here); ``schemux.programs.remote.RemoteHost`` is a host reached with OpenSSH, through one
+helper process there. The text files that reads page through are always this machine's
+(``TextFiles``). Blocking work runs in threads, never on the event loop.
 """
 
 from __future__ import annotations
@@ -11,89 +14,59 @@ import asyncio
 import contextlib
 import os
 import shutil
+from collections.abc import AsyncIterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Literal, Protocol
 
 from schemux.abandoned import make_runtime_directory
 from schemux.processes import descriptor_path, pidfd_exit, pidfd_signal
+from schemux.programs.gate import Gate
+
+COPY_BUFFER = 1 << 20
+# why a launch check failed (``check_launch``); schemux.programs.launch words each one
+LaunchProblem = Literal["notdir", "denied", "missing", "noexec", "notfound"]
 
 
-class LocalHost:
-    """The runtime directory of one running schemux (mode 0700, named after this process
-    so that a later schemux can reap it once this one is gone), made when first needed
-    and removed by ``close``."""
-
-    def __init__(self, max_running: int) -> None:
-        self._root: Path | None = None
-        self._root_fd = -1
-        # opening a FIFO blocks until its writer opens it: one thread per running program
-        # at most, of its own, so that nothing else in the process can starve the copies
-        self._openers = ThreadPoolExecutor(max_running, "schemux-copy")
+class ProgramHost(Protocol):
+    """What the store, the copy and the launch checks need of a host. A program's
+    ``directory`` is its directory in ``root`` on this machine (its text file); the
+    host's own files of that program (FIFOs, stdin, stderr) are in ``gate_directory``.
+    Process handles and FIFO handles are ints, -1 for none."""
 
     @property
-    def root(self) -> Path:
-        if self._root is None:
-            root = make_runtime_directory()
-            self._root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
-            self._root = root
-        return self._root
+    def root(self) -> Path: ...
+    def make_directory(self, program_id: str) -> Path: ...
+    def gate_directory(self, directory: Path) -> str: ...
+    async def gate(self) -> Gate: ...
+    def copy_command(self, program_id: str) -> str: ...
+    async def prepare(self, directory: Path, stdin_text: str | None, stderr: bool) -> int: ...
+    async def write_secret(self, fd: int, secret: bytes) -> bool: ...
+    def open_copy(self, path: Path) -> AbstractAsyncContextManager[asyncio.StreamReader]: ...
+    def unblock_copy(self, path: Path) -> None: ...
+    async def open_text(self, path: Path) -> BinaryIO: ...
+    async def append(self, file: BinaryIO, data: bytes) -> None: ...
+    async def read_at(self, path: Path, offset: int, length: int) -> bytes: ...
+    async def read_tail(self, path: Path, ceiling: int) -> tuple[str, int]: ...
+    async def read_stderr(self, path: Path, ceiling: int) -> tuple[str, int]: ...
+    async def first_line(self, path: Path, ceiling: int) -> str: ...
+    async def remove(self, directory: Path) -> None: ...
+    def open_process(self, pid: int) -> int: ...
+    def signal(self, pidfd: int, signum: int) -> None: ...
+    async def exited(self, pidfd: int) -> None: ...
+    def close_descriptor(self, fd: int) -> None: ...
+    async def default_path(self) -> str: ...
+    async def default_directory(self) -> str: ...
+    async def check_launch(
+        self, directory: str, program: str | None, path: str
+    ) -> LaunchProblem | None: ...
+    def lost(self, directory: Path) -> str | None: ...
+    async def close(self) -> None: ...
 
-    def make_directory(self, program_id: str) -> Path:
-        directory = self.root / program_id
-        directory.mkdir(mode=0o700)
-        return directory
 
-    def copy_command(self, program_id: str) -> str:
-        """The shell command that pipe-pane runs to write the pane's bytes into the
-        program's copy FIFO. tmux expands it and sh runs it, so it holds digits, slashes
-        and the program's id (hex digits) only: the runtime directory's path (which
-        TMPDIR makes anything) is reached through a descriptor held until ``close``, so a
-        late writer of a program already gone finds no such path (a descriptor of the
-        program's own, closed, could by then name another program's directory)."""
-        return f"exec cat > {descriptor_path(self._root_fd)}/{program_id}/copy"
-
-    async def prepare(self, directory: Path, stdin_text: str | None, stderr: bool) -> int:
-        """The program's FIFOs and files; returns the secret FIFO's descriptor, opened
-        read-write: opening does not wait for the gate, and the FIFO keeps what is
-        written until the gate reads it."""
-        os.mkfifo(directory / "copy", 0o600)
-        os.mkfifo(directory / "secret", 0o600)
-        (directory / "text").touch(0o600)
-        if stderr:
-            (directory / "stderr").touch(0o600)
-        if stdin_text is not None:
-            await asyncio.to_thread((directory / "stdin").write_text, stdin_text, "utf-8")
-        return os.open(directory / "secret", os.O_RDWR | os.O_NONBLOCK)
-
-    @staticmethod
-    def write_secret(fd: int, secret: bytes) -> bool:
-        """Write the gate's table in one write: of PIPE_BUF bytes at most, it is all or
-        nothing, and the FIFO (empty, at least a page) takes it."""
-        try:
-            return os.write(fd, secret) == len(secret)
-        except OSError:
-            return False
-
-    async def open_copy(self, path: Path) -> BinaryIO:
-        """The copy FIFO, opened for reading once its writer has opened it (a thread waits
-        for that). Cancelled meanwhile, the descriptor the thread still gets is closed."""
-        future = asyncio.get_running_loop().run_in_executor(
-            self._openers, os.open, path, os.O_RDONLY | os.O_CLOEXEC
-        )
-        try:
-            fd = await asyncio.shield(future)
-        except asyncio.CancelledError:
-            future.add_done_callback(_close_opened)
-            raise
-        os.set_blocking(fd, False)
-        return os.fdopen(fd, "rb", buffering=0)
-
-    @staticmethod
-    def unblock_copy(path: Path) -> None:
-        """Return an ``open_copy`` still waiting for its writer, by opening that end."""
-        with contextlib.suppress(OSError):
-            os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+class TextFiles:
+    """The text files of programs, on this machine whatever host runs them."""
 
     @staticmethod
     async def open_text(path: Path) -> BinaryIO:
@@ -138,6 +111,113 @@ class LocalHost:
 
         return await asyncio.to_thread(read)
 
+
+class LocalHost(TextFiles):
+    """The runtime directory of one running schemux (mode 0700, named after this process
+    so that a later schemux can reap it once this one is gone), made when first needed
+    and removed by ``close``; programs run under ``gate``."""
+
+    def __init__(self, max_running: int, gate: Gate) -> None:
+        self._root: Path | None = None
+        self._root_fd = -1
+        self._gate = gate
+        # opening a FIFO blocks until its writer opens it: one thread per running program
+        # at most, of its own, so that nothing else in the process can starve the copies
+        self._openers = ThreadPoolExecutor(max_running, "schemux-copy")
+
+    @property
+    def root(self) -> Path:
+        if self._root is None:
+            root = make_runtime_directory()
+            self._root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+            self._root = root
+        return self._root
+
+    def make_directory(self, program_id: str) -> Path:
+        directory = self.root / program_id
+        directory.mkdir(mode=0o700)
+        return directory
+
+    @staticmethod
+    def gate_directory(directory: Path) -> str:
+        return str(directory)
+
+    async def gate(self) -> Gate:
+        return self._gate
+
+    def copy_command(self, program_id: str) -> str:
+        """The shell command that pipe-pane runs to write the pane's bytes into the
+        program's copy FIFO. tmux expands it and sh runs it, so it holds digits, slashes
+        and the program's id (hex digits) only: the runtime directory's path (which
+        TMPDIR makes anything) is reached through a descriptor held until ``close``, so a
+        late writer of a program already gone finds no such path (a descriptor of the
+        program's own, closed, could by then name another program's directory)."""
+        return f"exec cat > {descriptor_path(self._root_fd)}/{program_id}/copy"
+
+    async def prepare(self, directory: Path, stdin_text: str | None, stderr: bool) -> int:
+        """The program's FIFOs and files; returns the secret FIFO's descriptor, opened
+        read-write: opening does not wait for the gate, and the FIFO keeps what is
+        written until the gate reads it."""
+        os.mkfifo(directory / "copy", 0o600)
+        os.mkfifo(directory / "secret", 0o600)
+        (directory / "text").touch(0o600)
+        if stderr:
+            (directory / "stderr").touch(0o600)
+        if stdin_text is not None:
+            await asyncio.to_thread((directory / "stdin").write_text, stdin_text, "utf-8")
+        return os.open(directory / "secret", os.O_RDWR | os.O_NONBLOCK)
+
+    @staticmethod
+    async def write_secret(fd: int, secret: bytes) -> bool:
+        """Write the gate's table in one write: of PIPE_BUF bytes at most, it is all or
+        nothing, and the FIFO (empty, at least a page) takes it."""
+        try:
+            return os.write(fd, secret) == len(secret)
+        except OSError:
+            return False
+
+    @contextlib.asynccontextmanager
+    async def open_copy(self, path: Path) -> AsyncIterator[asyncio.StreamReader]:
+        """The copy FIFO's bytes, as they come, once its writer has opened it. A read
+        takes all that waits (up to the buffer's 1 MiB): while one append is in its
+        thread, the pipe fills the buffer, and the next append takes it in one hop."""
+        pipe = await self._open_copy(path)
+        reader = asyncio.StreamReader(limit=COPY_BUFFER)
+        try:
+            transport, _ = await asyncio.get_running_loop().connect_read_pipe(
+                lambda: asyncio.StreamReaderProtocol(reader), pipe
+            )
+        except BaseException:
+            pipe.close()
+            raise
+        try:
+            yield reader
+        finally:
+            transport.close()
+
+    async def _open_copy(self, path: Path) -> BinaryIO:
+        """The copy FIFO, opened for reading once its writer has opened it (a thread waits
+        for that). Cancelled meanwhile, the descriptor the thread still gets is closed."""
+        future = asyncio.get_running_loop().run_in_executor(
+            self._openers, os.open, path, os.O_RDONLY | os.O_CLOEXEC
+        )
+        try:
+            fd = await asyncio.shield(future)
+        except asyncio.CancelledError:
+            future.add_done_callback(_close_opened)
+            raise
+        os.set_blocking(fd, False)
+        return os.fdopen(fd, "rb", buffering=0)
+
+    @staticmethod
+    def unblock_copy(path: Path) -> None:
+        """Return an ``open_copy`` still waiting for its writer, by opening that end."""
+        with contextlib.suppress(OSError):
+            os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+
+    async def read_stderr(self, path: Path, ceiling: int) -> tuple[str, int]:
+        return await self.read_tail(path, ceiling)
+
     @staticmethod
     async def remove(directory: Path) -> None:
         await asyncio.to_thread(shutil.rmtree, directory, ignore_errors=True)
@@ -158,6 +238,25 @@ class LocalHost:
     def close_descriptor(fd: int) -> None:
         os.close(fd)
 
+    @staticmethod
+    async def default_path() -> str:
+        return os.environ.get("PATH", os.defpath)
+
+    @staticmethod
+    async def default_directory() -> str:
+        return os.getcwd()
+
+    @staticmethod
+    async def check_launch(directory: str, program: str | None, path: str) -> LaunchProblem | None:
+        """The start directory enterable, and ``program`` (unless None) as the gate's
+        exec will find it: on ``path``, or a path from the start directory."""
+        return await asyncio.to_thread(_launch_problem, directory, program, path)
+
+    @staticmethod
+    def lost(directory: Path) -> str | None:
+        """Nothing between schemux and this machine can be lost."""
+        return None
+
     async def close(self) -> None:
         """Remove the runtime directory (its programs ended and forgotten)."""
         self._openers.shutdown(wait=False)
@@ -170,3 +269,18 @@ class LocalHost:
 def _close_opened(future: Future[int] | asyncio.Future[int]) -> None:
     if not future.cancelled() and future.exception() is None:
         os.close(future.result())
+
+
+def _launch_problem(directory: str, program: str | None, path: str) -> LaunchProblem | None:
+    if not os.path.isdir(directory):
+        return "notdir"
+    if not os.access(directory, os.X_OK):
+        return "denied"
+    if program is None:
+        return None
+    if "/" in program:
+        candidate = os.path.join(directory, program)
+        if not os.path.isfile(candidate):
+            return "missing"
+        return None if os.access(candidate, os.X_OK) else "noexec"
+    return None if shutil.which(program, path=path) is not None else "notfound"

@@ -4,12 +4,11 @@ the variables of that pane's shell read when inheritShell asks for them."""
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 from typing import Protocol
 
 from schemux.errors import SchemuxError
+from schemux.programs.host import LaunchProblem, ProgramHost
 from schemux.programs.program import ProgramSpec
 from schemux.shell_commands import run_in_shell
 from schemux.targets import PaneInfo, PaneTarget, resolve_pane
@@ -45,6 +44,7 @@ async def program_spec(
     server: TmuxServer,
     request: LaunchRequest,
     *,
+    host: ProgramHost,
     lifetime: float,
     separate_stderr: bool = False,
     keep: bool = False,
@@ -60,7 +60,8 @@ async def program_spec(
         )
     directory = request.start_directory
     from_session = None
-    environment = {"PATH": os.environ.get("PATH", os.defpath)}
+    # the host's own: over ssh, the remote session's PATH and directory
+    environment = {"PATH": await host.default_path()}
     if request.from_pane_id is not None:
         pane = await resolve_pane(server, PaneTarget(pane_id=request.from_pane_id))
         from_session = pane.session_id
@@ -80,10 +81,12 @@ async def program_spec(
             names = None if inherit is True else _names(inherit)
             environment = await shell_environment(server, pane, names)
     if directory is None:
-        directory = os.getcwd()
-    _check_directory(directory)
-    if inherit in (None, False):
-        _check_program(request.argv[0], environment["PATH"], directory)
+        directory = await host.default_directory()
+    # argv[0] with inheritShell is found on the shell's PATH, checked by the gate's exec
+    program = request.argv[0] if inherit in (None, False) else None
+    problem = await host.check_launch(directory, program, environment.get("PATH", ""))
+    if problem is not None:
+        raise _launch_error(problem, directory, request.argv[0])
     return ProgramSpec(
         argv=list(request.argv),
         start_directory=directory,
@@ -101,31 +104,23 @@ async def program_spec(
     )
 
 
-def _check_directory(directory: str) -> None:
-    if not os.path.isdir(directory) or not os.access(directory, os.X_OK):
-        reason = "not a directory" if not os.path.isdir(directory) else "permission denied"
-        raise SchemuxError(
+def _launch_error(problem: LaunchProblem, directory: str, program: str) -> SchemuxError:
+    if problem in ("notdir", "denied"):
+        reason = "not a directory" if problem == "notdir" else "permission denied"
+        return SchemuxError(
             f"startDirectory {directory!r} cannot be entered ({reason})",
             suggestion="pass an existing directory, literally (no ~ or variables)",
         )
-
-
-def _check_program(program: str, path: str, directory: str) -> None:
-    """argv[0] as the gate's sh will find it: on PATH, or a path from the start directory."""
-    if "/" in program:
-        candidate = os.path.join(directory, program)
-        if not os.path.isfile(candidate):
-            raise SchemuxError(f"argv[0] {program!r} does not exist", suggestion="check the path")
-        if not os.access(candidate, os.X_OK):
-            raise SchemuxError(
-                f"argv[0] {program!r} is not executable", suggestion="check its permissions"
-            )
-        return
-    if shutil.which(program, path=path) is None:
-        raise SchemuxError(
-            f"argv[0] {program!r} was not found on this MCP server's PATH, or is not executable",
-            suggestion='give its full path, or ["sh", "-c", ...] for a shell builtin',
+    if problem == "missing":
+        return SchemuxError(f"argv[0] {program!r} does not exist", suggestion="check the path")
+    if problem == "noexec":
+        return SchemuxError(
+            f"argv[0] {program!r} is not executable", suggestion="check its permissions"
         )
+    return SchemuxError(
+        f"argv[0] {program!r} was not found on this MCP server's PATH, or is not executable",
+        suggestion='give its full path, or ["sh", "-c", ...] for a shell builtin',
+    )
 
 
 def _names(inherit: object) -> list[str]:

@@ -3,20 +3,18 @@ limit), read back in pages, addressed by cursors."""
 
 from __future__ import annotations
 
-import asyncio
 import zlib
 from dataclasses import dataclass
 from typing import BinaryIO
 
 from schemux.errors import SchemuxError
 from schemux.programs.gate import Report, scan
-from schemux.programs.host import LocalHost
+from schemux.programs.host import COPY_BUFFER, ProgramHost
 from schemux.programs.program import Program
 from schemux.terminal_text import TextFilter
 
 PAGE_CHARACTERS = 24_000
 _CURSOR_TAG_BITS = 16
-_BUFFER = 1 << 20
 
 
 def _salt(program: Program) -> int:
@@ -46,28 +44,16 @@ def offset_of(program: Program, cursor: int) -> int:
     return offset
 
 
-async def copy_output(program: Program, host: LocalHost, limit: int) -> Report | None:
+async def copy_output(program: Program, host: ProgramHost, limit: int) -> Report | None:
     """Copy the pane's bytes to the text file until the end marker or the copy's end; the
     gate's report, or None when the copy ended without it."""
-    loop = asyncio.get_running_loop()
-    # a read takes all that waits (up to the buffer's 1 MiB): while one append is in its
-    # thread, the pipe fills the buffer, and the next append takes it in one hop
-    reader = asyncio.StreamReader(limit=_BUFFER)
     with await host.open_text(program.text_path) as text_file:
-        pipe = await host.open_copy(program.copy_path)
-        try:
-            transport, _ = await loop.connect_read_pipe(
-                lambda: asyncio.StreamReaderProtocol(reader), pipe
-            )
-        except BaseException:
-            pipe.close()
-            raise
-        text_filter = TextFilter()
-        pending = b""
-        report: Report | None = None
-        try:
+        async with host.open_copy(program.copy_path) as reader:
+            text_filter = TextFilter()
+            pending = b""
+            report: Report | None = None
             while report is None:
-                chunk = await reader.read(_BUFFER)
+                chunk = await reader.read(COPY_BUFFER)
                 if not chunk:
                     break
                 data, pending, report = scan(pending + chunk, program.secret)
@@ -75,13 +61,11 @@ async def copy_output(program: Program, host: LocalHost, limit: int) -> Report |
             if report is None:
                 await _append(program, host, text_file, text_filter.feed(pending), limit)
             await _append(program, host, text_file, text_filter.finish(), limit)
-        finally:
-            transport.close()
     return report
 
 
 async def _append(
-    program: Program, host: LocalHost, text_file: BinaryIO, text: str, limit: int
+    program: Program, host: ProgramHost, text_file: BinaryIO, text: str, limit: int
 ) -> None:
     if not text or program.output_cut:
         return
@@ -104,7 +88,7 @@ class Page:
 
 
 async def page_at(
-    program: Program, host: LocalHost, offset: int, max_lines: int | None
+    program: Program, host: ProgramHost, offset: int, max_lines: int | None
 ) -> Page | None:
     """What a read from ``offset`` returns now, or None while there is nothing to give.
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import anyio
 
-from schemux.errors import TmuxCommandError
+from schemux.errors import SchemuxError, TmuxCommandError
 from schemux.programs.gate import Ending
 from schemux.programs.program import Program, ProgramSpec
 from schemux.programs.store import ProgramStore
@@ -47,11 +47,18 @@ async def run(
     program = await store.start(server, spec)
     try:
         timed_out = not await store.wait_end(program, timeout)
+        # over ssh: the connection dropped, and the program's end with it
+        lost = store.host.lost(program.directory)
+        if lost is not None:
+            raise SchemuxError(
+                f"{program.id} was lost before its end: {lost}",
+                suggestion="call again: the next call reconnects",
+            )
         if timed_out:
             await store.terminate(program, "stopped")
         rows, lost_start = await _screen(store, program)
         stderr, stderr_skipped = (
-            await store.host.read_tail(program.stderr_path, RESULT_CEILING)
+            await store.host.read_stderr(program.stderr_path, RESULT_CEILING)
             if spec.separate_stderr
             else (None, 0)
         )

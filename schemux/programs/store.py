@@ -17,7 +17,7 @@ import anyio
 from schemux.abandoned import own_identity
 from schemux.errors import SchemuxError
 from schemux.programs.gate import Ending, GateSetting, Outcome, choose_gate, ending_from_marker
-from schemux.programs.host import LocalHost
+from schemux.programs.host import LocalHost, ProgramHost
 from schemux.programs.output import Page, copy_output, cursor_for, offset_of, page_at
 from schemux.programs.panes import create_pane, kill_pane, leave_pane, start_copy
 from schemux.programs.program import Program, ProgramLimits, ProgramSpec, Tasks
@@ -32,10 +32,17 @@ GONE = Ending("gone", None, None)
 class ProgramStore:
     """The programs of one running schemux, their files on ``host``."""
 
-    def __init__(self, limits: ProgramLimits | None = None, gate: GateSetting = "auto") -> None:
+    def __init__(
+        self,
+        limits: ProgramLimits | None = None,
+        gate: GateSetting = "auto",
+        host: ProgramHost | None = None,
+    ) -> None:
+        """Programs on ``host``, or on this machine under the ``gate`` setting's gate."""
         self.limits = limits or ProgramLimits()
-        self.gate = choose_gate(gate)
-        self.host = LocalHost(self.limits.max_running)
+        self.host: ProgramHost = (
+            host if host is not None else LocalHost(self.limits.max_running, choose_gate(gate))
+        )
         self._programs: OrderedDict[str, Program] = OrderedDict()
         self._starting = 0  # slots taken by starts still under way
         self._retired: set[Program] = set()  # let go, with tasks still running
@@ -97,10 +104,11 @@ class ProgramStore:
         program.secret_fd = await self.host.prepare(
             directory, spec.stdin_text, spec.separate_stderr
         )
-        gate = self.gate.command(
-            directory, spec.start_directory,
-            str(directory / "stdin") if spec.stdin_text is not None else "",
-            str(program.stderr_path) if spec.separate_stderr else "",
+        files = self.host.gate_directory(directory)
+        gate = (await self.host.gate()).command(
+            files, spec.start_directory,
+            f"{files}/stdin" if spec.stdin_text is not None else "",
+            f"{files}/stderr" if spec.separate_stderr else "",
             STOP_GRACE_SECONDS, spec.environment, spec.argv,
         )  # fmt: skip
         pane_id, window_id, pid = await create_pane(program.server, spec, gate)
@@ -118,7 +126,7 @@ class ProgramStore:
                 suggestion="start it again, and leave its pane alone until it ends",
             )
         # the gate lets the program run once it has its tokens
-        if not self.host.write_secret(program.secret_fd, program.secret):
+        if not await self.host.write_secret(program.secret_fd, program.secret):
             raise SchemuxError(
                 f"the gate of {program.id} could not be told to start it",
                 suggestion="start it again",

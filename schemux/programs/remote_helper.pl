@@ -1,0 +1,311 @@
+# schemux's helper on a remote host (schemux.programs.remote): one per host, one ssh
+# session, however many programs run there. Run as
+#   perl -e SCRIPT GATE_SCRIPT
+# with nothing beyond perl-base. It makes a private 0700 runtime directory, keeps the
+# Perl gate in it, and serves schemux over its stdin and stdout in frames: a frame is a
+# 4-byte big-endian length and that many bytes of fields, each a 4-byte length and its
+# bytes. The first field names the operation, the second is a request number (0: no reply
+# wanted); replies are ("ok", N, ...) or ("err", N, reason). Unasked, it sends
+# ("data", ID, BYTES) as a program's copy FIFO gives bytes, ("eof", ID) when the copy
+# ends, and ("exit", HANDLE) when a watched gate has exited.
+#
+# Its stdin closing (schemux exited, was killed, or the connection dropped) ends it: it
+# sends SIGHUP to the gates it watches (each ends its program's whole tree) and removes
+# the runtime directory. Values arrive as frame fields and are used as they are: no shell
+# ever reads one.
+use strict;
+use POSIX ();
+use Fcntl qw(O_RDONLY O_RDWR O_WRONLY O_CREAT O_EXCL O_TRUNC O_NONBLOCK);
+use File::Path ();
+
+sub SYS_PIDFD_SEND_SIGNAL () { 424 }    # the same number on every architecture
+sub SYS_PIDFD_OPEN ()        { 434 }
+sub POLL_SECONDS ()          { 0.02 }  # gates watched without a pidfd (Linux before 5.3)
+sub READ_BYTES ()            { 65536 }
+
+$SIG{PIPE} = 'IGNORE';
+binmode STDOUT;
+my ($gate_script) = @ARGV;
+
+my $base = $ENV{TMPDIR};
+# the directory's path goes into a shell command of tmux's (pipe-pane): plain characters only
+$base = '/tmp' unless defined $base && $base =~ m{\A/[A-Za-z0-9/._-]*\z} && -d $base && -w _;
+my $root;
+{
+    open(my $random, '<', '/dev/urandom') or die "no /dev/urandom: $!\n";
+    for (1 .. 20) {
+        my $bytes = '';
+        sysread($random, $bytes, 8) == 8 or die "no random bytes: $!\n";
+        my $name = "$base/schemux-remote-" . unpack('H*', $bytes);
+        if (mkdir($name, 0700)) { $root = $name; last }
+    }
+    defined $root or die "cannot make a directory in $base: $!\n";
+}
+
+sub cleanup {
+    return unless defined $root;
+    File::Path::remove_tree($root);
+    undef $root;
+}
+my (%copies, %handles);    # program id -> copy FIFO's fd; handle -> what it holds
+sub finish {
+    for my $held (values %handles) {
+        signal_gate($held, 1) if $held->{pid};
+    }
+    cleanup();
+    POSIX::_exit(0);
+}
+$SIG{TERM} = $SIG{HUP} = $SIG{INT} = \&finish;
+END { cleanup() }
+
+{
+    my $path = "$root/program_gate.pl";
+    sysopen(my $gate, $path, O_WRONLY | O_CREAT | O_EXCL, 0600) or die "cannot write $path: $!\n";
+    print {$gate} $gate_script or die "cannot write $path: $!\n";
+    close $gate or die "cannot write $path: $!\n";
+}
+
+sub send_frame {
+    my $body = join '', map { pack('N/a*', defined $_ ? $_ : '') } @_;
+    my $frame = pack('N', length $body) . $body;
+    while (length $frame) {
+        my $wrote = syswrite STDOUT, $frame;
+        finish() unless $wrote;    # schemux is gone
+        substr($frame, 0, $wrote) = '';
+    }
+}
+
+sub program_directory {
+    my ($id) = @_;
+    die "bad program id\n" unless $id =~ /\A[a-z0-9]{1,64}\z/;
+    return "$root/$id";
+}
+
+sub write_file {
+    my ($path, $data) = @_;
+    sysopen(my $file, $path, O_WRONLY | O_CREAT | O_EXCL, 0600) or die "cannot write $path: $!\n";
+    while (length $data) {
+        my $wrote = syswrite $file, $data;
+        die "cannot write $path: $!\n" unless defined $wrote;
+        substr($data, 0, $wrote) = '';
+    }
+    close $file;
+}
+
+sub start_time {
+    # field 22 of /proc/PID/stat, and whether it is a zombie: what tells one process from
+    # a later one with its pid
+    my ($pid) = @_;
+    open(my $stat, '<', "/proc/$pid/stat") or return;
+    my $line = <$stat>;
+    return unless defined $line && $line =~ /\)\s+(\S)\s+(.*)\z/s;
+    my ($state, @fields) = ($1, split ' ', $2);
+    return ($fields[18], $state eq 'Z');
+}
+
+sub signal_gate {
+    my ($held, $signum) = @_;
+    if (defined $held->{pidfd}) {
+        syscall(SYS_PIDFD_SEND_SIGNAL, $held->{pidfd}, $signum, 0, 0);
+        return;
+    }
+    my ($started) = start_time($held->{pid});
+    kill $signum, $held->{pid} if defined $started && $started eq $held->{started};
+}
+
+sub forget_handle {
+    my ($handle) = @_;
+    my $held = delete $handles{$handle} or return;
+    POSIX::close($held->{fd}) if defined $held->{fd};
+    POSIX::close($held->{pidfd}) if defined $held->{pidfd};
+}
+
+sub launch_problem {
+    # what schemux.programs.launch checks, here: the start directory, and argv[0] as the
+    # gate will look for it
+    my ($directory, $program, $path) = @_;
+    return 'notdir' unless -d $directory;
+    return 'denied' unless -x _;
+    return '' if $program eq '';
+    if (index($program, '/') >= 0) {
+        my $candidate = substr($program, 0, 1) eq '/' ? $program : "$directory/$program";
+        return 'missing' unless -f $candidate;
+        return 'noexec' unless -x _;
+        return '';
+    }
+    for my $entry (split /:/, $path, -1) {
+        my $candidate = ($entry eq '' ? '.' : $entry) . "/$program";
+        return '' if -f $candidate && -x _;
+    }
+    return 'notfound';
+}
+
+my %operations = (
+    prepare => sub {
+        my ($id, $handle, $has_stdin, $stdin, $stderr) = @_;
+        my $directory = program_directory($id);
+        mkdir($directory, 0700) or die "cannot make $directory: $!\n";
+        for my $fifo ('copy', 'secret') {
+            POSIX::mkfifo("$directory/$fifo", 0600) or die "cannot make a FIFO: $!\n";
+        }
+        write_file("$directory/stdin", $stdin) if $has_stdin;
+        write_file("$directory/stderr", '') if $stderr;
+        # not blocking: no writer yet. Linux reports the FIFO readable only once a writer
+        # has come (with bytes, or gone again), so the end is seen as the copy's end
+        my $copy = POSIX::open("$directory/copy", O_RDONLY | O_NONBLOCK);
+        defined $copy or die "cannot open the copy FIFO: $!\n";
+        my $secret = POSIX::open("$directory/secret", O_RDWR | O_NONBLOCK);
+        defined $secret or die "cannot open the secret FIFO: $!\n";
+        $copies{$id} = $copy;
+        $handles{$handle} = { fd => $secret };
+        return;
+    },
+    secret => sub {
+        my ($handle, $table) = @_;
+        my $held = $handles{$handle};
+        die "no such FIFO\n" unless $held && defined $held->{fd};
+        my $wrote = POSIX::write($held->{fd}, $table, length $table);
+        die "cannot write the table\n" unless defined $wrote && $wrote == length $table;
+        return;
+    },
+    watch => sub {
+        my ($handle, $pid) = @_;
+        my $pidfd = syscall(SYS_PIDFD_OPEN, 0 + $pid, 0);
+        my ($started, $zombie) = start_time($pid);
+        $handles{$handle} = { pid => 0 + $pid, $pidfd >= 0 ? (pidfd => $pidfd) : (), started => $started };
+        if (!defined $started || $zombie) {    # gone already
+            forget_handle($handle);
+            send_frame('exit', $handle);
+        }
+        return;
+    },
+    signal => sub {
+        my ($handle, $signum) = @_;
+        my $held = $handles{$handle};
+        signal_gate($held, 0 + $signum) if $held && $held->{pid};
+        return;
+    },
+    close => sub {
+        forget_handle($_[0]);
+        return;
+    },
+    remove => sub {
+        my ($id) = @_;
+        my $directory = program_directory($id);
+        my $copy = delete $copies{$id};
+        POSIX::close($copy) if defined $copy;
+        File::Path::remove_tree($directory);
+        return;
+    },
+    check => sub {
+        return launch_problem(@_);
+    },
+    tail => sub {
+        # the end of the program's stderr file: at most CEILING bytes and a line's worth
+        my ($id, $ceiling) = @_;
+        my $path = program_directory($id) . '/stderr';
+        open(my $file, '<', $path) or return ('', 0);
+        binmode $file;
+        my $size = -s $file;
+        my $start = $size - $ceiling - 4096;
+        $start = 0 if $start < 0;
+        sysseek($file, $start, 0);
+        my $data = '';
+        1 while sysread($file, $data, READ_BYTES, length $data);
+        return ($data, $start);
+    },
+);
+
+sub serve {
+    my ($operation, $request, @fields) = @_;
+    my $code = $operations{$operation};
+    my @result = eval { $code ? $code->(@fields) : die "unknown operation\n" };
+    return unless $request;
+    if ($@) {
+        (my $reason = $@) =~ s/\s+\z//;
+        send_frame('err', $request, $reason);
+    } else {
+        send_frame('ok', $request, @result);
+    }
+}
+
+sub take_frames {
+    my ($buffer) = @_;
+    while (length $$buffer >= 4) {
+        my $length = unpack 'N', $$buffer;
+        last if length $$buffer < 4 + $length;
+        my $body = substr($$buffer, 4, $length);
+        substr($$buffer, 0, 4 + $length) = '';
+        my @fields;
+        while (length $body >= 4) {
+            my $size = unpack 'N', $body;
+            push @fields, substr($body, 4, $size);
+            substr($body, 0, 4 + $size) = '';
+        }
+        serve(@fields);
+    }
+}
+
+my $home = $ENV{HOME};
+my $cwd = POSIX::getcwd();
+send_frame('ready', $root, (POSIX::uname())[4], $^X, $ENV{PATH}, defined $cwd ? $cwd : $home);
+
+my $input = '';
+while (1) {
+    # what is watched now: a frame served below may close one fd and open another with
+    # its number, which must not take the old one's readiness
+    my %watched_copies = %copies;
+    my %watched_gates = map { $_ => $handles{$_} } grep { $handles{$_}{pid} } keys %handles;
+    my $bits = '';
+    vec($bits, 0, 1) = 1;
+    vec($bits, $_, 1) = 1 for values %watched_copies;
+    my $polled = 0;
+    for my $held (values %watched_gates) {
+        if (defined $held->{pidfd}) {
+            vec($bits, $held->{pidfd}, 1) = 1;
+        } else {
+            $polled = 1;
+        }
+    }
+    my $ready = select(my $readable = $bits, undef, undef, $polled ? POLL_SECONDS : undef);
+    next if $ready < 0;
+    if (vec($readable, 0, 1)) {
+        # POSIX::read says "0 but true" at the end: compared as a number
+        my $got = POSIX::read(0, my $chunk, READ_BYTES);
+        if (!defined $got) {
+            finish() unless $! == POSIX::EINTR() || $! == POSIX::EAGAIN();
+        } elsif ($got == 0) {
+            finish();    # schemux is gone: end what it left, remove the directory
+        } else {
+            $input .= $chunk;
+        }
+        take_frames(\$input);
+    }
+    for my $id (keys %watched_copies) {
+        my $fd = $watched_copies{$id};
+        next unless defined $copies{$id} && $copies{$id} == $fd && vec($readable, $fd, 1);
+        my $got = POSIX::read($fd, my $chunk, READ_BYTES);
+        next if !defined $got && ($! == POSIX::EAGAIN() || $! == POSIX::EINTR());
+        if (defined $got && $got > 0) {
+            send_frame('data', $id, $chunk);
+        } else {
+            POSIX::close($fd);
+            delete $copies{$id};
+            send_frame('eof', $id);
+        }
+    }
+    for my $handle (keys %watched_gates) {
+        my $held = $watched_gates{$handle};
+        next unless defined $handles{$handle} && $handles{$handle} == $held;
+        my $gone;
+        if (defined $held->{pidfd}) {
+            $gone = vec($readable, $held->{pidfd}, 1);
+        } else {
+            my ($started, $zombie) = start_time($held->{pid});
+            $gone = !defined $started || $zombie || $started ne $held->{started};
+        }
+        next unless $gone;
+        forget_handle($handle);
+        send_frame('exit', $handle);
+    }
+}

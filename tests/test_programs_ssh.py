@@ -1,0 +1,289 @@
+"""Programs over ssh (``schemux.programs.remote``): zero loss, hostile values, the remote
+process tree's end, the remote runtime directory's removal, and a dropped connection.
+
+The remote host is this machine (the test sshd on loopback), so a test sees the remote
+files and processes directly.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from schemux.config import Settings
+from schemux.context import ToolContext
+from schemux.generated.bindings import BINDINGS
+from schemux.hosts import SshTarget
+from schemux.programs import ProgramLimits
+from schemux.programs.remote import RemoteHost
+from schemux.server import build_server
+from tests.support import call, call_error, new_pane, tmux, wait_for_shell, wait_until
+from tests.test_ssh import HOSTILE_WORDS, master_pid
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+async def remote(
+    anyio_backend: str, tmux_socket: str, ssh_target: SshTarget
+) -> AsyncIterator[tuple[Client, ToolContext]]:
+    limits = ProgramLimits(max_running=100, retained_ended=100)
+    context = ToolContext(Settings(socket_name=tmux_socket, program_limits=limits, ssh=ssh_target))
+    try:
+        async with Client(build_server(context, BINDINGS)) as client:
+            yield client, context
+    finally:
+        await context.close()
+
+
+def remote_root(context: ToolContext) -> str:
+    host = context.programs.host
+    assert isinstance(host, RemoteHost)
+    root = host.remote_root
+    assert root is not None
+    return root
+
+
+async def read_all(client: Client, program_id: str) -> tuple[bytes, dict[str, Any]]:
+    text, cursor = b"", 0
+    while True:
+        page = await call(
+            client, "read_program", programId=program_id, cursor=cursor, timeoutMs=20_000
+        )
+        text += page["text"].encode()
+        cursor = page["cursor"]
+        if page["ended"]:
+            return text, page
+
+
+async def test_large_output_arrives_whole(remote: tuple[Client, ToolContext]) -> None:
+    client, _ = remote
+    script = "seq 1 300000; printf 'tail without newline'"
+    started = await call(client, "start_program", argv=["sh", "-c", script])
+    text, end = await read_all(client, started["programId"])
+    expected = "".join(f"{n}\n" for n in range(1, 300001)) + "tail without newline"
+    assert text.decode() == expected
+    assert (end["outcome"], end["exitStatus"], end["outputComplete"]) == ("completed", 0, True)
+
+
+async def test_binary_bytes_and_utf8_arrive_as_locally(remote: tuple[Client, ToolContext]) -> None:
+    client, _ = remote
+    # every byte value but the terminal's own controls, and a multibyte character cut
+    # across writes
+    script = "printf 'caf\\303'; sleep 0.1; printf '\\251 \\000\\001 end\\n'; exit 7"
+    started = await call(client, "start_program", argv=["sh", "-c", script])
+    text, end = await read_all(client, started["programId"])
+    assert text.decode().startswith("café ")
+    assert text.decode().endswith(" end\n")
+    assert end["exitStatus"] == 7
+
+
+async def test_fifty_quick_programs_at_once(remote: tuple[Client, ToolContext]) -> None:
+    client, _ = remote
+    results: dict[int, dict[str, Any]] = {}
+
+    async def one(number: int) -> None:
+        results[number] = await call(
+            client, "run_program", argv=["sh", "-c", f"seq 1 {number * 20}; exit {number % 7}"],
+            timeoutMs=60_000,
+        )  # fmt: skip
+
+    async with anyio.create_task_group() as group:
+        for number in range(1, 51):
+            group.start_soon(one, number)
+    for number, result in results.items():
+        assert result["exitStatus"] == number % 7
+        assert result["output"] == "\n".join(str(n) for n in range(1, number * 20 + 1))
+        assert result["outputComplete"] is True
+    assert len(results) == 50
+
+
+# a lone surrogate is not text: the tools' arguments refuse it before anything runs
+TEXT_WORDS = [word for word in HOSTILE_WORDS if "\udcff" not in word]
+
+
+@pytest.mark.parametrize("word", TEXT_WORDS, ids=[repr(w)[:20] for w in TEXT_WORDS])
+async def test_hostile_argv_and_directory_reach_the_program_verbatim(
+    remote: tuple[Client, ToolContext], tmp_path: Path, word: str
+) -> None:
+    client, _ = remote
+    mark = tmp_path / "ran"
+    value = word.replace("{mark}", str(mark))
+    if "\x1f" in value or "\n" in value or "\t" in value:
+        directory_name = "plain"  # a terminal shows these otherwise: the argv test is below
+    else:
+        directory_name = value.replace("/", "_") or "empty"
+    directory = tmp_path / ("d" + directory_name)
+    directory.mkdir()
+    script = 'printf "%s" "$1" | od -An -v -tx1; pwd | od -An -v -tx1'
+    result = await call(
+        client, "run_program", argv=["sh", "-c", script, "sh", value],
+        startDirectory=str(directory),
+    )  # fmt: skip
+    digits = result["output"].split()
+    expected = os.fsencode(value).hex() + os.fsencode(str(directory) + "\n").hex()
+    assert "".join(digits) == expected
+    assert result["exitStatus"] == 0
+    assert not mark.exists()
+
+
+async def test_stop_and_expiry_end_the_remote_process_tree(
+    remote: tuple[Client, ToolContext],
+) -> None:
+    client, _ = remote
+    script = "setsid sleep 300 & echo $!; sleep 300"
+    for how in ("stop", "expire"):
+        lifetime = {"lifetimeMs": 800} if how == "expire" else {}
+        started = await call(client, "start_program", argv=["sh", "-c", script], **lifetime)
+        page = await call(client, "read_program", programId=started["programId"], maxLines=1)
+        child = int(page["text"])
+        assert Path(f"/proc/{child}").exists()
+        if how == "stop":
+            stopped = await call(client, "stop_program", programId=started["programId"])
+            assert stopped["outcome"] == "stopped"
+        else:
+            _, end = await read_all(client, started["programId"])
+            assert end["outcome"] == "expired"
+        process = Path(f"/proc/{child}")
+        wait_until(lambda process=process: not process.exists(), timeout=5)
+
+
+async def test_the_remote_runtime_directory_is_private_and_goes_at_close(
+    tmux_socket: str, anyio_backend: str, ssh_target: SshTarget
+) -> None:
+    context = ToolContext(Settings(socket_name=tmux_socket, ssh=ssh_target))
+    async with Client(build_server(context, BINDINGS)) as client:
+        started = await call(client, "start_program", argv=["sleep", "30"], input="in")
+        root = Path(remote_root(context))
+        assert (root.stat().st_mode & 0o777) == 0o700
+        assert (root / started["programId"] / "stdin").read_text() == "in"
+    await context.close()
+    assert not root.exists()
+
+
+def schemux_processes(socket_name: str) -> list[int]:
+    """The pids of the schemux over ssh this test started (the suite's stdio schemux on
+    the same tmux server has no --ssh)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            words = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        wanted = (b"schemux", b"serve", b"--ssh", socket_name.encode())
+        if all(word in words for word in wanted):
+            found.append(int(entry.name))
+    return found
+
+
+async def test_kill_9_of_schemux_removes_the_remote_directory(
+    tmux_socket: str, anyio_backend: str, ssh_target: SshTarget
+) -> None:
+    from mcp import StdioServerParameters
+
+    assert ssh_target.config is not None
+    parameters = StdioServerParameters(
+        command=sys.executable,
+        args=[
+            "-m", "schemux", "serve", "--socket-name", tmux_socket,
+            "--ssh", ssh_target.destination, "--ssh-config", ssh_target.config,
+        ],
+    )  # fmt: skip
+    before = set(Path("/tmp").glob("schemux-remote-*"))
+    made: set[Path] = set()
+    killed: list[int] = []
+
+    async def use_then_kill() -> None:
+        async with Client(parameters) as client:
+            started = await call(client, "start_program", argv=["sleep", "300"])
+            made.update(set(Path("/tmp").glob("schemux-remote-*")) - before)
+            pids = schemux_processes(tmux_socket)
+            assert len(pids) == 1
+            os.kill(pids[0], signal.SIGKILL)
+            killed.append(pids[0])
+            await call(client, "read_program", programId=started["programId"], timeoutMs=5000)
+
+    with pytest.raises(BaseException):  # noqa: PT011, B017 - the client sees its server die
+        await use_then_kill()
+    assert len(made) == 1
+    assert killed  # the directory goes with the kill, not with a clean exit
+    (root,) = made
+    wait_until(lambda: not root.exists(), timeout=5)
+
+
+async def test_a_dropped_connection_fails_run_program_within_two_seconds(
+    remote: tuple[Client, ToolContext], ssh_target: SshTarget
+) -> None:
+    client, _ = remote
+    await call(client, "run_program", argv=["true"])
+    master = master_pid(ssh_target)
+    failed_at: list[float] = []
+    message: list[str] = []
+
+    async def long_call() -> None:
+        message.append(
+            await call_error(client, "run_program", argv=["sleep", "30"], timeoutMs=25_000)
+        )
+        failed_at.append(time.monotonic())
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(long_call)
+        await anyio.sleep(1.0)
+        os.kill(master, signal.SIGKILL)
+        killed_at = time.monotonic()
+    assert failed_at[0] - killed_at < 2.0
+    assert "ssh connection" in message[0], message[0]
+    # the next call reconnects by itself
+    again = await call(client, "run_program", argv=["echo", "back"])
+    assert (again["output"], again["exitStatus"]) == ("back", 0)
+
+
+HOSTILE_VALUES = [
+    "$(touch {mark})",
+    "a;b",
+    'it\'s "q"',
+    "`touch {mark}`",
+    "-n",
+    "#{pane_id}",
+    "x\ny",
+]
+
+
+async def test_hostile_variables_of_a_shell_reach_a_remote_program_verbatim(
+    remote: tuple[Client, ToolContext], tmux_socket: str, tmp_path: Path
+) -> None:
+    """inheritShell's values, read from a shell's environment, become the remote
+    program's environment byte for byte: no remote shell reads them."""
+    client, _ = remote
+    mark = tmp_path / "ran"
+    pane = new_pane(tmux_socket)
+    wait_for_shell(pane)
+    names = []
+    for index, template in enumerate(HOSTILE_VALUES):
+        value_file = tmp_path / f"value{index}"
+        value_file.write_text(template.replace("{mark}", str(mark)))
+        names.append(f"SCHEMUX_HOSTILE_{index}")
+        command = f'export SCHEMUX_HOSTILE_{index}="$(cat {value_file})"'
+        tmux(tmux_socket, "send-keys", "-t", pane.pane_id, command, "Enter")
+    script = 'for name in "$@"; do printenv "$name" | od -An -v -tx1; echo; done'
+    result = await call(
+        client, "run_program", argv=["sh", "-c", script, "sh", *names],
+        fromPaneId=pane.pane_id, inheritShell=names,
+    )  # fmt: skip
+    got = ["".join(line.split()) for line in result["output"].split("\n\n")]
+    expected = [
+        (template.replace("{mark}", str(mark)) + "\n").encode().hex() for template in HOSTILE_VALUES
+    ]
+    assert ["".join(g.split()) for g in got] == expected
+    assert not mark.exists()
