@@ -38,7 +38,7 @@ if __package__ in (None, ""):  # run as a script: make `bench` importable from t
 
 from bench.run_command import Tmux, check_result, schemux_params
 from bench.suite import find_server_pid
-from schemux import shell_commands
+from schemux import shell_panes
 from schemux.tmux import TmuxServer
 
 PANES = 20
@@ -153,7 +153,7 @@ def label(args: tuple[str, ...]) -> str:
 def timed_phases(spans: Spans) -> Iterator[None]:
     """Record how long each engine command, wait and terminal hand-back takes."""
     run, wait = TmuxServer.run, TmuxServer.wait
-    until = shell_commands.until_shell_has_terminal
+    until = shell_panes.until_shell_has_terminal
 
     def timing(name: str, coroutine: Awaitable[Any]) -> Awaitable[Any]:
         async def timed() -> Any:
@@ -176,12 +176,12 @@ def timed_phases(spans: Spans) -> Iterator[None]:
 
     TmuxServer.run = timed_run  # type: ignore[method-assign]
     TmuxServer.wait = timed_wait  # type: ignore[method-assign]
-    shell_commands.until_shell_has_terminal = timed_until
+    shell_panes.until_shell_has_terminal = timed_until
     try:
         yield
     finally:
         TmuxServer.run, TmuxServer.wait = run, wait  # type: ignore[method-assign]
-        shell_commands.until_shell_has_terminal = until
+        shell_panes.until_shell_has_terminal = until
 
 
 async def phase_view(tmux: Tmux, panes: list[str], batches: int) -> list[str]:

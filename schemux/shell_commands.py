@@ -47,6 +47,7 @@ from typing import Any
 from schemux.abandoned_wrappers import REPORT_FORMAT, TOKEN_BYTES, WrapperNames
 from schemux.errors import SchemuxError, TmuxCommandError
 from schemux.processes import process_exit, this_process
+from schemux.shell_facts import ShellFacts, shell_facts
 from schemux.shell_output import (
     Cursor,
     Prompt,
@@ -55,14 +56,7 @@ from schemux.shell_output import (
     keep_tail,
     locate_output,
 )
-from schemux.shell_panes import (
-    check_shell_pane,
-    earlier_wrapper_leaving,
-    echo_on,
-    shell_reads_input,
-    until_line_editor_reads,
-    until_shell_has_terminal,
-)
+from schemux.shell_panes import check_shell_pane, shell_reads_input, until_shell_has_terminal
 from schemux.targets import PaneInfo
 from schemux.tmux import TmuxServer
 from schemux.tmux_command import THEN
@@ -165,8 +159,9 @@ async def run_in_shell(
 
     Cancelled, the call interrupts the command (C-c) and leaves nothing behind."""
     check_command(command, suppress_history)
-    await _until_settled(pane)
-    check_shell_pane(pane)
+    facts = shell_facts(server)  # read where the server runs (schemux.shell_facts)
+    await _until_settled(pane, facts)
+    await facts.check_shell_pane(pane)
     key = (pane.socket_path, pane.pane_id)
     if key in _in_flight:  # another call took the pane while this one waited for it
         raise SchemuxError(
@@ -267,7 +262,7 @@ async def _finish(
             suggestion="its shell was freed without its report (was schemux stalled for "
             f"{HOLD_SECONDS} s?); run the command again",
         )
-    if shell_reads_input(pane.pid):
+    if await shell_facts(server).shell_reads_input(pane.pid):
         await _interrupt(server, call)
         raise SchemuxError(
             f"the shell in pane {pane.pane_id} did not start the command within "
@@ -314,7 +309,7 @@ def _mark_settling(call: ShellCall, task: asyncio.Future[None] | None = None) ->
     _settling[(call.socket_path, call.pane_id)] = (task, now + SETTLE_SECONDS)
 
 
-async def _until_settled(pane: PaneInfo) -> None:
+async def _until_settled(pane: PaneInfo, facts: ShellFacts) -> None:
     """Wait (boundedly) for what an earlier call left leaving the pane's terminal: the
     cleanup of a cancelled call and the command it interrupted, or the tmux client of a
     released wrapper."""
@@ -329,11 +324,11 @@ async def _until_settled(pane: PaneInfo) -> None:
                 await asyncio.wait_for(asyncio.shield(entry[0]), SETTLE_SECONDS)
         # from now, not from when the cleanup began: the interrupted command (a trap, say)
         # may still be on its way out when the cleanup's own work is done
-        await until_shell_has_terminal(pane.pid, SETTLE_SECONDS)
-    elif earlier_wrapper_leaving(pane.pid):
-        await until_shell_has_terminal(pane.pid, SETTLE_SECONDS)
-    if shell_reads_input(pane.pid):
-        await until_line_editor_reads(pane.pid, SETTLE_SECONDS)
+        await facts.until_shell_has_terminal(pane.pid, SETTLE_SECONDS)
+    elif await facts.earlier_wrapper_leaving(pane.pid):
+        await facts.until_shell_has_terminal(pane.pid, SETTLE_SECONDS)
+    if await facts.shell_reads_input(pane.pid):
+        await facts.until_line_editor_reads(pane.pid, SETTLE_SECONDS)
 
 
 async def _cancelled_typing(
@@ -440,7 +435,7 @@ async def _capture_output(
         located = locate_output(lines, call.token, prompt.echo_head(call.first_line))
         if located is not None:
             return located.lines, located.exact
-        if first is None and echo_on(await _pane_tty(server, call)):
+        if first is None and await shell_facts(server).echo_on(await _pane_tty(server, call)):
             # the echo was on and is gone: tmux dropped it, and every row older than it,
             # so every row left came after it
             return lines, False

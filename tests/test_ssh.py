@@ -314,10 +314,11 @@ async def test_marks_are_judged_only_on_their_owners_machine(
 
 
 def connection_processes(sshd: SshServer) -> list[int]:
-    """The sshd processes serving connections (the listener's descendants)."""
+    """The sshd processes serving connections (the listener's descendants; the listener
+    is the child of ``unshare``, ``tests.ssh_server``)."""
     found: list[int] = []
     parents = {sshd.process.pid}
-    for _ in range(3):  # the connection's process, its privilege-separated child, ...
+    for depth in range(4):  # the listener, the connection's process, its child, ...
         children = []
         for entry in Path("/proc").iterdir():
             if not entry.name.isdigit():
@@ -328,7 +329,8 @@ def connection_processes(sshd: SshServer) -> list[int]:
                 continue
             if int(stat[stat.rindex(")") + 2 :].split()[1]) in parents:
                 children.append(int(entry.name))
-        found += children
+        if depth:
+            found += children
         parents = set(children)
     return found
 
