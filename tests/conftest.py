@@ -14,7 +14,7 @@ from mcp import Client, StdioServerParameters
 from schemux.config import Settings
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
-from schemux.hosts import SshTarget, close_hosts
+from schemux.hosts import SshTarget
 from schemux.programs import ProgramLimits
 from schemux.server import build_server
 from tests.leftovers import find_leftovers, private_temporary_directory
@@ -138,16 +138,13 @@ async def local_client(anyio_backend: str, tool_context: ToolContext) -> AsyncIt
 
 @pytest.fixture(scope="session")
 def sshd() -> Iterator[SshServer]:
-    """A real OpenSSH server on 127.0.0.1 (``tests.ssh_server``); the ssh masters schemux
-    started end before it does."""
+    """A real OpenSSH server on 127.0.0.1 (``tests.ssh_server``). Each ToolContext ends
+    the ssh master it started when it closes."""
     problem = available()
     if problem is not None:
         pytest.fail(problem)  # .ci/run installs it: a missing sshd is a broken machine
     with ssh_server() as server:
-        try:
-            yield server
-        finally:
-            close_hosts()
+        yield server
 
 
 @pytest.fixture(scope="session")

@@ -25,7 +25,7 @@ from schemux.config import Settings, settings_from
 from schemux.context import ToolContext
 from schemux.errors import ConfigError
 from schemux.generated.bindings import BINDINGS
-from schemux.hosts import SshTarget, ssh_host
+from schemux.hosts import SshHost, SshTarget
 from schemux.server import build_server
 from tests.ssh_server import ALIAS, BAD_KEY, NO_TMUX, OLD_TMUX, UNKNOWN_HOST, SshServer
 from tests.support import (
@@ -54,22 +54,29 @@ def context_for(target: SshTarget, socket_name: str) -> ToolContext:
 
 
 @pytest.fixture
-async def ssh_client(
+async def ssh_context(
     anyio_backend: str, tmux_socket: str, ssh_target: SshTarget
-) -> AsyncIterator[Client]:
+) -> AsyncIterator[ToolContext]:
     context = context_for(ssh_target, tmux_socket)
     try:
-        async with Client(build_server(context, BINDINGS)) as client:
-            yield client
+        yield context
     finally:
         await context.close()
 
 
-def master_pid(target: SshTarget) -> int:
-    """The running master's pid, as ``ssh -O check`` reports it."""
-    host = ssh_host(target)
+@pytest.fixture
+async def ssh_client(ssh_context: ToolContext) -> AsyncIterator[Client]:
+    async with Client(build_server(ssh_context, BINDINGS)) as client:
+        yield client
+
+
+def master_pid(context: ToolContext) -> int:
+    """The running master of the context's host, as ``ssh -O check`` reports it."""
+    host = context.host
+    assert isinstance(host, SshHost)
+    config = str(host.target.config)
     done = subprocess.run(
-        ["ssh", "-F", str(target.config), "-S", host.control_path, "-O", "check", "--", ALIAS],
+        ["ssh", "-F", config, "-S", host.control_path, "-O", "check", "--", ALIAS],
         capture_output=True,
         text=True,
         check=False,
@@ -96,14 +103,14 @@ def ssh_children() -> set[int]:
 
 
 async def test_commands_run_on_the_host_over_one_connection(
-    ssh_client: Client, tmux_socket: str, ssh_target: SshTarget
+    ssh_client: Client, ssh_context: ToolContext, tmux_socket: str
 ) -> None:
     pane = new_pane(tmux_socket)
     wait_for_shell(pane)
     command = "echo 'a;b' \"$((6*7))\""
     first = await call(ssh_client, "run_command", command=command, pane_id=pane.pane_id)
     assert first["output"] == ["a;b 42"]
-    master = master_pid(ssh_target)
+    master = master_pid(ssh_context)
     sessions = ssh_children()
     for number in range(5):
         result = await call(
@@ -111,7 +118,7 @@ async def test_commands_run_on_the_host_over_one_connection(
         )
         assert result["output"] == [str(number)]
     # no ssh process per tmux command: the same master, the same open sessions
-    assert master_pid(ssh_target) == master
+    assert master_pid(ssh_context) == master
     assert ssh_children() == sessions
 
 
@@ -121,22 +128,25 @@ def test_a_remote_command_receives_each_word_verbatim(
 ) -> None:
     mark = tmp_path / "ran"
     value = word.replace("{mark}", str(mark))
-    host = ssh_host(target=ssh_target)
-    anyio.run(host.connect)
-    argv = host.exec_command(["printf", "%s\\0", value, "second"])
-    done = subprocess.run(argv, capture_output=True, check=False)
+    host = SshHost(ssh_target)
+    try:
+        anyio.run(host.connect)
+        argv = host.exec_command(["printf", "%s\\0", value, "second"])
+        done = subprocess.run(argv, capture_output=True, check=False)
+    finally:
+        host.close()
     assert done.returncode == 0, done.stderr
     assert done.stdout == os.fsencode(value) + b"\0second\0"
     assert not mark.exists()
 
 
 async def test_a_dropped_connection_fails_the_call_at_once_and_the_next_reconnects(
-    ssh_client: Client, tmux_socket: str, ssh_target: SshTarget
+    ssh_client: Client, ssh_context: ToolContext, tmux_socket: str
 ) -> None:
     pane = new_pane(tmux_socket)
     wait_for_shell(pane)
     await call(ssh_client, "run_command", command="true", pane_id=pane.pane_id)
-    master = master_pid(ssh_target)
+    master = master_pid(ssh_context)
     failed_at: list[float] = []
     message: list[str] = []
 
@@ -160,7 +170,7 @@ async def test_a_dropped_connection_fails_the_call_at_once_and_the_next_reconnec
     wait_until(lambda: pane_format(pane, "#{pane_current_command}") == "bash")
     result = await call(ssh_client, "run_command", command="echo back", pane_id=pane.pane_id)
     assert result["output"] == ["back"]
-    assert master_pid(ssh_target) != master
+    assert master_pid(ssh_context) != master
 
 
 @pytest.mark.parametrize(
