@@ -13,7 +13,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from schemux.context import ToolContext
 from schemux.errors import ConfigError
 from schemux.generated.bindings import BINDINGS
 from schemux.hosts import SshHost, SshTarget
+from schemux.processes import machine_tag, this_process
 from schemux.server import build_server
 from tests.ssh_server import ALIAS, BAD_KEY, NO_TMUX, OLD_TMUX, UNKNOWN_HOST, SshServer
 from tests.support import (
@@ -303,24 +304,69 @@ async def test_the_first_call_starts_the_server_on_the_host_with_the_agent_sessi
         remove_server(name)
 
 
+def other_machine() -> str:
+    """A machine tag that is not this machine's (its machine part differs)."""
+    here = machine_tag()
+    return ("0" if here[0] != "0" else "1") + here[1:]
+
+
+def earlier_boot() -> str:
+    """This machine's tag with another boot's part."""
+    here = machine_tag()
+    return here[:8] + ("0" if here[8] != "0" else "1") + here[9:]
+
+
+DEAD_PID = 2**22 + 7  # above pid_max's default: runs no process here
+
+
+@pytest.mark.parametrize(
+    ("owner", "kept_over_ssh", "kept_here"),
+    [
+        # a mark of before the machine was written: judged here only
+        (f"{DEAD_PID}-1", True, False),
+        # this machine's dead owner: reaped wherever the server is
+        (lambda: f"{DEAD_PID}-1-{machine_tag()}", False, False),
+        # another machine's: never judged here, whatever its pid
+        (lambda: f"{DEAD_PID}-1-{other_machine()}", True, True),
+        (lambda: f"{os.getpid()}-1-{other_machine()}", True, True),
+        # this machine's earlier boot: gone, whatever runs with that pid now
+        (lambda: f"{os.getpid()}-{this_process().start_ticks}-{earlier_boot()}", False, False),
+        # this process: alive
+        (lambda: this_process().tag, True, True),
+    ],
+    ids=["unmarked", "ours-dead", "other-dead-pid", "other-live-pid", "earlier-boot", "alive"],
+)
 async def test_marks_are_judged_only_on_their_owners_machine(
-    anyio_backend: str, tmux_socket: str, ssh_target: SshTarget
+    anyio_backend: str,
+    tmux_socket: str,
+    ssh_target: SshTarget,
+    owner: str | Callable[[], str],
+    kept_over_ssh: bool,
+    kept_here: bool,
 ) -> None:
-    """An owner is a pid of the machine it ran on: over ssh, a mark whose pid runs no
-    process here is left alone (its owner may live on that host); here, it is reaped."""
-    mark = f"@schemux-link-{2**22 + 7}-1-{os.getpid():x}"
-    tmux(tmux_socket, "set-option", "-s", mark, "@999999")
-    try:
-        for ssh, kept in [(ssh_target, True), (None, False)]:
+    """An owner is a pid of the machine it ran on, which its mark names: the marks a
+    schemux of this machine left on a server (of this host or another) are reaped by the
+    next one of this machine; another machine's are never judged here. Link marks and
+    program panes here; run_command's hold flags go through the same Owner.may_run."""
+    identity = owner if isinstance(owner, str) else owner()
+    mark = f"@schemux-link-{identity}-{os.getpid():x}"
+    for ssh, kept in [(ssh_target, kept_over_ssh), (None, kept_here)]:
+        pane = new_pane(tmux_socket)
+        option = ("set-option", "-p", "-t", pane.pane_id, "@schemux-program", identity)
+        tmux(tmux_socket, *option, ";", "set-option", "-s", mark, "@999999")
+        try:
             context = ToolContext(Settings(socket_name=tmux_socket, ssh=ssh))
             try:
                 await context.abandoned.settled(context.tmux())
             finally:
                 await context.close()
             options = tmux(tmux_socket, "show-options", "-s")
-            assert (mark in options) is kept, (ssh, options)
-    finally:
-        tmux(tmux_socket, "set-option", "-su", mark, check=False)
+            assert (mark in options) is kept, (ssh, identity, options)
+            panes = tmux(tmux_socket, "list-panes", "-a", "-F", "#{pane_id}").split()
+            assert (pane.pane_id in panes) is kept, (ssh, identity)
+        finally:
+            tmux(tmux_socket, "set-option", "-su", mark, check=False)
+            tmux(tmux_socket, "kill-pane", "-t", pane.pane_id, check=False)
 
 
 def connection_processes(sshd: SshServer) -> list[int]:
