@@ -72,25 +72,29 @@ LOCAL_FACTS = LocalShellFacts()
 # Runs on the server's host (``sh -c``, by run-shell), for process PID (digits): one line,
 # "STATE PGRP TPGID LEADER ICANON ECHO TTY<TAB>NAME", where LEADER tells what leads the
 # terminal's foreground group when the shell does not (none, gone: no argv any more,
-# wrapper: a released run_command wrapper's client, other) and ICANON/ECHO are 1, 0 or -
-# (unreadable); "-" alone when there is no such process. It must print nothing (run-shell
-# would show it in a pane) and holds no '#' (run-shell expands formats in its command).
+# wrapper: a released run_command wrapper's client, other), and ICANON/ECHO are 1, 0 or
+# "-" (read only for a shell with a line editor: the one case they are asked for); "-"
+# alone when there is no such process. Shell builtins where they serve (the call's cost
+# is the processes it starts). It must print nothing (run-shell would show it in a
+# pane); run-shell expands formats in its command, so "####" is the shell's "##" and no
+# other '#' is in it.
 _FACTS_SCRIPT = r"""(
 p=%(pid)d
 v=-
-s=$(sed 's/.*) //' /proc/$p/stat 2>/dev/null)
-set -- $s
-if [ $# -ge 6 ]; then
-  l=none
+if read -r s < /proc/$p/stat; then
+  set -- ${s####*) }
+  l=none i=- e=- t=-
   if [ "$6" -gt 0 ] && [ "$6" != "$3" ]; then
-    c=$(tr '\000' ' ' < /proc/$6/cmdline 2>/dev/null)
+    c=$(tr '\000' ' ' < /proc/$6/cmdline)
     case $c in '') l=gone;; *schemux_r_*) l=wrapper;; *) l=other;; esac
   fi
-  t=$(readlink /proc/$p/fd/0 2>/dev/null)
-  m=" $(stty -a < "$t" 2>/dev/null | tr '\n;' '  ') "
-  case $m in *' -icanon '*) i=0;; *' icanon '*) i=1;; *) i=-;; esac
-  case $m in *' -echo '*) e=0;; *' echo '*) e=1;; *) e=-;; esac
-  n=$(cat /proc/$p/comm 2>/dev/null)
+  read -r n < /proc/$p/comm
+  case $n in %(editors)s)
+    t=$(readlink /proc/$p/fd/0)
+    m=" $(stty -a < "$t" | tr '\n;' '  ') "
+    case $m in *' -icanon '*) i=0;; *' icanon '*) i=1;; esac
+    case $m in *' -echo '*) e=0;; *' echo '*) e=1;; esac;;
+  esac
   v=$(printf '%%s %%s %%s %%s %%s %%s %%s\t%%s' "$1" "$3" "$6" "$l" "$i" "$e" "$t" "$n")
 fi
 /proc/$PPID/exe set-option -s %(option)s "$v"
@@ -151,6 +155,9 @@ class RemoteShellFacts:
 
     def __init__(self, server: TmuxServer) -> None:
         self.server = server
+        # the last reading of each pid: the questions a call asks one after another, with
+        # nothing awaited between them but the readings, are answered from one reading
+        self._latest: dict[int, Snapshot | None] = {}
 
     async def _read(self, script: str, **values: object) -> str:
         """Run ``script`` by run-shell and return the value it set (one request)."""
@@ -163,9 +170,14 @@ class RemoteShellFacts:
         )  # fmt: skip
         return lines[0] if lines else ""
 
-    async def snapshot(self, pid: int) -> Snapshot | None:
-        """The shell's facts now; None when there is no such process (any more)."""
-        return Snapshot.parse(await self._read(_FACTS_SCRIPT, pid=int(pid)))
+    async def snapshot(self, pid: int, *, fresh: bool = False) -> Snapshot | None:
+        """The shell's facts (read now when ``fresh`` or not read yet by this object);
+        None when there is no such process (any more)."""
+        if fresh or pid not in self._latest:
+            editors = "|".join(sorted(shell_panes.EDITOR_SHELLS))
+            value = await self._read(_FACTS_SCRIPT, pid=int(pid), editors=editors)
+            self._latest[pid] = Snapshot.parse(value)
+        return self._latest[pid]
 
     async def check_shell_pane(self, pane: PaneInfo) -> None:
         shell_panes.check_pane_state(pane)
@@ -190,7 +202,7 @@ class RemoteShellFacts:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + within
         while loop.time() < deadline:
-            facts = await self.snapshot(shell_pid)
+            facts = await self.snapshot(shell_pid, fresh=True)
             if facts is None or facts.groups is None or facts.pgrp == facts.tpgid:
                 return
             await asyncio.sleep(POLL_SECONDS)
@@ -211,7 +223,7 @@ class RemoteShellFacts:
                     shell_panes.without_editor.add(key)  # as shell_panes says why
                 return
             await asyncio.sleep(POLL_SECONDS)
-            facts = await self.snapshot(shell_pid)
+            facts = await self.snapshot(shell_pid, fresh=True)
 
     async def echo_on(self, tty: str) -> bool:
         if not _TTY.fullmatch(tty):
