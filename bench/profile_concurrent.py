@@ -38,7 +38,7 @@ if __package__ in (None, ""):  # run as a script: make `bench` importable from t
 
 from bench.run_command import Tmux, check_result, schemux_params
 from bench.suite import find_server_pid
-from schemux import shell_panes, shell_settling
+from schemux import shell_panes
 from schemux.tmux import TmuxServer
 
 PANES = 20
@@ -176,13 +176,12 @@ def timed_phases(spans: Spans) -> Iterator[None]:
 
     TmuxServer.run = timed_run  # type: ignore[method-assign]
     TmuxServer.wait = timed_wait  # type: ignore[method-assign]
-    # shell_settling calls it by the name it imported
-    setattr(shell_settling, "until_shell_has_terminal", timed_until)  # noqa: B010
+    shell_panes.until_shell_has_terminal = timed_until
     try:
         yield
     finally:
         TmuxServer.run, TmuxServer.wait = run, wait  # type: ignore[method-assign]
-        setattr(shell_settling, "until_shell_has_terminal", until)  # noqa: B010
+        shell_panes.until_shell_has_terminal = until
 
 
 async def phase_view(tmux: Tmux, panes: list[str], batches: int) -> list[str]:

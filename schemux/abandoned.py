@@ -3,12 +3,16 @@ how the next one reaps it.
 
 Every schemux process has an owner identity, its pid and its start time in clock ticks
 (``PID-TICKS``, ``schemux.processes.Owner``): a pid alone could be reused by an unrelated
-process. It names the
-runtime directory (``schemux-PID-TICKS-XXXXXXXX`` in the temporary directory) and marks
-each program pane (pane option ``@schemux-program``) and each link a wait made of a
-user's window into ``_schemux`` (server option ``@schemux-link-PID-TICKS-TOKEN``, whose
-value is the window id; see ``link_mark``). An owner whose pid runs no process, or one
-that started at another time, is dead, and what it marked is abandoned.
+process. It names the runtime directory (``schemux-PID-TICKS-XXXXXXXX`` in the temporary
+directory). On tmux servers, which may be another host's (``--ssh``), the owner also
+names its machine (``PID-TICKS-MACHINE``, ``Owner.tag``): it marks each program pane
+(pane option ``@schemux-program``) and each link a wait made of a user's window into
+``_schemux`` (server option ``@schemux-link-PID-TICKS-MACHINE-TOKEN``, whose value is the
+window id; see ``link_mark``). An owner of this machine whose pid runs no process, or one
+that started at another time, or one of an earlier boot, is dead, and what it marked is
+abandoned; an owner of another machine is left to that machine's schemux
+(``Owner.may_run``), so the marks on a remote server that this machine's schemux
+processes left are reaped by the next one of this machine, and nobody else's.
 
 ``reap_abandoned(server)`` is the one entry point: it runs once per tmux server, when
 schemux first uses it (``AbandonedReaper``), each step on its own so that one failing
@@ -41,26 +45,29 @@ PANE_OPTION = "@schemux-program"
 RUNTIME_PREFIX = "schemux-"
 _RUNTIME_NAME = re.compile(rf"{RUNTIME_PREFIX}([1-9][0-9]*-[0-9]+)-[a-z0-9_]+")
 LINK_PREFIX = "@schemux-link-"
-_LINK_MARK = re.compile(rf"{LINK_PREFIX}([1-9][0-9]*-[0-9]+)-[0-9a-f]+")
+_LINK_MARK = re.compile(rf"{LINK_PREFIX}([1-9][0-9]*-[0-9]+(?:-[0-9a-f]{{16}})?)-[0-9a-f]+")
 _WINDOW_ID = re.compile(r"@[0-9]+")
 
 logger = logging.getLogger("schemux")
 
 
 def own_identity() -> str:
-    return this_process().identity
+    """This process as its marks on tmux servers name it (``Owner.tag``)."""
+    return this_process().tag
 
 
-def owner_alive(identity: str) -> bool:
-    """Whether the schemux process named by ``identity`` still runs; True for anything
-    that is not an owner identity, so that nothing of unknown origin is ever reaped."""
+def owner_alive(identity: str, *, remote: bool = False) -> bool:
+    """Whether the schemux process named by ``identity`` may still run, for a mark found
+    on this machine or on a ``remote`` server (``Owner.may_run``); True for anything that
+    is not an owner identity, so that nothing of unknown origin is ever reaped."""
     owner = Owner.from_identity(identity)
-    return owner is None or owner.alive()
+    return owner is None or owner.may_run(remote=remote)
 
 
 def make_runtime_directory() -> Path:
-    """This process's private runtime directory (mode 0700, from mkdtemp)."""
-    return Path(tempfile.mkdtemp(prefix=f"{RUNTIME_PREFIX}{own_identity()}-"))
+    """This process's private runtime directory (mode 0700, from mkdtemp), on this
+    machine: named by the identity alone."""
+    return Path(tempfile.mkdtemp(prefix=f"{RUNTIME_PREFIX}{this_process().identity}-"))
 
 
 def reap_runtime_directories(parent: Path | None = None) -> list[Path]:
@@ -83,9 +90,10 @@ def reap_runtime_directories(parent: Path | None = None) -> list[Path]:
 async def remove_abandoned_program_panes(server: TmuxServer) -> None:
     """Kill the program panes of dead owners; their gates then end each program's tree."""
     rows = await server.run("list-panes", "-a", "-F", f"#{{pane_id}}\t#{{{PANE_OPTION}}}")
+    remote = server.address.host.remote
     for row in rows:
         pane_id, _, owner = row.partition("\t")
-        if owner and not owner_alive(owner):
+        if owner and not owner_alive(owner, remote=remote):
             with contextlib.suppress(SchemuxError):
                 await server.run("kill-pane", "-t", pane_id)
 
@@ -116,8 +124,9 @@ class OwnedWindows:
     with_programs: set[str]  # windows holding a (live: the dead ones' are gone) program pane
 
 
-def parse_owned_windows(lines: Iterable[str]) -> OwnedWindows:
-    """``show-options -s`` lines, then the ``window``/``program`` rows of ``_READ``."""
+def parse_owned_windows(lines: Iterable[str], *, remote: bool = False) -> OwnedWindows:
+    """``show-options -s`` lines, then the ``window``/``program`` rows of ``_READ``, of a
+    server that is ``remote`` or not (``owner_alive``)."""
     owned = OwnedWindows([], Counter(), set(), set())
     for line in lines:
         kind, _, rest = line.partition("\t")
@@ -133,7 +142,8 @@ def parse_owned_windows(lines: Iterable[str]) -> OwnedWindows:
             name, _, value = line.partition(" ")
             match = _LINK_MARK.fullmatch(name)
             if match is not None and _WINDOW_ID.fullmatch(value):
-                owned.marks.append(LinkMark(name, value, owner_alive(match[1])))
+                alive = owner_alive(match[1], remote=remote)
+                owned.marks.append(LinkMark(name, value, alive))
     return owned
 
 
@@ -169,7 +179,7 @@ async def remove_abandoned_links(server: TmuxServer) -> None:
     marks; a live wait's link, of this process or another, stays (see ``links_to_remove``).
     Unlinking with ``-k``: a window whose own session was closed meanwhile ends, as it
     would have without the link."""
-    owned = parse_owned_windows(await server.run(*_READ))
+    owned = parse_owned_windows(await server.run(*_READ), remote=server.address.host.remote)
     removals = links_to_remove(owned)
     for mark in sorted((mark for mark in owned.marks if not mark.alive), key=_by_name):
         if removals.get(mark.window_id, 0) > 0:
@@ -213,9 +223,9 @@ async def reap_abandoned(server: TmuxServer) -> None:
     """Run every step. A tmux server that is not running holds nothing of a dead schemux,
     and reaping never starts one (that is a call's first command's to do, with the
     agent's session: see ``TmuxServer.allow_start``), so its steps are then left out."""
-    # an owner is a pid of this machine: on a server of another host (over ssh), marks
-    # may be owned by processes there, which this machine's /proc cannot judge
-    reaps_tmux = not server.address.host.remote and await server.running()
+    # on a server of another host (over ssh) too: each mark names its owner's machine,
+    # and only this machine's owners are judged here (Owner.may_run)
+    reaps_tmux = await server.running()
     for step in STEPS if reaps_tmux else STEPS[len(TMUX_STEPS) :]:
         try:
             await step(server)

@@ -22,7 +22,7 @@ from schemux.config import Settings, settings_from
 from schemux.context import ToolContext
 from schemux.environment import help_text
 from schemux.errors import ConfigError, SchemuxError, TmuxUnavailable
-from schemux.hosts import close_hosts, ssh_host
+from schemux.hosts import Host, SshHost, host_for
 from schemux.http_config import HttpConfig, http_config_from
 from schemux.selection import select
 from schemux.start_notice import TERMINAL_HINT, start_line
@@ -149,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
         return run_doctor(args)
     from schemux.generated.bindings import BINDINGS
 
+    host: Host | None = None  # made once the settings are known; the ToolContext owns it
     try:
         settings = settings_from(
             os.environ,
@@ -162,11 +163,13 @@ def main(argv: list[str] | None = None) -> int:
         )
         selected = select(BINDINGS, settings.tools)
         http = http_options(args) if args.command == "serve" else None
-        tmux_version = _check_tmux(settings) if args.command != "tools" else ""
+        host = host_for(settings.ssh)
+        tmux_version = _check_tmux(host) if args.command != "tools" else ""
         listener = http.listen() if http is not None else None
     except (ConfigError, TmuxUnavailable, SchemuxError) as error:
         print(f"schemux: {error}", file=sys.stderr)
-        close_hosts()
+        if host is not None:
+            host.close()
         return 2
     if args.command == "tools":
         from schemux.tool_listing import tool_table
@@ -174,25 +177,25 @@ def main(argv: list[str] | None = None) -> int:
         print(tool_table(BINDINGS, selected, exact=settings.exact_schemas), end="")
         return 0
     if args.command == "call":
-        return anyio.run(call_once, settings, selected, args.tool, args.arguments)
+        return anyio.run(call_once, settings, selected, args.tool, args.arguments, host)
     if http is not None and listener is not None:
         serving = http.serving()
         print(start_line(settings, tmux_version, serving), file=sys.stderr, flush=True)
-        anyio.run(serve_http, settings, selected, http, listener)
+        anyio.run(serve_http, settings, selected, http, listener, host)
     else:
         print(start_line(settings, tmux_version, "serving MCP on stdio"), file=sys.stderr)
         if sys.stdin.isatty():  # a person, not a client: say what this is
             print(TERMINAL_HINT, file=sys.stderr)
         sys.stderr.flush()
-        anyio.run(serve_stdio, settings, selected)
+        anyio.run(serve_stdio, settings, selected, host)
     return 0
 
 
-def _check_tmux(settings: Settings) -> str:
+def _check_tmux(host: Host) -> str:
     """tmux's version where the server is: here, or on the ssh host (connecting to it)."""
-    if settings.ssh is None:
-        return check_tmux()
-    return ssh_host(settings.ssh).check_tmux()
+    if isinstance(host, SshHost):
+        return host.check_tmux()
+    return check_tmux()
 
 
 def run_doctor(args: argparse.Namespace) -> int:
@@ -210,10 +213,7 @@ def run_doctor(args: argparse.Namespace) -> int:
         ssh=args.ssh,
         ssh_config=args.ssh_config,
     )
-    try:
-        checks = diagnose(os.environ, options)
-    finally:
-        close_hosts()
+    checks = diagnose(os.environ, options)
     print(f"schemux {__version__} doctor")
     for check in checks:
         print(check.line())
@@ -230,10 +230,10 @@ SHUTDOWN_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 CLOSE_SECONDS = 3.0  # the programs' own ending is bounded at about two; this is a backstop
 
 
-async def serve_stdio(settings: Settings, bindings: Bindings) -> None:
+async def serve_stdio(settings: Settings, bindings: Bindings, host: Host | None = None) -> None:
     from mcp.server.stdio import stdio_server
 
-    context = ToolContext(settings)
+    context = ToolContext(settings, host)
     server = _server(context, bindings)
 
     async def leave() -> None:
@@ -258,7 +258,11 @@ async def serve_stdio(settings: Settings, bindings: Bindings) -> None:
 
 
 async def serve_http(
-    settings: Settings, bindings: Bindings, http: HttpConfig, listener: socket.socket
+    settings: Settings,
+    bindings: Bindings,
+    http: HttpConfig,
+    listener: socket.socket,
+    host: Host | None = None,
 ) -> None:
     import uvicorn
 
@@ -271,7 +275,7 @@ async def serve_http(
             # once it stopped, ending the process before the programs were cleaned up)
             yield
 
-    context = ToolContext(settings)
+    context = ToolContext(settings, host)
     app = secured_app(_server(context, bindings), http)
     config = uvicorn.Config(
         app, host=http.host, port=http.port, log_level="warning", timeout_graceful_shutdown=1
@@ -299,25 +303,30 @@ async def _on_signal(act: Callable[[], None]) -> None:
 
 async def _close(context: ToolContext) -> None:
     """Every exit path ends here: programs ended (in parallel, trees and all), panes and
-    the runtime directory removed, whatever cancelled the serving."""
+    the runtime directory removed, the ssh master ended, whatever cancelled the serving."""
     with anyio.CancelScope(shield=True), anyio.move_on_after(CLOSE_SECONDS):
         await context.close()
-        await anyio.to_thread.run_sync(close_hosts)  # the ssh master, if any
 
 
-async def call_once(settings: Settings, bindings: Bindings, tool: str, raw_arguments: str) -> int:
+async def call_once(
+    settings: Settings,
+    bindings: Bindings,
+    tool: str,
+    raw_arguments: str,
+    host: Host | None = None,
+) -> int:
     from mcp import Client, MCPError
 
+    context = ToolContext(settings, host)  # closed on every path: it owns the host
     try:
-        arguments = json.loads(raw_arguments)
-    except json.JSONDecodeError as error:
-        print(f"schemux: the arguments are not JSON: {error}", file=sys.stderr)
-        return 2
-    if not isinstance(arguments, dict):
-        print("schemux: the arguments must be a JSON object", file=sys.stderr)
-        return 2
-    context = ToolContext(settings)
-    try:
+        try:
+            arguments = json.loads(raw_arguments)
+        except json.JSONDecodeError as error:
+            print(f"schemux: the arguments are not JSON: {error}", file=sys.stderr)
+            return 2
+        if not isinstance(arguments, dict):
+            print("schemux: the arguments must be a JSON object", file=sys.stderr)
+            return 2
         async with Client(_server(context, bindings)) as client:
             try:
                 result = await client.call_tool(tool, arguments)
@@ -326,7 +335,6 @@ async def call_once(settings: Settings, bindings: Bindings, tool: str, raw_argum
                 return 2
     finally:
         await context.close()
-        await anyio.to_thread.run_sync(close_hosts)
     print(
         json.dumps(
             result.model_dump(mode="json", by_alias=True, exclude_none=True),

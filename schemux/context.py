@@ -8,22 +8,24 @@ import contextlib
 from schemux.abandoned import AbandonedReaper
 from schemux.capture import ScreenTracker
 from schemux.config import Settings
-from schemux.hosts import SshHost, host_of
+from schemux.hosts import Host, SshHost, host_for
 from schemux.programs import ProgramStore
 from schemux.programs.remote import RemoteHost
 from schemux.tmux import ServerAddress, TmuxServer, check_socket_name
 
 
 class ToolContext:
-    """Shared by all calls of one running server."""
+    """Shared by all calls of one running server. It owns what it reaches the servers
+    with: the host (``host``, or one made from the settings; an ssh master runs until
+    ``close``), the tmux servers' engines, the programs."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, host: Host | None = None) -> None:
         self.settings = settings
+        self.host = host if host is not None else host_for(settings.ssh)
         self._servers: dict[ServerAddress, TmuxServer] = {}
-        host = host_of(settings.ssh)
         limits = settings.program_limits
         # over ssh, programs run on that host (always under its Perl gate)
-        remote = RemoteHost(host) if isinstance(host, SshHost) else None
+        remote = RemoteHost(self.host) if isinstance(self.host, SshHost) else None
         self.programs = ProgramStore(limits, settings.program_gate, host=remote)
         self.screens = ScreenTracker(settings.tracking_backend)  # tmux_capture's delta cursors
         self.abandoned = AbandonedReaper()  # what dead schemux processes left, per server
@@ -32,7 +34,7 @@ class ToolContext:
         """The configured tmux server, or the one on ``socket_name`` when a call names one
         (a name as ``tmux -L`` takes it, refused otherwise: never a path). The configured
         server is started when it is not running; another is not."""
-        host = host_of(self.settings.ssh)  # every server is on the configured host
+        host = self.host  # every server is on the configured host
         configured = ServerAddress(self.settings.socket_name, self.settings.socket_path, host)
         if socket_name is not None:
             check_socket_name(socket_name)
@@ -53,9 +55,10 @@ class ToolContext:
 
     async def close(self) -> None:
         """End the programs still running and remove their output; forget every cursor;
-        end the tmux control clients of every server used."""
+        end the tmux control clients of every server used, then the host's connection."""
         await self.abandoned.close()
         await self.programs.close()
         self.screens.close()
         for server in self._servers.values():
             await server.close()
+        await asyncio.to_thread(self.host.close)

@@ -24,6 +24,7 @@ from schemux.tmux_command import THEN, command_line, encode_command, split_comma
 logger = logging.getLogger("schemux.engine")
 
 KILL_GRACE = 2.0  # seconds a control client not yet attached is given to end by itself
+DETACH_GRACE = 1.0  # seconds an idle attached client is given to leave when asked
 _CHUNK = 1 << 16
 
 
@@ -160,17 +161,27 @@ class Connection:
         if not self.alive:
             return
         self.alive = False
+        idle = self.attached.done() and not self.frames.answers  # nothing of ours queued
         if not self.attached.done():
             self.attached.set_exception(ConnectionLost(message))
         while self.frames.answers:
             answer = self.frames.answers.popleft()
             if not answer.future.done():
                 answer.future.set_exception(ConnectionLost(message))
-        self.terminate()
+        self.terminate(idle=idle)
 
-    def terminate(self) -> None:
+    def terminate(self, *, idle: bool = False) -> None:
         """Close stdin (``tmux -C`` exits on it) and kill the process to be sure, once
         tmux has attached it.
+
+        An ``idle`` client (attached, no command of ours in its queue) is asked to leave
+        first: an empty line is control mode's detach, which tmux answers with ``%exit``
+        and by ending the client itself; it is killed only if still there after
+        ``DETACH_GRACE``. Killing the process ends the client only on this machine: over
+        ssh it ends the local ssh, and the remote client then depends on the session's
+        teardown reaching it, which a wait's watcher was seen to outlive by seconds.
+        A client with a command queued (a blocked ``wait-for``, an answer overdue) would
+        not read the empty line: it is killed at once, as before.
 
         tmux 3.3a crashes (``control_stop`` on a client without control state: a NULL
         dereference) when a control client dies after announcing itself as one and
@@ -181,8 +192,12 @@ class Connection:
         if self.proc.returncode is not None:
             return
         with contextlib.suppress(Exception):
+            if idle:
+                self.stdin.write(b"\n")
             self.stdin.close()
-        if self.heard:
+        if idle:
+            self.loop.call_later(DETACH_GRACE, self._kill)
+        elif self.heard:
             self._kill()
         else:
             self.loop.call_later(KILL_GRACE, self._kill)

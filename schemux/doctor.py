@@ -34,7 +34,7 @@ from schemux.errors import (
     TrackingUnavailable,
     preview,
 )
-from schemux.hosts import SshTarget, host_of, ssh_host
+from schemux.hosts import LOCAL, Host, SshHost, host_for
 from schemux.http_config import ENV_TOKEN, http_config_from, is_loopback
 from schemux.owned_session import OWNED_SESSION
 from schemux.process_identity import (
@@ -104,14 +104,17 @@ def diagnose(env: Mapping[str, str], options: Options) -> list[Check]:
     except ConfigError as error:
         problem = Check("settings", "fail", str(error), "correct or unset that setting")
         settings = None
-    ssh = settings.ssh if settings is not None else None
-    tmux = check_tmux_program() if ssh is None else check_ssh(ssh)
-    checks = [tmux] if problem is None else [tmux, problem]
-    if settings is not None:
-        if tmux.status == "fail":
-            checks.append(Check("server", "warn", "not checked: tmux cannot run"))
-        else:
-            checks.append(check_server(settings))
+    host = host_for(settings.ssh if settings is not None else None)
+    try:  # the run owns its host: an ssh master ends with the checks that used it
+        tmux = check_ssh(host) if isinstance(host, SshHost) else check_tmux_program()
+        checks = [tmux] if problem is None else [tmux, problem]
+        if settings is not None:
+            if tmux.status == "fail":
+                checks.append(Check("server", "warn", "not checked: tmux cannot run"))
+            else:
+                checks.append(check_server(settings, host))
+    finally:
+        host.close()
     checks.append(check_runtime_directory())
     checks.append(check_tracking(settings.tracking_backend if settings else None))
     checks.append(check_program_gate(settings.program_gate if settings else "auto"))
@@ -138,10 +141,10 @@ def check_tmux_program() -> Check:
     return Check("tmux", "ok", f"{version} at {path} (schemux needs {needed} or newer)")
 
 
-def check_ssh(target: SshTarget) -> Check:
+def check_ssh(host: SshHost) -> Check:
     """The connection to the ssh host (made as serving makes it) and its tmux."""
     try:
-        version = ssh_host(target).check_tmux()
+        version = host.check_tmux()
     except SchemuxError as error:
         return Check(
             "ssh", "fail", error.message, error.suggestion or "check the host and ssh's config"
@@ -149,10 +152,10 @@ def check_ssh(target: SshTarget) -> Check:
     return Check("ssh", "ok", f"connected (one multiplexed connection); {version}")
 
 
-def check_server(settings: Settings) -> Check:
-    """The configured server: running, answering, and whether schemux's own session
-    (``_schemux``) is there yet. Not running is a warning: schemux starts it."""
-    address = ServerAddress(settings.socket_name, settings.socket_path, host_of(settings.ssh))
+def check_server(settings: Settings, host: Host = LOCAL) -> Check:
+    """The configured server (on ``host``): running, answering, and whether schemux's own
+    session (``_schemux``) is there yet. Not running is a warning: schemux starts it."""
+    address = ServerAddress(settings.socket_name, settings.socket_path, host)
     where = address.describe()
     try:
         listed = _tmux(address, "list-sessions", "-F", "#{pid} #{version}")

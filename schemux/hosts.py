@@ -111,6 +111,9 @@ class LocalHost:
     async def until_shell_ready(self, pid: int, tmux_binary: str) -> None:
         await until_shell_ready(pid, tmux_binary)
 
+    def close(self) -> None:
+        """Nothing to end."""
+
 
 LOCAL = LocalHost()
 
@@ -118,9 +121,10 @@ LOCAL = LocalHost()
 class SshHost:
     """A host reached with OpenSSH over one multiplexed connection (see the module).
 
-    One per target in the process (``ssh_host``): every tmux server on that host shares
-    its master. ``connect`` starts the master when it is not running, and checks the
-    remote tmux then; ``close`` ends it and removes the runtime directory.
+    Owned by whoever made it (a ``ToolContext``, a doctor's run), which closes it: every
+    tmux server it reaches on that host shares its master. ``connect`` starts the master
+    when it is not running, and checks the remote tmux then; ``close`` ends it and removes
+    the runtime directory.
     """
 
     remote = True
@@ -354,22 +358,8 @@ def _said(stderr: str, status: int) -> str:
 
 Host = LocalHost | SshHost
 
-_HOSTS: dict[SshTarget, SshHost] = {}
 
-
-def ssh_host(target: SshTarget) -> SshHost:
-    """The one SshHost of ``target`` in this process."""
-    host = _HOSTS.get(target)
-    if host is None:
-        host = _HOSTS[target] = SshHost(target)
-    return host
-
-
-def host_of(target: SshTarget | None) -> Host:
-    return LOCAL if target is None else ssh_host(target)
-
-
-def close_hosts() -> None:
-    """End every ssh master this process started (at exit: see ``schemux.cli``)."""
-    for host in _HOSTS.values():
-        host.close()
+def host_for(target: SshTarget | None) -> Host:
+    """This machine, or a new SshHost of ``target``, which the caller owns (and closes:
+    its master runs until then)."""
+    return LOCAL if target is None else SshHost(target)

@@ -12,10 +12,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import hashlib
 import os
 import re
 import select
 import signal as signals
+import socket
 from dataclasses import dataclass
 
 
@@ -155,44 +157,72 @@ async def process_exit(pid: int) -> None:
         os.close(pidfd)
 
 
-_IDENTITY = re.compile(r"([1-9][0-9]*)-([0-9]+)")
-_MARK = re.compile(r"(?:^|')A (\d+) (\d+)'?\"?$")
+_MACHINE = "[0-9a-f]{16}"
+_IDENTITY = re.compile(rf"([1-9][0-9]*)-([0-9]+)(?:-({_MACHINE}))?")
+_MARK = re.compile(rf"(?:^|')A (\d+) (\d+)(?: ({_MACHINE}))?'?\"?$")
+_HALF = 8  # hex digits of the machine's part, then as many of the boot's
 
 
 @dataclass(frozen=True)
 class Owner:
-    """A schemux process, as its pid and its start time in clock ticks: a pid alone could
-    be reused by an unrelated process. Two spellings, both on live tmux servers and in
-    file names, so both stay as they are: ``identity`` (``PID-TICKS``: runtime
-    directories, program panes' option, link marks) and ``mark`` (``A PID TICKS``, at
-    the end of a run_command wrapper's hold flag)."""
+    """A schemux process, as its pid and its start time in clock ticks (a pid alone could
+    be reused by an unrelated process) and the machine whose pids those are
+    (``machine_tag``): a tmux server on another host may hold marks of schemux processes
+    of several machines, and only the owner's own machine can tell whether it still runs.
+
+    Spellings, all on live tmux servers or in file names: ``identity`` (``PID-TICKS``:
+    this machine's runtime directories), ``tag`` (``PID-TICKS-MACHINE``: program panes'
+    option, link marks) and ``mark`` (``A PID TICKS MACHINE``, at the end of a run_command
+    wrapper's hold flag). Marks written before the machine was (no ``MACHINE``) still
+    read: their owner is taken for a process of the tmux server's machine, as it was then.
+    """
 
     pid: int
     start_ticks: int
+    machine: str | None = None  # machine_tag() where it ran; None in older marks
 
     @property
     def identity(self) -> str:
         return f"{self.pid}-{self.start_ticks}"
 
     @property
+    def tag(self) -> str:
+        return self.identity if self.machine is None else f"{self.identity}-{self.machine}"
+
+    @property
     def mark(self) -> str:
-        return f"A {self.pid} {self.start_ticks}"
+        machine = "" if self.machine is None else f" {self.machine}"
+        return f"A {self.pid} {self.start_ticks}{machine}"
 
     @classmethod
     def from_identity(cls, identity: str) -> Owner | None:
-        """The owner ``PID-TICKS`` names (None for anything else)."""
+        """The owner ``PID-TICKS`` or ``PID-TICKS-MACHINE`` names (None for anything else)."""
         match = _IDENTITY.fullmatch(identity)
-        return None if match is None else cls(int(match[1]), int(match[2]))
+        return None if match is None else cls(int(match[1]), int(match[2]), match[3])
 
     @classmethod
     def from_value(cls, value: str) -> Owner | None:
         """The owner a hold flag's value records at its end (None for anything else)."""
         match = _MARK.search(value)
-        return None if match is None else cls(int(match[1]), int(match[2]))
+        return None if match is None else cls(int(match[1]), int(match[2]), match[3])
 
     def alive(self) -> bool:
-        """Whether its pid runs a process that started when it did."""
+        """Whether its pid runs a process that started when it did (on this machine)."""
         return start_ticks(self.pid) == self.start_ticks
+
+    def may_run(self, *, remote: bool) -> bool:
+        """False only when this machine can tell the owner is gone, for a mark found on a
+        tmux server that is ``remote`` or not: an owner of another machine (or of a mark
+        without one, on a remote server) may run there, unseen from here; one of this
+        machine's earlier boot does not run; one of this boot is looked up in /proc."""
+        if self.machine is None:
+            return remote or self.alive()
+        here = machine_tag()
+        if self.machine[:_HALF] != here[:_HALF]:
+            return True
+        if self.machine[_HALF:] != here[_HALF:]:
+            return False
+        return self.alive()
 
 
 def this_process() -> Owner:
@@ -202,4 +232,33 @@ def this_process() -> Owner:
 
 @functools.cache
 def _owner(pid: int) -> Owner:
-    return Owner(pid, read_start_ticks(pid))  # /proc/self always exists on Linux
+    # /proc/self always exists on Linux
+    return Owner(pid, read_start_ticks(pid), machine_tag())
+
+
+@functools.cache
+def machine_tag() -> str:
+    """Which machine's pids this process's are, as 16 hex digits: a digest of the machine
+    (its machine-id, else its host name) and of this pid namespace (processes of two
+    containers are not each other's to judge), then a digest of the current boot (the
+    kernel's boot_id: after a reboot, every owner of the machine's earlier boot is gone).
+    Digests: nothing of the machine is written to a tmux server as it is."""
+    machine = _first_line("/etc/machine-id", "/var/lib/dbus/machine-id") or socket.gethostname()
+    where = f"{machine}\0{pid_namespace()}".encode()
+    boot = _first_line("/proc/sys/kernel/random/boot_id").encode()
+    return _digest(where) + _digest(boot)
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:_HALF]
+
+
+def _first_line(*paths: str) -> str:
+    """The first line of the first of ``paths`` that reads as one; "" for none."""
+    for path in paths:
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            with open(path, encoding="ascii") as file:
+                line = file.readline().strip()
+            if line:
+                return line
+    return ""

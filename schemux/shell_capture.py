@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 
 from schemux.errors import SchemuxError
+from schemux.shell_facts import shell_facts
 from schemux.shell_output import OutputEnd, Prompt, locate_output
-from schemux.shell_panes import echo_on
 from schemux.shell_wrapper import Wrapper, in_pane
 from schemux.tmux import TmuxServer
 from schemux.tmux_format import parse_row, row_format, tmux_row
@@ -70,7 +70,7 @@ async def read_output(
         located = locate_output(lines, wrapper.token, prompt.echo_head(wrapper.first_line))
         if located is not None:
             return located.lines, located.exact
-        if first is None and echo_on(await _pane_tty(server, wrapper)):
+        if first is None and await shell_facts(server).echo_on(await _pane_tty(server, wrapper)):
             # the echo was on and is gone: tmux dropped it, and every row older than it,
             # so every row left came after it
             return lines, False

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 from schemux.errors import SchemuxError
 from schemux.shell_capture import CURSOR_FORMAT, output_end_now, prompt_from, read_output
+from schemux.shell_facts import shell_facts
 from schemux.shell_output import Prompt, Report, keep_tail
-from schemux.shell_panes import check_shell_pane, shell_reads_input
 from schemux.shell_settling import mark_settling, occupying, settle, until_settled
 from schemux.shell_wrapper import (
     HOLD_SECONDS,
@@ -79,8 +79,9 @@ async def run_in_shell(
 
     Cancelled, the call interrupts the command (C-c) and leaves nothing behind."""
     check_command(command, suppress_history)
-    await until_settled(pane)
-    check_shell_pane(pane)
+    facts = shell_facts(server)  # read where the server runs (schemux.shell_facts)
+    await until_settled(pane, facts)
+    await facts.check_shell_pane(pane)
     with occupying(pane):  # another call may have taken the pane while this one waited
         return await _run_typed(server, pane, command, timeout, suppress_history)
 
@@ -159,7 +160,7 @@ async def _finish(
             suggestion="its shell was freed without its report (was schemux stalled for "
             f"{HOLD_SECONDS} s?); run the command again",
         )
-    if shell_reads_input(pane.pid):
+    if await shell_facts(server).shell_reads_input(pane.pid):
         await interrupt(server, wrapper)
         raise SchemuxError(
             f"the shell in pane {pane.pane_id} did not start the command within "

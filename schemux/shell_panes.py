@@ -33,6 +33,14 @@ POSIX_SHELLS = frozenset(
 
 def check_shell_pane(pane: PaneInfo) -> None:
     """Refuse panes whose keystrokes would not reach an idle POSIX shell."""
+    check_pane_state(pane)
+    groups = _terminal_groups(pane.pid)
+    idle = groups is not None and groups[0] == groups[1]  # the pane's own program is idle
+    check_shell_command(pane, groups, process_name(pane.pid) if idle else "")
+
+
+def check_pane_state(pane: PaneInfo) -> None:
+    """Refuse a dead pane, or one in a mode (what tmux itself tells)."""
     if pane.dead:
         raise SchemuxError(
             f"pane {pane.pane_id} is dead (its program exited)",
@@ -43,9 +51,13 @@ def check_shell_pane(pane: PaneInfo) -> None:
             f"pane {pane.pane_id} is in copy mode, so typed keys would not reach its shell",
             suggestion=f"leave the mode first (`tmux send-keys -t {pane.pane_id} -X cancel`)",
         )
-    groups = _terminal_groups(pane.pid)
+
+
+def check_shell_command(pane: PaneInfo, groups: tuple[int, int] | None, name: str) -> None:
+    """Refuse a pane whose shell is not idle at its prompt: ``groups`` as
+    ``_terminal_groups`` reads them, ``name`` the pane process's name (read when idle)."""
     if groups is not None and groups[0] == groups[1]:  # the pane's own program is idle
-        command = process_name(pane.pid)
+        command = name
     else:
         command = pane.current_command.removeprefix("-")
     if (groups is not None and groups[0] != groups[1]) or command not in POSIX_SHELLS:
@@ -134,7 +146,7 @@ def echo_on(tty: str) -> bool:
 # canonical mode while it reads (unless editing is turned off)
 EDITOR_SHELLS = frozenset({"bash", "zsh", "ksh", "ksh93", "mksh", "oksh", "loksh", "yash"})
 # (shell pid, start of its terminal path) whose editor never came: not waited for again
-_without_editor: set[tuple[int, str]] = set()
+without_editor: set[tuple[int, str]] = set()
 
 
 async def until_line_editor_reads(shell_pid: int, within: float = 1.0) -> None:
@@ -151,7 +163,7 @@ async def until_line_editor_reads(shell_pid: int, within: float = 1.0) -> None:
         tty = standard_input(shell_pid)
     except OSError:
         return
-    if process_name(shell_pid) not in EDITOR_SHELLS or (shell_pid, tty) in _without_editor:
+    if process_name(shell_pid) not in EDITOR_SHELLS or (shell_pid, tty) in without_editor:
         return
     deadline = asyncio.get_running_loop().time() + within
     while (modes := _local_modes(tty)) is not None and modes & termios.ICANON:
@@ -161,7 +173,7 @@ async def until_line_editor_reads(shell_pid: int, within: float = 1.0) -> None:
             if shell_reads_input(shell_pid) and _process_state(shell_pid) == "S":
                 # asleep holding its terminal, in canonical mode: reading its prompt's
                 # line without an editor (editing is off); not waited for again
-                _without_editor.add((shell_pid, tty))
+                without_editor.add((shell_pid, tty))
             return  # else still busy (a slow prompt command): the caller's checks tell
         await asyncio.sleep(0.0005)
 
@@ -170,18 +182,3 @@ def _process_state(pid: int) -> str:
     """The state letter of /proc/PID/stat (R running, S sleeping, ...); "" if gone."""
     stat = stat_of(pid)
     return "" if stat is None else stat.state
-
-
-async def until_shell_at_prompt(shell_pid: int, within: float) -> None:
-    """Return once the shell holds its terminal and its line editor reads (or after
-    ``within`` seconds). An interrupted command's shell takes the terminal back between
-    the jobs that follow it (the wrapper's report, then the prompt), so holding the
-    terminal once is not yet being at the prompt."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + within
-    while (left := deadline - loop.time()) > 0:
-        await until_shell_has_terminal(shell_pid, left)
-        await until_line_editor_reads(shell_pid, max(deadline - loop.time(), 0.0))
-        if shell_reads_input(shell_pid):
-            return
-        await asyncio.sleep(0.001)  # /proc cannot tell (the shell gone): not a busy loop

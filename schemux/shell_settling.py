@@ -17,13 +17,7 @@ from collections.abc import Coroutine, Iterator
 from typing import Any
 
 from schemux.errors import SchemuxError
-from schemux.shell_panes import (
-    earlier_wrapper_leaving,
-    shell_reads_input,
-    until_line_editor_reads,
-    until_shell_at_prompt,
-    until_shell_has_terminal,
-)
+from schemux.shell_facts import ShellFacts
 from schemux.targets import PaneInfo
 
 # how long a call waits for a pane that an interrupt or an earlier wrapper is leaving
@@ -82,7 +76,7 @@ def mark_settling(key: PaneKey, task: asyncio.Future[None] | None = None) -> Non
     _settling[key] = (task, now + SETTLE_SECONDS)
 
 
-async def until_settled(pane: PaneInfo) -> None:
+async def until_settled(pane: PaneInfo, facts: ShellFacts) -> None:
     """Wait (boundedly) for what an earlier call left leaving the pane's terminal: the
     cleanup of a cancelled call and the command it interrupted, or the tmux client of a
     released wrapper."""
@@ -97,8 +91,23 @@ async def until_settled(pane: PaneInfo) -> None:
                 await asyncio.wait_for(asyncio.shield(entry[0]), SETTLE_SECONDS)
         # from now, not from when the cleanup began: the interrupted command (a trap, say)
         # may still be on its way out when the cleanup's own work is done
-        await until_shell_at_prompt(pane.pid, SETTLE_SECONDS)
-    elif earlier_wrapper_leaving(pane.pid):
-        await until_shell_has_terminal(pane.pid, SETTLE_SECONDS)
-    if shell_reads_input(pane.pid):
-        await until_line_editor_reads(pane.pid, SETTLE_SECONDS)
+        await _until_at_prompt(facts, pane.pid, SETTLE_SECONDS)
+    elif await facts.earlier_wrapper_leaving(pane.pid):
+        await facts.until_shell_has_terminal(pane.pid, SETTLE_SECONDS)
+    if await facts.shell_reads_input(pane.pid):
+        await facts.until_line_editor_reads(pane.pid, SETTLE_SECONDS)
+
+
+async def _until_at_prompt(facts: ShellFacts, shell_pid: int, within: float) -> None:
+    """Return once the shell holds its terminal and its line editor reads (or after
+    ``within`` seconds). An interrupted command's shell takes the terminal back between
+    the jobs that follow it (the wrapper's report, then the prompt), so holding the
+    terminal once is not yet being at the prompt."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    while (left := deadline - loop.time()) > 0:
+        await facts.until_shell_has_terminal(shell_pid, left)
+        await facts.until_line_editor_reads(shell_pid, max(deadline - loop.time(), 0.0))
+        if await facts.shell_reads_input(shell_pid):
+            return
+        await asyncio.sleep(0.001)  # where the facts cannot tell (the shell gone): no busy loop

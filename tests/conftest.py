@@ -14,12 +14,12 @@ from mcp import Client, StdioServerParameters
 from schemux.config import Settings
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
-from schemux.hosts import SshTarget, close_hosts
+from schemux.hosts import SshTarget
 from schemux.programs import ProgramLimits
 from schemux.server import build_server
 from tests.leftovers import find_leftovers, private_temporary_directory
-from tests.ssh_server import ALIAS, SshServer, available, ssh_server
-from tests.support import force_gate, private_tmux_server
+from tests.ssh_server import ALIAS, SshServer, available, remote_tmux_server, ssh_server
+from tests.support import force_gate, private_tmux_server, tagged_socket_name
 
 STDIO_WAIT_CEILING = 60
 _temporary: list[Path] = []
@@ -57,10 +57,17 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture(scope="session")
-def tmux_socket() -> Iterator[str]:
-    """The tmux server the tests' schemux is configured with."""
+def main_tmux_socket() -> Iterator[str]:
+    """The tmux server the tests' schemux is configured with (on this machine)."""
     with private_tmux_server("main") as socket_name:
         yield socket_name
+
+
+@pytest.fixture(scope="session")
+def tmux_socket(main_tmux_socket: str) -> str:
+    """``main_tmux_socket``; a module that runs over both transports overrides it with
+    ``transport_socket``."""
+    return main_tmux_socket
 
 
 @pytest.fixture(scope="session")
@@ -85,10 +92,11 @@ async def stdio_client(anyio_backend: str, tmux_socket: str) -> AsyncIterator[Cl
 
 
 @pytest.fixture
-async def tool_context(anyio_backend: str, tmux_socket: str) -> AsyncIterator[ToolContext]:
+async def tool_context(anyio_backend: str, main_tmux_socket: str) -> AsyncIterator[ToolContext]:
     """Closed afterwards, as the server closes its own: programs ended, runtime directory
-    removed."""
-    context = ToolContext(Settings(socket_name=tmux_socket, wait_ceiling=STDIO_WAIT_CEILING))
+    removed. On this machine's server (not a module's ``tmux_socket``, which may be a
+    transport's)."""
+    context = ToolContext(Settings(socket_name=main_tmux_socket, wait_ceiling=STDIO_WAIT_CEILING))
     try:
         yield context
     finally:
@@ -146,16 +154,13 @@ async def local_client(anyio_backend: str, tool_context: ToolContext) -> AsyncIt
 
 @pytest.fixture(scope="session")
 def sshd() -> Iterator[SshServer]:
-    """A real OpenSSH server on 127.0.0.1 (``tests.ssh_server``); the ssh masters schemux
-    started end before it does."""
+    """A real OpenSSH server on 127.0.0.1 (``tests.ssh_server``). Each ToolContext ends
+    the ssh master it started when it closes."""
     problem = available()
     if problem is not None:
         pytest.fail(problem)  # .ci/run installs it: a missing sshd is a broken machine
     with ssh_server() as server:
-        try:
-            yield server
-        finally:
-            close_hosts()
+        yield server
 
 
 @pytest.fixture(scope="session")
@@ -165,14 +170,38 @@ def ssh_target(sshd: SshServer) -> SshTarget:
     return SshTarget(ALIAS, str(sshd.config))
 
 
+@pytest.fixture(scope="session")
+def remote_tmux_socket(sshd: SshServer) -> Iterator[str]:
+    """A tmux server started over ssh: its panes' pids are the sshd namespace's
+    (``tests.ssh_server``), as a remote host's are."""
+    with remote_tmux_server(sshd.config, tagged_socket_name("remote")) as socket_name:
+        yield socket_name
+
+
 @pytest.fixture(params=["local", "ssh"])
+def transport(request: pytest.FixtureRequest) -> str:
+    """Each test that runs over both transports, on this machine and over ssh."""
+    return str(request.param)
+
+
+@pytest.fixture
+def transport_socket(request: pytest.FixtureRequest, transport: str) -> str:
+    """The tmux server of the transport: this machine's, or one started over ssh (so
+    that this machine's /proc would be wrong about its panes). A module overrides
+    ``tmux_socket`` with it, so that its tests make their panes there."""
+    if transport == "ssh":
+        return str(request.getfixturevalue("remote_tmux_socket"))
+    return str(request.getfixturevalue("main_tmux_socket"))
+
+
+@pytest.fixture
 async def transport_client(
-    request: pytest.FixtureRequest, anyio_backend: str, tmux_socket: str
+    request: pytest.FixtureRequest, anyio_backend: str, transport: str, transport_socket: str
 ) -> AsyncIterator[Client]:
-    """``memory_client``, once on this machine and once over ssh to the same server."""
-    ssh = request.getfixturevalue("ssh_target") if request.param == "ssh" else None
+    """``memory_client``, once on this machine and once over ssh (``transport``)."""
+    ssh = request.getfixturevalue("ssh_target") if transport == "ssh" else None
     context = ToolContext(
-        Settings(socket_name=tmux_socket, wait_ceiling=STDIO_WAIT_CEILING, ssh=ssh)
+        Settings(socket_name=transport_socket, wait_ceiling=STDIO_WAIT_CEILING, ssh=ssh)
     )
     try:
         async with Client(build_server(context, BINDINGS)) as client:

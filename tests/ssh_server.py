@@ -13,11 +13,23 @@ remote host without tmux, or with too old a tmux, are real sessions of the same 
 
 Two more aliases reach the first port wrongly: ``schemux-test-badkey`` offers a key the
 server does not accept, and ``schemux-test-unknown`` knows no host key for it.
+
+The server runs in a pid namespace (and a /proc) of its own (``unshare --pid --fork
+--mount-proc``), as a remote host's processes would: a pid it shows is not this
+machine's pid of the same process, so code that read this machine's /proc for a remote
+server's pane would read an unrelated process (or none) and the tests would see it. That
+holds for tmux servers started over ssh (``remote_tmux_server``): they and every pane
+they spawn live in the namespace, whoever asks them for the pane, locally by socket or
+over ssh. A tmux server started on this machine and then reached over ssh keeps this
+machine's pids (it spawns its panes itself), so the tests that run over both transports
+use a server started over ssh for the ssh side. The sockets stay shared: the namespace
+has a mount table of its own, but the same /tmp.
 """
 
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import socket
 import subprocess
@@ -27,6 +39,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+from tests.support import remove_server
 
 SSHD = "/usr/sbin/sshd"
 ALIAS = "schemux-test"
@@ -50,7 +64,21 @@ def available() -> str | None:
         return f"{SSHD} is missing (apt install openssh-server)"
     if shutil.which("ssh") is None or shutil.which("ssh-keygen") is None:
         return "ssh is missing (apt install openssh-client)"
+    if shutil.which("unshare") is None:
+        return "unshare is missing (apt install util-linux)"
     return None
+
+
+@contextmanager
+def remote_tmux_server(config: Path, socket_name: str) -> Iterator[str]:
+    """A tmux server started over ssh (so in the server's pid namespace), with a session
+    ``keepalive``; reaped afterwards from here, as the tests' other servers are."""
+    command = f"exec tmux -L {shlex.quote(socket_name)} -f /dev/null new-session -d -s keepalive"
+    subprocess.run(["ssh", "-F", str(config), ALIAS, command], check=True, timeout=30)
+    try:
+        yield socket_name
+    finally:
+        remove_server(socket_name)
 
 
 def _free_ports(count: int) -> list[int]:
@@ -196,8 +224,11 @@ def ssh_server() -> Iterator[SshServer]:
             # sshd running as root insists on its privilege separation directory
             Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
         with open(root / "sshd.log", "wb") as log:  # its complaints about probes
+            # --kill-child: sshd (the namespace's init) ends with unshare, and with it
+            # every process of the namespace
+            isolated = ["unshare", "--pid", "--fork", "--mount-proc", "--kill-child=SIGTERM"]
             process = subprocess.Popen(
-                [SSHD, "-D", "-e", "-f", str(server_config)],
+                [*isolated, SSHD, "-D", "-e", "-f", str(server_config)],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=log,

@@ -164,6 +164,17 @@ def pane_format(pane: Pane, fmt: str) -> str:
     return tmux(pane.socket_name, "display-message", "-p", "-t", pane.pane_id, fmt).rstrip("\n")
 
 
+def shell_holds_terminal(pane: Pane) -> bool:
+    """Whether the pane's shell holds its terminal's foreground (is reading input), as
+    the pane's tmux server sees it: its ``if-shell`` reads /proc where the server runs, so
+    this holds for a server whose pids are another namespace's (``tests.ssh_server``)."""
+    test = 'set -- $(sed "s/.*) //" /proc/#{pane_pid}/stat) && [ "$3" = "$6" ]'
+    answer = tmux(
+        pane.socket_name, "if-shell", "-t", pane.pane_id, test, "display -p 1", "display -p 0"
+    )
+    return answer.strip() == "1"
+
+
 def wait_until(condition: Any, timeout: float = 5.0) -> None:
     deadline = time.monotonic() + timeout
     while not condition():

@@ -24,7 +24,7 @@ from schemux.config import Settings
 from schemux.context import ToolContext
 from schemux.errors import UnsendableArgument
 from schemux.generated.bindings import BINDINGS
-from schemux.hosts import SshTarget, host_of
+from schemux.hosts import Host, SshTarget, host_for
 from schemux.owned_session import OWNED_SESSION
 from schemux.server import build_server
 from schemux.tmux import ServerAddress, TmuxServer, socket_directory, socket_name_problem
@@ -496,7 +496,15 @@ async def test_subprocess_arguments_arrive_verbatim(
     """A tmux client's own command line ends a command at an argument ending in ';':
     run_subprocess passes every argument but THEN verbatim (over ssh too, where the
     remote shell is given each one quoted)."""
-    server = TmuxServer(ServerAddress(socket_name=world.socket, host=host_of(transport)))
+    host = host_for(transport)
+    try:
+        await subprocess_arguments_arrive(world, host, value)
+    finally:
+        host.close()
+
+
+async def subprocess_arguments_arrive(world: World, host: Host, value: str) -> None:
+    server = TmuxServer(ServerAddress(socket_name=world.socket, host=host))
     before = observe(world)
     text = world.value(value)
     await server.run_subprocess(

@@ -11,6 +11,7 @@ import pytest
 
 from schemux.processes import (
     Owner,
+    machine_tag,
     process_name,
     read_stat,
     start_ticks,
@@ -43,16 +44,53 @@ def test_a_name_with_parentheses_and_spaces_is_read_past(tmp_path: Path) -> None
     assert not Owner(process.pid, stat.start_ticks).alive()
 
 
-def test_both_spellings_of_an_owner_name_the_same_process() -> None:
+def test_every_spelling_of_an_owner_names_the_same_process() -> None:
     owner = this_process()
-    assert owner == Owner(os.getpid(), read_stat(os.getpid()).start_ticks)
+    start = read_stat(os.getpid()).start_ticks
+    assert owner == Owner(os.getpid(), start, machine_tag())
     assert owner.identity == f"{owner.pid}-{owner.start_ticks}"
-    assert owner.mark == f"A {owner.pid} {owner.start_ticks}"
-    assert Owner.from_identity(owner.identity) == owner
+    assert owner.tag == f"{owner.identity}-{machine_tag()}"
+    assert owner.mark == f"A {owner.pid} {owner.start_ticks} {machine_tag()}"
+    assert Owner.from_identity(owner.tag) == owner
     assert Owner.from_value(f"if -F 0 '{owner.mark}'") == owner
     assert owner.alive()
+    assert owner.may_run(remote=False)
+    assert owner.may_run(remote=True)
 
 
-@pytest.mark.parametrize("identity", ["", "0-1", "1-", "-1", "x-1", "1-2-3", "1 2", "01-2"])
+def test_marks_of_before_the_machine_still_read() -> None:
+    """Marks that tmux servers hold from an older schemux: no machine, judged as before."""
+    old = Owner(os.getpid(), read_stat(os.getpid()).start_ticks)
+    assert Owner.from_identity(old.identity) == old
+    assert Owner.from_value(f"if -F 0 '{old.mark}'\"") == old
+    gone = Owner(2**22 + 7, 1)
+    assert not gone.may_run(remote=False)  # this machine's server: its /proc tells
+    assert gone.may_run(remote=True)  # another host's: it may run there
+
+
+def test_the_machine_tag_is_steady_and_says_nothing_of_the_machine() -> None:
+    tag = machine_tag()
+    assert len(tag) == 16
+    assert all(char in "0123456789abcdef" for char in tag)
+    machine_id = Path("/etc/machine-id")
+    if machine_id.exists():
+        assert machine_id.read_text().strip()[:8] not in tag
+
+
+@pytest.mark.parametrize(
+    "identity",
+    [
+        "",
+        "0-1",
+        "1-",
+        "-1",
+        "x-1",
+        "1-2-3",
+        "1 2",
+        "01-2",
+        "1-2-0123456789abcde",
+        "1-2-0123456789ABCDEF",
+    ],
+)
 def test_anything_else_is_no_owner(identity: str) -> None:
     assert Owner.from_identity(identity) is None

@@ -24,6 +24,7 @@ from schemux.abandoned import PANE_OPTION, own_identity, owner_alive, reap_runti
 from schemux.config import Settings
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
+from schemux.processes import this_process
 from schemux.programs import ProgramLimits, ProgramSpec
 from schemux.programs import output as output_module
 from schemux.programs import store as store_module
@@ -507,9 +508,9 @@ async def test_bad_sizes_are_refused(programs: tuple[Client, ToolContext]) -> No
 
 
 def test_only_the_runtime_directories_of_dead_owners_are_reaped(tmp_path: Path) -> None:
-    pid, ticks = own_identity().split("-")
+    pid, ticks = this_process().identity.split("-")  # a runtime directory's: PID-TICKS
     dead = tmp_path / f"schemux-{pid}-{int(ticks) + 1}-abc"  # our pid, started another time
-    alive = tmp_path / f"schemux-{own_identity()}-def"
+    alive = tmp_path / f"schemux-{this_process().identity}-def"
     unknown = tmp_path / "schemux-ghi"  # not an owner's name: never touched
     for directory in (dead, alive, unknown):
         directory.mkdir()
@@ -526,7 +527,7 @@ def test_only_the_runtime_directories_of_dead_owners_are_reaped(tmp_path: Path) 
 
 def test_owner_identities() -> None:
     assert owner_alive(own_identity())
-    pid, ticks = own_identity().split("-")
+    pid, ticks = this_process().identity.split("-")
     assert not owner_alive(f"{pid}-{int(ticks) + 1}")  # the same pid, started another time
     assert owner_alive("not an owner; #{pane_id}")  # what is not ours is never reaped
 

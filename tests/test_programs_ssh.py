@@ -223,11 +223,11 @@ async def test_kill_9_of_schemux_removes_the_remote_directory(
 
 
 async def test_a_dropped_connection_fails_run_program_within_two_seconds(
-    remote: tuple[Client, ToolContext], ssh_target: SshTarget
+    remote: tuple[Client, ToolContext],
 ) -> None:
-    client, _ = remote
+    client, context = remote
     await call(client, "run_program", argv=["true"])
-    master = master_pid(ssh_target)
+    master = master_pid(context)
     failed_at: list[float] = []
     message: list[str] = []
 

@@ -19,7 +19,6 @@ from schemux.context import ToolContext
 from schemux.engine import ControlEngine
 from schemux.generated.bindings import BINDINGS
 from schemux.server import build_server
-from schemux.shell_panes import shell_reads_input
 from tests.support import (
     SHELL_ENVIRONMENT,
     Pane,
@@ -28,12 +27,25 @@ from tests.support import (
     new_pane,
     pane_format,
     private_tmux_server,
+    shell_holds_terminal,
     tmux,
     wait_for_shell,
     wait_until,
 )
 
 pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def memory_client(transport_client: Client) -> Client:
+    """Every test here runs twice: on this machine, and over ssh (``tests.ssh_server``)."""
+    return transport_client
+
+
+@pytest.fixture
+def tmux_socket(transport_socket: str) -> str:
+    """The panes are made on the transport's server (``transport_socket``)."""
+    return transport_socket
 
 
 async def run(client: Client, **arguments: Any) -> dict[str, Any]:
@@ -166,7 +178,7 @@ async def test_timeout_leaves_nothing_behind(
     assert result["output"] == ["started"]
     assert nothing_left_behind(pane, known_token, waits)
     # the command finishes later: its wrapper must then do nothing at all
-    wait_until(lambda: shell_reads_input(int(pane_format(pane, "#{pane_pid}"))), timeout=5)
+    wait_until(lambda: shell_holds_terminal(pane), timeout=5)
     assert nothing_left_behind(pane, known_token, waits)
     after = await run(memory_client, command="echo next", pane_id=pane.pane_id)
     assert after["output"] == ["next"]
@@ -188,7 +200,7 @@ async def test_cancelled_call_leaves_nothing_behind(
             break
         await anyio.sleep(0.02)
     assert nothing_left_behind(pane, known_token, waits)
-    wait_until(lambda: shell_reads_input(int(pane_format(pane, "#{pane_pid}"))), timeout=5)
+    wait_until(lambda: shell_holds_terminal(pane), timeout=5)
     after = await run(memory_client, command="echo next", pane_id=pane.pane_id)
     assert after["output"] == ["next"]
 

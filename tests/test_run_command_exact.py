@@ -23,6 +23,12 @@ def memory_client(transport_client: Client) -> Client:
     return transport_client
 
 
+@pytest.fixture
+def tmux_socket(transport_socket: str) -> str:
+    """The panes are made on the transport's server (``transport_socket``)."""
+    return transport_socket
+
+
 async def run(client: Client, pane_id: str, command: str, **arguments: Any) -> dict[str, Any]:
     return await call(client, "run_command", command=command, pane_id=pane_id, **arguments)
 

@@ -80,8 +80,9 @@ async def test_cancel_interrupts_and_frees_the_pane(
         assert "caught" in screen(pane)
 
 
-async def test_cancel_run_shell_command(memory_client: Client, tmux_socket: str) -> None:
-    pane = new_pane(tmux_socket)
+async def test_cancel_run_shell_command(transport_client: Client, transport_socket: str) -> None:
+    """On this machine and over ssh (``transport_client``)."""
+    memory_client, pane = transport_client, new_pane(transport_socket)
     await cancel_after(
         memory_client, 0.5, "run_shell_command", {"command": "sleep 30", "paneId": pane.pane_id}
     )
@@ -90,8 +91,10 @@ async def test_cancel_run_shell_command(memory_client: Client, tmux_socket: str)
 
 
 async def test_a_timed_out_command_keeps_running_and_the_refusal_says_how_to_stop_it(
-    memory_client: Client, tmux_socket: str
+    transport_client: Client, transport_socket: str
 ) -> None:
+    """On this machine and over ssh (``transport_client``)."""
+    memory_client, tmux_socket = transport_client, transport_socket
     pane = new_pane(tmux_socket)
     result = await call(
         memory_client, "run_command", command="sleep 30", pane_id=pane.pane_id, timeout=0.3

@@ -20,6 +20,12 @@ def memory_client(transport_client: Client) -> Client:
     return transport_client
 
 
+@pytest.fixture
+def tmux_socket(transport_socket: str) -> str:
+    """The panes are made on the transport's server (``transport_socket``)."""
+    return transport_socket
+
+
 HOSTILE = [
     ";",
     "\\;",

@@ -13,7 +13,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import anyio
@@ -24,7 +24,8 @@ from schemux.config import Settings, settings_from
 from schemux.context import ToolContext
 from schemux.errors import ConfigError
 from schemux.generated.bindings import BINDINGS
-from schemux.hosts import SshTarget, ssh_host
+from schemux.hosts import SshHost, SshTarget
+from schemux.processes import machine_tag, this_process
 from schemux.server import build_server
 from tests.ssh_server import ALIAS, BAD_KEY, NO_TMUX, OLD_TMUX, UNKNOWN_HOST, SshServer
 from tests.support import (
@@ -53,22 +54,29 @@ def context_for(target: SshTarget, socket_name: str) -> ToolContext:
 
 
 @pytest.fixture
-async def ssh_client(
+async def ssh_context(
     anyio_backend: str, tmux_socket: str, ssh_target: SshTarget
-) -> AsyncIterator[Client]:
+) -> AsyncIterator[ToolContext]:
     context = context_for(ssh_target, tmux_socket)
     try:
-        async with Client(build_server(context, BINDINGS)) as client:
-            yield client
+        yield context
     finally:
         await context.close()
 
 
-def master_pid(target: SshTarget) -> int:
-    """The running master's pid, as ``ssh -O check`` reports it."""
-    host = ssh_host(target)
+@pytest.fixture
+async def ssh_client(ssh_context: ToolContext) -> AsyncIterator[Client]:
+    async with Client(build_server(ssh_context, BINDINGS)) as client:
+        yield client
+
+
+def master_pid(context: ToolContext) -> int:
+    """The running master of the context's host, as ``ssh -O check`` reports it."""
+    host = context.host
+    assert isinstance(host, SshHost)
+    config = str(host.target.config)
     done = subprocess.run(
-        ["ssh", "-F", str(target.config), "-S", host.control_path, "-O", "check", "--", ALIAS],
+        ["ssh", "-F", config, "-S", host.control_path, "-O", "check", "--", ALIAS],
         capture_output=True,
         text=True,
         check=False,
@@ -95,14 +103,14 @@ def ssh_children() -> set[int]:
 
 
 async def test_commands_run_on_the_host_over_one_connection(
-    ssh_client: Client, tmux_socket: str, ssh_target: SshTarget
+    ssh_client: Client, ssh_context: ToolContext, tmux_socket: str
 ) -> None:
     pane = new_pane(tmux_socket)
     wait_for_shell(pane)
     command = "echo 'a;b' \"$((6*7))\""
     first = await call(ssh_client, "run_command", command=command, pane_id=pane.pane_id)
     assert first["output"] == ["a;b 42"]
-    master = master_pid(ssh_target)
+    master = master_pid(ssh_context)
     sessions = ssh_children()
     for number in range(5):
         result = await call(
@@ -110,7 +118,7 @@ async def test_commands_run_on_the_host_over_one_connection(
         )
         assert result["output"] == [str(number)]
     # no ssh process per tmux command: the same master, the same open sessions
-    assert master_pid(ssh_target) == master
+    assert master_pid(ssh_context) == master
     assert ssh_children() == sessions
 
 
@@ -120,22 +128,25 @@ def test_a_remote_command_receives_each_word_verbatim(
 ) -> None:
     mark = tmp_path / "ran"
     value = word.replace("{mark}", str(mark))
-    host = ssh_host(target=ssh_target)
-    anyio.run(host.connect)
-    argv = host.exec_command(["printf", "%s\\0", value, "second"])
-    done = subprocess.run(argv, capture_output=True, check=False)
+    host = SshHost(ssh_target)
+    try:
+        anyio.run(host.connect)
+        argv = host.exec_command(["printf", "%s\\0", value, "second"])
+        done = subprocess.run(argv, capture_output=True, check=False)
+    finally:
+        host.close()
     assert done.returncode == 0, done.stderr
     assert done.stdout == os.fsencode(value) + b"\0second\0"
     assert not mark.exists()
 
 
 async def test_a_dropped_connection_fails_the_call_at_once_and_the_next_reconnects(
-    ssh_client: Client, tmux_socket: str, ssh_target: SshTarget
+    ssh_client: Client, ssh_context: ToolContext, tmux_socket: str
 ) -> None:
     pane = new_pane(tmux_socket)
     wait_for_shell(pane)
     await call(ssh_client, "run_command", command="true", pane_id=pane.pane_id)
-    master = master_pid(ssh_target)
+    master = master_pid(ssh_context)
     failed_at: list[float] = []
     message: list[str] = []
 
@@ -159,7 +170,7 @@ async def test_a_dropped_connection_fails_the_call_at_once_and_the_next_reconnec
     wait_until(lambda: pane_format(pane, "#{pane_current_command}") == "bash")
     result = await call(ssh_client, "run_command", command="echo back", pane_id=pane.pane_id)
     assert result["output"] == ["back"]
-    assert master_pid(ssh_target) != master
+    assert master_pid(ssh_context) != master
 
 
 @pytest.mark.parametrize(
@@ -289,31 +300,77 @@ async def test_the_first_call_starts_the_server_on_the_host_with_the_agent_sessi
         remove_server(name)
 
 
+def other_machine() -> str:
+    """A machine tag that is not this machine's (its machine part differs)."""
+    here = machine_tag()
+    return ("0" if here[0] != "0" else "1") + here[1:]
+
+
+def earlier_boot() -> str:
+    """This machine's tag with another boot's part."""
+    here = machine_tag()
+    return here[:8] + ("0" if here[8] != "0" else "1") + here[9:]
+
+
+DEAD_PID = 2**22 + 7  # above pid_max's default: runs no process here
+
+
+@pytest.mark.parametrize(
+    ("owner", "kept_over_ssh", "kept_here"),
+    [
+        # a mark of before the machine was written: judged here only
+        (f"{DEAD_PID}-1", True, False),
+        # this machine's dead owner: reaped wherever the server is
+        (lambda: f"{DEAD_PID}-1-{machine_tag()}", False, False),
+        # another machine's: never judged here, whatever its pid
+        (lambda: f"{DEAD_PID}-1-{other_machine()}", True, True),
+        (lambda: f"{os.getpid()}-1-{other_machine()}", True, True),
+        # this machine's earlier boot: gone, whatever runs with that pid now
+        (lambda: f"{os.getpid()}-{this_process().start_ticks}-{earlier_boot()}", False, False),
+        # this process: alive
+        (lambda: this_process().tag, True, True),
+    ],
+    ids=["unmarked", "ours-dead", "other-dead-pid", "other-live-pid", "earlier-boot", "alive"],
+)
 async def test_marks_are_judged_only_on_their_owners_machine(
-    anyio_backend: str, tmux_socket: str, ssh_target: SshTarget
+    anyio_backend: str,
+    tmux_socket: str,
+    ssh_target: SshTarget,
+    owner: str | Callable[[], str],
+    kept_over_ssh: bool,
+    kept_here: bool,
 ) -> None:
-    """An owner is a pid of the machine it ran on: over ssh, a mark whose pid runs no
-    process here is left alone (its owner may live on that host); here, it is reaped."""
-    mark = f"@schemux-link-{2**22 + 7}-1-{os.getpid():x}"
-    tmux(tmux_socket, "set-option", "-s", mark, "@999999")
-    try:
-        for ssh, kept in [(ssh_target, True), (None, False)]:
+    """An owner is a pid of the machine it ran on, which its mark names: the marks a
+    schemux of this machine left on a server (of this host or another) are reaped by the
+    next one of this machine; another machine's are never judged here. Link marks and
+    program panes here; run_command's hold flags go through the same Owner.may_run."""
+    identity = owner if isinstance(owner, str) else owner()
+    mark = f"@schemux-link-{identity}-{os.getpid():x}"
+    for ssh, kept in [(ssh_target, kept_over_ssh), (None, kept_here)]:
+        pane = new_pane(tmux_socket)
+        option = ("set-option", "-p", "-t", pane.pane_id, "@schemux-program", identity)
+        tmux(tmux_socket, *option, ";", "set-option", "-s", mark, "@999999")
+        try:
             context = ToolContext(Settings(socket_name=tmux_socket, ssh=ssh))
             try:
                 await context.abandoned.settled(context.tmux())
             finally:
                 await context.close()
             options = tmux(tmux_socket, "show-options", "-s")
-            assert (mark in options) is kept, (ssh, options)
-    finally:
-        tmux(tmux_socket, "set-option", "-su", mark, check=False)
+            assert (mark in options) is kept, (ssh, identity, options)
+            panes = tmux(tmux_socket, "list-panes", "-a", "-F", "#{pane_id}").split()
+            assert (pane.pane_id in panes) is kept, (ssh, identity)
+        finally:
+            tmux(tmux_socket, "set-option", "-su", mark, check=False)
+            tmux(tmux_socket, "kill-pane", "-t", pane.pane_id, check=False)
 
 
 def connection_processes(sshd: SshServer) -> list[int]:
-    """The sshd processes serving connections (the listener's descendants)."""
+    """The sshd processes serving connections (the listener's descendants; the listener
+    is the child of ``unshare``, ``tests.ssh_server``)."""
     found: list[int] = []
     parents = {sshd.process.pid}
-    for _ in range(3):  # the connection's process, its privilege-separated child, ...
+    for depth in range(4):  # the listener, the connection's process, its child, ...
         children = []
         for entry in Path("/proc").iterdir():
             if not entry.name.isdigit():
@@ -324,7 +381,8 @@ def connection_processes(sshd: SshServer) -> list[int]:
                 continue
             if int(stat[stat.rindex(")") + 2 :].split()[1]) in parents:
                 children.append(int(entry.name))
-        found += children
+        if depth:
+            found += children
         parents = set(children)
     return found
 

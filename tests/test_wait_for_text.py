@@ -30,6 +30,12 @@ def memory_client(transport_client: Client) -> Client:
     return transport_client
 
 
+@pytest.fixture
+def tmux_socket(transport_socket: str) -> str:
+    """The panes are made on the transport's server (``transport_socket``)."""
+    return transport_socket
+
+
 async def send(client: Client, pane: Pane, keys: str, **options: Any) -> None:
     await call(client, "send_keys", keys=keys, pane_id=pane.pane_id, **options)
 
