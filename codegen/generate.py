@@ -14,6 +14,7 @@ from codegen.models import model_source
 from codegen.projection import Projection
 from codegen.readme import summary
 from codegen.templating import TEMPLATES
+from codegen.tmux_fields import TmuxFields, libtmux_fields
 from codegen.validation import wraps_result
 
 GENERATED_DIR = Path("generated")
@@ -42,13 +43,18 @@ def render_generated(
     served: list[str],
     projections: Mapping[str, Projection],
     defaults: Mapping[str, Mapping[str, Any]] | None = None,
+    tmux_fields: TmuxFields | None = None,
 ) -> dict[Path, str]:
     """Every file of ``generated/`` by path relative to ``root``, formatted.
 
     ``documents`` maps tool names to tool documents; ``served`` names those with a
     handler; ``projections`` holds the projected inputSchema of the tools that need one;
-    ``defaults`` the defaults their contracts state in words only, for the models.
+    ``defaults`` the defaults their contracts state in words only, for the models;
+    ``tmux_fields`` the format names tmux_format checks rows against (the installed
+    libtmux's unless given).
     """
+    if tmux_fields is None:
+        tmux_fields = libtmux_fields()
     names = sorted(documents)
     sources = {name: model_source(documents[name], (defaults or {}).get(name)) for name in names}
     tools = [_tool_module(documents[name], sources[name]) for name in names]
@@ -69,6 +75,12 @@ def render_generated(
             "serving.py.j2",
             schemas={name: projections[name].schema for name in sorted(projections)},
             summaries={name: summary(documents[name]) for name in names},
+        ),
+        GENERATED_DIR / "tmux_fields.py": _render(
+            "tmux_fields.py.j2",
+            fields=tmux_fields,
+            names=sorted(tmux_fields.names),
+            since={name: tmux_fields.since[name] for name in sorted(tmux_fields.since)},
         ),
         GENERATED_DIR / "bindings.py": _render(
             "bindings.py.j2",

@@ -5,4 +5,6 @@
 - ``serving``: the inputSchema projections served where a contract breaks a provider
   rule, and each tool's one-line summary.
 - ``bindings``: ``BINDINGS`` for the tools that have a handler, and ``UNSERVED``.
+- ``tmux_fields``: the tmux format names libtmux knows, and since which tmux version
+  (from libtmux, not schemas/tools/; schemux.tmux_format checks rows against them).
 """

@@ -16,8 +16,10 @@ Rows are typed (``tmux_row``): a frozen dataclass whose fields bear tmux's forma
 (``pane_id``, ``history_size``; a user option through ``option``), typed
 ``str``, ``int``, ``int | None`` (tmux may print nothing) or ``bool`` (tmux's ``1``).
 Which names exist, and since which tmux version, is libtmux's knowledge
-(``libtmux.neo``): a row naming a field that the oldest tmux schemux serves lacks is
-refused when it is defined, so every row is readable on every tmux schemux runs on.
+(``libtmux.neo``), which codegen copies into ``schemux.generated.tmux_fields`` (so that
+schemux does not import libtmux at run time): a row naming a field that the oldest tmux
+schemux serves lacks is refused when it is defined, so every row is readable on every
+tmux schemux runs on.
 ``query`` runs one command printing such rows, over schemux's engine (libtmux is not
 the transport); a command line that reads a row besides other output uses
 ``row_format`` and ``parse_row``.
@@ -33,9 +35,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from libtmux.neo import FIELD_VERSION, Obj
-
 from schemux.errors import SchemuxError
+from schemux.generated.tmux_fields import FIELD_VERSION, FORMAT_NAMES
 from schemux.tmux_version import MINIMUM_VERSION, parse_version
 
 # the order matters: "!" first, so that the codes the others leave are not encoded again
@@ -83,9 +84,10 @@ class Query:
         return [decode(part) for part in parts]
 
 
-# format names that tmux has had since before 3.3 and libtmux 0.62's Obj lacks
+# The one exception to libtmux's table: format names that tmux has had since before 3.3
+# and libtmux 0.62's Obj lacks (the generated table holds only what libtmux knows).
 _ALSO_KNOWN = frozenset({"alternate_on"})
-_KNOWN = frozenset(Obj.__dataclass_fields__) | _ALSO_KNOWN
+_KNOWN = FORMAT_NAMES | _ALSO_KNOWN
 _TMUX_NAME = "tmux_name"
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -79,6 +81,7 @@ def test_rows_name_only_fields_every_served_tmux_has() -> None:
     defined; user options are the user's."""
     check_field("pane_dead_signal")  # since 3.3
     check_field("@anything")
+    check_field("alternate_on")  # tmux's since before 3.3; libtmux 0.62's Obj lacks it
     with pytest.raises(TypeError, match="not a tmux format name"):
         check_field("pane_nonsense")
     with pytest.raises(TypeError, match=r"needs tmux 3\.7"):
@@ -162,3 +165,13 @@ def test_query_lists_rows_and_reads_a_missing_target_as_none(socket: str) -> Non
     assert listed[0].pane_pid is not None
     assert shown == listed
     assert missing == []
+
+
+def test_schemux_starts_without_libtmux() -> None:
+    """libtmux's table of formats is generated into schemux (generated/tmux_fields.py):
+    importing it at run time cost tens of milliseconds of every cold start."""
+    probe = "import sys, schemux.cli, schemux.tmux_format; print('libtmux' in sys.modules)"
+    completed = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    )
+    assert completed.stdout == "False\n"
