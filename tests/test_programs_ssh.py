@@ -8,6 +8,7 @@ files and processes directly.
 from __future__ import annotations
 
 import os
+import secrets
 import signal
 import sys
 import time
@@ -34,10 +35,12 @@ pytestmark = pytest.mark.anyio
 
 @pytest.fixture
 async def remote(
-    anyio_backend: str, tmux_socket: str, ssh_target: SshTarget
+    anyio_backend: str, remote_tmux_socket: str, ssh_target: SshTarget
 ) -> AsyncIterator[tuple[Client, ToolContext]]:
     limits = ProgramLimits(max_running=100, retained_ended=100)
-    context = ToolContext(Settings(socket_name=tmux_socket, program_limits=limits, ssh=ssh_target))
+    context = ToolContext(
+        Settings(socket_name=remote_tmux_socket, program_limits=limits, ssh=ssh_target)
+    )
     try:
         async with Client(build_server(context, BINDINGS)) as client:
             yield client, context
@@ -136,17 +139,43 @@ async def test_hostile_argv_and_directory_reach_the_program_verbatim(
     assert not mark.exists()
 
 
+def local_pid(remote_pid: int, argv: list[bytes]) -> int:
+    """The pid on this machine of the process the remote host (the sshd's pid namespace)
+    calls ``remote_pid``, running ``argv`` (once it has exec'd it): its NSpid's last field
+    is the remote pid."""
+    deadline = time.monotonic() + 5
+    while (found := find_local_pid(remote_pid, argv)) is None:
+        assert time.monotonic() < deadline, f"no {argv!r} is pid {remote_pid} on the remote host"
+        time.sleep(0.01)
+    return found
+
+
+def find_local_pid(remote_pid: int, argv: list[bytes]) -> int | None:
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            words = (entry / "cmdline").read_bytes().split(b"\0")[:-1]
+            status = (entry / "status").read_text()
+        except OSError:
+            continue
+        spaces = [line.split()[1:] for line in status.splitlines() if line.startswith("NSpid:")]
+        if words == argv and spaces and len(spaces[0]) > 1 and int(spaces[0][-1]) == remote_pid:
+            return int(entry.name)
+    return None
+
+
 async def test_stop_and_expiry_end_the_remote_process_tree(
     remote: tuple[Client, ToolContext],
 ) -> None:
     client, _ = remote
-    script = "setsid sleep 300 & echo $!; sleep 300"
     for how in ("stop", "expire"):
+        lasting = f"300.{secrets.randbelow(10**6)}"  # names the child among the machine's
+        script = f"setsid sleep {lasting} & echo $!; sleep 300"
         lifetime = {"lifetimeMs": 800} if how == "expire" else {}
         started = await call(client, "start_program", argv=["sh", "-c", script], **lifetime)
         page = await call(client, "read_program", programId=started["programId"], maxLines=1)
-        child = int(page["text"])
-        assert Path(f"/proc/{child}").exists()
+        child = local_pid(int(page["text"]), [b"sleep", lasting.encode()])
         if how == "stop":
             stopped = await call(client, "stop_program", programId=started["programId"])
             assert stopped["outcome"] == "stopped"
@@ -158,9 +187,9 @@ async def test_stop_and_expiry_end_the_remote_process_tree(
 
 
 async def test_the_remote_runtime_directory_is_private_and_goes_at_close(
-    tmux_socket: str, anyio_backend: str, ssh_target: SshTarget
+    remote_tmux_socket: str, anyio_backend: str, ssh_target: SshTarget
 ) -> None:
-    context = ToolContext(Settings(socket_name=tmux_socket, ssh=ssh_target))
+    context = ToolContext(Settings(socket_name=remote_tmux_socket, ssh=ssh_target))
     async with Client(build_server(context, BINDINGS)) as client:
         started = await call(client, "start_program", argv=["sleep", "30"], input="in")
         root = Path(remote_root(context))
@@ -188,7 +217,7 @@ def schemux_processes(socket_name: str) -> list[int]:
 
 
 async def test_kill_9_of_schemux_removes_the_remote_directory(
-    tmux_socket: str, anyio_backend: str, ssh_target: SshTarget
+    remote_tmux_socket: str, anyio_backend: str, ssh_target: SshTarget
 ) -> None:
     from mcp import StdioServerParameters
 
@@ -196,7 +225,7 @@ async def test_kill_9_of_schemux_removes_the_remote_directory(
     parameters = StdioServerParameters(
         command=sys.executable,
         args=[
-            "-m", "schemux", "serve", "--socket-name", tmux_socket,
+            "-m", "schemux", "serve", "--socket-name", remote_tmux_socket,
             "--ssh", ssh_target.destination, "--ssh-config", ssh_target.config,
         ],
     )  # fmt: skip
@@ -208,7 +237,7 @@ async def test_kill_9_of_schemux_removes_the_remote_directory(
         async with Client(parameters) as client:
             started = await call(client, "start_program", argv=["sleep", "300"])
             made.update(set(Path("/tmp").glob("schemux-remote-*")) - before)
-            pids = schemux_processes(tmux_socket)
+            pids = schemux_processes(remote_tmux_socket)
             assert len(pids) == 1
             os.kill(pids[0], signal.SIGKILL)
             killed.append(pids[0])
@@ -261,13 +290,13 @@ HOSTILE_VALUES = [
 
 
 async def test_hostile_variables_of_a_shell_reach_a_remote_program_verbatim(
-    remote: tuple[Client, ToolContext], tmux_socket: str, tmp_path: Path
+    remote: tuple[Client, ToolContext], remote_tmux_socket: str, tmp_path: Path
 ) -> None:
     """inheritShell's values, read from a shell's environment, become the remote
     program's environment byte for byte: no remote shell reads them."""
     client, _ = remote
     mark = tmp_path / "ran"
-    pane = new_pane(tmux_socket)
+    pane = new_pane(remote_tmux_socket)
     wait_for_shell(pane)
     names = []
     for index, template in enumerate(HOSTILE_VALUES):
@@ -275,7 +304,7 @@ async def test_hostile_variables_of_a_shell_reach_a_remote_program_verbatim(
         value_file.write_text(template.replace("{mark}", str(mark)))
         names.append(f"SCHEMUX_HOSTILE_{index}")
         command = f'export SCHEMUX_HOSTILE_{index}="$(cat {value_file})"'
-        tmux(tmux_socket, "send-keys", "-t", pane.pane_id, command, "Enter")
+        tmux(remote_tmux_socket, "send-keys", "-t", pane.pane_id, command, "Enter")
     script = 'for name in "$@"; do printenv "$name" | od -An -v -tx1; echo; done'
     result = await call(
         client, "run_program", argv=["sh", "-c", script, "sh", *names],
