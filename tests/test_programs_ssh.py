@@ -7,6 +7,7 @@ files and processes directly.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import signal
@@ -26,6 +27,7 @@ from schemux.generated.bindings import BINDINGS
 from schemux.hosts import SshTarget
 from schemux.programs import ProgramLimits
 from schemux.programs.remote import RemoteHost
+from schemux.programs.store import GATE_GRACE_SECONDS
 from schemux.server import build_server
 from tests.support import call, call_error, new_pane, tmux, wait_for_shell, wait_until
 from tests.test_ssh import HOSTILE_WORDS, master_pid
@@ -141,7 +143,7 @@ async def test_hostile_argv_and_directory_reach_the_program_verbatim(
 
 def local_pid(remote_pid: int, argv: list[bytes]) -> int:
     """The pid on this machine of the process the remote host (the sshd's pid namespace)
-    calls ``remote_pid``, running ``argv`` (once it has exec'd it): its NSpid's last field
+    calls ``remote_pid``, with each word of ``argv`` (once it has exec'd): its NSpid's last field
     is the remote pid."""
     deadline = time.monotonic() + 5
     while (found := find_local_pid(remote_pid, argv)) is None:
@@ -160,7 +162,12 @@ def find_local_pid(remote_pid: int, argv: list[bytes]) -> int | None:
         except OSError:
             continue
         spaces = [line.split()[1:] for line in status.splitlines() if line.startswith("NSpid:")]
-        if words == argv and spaces and len(spaces[0]) > 1 and int(spaces[0][-1]) == remote_pid:
+        if (
+            all(word in words for word in argv)
+            and spaces
+            and len(spaces[0]) > 1
+            and int(spaces[0][-1]) == remote_pid
+        ):
             return int(entry.name)
     return None
 
@@ -316,3 +323,89 @@ async def test_hostile_variables_of_a_shell_reach_a_remote_program_verbatim(
     ]
     assert ["".join(g.split()) for g in got] == expected
     assert not mark.exists()
+
+
+async def test_stop_reaches_a_program_that_ignores_term_only_through_its_gate(
+    remote: tuple[Client, ToolContext],
+) -> None:
+    """stop_program signals the gate through the helper (by its pidfd): the gate's SIGTERM
+    is ignored, its SIGKILL after the grace ends the program, and the gate tells the end.
+    A signal that missed the gate would leave only the pane's removal: no status, lost."""
+    client, _ = remote
+    script = "trap '' TERM HUP; echo started; while :; do sleep 0.1; done"
+    started = await call(client, "start_program", argv=["sh", "-c", script])
+    page = await call(client, "read_program", programId=started["programId"], maxLines=1)
+    assert page["text"] == "started\n"
+    reads: list[dict[str, Any]] = []
+
+    async def reader() -> None:
+        reads.append(
+            await call(
+                client, "read_program", programId=started["programId"], cursor=page["cursor"],
+                timeoutMs=20_000,
+            )
+        )  # fmt: skip
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(reader)
+        await anyio.sleep(0.3)
+        stopped = await call(client, "stop_program", programId=started["programId"])
+    assert (stopped["outcome"], stopped["wasRunning"]) == ("stopped", True)
+    assert (reads[0]["outcome"], reads[0]["signal"]) == ("stopped", "SIGKILL")
+    assert reads[0]["lostEnd"] is False
+
+
+async def test_the_watch_sees_the_gate_run_and_exit(
+    remote: tuple[Client, ToolContext], remote_tmux_socket: str
+) -> None:
+    """The helper watches the gate itself: a gate that runs on past the gate grace is not
+    taken for gone, and a gate killed outright (no marker ever comes) ends its program as
+    gone all the same."""
+    client, context = remote
+    lasting = f"300.{secrets.randbelow(10**6)}"
+    started = await call(client, "start_program", argv=["sleep", lasting])
+    gate_path = f"{remote_root(context)}/program_gate.pl".encode()
+    pane_pid = tmux(remote_tmux_socket, "display", "-p", "-t", started["paneId"], "#{pane_pid}")
+    gate = local_pid(int(pane_pid), [gate_path])
+    program = local_pid(int(tmux_pid_of_child(gate)), [b"sleep", lasting.encode()])
+    try:
+        await anyio.sleep(GATE_GRACE_SECONDS + 0.5)
+        page = await call(client, "read_program", programId=started["programId"])
+        assert page["outcome"] == "running"
+        os.kill(gate, signal.SIGKILL)
+        _, end = await read_all(client, started["programId"])
+        assert (end["outcome"], end["lostEnd"]) == ("gone", True)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(program, signal.SIGKILL)
+
+
+def tmux_pid_of_child(parent: int) -> int:
+    """The remote pid (NSpid's last field) of the one child of ``parent`` (a local pid)."""
+    deadline = time.monotonic() + 5
+    while True:
+        children = Path(f"/proc/{parent}/task/{parent}/children").read_text().split()
+        if children:
+            status = Path(f"/proc/{children[0]}/status").read_text()
+            (line,) = [line for line in status.splitlines() if line.startswith("NSpid:")]
+            return int(line.split()[-1])
+        assert time.monotonic() < deadline, f"process {parent} started no child"
+        time.sleep(0.01)
+
+
+async def test_a_tmux_server_in_another_pid_namespace_is_a_clear_error(
+    main_tmux_socket: str, anyio_backend: str, ssh_target: SshTarget
+) -> None:
+    """A tmux server on this machine reached over ssh (the sshd runs in its own pid
+    namespace): the pane's pid names no process where the helper runs, so no program is
+    started there, with an error that says why, and its pane goes."""
+    context = ToolContext(Settings(socket_name=main_tmux_socket, ssh=ssh_target))
+    try:
+        async with Client(build_server(context, BINDINGS)) as client:
+            message = await call_error(client, "start_program", argv=["sh", "-c", "echo ran"])
+    finally:
+        await context.close()
+    assert "pid namespace" in message, message
+    assert "the tmux server started on that host" in message, message
+    commands = tmux(main_tmux_socket, "list-panes", "-a", "-F", "#{pane_start_command}")
+    assert "program_gate" not in commands, commands
