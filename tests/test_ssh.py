@@ -235,6 +235,10 @@ def test_serve_and_doctor_check_the_host_at_start(
         server_line = next(line for line in doctor.stdout.splitlines() if "  server: " in line)
         assert server_line.startswith("OK"), server_line
         assert f"on host {alias!r}" in server_line, server_line
+        perl_line = next(line for line in doctor.stdout.splitlines() if "  perl: " in line)
+        assert perl_line.startswith("OK"), perl_line
+        assert "perl 5." in perl_line, perl_line
+        assert f"on host {alias!r} (programs run under it)" in perl_line, perl_line
     else:
         assert ssh_line.startswith("FAIL"), ssh_line
         assert expected in ssh_line, ssh_line
@@ -452,3 +456,18 @@ def test_options_win_over_the_environment_for_ssh() -> None:
     chosen = settings_from(env, ssh="option-host", ssh_config="/option/config")
     assert chosen.ssh == SshTarget("option-host", "/option/config")
     assert settings_from({}).ssh is None
+
+
+def test_doctor_says_when_the_host_has_no_perl(sshd: SshServer, tmux_socket: str) -> None:
+    """A host whose PATH has no perl (nor tmux) can run no program: doctor's perl line
+    fails and says how to fix it."""
+    doctor = subprocess.run(
+        [sys.executable, "-m", "schemux", "doctor", "--ssh", NO_TMUX,
+         "--ssh-config", str(sshd.config), "-L", tmux_socket],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    perl_line = next(line for line in doctor.stdout.splitlines() if "  perl: " in line)
+    assert perl_line.startswith("FAIL"), perl_line
+    assert f"perl cannot run on host {NO_TMUX!r}" in perl_line, perl_line
+    assert "programs over ssh need it" in doctor.stdout
+    assert doctor.returncode == 1
