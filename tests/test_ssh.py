@@ -247,15 +247,24 @@ def test_serve_and_doctor_check_the_host_at_start(
         assert expected in tools.stderr, tools.stderr
 
 
-async def test_programs_run_over_ssh(ssh_client: Client) -> None:
-    """Every program tool works over ssh (tests/test_programs_ssh.py has the rest)."""
-    ran = await call(ssh_client, "run_program", argv=["sh", "-c", "echo ran; exit 4"])
-    assert (ran["output"], ran["exitStatus"]) == ("ran", 4)
-    started = await call(ssh_client, "start_program", argv=["sh", "-c", "echo up; sleep 30"])
-    page = await call(ssh_client, "read_program", programId=started["programId"], maxLines=1)
-    assert page["text"] == "up\n"
-    stopped = await call(ssh_client, "stop_program", programId=started["programId"])
-    assert (stopped["outcome"], stopped["wasRunning"]) == ("stopped", True)
+async def test_programs_run_over_ssh(
+    anyio_backend: str, remote_tmux_socket: str, ssh_target: SshTarget
+) -> None:
+    """Every program tool works over ssh, on a tmux server in the ssh session's pid
+    namespace (tests/test_programs_ssh.py has the rest)."""
+    context = context_for(ssh_target, remote_tmux_socket)
+    try:
+        async with Client(build_server(context, BINDINGS)) as client:
+            ran = await call(client, "run_program", argv=["sh", "-c", "echo ran; exit 4"])
+            assert (ran["output"], ran["exitStatus"]) == ("ran", 4)
+            started = await call(client, "start_program", argv=["sh", "-c", "echo up; sleep 30"])
+            program_id = started["programId"]
+            page = await call(client, "read_program", programId=program_id, maxLines=1)
+            assert page["text"] == "up\n"
+            stopped = await call(client, "stop_program", programId=program_id)
+            assert (stopped["outcome"], stopped["wasRunning"]) == ("stopped", True)
+    finally:
+        await context.close()
 
 
 async def test_capture_over_ssh_reads_but_cannot_track(
