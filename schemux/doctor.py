@@ -33,6 +33,7 @@ from schemux.errors import (
     TmuxUnavailable,
     TrackingUnavailable,
     preview,
+    shorten,
 )
 from schemux.hosts import LOCAL, Host, SshHost, host_for
 from schemux.http_config import ENV_TOKEN, http_config_from, is_loopback
@@ -108,6 +109,8 @@ def diagnose(env: Mapping[str, str], options: Options) -> list[Check]:
     try:  # the run owns its host: an ssh master ends with the checks that used it
         tmux = check_ssh(host) if isinstance(host, SshHost) else check_tmux_program()
         checks = [tmux] if problem is None else [tmux, problem]
+        if isinstance(host, SshHost):
+            checks.append(check_remote_perl(host))
         if settings is not None:
             if tmux.status == "fail":
                 checks.append(Check("server", "warn", "not checked: tmux cannot run"))
@@ -150,6 +153,34 @@ def check_ssh(host: SshHost) -> Check:
             "ssh", "fail", error.message, error.suggestion or "check the host and ssh's config"
         )
     return Check("ssh", "ok", f"connected (one multiplexed connection); {version}")
+
+
+def check_remote_perl(host: SshHost) -> Check:
+    """perl on the ssh host, on the PATH its non-interactive shell has: programs run there
+    under the Perl gate and helper (``schemux.programs.remote``)."""
+    fix = "install perl (perl-base) on that host: programs over ssh need it"
+    try:
+        done = subprocess.run(
+            host.exec_command(["perl", "-e", 'printf "perl %vd at %s\n", $^V, $^X']),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=TMUX_SECONDS,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return Check(
+            "perl", "fail", f"perl on {host.describe()} did not answer within "
+            f"{TMUX_SECONDS:g} s", fix,
+        )  # fmt: skip
+    if done.returncode == 255:  # ssh's own failure: the ssh line says why
+        return Check("perl", "warn", f"not checked: no ssh connection to {host.describe()}")
+    said = done.stdout.strip()
+    if done.returncode != 0 or not said.startswith("perl "):
+        reason = shorten(" ".join(done.stderr.split()), 200) or f"exit status {done.returncode}"
+        return Check("perl", "fail", f"perl cannot run on {host.describe()}: {reason}", fix)
+    return Check("perl", "ok", f"{said} on {host.describe()} (programs run under it)")
 
 
 def check_server(settings: Settings, host: Host = LOCAL) -> Check:

@@ -134,15 +134,27 @@ async def programs(
     request: pytest.FixtureRequest, anyio_backend: str, tmux_socket: str
 ) -> AsyncIterator[tuple[Client, ToolContext]]:
     """schemux in this process with room for many programs, running and ended; once on
-    this machine and once over ssh to the same tmux server."""
+    this machine's ``tmux_socket`` and once over ssh to a tmux server started over ssh
+    (``remote_tmux_socket``), in the pid namespace the program helper runs in, as on a
+    real remote host. ``programs_socket`` names the server in use."""
     limits = ProgramLimits(max_running=400, retained_ended=400)
     ssh = over_ssh(request, request.param)
-    context = ToolContext(Settings(socket_name=tmux_socket, program_limits=limits, ssh=ssh))
+    socket_name = tmux_socket if ssh is None else request.getfixturevalue("remote_tmux_socket")
+    context = ToolContext(Settings(socket_name=socket_name, program_limits=limits, ssh=ssh))
     try:
         async with Client(build_server(context, BINDINGS)) as client:
             yield client, context
     finally:
         await context.close()
+
+
+@pytest.fixture
+def programs_socket(programs: tuple[Client, ToolContext]) -> str:
+    """The tmux server ``programs`` makes its panes on (tmux -L reaches either: the
+    remote one is this machine's too, over loopback)."""
+    socket_name = programs[1].settings.socket_name
+    assert socket_name is not None
+    return socket_name
 
 
 @pytest.fixture

@@ -87,7 +87,7 @@ def tree_gone(tag: str, timeout: float = 4.0) -> bool:
 
 @pytest.mark.parametrize("name", HOSTILE_NAMES)
 async def test_a_start_directory_is_taken_literally(
-    programs: tuple[Client, ToolContext], tmux_socket: str, tmp_path: Path, name: str
+    programs: tuple[Client, ToolContext], programs_socket: str, tmp_path: Path, name: str
 ) -> None:
     client, _ = programs
     directory = tmp_path / name
@@ -101,7 +101,7 @@ async def test_a_start_directory_is_taken_literally(
         assert result["output"] == repr(str(directory))
         # the same directory as the current path of a fromPaneId pane
         pane = tmux(
-            tmux_socket, "new-window", "-d", "-P", "-F", "#{pane_id}", "--",
+            programs_socket, "new-window", "-d", "-P", "-F", "#{pane_id}", "--",
             "sh", "-c", 'cd "$1" && exec sleep 30', "sh", str(directory),
         ).strip()  # fmt: skip
         await anyio.sleep(0.3)
@@ -110,7 +110,7 @@ async def test_a_start_directory_is_taken_literally(
             fromPaneId=pane,
         )  # fmt: skip
         assert beside["output"] == repr(str(directory))
-        tmux(tmux_socket, "kill-pane", "-t", pane)
+        tmux(programs_socket, "kill-pane", "-t", pane)
     finally:
         os.chdir("/")
     assert not list(tmp_path.rglob("PWNED"))
@@ -141,7 +141,7 @@ async def test_argv_and_input_arrive_exactly(programs: tuple[Client, ToolContext
 
 
 async def test_a_semicolon_is_an_argument(
-    programs: tuple[Client, ToolContext], tmux_socket: str, tmp_path: Path
+    programs: tuple[Client, ToolContext], programs_socket: str, tmp_path: Path
 ) -> None:
     client, _ = programs
     (tmp_path / "x").touch()
@@ -152,7 +152,7 @@ async def test_a_semicolon_is_an_argument(
     assert (found["output"], found["exitStatus"]) == ("./x", 0)
     done = await call(client, "run_program", argv=["true", ";", "kill-server"])
     assert (done["outcome"], done["exitStatus"]) == ("completed", 0)
-    assert "keepalive" in tmux(tmux_socket, "list-sessions")
+    assert "keepalive" in tmux(programs_socket, "list-sessions")
 
 
 async def test_a_hostile_temporary_directory_carries_the_copy(
@@ -272,12 +272,12 @@ async def test_stop_and_expiry_end_the_whole_tree(programs: tuple[Client, ToolCo
 
 
 async def test_cancelling_run_program_ends_it_and_a_read_changes_nothing(
-    programs: tuple[Client, ToolContext], tmux_socket: str
+    programs: tuple[Client, ToolContext], programs_socket: str
 ) -> None:
     client, _ = programs
 
     def program_panes() -> set[str]:
-        rows = tmux(tmux_socket, "list-panes", "-a", "-F", f"#{{pane_id}} #{{{PANE_OPTION}}}")
+        rows = tmux(programs_socket, "list-panes", "-a", "-F", f"#{{pane_id}} #{{{PANE_OPTION}}}")
         return {row.split()[0] for row in rows.splitlines() if len(row.split()) == 2}
 
     before = program_panes()
@@ -485,13 +485,20 @@ async def test_a_start_cancelled_while_its_copy_opens_leaves_no_descriptor(
 
 
 async def test_inherited_variables_arrive_exactly(
-    programs: tuple[Client, ToolContext], tmux_socket: str
+    programs: tuple[Client, ToolContext], programs_socket: str
 ) -> None:
     client, _ = programs
-    pane = new_pane(tmux_socket)
+    pane = new_pane(programs_socket)
     value = "#{pane_id} #(touch PWNED) ## ; \\; -x '\" $HOME"
-    tmux(tmux_socket, "send-keys", "-l", "-t", pane.pane_id, f"export HOSTILE={shlex.quote(value)}")
-    tmux(tmux_socket, "send-keys", "-t", pane.pane_id, "Enter")
+    tmux(
+        programs_socket,
+        "send-keys",
+        "-l",
+        "-t",
+        pane.pane_id,
+        f"export HOSTILE={shlex.quote(value)}",
+    )
+    tmux(programs_socket, "send-keys", "-t", pane.pane_id, "Enter")
     await anyio.sleep(0.3)
     result = await call(
         client, "run_program", argv=["sh", "-c", 'printf %s "$HOSTILE"'], fromPaneId=pane.pane_id,

@@ -153,11 +153,11 @@ async def test_stop_during_a_waiting_read(programs: tuple[Client, ToolContext]) 
 
 
 async def test_a_pane_killed_from_outside_is_gone(
-    programs: tuple[Client, ToolContext], tmux_socket: str
+    programs: tuple[Client, ToolContext], programs_socket: str
 ) -> None:
     client, _ = programs
     started = await call(client, "start_program", argv=["sleep", "30"])
-    tmux(tmux_socket, "kill-pane", "-t", started["paneId"])
+    tmux(programs_socket, "kill-pane", "-t", started["paneId"])
     _, end = await read_all(client, started["programId"])
     assert end["outcome"] == "gone"
     assert end["lostEnd"] is True
@@ -173,17 +173,17 @@ async def test_lifetime_expires(programs: tuple[Client, ToolContext]) -> None:
 
 
 async def test_bad_input_is_refused_and_changes_nothing(
-    programs: tuple[Client, ToolContext], tmux_socket: str
+    programs: tuple[Client, ToolContext], programs_socket: str
 ) -> None:
     client, _ = programs
-    windows = tmux(tmux_socket, "list-windows", "-a")
+    windows = tmux(programs_socket, "list-windows", "-a")
     assert "not found" in await call_error(client, "start_program", argv=["no-such-program-x"])
     assert "cannot be entered" in await call_error(
         client, "start_program", argv=["true"], startDirectory="/no/such/dir"
     )
     assert "minItems" in await call_error(client, "start_program", argv=[])
     assert "no program 'p0'" in await call_error(client, "read_program", programId="p0")
-    assert tmux(tmux_socket, "list-windows", "-a") == windows
+    assert tmux(programs_socket, "list-windows", "-a") == windows
     first = await call(client, "start_program", argv=["echo", "one"])
     second = await call(client, "start_program", argv=["echo", "two"])
     page = await call(client, "read_program", programId=first["programId"], timeoutMs=5000)
@@ -217,11 +217,18 @@ async def test_retention_lets_the_oldest_output_go(tmux_socket: str, anyio_backe
 
 
 async def test_inherit_the_variables_a_shell_exported(
-    programs: tuple[Client, ToolContext], tmux_socket: str
+    programs: tuple[Client, ToolContext], programs_socket: str
 ) -> None:
     client, _ = programs
-    pane = new_pane(tmux_socket)
-    tmux(tmux_socket, "send-keys", "-t", pane.pane_id, "export SCHEMUX_ONLY_IN_SHELL=yes", "Enter")
+    pane = new_pane(programs_socket)
+    tmux(
+        programs_socket,
+        "send-keys",
+        "-t",
+        pane.pane_id,
+        "export SCHEMUX_ONLY_IN_SHELL=yes",
+        "Enter",
+    )
     script = 'echo "${SCHEMUX_ONLY_IN_SHELL:-unset}"'
     plain, _ = await run(client, ["sh", "-c", script], fromPaneId=pane.pane_id)
     assert plain == "unset\n"
@@ -265,13 +272,13 @@ async def test_the_running_limit_is_a_clear_error(tmux_socket: str, anyio_backen
 
 
 async def test_run_program_keep_leaves_the_pane(
-    programs: tuple[Client, ToolContext], tmux_socket: str
+    programs: tuple[Client, ToolContext], programs_socket: str
 ) -> None:
     client, _ = programs
-    before = set(tmux(tmux_socket, "list-panes", "-a", "-F", "#{pane_id}").split())
+    before = set(tmux(programs_socket, "list-panes", "-a", "-F", "#{pane_id}").split())
     result = await call(client, "run_program", argv=["echo", "kept"], keep=True)
     assert result["output"] == "kept"
-    after = tmux(tmux_socket, "list-panes", "-a", "-F", "#{pane_id} #{pane_dead}").splitlines()
+    after = tmux(programs_socket, "list-panes", "-a", "-F", "#{pane_id} #{pane_dead}").splitlines()
     new = [line for line in after if line.split()[0] not in before]
     assert [line.split()[1] for line in new] == ["1"]  # one new pane, dead, left for a person
 
@@ -300,10 +307,10 @@ async def test_output_past_the_copy_limit_is_cut(tmux_socket: str, anyio_backend
 
 
 async def test_a_program_the_shell_cannot_find_is_not_started(
-    programs: tuple[Client, ToolContext], tmux_socket: str
+    programs: tuple[Client, ToolContext], programs_socket: str
 ) -> None:
     client, _ = programs
-    pane = new_pane(tmux_socket)
+    pane = new_pane(programs_socket)
     text, end = await run(
         client, ["schemux-missing-program"], fromPaneId=pane.pane_id, inheritShell=["HOME"]
     )

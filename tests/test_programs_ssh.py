@@ -7,7 +7,9 @@ files and processes directly.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import secrets
 import signal
 import sys
 import time
@@ -25,6 +27,7 @@ from schemux.generated.bindings import BINDINGS
 from schemux.hosts import SshTarget
 from schemux.programs import ProgramLimits
 from schemux.programs.remote import RemoteHost
+from schemux.programs.store import GATE_GRACE_SECONDS
 from schemux.server import build_server
 from tests.support import call, call_error, new_pane, tmux, wait_for_shell, wait_until
 from tests.test_ssh import HOSTILE_WORDS, master_pid
@@ -34,10 +37,12 @@ pytestmark = pytest.mark.anyio
 
 @pytest.fixture
 async def remote(
-    anyio_backend: str, tmux_socket: str, ssh_target: SshTarget
+    anyio_backend: str, remote_tmux_socket: str, ssh_target: SshTarget
 ) -> AsyncIterator[tuple[Client, ToolContext]]:
     limits = ProgramLimits(max_running=100, retained_ended=100)
-    context = ToolContext(Settings(socket_name=tmux_socket, program_limits=limits, ssh=ssh_target))
+    context = ToolContext(
+        Settings(socket_name=remote_tmux_socket, program_limits=limits, ssh=ssh_target)
+    )
     try:
         async with Client(build_server(context, BINDINGS)) as client:
             yield client, context
@@ -136,17 +141,48 @@ async def test_hostile_argv_and_directory_reach_the_program_verbatim(
     assert not mark.exists()
 
 
+def local_pid(remote_pid: int, argv: list[bytes]) -> int:
+    """The pid on this machine of the process the remote host (the sshd's pid namespace)
+    calls ``remote_pid``, with each word of ``argv`` (once it has exec'd): its NSpid's last field
+    is the remote pid."""
+    deadline = time.monotonic() + 5
+    while (found := find_local_pid(remote_pid, argv)) is None:
+        assert time.monotonic() < deadline, f"no {argv!r} is pid {remote_pid} on the remote host"
+        time.sleep(0.01)
+    return found
+
+
+def find_local_pid(remote_pid: int, argv: list[bytes]) -> int | None:
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            words = (entry / "cmdline").read_bytes().split(b"\0")[:-1]
+            status = (entry / "status").read_text()
+        except OSError:
+            continue
+        spaces = [line.split()[1:] for line in status.splitlines() if line.startswith("NSpid:")]
+        if (
+            all(word in words for word in argv)
+            and spaces
+            and len(spaces[0]) > 1
+            and int(spaces[0][-1]) == remote_pid
+        ):
+            return int(entry.name)
+    return None
+
+
 async def test_stop_and_expiry_end_the_remote_process_tree(
     remote: tuple[Client, ToolContext],
 ) -> None:
     client, _ = remote
-    script = "setsid sleep 300 & echo $!; sleep 300"
     for how in ("stop", "expire"):
+        lasting = f"300.{secrets.randbelow(10**6)}"  # names the child among the machine's
+        script = f"setsid sleep {lasting} & echo $!; sleep 300"
         lifetime = {"lifetimeMs": 800} if how == "expire" else {}
         started = await call(client, "start_program", argv=["sh", "-c", script], **lifetime)
         page = await call(client, "read_program", programId=started["programId"], maxLines=1)
-        child = int(page["text"])
-        assert Path(f"/proc/{child}").exists()
+        child = local_pid(int(page["text"]), [b"sleep", lasting.encode()])
         if how == "stop":
             stopped = await call(client, "stop_program", programId=started["programId"])
             assert stopped["outcome"] == "stopped"
@@ -158,9 +194,9 @@ async def test_stop_and_expiry_end_the_remote_process_tree(
 
 
 async def test_the_remote_runtime_directory_is_private_and_goes_at_close(
-    tmux_socket: str, anyio_backend: str, ssh_target: SshTarget
+    remote_tmux_socket: str, anyio_backend: str, ssh_target: SshTarget
 ) -> None:
-    context = ToolContext(Settings(socket_name=tmux_socket, ssh=ssh_target))
+    context = ToolContext(Settings(socket_name=remote_tmux_socket, ssh=ssh_target))
     async with Client(build_server(context, BINDINGS)) as client:
         started = await call(client, "start_program", argv=["sleep", "30"], input="in")
         root = Path(remote_root(context))
@@ -188,7 +224,7 @@ def schemux_processes(socket_name: str) -> list[int]:
 
 
 async def test_kill_9_of_schemux_removes_the_remote_directory(
-    tmux_socket: str, anyio_backend: str, ssh_target: SshTarget
+    remote_tmux_socket: str, anyio_backend: str, ssh_target: SshTarget
 ) -> None:
     from mcp import StdioServerParameters
 
@@ -196,7 +232,7 @@ async def test_kill_9_of_schemux_removes_the_remote_directory(
     parameters = StdioServerParameters(
         command=sys.executable,
         args=[
-            "-m", "schemux", "serve", "--socket-name", tmux_socket,
+            "-m", "schemux", "serve", "--socket-name", remote_tmux_socket,
             "--ssh", ssh_target.destination, "--ssh-config", ssh_target.config,
         ],
     )  # fmt: skip
@@ -208,7 +244,7 @@ async def test_kill_9_of_schemux_removes_the_remote_directory(
         async with Client(parameters) as client:
             started = await call(client, "start_program", argv=["sleep", "300"])
             made.update(set(Path("/tmp").glob("schemux-remote-*")) - before)
-            pids = schemux_processes(tmux_socket)
+            pids = schemux_processes(remote_tmux_socket)
             assert len(pids) == 1
             os.kill(pids[0], signal.SIGKILL)
             killed.append(pids[0])
@@ -261,13 +297,13 @@ HOSTILE_VALUES = [
 
 
 async def test_hostile_variables_of_a_shell_reach_a_remote_program_verbatim(
-    remote: tuple[Client, ToolContext], tmux_socket: str, tmp_path: Path
+    remote: tuple[Client, ToolContext], remote_tmux_socket: str, tmp_path: Path
 ) -> None:
     """inheritShell's values, read from a shell's environment, become the remote
     program's environment byte for byte: no remote shell reads them."""
     client, _ = remote
     mark = tmp_path / "ran"
-    pane = new_pane(tmux_socket)
+    pane = new_pane(remote_tmux_socket)
     wait_for_shell(pane)
     names = []
     for index, template in enumerate(HOSTILE_VALUES):
@@ -275,7 +311,7 @@ async def test_hostile_variables_of_a_shell_reach_a_remote_program_verbatim(
         value_file.write_text(template.replace("{mark}", str(mark)))
         names.append(f"SCHEMUX_HOSTILE_{index}")
         command = f'export SCHEMUX_HOSTILE_{index}="$(cat {value_file})"'
-        tmux(tmux_socket, "send-keys", "-t", pane.pane_id, command, "Enter")
+        tmux(remote_tmux_socket, "send-keys", "-t", pane.pane_id, command, "Enter")
     script = 'for name in "$@"; do printenv "$name" | od -An -v -tx1; echo; done'
     result = await call(
         client, "run_program", argv=["sh", "-c", script, "sh", *names],
@@ -287,3 +323,89 @@ async def test_hostile_variables_of_a_shell_reach_a_remote_program_verbatim(
     ]
     assert ["".join(g.split()) for g in got] == expected
     assert not mark.exists()
+
+
+async def test_stop_reaches_a_program_that_ignores_term_only_through_its_gate(
+    remote: tuple[Client, ToolContext],
+) -> None:
+    """stop_program signals the gate through the helper (by its pidfd): the gate's SIGTERM
+    is ignored, its SIGKILL after the grace ends the program, and the gate tells the end.
+    A signal that missed the gate would leave only the pane's removal: no status, lost."""
+    client, _ = remote
+    script = "trap '' TERM HUP; echo started; while :; do sleep 0.1; done"
+    started = await call(client, "start_program", argv=["sh", "-c", script])
+    page = await call(client, "read_program", programId=started["programId"], maxLines=1)
+    assert page["text"] == "started\n"
+    reads: list[dict[str, Any]] = []
+
+    async def reader() -> None:
+        reads.append(
+            await call(
+                client, "read_program", programId=started["programId"], cursor=page["cursor"],
+                timeoutMs=20_000,
+            )
+        )  # fmt: skip
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(reader)
+        await anyio.sleep(0.3)
+        stopped = await call(client, "stop_program", programId=started["programId"])
+    assert (stopped["outcome"], stopped["wasRunning"]) == ("stopped", True)
+    assert (reads[0]["outcome"], reads[0]["signal"]) == ("stopped", "SIGKILL")
+    assert reads[0]["lostEnd"] is False
+
+
+async def test_the_watch_sees_the_gate_run_and_exit(
+    remote: tuple[Client, ToolContext], remote_tmux_socket: str
+) -> None:
+    """The helper watches the gate itself: a gate that runs on past the gate grace is not
+    taken for gone, and a gate killed outright (no marker ever comes) ends its program as
+    gone all the same."""
+    client, context = remote
+    lasting = f"300.{secrets.randbelow(10**6)}"
+    started = await call(client, "start_program", argv=["sleep", lasting])
+    gate_path = f"{remote_root(context)}/program_gate.pl".encode()
+    pane_pid = tmux(remote_tmux_socket, "display", "-p", "-t", started["paneId"], "#{pane_pid}")
+    gate = local_pid(int(pane_pid), [gate_path])
+    program = local_pid(int(tmux_pid_of_child(gate)), [b"sleep", lasting.encode()])
+    try:
+        await anyio.sleep(GATE_GRACE_SECONDS + 0.5)
+        page = await call(client, "read_program", programId=started["programId"])
+        assert page["outcome"] == "running"
+        os.kill(gate, signal.SIGKILL)
+        _, end = await read_all(client, started["programId"])
+        assert (end["outcome"], end["lostEnd"]) == ("gone", True)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(program, signal.SIGKILL)
+
+
+def tmux_pid_of_child(parent: int) -> int:
+    """The remote pid (NSpid's last field) of the one child of ``parent`` (a local pid)."""
+    deadline = time.monotonic() + 5
+    while True:
+        children = Path(f"/proc/{parent}/task/{parent}/children").read_text().split()
+        if children:
+            status = Path(f"/proc/{children[0]}/status").read_text()
+            (line,) = [line for line in status.splitlines() if line.startswith("NSpid:")]
+            return int(line.split()[-1])
+        assert time.monotonic() < deadline, f"process {parent} started no child"
+        time.sleep(0.01)
+
+
+async def test_a_tmux_server_in_another_pid_namespace_is_a_clear_error(
+    main_tmux_socket: str, anyio_backend: str, ssh_target: SshTarget
+) -> None:
+    """A tmux server on this machine reached over ssh (the sshd runs in its own pid
+    namespace): the pane's pid names no process where the helper runs, so no program is
+    started there, with an error that says why, and its pane goes."""
+    context = ToolContext(Settings(socket_name=main_tmux_socket, ssh=ssh_target))
+    try:
+        async with Client(build_server(context, BINDINGS)) as client:
+            message = await call_error(client, "start_program", argv=["sh", "-c", "echo ran"])
+    finally:
+        await context.close()
+    assert "pid namespace" in message, message
+    assert "the tmux server started on that host" in message, message
+    commands = tmux(main_tmux_socket, "list-panes", "-a", "-F", "#{pane_start_command}")
+    assert "program_gate" not in commands, commands

@@ -235,6 +235,10 @@ def test_serve_and_doctor_check_the_host_at_start(
         server_line = next(line for line in doctor.stdout.splitlines() if "  server: " in line)
         assert server_line.startswith("OK"), server_line
         assert f"on host {alias!r}" in server_line, server_line
+        perl_line = next(line for line in doctor.stdout.splitlines() if "  perl: " in line)
+        assert perl_line.startswith("OK"), perl_line
+        assert "perl 5." in perl_line, perl_line
+        assert f"on host {alias!r} (programs run under it)" in perl_line, perl_line
     else:
         assert ssh_line.startswith("FAIL"), ssh_line
         assert expected in ssh_line, ssh_line
@@ -243,15 +247,24 @@ def test_serve_and_doctor_check_the_host_at_start(
         assert expected in tools.stderr, tools.stderr
 
 
-async def test_programs_run_over_ssh(ssh_client: Client) -> None:
-    """Every program tool works over ssh (tests/test_programs_ssh.py has the rest)."""
-    ran = await call(ssh_client, "run_program", argv=["sh", "-c", "echo ran; exit 4"])
-    assert (ran["output"], ran["exitStatus"]) == ("ran", 4)
-    started = await call(ssh_client, "start_program", argv=["sh", "-c", "echo up; sleep 30"])
-    page = await call(ssh_client, "read_program", programId=started["programId"], maxLines=1)
-    assert page["text"] == "up\n"
-    stopped = await call(ssh_client, "stop_program", programId=started["programId"])
-    assert (stopped["outcome"], stopped["wasRunning"]) == ("stopped", True)
+async def test_programs_run_over_ssh(
+    anyio_backend: str, remote_tmux_socket: str, ssh_target: SshTarget
+) -> None:
+    """Every program tool works over ssh, on a tmux server in the ssh session's pid
+    namespace (tests/test_programs_ssh.py has the rest)."""
+    context = context_for(ssh_target, remote_tmux_socket)
+    try:
+        async with Client(build_server(context, BINDINGS)) as client:
+            ran = await call(client, "run_program", argv=["sh", "-c", "echo ran; exit 4"])
+            assert (ran["output"], ran["exitStatus"]) == ("ran", 4)
+            started = await call(client, "start_program", argv=["sh", "-c", "echo up; sleep 30"])
+            program_id = started["programId"]
+            page = await call(client, "read_program", programId=program_id, maxLines=1)
+            assert page["text"] == "up\n"
+            stopped = await call(client, "stop_program", programId=program_id)
+            assert (stopped["outcome"], stopped["wasRunning"]) == ("stopped", True)
+    finally:
+        await context.close()
 
 
 async def test_capture_over_ssh_reads_but_cannot_track(
@@ -452,3 +465,18 @@ def test_options_win_over_the_environment_for_ssh() -> None:
     chosen = settings_from(env, ssh="option-host", ssh_config="/option/config")
     assert chosen.ssh == SshTarget("option-host", "/option/config")
     assert settings_from({}).ssh is None
+
+
+def test_doctor_says_when_the_host_has_no_perl(sshd: SshServer, tmux_socket: str) -> None:
+    """A host whose PATH has no perl (nor tmux) can run no program: doctor's perl line
+    fails and says how to fix it."""
+    doctor = subprocess.run(
+        [sys.executable, "-m", "schemux", "doctor", "--ssh", NO_TMUX,
+         "--ssh-config", str(sshd.config), "-L", tmux_socket],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    perl_line = next(line for line in doctor.stdout.splitlines() if "  perl: " in line)
+    assert perl_line.startswith("FAIL"), perl_line
+    assert f"perl cannot run on host {NO_TMUX!r}" in perl_line, perl_line
+    assert "programs over ssh need it" in doctor.stdout
+    assert doctor.returncode == 1

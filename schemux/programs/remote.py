@@ -102,6 +102,8 @@ class RemoteHost(TextFiles):
         self._helpers: dict[str, _Helper] = {}  # program id -> the helper serving it
         # a gate's handle -> the helper watching it, and its exit
         self._exits: dict[int, tuple[_Helper | None, asyncio.Future[None]]] = {}
+        # a gate's handle -> its pid and the helper's answer to watch, until ``watching``
+        self._watches: dict[int, tuple[int, asyncio.Future[list[bytes]]]] = {}
 
     @property
     def root(self) -> Path:
@@ -308,16 +310,57 @@ class RemoteHost(TextFiles):
         await asyncio.to_thread(shutil.rmtree, directory, ignore_errors=True)
 
     def open_process(self, pid: int) -> int:
+        """A handle at once; the helper's answer (whether the pid is this helper's gate)
+        is ``watching``'s."""
         helper = self._helper
         handle = next(self._numbers)
-        exited: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        exited: asyncio.Future[None] = loop.create_future()
         if helper is None or helper.ended is not None:
             exited.set_result(None)  # nothing it started is watched any more
         else:
             helper.exits[handle] = exited
-            helper.send(b"watch", b"0", str(handle).encode(), str(pid).encode())
+            number = next(self._numbers)
+            answer: asyncio.Future[list[bytes]] = loop.create_future()
+            helper.replies[number] = answer
+            # an answer nobody awaits (the launch failed first) is not an unretrieved error
+            answer.add_done_callback(lambda done: done.cancelled() or done.exception())
+            self._watches[handle] = (pid, answer)
+            helper.send(b"watch", str(number).encode(), str(handle).encode(), str(pid).encode())
         self._exits[handle] = (helper, exited)
         return handle
+
+    async def watching(self, pidfd: int) -> None:
+        """Raise when the helper could not take the pid tmux reported for the gate as its
+        gate: a tmux server in another pid namespace than the ssh session reports pids
+        that mean other processes (or none) where the helper runs, and a signal to one
+        would reach the wrong process. The gate then counts as exited: nothing watches it."""
+        pid, answer = self._watches.pop(pidfd, (0, None))
+        if answer is None:
+            return
+        try:
+            async with asyncio.timeout(REQUEST_SECONDS):
+                fields = await answer
+        except TimeoutError:
+            fields = [b"err", b"", b"no answer"]
+        if fields[0] == b"ok":
+            return
+        helper, exited = self._exits.get(pidfd, (None, None))
+        if helper is not None:
+            helper.exits.pop(pidfd, None)
+        if exited is not None and not exited.done():
+            exited.set_result(None)
+        reason = fields[2].decode("utf-8", "replace") if len(fields) > 2 else "no reason"
+        if not reason.startswith("unseen:"):
+            raise SchemuxError(f"on {self._ssh.describe()}: {shorten(reason, 300)}")
+        raise SchemuxError(
+            f"the gate's process (pid {pid}, as the tmux server reports it) is not to be seen "
+            f"on {self._ssh.describe()} where the program helper runs: the tmux server runs "
+            "in another pid namespace than the ssh session (or the pane was closed at once)",
+            suggestion="programs over ssh need the tmux server started on that host, in the "
+            "ssh session's pid namespace (e.g. by schemux over ssh), not one reached "
+            "through a forwarded socket",
+        )
 
     def signal(self, pidfd: int, signum: int) -> None:
         helper, _ = self._exits.get(pidfd, (None, None))
@@ -330,6 +373,7 @@ class RemoteHost(TextFiles):
 
     def close_descriptor(self, fd: int) -> None:
         helper, _ = self._exits.pop(fd, (self._helper, None))
+        self._watches.pop(fd, None)
         if helper is not None:
             helper.send(b"close", b"0", str(fd).encode())
 

@@ -22,6 +22,7 @@ sub SYS_PIDFD_SEND_SIGNAL () { 424 }    # the same number on every architecture
 sub SYS_PIDFD_OPEN ()        { 434 }
 sub POLL_SECONDS ()          { 0.02 }  # gates watched without a pidfd (Linux before 5.3)
 sub READ_BYTES ()            { 65536 }
+sub GATE_EXEC_POLLS ()       { 400 }   # of POLL_SECONDS / 4: two seconds for a gate's exec
 
 $SIG{PIPE} = 'IGNORE';
 binmode STDOUT;
@@ -104,13 +105,32 @@ sub start_time {
 }
 
 sub signal_gate {
+    # only the process watch verified as the gate: its pid with the start time recorded
+    # then (a pid reused since, or never this gate's, is left alone)
     my ($held, $signum) = @_;
+    my ($started) = start_time($held->{pid});
+    return unless defined $started && $started eq $held->{started};
     if (defined $held->{pidfd}) {
         syscall(SYS_PIDFD_SEND_SIGNAL, $held->{pidfd}, $signum, 0, 0);
         return;
     }
-    my ($started) = start_time($held->{pid});
-    kill $signum, $held->{pid} if defined $started && $started eq $held->{started};
+    kill $signum, $held->{pid};
+}
+
+sub runs_our_gate {
+    # whether PID (started at STARTED) runs this helper's gate script: a pid tmux reports
+    # from another pid namespace names some other process here, or none. tmux reports the
+    # pane's pid as it forks: the exec of the gate may be a moment away
+    my ($pid, $started) = @_;
+    for (1 .. GATE_EXEC_POLLS) {
+        open(my $cmdline, '<', "/proc/$pid/cmdline") or return 0;
+        my $words = do { local $/; <$cmdline> };
+        return 1 if defined $words && grep { $_ eq "$root/program_gate.pl" } split /\0/, $words;
+        my ($now, $zombie) = start_time($pid);
+        return 0 unless defined $now && !$zombie && $now eq $started;
+        select(undef, undef, undef, POLL_SECONDS / 4);
+    }
+    return 0;
 }
 
 sub forget_handle {
@@ -169,11 +189,21 @@ my %operations = (
         return;
     },
     watch => sub {
+        # the gate waits for its table before it runs anything: at watch it is alive, and
+        # runs this helper's gate script. A pid that is not that names no gate here
         my ($handle, $pid) = @_;
-        my $pidfd = syscall(SYS_PIDFD_OPEN, 0 + $pid, 0);
+        die "bad pid\n" unless $pid =~ /\A[1-9][0-9]{0,9}\z/;
         my ($started, $zombie) = start_time($pid);
+        if (defined $started && $zombie) {    # its pane was closed already
+            send_frame('exit', $handle);
+            return;
+        }
+        die "unseen: pid $pid, as tmux reports it, is no gate of this helper's here\n"
+            unless defined $started && runs_our_gate($pid, $started);
+        my $pidfd = syscall(SYS_PIDFD_OPEN, 0 + $pid, 0);
         $handles{$handle} = { pid => 0 + $pid, $pidfd >= 0 ? (pidfd => $pidfd) : (), started => $started };
-        if (!defined $started || $zombie) {    # gone already
+        my ($again) = start_time($pid);    # the pidfd is of the process verified above
+        if (!defined $again || $again ne $started) {
             forget_handle($handle);
             send_frame('exit', $handle);
         }

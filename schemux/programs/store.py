@@ -125,6 +125,8 @@ class ProgramStore:
                 f"the pane of {program.id} went away before its program started",
                 suggestion="start it again, and leave its pane alone until it ends",
             )
+        # a gate that cannot be watched is not run: nothing could signal or see it end
+        await self.host.watching(program.gate_fd)
         # the gate lets the program run once it has its tokens
         if not await self.host.write_secret(program.secret_fd, program.secret):
             raise SchemuxError(
