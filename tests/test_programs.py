@@ -275,12 +275,20 @@ async def test_run_program_keep_leaves_the_pane(
     programs: tuple[Client, ToolContext], programs_socket: str
 ) -> None:
     client, _ = programs
+    await call(client, "run_program", argv=["true"])  # the server's own sessions made first
     before = set(tmux(programs_socket, "list-panes", "-a", "-F", "#{pane_id}").split())
     result = await call(client, "run_program", argv=["echo", "kept"], keep=True)
     assert result["output"] == "kept"
-    after = tmux(programs_socket, "list-panes", "-a", "-F", "#{pane_id} #{pane_dead}").splitlines()
-    new = [line for line in after if line.split()[0] not in before]
-    assert [line.split()[1] for line in new] == ["1"]  # one new pane, dead, left for a person
+
+    def new_panes() -> list[str]:
+        listing = tmux(programs_socket, "list-panes", "-a", "-F", "#{pane_id} #{pane_dead}")
+        return [line.split()[1] for line in listing.splitlines() if line.split()[0] not in before]
+
+    # one new pane, left for a person; dead once the released gate has gone (over ssh its
+    # exit may be reported a moment after the call returned)
+    with anyio.fail_after(5):
+        while new_panes() != ["1"]:  # noqa: ASYNC110 (tmux state: nothing to wait on)
+            await anyio.sleep(0.02)
 
 
 def test_only_a_possiblemarker_start_is_held_back() -> None:
