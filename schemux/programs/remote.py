@@ -26,6 +26,7 @@ import contextlib
 import itertools
 import shutil
 import struct
+import weakref
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +42,8 @@ START_SECONDS = 30.0  # the helper's first frame (the master may be starting too
 CLOSE_SECONDS = 2.0  # the helper's end after its stdin closes, then it is killed
 REQUEST_SECONDS = 10.0  # a request's answer; a helper this slow is as good as lost
 _LENGTH = struct.Struct(">I")
+# each host's helper owner, for schemux.shell_facts (which is handed a tmux server alone)
+HELPERS: weakref.WeakKeyDictionary[SshHost, RemoteHost] = weakref.WeakKeyDictionary()
 _PROBLEMS: dict[bytes, LaunchProblem] = {
     b"notdir": "notdir",
     b"denied": "denied",
@@ -94,6 +97,7 @@ class RemoteHost(TextFiles):
 
     def __init__(self, ssh: SshHost) -> None:
         self._ssh = ssh
+        HELPERS[ssh] = self  # the shell facts of ssh's tmux servers are asked of it too
         # this machine's side: the runtime directory of the text files, made when needed
         self._root: Path | None = None
         self._helper: _Helper | None = None
@@ -349,6 +353,21 @@ class RemoteHost(TextFiles):
             path.encode("utf-8", "surrogateescape"),
         )  # fmt: skip
         return _PROBLEMS.get(problem)
+
+    async def shell_facts(
+        self, operation: bytes, server: tuple[int, int], *fields: bytes
+    ) -> bytes | None:
+        """The helper's answer to a shell facts request (``facts`` or ``echo``, see the
+        script) about the tmux server ``server`` (its pid and start time, as tmux says
+        them): None when that is no process of the helper's pid namespace."""
+        helper = await self._running()
+        pid, started = server
+        answer = await self._ask(
+            helper, operation, str(pid).encode(), str(started).encode(), *fields
+        )
+        if answer[0] != b"same":
+            return None
+        return answer[1]
 
     def lost(self, directory: Path) -> str | None:
         """Why the helper that ran this program ended, if it did."""
