@@ -14,7 +14,7 @@ from schemux.context import ToolContext
 from schemux.errors import SchemuxError
 from schemux.hosts import SshHost, SshTarget
 from schemux.programs.remote import HELPERS
-from schemux.shell_facts import _ECHO_SCRIPT, _RUN_SHELL_ONLY, RemoteShellFacts
+from schemux.shell_facts import _ECHO_SCRIPT, _RUN_SHELL_ONLY, RemoteShellFacts, Snapshot
 from tests.support import new_pane, pane_format, tmux, wait_until
 
 pytestmark = pytest.mark.anyio
@@ -46,7 +46,7 @@ async def local_server_context(
         await context.close()
 
 
-async def _both(facts: RemoteShellFacts, pid: int) -> tuple[object, object]:
+async def _both(facts: RemoteShellFacts, pid: int) -> tuple[Snapshot | None, Snapshot | None]:
     read, by_helper = await facts.read_by_helper(pid)
     assert read, "the helper should see the server's pids"
     return by_helper, await facts.read_by_run_shell(pid)
@@ -65,9 +65,10 @@ async def test_the_helper_and_run_shell_read_the_same_facts(
         # an idle bash at its prompt: its own group holds the terminal, readline's modes
         by_helper, by_run_shell = await _both(facts, pid)
         assert by_helper == by_run_shell
-        assert by_helper is not None and by_helper.name == "bash" and by_helper.tty == tty
-        assert by_helper.pgrp == by_helper.tpgid and by_helper.leader == "none"
-        assert by_helper.canonical is False and by_helper.echo is False
+        assert by_helper is not None
+        assert (by_helper.name, by_helper.tty, by_helper.leader) == ("bash", tty, "none")
+        assert by_helper.pgrp == by_helper.tpgid
+        assert (by_helper.canonical, by_helper.echo) == (False, False)
 
         # no such process
         assert await _both(facts, 4_000_000) == (None, None)
@@ -78,9 +79,10 @@ async def test_the_helper_and_run_shell_read_the_same_facts(
         wait_until(lambda: pane_format(pane, "#{pane_current_command}") == "sleep")
         by_helper, by_run_shell = await _both(facts, pid)
         assert by_helper == by_run_shell
-        assert by_helper is not None and by_helper.leader == "other"
+        assert by_helper is not None
+        assert by_helper.leader == "other"
         assert by_helper.pgrp != by_helper.tpgid
-        assert by_helper.canonical is True and by_helper.echo is True  # sleep's cooked mode
+        assert (by_helper.canonical, by_helper.echo) == (True, True)  # sleep's cooked mode
 
         # the terminal's echo, both ways
         assert await facts._read(_ECHO_SCRIPT, tty=tty) == "- - - - - 1"
@@ -116,7 +118,8 @@ async def test_a_server_in_another_pid_namespace_is_read_by_run_shell(
         assert await facts.read_by_helper(pid) == (False, None)
         assert server in _RUN_SHELL_ONLY
         snapshot = await facts.snapshot(pid)
-        assert snapshot is not None and snapshot.name == "bash"
+        assert snapshot is not None
+        assert snapshot.name == "bash"
         assert snapshot == await facts.read_by_run_shell(pid)
     finally:
         tmux(main_tmux_socket, "kill-session", "-t", pane.session_name, check=False)
