@@ -13,8 +13,9 @@ integer's digits, a terminal path is used only when it is one (``/dev/pts/N``).
 
 When schemux runs programs on that host it keeps a helper there (``schemux.programs.
 remote``, one ssh session), which answers the same reading in one frame's round trip,
-with no process started: it is asked first, once it is known to see the tmux server's
-pids. tmux says the server's pid and start time; the helper checks that its pid
+with no process started: it is asked first, once it runs (the first reading starts it,
+in the background: the readings meanwhile are run-shell's) and is known to see the
+tmux server's pids. tmux says the server's pid and start time; the helper checks that its pid
 namespace has that pid, started then (each time: a server that restarted is checked
 anew). A server whose pids the helper does not see (a server started on the host in
 another pid namespace than ssh's sessions) is read by run-shell, as before.
@@ -207,7 +208,7 @@ class RemoteShellFacts:
             identity = known if known is not None else await self._identity()
             _IDENTITIES[self.server] = identity
             answer = await helper.shell_facts(operation, identity, *fields)
-            if answer is None and known is not None:
+            if answer == [] and known is not None:
                 # what was known may be a server since restarted: ask tmux again
                 identity = _IDENTITIES[self.server] = await self._identity()
                 if identity != known:
@@ -215,8 +216,11 @@ class RemoteShellFacts:
         except (SchemuxError, ValueError):
             return None  # this time by run-shell (its failure is the call's error)
         if answer is None:
+            return None  # the helper is starting: this time by run-shell
+        if not answer:
             _RUN_SHELL_ONLY.add(self.server)
-        return answer
+            return None
+        return answer[0]
 
     async def read_by_helper(self, pid: int) -> tuple[bool, Snapshot | None]:
         """A reading by the host's helper: (False, None) when it cannot give one."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import anyio
 import pytest
 
 from schemux.config import Settings
@@ -46,6 +47,16 @@ async def local_server_context(
         await context.close()
 
 
+async def _until_helper_answers(facts: RemoteShellFacts, pid: int) -> bool:
+    """Whether the helper answers (it starts in the background at the first reading)."""
+    for _ in range(500):
+        read, _snapshot = await facts.read_by_helper(pid)
+        if read or facts.server in _RUN_SHELL_ONLY:
+            return read
+        await anyio.sleep(0.02)
+    raise TimeoutError("the helper did not start")
+
+
 async def _both(facts: RemoteShellFacts, pid: int) -> tuple[Snapshot | None, Snapshot | None]:
     read, by_helper = await facts.read_by_helper(pid)
     assert read, "the helper should see the server's pids"
@@ -62,6 +73,7 @@ async def test_the_helper_and_run_shell_read_the_same_facts(
         pid = int(pane_format(pane, "#{pane_pid}"))
         tty = pane_format(pane, "#{pane_tty}")
 
+        assert await _until_helper_answers(facts, pid)
         # an idle bash at its prompt: its own group holds the terminal, readline's modes
         by_helper, by_run_shell = await _both(facts, pid)
         assert by_helper == by_run_shell
@@ -99,7 +111,7 @@ async def test_the_helper_and_run_shell_read_the_same_facts(
             with pytest.raises(SchemuxError, match="bad pid"):
                 await helper.shell_facts(b"facts", identity, bad.encode(), b"bash")
         for bad_tty in (f"/dev/pts/0; touch {mark}", "/etc/passwd", "/dev/pts/../tty", "-"):
-            assert await helper.shell_facts(b"echo", identity, bad_tty.encode()) == b"-"
+            assert await helper.shell_facts(b"echo", identity, bad_tty.encode()) == [b"-"]
         assert not mark.exists()
     finally:
         tmux(remote_tmux_socket, "kill-session", "-t", pane.session_name, check=False)
@@ -115,8 +127,9 @@ async def test_a_server_in_another_pid_namespace_is_read_by_run_shell(
         server = local_server_context.tmux()
         facts = RemoteShellFacts(server)
         pid = int(pane_format(pane, "#{pane_pid}"))
-        assert await facts.read_by_helper(pid) == (False, None)
+        assert not await _until_helper_answers(facts, pid)
         assert server in _RUN_SHELL_ONLY
+        assert await facts.read_by_helper(pid) == (False, None)
         snapshot = await facts.snapshot(pid)
         assert snapshot is not None
         assert snapshot.name == "bash"

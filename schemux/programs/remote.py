@@ -102,6 +102,7 @@ class RemoteHost(TextFiles):
         self._root: Path | None = None
         self._helper: _Helper | None = None
         self._starting = asyncio.Lock()
+        self._warming: asyncio.Task[None] | None = None  # a start for the shell facts
         self._numbers = itertools.count(1)  # requests and handles, never reused
         self._helpers: dict[str, _Helper] = {}  # program id -> the helper serving it
         # a gate's handle -> the helper watching it, and its exit
@@ -356,18 +357,28 @@ class RemoteHost(TextFiles):
 
     async def shell_facts(
         self, operation: bytes, server: tuple[int, int], *fields: bytes
-    ) -> bytes | None:
+    ) -> list[bytes] | None:
         """The helper's answer to a shell facts request (``facts`` or ``echo``, see the
         script) about the tmux server ``server`` (its pid and start time, as tmux says
-        them): None when that is no process of the helper's pid namespace."""
-        helper = await self._running()
+        them), as a list of one value; an empty list when that is no process of the
+        helper's pid namespace; None when no helper runs yet."""
+        helper = self._helper
+        if helper is None or helper.ended is not None:
+            # not yet: started in the background, the facts read another way meanwhile
+            # (a helper's start is an ssh session's: a call should not wait for it)
+            if self._warming is None or self._warming.done():
+                self._warming = asyncio.get_running_loop().create_task(self._warm())
+            return None
         pid, started = server
         answer = await self._ask(
             helper, operation, str(pid).encode(), str(started).encode(), *fields
         )
-        if answer[0] != b"same":
-            return None
-        return answer[1]
+        return answer[1:2] if answer[0] == b"same" else []
+
+    async def _warm(self) -> None:
+        """Start the helper; a failure shows when a program needs it."""
+        with contextlib.suppress(SchemuxError):
+            await self._running()
 
     def lost(self, directory: Path) -> str | None:
         """Why the helper that ran this program ended, if it did."""
@@ -376,6 +387,8 @@ class RemoteHost(TextFiles):
 
     async def close(self) -> None:
         """End the helper (it removes the remote runtime directory) and the local one."""
+        if self._warming is not None:
+            await self._warming  # a helper it starts is ended below
         helper, self._helper = self._helper, None
         if helper is not None:
             stdin = helper.process.stdin
