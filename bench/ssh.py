@@ -6,7 +6,9 @@ suite's fixture) and a private tmux server, then measures:
 
 * **local**: ``schemux serve --socket-name NAME`` over stdio (the ``mcp`` client);
 * **ssh**: ``schemux serve --socket-name NAME --ssh schemux-test --ssh-config FILE`` over
-  stdio: the same server, reached over one multiplexed OpenSSH connection to loopback;
+  stdio: a tmux server started over ssh (in the sshd's pid namespace, as a remote host's
+  is: its shells' facts read there), reached over one multiplexed OpenSSH connection to
+  loopback;
 * **per-command ssh**: the run-and-wait driven by hand with one ``ssh HOST tmux ...``
   process per tmux command (``send-keys -l``, ``send-keys Enter``, ``wait-for``), no
   connection sharing: what a tool that shells out to ssh for every tmux command pays.
@@ -48,7 +50,7 @@ from bench.run_command import (
     schemux_params,
     summary,
 )
-from tests.ssh_server import ALIAS, SshServer, available, ssh_server
+from tests.ssh_server import ALIAS, SshServer, available, remote_tmux_server, ssh_server
 
 LOCAL_BAR = 1.5
 BASELINE_BAR = 0.2
@@ -184,14 +186,18 @@ async def time_bursts(
     }
 
 
-async def measure(args: argparse.Namespace, server: SshServer, tmux: Tmux) -> dict[str, Any]:
+async def measure(
+    args: argparse.Namespace, server: SshServer, tmux: Tmux, remote: Tmux
+) -> dict[str, Any]:
     local_pane = tmux.start()
-    ssh_pane = tmux.new_pane()
+    # over ssh, a server started on the host (by ssh: in the sshd's pid namespace, as a
+    # remote host's server is), whose shells the host's helper can see
+    ssh_pane = remote.start()
     baseline_pane = tmux.new_pane()
     local, over_ssh = await time_interleaved(
         schemux_params(tmux.name),
         local_pane,
-        ssh_params(tmux.name, server),
+        ssh_params(remote.name, server),
         ssh_pane,
         args.calls,
         args.warmup,
@@ -262,9 +268,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench/ssh.py: {problem}", file=sys.stderr)
         return 2
     tmux = Tmux(f"schemux-bench-ssh-{os.getpid()}")
-    with ssh_server() as server:
+    remote_name = f"schemux-bench-ssh-remote-{os.getpid()}"
+    with ssh_server() as server, remote_tmux_server(server.config, remote_name):
         try:
-            report = asyncio.run(measure(args, server, tmux))
+            report = asyncio.run(measure(args, server, tmux, Tmux(remote_name)))
         finally:
             tmux.kill()
     print(render(report))

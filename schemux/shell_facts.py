@@ -11,6 +11,15 @@ with the server's own binary; the same control-mode request then reads and remov
 option. No ssh session of its own, no value of a call in the script: the pid is an
 integer's digits, a terminal path is used only when it is one (``/dev/pts/N``).
 
+When schemux runs programs on that host it keeps a helper there (``schemux.programs.
+remote``, one ssh session), which answers the same reading in one frame's round trip,
+with no process started: it is asked first, once it runs (the first reading starts it,
+in the background: the readings meanwhile are run-shell's) and is known to see the
+tmux server's pids. tmux says the server's pid and start time; the helper checks that its pid
+namespace has that pid, started then (each time: a server that restarted is checked
+anew). A server whose pids the helper does not see (a server started on the host in
+another pid namespace than ssh's sessions) is read by run-shell, as before.
+
 Both kinds answer the same questions, with the same rules (``shell_panes``); the rules
 that decide from the facts are shared, only the reading differs.
 """
@@ -20,10 +29,14 @@ from __future__ import annotations
 import asyncio
 import re
 import secrets
+import weakref
 from dataclasses import dataclass
 from typing import Protocol
 
 from schemux import shell_panes
+from schemux.errors import SchemuxError
+from schemux.hosts import SshHost
+from schemux.programs.remote import HELPERS
 from schemux.targets import PaneInfo
 from schemux.tmux import TmuxServer
 from schemux.tmux_command import THEN
@@ -150,8 +163,15 @@ def _flag(text: str) -> bool | None:
     return {"1": True, "0": False}.get(text)
 
 
+# each remote server's pid and start time as tmux said them, and the servers whose pids
+# the host's helper does not see (read by run-shell only)
+_IDENTITIES: weakref.WeakKeyDictionary[TmuxServer, tuple[int, int]] = weakref.WeakKeyDictionary()
+_RUN_SHELL_ONLY: weakref.WeakSet[TmuxServer] = weakref.WeakSet()
+
+
 class RemoteShellFacts:
-    """The facts of a remote tmux server's shells, read on its host by the server."""
+    """The facts of a remote tmux server's shells, read on its host by the host's helper
+    where it sees the server's pids, by the server itself (run-shell) where not."""
 
     def __init__(self, server: TmuxServer) -> None:
         self.server = server
@@ -170,13 +190,59 @@ class RemoteShellFacts:
         )  # fmt: skip
         return lines[0] if lines else ""
 
+    async def _identity(self) -> tuple[int, int]:
+        """The server's pid and start time (epoch seconds), as tmux says them."""
+        lines = await self.server.run("display-message", "-p", "#{pid} #{start_time}")
+        pid, _, started = (lines[0] if lines else "").partition(" ")
+        return int(pid), int(started)
+
+    async def _ask_helper(self, operation: bytes, *fields: bytes) -> bytes | None:
+        """The helper's answer; None when the facts must be read by run-shell: no helper
+        on that host, it failed, or it does not see the server's pids."""
+        host = self.server.address.host
+        helper = HELPERS.get(host) if isinstance(host, SshHost) else None
+        if helper is None or self.server in _RUN_SHELL_ONLY:
+            return None
+        known = _IDENTITIES.get(self.server)
+        try:
+            identity = known if known is not None else await self._identity()
+            _IDENTITIES[self.server] = identity
+            answer = await helper.shell_facts(operation, identity, *fields)
+            if answer == [] and known is not None:
+                # what was known may be a server since restarted: ask tmux again
+                identity = _IDENTITIES[self.server] = await self._identity()
+                if identity != known:
+                    answer = await helper.shell_facts(operation, identity, *fields)
+        except (SchemuxError, ValueError):
+            return None  # this time by run-shell (its failure is the call's error)
+        if answer is None:
+            return None  # the helper is starting: this time by run-shell
+        if not answer:
+            _RUN_SHELL_ONLY.add(self.server)
+            return None
+        return answer[0]
+
+    async def read_by_helper(self, pid: int) -> tuple[bool, Snapshot | None]:
+        """A reading by the host's helper: (False, None) when it cannot give one."""
+        editors = "|".join(sorted(shell_panes.EDITOR_SHELLS))
+        value = await self._ask_helper(b"facts", str(int(pid)).encode(), editors.encode())
+        if value is None:
+            return False, None
+        return True, Snapshot.parse(value.decode("utf-8", "surrogateescape"))
+
+    async def read_by_run_shell(self, pid: int) -> Snapshot | None:
+        """A reading by the server's run-shell."""
+        editors = "|".join(sorted(shell_panes.EDITOR_SHELLS))
+        return Snapshot.parse(await self._read(_FACTS_SCRIPT, pid=int(pid), editors=editors))
+
     async def snapshot(self, pid: int, *, fresh: bool = False) -> Snapshot | None:
         """The shell's facts (read now when ``fresh`` or not read yet by this object);
         None when there is no such process (any more)."""
         if fresh or pid not in self._latest:
-            editors = "|".join(sorted(shell_panes.EDITOR_SHELLS))
-            value = await self._read(_FACTS_SCRIPT, pid=int(pid), editors=editors)
-            self._latest[pid] = Snapshot.parse(value)
+            read, facts = await self.read_by_helper(pid)
+            if not read:
+                facts = await self.read_by_run_shell(pid)
+            self._latest[pid] = facts
         return self._latest[pid]
 
     async def check_shell_pane(self, pane: PaneInfo) -> None:
@@ -228,6 +294,9 @@ class RemoteShellFacts:
     async def echo_on(self, tty: str) -> bool:
         if not _TTY.fullmatch(tty):
             return False
+        answer = await self._ask_helper(b"echo", tty.encode())
+        if answer is not None:
+            return answer == b"1"
         value = await self._read(_ECHO_SCRIPT, tty=tty)
         return value.endswith(" 1")
 

@@ -26,6 +26,7 @@ import contextlib
 import itertools
 import shutil
 import struct
+import weakref
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +42,8 @@ START_SECONDS = 30.0  # the helper's first frame (the master may be starting too
 CLOSE_SECONDS = 2.0  # the helper's end after its stdin closes, then it is killed
 REQUEST_SECONDS = 10.0  # a request's answer; a helper this slow is as good as lost
 _LENGTH = struct.Struct(">I")
+# each host's helper owner, for schemux.shell_facts (which is handed a tmux server alone)
+HELPERS: weakref.WeakKeyDictionary[SshHost, RemoteHost] = weakref.WeakKeyDictionary()
 _PROBLEMS: dict[bytes, LaunchProblem] = {
     b"notdir": "notdir",
     b"denied": "denied",
@@ -94,10 +97,12 @@ class RemoteHost(TextFiles):
 
     def __init__(self, ssh: SshHost) -> None:
         self._ssh = ssh
+        HELPERS[ssh] = self  # the shell facts of ssh's tmux servers are asked of it too
         # this machine's side: the runtime directory of the text files, made when needed
         self._root: Path | None = None
         self._helper: _Helper | None = None
         self._starting = asyncio.Lock()
+        self._warming: asyncio.Task[None] | None = None  # a start for the shell facts
         self._numbers = itertools.count(1)  # requests and handles, never reused
         self._helpers: dict[str, _Helper] = {}  # program id -> the helper serving it
         # a gate's handle -> the helper watching it, and its exit
@@ -394,6 +399,31 @@ class RemoteHost(TextFiles):
         )  # fmt: skip
         return _PROBLEMS.get(problem)
 
+    async def shell_facts(
+        self, operation: bytes, server: tuple[int, int], *fields: bytes
+    ) -> list[bytes] | None:
+        """The helper's answer to a shell facts request (``facts`` or ``echo``, see the
+        script) about the tmux server ``server`` (its pid and start time, as tmux says
+        them), as a list of one value; an empty list when that is no process of the
+        helper's pid namespace; None when no helper runs yet."""
+        helper = self._helper
+        if helper is None or helper.ended is not None:
+            # not yet: started in the background, the facts read another way meanwhile
+            # (a helper's start is an ssh session's: a call should not wait for it)
+            if self._warming is None or self._warming.done():
+                self._warming = asyncio.get_running_loop().create_task(self._warm())
+            return None
+        pid, started = server
+        answer = await self._ask(
+            helper, operation, str(pid).encode(), str(started).encode(), *fields
+        )
+        return answer[1:2] if answer[0] == b"same" else []
+
+    async def _warm(self) -> None:
+        """Start the helper; a failure shows when a program needs it."""
+        with contextlib.suppress(SchemuxError):
+            await self._running()
+
     def lost(self, directory: Path) -> str | None:
         """Why the helper that ran this program ended, if it did."""
         helper = self._helpers.get(directory.name)
@@ -401,6 +431,8 @@ class RemoteHost(TextFiles):
 
     async def close(self) -> None:
         """End the helper (it removes the remote runtime directory) and the local one."""
+        if self._warming is not None:
+            await self._warming  # a helper it starts is ended below
         helper, self._helper = self._helper, None
         if helper is not None:
             stdin = helper.process.stdin

@@ -160,6 +160,86 @@ sub launch_problem {
     return 'notfound';
 }
 
+# run_command's facts about a shell of a tmux server on this host (schemux.shell_facts),
+# answered here rather than by a run-shell of the server's: first the server's pid and
+# start time (epoch seconds, as tmux says them) must name a process of this helper's pid
+# namespace that started then, or the pids asked about are not this namespace's.
+my $clock_ticks = POSIX::sysconf(POSIX::_SC_CLK_TCK()) || 100;
+my $boot_time;
+
+sub same_process {
+    my ($pid, $epoch) = @_;
+    return 0 unless $pid =~ /\A[0-9]{1,10}\z/ && $epoch =~ /\A[0-9]{1,20}\z/;
+    unless (defined $boot_time) {
+        open(my $stat, '<', '/proc/stat') or return 0;
+        while (<$stat>) { if (/\Abtime ([0-9]+)/) { $boot_time = $1; last } }
+        return 0 unless defined $boot_time;
+    }
+    my ($started) = start_time($pid);
+    return 0 unless defined $started;
+    return abs($boot_time + $started / $clock_ticks - $epoch) <= 2;
+}
+
+sub terminal_modes {
+    # ICANON and ECHO of terminal PATH (only /dev/pts/N): ('1'|'0'|'-') each
+    my ($path) = @_;
+    return ('-', '-') unless $path =~ m{\A/dev/pts/[0-9]{1,9}\z};
+    my $fd = POSIX::open($path, O_RDONLY | O_NONBLOCK | POSIX::O_NOCTTY());
+    return ('-', '-') unless defined $fd;
+    my $termios = POSIX::Termios->new;
+    my $read = $termios->getattr($fd);
+    POSIX::close($fd);
+    return ('-', '-') unless defined $read;
+    my $flags = $termios->getlflag;
+    return (($flags & POSIX::ICANON()) ? '1' : '0', ($flags & POSIX::ECHO()) ? '1' : '0');
+}
+
+sub first_line {
+    open(my $file, '<', $_[0]) or return;
+    my $line = <$file>;
+    return unless defined $line;
+    chomp $line;
+    return $line;
+}
+
+sub shell_facts {
+    # the line schemux.shell_facts's _FACTS_SCRIPT prints, for PID: "-" when no such process
+    my ($pid, $editors) = @_;
+    my $line = first_line("/proc/$pid/stat");
+    return '-' unless defined $line && $line =~ /\)\s+(.*)\z/s;
+    my @fields = split ' ', $1;    # from the state on: 0 state, 2 pgrp, 5 tpgid
+    my ($state, $pgrp, $tpgid) = @fields[0, 2, 5];
+    my ($leader, $canonical, $echo, $tty) = ('none', '-', '-', '-');
+    if ($tpgid > 0 && $tpgid != $pgrp) {
+        my $argv = first_line("/proc/$tpgid/cmdline");
+        $leader = !defined $argv || $argv eq '' ? 'gone' : $argv =~ /schemux_r_/ ? 'wrapper' : 'other';
+    }
+    my $name = first_line("/proc/$pid/comm");
+    $name = '' unless defined $name;
+    if (grep { $_ eq $name } split /\|/, $editors) {
+        $tty = readlink("/proc/$pid/fd/0");
+        $tty = '' unless defined $tty;
+        ($canonical, $echo) = terminal_modes($tty);
+    }
+    return "$state $pgrp $tpgid $leader $canonical $echo $tty\t$name";
+}
+
+my %shell_operations = (
+    # facts SERVER_PID SERVER_START PID EDITORS -> ("mismatch") or (LINE)
+    facts => sub {
+        my ($server, $epoch, $pid, $editors) = @_;
+        return 'mismatch' unless same_process($server, $epoch);
+        die "bad pid\n" unless $pid =~ /\A[0-9]{1,10}\z/;
+        return ('same', shell_facts($pid, $editors));
+    },
+    # echo SERVER_PID SERVER_START TTY -> ("mismatch") or ("same", 1|0|-)
+    echo => sub {
+        my ($server, $epoch, $tty) = @_;
+        return 'mismatch' unless same_process($server, $epoch);
+        return ('same', (terminal_modes($tty))[1]);
+    },
+);
+
 my %operations = (
     prepare => sub {
         my ($id, $handle, $has_stdin, $stdin, $stderr) = @_;
@@ -248,7 +328,7 @@ my %operations = (
 
 sub serve {
     my ($operation, $request, @fields) = @_;
-    my $code = $operations{$operation};
+    my $code = $operations{$operation} || $shell_operations{$operation};
     my @result = eval { $code ? $code->(@fields) : die "unknown operation\n" };
     return unless $request;
     if ($@) {

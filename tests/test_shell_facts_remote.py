@@ -1,0 +1,138 @@
+"""Facts about a remote server's shells: the host's program helper and the server's
+run-shell give the same readings; a server whose pids the helper does not see (another
+pid namespace) is read by run-shell (``schemux.shell_facts``)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import anyio
+import pytest
+
+from schemux.config import Settings
+from schemux.context import ToolContext
+from schemux.errors import SchemuxError
+from schemux.hosts import SshHost, SshTarget
+from schemux.programs.remote import HELPERS
+from schemux.shell_facts import _ECHO_SCRIPT, _RUN_SHELL_ONLY, RemoteShellFacts, Snapshot
+from tests.support import new_pane, pane_format, tmux, wait_until
+
+pytestmark = pytest.mark.anyio
+
+
+async def _context(target: SshTarget, socket_name: str) -> ToolContext:
+    return ToolContext(Settings(socket_name=socket_name, ssh=target))
+
+
+@pytest.fixture
+async def remote_context(
+    anyio_backend: str, remote_tmux_socket: str, ssh_target: SshTarget
+) -> AsyncIterator[ToolContext]:
+    context = await _context(ssh_target, remote_tmux_socket)
+    try:
+        yield context
+    finally:
+        await context.close()
+
+
+@pytest.fixture
+async def local_server_context(
+    anyio_backend: str, main_tmux_socket: str, ssh_target: SshTarget
+) -> AsyncIterator[ToolContext]:
+    context = await _context(ssh_target, main_tmux_socket)
+    try:
+        yield context
+    finally:
+        await context.close()
+
+
+async def _until_helper_answers(facts: RemoteShellFacts, pid: int) -> bool:
+    """Whether the helper answers (it starts in the background at the first reading)."""
+    for _ in range(500):
+        read, _snapshot = await facts.read_by_helper(pid)
+        if read or facts.server in _RUN_SHELL_ONLY:
+            return read
+        await anyio.sleep(0.02)
+    raise TimeoutError("the helper did not start")
+
+
+async def _both(facts: RemoteShellFacts, pid: int) -> tuple[Snapshot | None, Snapshot | None]:
+    read, by_helper = await facts.read_by_helper(pid)
+    assert read, "the helper should see the server's pids"
+    return by_helper, await facts.read_by_run_shell(pid)
+
+
+async def test_the_helper_and_run_shell_read_the_same_facts(
+    remote_context: ToolContext, remote_tmux_socket: str, tmp_path: Path
+) -> None:
+    pane = new_pane(remote_tmux_socket)
+    try:
+        server = remote_context.tmux()
+        facts = RemoteShellFacts(server)
+        pid = int(pane_format(pane, "#{pane_pid}"))
+        tty = pane_format(pane, "#{pane_tty}")
+
+        assert await _until_helper_answers(facts, pid)
+        # an idle bash at its prompt: its own group holds the terminal, readline's modes
+        by_helper, by_run_shell = await _both(facts, pid)
+        assert by_helper == by_run_shell
+        assert by_helper is not None
+        assert (by_helper.name, by_helper.tty, by_helper.leader) == ("bash", tty, "none")
+        assert by_helper.pgrp == by_helper.tpgid
+        assert (by_helper.canonical, by_helper.echo) == (False, False)
+
+        # no such process
+        assert await _both(facts, 4_000_000) == (None, None)
+
+        # a foreground program holds the terminal: another group leads it
+        tmux(remote_tmux_socket, "send-keys", "-t", pane.pane_id, "-l", "exec 2>&1; sleep 30")
+        tmux(remote_tmux_socket, "send-keys", "-t", pane.pane_id, "Enter")
+        wait_until(lambda: pane_format(pane, "#{pane_current_command}") == "sleep")
+        by_helper, by_run_shell = await _both(facts, pid)
+        assert by_helper == by_run_shell
+        assert by_helper is not None
+        assert by_helper.leader == "other"
+        assert by_helper.pgrp != by_helper.tpgid
+        assert (by_helper.canonical, by_helper.echo) == (True, True)  # sleep's cooked mode
+
+        # the terminal's echo, both ways
+        assert await facts._read(_ECHO_SCRIPT, tty=tty) == "- - - - - 1"
+        assert await facts.echo_on(tty) is True
+        assert server not in _RUN_SHELL_ONLY
+
+        # values that are not a pid or a pane's terminal are refused by the helper
+        host = remote_context.host
+        assert isinstance(host, SshHost)
+        helper = HELPERS[host]
+        identity = await facts._identity()
+        mark = tmp_path / "mark"
+        for bad in (f"1; touch {mark}", "$(touch {mark})", "-1", "", "1\n2"):
+            with pytest.raises(SchemuxError, match="bad pid"):
+                await helper.shell_facts(b"facts", identity, bad.encode(), b"bash")
+        for bad_tty in (f"/dev/pts/0; touch {mark}", "/etc/passwd", "/dev/pts/../tty", "-"):
+            assert await helper.shell_facts(b"echo", identity, bad_tty.encode()) == [b"-"]
+        assert not mark.exists()
+    finally:
+        tmux(remote_tmux_socket, "kill-session", "-t", pane.session_name, check=False)
+
+
+async def test_a_server_in_another_pid_namespace_is_read_by_run_shell(
+    local_server_context: ToolContext, main_tmux_socket: str
+) -> None:
+    # the main server runs on this machine, outside the sshd's pid namespace: its pane
+    # pids mean other processes there, or none
+    pane = new_pane(main_tmux_socket)
+    try:
+        server = local_server_context.tmux()
+        facts = RemoteShellFacts(server)
+        pid = int(pane_format(pane, "#{pane_pid}"))
+        assert not await _until_helper_answers(facts, pid)
+        assert server in _RUN_SHELL_ONLY
+        assert await facts.read_by_helper(pid) == (False, None)
+        snapshot = await facts.snapshot(pid)
+        assert snapshot is not None
+        assert snapshot.name == "bash"
+        assert snapshot == await facts.read_by_run_shell(pid)
+    finally:
+        tmux(main_tmux_socket, "kill-session", "-t", pane.session_name, check=False)
