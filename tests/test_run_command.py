@@ -251,7 +251,10 @@ async def test_a_pane_closed_during_the_command(memory_client: Client, tmux_sock
     pane = new_pane(tmux_socket)
 
     async def close_pane() -> None:
-        await anyio.sleep(0.3)
+        # once the command runs (over ssh the call takes longer to get there)
+        with anyio.fail_after(10):
+            while pane_format(pane, "#{pane_current_command}") != "sleep":  # noqa: ASYNC110
+                await anyio.sleep(0.02)
         await anyio.run_process(["tmux", "-L", tmux_socket, "kill-pane", "-t", pane.pane_id])
 
     async with anyio.create_task_group() as group:
