@@ -114,6 +114,20 @@ async def client(
     await context.close()
 
 
+@pytest.fixture
+async def program_client(
+    request: pytest.FixtureRequest, anyio_backend: str, world: World, transport: SshTarget | None
+) -> AsyncIterator[tuple[Client, str]]:
+    """For the program tools, with the socket of their tmux server: over ssh one started
+    over ssh, in the ssh session's pid namespace as on a real remote host (a server that
+    is not is refused for programs, ``tests.test_programs_ssh``)."""
+    socket = world.socket if transport is None else request.getfixturevalue("remote_tmux_socket")
+    context = ToolContext(Settings(socket_name=socket, ssh=transport))
+    async with Client(build_server(context, BINDINGS)) as mcp_client:
+        yield mcp_client, socket
+    await context.close()
+
+
 def observe(world: World) -> tuple[str, ...]:
     """What no call may change: the server (its pid), the sessions but schemux's own,
     and the bystander pane's screen and options."""
@@ -359,9 +373,10 @@ async def test_nul_is_refused_naming_the_field(
     assert text.startswith(f"Invalid arguments for {tool}: {field}: contains a NUL character")
 
 
-async def test_a_program_input_may_hold_nul(client: Client, world: World) -> None:
+async def test_a_program_input_may_hold_nul(program_client: tuple[Client, str]) -> None:
     """input never reaches tmux (it is the program's stdin, from a private file, on the
     host that runs it)."""
+    client, _ = program_client
     result = await client.call_tool(
         "run_program", {"argv": ["od", "-An", "-c"], "input": "a\x00b", "timeoutMs": 10000}
     )
@@ -453,14 +468,15 @@ def wait_until_named(world: World, pane_id: str) -> None:
 
 
 async def test_current_path_with_tab_and_newline_reaches_a_program(
-    client: Client, world: World, tmp_path: Path
+    program_client: tuple[Client, str], tmp_path: Path
 ) -> None:
     """fromPaneId's current path, read through the encoded query, is the directory the
     program starts in, byte for byte."""
+    client, socket = program_client
     directory = tmp_path / "p\tq\nr\x1fs%!0A"
     directory.mkdir()
     pane = tmux(
-        world.socket, "new-session", "-d", "-c", str(directory), "-P", "-F", "#{pane_id}",
+        socket, "new-session", "-d", "-c", str(directory), "-P", "-F", "#{pane_id}",
         "sleep 300",
     ).strip()  # fmt: skip
     try:
@@ -476,7 +492,7 @@ async def test_current_path_with_tab_and_newline_reaches_a_program(
         assert result.structured_content is not None
         assert result.structured_content["output"] == os.fsencode(directory).hex()
     finally:
-        tmux(world.socket, "kill-pane", "-t", pane, check=False)
+        tmux(socket, "kill-pane", "-t", pane, check=False)
 
 
 SUBPROCESS_VALUES = [
