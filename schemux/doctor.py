@@ -35,7 +35,7 @@ from schemux.errors import (
     preview,
     shorten,
 )
-from schemux.hosts import LOCAL, Host, SshHost, host_for
+from schemux.hosts import LOCAL, Host, SshHost, host_for, run_briefly
 from schemux.http_config import ENV_TOKEN, http_config_from, is_loopback
 from schemux.owned_session import OWNED_SESSION
 from schemux.process_identity import (
@@ -160,15 +160,8 @@ def check_remote_perl(host: SshHost) -> Check:
     under the Perl gate and helper (``schemux.programs.remote``)."""
     fix = "install perl (perl-base) on that host: programs over ssh need it"
     try:
-        done = subprocess.run(
-            host.exec_command(["perl", "-e", 'printf "perl %vd at %s\n", $^V, $^X']),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=TMUX_SECONDS,
-            check=False,
-        )
+        perl = ["perl", "-e", 'printf "perl %vd at %s\n", $^V, $^X']
+        done = run_briefly(host.exec_command(perl), TMUX_SECONDS)
     except subprocess.TimeoutExpired:
         return Check(
             "perl", "fail", f"perl on {host.describe()} did not answer within "
@@ -232,15 +225,7 @@ def check_server(settings: Settings, host: Host = LOCAL) -> Check:
 
 def _tmux(address: ServerAddress, *args: str) -> subprocess.CompletedProcess[str]:
     binary = "tmux" if address.host.remote else tmux_binary()
-    return subprocess.run(
-        address.host.command([binary, *address.flags(), *args]),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        errors="replace",
-        timeout=TMUX_SECONDS,
-        check=False,
-    )
+    return run_briefly(address.host.command([binary, *address.flags(), *args]), TMUX_SECONDS)
 
 
 def check_runtime_directory() -> Check:
@@ -312,15 +297,7 @@ def check_program_gate(setting: GateSetting) -> Check:
         command = [sys.executable, "-I", "-S", "-c", "import ctypes, errno, os, signal, time"]
         fix = "install the Python standard library (Debian: libpython3-stdlib)"
     try:
-        done = subprocess.run(
-            command,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=TMUX_SECONDS,
-            check=False,
-        )
+        done = run_briefly(command, TMUX_SECONDS)
     except (OSError, subprocess.TimeoutExpired) as error:
         problem = str(error)
     else:

@@ -88,6 +88,20 @@ def destination_problem(destination: str) -> str | None:
     return None
 
 
+def run_briefly(argv: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+    """``argv`` run to its end (an ssh session, a tmux client), stdin closed, its output
+    as text (undecodable bytes replaced); TimeoutExpired and OSError go to the caller."""
+    return subprocess.run(
+        argv,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        errors="replace",
+        timeout=timeout,
+        check=False,
+    )
+
+
 class LocalHost:
     """This machine: a tmux argv runs as it is."""
 
@@ -235,15 +249,7 @@ class SshHost:
         ]  # fmt: skip
         try:
             # with ControlPersist, ssh forks the master off once authenticated and exits
-            done = subprocess.run(
-                argv,
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                text=True,
-                errors="replace",
-                timeout=START_SECONDS,
-                check=False,
-            )
+            done = run_briefly(argv, START_SECONDS)
         except subprocess.TimeoutExpired:
             raise ServerUnavailable(
                 f"ssh to {self.describe()} did not connect within {START_SECONDS:g} s",
@@ -268,14 +274,8 @@ class SshHost:
     def _probe(self) -> None:
         """The remote user's home and ``tmux -V``, in one session."""
         try:
-            done = subprocess.run(
-                self._session("printf '%s\\n' \"$HOME\"; exec tmux -V"),
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                text=True,
-                errors="replace",
-                timeout=START_SECONDS,
-                check=False,
+            done = run_briefly(
+                self._session("printf '%s\\n' \"$HOME\"; exec tmux -V"), START_SECONDS
             )
         except subprocess.TimeoutExpired:
             raise ServerUnavailable(
@@ -337,12 +337,8 @@ class SshHost:
                 return
             if self._master_answers():
                 with contextlib.suppress(OSError, subprocess.TimeoutExpired):
-                    subprocess.run(
-                        ["ssh", *self._options(), "-O", "exit", "--", self.target.destination],
-                        stdin=subprocess.DEVNULL,
-                        capture_output=True,
-                        timeout=5,
-                        check=False,
+                    run_briefly(
+                        ["ssh", *self._options(), "-O", "exit", "--", self.target.destination], 5
                     )
             shutil.rmtree(self._directory, ignore_errors=True)
             self._directory = None
