@@ -453,7 +453,8 @@ class AuditFile:
         fcntl.flock(self._directory_fd, fcntl.LOCK_EX)
         try:
             fd = self._current_file()
-            if os.fstat(fd).st_size and os.fstat(fd).st_size + len(data) > self.max_bytes:
+            size = os.fstat(fd).st_size  # a device (/dev/full) has none: never rotated
+            if size and size + len(data) > self.max_bytes:
                 self._rotate()
                 fd = self._current_file()
             view = memoryview(data)
@@ -477,9 +478,10 @@ class AuditFile:
             self._fd = None
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
         fd = os.open(self.path, flags, 0o600)
-        mode = os.fstat(fd)
-        if stat.S_IMODE(mode.st_mode) & 0o077 and mode.st_uid == os.geteuid():
-            os.fchmod(fd, 0o600)  # a file made by hand with the umask's bits
+        made = os.fstat(fd)
+        private = stat.S_IMODE(made.st_mode) & 0o077 == 0
+        if stat.S_ISREG(made.st_mode) and not private and made.st_uid == os.geteuid():
+            os.fchmod(fd, 0o600)  # a file made by hand with the umask's bits (never a device)
         self._fd = fd
         return fd
 

@@ -407,6 +407,7 @@ async def test_an_unwritable_log_is_one_warning_and_calls_go_on(
 ) -> None:
     if case == "full disk":
         log = Path("/dev/full")  # every write fails with ENOSPC
+        device_mode = log.stat().st_mode
     elif case == "not a directory":
         (tmp_path / "file").write_text("")
         log = tmp_path / "file" / "audit.jsonl"
@@ -427,6 +428,8 @@ async def test_an_unwritable_log_is_one_warning_and_calls_go_on(
     assert len(warnings) == 1, warnings
     assert str(log) in warnings[0]
     assert "tool calls go on" in warnings[0]
+    if case == "full disk":
+        assert Path("/dev/full").stat().st_mode == device_mode  # a device is left as it is
 
 
 def test_a_log_that_becomes_writable_again_records_the_gap(
