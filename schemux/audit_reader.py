@@ -117,7 +117,7 @@ def line(record: dict[str, Any]) -> str:
     if isinstance(duration, int | float):
         took = f"{duration:.0f} ms" if duration < 1000 else f"{duration / 1000:.1f} s"
     outcome = visible(str(record.get("outcome", "?")))
-    columns = f"{shown}  {tool:<17} {target(record):<14} {outcome:<12} {took:>7}"
+    columns = f"{shown}  {tool:<17} {target(record):<18} {outcome:<17} {took:>7}"
     command = ran(record)
     return f"{columns}  {command}" if command else columns
 
