@@ -158,6 +158,9 @@ def print_log(path: Path, since: datetime | None, follow: bool, out: TextIO) -> 
     ``follow``, go on printing calls as they come, until interrupted."""
     reading = Reading(since)
     files = [rotated(path, number) for number in range(BACKUPS, 0, -1)]
+    if not follow and not any(file.exists() for file in [*files, path]):
+        print(f"schemux: no audit log at {path} (no call recorded there yet)", file=sys.stderr)
+        return 0
     for old in files:
         for record in reading.records(_file_lines(old)):
             print(line(record), file=out, flush=False)

@@ -691,6 +691,13 @@ def test_audit_prints_one_line_per_call_since_a_time(tmp_path: Path) -> None:
     recent = schemux("audit", "--audit-log", str(log), "--since", "10m").stdout.splitlines()
     assert [text.split()[2] for text in recent] == ["send_keys", "run_program"]
     assert len(schemux("audit", "--audit-log", str(log), "--since", "2h").stdout.splitlines()) == 4
+    nothing = schemux("audit", "--audit-log", str(tmp_path / "none.jsonl"))
+    assert nothing.returncode == 0
+    assert nothing.stdout == ""
+    assert (
+        nothing.stderr
+        == f"schemux: no audit log at {tmp_path / 'none.jsonl'} (no call recorded there yet)\n"
+    )
     bad = schemux("audit", "--since", "soon")
     assert bad.returncode == 2
     assert "--since" in bad.stderr
