@@ -124,7 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands.add_parser(
         "doctor",
-        parents=[tmux_options, tool_options, http_parser],
+        parents=[tmux_options, tool_options, http_parser, recording],
         help="check what serving with these options needs, one line each, with the fix; "
         "exits 1 when something blocks serving",
         **documented,
@@ -265,6 +265,9 @@ def run_doctor(args: argparse.Namespace) -> int:
         allowed_hosts=tuple(args.allow_host),
         ssh=args.ssh,
         ssh_config=args.ssh_config,
+        audit_log=args.audit_log,
+        no_audit=args.no_audit,
+        audit_redact=args.audit_redact,
     )
     checks = diagnose(os.environ, options)
     print(f"schemux {__version__} doctor")
