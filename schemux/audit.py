@@ -7,7 +7,8 @@ this module's functions, so that no signature changes: the pane it resolved
 (``targets``), the program it started or read (``programs.store``), and its error code
 (the pipeline's refusals and ``SchemuxError.code``). When the call ends, the record goes
 to a bounded queue, and the writer thread turns it into a line (arguments cut and
-redacted, see :func:`recorded_arguments`) and appends it to the file. Nothing here
+redacted, see :func:`recorded_arguments`) and appends it to the file, the records of
+``BATCH_SECONDS`` in one write. Nothing here
 blocks the event loop or fails a call: a full queue drops the record, an unwritable
 file is one warning (a ``gap`` line counts what was lost once writing works again).
 
@@ -52,8 +53,9 @@ logger = logging.getLogger("schemux")
 OK = "ok"
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024  # of one file; with BACKUPS old ones, 50 MiB at most
 BACKUPS = 4
-QUEUE_RECORDS = 256  # calls waiting to be written; beyond, a record is dropped and counted
+QUEUE_RECORDS = 1024  # calls waiting to be written; beyond, a record is dropped and counted
 CLOSE_SECONDS = 2.0  # for the writer to write what is queued, at exit
+BATCH_SECONDS = 0.05  # the writer's pause after a write: later records are written together
 
 # Fields whose text ``--audit-redact`` replaces by its length and SHA-256 (in any tool):
 # what the agent typed or ran, and what it fed a program.
@@ -330,6 +332,7 @@ class AuditLog:
         self._writer: threading.Thread | None = None
         self._file = None if settings.path is None else AuditFile(settings.path, settings)
         self._closed = False
+        self._closing = threading.Event()  # ends the writer's pause between batches
 
     @contextlib.contextmanager
     def call(
@@ -383,6 +386,9 @@ class AuditLog:
                 logger.exception("the audit log lost %d calls", len(records))
             if len(records) < len(batch):
                 return
+            # the next calls' records gather meanwhile: one wake-up and one write a batch,
+            # not one a call, however many calls there are
+            self._closing.wait(BATCH_SECONDS)
 
     async def close(self) -> None:
         """Write what is queued (for at most ``CLOSE_SECONDS``); later calls are not
@@ -390,6 +396,7 @@ class AuditLog:
         if self._closed:
             return
         self._closed = True
+        self._closing.set()
         writer = self._writer
         if writer is None:
             return
