@@ -1,16 +1,17 @@
 """The audit log: one JSON line per tool call, written by a thread of its own.
 
-Each ``tools/call`` (``server.call_tool``) runs inside :meth:`AuditLog.call`, which
-makes a :class:`CallRecord` of what is known at once (time, client, MCP session, tool,
-arguments, ``traceparent``); what the call finds out on its way is noted on it through
-this module's functions, so that no signature changes: the pane it resolved
-(``targets``), the program it started or read (``programs.store``), and its error code
-(the pipeline's refusals and ``SchemuxError.code``). When the call ends, the record goes
-to a bounded queue, and the writer thread turns it into a line (arguments cut and
-redacted, see :func:`recorded_arguments`) and appends it to the file, the records of
-``BATCH_SECONDS`` in one write. Nothing here
-blocks the event loop or fails a call: a full queue drops the record, an unwritable
-file is one warning (a ``gap`` line counts what was lost once writing works again).
+Each ``tools/call`` (``server.call_tool``, wrapped by :meth:`AuditLog.recording`) runs
+inside :meth:`AuditLog.call`, which makes a :class:`CallRecord` of what is known at once
+(time, client, MCP session, tool, arguments, ``traceparent``); what the call finds out
+on its way is noted on it through this module's functions, so that no signature
+changes: the pane it resolved (``targets``), the program it started or read
+(``programs.store``), and its error code (the pipeline's refusals and
+``SchemuxError.code``). When the call ends, the record goes to a bounded queue, and the
+writer thread turns it into a line (arguments cut and redacted, see
+:func:`recorded_arguments`) and appends it to the file, the records of
+``BATCH_SECONDS`` in one write. Nothing here blocks the event loop or fails a call: a
+full queue drops the record, an unwritable file is one warning (a ``gap`` line counts
+what was lost once writing works again).
 
 The file is 0600 (the directories schemux makes for it 0700) and rotates by size: at
 ``max_bytes`` it becomes ``audit.jsonl.1``, the older ones move up, and ``BACKUPS`` old
@@ -33,7 +34,7 @@ import stat
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -46,7 +47,12 @@ import anyio
 from schemux.errors import CANCELLED, INTERNAL_ERROR
 
 if TYPE_CHECKING:
-    from mcp_types import CallToolResult
+    from mcp.server.context import ServerRequestContext
+    from mcp_types import CallToolRequestParams, CallToolResult
+
+    CallHandler = Callable[
+        [ServerRequestContext[Any], CallToolRequestParams], Awaitable[CallToolResult]
+    ]
 
 logger = logging.getLogger("schemux")
 
@@ -333,6 +339,18 @@ class AuditLog:
         self._file = None if settings.path is None else AuditFile(settings.path, settings)
         self._closed = False
         self._closing = threading.Event()  # ends the writer's pause between batches
+
+    def recording(self, handler: CallHandler) -> CallHandler:
+        """``handler`` of ``tools/call``, each call it answers recorded."""
+
+        async def recorded(
+            request_context: ServerRequestContext[Any], params: CallToolRequestParams
+        ) -> CallToolResult:
+            arguments = dict(params.arguments or {})
+            with self.call(params.name, arguments, request_context) as call:
+                return call.answered(await handler(request_context, params))
+
+        return recorded
 
     @contextlib.contextmanager
     def call(

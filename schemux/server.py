@@ -164,22 +164,20 @@ def build_server(context: ToolContext, bindings: Mapping[str, ToolBinding]) -> S
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        arguments = dict(params.arguments or {})
-        with context.audit.call(params.name, arguments, ctx) as call:
-            binding = bindings.get(params.name)
-            if binding is None:
-                audit.note_outcome(UNKNOWN_TOOL)
-                raise MCPError(
-                    types.INVALID_PARAMS,
-                    f"Unknown tool: {params.name}; this server serves {', '.join(bindings)}",
-                )
-            async with progress.reporting(ctx.session.report_progress):
-                return call.answered(await call_bound_tool(binding, context, arguments))
+        binding = bindings.get(params.name)
+        if binding is None:
+            audit.note_outcome(UNKNOWN_TOOL)
+            raise MCPError(
+                types.INVALID_PARAMS,
+                f"Unknown tool: {params.name}; this server serves {', '.join(bindings)}",
+            )
+        async with progress.reporting(ctx.session.report_progress):
+            return await call_bound_tool(binding, context, dict(params.arguments or {}))
 
     return Server(
         "schemux",
         version=__version__,
         instructions=instructions(bindings),
         on_list_tools=list_tools,
-        on_call_tool=call_tool,
+        on_call_tool=context.audit.recording(call_tool),
     )
