@@ -41,11 +41,13 @@ from schemux.config import (
     ENV_AUDIT_LOG,
     ENV_AUDIT_REDACT,
     ENV_NO_AUDIT,
+    Settings,
     audit_settings,
 )
 from schemux.context import ToolContext
 from schemux.errors import ConfigError
 from schemux.generated.bindings import BINDINGS
+from schemux.hosts import SshTarget
 from schemux.server import build_server
 from tests.conftest import STDIO_WAIT_CEILING, stdio_parameters
 from tests.support import call, new_pane, wait_until
@@ -62,9 +64,7 @@ HOSTILE = [
 ]
 
 
-def settings_for(socket: str, log: Path, **audit: Any) -> Any:
-    from schemux.config import Settings
-
+def settings_for(socket: str, log: Path, **audit: Any) -> Settings:
     return Settings(
         socket_name=socket, wait_ceiling=STDIO_WAIT_CEILING, audit=AuditSettings(log, **audit)
     )
@@ -804,3 +804,22 @@ async def test_http_records_each_mcp_session(
     assert sessions[0] != sessions[2]
     assert None not in sessions[:4]
     assert sessions[4] is None  # no session in the stateless protocol
+
+
+async def test_over_ssh_the_host_is_the_destination(
+    anyio_backend: str, remote_tmux_socket: str, ssh_target: SshTarget, tmp_path: Path
+) -> None:
+    log = tmp_path / "audit.jsonl"
+    settings = Settings(socket_name=remote_tmux_socket, ssh=ssh_target, audit=AuditSettings(log))
+    context = ToolContext(settings)
+    try:
+        async with Client(build_server(context, BINDINGS), client_info=CLIENT) as client:
+            ran = await call(client, "run_program", argv=["echo", "remote"])
+    finally:
+        await context.close()
+    [record] = records(log)
+    assert record["host"] == ssh_target.destination
+    assert ran["output"] == "remote"
+    assert record["program"].startswith("p")
+    shown = line(record)
+    assert f"{ssh_target.destination}: {record['program']} {record['pane']}" in shown
