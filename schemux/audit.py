@@ -101,15 +101,18 @@ def default_path(env: Mapping[str, str]) -> Path:
 @dataclass(frozen=True)
 class ArgumentLimits:
     """How much of a call's arguments a record keeps: a longer string is cut to its
-    first ``text`` characters (with its length and hash), a list or object to its first
-    ``items`` members, nesting below ``depth`` is dropped, and once ``total`` characters
-    of text are kept, later strings are kept as length and hash only. Each cut path is
+    first ``text`` characters (with its length and hash), a key to ``key`` characters, a
+    list or object to its first ``items`` members, nesting below ``depth`` is dropped;
+    once ``total`` characters of text are kept, later strings are kept as length and hash
+    only, and after ``values`` values, a list or object ends there. Each cut path is
     listed in the record's ``cut``."""
 
     text: int = 1024
+    key: int = 64
     items: int = 64
     depth: int = 8
     total: int = 16384
+    values: int = 1024
 
 
 LIMITS = ArgumentLimits()
@@ -130,10 +133,12 @@ class _Recording:
     redact: bool
     limits: ArgumentLimits
     budget: int
+    values: int
     redacted: list[str] = field(default_factory=list)
     cut: list[str] = field(default_factory=list)
 
     def value(self, value: Any, path: str, depth: int, redacting: bool) -> Any:
+        self.values -= 1
         if isinstance(value, str):
             return self.text(value, path, redacting)
         if isinstance(value, bool | int | float) or value is None:
@@ -142,25 +147,32 @@ class _Recording:
             self.cut.append(path)
             return None
         if isinstance(value, Mapping):
-            items = list(value.items())
-            if len(items) > self.limits.items:
-                self.cut.append(path)
-            kept = {}
-            for key, item in items[: self.limits.items]:
-                name = str(key)[: self.limits.text]
+            kept: dict[str, Any] = {}
+            for key, item in value.items():
+                if not self._room(path, len(kept)):
+                    break
+                name = str(key)[: self.limits.key]
                 inner = f"{path}.{name}" if path else name
-                kept[name] = self.value(
-                    item, inner, depth + 1, redacting or (depth == 0 and name in REDACTED_FIELDS)
-                )
+                if len(name) < len(str(key)):
+                    self.cut.append(inner)
+                redact = redacting or (depth == 0 and name in REDACTED_FIELDS)
+                kept[name] = self.value(item, inner, depth + 1, redact)
             return kept
         if isinstance(value, list | tuple):
-            if len(value) > self.limits.items:
-                self.cut.append(path)
-            return [
-                self.value(item, f"{path}[{index}]", depth + 1, redacting)
-                for index, item in enumerate(value[: self.limits.items])
-            ]
+            listed = []
+            for index, item in enumerate(value):
+                if not self._room(path, index):
+                    break
+                listed.append(self.value(item, f"{path}[{index}]", depth + 1, redacting))
+            return listed
         return repr(value)[: self.limits.text]  # JSON gives none other; a caller's own
+
+    def _room(self, path: str, kept: int) -> bool:
+        """Whether a list or object at ``path`` with ``kept`` members takes one more."""
+        if kept < self.limits.items and self.values > 0:
+            return True
+        self.cut.append(path or "(arguments)")
+        return False
 
     def text(self, text: str, path: str, redacting: bool) -> Any:
         if redacting and self.redact:
@@ -183,7 +195,7 @@ def recorded_arguments(
     """``{"arguments": ..., "redacted": [paths], "cut": [paths]}`` (the lists only when
     not empty): the arguments as the record keeps them. A redacted string is
     ``{"length", "sha256"}``; a cut one ``{"head", "length", "sha256"}``."""
-    walk = _Recording(redact, limits, limits.total)
+    walk = _Recording(redact, limits, limits.total, limits.values)
     recorded: dict[str, Any] = {"arguments": walk.value(arguments, "", 0, False)}
     if walk.redacted:
         recorded["redacted"] = walk.redacted

@@ -284,6 +284,16 @@ def test_the_text_kept_of_one_call_is_bounded() -> None:
     assert recorded["cut"]  # the fields beyond the budget, by length and hash
     last = recorded["arguments"]["field39"]
     assert last == {"length": 900, "sha256": hashlib.sha256(b"y" * 900).hexdigest()}
+    many = recorded_arguments({"a": [[0] * 64] * 64, "b": 1}, redact=False)
+    kept = many["arguments"]["a"]
+    # every value counts: the arguments, a, its rows and their numbers
+    assert 2 + len(kept) + sum(len(row) for row in kept) == LIMITS.values
+    assert many["cut"] == [f"a[{len(kept) - 1}]", "a", "(arguments)"]
+    assert "b" not in many["arguments"]  # no value left for it
+    keys = recorded_arguments({"k" * 500: 1, **{str(n): n for n in range(100)}}, redact=False)
+    assert "k" * LIMITS.key in keys["arguments"]
+    assert keys["cut"] == ["k" * LIMITS.key, "(arguments)"]
+    assert len(keys["arguments"]) == LIMITS.items
 
 
 @pytest.mark.parametrize("value", HOSTILE)
