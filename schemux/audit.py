@@ -328,15 +328,6 @@ def _client(request_context: Any) -> dict[str, str] | None:
     return {"name": str(info.name)[:200], "version": str(info.version)[:200]}
 
 
-def _transport_session(request_context: Any) -> str | None:
-    """The streamable HTTP session's id; None for stdio (and stateless HTTP)."""
-    headers = getattr(request_context.request, "headers", None)
-    if headers is None:
-        return None
-    value = headers.get("mcp-session-id")
-    return None if value is None else str(value)[:200]
-
-
 class AuditLog:
     """The audit of one running server (owned by its ``ToolContext``, closed with it)."""
 
@@ -364,6 +355,14 @@ class AuditLog:
 
         return recorded
 
+    def _transport_session(self, request_context: Any) -> str | None:
+        """Over streamable HTTP, the session's id (None when stateless); over stdio (or
+        in memory), this process's one session."""
+        if request_context.request is None:
+            return self.session
+        value = request_context.request.headers.get("mcp-session-id")
+        return None if value is None else str(value)[:200]
+
     @contextlib.contextmanager
     def call(
         self, tool: str, arguments: Mapping[str, Any], request_context: Any
@@ -372,9 +371,7 @@ class AuditLog:
         record = CallRecord(tool, arguments)
         if self._file is not None:
             record.client = _client(request_context)
-            record.session = _transport_session(request_context)
-            if getattr(request_context, "request", None) is None:
-                record.session = self.session
+            record.session = self._transport_session(request_context)
             record.traceparent = traceparent(request_context.meta)
         token = _current.set(record)
         try:
