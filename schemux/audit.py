@@ -370,9 +370,12 @@ class AuditLog:
         """The record of the call run inside, written when it ends, whatever way."""
         record = CallRecord(tool, arguments)
         if self._file is not None:
-            record.client = _client(request_context)
-            record.session = self._transport_session(request_context)
-            record.traceparent = traceparent(request_context.meta)
+            try:
+                record.client = _client(request_context)
+                record.session = self._transport_session(request_context)
+                record.traceparent = traceparent(request_context.meta)
+            except Exception:  # a request the SDK shaped otherwise: recorded without them
+                logger.debug("the audit could not read the request's context", exc_info=True)
         token = _current.set(record)
         try:
             yield record
@@ -390,12 +393,13 @@ class AuditLog:
     def _enqueue(self, record: CallRecord) -> None:
         if self._file is None or self._closed:
             return
-        if self._writer is None:
-            self._writer = threading.Thread(target=self._write, name="schemux-audit", daemon=True)
-            self._writer.start()
         try:
+            if self._writer is None:
+                writer = threading.Thread(target=self._write, name="schemux-audit", daemon=True)
+                writer.start()
+                self._writer = writer
             self._queue.put_nowait(record)
-        except queue.Full:
+        except (queue.Full, RuntimeError):  # RuntimeError: no thread can be started now
             self._file.dropped()
 
     def _write(self) -> None:
@@ -411,6 +415,8 @@ class AuditLog:
                 self._file.append([record.line(self.host, self._pid, redact) for record in records])
             except Exception:  # a bug here must not end the writer: later calls are recorded
                 logger.exception("the audit log lost %d calls", len(records))
+            for record in records:  # a task the call started may hold it: not its arguments
+                record.arguments = {}
             if len(records) < len(batch):
                 return
             # the next calls' records gather meanwhile: one wake-up and one write a batch,

@@ -460,6 +460,31 @@ def test_a_log_that_becomes_writable_again_records_the_gap(
     assert "2 calls lost" in caplog.text
 
 
+async def test_no_thread_to_write_with_fails_no_call(
+    anyio_backend: str, main_tmux_socket: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process at its thread limit: the calls go on; the records lost are counted in
+    the gap line written once a writer starts."""
+    log = tmp_path / "audit.jsonl"
+
+    start = threading.Thread.start
+
+    def no_writer(thread: threading.Thread) -> None:
+        if thread.name == "schemux-audit":  # other threads (anyio's workers) start
+            raise RuntimeError("can't start new thread")
+        start(thread)
+
+    async with audited(main_tmux_socket, log) as client:
+        monkeypatch.setattr(threading.Thread, "start", no_writer)
+        for _ in range(2):
+            await call(client, "tmux_snapshot")
+        monkeypatch.undo()
+        await call(client, "tmux_snapshot")
+    gap, written = records(log)
+    assert gap["gap"] == 2
+    assert written["tool"] == "tmux_snapshot"
+
+
 # ---- settings
 
 
