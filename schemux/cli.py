@@ -351,8 +351,9 @@ async def serve_http(
     context = ToolContext(settings, host)
     app = secured_app(_server(context, bindings), http)
     config = uvicorn.Config(
-        app, host=http.host, port=http.port, log_level="warning", timeout_graceful_shutdown=1
-    )
+        app, host=http.host, port=http.port, log_level="warning", timeout_graceful_shutdown=1,
+        log_config=None,  # uvicorn's warnings go where the server's log goes (--log-file)
+    )  # fmt: skip
     served = Server(config)
 
     def stop() -> None:

@@ -4,6 +4,7 @@ cannot write, ``traceparent``, and ``schemux audit``'s reading of it."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -858,3 +859,31 @@ async def test_over_ssh_the_host_is_the_destination(
     assert record["program"].startswith("p")
     shown = line(record)
     assert f"{ssh_target.destination}: {record['program']} {record['pane']}" in shown
+
+
+async def test_http_warnings_go_to_the_log_file(
+    anyio_backend: str, main_tmux_socket: str, tmp_path: Path
+) -> None:
+    """uvicorn's own warnings (a request that is no HTTP) follow --log-file too."""
+    from tests.test_http import serve
+
+    server_log = tmp_path / "server.log"
+    served = await serve(main_tmux_socket, "--log-file", str(server_log))
+    try:
+        async with await anyio.connect_tcp("127.0.0.1", served.port) as stream:
+            await stream.send(b"NOT HTTP AT ALL\r\n\r\n")
+            with anyio.move_on_after(5):
+                await stream.receive()
+        with anyio.fail_after(10):
+            while "Invalid HTTP request" not in server_log.read_text():  # noqa: ASYNC110 (a file)
+                await anyio.sleep(0.05)
+    finally:
+        served.process.terminate()
+        await served.process.wait()
+    assert served.process.stderr is not None
+    stderr = b""
+    with contextlib.suppress(anyio.EndOfStream):
+        while True:
+            stderr += await served.process.stderr.receive()
+    assert b"Invalid HTTP request" not in stderr
+    assert "schemux[" in server_log.read_text()  # in the file's format, with the pid
