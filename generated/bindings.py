@@ -81,4 +81,10 @@ BINDINGS: dict[str, ToolBinding] = {
 }
 
 # Documented in schemas/tools/ but without a handler module yet.
-UNSERVED: tuple[str, ...] = ()
+UNSERVED: tuple[str, ...] = (
+    "capture_since",
+    "send_keys_batch",
+    "signal_channel",
+    "snapshot_pane",
+    "wait_for_channel",
+)
