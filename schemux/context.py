@@ -63,6 +63,7 @@ class ToolContext:
         await self.abandoned.close()
         await self.programs.close()
         self.screens.close()
+        self.row_cursors.close()
         for server in self._servers.values():
             await server.close()
         await asyncio.to_thread(self.host.close)

@@ -91,6 +91,9 @@ class RowCursors:
         self._marks.move_to_end(cursor)
         return mark
 
+    def close(self) -> None:
+        self._marks.clear()
+
 
 @dataclass(frozen=True)
 class _Read:
