@@ -57,7 +57,7 @@ _RECIPES: tuple[tuple[tuple[str, ...], str], ...] = (
     (
         ("run_program",),
         'A REPL as a program, in 1 call: run_program argv ["python3", "-i", "-q"] '
-        'with input "6*7\\n" (output: 42).',
+        'with input "6*7\\n" and separateStderr (output: 42; the prompts go to stderr).',
     ),
     (
         ("start_program", "read_program"),
