@@ -50,6 +50,7 @@ class _State:
 class Mark:
     """What a cursor stands for (see the module)."""
 
+    server: TmuxServer
     pane_id: str
     pid: int | None
     top: int  # the number of the visible top row at the read
@@ -104,10 +105,10 @@ class _Read:
     def visible(self) -> list[str]:
         return self.rows[self.state.history_size - self.first :]
 
-    def mark(self, pane_id: str) -> Mark:
+    def mark(self, server: TmuxServer, pane_id: str) -> Mark:
         top = self.state.history_size
         above = self.rows[max(0, top - self.first - CONTEXT_ROWS) : top - self.first]
-        return Mark(pane_id, self.state.pane_pid, top, tuple(self.visible()), tuple(above))
+        return Mark(server, pane_id, self.state.pane_pid, top, tuple(self.visible()), tuple(above))
 
 
 async def start(server: TmuxServer, cursors: RowCursors, pane: PaneInfo) -> NewRows:
@@ -115,12 +116,13 @@ async def start(server: TmuxServer, cursors: RowCursors, pane: PaneInfo) -> NewR
     state, rows = await _state_and_rows(server, pane.pane_id, str(-CONTEXT_ROWS))
     read = _Read(state, max(0, state.history_size - CONTEXT_ROWS), rows)
     _check_process(read.state, pane.pane_id, None)
-    cursor = cursors.remember(read.mark(pane.pane_id))
+    cursor = cursors.remember(read.mark(server, pane.pane_id))
     return NewRows(pane.pane_id, _without_trailing_blanks(read.visible()), False, cursor)
 
 
-async def since(server: TmuxServer, cursors: RowCursors, mark: Mark) -> NewRows:
+async def since(cursors: RowCursors, mark: Mark) -> NewRows:
     """The rows written or rewritten since ``mark``, and a cursor from now."""
+    server = mark.server
     read = await _read_from(server, mark.pane_id, mark.top - len(mark.context))
     top = None if read is None else _find_top(read, mark)
     if read is None or top is None:
@@ -128,7 +130,7 @@ async def since(server: TmuxServer, cursors: RowCursors, mark: Mark) -> NewRows:
         read = _Read(state, 0, rows)
         top = _search_top(read, mark)
     _check_process(read.state, mark.pane_id, mark.pid)
-    cursor = cursors.remember(read.mark(mark.pane_id))
+    cursor = cursors.remember(read.mark(server, mark.pane_id))
     if top is None:
         return NewRows(mark.pane_id, _without_trailing_blanks(read.visible()), True, cursor)
     rows = read.rows[top - read.first :]

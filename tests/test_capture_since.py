@@ -182,3 +182,24 @@ async def test_hostile_targets_are_refused(
 ) -> None:
     await call_error(memory_client, "capture_since", **target)
     assert tmux(tmux_socket, "display-message", "-p", "ok").strip() == "ok"
+
+
+async def test_a_cursor_names_its_server(
+    memory_client: Client, tmux_socket: str, other_tmux_socket: str
+) -> None:
+    pane = prompt_pane(other_tmux_socket)
+    first = await call(
+        memory_client, "capture_since", pane_id=pane.pane_id, socket_name=other_tmux_socket
+    )
+    tmux(other_tmux_socket, "send-keys", "-t", pane.pane_id, "echo elsewhere", "Enter")
+    wait_until(lambda: screen(pane)[-2:] == ["elsewhere", "$"])
+    followed = await call(memory_client, "capture_since", cursor=first["cursor"])
+    assert followed["lines"] == ["$ echo elsewhere", "elsewhere", "$"]
+    same = await call(
+        memory_client, "capture_since", cursor=first["cursor"], socket_name=other_tmux_socket
+    )
+    assert same["lines"] == followed["lines"]
+    error = await call_error(
+        memory_client, "capture_since", cursor=first["cursor"], socket_name=tmux_socket
+    )
+    assert f"the cursor is for pane {pane.pane_id} of the tmux server on" in error

@@ -176,3 +176,13 @@ async def test_valid_names_that_look_like_flags_stay_names(
     tmux(tmux_socket, "wait-for", "-S", "--", name)
     await call(memory_client, "wait_for_channel", channel=name, timeout=5)
     assert not await kept(tmux_socket, name)
+
+
+async def test_a_second_signal_with_nobody_waiting_clears_the_first(
+    memory_client: Client, tmux_socket: str
+) -> None:
+    name = channel()
+    await call(memory_client, "signal_channel", channel=name)
+    await call(memory_client, "signal_channel", channel=name)
+    error = await call_error(memory_client, "wait_for_channel", channel=name, timeout=0.3)
+    assert "was not signalled" in error
