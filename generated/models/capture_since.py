@@ -54,45 +54,25 @@ class CaptureSinceOutput(BaseModel):
         extra="forbid",
         validate_by_name=True,
     )
-    pane_id: Annotated[str, Field(description="Pane ID that was captured", title="Pane Id")]
-    cursor: Annotated[
-        str, Field(description="Opaque cursor to pass back to ``capture_since``", title="Cursor")
-    ]
+    pane_id: Annotated[str, Field(description="Pane ID that was captured")]
+    cursor: Annotated[str, Field(description="Opaque cursor to pass back to ``capture_since``")]
     lines: Annotated[
         list[str] | None,
-        Field(
-            description="Captured lines, oldest first and tail-preserved if truncated",
-            title="Lines",
-        ),
+        Field(description="Captured lines, oldest first and tail-preserved if truncated"),
     ] = None
-    elapsed_seconds: Annotated[
-        float, Field(description="Time spent capturing in seconds", title="Elapsed Seconds")
-    ]
+    elapsed_seconds: Annotated[float, Field(description="Time spent capturing in seconds")]
     lines_missed: Annotated[
         bool,
         Field(
-            description="True when prior history was no longer available, so ``lines`` is a conservative current visible capture rather than a complete delta",
-            title="Lines Missed",
+            description="True when prior history was no longer available, so ``lines`` is a conservative current visible capture rather than a complete delta"
         ),
     ] = False
     truncated: Annotated[
-        bool,
-        Field(
-            description="True when ``lines`` was truncated by max_lines or max_bytes",
-            title="Truncated",
-        ),
+        bool, Field(description="True when ``lines`` was truncated by max_lines or max_bytes")
     ] = False
     truncated_lines: Annotated[
-        int,
-        Field(
-            description="Number of lines dropped from the head when truncating",
-            title="Truncated Lines",
-        ),
+        int, Field(description="Number of lines dropped from the head when truncating")
     ] = 0
     truncated_bytes: Annotated[
-        int,
-        Field(
-            description="Approximate UTF-8 bytes dropped from the head when truncating",
-            title="Truncated Bytes",
-        ),
+        int, Field(description="Approximate UTF-8 bytes dropped from the head when truncating")
     ] = 0
