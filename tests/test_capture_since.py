@@ -203,3 +203,18 @@ async def test_a_cursor_names_its_server(
         memory_client, "capture_since", cursor=first["cursor"], socket_name=tmux_socket
     )
     assert f"the cursor is for pane {pane.pane_id} of the tmux server on" in error
+
+
+async def test_a_cursor_taken_with_no_history_misses_lines_once_history_was_trimmed(
+    memory_client: Client, tmux_socket: str
+) -> None:
+    pane = prompt_pane(tmux_socket, history_limit=100)
+    assert tmux(tmux_socket, "display", "-p", "-t", pane.pane_id, "#{history_size}").strip() == "0"
+    first = await call(memory_client, "capture_since", pane_id=pane.pane_id)
+    await run(memory_client, pane, "seq 1 50", "50")  # into history, nothing trimmed
+    kept = await call(memory_client, "capture_since", cursor=first["cursor"], max_lines=None)
+    assert kept["lines"] == ["$ seq 1 50", *map(str, range(1, 51)), "$"]
+    await run(memory_client, pane, "seq 1 300", "300")  # trimmed: row 0 is gone
+    missed = await call(memory_client, "capture_since", cursor=first["cursor"])
+    assert missed["lines_missed"] is True
+    assert missed["lines"] == screen(pane)
