@@ -32,8 +32,7 @@ async def handle(ctx: ToolContext, request: WaitForChannelInput) -> WaitForChann
     server = ctx.tmux(request.socket_name)
     if not await ctx.channels.wait(server, channel, timeout):
         raise SchemuxError(
-            f"wait-for timeout: channel {channel!r} was not signalled within {timeout}s"
-            f"{enforced}",
+            f"wait-for timeout: channel {channel!r} was not signalled within {timeout}s{enforced}",
             suggestion="wait again: a signal sent while nobody waits is kept for the next "
             "wait; check that the command you typed signals it (...; tmux wait-for -S "
             f"{channel})",
