@@ -8,8 +8,10 @@ import contextlib
 from schemux.abandoned import AbandonedReaper
 from schemux.audit import AuditLog
 from schemux.capture import ScreenTracker
+from schemux.channels import ChannelWaits
 from schemux.config import Settings
 from schemux.hosts import Host, SshHost, host_for
+from schemux.new_rows import RowCursors
 from schemux.programs import ProgramStore
 from schemux.programs.remote import RemoteHost
 from schemux.tmux import ServerAddress, TmuxServer, check_socket_name
@@ -30,6 +32,8 @@ class ToolContext:
         self.programs = ProgramStore(limits, settings.program_gate, host=remote)
         self.screens = ScreenTracker(settings.tracking_backend)  # tmux_capture's delta cursors
         self.abandoned = AbandonedReaper()  # what dead schemux processes left, per server
+        self.row_cursors = RowCursors()  # capture_since's cursors
+        self.channels = ChannelWaits()  # wait_for_channel's waits, per server and channel
         where = self.host.target.destination if isinstance(self.host, SshHost) else "local"
         self.audit = AuditLog(settings.audit, where)  # one line per tool call
 
@@ -64,6 +68,7 @@ class ToolContext:
             await self.abandoned.close()
             await self.programs.close()
             self.screens.close()
+            self.row_cursors.close()
             for server in self._servers.values():
                 await server.close()
             await asyncio.to_thread(self.host.close)
