@@ -63,8 +63,9 @@ QUEUE_RECORDS = 1024  # calls waiting to be written; beyond, a record is dropped
 CLOSE_SECONDS = 2.0  # for the writer to write what is queued, at exit
 BATCH_SECONDS = 0.05  # the writer's pause after a write: later records are written together
 
-# Fields whose text ``--audit-redact`` replaces by its length and SHA-256 (in any tool):
-# what the agent typed or ran, and what it fed a program.
+# Fields whose text ``--audit-redact`` replaces by its length and SHA-256, in any tool and
+# at any depth (send_keys_batch's operations): what the agent typed or ran, and what it
+# fed a program.
 REDACTED_FIELDS = frozenset({"command", "keys", "input", "argv"})
 
 # The arguments naming a call's target, for a call that resolved none (refused, failed
@@ -155,7 +156,7 @@ class _Recording:
                 inner = f"{path}.{name}" if path else name
                 if len(name) < len(str(key)):
                     self.cut.append(inner)
-                redact = redacting or (depth == 0 and name in REDACTED_FIELDS)
+                redact = redacting or name in REDACTED_FIELDS  # a batch's too
                 kept[name] = self.value(item, inner, depth + 1, redact)
             return kept
         if isinstance(value, list | tuple):

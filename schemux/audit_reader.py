@@ -26,7 +26,7 @@ FOLLOW_SECONDS = 0.2  # between looks at the file when following it
 _DURATION = re.compile(r"(\d+)([smhdw])")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 # the fields showing what a call ran, per tool family, in this order
-_RAN = ("command", "keys", "argv", "patterns")
+_RAN = ("command", "keys", "argv", "patterns", "channel")
 
 
 def parse_since(text: str, now: datetime | None = None) -> datetime:
@@ -81,6 +81,10 @@ def ran(record: dict[str, Any]) -> str:
     for name in _RAN:
         if name in arguments:
             return _cut(visible(_shown(arguments[name])), COMMAND_CHARACTERS)
+    operations = arguments.get("operations")  # send_keys_batch: each operation's keys
+    if isinstance(operations, list):
+        typed = [_shown(o.get("keys")) for o in operations if isinstance(o, dict) and "keys" in o]
+        return _cut(visible(" | ".join(typed)), COMMAND_CHARACTERS)
     return ""
 
 

@@ -133,12 +133,17 @@ async def test_every_tool_is_recorded(
         await made_call("capture_pane", paneId=pane.pane_id)
         await made_call("tmux_capture", target=pane.reference())
         await made_call("tmux_snapshot")
+        await made_call("capture_since", pane_id=pane.pane_id)
+        await made_call("snapshot_pane", pane_id=pane.pane_id)
+        await made_call("send_keys_batch", operations=[{"keys": "# a", "pane_id": pane.pane_id}])
+        await made_call("signal_channel", channel=f"audit-{pane.session_name}")
+        await made_call("wait_for_channel", channel=f"audit-{pane.session_name}", timeout=5)
     assert {tool for tool, _, _ in made} == set(BINDINGS)  # a new tool needs its line here
     found = records(log)
     assert [record["tool"] for record in found] == [tool for tool, _, _ in made]
     sessions = {record["session"] for record in found}
     assert len(sessions) == 1  # one client, one MCP session
-    for record, (tool, arguments, result) in zip(found, made, strict=True):
+    for record, (_, arguments, result) in zip(found, made, strict=True):
         assert record["outcome"] == "ok", record
         assert record["arguments"] == arguments
         assert record["client"] == {"name": "audit-test", "version": "9.9"}
@@ -149,14 +154,15 @@ async def test_every_tool_is_recorded(
         assert "traceparent" not in record
         when = datetime.fromisoformat(record["time"])
         assert abs(datetime.now().astimezone() - when) < timedelta(minutes=5)
-        if "paneId" in arguments or "pane_id" in arguments or tool == "tmux_capture":
+        if {"paneId", "pane_id", "target", "operations"} & set(arguments):
             assert record["pane"] == pane.pane_id, record
     by_tool = {record["tool"]: record for record in found}
     for tool in ("start_program", "read_program", "stop_program"):
         assert by_tool[tool]["program"] == program
         assert by_tool[tool]["pane"] == started["paneId"]  # the program's own pane
     assert by_tool["run_program"]["program"].startswith("p")
-    assert "pane" not in by_tool["tmux_snapshot"]
+    for tool in ("tmux_snapshot", "signal_channel", "wait_for_channel"):
+        assert "pane" not in by_tool[tool]
 
 
 async def test_a_call_without_a_target_records_the_pane_it_resolved(
@@ -316,6 +322,8 @@ async def test_redaction_keeps_length_and_hash_only(
         await call(client, "run_command", command=secret, pane_id=pane.pane_id)
         await call(client, "send_keys", keys=secret, pane_id=pane.pane_id, enter=False)
         await call(client, "run_program", argv=["echo", secret], input=secret)
+        operations = [{"keys": secret, "pane_id": pane.pane_id, "enter": False}]
+        await call(client, "send_keys_batch", operations=operations)
     digest = {"length": len(secret), "sha256": hashlib.sha256(secret.encode()).hexdigest()}
     found = records(log)
     assert secret not in log.read_text("ascii")
@@ -327,6 +335,8 @@ async def test_redaction_keeps_length_and_hash_only(
     assert found[2]["arguments"]["input"] == digest
     assert found[2]["arguments"]["argv"][1] == digest
     assert sorted(found[2]["redacted"]) == ["argv[0]", "argv[1]", "input"]
+    assert found[3]["arguments"]["operations"][0]["keys"] == digest  # at any depth
+    assert found[3]["redacted"] == ["operations[0].keys"]
     assert "command" in REDACTED_FIELDS  # the set is data: one place says what is hidden
 
 
@@ -748,6 +758,9 @@ def test_audit_shows_redacted_cut_and_gap_records() -> None:
     assert "yes | head…(5000 characters)" in line(entry(1, arguments={"command": cut}))
     gap = {"time": "2026-12-01T10:00:00.000Z", "gap": 3}
     assert "3 calls not recorded" in line(gap)
+    batch = {"operations": [{"keys": "ls", "pane_id": "%1"}, {"keys": "q\x1b"}]}
+    assert line(entry(1, "send_keys_batch", arguments=batch)).endswith("ls | q\\x1b")
+    assert line(entry(1, "signal_channel", arguments={"channel": "done"})).endswith("done")
     remote = line(entry(1, host="me@box", arguments={"command": "x", "socket_name": "work"}))
     assert "me@box: %7 -L work" in remote
 
