@@ -681,6 +681,11 @@ def test_log_options_send_the_servers_warnings_to_a_file(
     assert server_log.stat().st_mode & 0o777 == 0o600
     bad = schemux("call", "--log-level", "loud", "tmux_snapshot")
     assert bad.returncode == 2
+    from_environment = schemux("call", "tmux_snapshot", env={"SCHEMUX_LOG_LEVEL": "loud"})
+    assert from_environment.returncode == 2
+    assert "SCHEMUX_LOG_LEVEL) 'loud' is none of debug, info, warning, error" in (
+        from_environment.stderr
+    )
     unwritable = schemux("call", "--log-file", str(tmp_path / "no" / "dir"), "tmux_snapshot")
     assert unwritable.returncode == 2
     assert unwritable.stderr.startswith("schemux: cannot open the log file")
