@@ -44,6 +44,7 @@ from schemux.config import Settings
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
 from schemux.server import build_server
+from schemux.tmux import socket_directory
 
 CALLS: dict[str, dict[str, Any]] = {
     "refused": {"name": "run_command", "arguments": {"command": 5}},
@@ -103,7 +104,9 @@ def main(argv: list[str] | None = None) -> int:
             report = asyncio.run(measure(socket, log, options.rounds, options.calls))
             report["records_written"] = len(log.read_bytes().splitlines())
     finally:
+        socket_file = os.path.join(socket_directory(), socket)
         subprocess.run([*tmux, "kill-server"], capture_output=True, check=False)
+        Path(socket_file).unlink(missing_ok=True)  # tmux 3.3a leaves it behind
     print(f"audit log cost, {options.rounds} rounds of {options.calls} calls, in process")
     for name in CALLS:
         figures = report[name]
