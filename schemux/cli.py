@@ -226,7 +226,9 @@ def _server(context: ToolContext, bindings: Bindings) -> Any:
     return build_server(context, bindings)
 
 
-SHUTDOWN_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+# a service manager's stop, C-c, a closed terminal or ssh session: each ends schemux as
+# stdin's end does
+SHUTDOWN_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 CLOSE_SECONDS = 3.0  # the programs' own ending is bounded at about two; this is a backstop
 
 
@@ -302,8 +304,9 @@ async def _on_signal(act: Callable[[], None]) -> None:
 
 
 async def _close(context: ToolContext) -> None:
-    """Every exit path ends here: programs ended (in parallel, trees and all), panes and
-    the runtime directory removed, the ssh master ended, whatever cancelled the serving."""
+    """Every exit path ends here: calls in flight cancelled and their cleanup done,
+    programs ended (in parallel, trees and all), panes and the runtime directory removed,
+    the ssh master ended, whatever cancelled the serving."""
     with anyio.CancelScope(shield=True), anyio.move_on_after(CLOSE_SECONDS):
         await context.close()
 

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 
 from schemux.abandoned import AbandonedReaper
+from schemux.calls import CallsInFlight
 from schemux.capture import ScreenTracker
 from schemux.config import Settings
 from schemux.hosts import Host, SshHost, host_for
@@ -29,6 +30,7 @@ class ToolContext:
         self.programs = ProgramStore(limits, settings.program_gate, host=remote)
         self.screens = ScreenTracker(settings.tracking_backend)  # tmux_capture's delta cursors
         self.abandoned = AbandonedReaper()  # what dead schemux processes left, per server
+        self.calls = CallsInFlight()
 
     def tmux(self, socket_name: str | None = None) -> TmuxServer:
         """The configured tmux server, or the one on ``socket_name`` when a call names one
@@ -54,8 +56,11 @@ class ToolContext:
         return server
 
     async def close(self) -> None:
-        """End the programs still running and remove their output; forget every cursor;
-        end the tmux control clients of every server used, then the host's connection."""
+        """Every way schemux ends comes here. Cancel the calls in flight and let their
+        own cleanup run (a command interrupted, a program ended); end the programs still
+        running and remove their output; forget every cursor; end the tmux control
+        clients of every server used, then the host's connection."""
+        await self.calls.close()
         await self.abandoned.close()
         await self.programs.close()
         self.screens.close()

@@ -103,7 +103,7 @@ async def call_bound_tool(
         return error_result(f"Invalid arguments for {binding.name}: {unsendable}")
     failed = False
     try:
-        result = await binding.call(context, arguments)
+        result = await context.calls.run(binding.call(context, arguments))
     except SchemuxError as error:
         if error.effects is None or not binding.error_envelope:
             return error_result(error.render())

@@ -1,0 +1,154 @@
+"""A real ``schemux serve`` ended every way it can end: each signal a terminal, a
+service manager or a person sends takes the one path stdin's end takes (calls in flight
+cancelled, so their own cleanup runs; then the context closed)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+
+from schemux.calls import CallsInFlight
+from schemux.errors import SchemuxError
+from tests.support import (
+    Pane,
+    new_pane,
+    tmux,
+    wait_for_shell,
+    wait_until,
+)
+from tests.test_program_hardening import _read_reply, _rpc
+from tests.test_run_command import private_options
+from tests.test_run_command_interrupts import current_command, hold_options
+
+
+class ShieldedCleanup:
+    """A call that cleans up as run_command does when cancelled: under asyncio.shield."""
+
+    def __init__(self) -> None:
+        self.cleaned = asyncio.Event()
+
+    async def call(self) -> str:
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            await asyncio.shield(self._cleanup())
+            raise
+        return "ended"
+
+    async def _cleanup(self) -> None:
+        await asyncio.sleep(0.2)
+        self.cleaned.set()
+
+
+@pytest.mark.anyio
+async def test_a_call_cancelled_by_a_scope_is_cleaned_up_before_close_returns() -> None:
+    """A cancel scope (the SDK's, at stdin's end) cancels at every await, which would cut
+    the shielded cleanup's wait short; the call's own task is cancelled once."""
+    calls, call = CallsInFlight(), ShieldedCleanup()
+    with anyio.move_on_after(0.05):
+        await calls.run(call.call())
+    assert not call.cleaned.is_set()  # still cleaning up: close waits for it
+    await calls.close()
+    assert call.cleaned.is_set()
+
+
+@pytest.mark.anyio
+async def test_closing_cancels_the_calls_in_flight_and_answers_them() -> None:
+    calls, call = CallsInFlight(), ShieldedCleanup()
+    running = asyncio.ensure_future(calls.run(call.call()))
+    await asyncio.sleep(0.05)
+    await calls.close()
+    assert call.cleaned.is_set()
+    with pytest.raises(SchemuxError, match="shutting down"):
+        await running
+    with pytest.raises(SchemuxError, match="not started"):
+        await calls.run(call.call())
+
+
+def children(pid: int) -> list[int]:
+    """The live processes whose parent is ``pid``."""
+    found = []
+    for child in (int(entry) for entry in os.listdir("/proc") if entry.isdigit()):
+        try:
+            stat = Path(f"/proc/{child}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        if int(fields[1]) == pid and fields[0] != "Z":
+            found.append(child)
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def serve_stdio(tmux_socket: str) -> subprocess.Popen[bytes]:
+    """A real ``schemux serve`` over stdio, initialized."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "schemux", "serve", "--socket-name", tmux_socket],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    _rpc(process, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "test", "version": "0"}}})  # fmt: skip
+    _read_reply(process, 0)
+    _rpc(process, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    return process
+
+
+def start_command(process: subprocess.Popen[bytes], pane: Pane, command: str) -> None:
+    """``run_command`` sent, and running in ``pane`` (its wrapper armed, the command
+    started): its answer is never read."""
+    arguments = {"command": command, "pane_id": pane.pane_id, "timeout": 60}
+    _rpc(process, {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                   "params": {"name": "run_command", "arguments": arguments}})  # fmt: skip
+    wait_until(lambda: private_options(pane) != [] and current_command(pane) == "sleep", timeout=10)
+
+
+def end(process: subprocess.Popen[bytes], how: str) -> float:
+    """End ``process`` by stdin's end or by the signal named ``how``; its exit's time."""
+    began = time.monotonic()
+    if how == "eof":
+        assert process.stdin is not None
+        process.stdin.close()
+    else:
+        process.send_signal(getattr(signal, how))
+    process.wait(timeout=10)
+    return time.monotonic() - began
+
+
+@pytest.mark.parametrize("how", ["eof", "SIGTERM", "SIGINT", "SIGHUP"])
+def test_every_exit_mid_command_interrupts_it_and_leaves_nothing(
+    tmux_socket: str, how: str
+) -> None:
+    """The shell gets its prompt back, and no option, hold flag or tmux client of the
+    dead schemux is left: every way out does what stdin's end does."""
+    pane = new_pane(tmux_socket)
+    wait_for_shell(pane)
+    process = serve_stdio(tmux_socket)
+    try:
+        start_command(process, pane, "sleep 30.5")
+        spawned = children(process.pid)
+        assert spawned  # its tmux control clients
+        assert end(process, how) < 3.0
+        wait_until(lambda: current_command(pane) == "bash", timeout=2)
+        assert private_options(pane) == []
+        assert hold_options(tmux_socket) == []
+        wait_until(lambda: not [pid for pid in spawned if alive(pid)], timeout=2)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        tmux(tmux_socket, "kill-session", "-t", pane.session_id, check=False)
