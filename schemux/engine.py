@@ -25,6 +25,7 @@ from collections.abc import Callable
 from schemux.control_connection import Connection, Notification, answer
 from schemux.errors import ConnectionLost, SchemuxError
 from schemux.owned_session import OWNED_SESSION
+from schemux.tethered import tethered
 
 DEFAULT_TIMEOUT = 10.0
 MAX_IDLE_WAITERS = 32
@@ -171,7 +172,7 @@ class ControlEngine:
     async def _spawn(self, flags: str, notify: Callable[[Notification], None] | None) -> Connection:
         attach = ["-u", "-C", "attach-session", "-f", flags, "-t", f"={OWNED_SESSION}"]
         proc = await asyncio.create_subprocess_exec(
-            *self.command([*self.argv, *attach]),
+            *tethered(self.command([*self.argv, *attach])),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL,

@@ -1,6 +1,7 @@
 """A real ``schemux serve`` ended every way it can end: each signal a terminal, a
 service manager or a person sends takes the one path stdin's end takes (calls in flight
-cancelled, so their own cleanup runs; then the context closed)."""
+cancelled, so their own cleanup runs; then the context closed), and what it spawned
+cannot outlive it, even killed with SIGKILL."""
 
 from __future__ import annotations
 
@@ -20,6 +21,9 @@ from schemux.errors import SchemuxError
 from tests.support import (
     Pane,
     new_pane,
+    processes_naming,
+    remove_server,
+    tagged_socket_name,
     tmux,
     wait_for_shell,
     wait_until,
@@ -73,10 +77,21 @@ async def test_closing_cancels_the_calls_in_flight_and_answers_them() -> None:
         await calls.run(call.call())
 
 
+def all_pids() -> list[int]:
+    return [int(entry) for entry in os.listdir("/proc") if entry.isdigit()]
+
+
+def cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
 def children(pid: int) -> list[int]:
     """The live processes whose parent is ``pid``."""
     found = []
-    for child in (int(entry) for entry in os.listdir("/proc") if entry.isdigit()):
+    for child in all_pids():
         try:
             stat = Path(f"/proc/{child}/stat").read_text()
         except OSError:
@@ -152,3 +167,27 @@ def test_every_exit_mid_command_interrupts_it_and_leaves_nothing(
         if process.poll() is None:
             process.kill()
         tmux(tmux_socket, "kill-session", "-t", pane.session_id, check=False)
+
+
+def test_after_kill_9_nothing_it_started_lives_on() -> None:
+    """On a tmux server it started (its agent's session), killed while run_command waits:
+    its tmux clients end with it (they lived on, parent 1, before), so ``kill-server``
+    then ends the tmux server, as it would had schemux never run."""
+    socket_name = tagged_socket_name("killed")
+    process = serve_stdio(socket_name)
+    try:
+        arguments = {"command": "sleep 30.6", "timeout": 60}  # in the agent's new session
+        _rpc(process, {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                       "params": {"name": "run_command", "arguments": arguments}})  # fmt: skip
+        wait_until(lambda: any(b"sleep\x0030.6" in cmdline(pid) for pid in all_pids()), 10)
+        spawned = children(process.pid)
+        assert spawned
+        process.kill()
+        process.wait()
+        wait_until(lambda: not [pid for pid in spawned if alive(pid)], timeout=2)
+        tmux(socket_name, "kill-server")
+        wait_until(lambda: not processes_naming(socket_name), timeout=2)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        remove_server(socket_name)
