@@ -235,6 +235,8 @@ CLOSE_SECONDS = 3.0  # the programs' own ending is bounded at about two; this is
 async def serve_stdio(settings: Settings, bindings: Bindings, host: Host | None = None) -> None:
     from mcp.server.stdio import stdio_server
 
+    from schemux.unreadable import answering_unreadable
+
     context = ToolContext(settings, host)
     server = _server(context, bindings)
 
@@ -252,8 +254,11 @@ async def serve_stdio(settings: Settings, bindings: Bindings, host: Host | None 
                 group.start_soon(leave)
 
             group.start_soon(_on_signal, on_signal)
-            async with stdio_server() as (read_stream, write_stream):
-                await server.run(read_stream, write_stream, server.create_initialization_options())
+            async with (
+                stdio_server() as (read_stream, write_stream),
+                answering_unreadable(read_stream, write_stream) as readable,
+            ):
+                await server.run(readable, write_stream, server.create_initialization_options())
             group.cancel_scope.cancel()  # stdin's end
     finally:
         await _close(context)
