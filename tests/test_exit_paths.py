@@ -15,6 +15,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from mcp import Client
 
 from schemux.calls import CallsInFlight
 from schemux.errors import SchemuxError
@@ -28,9 +29,10 @@ from tests.support import (
     wait_for_shell,
     wait_until,
 )
-from tests.test_program_hardening import _read_reply, _rpc
+from tests.test_program_hardening import _read_reply, _rpc, serve_http
 from tests.test_run_command import private_options
-from tests.test_run_command_interrupts import current_command, hold_options
+from tests.test_run_command_interrupts import current_command, hold_options, until
+from tests.test_server import free_port
 
 
 class ShieldedCleanup:
@@ -163,6 +165,47 @@ def test_every_exit_mid_command_interrupts_it_and_leaves_nothing(
         assert private_options(pane) == []
         assert hold_options(tmux_socket) == []
         wait_until(lambda: not [pid for pid in spawned if alive(pid)], timeout=2)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        tmux(tmux_socket, "kill-session", "-t", pane.session_id, check=False)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGHUP"])
+async def test_a_signal_mid_command_over_http_interrupts_it(tmux_socket: str, how: str) -> None:
+    pane = new_pane(tmux_socket)
+    wait_for_shell(pane)
+    port = free_port()
+    process = serve_http(tmux_socket, port)
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as group:
+
+                async def run() -> None:
+                    with anyio.move_on_after(20):  # answered with an error, or cut off
+                        while process.poll() is None:
+                            try:
+                                async with Client(url) as client:
+                                    arguments = {"command": "sleep 30.7", "pane_id": pane.pane_id}
+                                    await client.call_tool("run_command", arguments)
+                                    return
+                            except Exception:
+                                await anyio.sleep(0.2)  # not listening yet, or gone
+
+                group.start_soon(run)
+                await until(
+                    lambda: private_options(pane) != [] and current_command(pane) == "sleep", 20
+                )
+                spawned = children(process.pid)
+                process.send_signal(getattr(signal, how))
+                await anyio.to_thread.run_sync(lambda: process.wait(timeout=10))
+                group.cancel_scope.cancel()
+        await until(lambda: current_command(pane) == "bash", timeout=2)
+        assert private_options(pane) == []
+        assert hold_options(tmux_socket) == []
+        await until(lambda: not [pid for pid in spawned if alive(pid)], timeout=2)
     finally:
         if process.poll() is None:
             process.kill()
