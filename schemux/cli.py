@@ -273,6 +273,7 @@ async def serve_http(
 ) -> None:
     import uvicorn
 
+    from schemux.http_guard import ConnectionGuard
     from schemux.http_security import secured_app
 
     class Server(uvicorn.Server):
@@ -285,7 +286,12 @@ async def serve_http(
     context = ToolContext(settings, host)
     app = secured_app(_server(context, bindings), http)
     config = uvicorn.Config(
-        app, host=http.host, port=http.port, log_level="warning", timeout_graceful_shutdown=1
+        app,
+        host=http.host,
+        port=http.port,
+        http=ConnectionGuard(http).protocol(),
+        log_level="warning",
+        timeout_graceful_shutdown=1,
     )
     served = Server(config)
 

@@ -79,6 +79,21 @@ VARIABLES: tuple[Variable, ...] = (
         f"{http_config.DEFAULT_SESSION_IDLE_TIMEOUT:g}",
         "HTTP: seconds before an idle session ends",
     ),
+    Variable(
+        http_config.ENV_HEAD_TIMEOUT,
+        f"{http_config.DEFAULT_HEAD_SECONDS:g}",
+        "HTTP: seconds a request's headers may take, then the connection is closed",
+    ),
+    Variable(
+        http_config.ENV_BODY_TIMEOUT,
+        f"{http_config.DEFAULT_BODY_SECONDS:g}",
+        "HTTP: seconds a request's body may take after its headers",
+    ),
+    Variable(
+        http_config.ENV_MAX_NEW_CONNECTIONS,
+        str(http_config.DEFAULT_MAX_NEW_CONNECTIONS),
+        "HTTP: connections without a whole request yet; beyond, the oldest is closed",
+    ),
 )
 
 
