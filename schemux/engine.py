@@ -171,6 +171,8 @@ class ControlEngine:
 
     async def _spawn(self, flags: str, notify: Callable[[Notification], None] | None) -> Connection:
         attach = ["-u", "-C", "attach-session", "-f", flags, "-t", f"={OWNED_SESSION}"]
+        # ended by the kernel when schemux dies (schemux.tethered): tmux does not let a
+        # control client go while it holds output it cannot write, as after its reader died
         proc = await asyncio.create_subprocess_exec(
             *tethered(self.command([*self.argv, *attach])),
             stdin=asyncio.subprocess.PIPE,

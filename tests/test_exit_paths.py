@@ -22,9 +22,8 @@ from schemux.errors import SchemuxError
 from tests.support import (
     Pane,
     new_pane,
+    private_tmux_server,
     processes_naming,
-    remove_server,
-    tagged_socket_name,
     tmux,
     wait_for_shell,
     wait_until,
@@ -81,13 +80,6 @@ async def test_closing_cancels_the_calls_in_flight_and_answers_them() -> None:
 
 def all_pids() -> list[int]:
     return [int(entry) for entry in os.listdir("/proc") if entry.isdigit()]
-
-
-def cmdline(pid: int) -> bytes:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return b""
 
 
 def children(pid: int) -> list[int]:
@@ -212,25 +204,34 @@ async def test_a_signal_mid_command_over_http_interrupts_it(tmux_socket: str, ho
         tmux(tmux_socket, "kill-session", "-t", pane.session_id, check=False)
 
 
+# windows come and go all the time: tmux tells every control client
+BUSY_TMUX = "while :; do tmux new-window -d 'sleep 0.2'; done"
+
+
 def test_after_kill_9_nothing_it_started_lives_on() -> None:
-    """On a tmux server it started (its agent's session), killed while run_command waits:
-    its tmux clients end with it (they lived on, parent 1, before), so ``kill-server``
-    then ends the tmux server, as it would had schemux never run."""
-    socket_name = tagged_socket_name("killed")
-    process = serve_stdio(socket_name)
-    try:
-        arguments = {"command": "sleep 30.6", "timeout": 60}  # in the agent's new session
-        _rpc(process, {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                       "params": {"name": "run_command", "arguments": arguments}})  # fmt: skip
-        wait_until(lambda: any(b"sleep\x0030.6" in cmdline(pid) for pid in all_pids()), 10)
-        spawned = children(process.pid)
-        assert spawned
-        process.kill()
-        process.wait()
+    """Killed while run_command waits for a command that keeps tmux busy (windows come
+    and go, and tmux tells every control client) and wait_for_text watches a pane that
+    prints: its tmux clients end with it (tmux let none go whose output it could not
+    write, and they lived on, parent 1), so ``kill-server`` then ends the tmux server."""
+    with private_tmux_server("killed") as socket_name:
+        pane = new_pane(socket_name)
+        wait_for_shell(pane)
+        process = serve_stdio(socket_name)
+        try:
+            arguments = {"command": BUSY_TMUX, "pane_id": pane.pane_id}
+            _rpc(process, {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                           "params": {"name": "run_command", "arguments": arguments}})  # fmt: skip
+            printing = new_pane(socket_name, command="sh -c 'while :; do echo x; sleep 0.01; done'")
+            waiting = {"patterns": ["never printed"], "pane_id": printing.pane_id, "timeout": 60}
+            _rpc(process, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                           "params": {"name": "wait_for_text", "arguments": waiting}})  # fmt: skip
+            wait_until(lambda: private_options(pane) != [], timeout=10)
+            time.sleep(0.5)  # windows come and go, output flows
+            spawned = children(process.pid)
+            assert spawned
+        finally:
+            process.kill()
+            process.wait()
         wait_until(lambda: not [pid for pid in spawned if alive(pid)], timeout=2)
         tmux(socket_name, "kill-server")
         wait_until(lambda: not processes_naming(socket_name), timeout=2)
-    finally:
-        if process.poll() is None:
-            process.kill()
-        remove_server(socket_name)
