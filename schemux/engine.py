@@ -25,7 +25,6 @@ from collections.abc import Callable
 from schemux.control_connection import Connection, Notification, answer
 from schemux.errors import ConnectionLost, SchemuxError
 from schemux.owned_session import OWNED_SESSION
-from schemux.tethered import tethered
 
 DEFAULT_TIMEOUT = 10.0
 MAX_IDLE_WAITERS = 32
@@ -83,7 +82,8 @@ class ControlEngine:
     shutdown (which cancels every task) ends its connection's process.
 
     ``command`` turns a whole tmux argv into the argv of the process to start: itself on
-    this machine, the ssh session that runs it on a remote host (``schemux.hosts``).
+    this machine, the ssh session that runs it on a remote host, each made to end when
+    schemux does (``Host.client_command``).
     """
 
     def __init__(
@@ -171,10 +171,8 @@ class ControlEngine:
 
     async def _spawn(self, flags: str, notify: Callable[[Notification], None] | None) -> Connection:
         attach = ["-u", "-C", "attach-session", "-f", flags, "-t", f"={OWNED_SESSION}"]
-        # ended by the kernel when schemux dies (schemux.tethered): tmux does not let a
-        # control client go while it holds output it cannot write, as after its reader died
         proc = await asyncio.create_subprocess_exec(
-            *tethered(self.command([*self.argv, *attach])),
+            *self.command([*self.argv, *attach]),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL,

@@ -19,6 +19,7 @@ from mcp import Client
 
 from schemux.calls import CallsInFlight
 from schemux.errors import SchemuxError
+from tests.ssh_server import ALIAS, SshServer
 from tests.support import (
     Pane,
     new_pane,
@@ -104,10 +105,11 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
-def serve_stdio(tmux_socket: str) -> subprocess.Popen[bytes]:
-    """A real ``schemux serve`` over stdio, initialized."""
+def serve_stdio(tmux_socket: str, command: list[str] | None = None) -> subprocess.Popen[bytes]:
+    """A real ``schemux serve`` over stdio (``command``, or on ``tmux_socket`` here),
+    initialized."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "schemux", "serve", "--socket-name", tmux_socket],
+        command or [sys.executable, "-m", "schemux", "serve", "--socket-name", tmux_socket],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     _rpc(process, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
@@ -208,30 +210,63 @@ async def test_a_signal_mid_command_over_http_interrupts_it(tmux_socket: str, ho
 BUSY_TMUX = "while :; do tmux new-window -d 'sleep 0.2'; done"
 
 
-def test_after_kill_9_nothing_it_started_lives_on() -> None:
-    """Killed while run_command waits for a command that keeps tmux busy (windows come
-    and go, and tmux tells every control client) and wait_for_text watches a pane that
-    prints: its tmux clients end with it (tmux let none go whose output it could not
-    write, and they lived on, parent 1), so ``kill-server`` then ends the tmux server."""
-    with private_tmux_server("killed") as socket_name:
+def busy_and_killed(process: subprocess.Popen[bytes], socket_name: str) -> list[int]:
+    """``process`` killed with SIGKILL while run_command waits for a command that keeps
+    tmux busy (windows come and go, and tmux tells every control client) and
+    wait_for_text watches a pane that prints; the processes it had started."""
+    try:
         pane = new_pane(socket_name)
         wait_for_shell(pane)
-        process = serve_stdio(socket_name)
-        try:
-            arguments = {"command": BUSY_TMUX, "pane_id": pane.pane_id}
-            _rpc(process, {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                           "params": {"name": "run_command", "arguments": arguments}})  # fmt: skip
-            printing = new_pane(socket_name, command="sh -c 'while :; do echo x; sleep 0.01; done'")
-            waiting = {"patterns": ["never printed"], "pane_id": printing.pane_id, "timeout": 60}
-            _rpc(process, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                           "params": {"name": "wait_for_text", "arguments": waiting}})  # fmt: skip
-            wait_until(lambda: private_options(pane) != [], timeout=10)
-            time.sleep(0.5)  # windows come and go, output flows
-            spawned = children(process.pid)
-            assert spawned
-        finally:
-            process.kill()
-            process.wait()
+        arguments = {"command": BUSY_TMUX, "pane_id": pane.pane_id}
+        _rpc(process, {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                       "params": {"name": "run_command", "arguments": arguments}})  # fmt: skip
+        printing = new_pane(socket_name, command="sh -c 'while :; do echo x; sleep 0.01; done'")
+        waiting = {"patterns": ["never printed"], "pane_id": printing.pane_id, "timeout": 60}
+        _rpc(process, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                       "params": {"name": "wait_for_text", "arguments": waiting}})  # fmt: skip
+        wait_until(lambda: private_options(pane) != [], timeout=20)
+        time.sleep(0.5)  # windows come and go, output flows
+        spawned = children(process.pid)
+        assert spawned
+    finally:
+        process.kill()
+        process.wait()
+    return spawned
+
+
+def control_clients(socket_name: str) -> set[int]:
+    """The ``tmux -C`` processes of the server on ``socket_name`` (on this machine, or
+    on the test's ssh host, whose processes this machine sees)."""
+    return {pid for pid in processes_naming(socket_name) if "-C" in argv_of(pid)}
+
+
+def argv_of(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+    except OSError:
+        return []
+
+
+def test_after_kill_9_nothing_it_started_lives_on() -> None:
+    """Its tmux clients end with it (tmux let none go whose output it could not write,
+    and they lived on, parent 1), so ``kill-server`` then ends the tmux server."""
+    with private_tmux_server("killed") as socket_name:
+        spawned = busy_and_killed(serve_stdio(socket_name), socket_name)
         wait_until(lambda: not [pid for pid in spawned if alive(pid)], timeout=2)
         tmux(socket_name, "kill-server")
         wait_until(lambda: not processes_naming(socket_name), timeout=2)
+
+
+def test_after_kill_9_over_ssh_no_client_lives_on_the_host(
+    sshd: SshServer, remote_tmux_socket: str
+) -> None:
+    """Over ssh its local ssh sessions end with it, and the tmux clients on the host
+    with them (they lived on there)."""
+    others = control_clients(remote_tmux_socket)  # other tests' live ones, if any
+    command = [
+        sys.executable, "-m", "schemux", "serve", "--socket-name", remote_tmux_socket,
+        "--ssh", ALIAS, "--ssh-config", str(sshd.config),
+    ]  # fmt: skip
+    spawned = busy_and_killed(serve_stdio(remote_tmux_socket, command), remote_tmux_socket)
+    wait_until(lambda: not [pid for pid in spawned if alive(pid)], timeout=3)
+    wait_until(lambda: control_clients(remote_tmux_socket) <= others, timeout=3)
