@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -231,6 +233,9 @@ def busy_and_killed(process: subprocess.Popen[bytes], socket_name: str) -> list[
     finally:
         process.kill()
         process.wait()
+        # its runtime directory stays, for the next schemux to reap (tested elsewhere)
+        for directory in Path(tempfile.gettempdir()).glob(f"schemux-{process.pid}-*"):
+            shutil.rmtree(directory)
     return spawned
 
 

@@ -446,6 +446,8 @@ async def test_slow_requests_are_closed_before_authentication(tmux_socket: str) 
     env = {ENV_TOKEN: TOKEN, ENV_HEAD_TIMEOUT: "0.5", ENV_BODY_TIMEOUT: "0.5"}
     served = await serve(tmux_socket, env=env)
     try:
+        # serving (the start line comes once it listens, before the server serves)
+        assert (await post(served.url, bearer(TOKEN))).status_code == 200
         partial_head = request_head("POST /mcp HTTP/1.1", "Host: 127.0.0.1")
         partial_body = request_head(
             "POST /mcp HTTP/1.1", "Host: 127.0.0.1", f"Authorization: Bearer {TOKEN}",
@@ -471,6 +473,8 @@ async def test_connections_without_a_request_are_bounded(tmux_socket: str) -> No
     env = {ENV_TOKEN: TOKEN, ENV_MAX_NEW_CONNECTIONS: "4"}
     served = await serve(tmux_socket, env=env)
     try:
+        # serving (the start line comes once it listens, before the server serves)
+        assert (await post(served.url, bearer(TOKEN))).status_code == 200
         silent = [raw_connection(served.port) for _ in range(4)]
         await anyio.sleep(0.2)  # accepted, oldest first
         newer = raw_connection(served.port)
