@@ -39,7 +39,7 @@ class CallsInFlight:
             raise SchemuxError("schemux is shutting down: the call was not started")
         task = asyncio.ensure_future(call)
         self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(self._ended)
         try:
             return await asyncio.shield(task)
         except asyncio.CancelledError:
@@ -48,6 +48,11 @@ class CallsInFlight:
                 raise SchemuxError("schemux is shutting down: the call was cancelled") from None
             task.cancel()
             raise
+
+    def _ended(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled():
+            task.exception()  # retrieved: a call whose caller left may still fail
 
     async def close(self) -> None:
         """Cancel every call still running (once) and wait, boundedly, for their cleanup."""
