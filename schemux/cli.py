@@ -299,12 +299,16 @@ def _server(context: ToolContext, bindings: Bindings) -> Any:
     return build_server(context, bindings)
 
 
-SHUTDOWN_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+# a service manager's stop, C-c, a closed terminal or ssh session: each ends schemux as
+# stdin's end does
+SHUTDOWN_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 CLOSE_SECONDS = 3.0  # the programs' own ending is bounded at about two; this is a backstop
 
 
 async def serve_stdio(settings: Settings, bindings: Bindings, host: Host | None = None) -> None:
     from mcp.server.stdio import stdio_server
+
+    from schemux.unreadable import answering_unreadable
 
     context = ToolContext(settings, host)
     server = _server(context, bindings)
@@ -323,8 +327,11 @@ async def serve_stdio(settings: Settings, bindings: Bindings, host: Host | None 
                 group.start_soon(leave)
 
             group.start_soon(_on_signal, on_signal)
-            async with stdio_server() as (read_stream, write_stream):
-                await server.run(read_stream, write_stream, server.create_initialization_options())
+            async with (
+                stdio_server() as (read_stream, write_stream),
+                answering_unreadable(read_stream, write_stream) as readable,
+            ):
+                await server.run(readable, write_stream, server.create_initialization_options())
             group.cancel_scope.cancel()  # stdin's end
     finally:
         await _close(context)
@@ -339,6 +346,7 @@ async def serve_http(
 ) -> None:
     import uvicorn
 
+    from schemux.http_guard import ConnectionGuard
     from schemux.http_security import secured_app
 
     class Server(uvicorn.Server):
@@ -351,9 +359,14 @@ async def serve_http(
     context = ToolContext(settings, host)
     app = secured_app(_server(context, bindings), http)
     config = uvicorn.Config(
-        app, host=http.host, port=http.port, log_level="warning", timeout_graceful_shutdown=1,
+        app,
+        host=http.host,
+        port=http.port,
+        http=ConnectionGuard(http).protocol(),
+        log_level="warning",
+        timeout_graceful_shutdown=1,
         log_config=None,  # uvicorn's warnings go where the server's log goes (--log-file)
-    )  # fmt: skip
+    )
     served = Server(config)
 
     def stop() -> None:
@@ -376,8 +389,9 @@ async def _on_signal(act: Callable[[], None]) -> None:
 
 
 async def _close(context: ToolContext) -> None:
-    """Every exit path ends here: programs ended (in parallel, trees and all), panes and
-    the runtime directory removed, the ssh master ended, whatever cancelled the serving."""
+    """Every exit path ends here: calls in flight cancelled and their cleanup done,
+    programs ended (in parallel, trees and all), panes and the runtime directory removed,
+    the ssh master ended, whatever cancelled the serving."""
     with anyio.CancelScope(shield=True), anyio.move_on_after(CLOSE_SECONDS):
         await context.close()
 

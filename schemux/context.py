@@ -7,6 +7,7 @@ import contextlib
 
 from schemux.abandoned import AbandonedReaper
 from schemux.audit import AuditLog
+from schemux.calls import CallsInFlight
 from schemux.capture import ScreenTracker
 from schemux.channels import ChannelWaits
 from schemux.config import Settings
@@ -36,6 +37,7 @@ class ToolContext:
         self.channels = ChannelWaits()  # wait_for_channel's waits, per server and channel
         where = self.host.target.destination if isinstance(self.host, SshHost) else "local"
         self.audit = AuditLog(settings.audit, where)  # one line per tool call
+        self.calls = CallsInFlight()
 
     def tmux(self, socket_name: str | None = None) -> TmuxServer:
         """The configured tmux server, or the one on ``socket_name`` when a call names one
@@ -61,10 +63,13 @@ class ToolContext:
         return server
 
     async def close(self) -> None:
-        """End the programs still running and remove their output; forget every cursor;
-        end the tmux control clients of every server used, then the host's connection;
-        last, write out the audit log (the calls that ended as the server did are in it)."""
+        """Every way schemux ends comes here. Cancel the calls in flight and let their
+        own cleanup run (a command interrupted, a program ended); end the programs still
+        running and remove their output; forget every cursor; end the tmux control
+        clients of every server used, then the host's connection; last, write out the
+        audit log (the calls that ended as the server did are in it)."""
         try:
+            await self.calls.close()
             await self.abandoned.close()
             await self.programs.close()
             self.screens.close()

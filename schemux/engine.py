@@ -82,7 +82,8 @@ class ControlEngine:
     shutdown (which cancels every task) ends its connection's process.
 
     ``command`` turns a whole tmux argv into the argv of the process to start: itself on
-    this machine, the ssh session that runs it on a remote host (``schemux.hosts``).
+    this machine, the ssh session that runs it on a remote host, each made to end when
+    schemux does (``Host.client_command``).
     """
 
     def __init__(

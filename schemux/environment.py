@@ -97,6 +97,21 @@ VARIABLES: tuple[Variable, ...] = (
     ),
     Variable(logs.ENV_LOG_LEVEL, logs.DEFAULT_LEVEL, f"server log level: {', '.join(logs.LEVELS)}"),
     Variable(logs.ENV_LOG_FILE, "stderr", "the server's log is appended to this file"),
+    Variable(
+        http_config.ENV_HEAD_TIMEOUT,
+        f"{http_config.DEFAULT_HEAD_SECONDS:g}",
+        "HTTP: seconds a request's headers may take, then the connection is closed",
+    ),
+    Variable(
+        http_config.ENV_BODY_TIMEOUT,
+        f"{http_config.DEFAULT_BODY_SECONDS:g}",
+        "HTTP: seconds a request's body may take after its headers",
+    ),
+    Variable(
+        http_config.ENV_MAX_NEW_CONNECTIONS,
+        str(http_config.DEFAULT_MAX_NEW_CONNECTIONS),
+        "HTTP: connections without a whole request yet; beyond, the oldest is closed",
+    ),
 )
 
 

@@ -35,6 +35,7 @@ from pathlib import Path
 
 from schemux.agent_session import home_directory, until_shell_ready
 from schemux.errors import ServerUnavailable, TmuxUnavailable, preview, shorten
+from schemux.tethered import tethered
 from schemux.tmux_version import MINIMUM_VERSION, parse_version
 
 CONNECT_SECONDS = 10  # ssh's ConnectTimeout: TCP connect and the server's banner
@@ -42,6 +43,11 @@ START_SECONDS = 30.0  # the whole master start (authentication included), then i
 ALIVE_INTERVAL = 1  # seconds of silence before ssh asks the server whether it is there
 PERSIST_SECONDS = 30  # an orphaned master (schemux killed) ends this long after its last client
 SHELL_READY_SECONDS = 5.0
+# Runs on the remote host around a lasting tmux client (its argv the arguments): its
+# output is copied to the session and, once the session is gone, read and dropped, so
+# that tmux, which lets no control client go while it holds unwritten output, lets it go
+# when its input (the session's) ends
+_DRAINED = '"$@" | { cat; cat >/dev/null; }'
 _SOCKET = "ssh"  # the master's socket, in the runtime directory (short: sun_path holds 108)
 
 # Runs on the remote host (fixed text; the pid is its one argument): waits, at most 5 s,
@@ -112,6 +118,11 @@ class LocalHost:
 
     def command(self, argv: list[str]) -> list[str]:
         return argv
+
+    def client_command(self, argv: list[str]) -> list[str]:
+        """A tmux client that lives as long as schemux (a control client): it gets SIGTERM
+        when schemux dies (``schemux.tethered``)."""
+        return tethered(argv)
 
     async def connect(self) -> None:
         """Nothing to connect."""
@@ -185,6 +196,13 @@ class SshHost:
         remote session's locale is whatever sshd gave it (often none, so C), and tmux
         would write a non-UTF-8 client's control characters as ``_``."""
         return self.exec_command([argv[0], "-u", *argv[1:]])
+
+    def client_command(self, argv: list[str]) -> list[str]:
+        """A tmux client that lives as long as schemux (a control client): its ssh
+        session gets SIGTERM when schemux dies (``schemux.tethered``), and the client on
+        the host ends when the session does (``_DRAINED``)."""
+        tmux = [argv[0], "-u", *argv[1:]]
+        return tethered(self.exec_command(["sh", "-c", _DRAINED, "sh", *tmux]))
 
     def exec_command(self, argv: list[str]) -> list[str]:
         """``argv`` run on the host, over the master: ``exec`` and the words, each quoted

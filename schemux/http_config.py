@@ -22,12 +22,20 @@ ENV_TOKEN = "SCHEMUX_HTTP_TOKEN"
 ENV_ALLOWED_HOSTS = "SCHEMUX_ALLOWED_HOSTS"
 ENV_MAX_SESSIONS = "SCHEMUX_HTTP_MAX_SESSIONS"
 ENV_SESSION_IDLE_TIMEOUT = "SCHEMUX_HTTP_SESSION_IDLE_TIMEOUT"
+ENV_HEAD_TIMEOUT = "SCHEMUX_HTTP_HEAD_TIMEOUT"
+ENV_BODY_TIMEOUT = "SCHEMUX_HTTP_BODY_TIMEOUT"
+ENV_MAX_NEW_CONNECTIONS = "SCHEMUX_HTTP_MAX_NEW_CONNECTIONS"
 
 # A local tool server has a handful of clients; the SDK's default (10,000) would let one
 # misbehaving client hold thousands of sessions. An idle session (no request in flight,
 # no open stream) ends after the timeout; its client starts a new one (MCP: on 404).
 DEFAULT_MAX_SESSIONS = 64
 DEFAULT_SESSION_IDLE_TIMEOUT = 1800.0
+# before anything is authenticated (http_guard): a request head is whole within this
+# long, its body within that long after it, and so many connections may be without one
+DEFAULT_HEAD_SECONDS = 10.0
+DEFAULT_BODY_SECONDS = 30.0
+DEFAULT_MAX_NEW_CONNECTIONS = 32
 MIN_TOKEN_LENGTH = 16
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 _WILDCARDS = ("0.0.0.0", "::")
@@ -43,6 +51,9 @@ class HttpConfig:
     allowed_hosts: tuple[str, ...] = ()
     max_sessions: int = DEFAULT_MAX_SESSIONS
     session_idle_timeout: float = DEFAULT_SESSION_IDLE_TIMEOUT
+    head_seconds: float = DEFAULT_HEAD_SECONDS
+    body_seconds: float = DEFAULT_BODY_SECONDS
+    max_new_connections: int = DEFAULT_MAX_NEW_CONNECTIONS
 
     @property
     def url(self) -> str:
@@ -121,6 +132,11 @@ def http_config_from(
         max_sessions=_positive_int(env, ENV_MAX_SESSIONS, DEFAULT_MAX_SESSIONS),
         session_idle_timeout=_positive_seconds(
             env, ENV_SESSION_IDLE_TIMEOUT, DEFAULT_SESSION_IDLE_TIMEOUT
+        ),
+        head_seconds=_positive_seconds(env, ENV_HEAD_TIMEOUT, DEFAULT_HEAD_SECONDS),
+        body_seconds=_positive_seconds(env, ENV_BODY_TIMEOUT, DEFAULT_BODY_SECONDS),
+        max_new_connections=_positive_int(
+            env, ENV_MAX_NEW_CONNECTIONS, DEFAULT_MAX_NEW_CONNECTIONS
         ),
     )
 

@@ -73,11 +73,13 @@ class BearerTokenMiddleware:
 
 def unauthorized(*, wrong_token: bool) -> JSONResponse:
     """RFC 6750's answer: the challenge, with ``invalid_token`` when a token was wrong
-    (and no error code when none was sent)."""
+    (and no error code when none was sent). The connection is closed after it: one that
+    has not authenticated is held for no more than a request (``http_guard``)."""
     challenge = f'Bearer realm="{REALM}"'
     if wrong_token:
         challenge += ', error="invalid_token"'
         body = {"error": "invalid_token", "error_description": "the bearer token is not valid"}
     else:
         body = {"error": "unauthorized", "error_description": "a bearer token is required"}
-    return JSONResponse(body, status_code=401, headers={"WWW-Authenticate": challenge})
+    headers = {"WWW-Authenticate": challenge, "Connection": "close"}
+    return JSONResponse(body, status_code=401, headers=headers)

@@ -115,7 +115,7 @@ async def call_bound_tool(
         )
     failed = False
     try:
-        result = await binding.call(context, arguments)
+        result = await context.calls.run(binding.call(context, arguments))
     except SchemuxError as error:
         if error.effects is None or not binding.error_envelope:
             return error_result(error.render(), error.code)

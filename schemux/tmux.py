@@ -164,7 +164,7 @@ class TmuxServer:
             self.address.describe(),
             self._prepare,
             [self.binary, *self.address.flags()],
-            command=self.address.host.command,
+            command=self.address.host.client_command,
         )
         # the sessions made on this server by this object (the owned one, the agent's),
         # oldest first, so a failed call can report what it created

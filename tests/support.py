@@ -69,14 +69,14 @@ def remove_server(socket_name: str) -> None:
     any more."""
     reap_test_server(socket_name)
     deadline = time.monotonic() + 2.0
-    while (left := _processes_naming(socket_name)) and time.monotonic() < deadline:
+    while (left := processes_naming(socket_name)) and time.monotonic() < deadline:
         time.sleep(0.02)
     for pid in left:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
 
 
-def _processes_naming(socket_name: str) -> list[int]:
+def processes_naming(socket_name: str) -> list[int]:
     """tmux processes (servers and clients) whose command line names ``socket_name``."""
     found = []
     for entry in os.listdir("/proc"):

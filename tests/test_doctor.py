@@ -242,7 +242,8 @@ def test_check_tools() -> None:
     capture = check_tools(Settings(tools=("capture", "run_command"), exact_schemas=True))
     assert capture.status == "ok"
     assert capture.found.startswith("6 of ")
-    assert "(--tools capture,run_command): capture_pane, capture_since, run_command, snapshot_pane, " in capture.found
+    served = "capture_pane, capture_since, run_command, snapshot_pane, "
+    assert f"(--tools capture,run_command): {served}" in capture.found
     assert capture.found.endswith("exact schemas (--exact-schemas)")
 
 

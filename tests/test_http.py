@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +23,9 @@ from schemux import __version__
 from schemux.errors import ConfigError
 from schemux.http_config import (
     ENV_ALLOWED_HOSTS,
+    ENV_BODY_TIMEOUT,
+    ENV_HEAD_TIMEOUT,
+    ENV_MAX_NEW_CONNECTIONS,
     ENV_MAX_SESSIONS,
     ENV_SESSION_IDLE_TIMEOUT,
     ENV_TOKEN,
@@ -403,3 +408,90 @@ async def test_the_session_cap_and_the_idle_timeout(tmux_socket: str) -> None:
     finally:
         served.process.terminate()
         await served.process.wait()
+
+
+def raw_connection(port: int, sent: bytes = b"") -> socket.socket:
+    connection = socket.create_connection(("127.0.0.1", port), timeout=5)
+    connection.sendall(sent)
+    return connection
+
+
+def read_until_closed(connection: socket.socket, within: float) -> bytes | None:
+    """What the server wrote before it closed the connection; None when it kept it open
+    for ``within`` seconds."""
+    received = b""
+    deadline = time.monotonic() + within
+    with connection:
+        while (left := deadline - time.monotonic()) > 0:
+            connection.settimeout(left)
+            try:
+                chunk = connection.recv(65536)
+            except TimeoutError:
+                return None
+            except ConnectionResetError:
+                return received
+            if not chunk:
+                return received
+            received += chunk
+    return None
+
+
+def request_head(*lines: str) -> bytes:
+    return "".join(f"{line}\r\n" for line in lines).encode()
+
+
+async def test_slow_requests_are_closed_before_authentication(tmux_socket: str) -> None:
+    """A head sent a byte at a time, a body that never ends, a connection that sends
+    nothing: each is closed once its time is up (they stayed open 50 s and more)."""
+    env = {ENV_TOKEN: TOKEN, ENV_HEAD_TIMEOUT: "0.5", ENV_BODY_TIMEOUT: "0.5"}
+    served = await serve(tmux_socket, env=env)
+    try:
+        # serving (the start line comes once it listens, before the server serves)
+        assert (await post(served.url, bearer(TOKEN))).status_code == 200
+        partial_head = request_head("POST /mcp HTTP/1.1", "Host: 127.0.0.1")
+        partial_body = request_head(
+            "POST /mcp HTTP/1.1", "Host: 127.0.0.1", f"Authorization: Bearer {TOKEN}",
+            "Content-Type: application/json", "Accept: application/json, text/event-stream",
+            "Content-Length: 1000", "",
+        ) + b'{"jsonrpc": '  # fmt: skip
+        began = time.monotonic()
+        connections = [
+            raw_connection(served.port, sent) for sent in (partial_head, partial_body, b"")
+        ] + [raw_connection(served.port, partial_head) for _ in range(20)]
+        for connection in connections:
+            assert await anyio.to_thread.run_sync(read_until_closed, connection, 5.0) == b""
+        assert 0.4 < time.monotonic() - began < 4.0
+        assert (await post(served.url, bearer(TOKEN))).status_code == 200  # still serving
+    finally:
+        served.process.terminate()
+        await served.process.wait()
+
+
+async def test_connections_without_a_request_are_bounded(tmux_socket: str) -> None:
+    """Beyond the bound the oldest of them is closed at once, long before its head time
+    is up, and a client that sends its request at once is served."""
+    env = {ENV_TOKEN: TOKEN, ENV_MAX_NEW_CONNECTIONS: "4"}
+    served = await serve(tmux_socket, env=env)
+    try:
+        # serving (the start line comes once it listens, before the server serves)
+        assert (await post(served.url, bearer(TOKEN))).status_code == 200
+        silent = [raw_connection(served.port) for _ in range(4)]
+        await anyio.sleep(0.2)  # accepted, oldest first
+        newer = raw_connection(served.port)
+        assert await anyio.to_thread.run_sync(read_until_closed, silent[0], 2.0) == b""
+        assert (await post(served.url, bearer(TOKEN))).status_code == 200
+        for connection in [*silent[1:], newer]:
+            connection.close()
+    finally:
+        served.process.terminate()
+        await served.process.wait()
+
+
+async def test_a_request_without_the_token_ends_its_connection(locked: Served) -> None:
+    connection = raw_connection(
+        locked.port, request_head("GET /mcp HTTP/1.1", "Host: 127.0.0.1", "")
+    )
+    answer = await anyio.to_thread.run_sync(read_until_closed, connection, 2.0)
+    assert answer is not None
+    assert answer.startswith(b"HTTP/1.1 401 ")
+    assert b"\r\nconnection: close\r\n" in answer.lower()

@@ -347,9 +347,9 @@ def assert_nothing_left(tmux_socket: str, tag: str, pid: int) -> None:
     assert not list(Path(tempfile.gettempdir()).glob(f"schemux-{pid}-*"))
 
 
-@pytest.mark.parametrize("how", ["eof", "SIGTERM", "SIGINT"])
+@pytest.mark.parametrize("how", ["eof", "SIGTERM", "SIGINT", "SIGHUP"])
 def test_every_exit_path_cleans_up(tmux_socket: str, how: str) -> None:
-    tag = {"eof": "71", "SIGTERM": "72", "SIGINT": "73"}[how]
+    tag = {"eof": "71", "SIGTERM": "72", "SIGINT": "73", "SIGHUP": "74"}[how]
     process = serve_with_programs(tmux_socket, tag)
     began = time.monotonic()
     if how == "eof":
@@ -369,9 +369,9 @@ def serve_http(tmux_socket: str, port: int) -> subprocess.Popen[bytes]:
     )  # fmt: skip
 
 
-@pytest.mark.parametrize("how", ["SIGTERM", "SIGINT"])
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGINT", "SIGHUP"])
 async def test_http_exit_cleans_up(tmux_socket: str, anyio_backend: str, how: str) -> None:
-    tag = {"SIGTERM": "81", "SIGINT": "82"}[how]
+    tag = {"SIGTERM": "81", "SIGINT": "82", "SIGHUP": "83"}[how]
     port = 20000 + os.getpid() % 20000 + int(tag)
     process = serve_http(tmux_socket, port)
     try:

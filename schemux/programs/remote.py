@@ -36,6 +36,7 @@ from schemux.errors import SchemuxError, ServerUnavailable, shorten
 from schemux.hosts import SshHost
 from schemux.programs.gate import PERL_GATE, PERL_SYSCALLS, Gate
 from schemux.programs.host import COPY_BUFFER, LaunchProblem, TextFiles
+from schemux.tethered import tethered
 
 HELPER = Path(__file__).with_name("remote_helper.pl")
 START_SECONDS = 30.0  # the helper's first frame (the master may be starting too)
@@ -149,7 +150,7 @@ class RemoteHost(TextFiles):
         script = HELPER.read_text("utf-8")
         gate = PERL_GATE.read_text("utf-8")
         process = await asyncio.create_subprocess_exec(
-            *self._ssh.exec_command(["perl", "-e", script, gate]),
+            *tethered(self._ssh.exec_command(["perl", "-e", script, gate])),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
