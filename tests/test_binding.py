@@ -23,7 +23,7 @@ from schemux.server import build_server
 from schemux.tool_listing import tool_table
 
 build_server(ToolContext(Settings()), BINDINGS)
-tool_table(BINDINGS, list(BINDINGS), exact=False)
+tool_table(BINDINGS, list(BINDINGS), mode="projected")
 
 def loaded():
     prefixes = ("schemux.handlers.", "schemux.generated.models.", "jsonschema")

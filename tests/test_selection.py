@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from typing import Any
@@ -16,10 +17,11 @@ from schemux.context import ToolContext
 from schemux.errors import ConfigError
 from schemux.generated.bindings import BINDINGS
 from schemux.generated.serving import SERVED_INPUT_SCHEMAS
+from schemux.generated.tool_facts import FAMILIES
 from schemux.instructions import instructions
-from schemux.selection import FAMILIES, family_of, select
+from schemux.selection import family_of, select
 from schemux.server import build_server
-from schemux.tool_listing import served_size
+from schemux.tool_listing import model_tokens, served_size
 from tests.conftest import stdio_parameters
 
 pytestmark = pytest.mark.anyio
@@ -59,15 +61,24 @@ def test_select_refuses_a_name_that_is_no_bound_tool_nor_family(name: str) -> No
     )
 
 
-def test_settings_read_tools_and_exact_schemas_from_the_environment() -> None:
+def test_settings_read_tools_and_the_schema_mode_from_the_environment() -> None:
     env = {"SCHEMUX_TOOLS": " commands, tmux_capture ,", "SCHEMUX_EXACT_SCHEMAS": "1"}
     settings = settings_from(env)
     assert settings.tools == ("commands", "tmux_capture")
-    assert settings.exact_schemas is True
+    assert settings.schemas == "exact"  # the older spelling
     assert settings_from(env, tools="programs").tools == ("programs",)
-    assert settings_from({}).exact_schemas is False
+    assert settings_from({}).schemas == "projected"
+    assert settings_from({"SCHEMUX_SCHEMAS": "openai-strict"}).schemas == "openai-strict"
+    # the new variable wins over the old one, and an option over both
+    both = {"SCHEMUX_SCHEMAS": "projected", "SCHEMUX_EXACT_SCHEMAS": "1"}
+    assert settings_from(both).schemas == "projected"
+    assert settings_from(both, schemas="openai-strict").schemas == "openai-strict"
     with pytest.raises(ConfigError, match="SCHEMUX_EXACT_SCHEMAS='maybe': expected 1 or 0"):
         settings_from({"SCHEMUX_EXACT_SCHEMAS": "maybe"})
+    with pytest.raises(
+        ConfigError, match="SCHEMUX_SCHEMAS='strict': expected projected or exact or openai-strict"
+    ):
+        settings_from({"SCHEMUX_SCHEMAS": "strict"})
 
 
 def test_instructions_name_only_served_tools() -> None:
@@ -165,28 +176,44 @@ def test_serve_with_an_unknown_tool_stops_at_start_listing_the_valid_ones() -> N
     )
 
 
-def test_tools_prints_every_tool_with_family_size_and_summary() -> None:
+def test_tools_prints_every_tool_with_family_size_tokens_and_summary() -> None:
     done = schemux("tools", "--tools", "commands")
     assert done.returncode == 0, done.stderr
-    header, *rows = done.stdout.splitlines()
-    assert header.split() == ["TOOL", "FAMILY", "BYTES", "SERVED", "SUMMARY"]
+    header, *rows, total = done.stdout.splitlines()
+    assert header.split() == ["TOOL", "FAMILY", "BYTES", "TOKENS", "SERVED", "SUMMARY"]
     assert [row.split()[0] for row in rows] == sorted(BINDINGS)
+    served_bytes = served_tokens = 0
+    commands = select(BINDINGS, ["commands"])
     for row in rows:
-        name, family, size, served, *summary = row.split()
+        name, family, size, tokens, served, *summary = row.split()
         binding = BINDINGS[name]
         assert family == family_of(name)
-        assert int(size) == served_size(binding, exact=False)
+        assert int(size) == served_size(binding, "projected", commands)
+        assert int(tokens) == model_tokens(binding, "projected", commands)
+        assert 0 < int(tokens) < int(size) / 3  # name, description and inputSchema only
         assert served == ("yes" if family == "commands" else "no")
         assert " ".join(summary) == " ".join(binding.summary.split())
-    exact = schemux("tools", "--exact-schemas").stdout.splitlines()[1:]
+        if served == "yes":
+            served_bytes, served_tokens = served_bytes + int(size), served_tokens + int(tokens)
+    totals = ["served", str(served_bytes), str(served_tokens), "--schemas", "projected"]
+    assert total.split() == totals
+    for mode in ("exact", "openai-strict"):
+        listed = schemux("tools", "--schemas", mode).stdout.splitlines()[1:-1]
+        sizes = {row.split()[0]: int(row.split()[2]) for row in listed}
+        for name, binding in BINDINGS.items():
+            assert sizes[name] == served_size(binding, mode, BINDINGS)
+    exact = schemux("tools", "--exact-schemas").stdout.splitlines()[1:-1]
     sizes = {row.split()[0]: int(row.split()[2]) for row in exact}
     for name in SERVED_INPUT_SCHEMAS:
-        assert sizes[name] == served_size(BINDINGS[name], exact=True)
-        assert sizes[name] != served_size(BINDINGS[name], exact=False)
+        assert sizes[name] == served_size(BINDINGS[name], "exact", BINDINGS)
+        assert sizes[name] != served_size(BINDINGS[name], "projected", BINDINGS)
 
 
 def test_served_size_is_the_bytes_of_the_tools_list_entry() -> None:
     binding = BINDINGS["tmux_capture"]
-    document = binding.served_document()
+    document = binding.served_document("projected", BINDINGS)
     compact = json.dumps(document, ensure_ascii=False, separators=(",", ":"))
-    assert served_size(binding, exact=False) == len(compact.encode("utf-8"))
+    assert served_size(binding, "projected", BINDINGS) == len(compact.encode("utf-8"))
+    seen = {key: document[key] for key in ("name", "description", "inputSchema")}
+    estimate = len(json.dumps(seen, ensure_ascii=False, separators=(",", ":")).encode()) / 4
+    assert model_tokens(binding, "projected", BINDINGS) == math.ceil(estimate)
