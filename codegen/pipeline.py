@@ -61,7 +61,9 @@ def make_plan(root: Path) -> Plan:
     documents = imported.documents
     served = served_tools(root, sorted(documents))
     overlays, problems = load_overlays(root)
-    problems += overlay_problems(overlays, documents, served)
+    if problems:  # a broken file is named as broken, not as a missing overlay too
+        raise ImportFailed(problems)
+    problems = overlay_problems(overlays, documents, served)
     if problems:
         raise ImportFailed(problems)
     told = {name: overlaid(documents[name], overlays.by_tool.get(name)) for name in documents}

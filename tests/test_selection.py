@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
 import sys
 from typing import Any
@@ -12,6 +13,7 @@ from typing import Any
 import pytest
 from mcp import Client, MCPError
 
+from codegen.provider_rules import lint_openai_strict
 from schemux.config import Settings, settings_from
 from schemux.context import ToolContext
 from schemux.errors import ConfigError
@@ -217,3 +219,97 @@ def test_served_size_is_the_bytes_of_the_tools_list_entry() -> None:
     seen = {key: document[key] for key in ("name", "description", "inputSchema")}
     estimate = len(json.dumps(seen, ensure_ascii=False, separators=(",", ":")).encode()) / 4
     assert model_tokens(binding, "projected", BINDINGS) == math.ceil(estimate)
+
+
+async def test_openai_strict_over_stdio_serves_strict_schemas_and_reads_null_as_absent(
+    tmux_socket: str,
+) -> None:
+    parameters = stdio_parameters(
+        "--socket-name", tmux_socket, "--schemas", "openai-strict", "--tools", "capture"
+    )
+    async with Client(parameters) as client:
+        listed = (await client.list_tools()).tools
+        for tool in listed:
+            assert lint_openai_strict(tool.name, tool.input_schema) == []
+            assert tool.output_schema is None
+        # historyLines is optional and never null in the contract: null is "absent", and
+        # the call goes on to tmux, which has no such pane
+        failed, text = await call_text(
+            client, "capture_pane", {"paneId": "%99999", "historyLines": None}
+        )
+        assert failed
+        assert "Invalid arguments" not in text
+        assert "%99999" in text
+        # a bound the strict schema does not state is still the contract's
+        failed, text = await call_text(client, "capture_pane", {"paneId": "%1", "historyLines": -1})
+        assert failed
+        assert text == (
+            "Invalid arguments for capture_pane: historyLines: -1 is less than the minimum "
+            "of 0 (rule: minimum)"
+        )
+
+
+async def test_null_for_an_optional_argument_is_refused_outside_openai_strict() -> None:
+    context = ToolContext(Settings(socket_name=NEVER_STARTED))
+    async with Client(build_server(context, BINDINGS)) as client:
+        failed, text = await call_text(
+            client, "capture_pane", {"paneId": "%1", "historyLines": None}
+        )
+    assert failed
+    assert text == (
+        "Invalid arguments for capture_pane: historyLines: None is not of type 'integer' "
+        "(rule: type)"
+    )
+
+
+def served_tool_names(text: str) -> set[str]:
+    return {word for word in re.findall(r"[a-z_]+", text) if word in BINDINGS}
+
+
+@pytest.mark.parametrize("requested", [["keys"], ["keys", "commands"], ["programs"], []])
+async def test_advice_is_served_only_with_the_tools_it_needs(requested: list[str]) -> None:
+    served = select(BINDINGS, requested)
+    context = ToolContext(Settings(socket_name=NEVER_STARTED))
+    async with Client(build_server(context, served)) as client:
+        listed = (await client.list_tools()).tools
+    for tool in listed:
+        text = tool.model_dump_json(by_alias=True, exclude_none=True)
+        assert served_tool_names(text) <= set(served), tool.name
+    descriptions = {tool.name: tool.description or "" for tool in listed}
+    if "send_keys" in served:
+        assert ("use ``run_command`` instead" in descriptions["send_keys"]) == (
+            "run_command" in served
+        )
+    if "start_program" in served:
+        assert "Read what it prints with read_program." in descriptions["start_program"]
+
+
+async def test_hints_say_what_each_handler_does() -> None:
+    context = ToolContext(Settings(socket_name=NEVER_STARTED))
+    async with Client(build_server(context, BINDINGS)) as client:
+        listed = (await client.list_tools()).tools
+    hints = {tool.name: tool.annotations for tool in listed}
+    read_only = {name for name, hint in hints.items() if hint and hint.read_only_hint}
+    assert read_only == {
+        "capture_pane", "read_program", "tmux_capture", "tmux_snapshot", "wait_for_text",
+    }  # fmt: skip
+    for name, hint in hints.items():
+        assert hint is not None
+        assert hint.destructive_hint is (name not in read_only)  # what runs may do anything
+        assert hint.open_world_hint is (
+            name
+            in {"run_command", "run_shell_command", "run_program", "start_program", "send_keys"}
+        )
+
+
+async def test_the_default_tools_list_fits_35_kb() -> None:
+    context = ToolContext(Settings(socket_name=NEVER_STARTED))
+    async with Client(build_server(context, BINDINGS)) as client:
+        listed = await client.list_tools()
+    entries = [
+        tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in listed.tools
+    ]
+    assert not any("_meta" in entry for entry in entries)  # provenance is in docs/tools.md
+    wire = json.dumps({"tools": entries}, ensure_ascii=False, separators=(",", ":"))
+    # 11 tools today, in 22.7 KB; the five companions (upstream 006-010) add about 10 KB
+    assert len(wire.encode("utf-8")) <= 25_000
