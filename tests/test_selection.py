@@ -302,6 +302,17 @@ async def test_hints_say_what_each_handler_does() -> None:
         )
 
 
+# Bytes of each companion's tools/list entry as upstream 006-010 word them (no _meta, no
+# outputSchema, projected): kept free in the budget until the tool is bound.
+COMPANION_BYTES = {
+    "capture_since": 2409,
+    "send_keys_batch": 2659,
+    "snapshot_pane": 1918,
+    "wait_for_channel": 1864,
+    "signal_channel": 704,
+}
+
+
 async def test_the_default_tools_list_fits_35_kb() -> None:
     context = ToolContext(Settings(socket_name=NEVER_STARTED))
     async with Client(build_server(context, BINDINGS)) as client:
@@ -311,5 +322,5 @@ async def test_the_default_tools_list_fits_35_kb() -> None:
     ]
     assert not any("_meta" in entry for entry in entries)  # provenance is in docs/tools.md
     wire = json.dumps({"tools": entries}, ensure_ascii=False, separators=(",", ":"))
-    # 11 tools today, in 22.7 KB; the five companions (upstream 006-010) add about 10 KB
-    assert len(wire.encode("utf-8")) <= 25_000
+    still_to_come = sum(size for name, size in COMPANION_BYTES.items() if name not in BINDINGS)
+    assert len(wire.encode("utf-8")) + still_to_come <= 35_000

@@ -53,6 +53,16 @@ def test_the_upstream_texts_the_overlays_replace_are_flagged(vocab: Vocabulary) 
     )
 
 
+def test_a_name_ending_a_sentence_or_called_is_still_read(vocab: Vocabulary) -> None:
+    found = text_problems("send_keys", "x", "Prefer capture_since. Or run_command(it).", vocab)
+    assert [problem.split(": ", 2)[2][:30] for problem in found] == [
+        "names 'capture_since', which i",
+        "names the tool 'run_command' o",
+    ]
+    # a path, a module's attribute or a shell variable is no name this lint reads
+    assert text_problems("send_keys", "x", "libtmux_mcp.tools, a/b_c, $my_var", vocab) == []
+
+
 def test_what_schemux_has_passes(vocab: Vocabulary) -> None:
     text = (
         "SCHEMUX_WAIT_CEILING caps timeout; GIT_PAGER is cat; pane_current_command and "
