@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from codegen.projection import _merge_root, _Notes, _Transform
+from codegen.projection import merged_root, resolved
 
 # Keywords strict mode keeps; every other one is dropped (the exact contract enforces it).
 _KEPT = frozenset({"type", "properties", "required", "items", "enum", "anyOf", "description"})
@@ -56,7 +56,7 @@ class _Strict:
     def schema(self, schema: Any, path: str) -> Any:
         if not isinstance(schema, Mapping):
             return schema
-        schema = _Transform(self.definitions, _Notes()).resolved(schema)
+        schema = resolved(schema, self.definitions)
         if "$ref" in schema:
             schema = {key: value for key, value in schema.items() if key != "$ref"}
         out: dict[str, Any] = {}
@@ -126,12 +126,7 @@ def _accepts_null(schema: Mapping[str, Any]) -> bool:
 
 def strict_projection(input_schema: Mapping[str, Any]) -> StrictProjection:
     """The strict projection of a contract's inputSchema."""
-    definitions = {
-        **dict(input_schema.get("definitions") or {}),
-        **dict(input_schema.get("$defs") or {}),
-    }
-    notes = _Notes()
-    root = _merge_root(input_schema, _Transform(definitions, notes), notes)
+    root, definitions = merged_root(input_schema)
     strict = _Strict(definitions)
     schema = strict.schema(root, "")
     if "properties" not in schema:  # a tool without arguments is an object without any
