@@ -104,7 +104,8 @@ class _Strict:
 def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
     """``schema`` that also accepts null."""
     kind = schema.get("type")
-    if "anyOf" in schema or kind is None:
+    # an object with null joins an anyOf, the union OpenAI's pages show for it
+    if "anyOf" in schema or kind is None or "properties" in schema:
         rest = {key: value for key, value in schema.items() if key != "description"}
         nullable = {"anyOf": [rest, {"type": "null"}]}
         if "description" in schema:

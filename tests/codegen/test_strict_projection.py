@@ -75,10 +75,15 @@ def test_each_step_of_the_strict_projection() -> None:
             # null is already a value of the contract's: it keeps its meaning
             "maybe": {"anyOf": [{"type": "string"}, {"type": "null"}]},
             "o": {
-                "type": ["object", "null"],
-                "properties": {"x": {"type": ["boolean", "null"]}, "y": {"type": "string"}},
-                "required": ["x", "y"],
-                "additionalProperties": False,
+                "anyOf": [
+                    {
+                        "type": "object",
+                        "properties": {"x": {"type": ["boolean", "null"]}, "y": {"type": "string"}},
+                        "required": ["x", "y"],
+                        "additionalProperties": False,
+                    },
+                    {"type": "null"},
+                ]
             },
         },
         "required": ["n", "s", "k", "maybe", "o"],
