@@ -139,7 +139,7 @@ class ToolBinding:
         """The Tool document tools/list serves in ``mode`` when the tools ``served`` are
         (all when None; advice needing another is left out). Only ``exact`` carries the
         outputSchema: a model never sees it, the server checks every result against it
-        anyway, and it was most of the list's bytes."""
+        anyway, and output schemas are half the list's bytes."""
         told = dict(self.told if self.told is not None else self.document)
         told.pop("_meta", None)
         advice = [
