@@ -86,9 +86,10 @@ def make_plan(root: Path) -> Plan:
     if readme_path.is_file():
         original = readme_path.read_text(encoding="utf-8")
         notes = {name: projection.notes for name, projection in projections.items()}
+        families = {name: overlay.family for name, overlay in overlays.by_tool.items()}
         readme = original
         for section, text in (
-            (TOOLS_SECTION, tools_table(told, served)),
+            (TOOLS_SECTION, tools_table(told, served, families)),
             (PROJECTIONS_SECTION, projections_list(notes)),
         ):
             readme = with_section(readme, section, text) or readme

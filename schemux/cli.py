@@ -22,6 +22,7 @@ from schemux.config import Settings, settings_from
 from schemux.context import ToolContext
 from schemux.environment import help_text
 from schemux.errors import ConfigError, SchemuxError, TmuxUnavailable
+from schemux.generated.tool_facts import FAMILIES
 from schemux.hosts import Host, SshHost, host_for
 from schemux.http_config import HttpConfig, http_config_from
 from schemux.selection import select
@@ -60,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     tool_options.add_argument(
         "--tools",
         metavar="NAMES",
-        help="serve only these tools or families (commands, programs, capture, keys), "
+        help=f"serve only these tools or families ({', '.join(FAMILIES)}), "
         "comma-separated (env SCHEMUX_TOOLS; default all)",
     )
     tool_options.add_argument(

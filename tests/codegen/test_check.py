@@ -72,11 +72,12 @@ def test_readme_table_describes_each_tool(repo_root: Path) -> None:
     table = readme.split("<!-- tools:begin -->\n")[1].split("<!-- tools:end -->")[0]
 
     assert table.splitlines()[:2] == [
-        "| Tool | Summary | Served | Read-only | Destructive |",
-        "|---|---|---|---|---|",
+        "| Tool | Family | Summary | Served | Read-only | Destructive |",
+        "|---|---|---|---|---|---|",
     ]
-    assert "| `read_program` | Read a started program | yes | yes | no |" in table
+    assert "| `read_program` | `programs` | Read a started program | yes | yes | no |" in table
     assert (
-        "| `run_command` | Run a shell command in a pane, wait for completion, and capture "
+        "| `run_command` | `commands` | Run a shell command in a pane, wait for completion, "
+        "and capture "
         "output. | yes | no | yes |"
     ) in table
