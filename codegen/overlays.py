@@ -1,11 +1,12 @@
 """Overlays: what schemux says about a tool over its contract, one authored file per tool.
 
 ``schemas/overlays/<tool>.toml`` (its shape: ``schemas/overlay.schema.json``) can replace
-the description, whole or one schema's, give the annotations (each hint with why it holds
-for schemux's handler), add advice that is served only with the tools it names, and
-carries schemux's own facts about the tool: its family (``--tools``), its use in the
-server's instructions, the arguments whose text never reaches tmux. The families, in the
-order the instructions give them, are ``schemas/families.toml``.
+the description, whole or one schema's, replace or remove one schema's title, give the
+annotations (each hint with why it holds for schemux's handler), add advice that is
+served only with the tools it names, and carries schemux's own facts about the tool: its
+family (``--tools``), its use in the server's instructions, the arguments whose text
+never reaches tmux. The families, in the order the instructions give them, are
+``schemas/families.toml``.
 
 TOML because overlays are prose written by people: multi-line text without escapes, and
 comments. The contract in ``schemas/tools/`` is never changed: it still validates every
@@ -46,6 +47,7 @@ class Overlay:
     never_sent: tuple[str, ...]
     description: str | None
     descriptions: dict[str, str]
+    titles: dict[str, str]
     advice: tuple[Advice, ...]
     annotations: dict[str, bool]
     why: dict[str, str]
@@ -116,6 +118,7 @@ def _overlay(tool: str, data: Mapping[str, Any]) -> Overlay:
         never_sent=tuple(data.get("never_sent", ())),
         description=data.get("description"),
         descriptions=dict(data.get("descriptions", {})),
+        titles=dict(data.get("titles", {})),
         advice=tuple(
             Advice(needs=tuple(item["needs"]), text=item["text"]) for item in data.get("advice", ())
         ),
@@ -140,9 +143,12 @@ def overlay_problems(
         if document is None:
             problems.append(f"{where}: no contract schemas/tools/{name}.json for this overlay")
             continue
-        for pointer in overlay.descriptions:
-            if not isinstance(_resolve(document, pointer), dict):
-                problems.append(f"{where}: descriptions: {pointer} is no schema of the contract")
+        for table, pointers in (("descriptions", overlay.descriptions), ("titles", overlay.titles)):
+            problems += [
+                f"{where}: {table}: {pointer} is no schema of the contract"
+                for pointer in pointers
+                if not isinstance(_resolve(document, pointer), dict)
+            ]
         properties = document["inputSchema"].get("properties", {})
         problems += [
             f"{where}: never_sent: {field!r} is no top-level argument of the contract"
@@ -167,10 +173,14 @@ def overlaid(document: Mapping[str, Any], overlay: Overlay | None) -> dict[str, 
         return served
     if overlay.description is not None:
         served["description"] = overlay.description
-    for pointer, text in overlay.descriptions.items():
-        target = _resolve(served, pointer)
-        assert isinstance(target, dict)  # overlay_problems refused any other
-        target["description"] = text
+    for key, texts in (("description", overlay.descriptions), ("title", overlay.titles)):
+        for pointer, text in texts.items():
+            target = _resolve(served, pointer)
+            assert isinstance(target, dict)  # overlay_problems refused any other
+            if text:
+                target[key] = text
+            else:
+                target.pop(key, None)
     served["annotations"] = {**(document.get("annotations") or {}), **overlay.annotations}
     return served
 

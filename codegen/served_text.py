@@ -26,9 +26,9 @@ from typing import Any
 
 from codegen.overlays import Overlays
 
-# Variables of the user's shell and programs that descriptions explain the tools' effect
-# on; they are not settings of a server.
-_USER_ENVIRONMENT = frozenset({"GIT_PAGER", "VIRTUAL_ENV", "HIST_IGNORE_SPACE"})
+# Variables of the user's shell, programs and panes that descriptions explain the tools'
+# effect on (TMUX_PANE: tmux's, in every pane); they are not settings of a server.
+_USER_ENVIRONMENT = frozenset({"GIT_PAGER", "VIRTUAL_ENV", "HIST_IGNORE_SPACE", "TMUX_PANE"})
 # snake_case words; not a path (a/b_c), an attribute (x.b_c) or a $variable
 _SNAKE = re.compile(r"(?<![\w$./-])[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b(?![-/]|\.\w)")
 _VARIABLE = re.compile(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b")

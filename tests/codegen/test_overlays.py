@@ -11,7 +11,7 @@ import pytest
 
 from codegen.__main__ import main
 from codegen.importer import ImportFailed
-from codegen.overlays import load_overlays, overlaid, overlay_problems
+from codegen.overlays import HINTS, Overlay, load_overlays, overlaid, overlay_problems
 from codegen.pipeline import make_plan
 from schemux.generated.bindings import BINDINGS
 from schemux.generated.tool_facts import FAMILIES, JOBS, NEVER_SENT, USES
@@ -144,3 +144,29 @@ def test_a_changed_overlay_is_reported_once(repo: Path, capsys: pytest.CaptureFi
     )
     assert main(["--root", str(repo)]) == 0
     assert capsys.readouterr().out == ""
+
+
+def test_an_overlay_replaces_or_removes_a_schema_title() -> None:
+    contract = {
+        "name": "t",
+        "description": "T.",
+        "inputSchema": {"type": "object", "title": "TArgs"},
+        "outputSchema": {"type": "object", "title": "TResultModel"},
+    }
+    overlay = Overlay(
+        tool="t",
+        family="keys",
+        use="try",
+        order=1,
+        never_sent=(),
+        description=None,
+        descriptions={},
+        titles={"/outputSchema": "", "/inputSchema": "The arguments"},
+        advice=(),
+        annotations=dict.fromkeys(HINTS, False),
+        why=dict.fromkeys(HINTS, "a test"),
+    )
+    told = overlaid(contract, overlay)
+    assert told["outputSchema"] == {"type": "object"}
+    assert told["inputSchema"] == {"type": "object", "title": "The arguments"}
+    assert contract["outputSchema"]["title"] == "TResultModel"
