@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -147,7 +148,7 @@ def test_a_changed_overlay_is_reported_once(repo: Path, capsys: pytest.CaptureFi
 
 
 def test_an_overlay_replaces_or_removes_a_schema_title() -> None:
-    contract = {
+    contract: dict[str, Any] = {
         "name": "t",
         "description": "T.",
         "inputSchema": {"type": "object", "title": "TArgs"},
