@@ -90,7 +90,10 @@ VARIABLES: tuple[Variable, ...] = (
 def help_text() -> str:
     """The ``environment:`` section of ``--help``."""
     width = max(len(variable.name) for variable in VARIABLES)
+    default_width = max(len(variable.default) for variable in VARIABLES)
     lines = ["environment (options win over it; no socket setting: tmux's default server):"]
     for variable in VARIABLES:
-        lines.append(f"  {variable.name:<{width}}  {variable.default:<7}  {variable.meaning}")
+        lines.append(
+            f"  {variable.name:<{width}}  {variable.default:<{default_width}}  {variable.meaning}"
+        )
     return "\n".join(lines)
