@@ -152,7 +152,7 @@ def test_options_as_serve_takes_them(server_with_owned_session: str) -> None:
     assert "3 of " in tools
     assert "tmux_capture" in tools
     assert "run_command" not in tools
-    assert tools.endswith("exact schemas (--exact-schemas)")
+    assert tools.endswith("exact schemas (--schemas exact)")
 
 
 @pytest.mark.parametrize("name", HOSTILE_NAMES)
@@ -237,11 +237,13 @@ def test_check_tools() -> None:
     assert every.status == "ok"
     assert "(all)" in every.found
     assert "projected schemas" in every.found
-    capture = check_tools(Settings(tools=("capture", "run_command"), exact_schemas=True))
+    capture = check_tools(Settings(tools=("capture", "run_command"), schemas="exact"))
     assert capture.status == "ok"
     assert capture.found.startswith("4 of ")
     assert "(--tools capture,run_command): capture_pane, run_command, " in capture.found
-    assert capture.found.endswith("exact schemas (--exact-schemas)")
+    assert capture.found.endswith("exact schemas (--schemas exact)")
+    strict = check_tools(Settings(schemas="openai-strict"))
+    assert strict.found.endswith("OpenAI strict schemas (--schemas openai-strict)")
 
 
 def test_check_runtime_directory(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
