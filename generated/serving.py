@@ -3536,9 +3536,18 @@ ADVICE: dict[str, tuple[tuple[tuple[str, ...], str], ...]] = {
     ),
     "send_keys": (
         (
+            ("send_keys_batch",),
+            "Use ``send_keys_batch`` when you need several ordered raw-input operations.",
+        ),
+        (
             ("run_command",),
             "For authored shell commands that need completion, exit status, or captured output, use ``run_command`` instead.",
         ),
+        (
+            ("wait_for_channel",),
+            "For custom completion outside that shape, compose ``tmux wait-for -S <channel>`` into the shell command and call ``wait_for_channel``.",
+        ),
+        (("capture_since",), "For repeated observation after input, prefer ``capture_since``."),
         (("wait_for_text",), "Reserve ``wait_for_text`` for output the agent does not author."),
     ),
     "send_keys_batch": (
@@ -3580,6 +3589,14 @@ ADVICE: dict[str, tuple[tuple[tuple[str, ...], str], ...]] = {
         (
             ("run_command",),
             "Commands you send are authored: ``run_command`` returns their exit status and output, cheaper and exact.",
+        ),
+        (
+            ("wait_for_channel",),
+            "Or compose ``; tmux wait-for -S <channel>`` into the command and call ``wait_for_channel``: exact, and nothing to match.",
+        ),
+        (
+            ("snapshot_pane",),
+            "After an ``alternate_screen`` outcome, read the screen with ``snapshot_pane``.",
         ),
         (("capture_pane",), "Use this instead of polling ``capture_pane`` in a loop."),
     ),
