@@ -26,9 +26,10 @@ if TYPE_CHECKING:
     from schemux.context import ToolContext
 
 # How tools/list serves each tool's schemas: "projected" (the inputSchema every provider
-# takes), "exact" (the contract's schemas, outputSchema too), "openai-strict" (the
-# inputSchema OpenAI's strict mode takes).
-SchemaMode = Literal["projected", "exact", "openai-strict"]
+# takes), "compact" (that, without the outputSchema), "exact" (the contract's schemas),
+# "openai-strict" (the inputSchema OpenAI's strict mode takes). Every mode but "compact"
+# serves the contract's outputSchema.
+SchemaMode = Literal["projected", "compact", "exact", "openai-strict"]
 SCHEMA_MODES: tuple[SchemaMode, ...] = get_args(SchemaMode)
 
 RequestT = TypeVar("RequestT", bound=BaseModel)
@@ -137,9 +138,9 @@ class ToolBinding:
         self, mode: SchemaMode = "projected", served: Collection[str] | None = None
     ) -> dict[str, Any]:
         """The Tool document tools/list serves in ``mode`` when the tools ``served`` are
-        (all when None; advice needing another is left out). Only ``exact`` carries the
-        outputSchema: a model never sees it, the server checks every result against it
-        anyway, and output schemas are half the list's bytes."""
+        (all when None; advice needing another is left out). Every mode but ``compact``
+        carries the exact outputSchema, which clients check results against (a model
+        never sees it); ``compact`` saves its bytes for clients that never read it."""
         told = dict(self.told if self.told is not None else self.document)
         told.pop("_meta", None)
         advice = [
@@ -149,10 +150,11 @@ class ToolBinding:
             told["description"] = "\n\n".join([str(told.get("description", "")), *advice])
         if mode == "exact":
             return told
-        told.pop("outputSchema", None)
+        if mode == "compact":
+            told.pop("outputSchema", None)
         if mode == "openai-strict" and self.strict_input_schema is not None:
             told["inputSchema"] = dict(self.strict_input_schema)
-        elif mode == "projected" and self.served_input_schema is not None:
+        elif mode != "openai-strict" and self.served_input_schema is not None:
             told["inputSchema"] = dict(self.served_input_schema)
         return told
 

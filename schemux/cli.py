@@ -68,8 +68,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--schemas",
         choices=SCHEMA_MODES,
         help="how tools/list serves the schemas: projected (what every model provider "
-        "accepts), exact (the contracts, outputSchema too), openai-strict (for OpenAI's "
-        "strict mode) (env SCHEMUX_SCHEMAS; default projected)",
+        "accepts, with each outputSchema), compact (projected without outputSchema), exact "
+        "(the contracts), openai-strict (for OpenAI's strict mode, with each outputSchema) "
+        "(env SCHEMUX_SCHEMAS; default projected)",
     )
     tool_options.add_argument(
         "--exact-schemas",

@@ -353,6 +353,7 @@ def check_tools(settings: Settings) -> Check:
         return Check("tools", "fail", str(error), "name tools or families that exist")
     schemas = {
         "projected": "projected schemas (what model providers accept)",
+        "compact": "compact schemas (--schemas compact: no outputSchema)",
         "exact": "exact schemas (--schemas exact)",
         "openai-strict": "OpenAI strict schemas (--schemas openai-strict)",
     }[settings.schemas]

@@ -14,6 +14,7 @@ import pytest
 from mcp import Client, MCPError
 
 from codegen.provider_rules import lint_openai_strict
+from schemux.binding import SchemaMode
 from schemux.config import Settings, settings_from
 from schemux.context import ToolContext
 from schemux.errors import ConfigError
@@ -71,6 +72,7 @@ def test_settings_read_tools_and_the_schema_mode_from_the_environment() -> None:
     assert settings_from(env, tools="programs").tools == ("programs",)
     assert settings_from({}).schemas == "projected"
     assert settings_from({"SCHEMUX_SCHEMAS": "openai-strict"}).schemas == "openai-strict"
+    assert settings_from({"SCHEMUX_SCHEMAS": "compact"}).schemas == "compact"
     # the new variable wins over the old one, and an option over both
     both = {"SCHEMUX_SCHEMAS": "projected", "SCHEMUX_EXACT_SCHEMAS": "1"}
     assert settings_from(both).schemas == "projected"
@@ -78,7 +80,8 @@ def test_settings_read_tools_and_the_schema_mode_from_the_environment() -> None:
     with pytest.raises(ConfigError, match="SCHEMUX_EXACT_SCHEMAS='maybe': expected 1 or 0"):
         settings_from({"SCHEMUX_EXACT_SCHEMAS": "maybe"})
     with pytest.raises(
-        ConfigError, match="SCHEMUX_SCHEMAS='strict': expected projected or exact or openai-strict"
+        ConfigError,
+        match="SCHEMUX_SCHEMAS='strict': expected projected or compact or exact or openai-strict",
     ):
         settings_from({"SCHEMUX_SCHEMAS": "strict"})
 
@@ -206,7 +209,7 @@ def test_tools_prints_every_tool_with_family_size_tokens_and_summary() -> None:
             served_bytes, served_tokens = served_bytes + int(size), served_tokens + int(tokens)
     totals = ["served", str(served_bytes), str(served_tokens), "--schemas", "projected"]
     assert total.split() == totals
-    for mode in ("exact", "openai-strict"):
+    for mode in ("compact", "exact", "openai-strict"):
         listed = schemux("tools", "--schemas", mode).stdout.splitlines()[1:-1]
         sizes = {row.split()[0]: int(row.split()[2]) for row in listed}
         for name, binding in BINDINGS.items():
@@ -315,13 +318,28 @@ async def test_hints_say_what_each_handler_does() -> None:
         )  # fmt: skip
 
 
-async def test_the_default_tools_list_fits_35_kb() -> None:
-    context = ToolContext(Settings(socket_name=NEVER_STARTED))
+async def tools_list_bytes(mode: SchemaMode) -> tuple[int, list[dict[str, Any]]]:
+    """The bytes of tools/list's result (compact JSON) in ``mode``, and its entries."""
+    context = ToolContext(Settings(socket_name=NEVER_STARTED, schemas=mode))
     async with Client(build_server(context, BINDINGS)) as client:
         listed = await client.list_tools()
     entries = [
         tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in listed.tools
     ]
-    assert not any("_meta" in entry for entry in entries)  # provenance is in docs/tools.md
     wire = json.dumps({"tools": entries}, ensure_ascii=False, separators=(",", ":"))
-    assert len(wire.encode("utf-8")) <= 35_000
+    return len(wire.encode("utf-8")), entries
+
+
+async def test_the_compact_tools_list_fits_35_kb_and_the_default_adds_the_output_schemas() -> None:
+    compact, compact_entries = await tools_list_bytes("compact")
+    default, entries = await tools_list_bytes("projected")
+    assert not any("_meta" in entry for entry in entries)  # provenance is in docs/tools.md
+    assert all("outputSchema" in entry for entry in entries)
+    assert not any("outputSchema" in entry for entry in compact_entries)
+    assert compact <= 35_000
+    output_schemas = sum(
+        len(json.dumps(entry["outputSchema"], separators=(",", ":"), ensure_ascii=False).encode())
+        + len(',"outputSchema":')
+        for entry in entries
+    )
+    assert default == compact + output_schemas

@@ -48,12 +48,13 @@ async def test_tools_are_served_as_documented_with_projected_inputs(
         served = tool.model_dump(mode="json", by_alias=True, exclude_none=True)
         told = SERVED_DOCUMENTS[tool.name]
         projected = SERVED_INPUT_SCHEMAS.get(tool.name, told["inputSchema"])
-        # no _meta (provenance is in docs/tools.md) and no outputSchema (no model sees it;
-        # the server checks every result against it)
-        assert served.keys() == {"name", "description", "inputSchema", "annotations"} | (
-            {"title"} & told.keys()
-        )
+        # no _meta (provenance is in docs/tools.md); the outputSchema exactly, which
+        # clients check results against
+        assert served.keys() == {
+            "name", "description", "inputSchema", "outputSchema", "annotations",
+        } | ({"title"} & told.keys())  # fmt: skip
         assert served["inputSchema"] == projected
+        assert served["outputSchema"] == told["outputSchema"]
         assert served["annotations"] == told["annotations"]
         assert served["description"].startswith(told["description"])
         # the overlay's texts over the exact contract: the same rules
@@ -90,6 +91,23 @@ async def test_exact_schemas_serves_the_contracts_rules_with_schemux_texts(
         for key in ("inputSchema", "outputSchema"):
             assert served[key] == SERVED_DOCUMENTS[tool.name][key]
             assert without_texts(served[key]) == without_texts(exact[key])
+
+
+async def test_compact_schemas_serve_the_projected_inputs_without_output_schemas(
+    tmux_socket: str,
+) -> None:
+    settings = Settings(socket_name=tmux_socket, schemas="compact")
+    async with Client(build_server(ToolContext(settings), BINDINGS)) as client:
+        listed = (await client.list_tools()).tools
+        # the server still checks its result against the outputSchema, and sends it
+        called = await client.call_tool("signal_channel", {"channel": "compact-mode"})
+    for tool in listed:
+        served = tool.model_dump(mode="json", by_alias=True, exclude_none=True)
+        told = SERVED_DOCUMENTS[tool.name]
+        assert "outputSchema" not in served
+        assert served["inputSchema"] == SERVED_INPUT_SCHEMAS.get(tool.name, told["inputSchema"])
+    assert not called.is_error
+    assert called.structured_content == {"result": "Channel 'compact-mode' signalled"}
 
 
 async def test_schema_violations_come_before_any_tmux_work() -> None:
