@@ -3545,7 +3545,7 @@ ADVICE: dict[str, tuple[tuple[tuple[str, ...], str], ...]] = {
         ),
         (
             ("wait_for_channel",),
-            "For custom completion outside that shape, compose ``tmux wait-for -S <channel>`` into the shell command and call ``wait_for_channel``.",
+            "For custom completion, compose ``tmux wait-for -S <channel>`` into the shell command and call ``wait_for_channel``.",
         ),
         (("capture_since",), "For repeated observation after input, prefer ``capture_since``."),
         (("wait_for_text",), "Reserve ``wait_for_text`` for output the agent does not author."),
@@ -3592,7 +3592,7 @@ ADVICE: dict[str, tuple[tuple[tuple[str, ...], str], ...]] = {
         ),
         (
             ("wait_for_channel",),
-            "Or compose ``; tmux wait-for -S <channel>`` into the command and call ``wait_for_channel``: exact, and nothing to match.",
+            "For commands you send, compose ``; tmux wait-for -S <channel>`` into the command line and call ``wait_for_channel``: exact, and nothing to match.",
         ),
         (
             ("snapshot_pane",),
