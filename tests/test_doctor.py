@@ -149,7 +149,7 @@ def test_options_as_serve_takes_them(server_with_owned_session: str) -> None:
     assert status == 1  # port 0 is no port to serve on
     assert line_of(lines, "http").startswith("FAIL  http: --http '127.0.0.1:0'")
     tools = line_of(lines, "tools")
-    assert "3 of " in tools
+    assert "5 of " in tools
     assert "tmux_capture" in tools
     assert "run_command" not in tools
     assert tools.endswith("exact schemas (--schemas exact)")
@@ -239,11 +239,15 @@ def test_check_tools() -> None:
     assert "projected schemas" in every.found
     capture = check_tools(Settings(tools=("capture", "run_command"), schemas="exact"))
     assert capture.status == "ok"
-    assert capture.found.startswith("4 of ")
-    assert "(--tools capture,run_command): capture_pane, run_command, " in capture.found
+    assert capture.found.startswith("6 of ")
+    assert "(--tools capture,run_command): capture_pane, capture_since, run_command, " in (
+        capture.found
+    )
     assert capture.found.endswith("exact schemas (--schemas exact)")
     strict = check_tools(Settings(schemas="openai-strict"))
     assert strict.found.endswith("OpenAI strict schemas (--schemas openai-strict)")
+    compact = check_tools(Settings(schemas="compact"))
+    assert compact.found.endswith("compact schemas (--schemas compact: no outputSchema)")
 
 
 def test_check_runtime_directory(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
