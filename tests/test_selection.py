@@ -241,7 +241,9 @@ async def test_openai_strict_over_stdio_serves_strict_schemas_and_reads_null_as_
         listed = (await client.list_tools()).tools
         for tool in listed:
             assert lint_openai_strict(tool.name, tool.input_schema) == []
-            assert tool.output_schema is None
+            # the outputSchema exactly, as in every mode but compact
+            exact = BINDINGS[tool.name].served_document("exact")
+            assert tool.output_schema == exact["outputSchema"]
         # historyLines is optional and never null in the contract: null is "absent", and
         # the call goes on to tmux, which has no such pane
         failed, text = await call_text(
@@ -290,6 +292,12 @@ async def test_advice_is_served_only_with_the_tools_it_needs(requested: list[str
         assert ("use ``run_command`` instead" in descriptions["send_keys"]) == (
             "run_command" in served
         )
+        # --tools keys serves the keys companions' advice, not capture_since's
+        for companion in ("send_keys_batch", "wait_for_channel", "capture_since"):
+            assert (f"``{companion}``" in descriptions["send_keys"]) == (companion in served)
+    if "wait_for_text" in served:
+        for companion in ("wait_for_channel", "snapshot_pane"):
+            assert (f"``{companion}``" in descriptions["wait_for_text"]) == (companion in served)
     if "start_program" in served:
         assert "Read what it prints with read_program." in descriptions["start_program"]
 
