@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from schemux import config, http_config, process_identity
 from schemux.agent_session import DEFAULT_AGENT_SESSION, DEFAULT_AGENT_SIZE
+from schemux.binding import SCHEMA_MODES
 from schemux.programs import ProgramLimits
 
 
@@ -45,7 +46,7 @@ VARIABLES: tuple[Variable, ...] = (
     Variable(
         config.ENV_SCHEMAS,
         "projected",
-        "how tools/list serves schemas: projected, exact, openai-strict (--schemas)",
+        f"how tools/list serves schemas: {', '.join(SCHEMA_MODES)} (--schemas)",
     ),
     Variable(config.ENV_EXACT_SCHEMAS, "0", "1 is the same as SCHEMUX_SCHEMAS=exact"),
     Variable(
