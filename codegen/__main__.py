@@ -1,12 +1,14 @@
 """``python -m codegen [--check] [--root DIR]``: import, generate, report contract changes.
 
-A run also reports the projections (``codegen.projection``) that are new, changed or no
+A run also reports what each overlay (``codegen.overlays``) changes over its contract,
+and the projections (``codegen.projection``) that are new, changed or no
 longer needed, served where a contract breaks a provider rule; a served document that
 still breaks one stops it.
 
 Exit status 0 when done (or, with ``--check``, when everything is current); 1 when the
-import fails, when a served document breaks a provider rule, or, with ``--check``, when
-a file would change.
+import fails, when an overlay is missing or broken, when a served document breaks a
+provider rule or served text names what this server does not have
+(``codegen.served_text``), or, with ``--check``, when a file would change.
 """
 
 from __future__ import annotations
@@ -17,7 +19,13 @@ from pathlib import Path
 
 from codegen.contract_diff import format_report
 from codegen.importer import ImportFailed
-from codegen.pipeline import format_projections, make_plan, out_of_date, write
+from codegen.pipeline import (
+    format_overlays,
+    format_projections,
+    make_plan,
+    out_of_date,
+    write,
+)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -48,6 +56,7 @@ def main(argv: list[str] | None = None) -> int:
             action = "would delete" if plan.files[path] is None else "would change"
             print(f"{action}: {path.as_posix()}", file=sys.stderr)
         return 1 if stale else 0
+    print(format_overlays(plan), end="")
     print(format_projections(plan), end="")
     for path in write(root, plan):
         print(f"{'deleted' if plan.files[path] is None else 'wrote'} {path.as_posix()}")

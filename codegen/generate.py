@@ -11,8 +11,10 @@ from typing import Any
 
 from codegen.formatting import format_python
 from codegen.models import model_source
+from codegen.overlays import Overlays
 from codegen.projection import Projection
 from codegen.readme import summary
+from codegen.strict_projection import StrictProjection, strict_projection
 from codegen.templating import TEMPLATES
 from codegen.tmux_fields import TmuxFields, libtmux_fields
 from codegen.validation import wraps_result
@@ -44,6 +46,9 @@ def render_generated(
     projections: Mapping[str, Projection],
     defaults: Mapping[str, Mapping[str, Any]] | None = None,
     tmux_fields: TmuxFields | None = None,
+    told: Mapping[str, Mapping[str, Any]] | None = None,
+    strict: Mapping[str, StrictProjection] | None = None,
+    overlays: Overlays | None = None,
 ) -> dict[Path, str]:
     """Every file of ``generated/`` by path relative to ``root``, formatted.
 
@@ -51,11 +56,18 @@ def render_generated(
     handler; ``projections`` holds the projected inputSchema of the tools that need one;
     ``defaults`` the defaults their contracts state in words only, for the models;
     ``tmux_fields`` the format names tmux_format checks rows against (the installed
-    libtmux's unless given).
+    libtmux's unless given); ``told`` the documents as tools/list says them (the overlays
+    merged; the contracts when not given), ``strict`` their OpenAI strict projections
+    (made here when not given), ``overlays`` the facts the runtime's tables hold.
     """
     if tmux_fields is None:
         tmux_fields = libtmux_fields()
     names = sorted(documents)
+    told = told if told is not None else documents
+    if strict is None:
+        strict = {name: strict_projection(told[name]["inputSchema"]) for name in names}
+    overlays = overlays if overlays is not None else Overlays(families=(), by_tool={})
+    in_guide = sorted(overlays.by_tool.values(), key=lambda overlay: (overlay.order, overlay.tool))
     sources = {name: model_source(documents[name], (defaults or {}).get(name)) for name in names}
     tools = [_tool_module(documents[name], sources[name]) for name in names]
     served_modules = [tool for tool in tools if tool.name in served]
@@ -73,8 +85,30 @@ def render_generated(
         ),
         GENERATED_DIR / "serving.py": _render(
             "serving.py.j2",
+            documents={name: told[name] for name in names},
             schemas={name: projections[name].schema for name in sorted(projections)},
-            summaries={name: summary(documents[name]) for name in names},
+            strict={name: strict[name].schema for name in names},
+            absent_when_null={name: strict[name].nullable for name in names},
+            advice={
+                name: tuple((advice.needs, advice.text) for advice in overlay.advice)
+                for name, overlay in sorted(overlays.by_tool.items())
+                if overlay.advice
+            },
+            summaries={name: summary(told[name]) for name in names},
+        ),
+        GENERATED_DIR / "tool_facts.py": _render(
+            "tool_facts.py.j2",
+            families={
+                family.name: tuple(o.tool for o in in_guide if o.family == family.name)
+                for family in overlays.families
+            },
+            jobs={family.name: family.job for family in overlays.families},
+            uses={overlay.tool: overlay.use for overlay in in_guide},
+            never_sent={
+                name: tuple(overlay.never_sent)
+                for name, overlay in sorted(overlays.by_tool.items())
+                if overlay.never_sent
+            },
         ),
         GENERATED_DIR / "tmux_fields.py": _render(
             "tmux_fields.py.j2",
@@ -128,6 +162,14 @@ def served_projections(root: Path) -> dict[str, dict[str, Any]]:
         root, "serving.py", "SERVED_INPUT_SCHEMAS"
     )
     return schemas
+
+
+def served_told(root: Path) -> dict[str, dict[str, Any]]:
+    """The documents as the current ``generated/serving.py`` serves them (overlays merged)."""
+    documents: dict[str, dict[str, Any]] = _generated_literal(
+        root, "serving.py", "SERVED_DOCUMENTS"
+    )
+    return documents
 
 
 def _generated_literal(root: Path, module: str, name: str) -> Any:

@@ -7,18 +7,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from codegen.contract_diff import Change, diff_tools
+from codegen.contract_diff import Change, diff_tool, diff_tools, format_report
 from codegen.generate import (
     GENERATED_DIR,
     render_generated,
     served_documents,
     served_projections,
+    served_told,
     served_tools,
 )
 from codegen.importer import ImportFailed, plan_import
 from codegen.model_defaults import model_defaults
+from codegen.overlays import Overlays, load_overlays, overlaid, overlay_problems
 from codegen.projection import Projection, project
-from codegen.provider_rules import lint_tool
+from codegen.provider_rules import lint_openai_strict, lint_tool
 from codegen.readme import (
     PROJECTIONS_SECTION,
     TOOLS_SECTION,
@@ -26,6 +28,9 @@ from codegen.readme import (
     tools_table,
     with_section,
 )
+from codegen.served_text import schema_texts, served_text_problems, vocabulary
+from codegen.strict_projection import StrictProjection, strict_projection
+from codegen.tmux_fields import libtmux_fields
 from codegen.tool_docs import TOOLS_DOC, tools_doc
 
 README = Path("README.md")
@@ -41,6 +46,9 @@ class Plan:
     projections: dict[str, Projection]
     # The projections as generated/ serves them now, to report what changes.
     previous_projections: dict[str, dict[str, Any]]
+    # What the overlay changes over the contract, for each tool whose served document is
+    # not what generated/ serves now (so a run with nothing new is quiet).
+    overlay_changes: list[Change]
 
 
 def make_plan(root: Path) -> Plan:
@@ -52,13 +60,25 @@ def make_plan(root: Path) -> Plan:
     imported = plan_import(root)
     documents = imported.documents
     served = served_tools(root, sorted(documents))
-    projections = _projections(documents)
+    overlays, problems = load_overlays(root)
+    if problems:  # a broken file is named as broken, not as a missing overlay too
+        raise ImportFailed(problems)
+    problems = overlay_problems(overlays, documents, served)
+    if problems:
+        raise ImportFailed(problems)
+    told = {name: overlaid(documents[name], overlays.by_tool.get(name)) for name in documents}
+    projections = _projections(told)
+    strict = _strict_projections(told)
+    tmux_fields = libtmux_fields()
+    _lint_served_text(root, told, served, projections, strict, overlays, tmux_fields.names)
     defaults, problems = model_defaults(root, documents)
     if problems:
         raise ImportFailed(problems)
-    generated = render_generated(root, documents, served, projections, defaults)
+    generated = render_generated(
+        root, documents, served, projections, defaults, tmux_fields, told, strict, overlays
+    )
     files = {**imported.files, **generated}
-    files[TOOLS_DOC] = tools_doc(root, documents, served, projections)
+    files[TOOLS_DOC] = tools_doc(root, documents, told, served, projections, overlays)
     for path in sorted((root / GENERATED_DIR).rglob("*.py")):
         # generated/ is codegen's alone: whatever it would not write now is stale.
         files.setdefault(path.relative_to(root), None)
@@ -66,9 +86,10 @@ def make_plan(root: Path) -> Plan:
     if readme_path.is_file():
         original = readme_path.read_text(encoding="utf-8")
         notes = {name: projection.notes for name, projection in projections.items()}
+        families = {name: overlay.family for name, overlay in overlays.by_tool.items()}
         readme = original
         for section, text in (
-            (TOOLS_SECTION, tools_table(documents, served)),
+            (TOOLS_SECTION, tools_table(told, served, families)),
             (PROJECTIONS_SECTION, projections_list(notes)),
         ):
             readme = with_section(readme, section, text) or readme
@@ -79,7 +100,62 @@ def make_plan(root: Path) -> Plan:
         changes=diff_tools(served_documents(root), documents),
         projections=projections,
         previous_projections=served_projections(root),
+        overlay_changes=_overlay_changes(documents, told, served_told(root)),
     )
+
+
+def _overlay_changes(
+    documents: Mapping[str, Mapping[str, Any]],
+    told: Mapping[str, Mapping[str, Any]],
+    previous: Mapping[str, Mapping[str, Any]],
+) -> list[Change]:
+    return [
+        change
+        for name in sorted(told)
+        if previous.get(name) != told[name]
+        for change in diff_tool(name, documents[name], told[name])
+    ]
+
+
+def _strict_projections(documents: Mapping[str, Mapping[str, Any]]) -> dict[str, StrictProjection]:
+    """The OpenAI strict projection of every document, each linted against strict mode."""
+    strict = {name: strict_projection(documents[name]["inputSchema"]) for name in documents}
+    problems = [
+        f"openai-strict inputSchema of {violation}"
+        for name in sorted(strict)
+        for violation in lint_openai_strict(name, strict[name].schema)
+    ]
+    if problems:
+        raise ImportFailed(problems)
+    return strict
+
+
+def _lint_served_text(
+    root: Path,
+    told: Mapping[str, Mapping[str, Any]],
+    served: list[str],
+    projections: Mapping[str, Projection],
+    strict: Mapping[str, StrictProjection],
+    overlays: Overlays,
+    tmux_formats: frozenset[str],
+) -> None:
+    """Every text a served tool is listed with, in every --schemas mode, names only what
+    this server has (codegen.served_text)."""
+    texts: dict[str, list[tuple[str, str]]] = {}
+    for name in served:
+        document = told[name]
+        found = [("description", str(document.get("description", "")))]
+        if isinstance(document.get("title"), str):
+            found.append(("title", document["title"]))
+        for key in ("inputSchema", "outputSchema"):
+            found += schema_texts(document.get(key), key)
+        if name in projections:
+            found += schema_texts(projections[name].schema, "inputSchema (projected)")
+        found += schema_texts(strict[name].schema, "inputSchema (openai-strict)")
+        texts[name] = list(dict(found).items())
+    problems = served_text_problems(texts, overlays, vocabulary(root, told, tmux_formats))
+    if problems:
+        raise ImportFailed(["served text: " + problem for problem in problems])
 
 
 def _projections(documents: Mapping[str, Mapping[str, Any]]) -> dict[str, Projection]:
@@ -96,6 +172,14 @@ def _projections(documents: Mapping[str, Mapping[str, Any]]) -> dict[str, Projec
     if problems:
         raise ImportFailed(problems)
     return projections
+
+
+def format_overlays(plan: Plan) -> str:
+    """What the overlays change over the contracts, for each tool whose served document
+    changed; empty if none did (docs/tools.md lists every tool's)."""
+    return format_report(plan.overlay_changes).replace(
+        "Contract changes:", "Overlays (tools/list over the contracts):", 1
+    )
 
 
 def format_projections(plan: Plan) -> str:

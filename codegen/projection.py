@@ -74,6 +74,22 @@ def project(name: str, input_schema: Mapping[str, Any]) -> Projection | None:
     return Projection(schema=transform.schema(root), notes=notes.as_tuple())
 
 
+def merged_root(input_schema: Mapping[str, Any]) -> tuple[Mapping[str, Any], dict[str, Any]]:
+    """The root of ``input_schema`` as one object (a root combinator's forms merged, as
+    :func:`project` merges them), and the definitions its ``$ref``s name."""
+    definitions = {
+        **dict(input_schema.get("definitions") or {}),
+        **dict(input_schema.get("$defs") or {}),
+    }
+    notes = _Notes()
+    return _merge_root(input_schema, _Transform(definitions, notes), notes), definitions
+
+
+def resolved(schema: Mapping[str, Any], definitions: dict[str, Any]) -> Mapping[str, Any]:
+    """``schema`` with a local ``$ref`` at its top replaced by what it names."""
+    return _Transform(definitions, _Notes()).resolved(schema)
+
+
 def _merge_root(
     schema: Mapping[str, Any], transform: _Transform, notes: _Notes
 ) -> Mapping[str, Any]:

@@ -279,3 +279,66 @@ def _subschemas(
 
 def _join(where: str, part: str) -> str:
     return part if where == "(root)" else f"{where}/{part}"
+
+
+OPENAI_STRICT_ROOT = Rule(
+    "openai-strict", "root-object", "the root is an object, not anyOf", OPENAI_STRICT
+)
+OPENAI_STRICT_REQUIRED = Rule(
+    "openai-strict", "all-required", "every property of an object is required", OPENAI_STRICT
+)
+OPENAI_STRICT_CLOSED = Rule(
+    "openai-strict",
+    "additional-properties",
+    "additionalProperties: false on every object",
+    OPENAI_STRICT,
+)
+OPENAI_STRICT_KEYWORD = Rule(
+    "openai-strict",
+    "supported-keyword",
+    "only the supported keywords (no default, bounds, pattern, format, oneOf, allOf, $ref)",
+    OPENAI_STRICT,
+)
+STRICT_RULES = (
+    OPENAI_STRICT_ROOT,
+    OPENAI_STRICT_REQUIRED,
+    OPENAI_STRICT_CLOSED,
+    OPENAI_STRICT_KEYWORD,
+    OPENAI_NESTING,
+    OPENAI_PROPERTY_COUNT,
+)
+# The keywords every strict-mode model takes; OpenAI lists bounds, pattern and format as
+# not supported by some (fine-tuned) models, so the projection never serves them.
+OPENAI_STRICT_KEYWORDS = frozenset(
+    {"type", "properties", "required", "additionalProperties", "items", "enum", "anyOf"}
+    | {"description"}
+)
+
+
+def lint_openai_strict(name: str, input_schema: Mapping[str, Any]) -> list[Violation]:
+    """Every rule of OpenAI's strict mode that ``input_schema`` breaks."""
+    found: list[Violation] = []
+
+    def report(rule: Rule, where: str, detail: str) -> None:
+        found.append(Violation(name, rule, where, detail))
+
+    if input_schema.get("type") != "object" or "anyOf" in input_schema:
+        report(OPENAI_STRICT_ROOT, "(root)", "not an object, or anyOf")
+    objects = 0
+    for where, schema, depth in _subschemas(input_schema):
+        for keyword in schema:
+            if keyword not in OPENAI_STRICT_KEYWORDS:
+                report(OPENAI_STRICT_KEYWORD, where, f"{keyword!r}")
+        properties = schema.get("properties")
+        if not isinstance(properties, Mapping):
+            continue
+        objects += len(properties)
+        if depth > _MAX_NESTING:
+            report(OPENAI_NESTING, where, f"an object at nesting level {depth}")
+        if set(schema.get("required") or ()) != set(properties):
+            report(OPENAI_STRICT_REQUIRED, where, f"required is {schema.get('required')!r}")
+        if schema.get("additionalProperties") is not False:
+            report(OPENAI_STRICT_CLOSED, where, "additionalProperties is not false")
+    if objects > _MAX_PROPERTIES:
+        report(OPENAI_PROPERTY_COUNT, "(all)", f"{objects} properties")
+    return found

@@ -15,17 +15,23 @@ PROJECTIONS_SECTION = "projections"
 _FIRST_SENTENCE = re.compile(r"(.+?[.!?])(?:\s|$)", re.DOTALL)
 
 
-def tools_table(documents: Mapping[str, Mapping[str, Any]], served: list[str]) -> str:
-    """A markdown table: name, title (else the description's first sentence), served, hints."""
+def tools_table(
+    documents: Mapping[str, Mapping[str, Any]],
+    served: list[str],
+    families: Mapping[str, str] | None = None,
+) -> str:
+    """A markdown table: name, family (``--tools``), title (else the description's first
+    sentence), served, hints."""
     rows = [
-        "| Tool | Summary | Served | Read-only | Destructive |",
-        "|---|---|---|---|---|",
+        "| Tool | Family | Summary | Served | Read-only | Destructive |",
+        "|---|---|---|---|---|---|",
     ]
     for name in sorted(documents):
         document = documents[name]
         annotations = document.get("annotations") or {}
         cells = [
             f"`{name}`",
+            f"`{(families or {})[name]}`" if name in (families or {}) else "",
             _escape(summary(document)),
             _yes_no(name in served),
             _hint(annotations, "readOnlyHint"),

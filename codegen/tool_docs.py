@@ -10,6 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from codegen.contract_diff import diff_tool
+from codegen.importer import PROVENANCE
+from codegen.overlays import HINTS, Overlays
 from codegen.projection import Projection
 from codegen.readme import summary
 from codegen.templating import TEMPLATES
@@ -49,6 +52,14 @@ class ToolDoc:
     description: str
     read_only: str
     destructive: str
+    # each hint's value and why it holds, from the overlay
+    hints: list[tuple[str, str, str]]
+    # where the contract comes from (its _meta provenance), as one line
+    provenance: str
+    # sentences served with the description when the tools they need are
+    advice: list[tuple[str, str]]
+    # what the overlay changes over the contract (codegen.contract_diff's words)
+    changes: list[str]
     projected: bool
     arguments: list[Argument]
     results: list[ResultField]
@@ -168,17 +179,22 @@ def shown(expected: Any) -> Any:
 def tools_doc(
     root: Path,
     documents: Mapping[str, Mapping[str, Any]],
+    told: Mapping[str, Mapping[str, Any]],
     served: list[str],
     projections: Mapping[str, Projection],
+    overlays: Overlays,
 ) -> str:
+    """The reference: each served tool as tools/list says it (``told``), with where its
+    contract (``documents``) comes from and why each hint holds."""
     tools = []
     for name in sorted(served):
-        document = documents[name]
+        document = told[name]
         projection = projections.get(name)
         input_schema = document["inputSchema"] if projection is None else projection.schema
         annotations = document.get("annotations") or {}
         examples_path = root / EXAMPLES_DIR / f"{name}.json"
         examples = json.loads(examples_path.read_text()) if examples_path.is_file() else None
+        overlay = overlays.by_tool.get(name)
         tools.append(
             ToolDoc(
                 name=name,
@@ -186,6 +202,19 @@ def tools_doc(
                 description=str(document.get("description", "")).strip(),
                 read_only=_hint(annotations, "readOnlyHint"),
                 destructive=_hint(annotations, "destructiveHint"),
+                hints=[
+                    (hint, _hint(annotations, hint), overlay.why[hint] if overlay else "")
+                    for hint in HINTS
+                ],
+                provenance=provenance_line(documents[name]),
+                advice=[
+                    (", ".join(advice.needs), advice.text)
+                    for advice in (overlay.advice if overlay else ())
+                ],
+                changes=[
+                    f"`{change.where}`: {change.what}"
+                    for change in diff_tool(name, documents[name], document)
+                ],
                 projected=projection is not None,
                 arguments=arguments_of(input_schema),
                 results=result_fields(document.get("outputSchema", {})),
@@ -193,6 +222,22 @@ def tools_doc(
             )
         )
     return TEMPLATES.get_template("tools.md.j2").render(tools=tools)
+
+
+def provenance_line(document: Mapping[str, Any]) -> str:
+    """Where the contract comes from, from its ``_meta`` provenance (not served)."""
+    provenance = (document.get("_meta") or {}).get(PROVENANCE) or {}
+    if provenance.get("origin") != "upstream":
+        return "authored by schemux (`schemas/tools/" + str(document["name"]) + ".json`)"
+    parts = [f"upstream `{provenance.get('upstreamFile')}`"]
+    for key in ("product", "repository", "revision"):
+        if provenance.get(key):
+            parts.append(str(provenance[key]).splitlines()[0])
+    if provenance.get("sourceFile"):
+        line = provenance.get("sourceLine")
+        parts.append(f"`{provenance['sourceFile']}{f':{line}' if line else ''}`")
+    parts.append(f"sha256 `{str(provenance.get('sha256', ''))[:16]}`")
+    return ", ".join(parts)
 
 
 def _hint(annotations: Mapping[str, Any], hint: str) -> str:

@@ -6,8 +6,9 @@ Two kinds, each reported as a schema violation is (``field: ... (rule: ...)``):
   byte string stands behind it; refused in every field.
 * A NUL character: tmux's command parser ends a string at one, so a command holding it
   cannot be sent as given (the engine refuses it too, as a last line of defence: see
-  ``schemux.tmux_command.encode_command``). Only fields that never reach tmux may hold one: a
-  program's ``input`` is written to a private file that becomes its stdin.
+  ``schemux.tmux_command.encode_command``). Only fields that never reach tmux may hold one
+  (a tool's overlay lists them as ``never_sent``): a program's ``input`` is written to a
+  private file that becomes its stdin.
 """
 
 from __future__ import annotations
@@ -16,11 +17,8 @@ import re
 from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 
-# per tool: the top-level fields whose text never reaches tmux (nor a shell)
-NEVER_SENT: Mapping[str, frozenset[str]] = {
-    "start_program": frozenset({"input"}),
-    "run_program": frozenset({"input"}),
-}
+from schemux.generated.tool_facts import NEVER_SENT
+
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -41,7 +39,7 @@ def text_violation(
     """``field: ...`` for the first argument that is not text tmux can be given; None
     when every one is. Only ``declared`` fields count: an argument the contract does not
     name (where it allows more) is ignored, and so never reaches tmux."""
-    exempt = NEVER_SENT.get(tool, frozenset())
+    exempt = NEVER_SENT.get(tool, ())
     for key, value in arguments.items():
         if key not in declared:
             continue

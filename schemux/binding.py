@@ -10,12 +10,13 @@ from each schema's own ``$schema`` (``schemux.validation.contract_validator``).
 
 from __future__ import annotations
 
+import copy
 import importlib
 import typing
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, get_args
 
 from pydantic import BaseModel
 
@@ -23,6 +24,13 @@ if TYPE_CHECKING:
     from jsonschema.protocols import Validator
 
     from schemux.context import ToolContext
+
+# How tools/list serves each tool's schemas: "projected" (the inputSchema every provider
+# takes), "compact" (that, without the outputSchema), "exact" (the contract's schemas),
+# "openai-strict" (the inputSchema OpenAI's strict mode takes). Every mode but "compact"
+# serves the contract's outputSchema.
+SchemaMode = Literal["projected", "compact", "exact", "openai-strict"]
+SCHEMA_MODES: tuple[SchemaMode, ...] = get_args(SchemaMode)
 
 RequestT = TypeVar("RequestT", bound=BaseModel)
 ResultT = TypeVar("ResultT", bound=BaseModel)
@@ -52,15 +60,23 @@ class ToolBinding:
 
     ``call`` takes arguments that ``input_validator`` accepted and returns the handler's
     result in wire form (aliases, JSON types), still to be checked by ``output_validator``.
-    ``document`` is the exact contract; ``served_input_schema``, when set, is the
-    projection tools/list serves instead of its inputSchema (codegen/projection.py).
+    ``document`` is the exact contract, which validates every call and result; ``told``
+    is the document as tools/list says it (its overlay merged, no ``_meta``), and
+    ``advice`` the sentences added to its description when the tools each needs are
+    served. ``served_input_schema``, when set, is the projection served by default
+    (codegen/projection.py); ``strict_input_schema`` the one served with
+    ``openai-strict``, where a null at one of ``absent_when_null`` means absent.
     ``input_model`` names the request model in the tool's generated models module.
     """
 
     document: Mapping[str, Any]
     input_model: str
+    told: Mapping[str, Any] | None = None
     summary: str = ""
     served_input_schema: Mapping[str, Any] | None = None
+    strict_input_schema: Mapping[str, Any] | None = None
+    absent_when_null: tuple[str, ...] = ()
+    advice: tuple[tuple[tuple[str, ...], str], ...] = ()
     # The outputSchema wraps the tool's value as {"result": value} (FastMCP's
     # x-fastmcp-wrap-result); the text content then carries the value itself.
     wraps_result: bool = False
@@ -118,9 +134,51 @@ class ToolBinding:
             for form in output.get("oneOf", ())
         )
 
-    def served_document(self, *, exact: bool = False) -> dict[str, Any]:
-        """The Tool document tools/list serves: the projection, or with ``exact`` (or
-        when there is none) the contract as it is."""
-        if exact or self.served_input_schema is None:
-            return dict(self.document)
-        return {**self.document, "inputSchema": dict(self.served_input_schema)}
+    def served_document(
+        self, mode: SchemaMode = "projected", served: Collection[str] | None = None
+    ) -> dict[str, Any]:
+        """The Tool document tools/list serves in ``mode`` when the tools ``served`` are
+        (all when None; advice needing another is left out). Every mode but ``compact``
+        carries the exact outputSchema, which clients check results against (a model
+        never sees it); ``compact`` saves its bytes for clients that never read it."""
+        told = dict(self.told if self.told is not None else self.document)
+        told.pop("_meta", None)
+        advice = [
+            text for needs, text in self.advice if served is None or set(needs) <= set(served)
+        ]
+        if advice:
+            told["description"] = "\n\n".join([str(told.get("description", "")), *advice])
+        if mode == "exact":
+            return told
+        if mode == "compact":
+            told.pop("outputSchema", None)
+        if mode == "openai-strict" and self.strict_input_schema is not None:
+            told["inputSchema"] = dict(self.strict_input_schema)
+        elif mode != "openai-strict" and self.served_input_schema is not None:
+            told["inputSchema"] = dict(self.served_input_schema)
+        return told
+
+    def wire_arguments(self, arguments: dict[str, Any], mode: SchemaMode) -> dict[str, Any]:
+        """``arguments`` as the exact contract reads them: with ``openai-strict``, a null
+        where the contract has an optional argument that is never null is that argument
+        absent (strict mode makes the caller send every argument)."""
+        if mode != "openai-strict" or not self.absent_when_null:
+            return arguments
+        cleaned = copy.deepcopy(arguments)
+        for path in self.absent_when_null:
+            _drop_null(cleaned, path.replace("[]", ".[]").split("."))
+        return cleaned
+
+
+def _drop_null(value: Any, parts: list[str]) -> None:
+    """Remove the null at ``parts`` ("[]" steps into every item of a list) in ``value``."""
+    head, rest = parts[0], parts[1:]
+    if head == "[]":
+        for item in value if isinstance(value, list) else ():
+            _drop_null(item, rest)
+    elif isinstance(value, dict) and head in value:
+        if not rest:
+            if value[head] is None:
+                del value[head]
+        else:
+            _drop_null(value[head], rest)

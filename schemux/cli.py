@@ -17,11 +17,12 @@ from typing import Any
 import anyio
 
 from schemux import __version__, logs
-from schemux.binding import ToolBinding
+from schemux.binding import SCHEMA_MODES, ToolBinding
 from schemux.config import Settings, settings_from
 from schemux.context import ToolContext
 from schemux.environment import help_text
 from schemux.errors import ConfigError, SchemuxError, TmuxUnavailable
+from schemux.generated.tool_facts import FAMILIES
 from schemux.hosts import Host, SshHost, host_for
 from schemux.http_config import HttpConfig, http_config_from
 from schemux.selection import select
@@ -60,14 +61,23 @@ def build_parser() -> argparse.ArgumentParser:
     tool_options.add_argument(
         "--tools",
         metavar="NAMES",
-        help="serve only these tools or families (commands, programs, capture, keys), "
+        help=f"serve only these tools or families ({', '.join(FAMILIES)}), "
         "comma-separated (env SCHEMUX_TOOLS; default all)",
     )
     tool_options.add_argument(
+        "--schemas",
+        choices=SCHEMA_MODES,
+        help="how tools/list serves the schemas: projected (what every model provider "
+        "accepts, with each outputSchema), compact (projected without outputSchema), exact "
+        "(the contracts), openai-strict (for OpenAI's strict mode, with each outputSchema) "
+        "(env SCHEMUX_SCHEMAS; default projected)",
+    )
+    tool_options.add_argument(
         "--exact-schemas",
-        action="store_true",
-        help="serve every tool's exact inputSchema, not the projection model providers "
-        "accept (env SCHEMUX_EXACT_SCHEMAS=1)",
+        action="store_const",
+        const="exact",
+        dest="schemas",
+        help="the same as --schemas exact (env SCHEMUX_EXACT_SCHEMAS=1)",
     )
     recording = recording_options()
     documented: dict[str, Any] = {
@@ -204,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
             socket_name=getattr(args, "socket_name", None),
             socket_path=getattr(args, "socket_path", None),
             wait_ceiling=getattr(args, "wait_ceiling", None),
-            exact_schemas=args.exact_schemas,
+            schemas=args.schemas,
             tools=args.tools,
             ssh=getattr(args, "ssh", None),
             ssh_config=getattr(args, "ssh_config", None),
@@ -227,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "tools":
         from schemux.tool_listing import tool_table
 
-        print(tool_table(BINDINGS, selected, exact=settings.exact_schemas), end="")
+        print(tool_table(BINDINGS, selected, mode=settings.schemas), end="")
         return 0
     if args.command == "call":
         return anyio.run(call_once, settings, selected, args.tool, args.arguments, host)
@@ -259,7 +269,7 @@ def run_doctor(args: argparse.Namespace) -> int:
         socket_path=args.socket_path,
         wait_ceiling=args.wait_ceiling,
         tools=args.tools,
-        exact_schemas=args.exact_schemas,
+        schemas=args.schemas,
         http=args.http,
         token_file=args.token_file,
         allowed_hosts=tuple(args.allow_host),

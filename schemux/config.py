@@ -17,6 +17,7 @@ from schemux.agent_session import (
     parse_size,
 )
 from schemux.audit import DEFAULT_MAX_BYTES, AuditSettings, default_path
+from schemux.binding import SCHEMA_MODES, SchemaMode
 from schemux.errors import ConfigError
 from schemux.hosts import SshTarget, destination_problem
 from schemux.process_identity import ENV_TRACKING_BACKEND, TRACKING_SETTINGS, TrackingSetting
@@ -33,6 +34,7 @@ ENV_MAX_PROGRAMS = "SCHEMUX_MAX_PROGRAMS"
 ENV_RETAINED_PROGRAMS = "SCHEMUX_RETAINED_PROGRAMS"
 ENV_OUTPUT_LIMIT = "SCHEMUX_OUTPUT_LIMIT"
 ENV_EXACT_SCHEMAS = "SCHEMUX_EXACT_SCHEMAS"
+ENV_SCHEMAS = "SCHEMUX_SCHEMAS"
 ENV_TOOLS = "SCHEMUX_TOOLS"
 ENV_PROGRAM_GATE = "SCHEMUX_PROGRAM_GATE"
 ENV_AGENT_SESSION = "SCHEMUX_AGENT_SESSION"
@@ -53,8 +55,8 @@ class Settings:
 
     ``socket_name`` and ``socket_path`` name the tmux server (``-L``/``-S``); with
     neither, tmux's own default server is used. ``wait_ceiling`` clamps every wait a
-    tool makes, whatever timeout the call asks for. ``exact_schemas`` serves every
-    tool's exact inputSchema instead of its projection; ``tools`` names the tools or
+    tool makes, whatever timeout the call asks for. ``schemas`` is how tools/list serves
+    the schemas (``schemux.binding.SchemaMode``); ``tools`` names the tools or
     families to serve (empty: all), checked against the tools at start
     (``schemux.selection``). ``program_gate`` is the gate program panes run
     (``schemux.programs.gate``): "auto" (Perl where it can run, else Python), "perl" or
@@ -71,7 +73,7 @@ class Settings:
     socket_path: str | None = None
     wait_ceiling: float = DEFAULT_WAIT_CEILING_SECONDS
     program_limits: ProgramLimits = field(default_factory=ProgramLimits)
-    exact_schemas: bool = False
+    schemas: SchemaMode = "projected"
     tools: tuple[str, ...] = ()
     program_gate: GateSetting = "auto"
     tracking_backend: TrackingSetting = "auto"
@@ -105,6 +107,11 @@ class Settings:
             choose_gate(self.program_gate)
         except ValueError as error:
             raise ConfigError(f"{ENV_PROGRAM_GATE}={self.program_gate}: {error}") from None
+        if self.schemas not in SCHEMA_MODES:
+            raise ConfigError(
+                f"the schema mode (--schemas, {ENV_SCHEMAS}) {self.schemas!r}: expected "
+                f"{', '.join(SCHEMA_MODES)}"
+            )
         if self.tracking_backend not in TRACKING_SETTINGS:
             raise ConfigError(
                 f"{ENV_TRACKING_BACKEND}={self.tracking_backend!r}: expected "
@@ -121,7 +128,7 @@ def settings_from(
     socket_name: str | None = None,
     socket_path: str | None = None,
     wait_ceiling: float | None = None,
-    exact_schemas: bool = False,
+    schemas: str | None = None,
     tools: str | None = None,
     ssh: str | None = None,
     ssh_config: str | None = None,
@@ -154,7 +161,7 @@ def settings_from(
         socket_path=socket_path,
         wait_ceiling=DEFAULT_WAIT_CEILING_SECONDS if wait_ceiling is None else wait_ceiling,
         program_limits=limits,
-        exact_schemas=exact_schemas or _flag(env, ENV_EXACT_SCHEMAS),
+        schemas=_schema_mode(env, schemas),
         tools=_names(tools if tools is not None else env.get(ENV_TOOLS, "")),
         program_gate=_choice(env, ENV_PROGRAM_GATE, GATE_SETTINGS),
         tracking_backend=_choice(env, ENV_TRACKING_BACKEND, TRACKING_SETTINGS),
@@ -216,6 +223,19 @@ def _flag(env: Mapping[str, str], name: str) -> bool:
     if raw in ("1", "true", "yes"):
         return True
     raise ConfigError(f"{name}={env[name]!r}: expected 1 or 0")
+
+
+def _schema_mode(env: Mapping[str, str], option: str | None) -> SchemaMode:
+    """The option's mode, else SCHEMUX_SCHEMAS's; SCHEMUX_EXACT_SCHEMAS=1 (the older
+    spelling) is ``exact`` when neither is given."""
+    if option is None and not env.get(ENV_SCHEMAS, "").strip() and _flag(env, ENV_EXACT_SCHEMAS):
+        return "exact"
+    if option is None:
+        return _choice(env, ENV_SCHEMAS, SCHEMA_MODES)
+    for mode in SCHEMA_MODES:
+        if option == mode:
+            return mode
+    raise ConfigError(f"--schemas {option!r}: expected {' or '.join(SCHEMA_MODES)}")
 
 
 def _choice(env: Mapping[str, str], name: str, choices: tuple[Choice, ...]) -> Choice:

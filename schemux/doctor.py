@@ -81,7 +81,7 @@ class Options:
     socket_path: str | None = None
     wait_ceiling: float | None = None
     tools: str | None = None
-    exact_schemas: bool = False
+    schemas: str | None = None
     http: str | None = None
     token_file: str | None = None
     allowed_hosts: Sequence[str] = ()
@@ -101,7 +101,7 @@ def diagnose(env: Mapping[str, str], options: Options) -> list[Check]:
             socket_name=options.socket_name,
             socket_path=options.socket_path,
             wait_ceiling=options.wait_ceiling,
-            exact_schemas=options.exact_schemas,
+            schemas=options.schemas,
             tools=options.tools,
             ssh=options.ssh,
             ssh_config=options.ssh_config,
@@ -384,11 +384,12 @@ def check_tools(settings: Settings) -> Check:
         served = select(BINDINGS, settings.tools)
     except ConfigError as error:
         return Check("tools", "fail", str(error), "name tools or families that exist")
-    schemas = (
-        "exact schemas (--exact-schemas)"
-        if settings.exact_schemas
-        else "projected schemas (what model providers accept)"
-    )
+    schemas = {
+        "projected": "projected schemas (what model providers accept)",
+        "compact": "compact schemas (--schemas compact: no outputSchema)",
+        "exact": "exact schemas (--schemas exact)",
+        "openai-strict": "OpenAI strict schemas (--schemas openai-strict)",
+    }[settings.schemas]
     chosen = "all" if not settings.tools else f"--tools {','.join(settings.tools)}"
     return Check(
         "tools",

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from schemux import audit, config, http_config, logs, process_identity
 from schemux.agent_session import DEFAULT_AGENT_SESSION, DEFAULT_AGENT_SIZE
+from schemux.binding import SCHEMA_MODES
 from schemux.programs import ProgramLimits
 
 
@@ -42,7 +43,12 @@ VARIABLES: tuple[Variable, ...] = (
     ),
     Variable(config.ENV_OUTPUT_LIMIT, _mib(_LIMITS.output_limit), "bytes of text kept per program"),
     Variable(config.ENV_TOOLS, "all", "tools or families served, comma-separated (--tools)"),
-    Variable(config.ENV_EXACT_SCHEMAS, "0", "1 serves the exact contracts (--exact-schemas)"),
+    Variable(
+        config.ENV_SCHEMAS,
+        "projected",
+        f"how tools/list serves schemas: {', '.join(SCHEMA_MODES)} (--schemas)",
+    ),
+    Variable(config.ENV_EXACT_SCHEMAS, "0", "1 is the same as SCHEMUX_SCHEMAS=exact"),
     Variable(
         config.ENV_AGENT_SESSION,
         DEFAULT_AGENT_SESSION,
@@ -118,7 +124,10 @@ VARIABLES: tuple[Variable, ...] = (
 def help_text() -> str:
     """The ``environment:`` section of ``--help``."""
     width = max(len(variable.name) for variable in VARIABLES)
+    default_width = max(len(variable.default) for variable in VARIABLES)
     lines = ["environment (options win over it; no socket setting: tmux's default server):"]
     for variable in VARIABLES:
-        lines.append(f"  {variable.name:<{width}}  {variable.default:<7}  {variable.meaning}")
+        lines.append(
+            f"  {variable.name:<{width}}  {variable.default:<{default_width}}  {variable.meaning}"
+        )
     return "\n".join(lines)

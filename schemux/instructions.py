@@ -1,49 +1,15 @@
-"""The server's ``instructions``: which served tool to use for what, in a few lines."""
+"""The server's ``instructions``: which served tool to use for what, in a few lines.
+
+One line per family (``schemas/families.toml``, in its order): the family's job, then
+each served tool of it with its use (from its overlay). A line names only served tools,
+and is left out when none of its tools is served.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Collection
 
-# One line per job: how it starts, then each tool with what it is for. A line names only
-# the served tools, and is left out when none of its tools is served.
-_GUIDE: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
-    (
-        "Authored shell commands, with exit status and exactly their output",
-        (
-            ("run_command", "a pane found by id, session or window"),
-            ("run_shell_command", "a paneId"),
-        ),
-    ),
-    (
-        "Programs in a pane of their own",
-        (
-            ("run_program", "run to the end"),
-            ("start_program", "start"),
-            ("read_program", "read as it goes"),
-            ("stop_program", "stop"),
-        ),
-    ),
-    (
-        "Interactive input (REPLs, prompts, TUIs, C-c) and output you did not author",
-        (
-            ("send_keys", "type text or keys"),
-            ("send_keys_batch", "several inputs in one call"),
-            ("wait_for_text", "wait for new output"),
-            ("wait_for_channel", "wait for the signal a line you typed sends"),
-            ("signal_channel", "send one"),
-        ),
-    ),
-    (
-        "Screens",
-        (
-            ("tmux_snapshot", "list panes and their references"),
-            ("tmux_capture", "a pane's exact rows, with cursors for what changed"),
-            ("capture_pane", "a pane's screen as text, such as a program's"),
-            ("snapshot_pane", "a pane's text with its cursor, mode and process"),
-            ("capture_since", "a pane's rows new since a cursor"),
-        ),
-    ),
-)
+from schemux.generated.tool_facts import FAMILIES, JOBS, USES
 
 # Ways to do common jobs, each with the tools it needs: given only when all are served.
 _RECIPES: tuple[tuple[tuple[str, ...], str], ...] = (
@@ -80,8 +46,8 @@ _RECIPES: tuple[tuple[tuple[str, ...], str], ...] = (
 
 def instructions(served: Collection[str]) -> str:
     lines = ["Run commands and programs in tmux panes and read what they print."]
-    for job, tools in _GUIDE:
-        named = [f"{tool} ({use})" for tool, use in tools if tool in served]
+    for family, job in JOBS.items():
+        named = [f"{tool} ({USES[tool]})" for tool in FAMILIES[family] if tool in served]
         if named:
             lines.append(f"{job}: {', '.join(named)}.")
     recipes = [text for tools, text in _RECIPES if all(tool in served for tool in tools)]

@@ -2,8 +2,8 @@
 
 Each tool's schema costs an agent's context on every request, so a deployment can serve
 only what it uses. A family is a name for tools that do one kind of job; a tool belongs
-to at most one. The table may name tools not bound yet (a family is complete before its
-last tool lands); a name the user gives must be a bound tool or a family.
+to one, named in its overlay (``schemas/overlays/<tool>.toml``, generated into
+``schemux.generated.tool_facts``). A name the user gives must be a bound tool or a family.
 """
 
 from __future__ import annotations
@@ -12,13 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import TypeVar
 
 from schemux.errors import ConfigError
-
-FAMILIES: dict[str, tuple[str, ...]] = {
-    "commands": ("run_command", "run_shell_command"),
-    "programs": ("start_program", "read_program", "stop_program", "run_program"),
-    "capture": ("capture_pane", "tmux_capture", "tmux_snapshot", "capture_since", "snapshot_pane"),
-    "keys": ("send_keys", "send_keys_batch", "wait_for_text", "wait_for_channel", "signal_channel"),
-}
+from schemux.generated.tool_facts import FAMILIES
 
 Bound = TypeVar("Bound")
 

@@ -102,6 +102,7 @@ async def call_bound_tool(
     # jsonschema is imported at the first call: start-up and tools/list need none of it
     from jsonschema.exceptions import best_match
 
+    arguments = binding.wire_arguments(arguments, context.settings.schemas)
     violation = best_match(binding.input_validator.iter_errors(arguments))
     if violation is not None:
         return error_result(
@@ -148,11 +149,10 @@ async def call_bound_tool(
 
 
 def build_server(context: ToolContext, bindings: Mapping[str, ToolBinding]) -> Server[Any]:
-    """A server of ``bindings`` (the selected tools): tools/list serves each one's
-    projection, or its exact contract when the settings ask for exact schemas."""
-    exact = context.settings.exact_schemas
+    """A server of ``bindings`` (the selected tools): tools/list serves each one as
+    the settings' schema mode says, with the advice that names only served tools."""
     tools = [
-        types.Tool.model_validate(binding.served_document(exact=exact))
+        types.Tool.model_validate(binding.served_document(context.settings.schemas, bindings))
         for binding in bindings.values()
     ]
 

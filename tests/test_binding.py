@@ -23,7 +23,7 @@ from schemux.server import build_server
 from schemux.tool_listing import tool_table
 
 build_server(ToolContext(Settings()), BINDINGS)
-tool_table(BINDINGS, list(BINDINGS), exact=False)
+tool_table(BINDINGS, list(BINDINGS), mode="projected")
 
 def loaded():
     prefixes = ("schemux.handlers.", "schemux.generated.models.", "jsonschema")
@@ -69,3 +69,39 @@ def test_validators_follow_each_schema_s_own_dialect(name: str, dialect: str) ->
     assert type(binding.input_validator).__name__ == dialect
     assert type(binding.output_validator).__name__ == dialect
     assert binding.input_validator.schema is TOOL_DOCUMENTS[name]["inputSchema"]
+
+
+def test_openai_strict_nulls_are_absent_only_where_the_projection_made_them() -> None:
+    binding = ToolBinding(
+        document={"name": "t", "inputSchema": {"type": "object"}},
+        input_model="TInput",
+        absent_when_null=("a", "b.c", "d[].e"),
+    )
+    sent = {
+        "a": None,
+        "keep": None,
+        "b": {"c": None, "other": None},
+        "d": [{"e": None, "f": 1}, {"e": 2}, "not an object"],
+    }
+    assert binding.wire_arguments(sent, "openai-strict") == {
+        "keep": None,
+        "b": {"other": None},
+        "d": [{"f": 1}, {"e": 2}, "not an object"],
+    }
+    assert sent["a"] is None  # the caller's arguments are left as sent
+    assert binding.wire_arguments(sent, "projected") is sent
+    assert binding.wire_arguments(sent, "exact") is sent
+    assert binding.wire_arguments({"b": None}, "openai-strict") == {"b": None}
+
+
+def test_advice_is_served_when_every_tool_it_needs_is() -> None:
+    binding = ToolBinding(
+        document={"name": "t", "description": "Do.", "inputSchema": {"type": "object"}},
+        input_model="TInput",
+        advice=((("u",), "Then u."), (("u", "v"), "Or u and v.")),
+    )
+    assert binding.served_document("projected", ["t"])["description"] == "Do."
+    assert binding.served_document("projected", ["t", "u"])["description"] == "Do.\n\nThen u."
+    assert binding.served_document("exact", ["u", "v"])["description"] == (
+        "Do.\n\nThen u.\n\nOr u and v."
+    )

@@ -154,7 +154,7 @@ def test_options_as_serve_takes_them(server_with_owned_session: str) -> None:
     assert "5 of " in tools
     assert "tmux_capture" in tools
     assert "run_command" not in tools
-    assert tools.endswith("exact schemas (--exact-schemas)")
+    assert tools.endswith("exact schemas (--schemas exact)")
 
 
 @pytest.mark.parametrize("name", HOSTILE_NAMES)
@@ -239,12 +239,17 @@ def test_check_tools() -> None:
     assert every.status == "ok"
     assert "(all)" in every.found
     assert "projected schemas" in every.found
-    capture = check_tools(Settings(tools=("capture", "run_command"), exact_schemas=True))
+    capture = check_tools(Settings(tools=("capture", "run_command"), schemas="exact"))
     assert capture.status == "ok"
     assert capture.found.startswith("6 of ")
-    served = "capture_pane, capture_since, run_command, snapshot_pane, "
-    assert f"(--tools capture,run_command): {served}" in capture.found
-    assert capture.found.endswith("exact schemas (--exact-schemas)")
+    assert "(--tools capture,run_command): capture_pane, capture_since, run_command, " in (
+        capture.found
+    )
+    assert capture.found.endswith("exact schemas (--schemas exact)")
+    strict = check_tools(Settings(schemas="openai-strict"))
+    assert strict.found.endswith("OpenAI strict schemas (--schemas openai-strict)")
+    compact = check_tools(Settings(schemas="compact"))
+    assert compact.found.endswith("compact schemas (--schemas compact: no outputSchema)")
 
 
 def test_check_runtime_directory(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+import math
+import re
 import subprocess
 import sys
 from typing import Any
@@ -11,15 +13,18 @@ from typing import Any
 import pytest
 from mcp import Client, MCPError
 
+from codegen.provider_rules import lint_openai_strict
+from schemux.binding import SchemaMode
 from schemux.config import Settings, settings_from
 from schemux.context import ToolContext
 from schemux.errors import ConfigError
 from schemux.generated.bindings import BINDINGS
 from schemux.generated.serving import SERVED_INPUT_SCHEMAS
+from schemux.generated.tool_facts import FAMILIES
 from schemux.instructions import instructions
-from schemux.selection import FAMILIES, family_of, select
+from schemux.selection import family_of, select
 from schemux.server import build_server
-from schemux.tool_listing import served_size
+from schemux.tool_listing import model_tokens, served_size
 from tests.conftest import stdio_parameters
 
 pytestmark = pytest.mark.anyio
@@ -59,15 +64,26 @@ def test_select_refuses_a_name_that_is_no_bound_tool_nor_family(name: str) -> No
     )
 
 
-def test_settings_read_tools_and_exact_schemas_from_the_environment() -> None:
+def test_settings_read_tools_and_the_schema_mode_from_the_environment() -> None:
     env = {"SCHEMUX_TOOLS": " commands, tmux_capture ,", "SCHEMUX_EXACT_SCHEMAS": "1"}
     settings = settings_from(env)
     assert settings.tools == ("commands", "tmux_capture")
-    assert settings.exact_schemas is True
+    assert settings.schemas == "exact"  # the older spelling
     assert settings_from(env, tools="programs").tools == ("programs",)
-    assert settings_from({}).exact_schemas is False
+    assert settings_from({}).schemas == "projected"
+    assert settings_from({"SCHEMUX_SCHEMAS": "openai-strict"}).schemas == "openai-strict"
+    assert settings_from({"SCHEMUX_SCHEMAS": "compact"}).schemas == "compact"
+    # the new variable wins over the old one, and an option over both
+    both = {"SCHEMUX_SCHEMAS": "projected", "SCHEMUX_EXACT_SCHEMAS": "1"}
+    assert settings_from(both).schemas == "projected"
+    assert settings_from(both, schemas="openai-strict").schemas == "openai-strict"
     with pytest.raises(ConfigError, match="SCHEMUX_EXACT_SCHEMAS='maybe': expected 1 or 0"):
         settings_from({"SCHEMUX_EXACT_SCHEMAS": "maybe"})
+    with pytest.raises(
+        ConfigError,
+        match="SCHEMUX_SCHEMAS='strict': expected projected or compact or exact or openai-strict",
+    ):
+        settings_from({"SCHEMUX_SCHEMAS": "strict"})
 
 
 def test_instructions_name_only_served_tools() -> None:
@@ -172,28 +188,166 @@ def test_serve_with_an_unknown_tool_stops_at_start_listing_the_valid_ones() -> N
     )
 
 
-def test_tools_prints_every_tool_with_family_size_and_summary() -> None:
+def test_tools_prints_every_tool_with_family_size_tokens_and_summary() -> None:
     done = schemux("tools", "--tools", "commands")
     assert done.returncode == 0, done.stderr
-    header, *rows = done.stdout.splitlines()
-    assert header.split() == ["TOOL", "FAMILY", "BYTES", "SERVED", "SUMMARY"]
+    header, *rows, total = done.stdout.splitlines()
+    assert header.split() == ["TOOL", "FAMILY", "BYTES", "TOKENS", "SERVED", "SUMMARY"]
     assert [row.split()[0] for row in rows] == sorted(BINDINGS)
+    served_bytes = served_tokens = 0
+    commands = select(BINDINGS, ["commands"])
     for row in rows:
-        name, family, size, served, *summary = row.split()
+        name, family, size, tokens, served, *summary = row.split()
         binding = BINDINGS[name]
         assert family == family_of(name)
-        assert int(size) == served_size(binding, exact=False)
+        assert int(size) == served_size(binding, "projected", commands)
+        assert int(tokens) == model_tokens(binding, "projected", commands)
+        assert 0 < int(tokens) < int(size) / 3  # name, description and inputSchema only
         assert served == ("yes" if family == "commands" else "no")
         assert " ".join(summary) == " ".join(binding.summary.split())
-    exact = schemux("tools", "--exact-schemas").stdout.splitlines()[1:]
+        if served == "yes":
+            served_bytes, served_tokens = served_bytes + int(size), served_tokens + int(tokens)
+    totals = ["served", str(served_bytes), str(served_tokens), "--schemas", "projected"]
+    assert total.split() == totals
+    for mode in ("compact", "exact", "openai-strict"):
+        listed = schemux("tools", "--schemas", mode).stdout.splitlines()[1:-1]
+        sizes = {row.split()[0]: int(row.split()[2]) for row in listed}
+        for name, binding in BINDINGS.items():
+            assert sizes[name] == served_size(binding, mode, BINDINGS)
+    exact = schemux("tools", "--exact-schemas").stdout.splitlines()[1:-1]
     sizes = {row.split()[0]: int(row.split()[2]) for row in exact}
     for name in SERVED_INPUT_SCHEMAS:
-        assert sizes[name] == served_size(BINDINGS[name], exact=True)
-        assert sizes[name] != served_size(BINDINGS[name], exact=False)
+        assert sizes[name] == served_size(BINDINGS[name], "exact", BINDINGS)
+        assert sizes[name] != served_size(BINDINGS[name], "projected", BINDINGS)
 
 
 def test_served_size_is_the_bytes_of_the_tools_list_entry() -> None:
     binding = BINDINGS["tmux_capture"]
-    document = binding.served_document()
+    document = binding.served_document("projected", BINDINGS)
     compact = json.dumps(document, ensure_ascii=False, separators=(",", ":"))
-    assert served_size(binding, exact=False) == len(compact.encode("utf-8"))
+    assert served_size(binding, "projected", BINDINGS) == len(compact.encode("utf-8"))
+    seen = {key: document[key] for key in ("name", "description", "inputSchema")}
+    estimate = len(json.dumps(seen, ensure_ascii=False, separators=(",", ":")).encode()) / 4
+    assert model_tokens(binding, "projected", BINDINGS) == math.ceil(estimate)
+
+
+async def test_openai_strict_over_stdio_serves_strict_schemas_and_reads_null_as_absent(
+    tmux_socket: str,
+) -> None:
+    parameters = stdio_parameters(
+        "--socket-name", tmux_socket, "--schemas", "openai-strict", "--tools", "capture"
+    )
+    async with Client(parameters) as client:
+        listed = (await client.list_tools()).tools
+        for tool in listed:
+            assert lint_openai_strict(tool.name, tool.input_schema) == []
+            # the outputSchema exactly, as in every mode but compact
+            exact = BINDINGS[tool.name].served_document("exact")
+            assert tool.output_schema == exact["outputSchema"]
+        # historyLines is optional and never null in the contract: null is "absent", and
+        # the call goes on to tmux, which has no such pane
+        failed, text = await call_text(
+            client, "capture_pane", {"paneId": "%99999", "historyLines": None}
+        )
+        assert failed
+        assert "Invalid arguments" not in text
+        assert "%99999" in text
+        # a bound the strict schema does not state is still the contract's
+        failed, text = await call_text(client, "capture_pane", {"paneId": "%1", "historyLines": -1})
+        assert failed
+        assert text == (
+            "Invalid arguments for capture_pane: historyLines: -1 is less than the minimum "
+            "of 0 (rule: minimum)"
+        )
+
+
+async def test_null_for_an_optional_argument_is_refused_outside_openai_strict() -> None:
+    context = ToolContext(Settings(socket_name=NEVER_STARTED))
+    async with Client(build_server(context, BINDINGS)) as client:
+        failed, text = await call_text(
+            client, "capture_pane", {"paneId": "%1", "historyLines": None}
+        )
+    assert failed
+    assert text == (
+        "Invalid arguments for capture_pane: historyLines: None is not of type 'integer' "
+        "(rule: type)"
+    )
+
+
+def served_tool_names(text: str) -> set[str]:
+    return {word for word in re.findall(r"[a-z_]+", text) if word in BINDINGS}
+
+
+@pytest.mark.parametrize("requested", [["keys"], ["keys", "commands"], ["programs"], []])
+async def test_advice_is_served_only_with_the_tools_it_needs(requested: list[str]) -> None:
+    served = select(BINDINGS, requested)
+    context = ToolContext(Settings(socket_name=NEVER_STARTED))
+    async with Client(build_server(context, served)) as client:
+        listed = (await client.list_tools()).tools
+    for tool in listed:
+        text = tool.model_dump_json(by_alias=True, exclude_none=True)
+        assert served_tool_names(text) <= set(served), tool.name
+    descriptions = {tool.name: tool.description or "" for tool in listed}
+    if "send_keys" in served:
+        assert ("use ``run_command`` instead" in descriptions["send_keys"]) == (
+            "run_command" in served
+        )
+        # --tools keys serves the keys companions' advice, not capture_since's
+        for companion in ("send_keys_batch", "wait_for_channel", "capture_since"):
+            assert (f"``{companion}``" in descriptions["send_keys"]) == (companion in served)
+    if "wait_for_text" in served:
+        for companion in ("wait_for_channel", "snapshot_pane"):
+            assert (f"``{companion}``" in descriptions["wait_for_text"]) == (companion in served)
+    if "start_program" in served:
+        assert "Read what it prints with read_program." in descriptions["start_program"]
+
+
+async def test_hints_say_what_each_handler_does() -> None:
+    context = ToolContext(Settings(socket_name=NEVER_STARTED))
+    async with Client(build_server(context, BINDINGS)) as client:
+        listed = (await client.list_tools()).tools
+    hints = {tool.name: tool.annotations for tool in listed}
+    read_only = {name for name, hint in hints.items() if hint and hint.read_only_hint}
+    assert read_only == {
+        "capture_pane", "capture_since", "read_program", "snapshot_pane", "tmux_capture",
+        "tmux_snapshot", "wait_for_text",
+    }  # fmt: skip
+    # a wait for a channel consumes the signal it waits for: not read-only, not destructive
+    destructive = set(hints) - read_only - {"wait_for_channel"}
+    for name, hint in hints.items():
+        assert hint is not None
+        assert hint.destructive_hint is (name in destructive)  # what runs may do anything
+        assert hint.open_world_hint is (
+            name
+            in {
+                "run_command", "run_shell_command", "run_program", "start_program",
+                "send_keys", "send_keys_batch", "signal_channel",
+            }
+        )  # fmt: skip
+
+
+async def tools_list_bytes(mode: SchemaMode) -> tuple[int, list[dict[str, Any]]]:
+    """The bytes of tools/list's result (compact JSON) in ``mode``, and its entries."""
+    context = ToolContext(Settings(socket_name=NEVER_STARTED, schemas=mode))
+    async with Client(build_server(context, BINDINGS)) as client:
+        listed = await client.list_tools()
+    entries = [
+        tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in listed.tools
+    ]
+    wire = json.dumps({"tools": entries}, ensure_ascii=False, separators=(",", ":"))
+    return len(wire.encode("utf-8")), entries
+
+
+async def test_the_compact_tools_list_fits_35_kb_and_the_default_adds_the_output_schemas() -> None:
+    compact, compact_entries = await tools_list_bytes("compact")
+    default, entries = await tools_list_bytes("projected")
+    assert not any("_meta" in entry for entry in entries)  # provenance is in docs/tools.md
+    assert all("outputSchema" in entry for entry in entries)
+    assert not any("outputSchema" in entry for entry in compact_entries)
+    assert compact <= 35_000
+    output_schemas = sum(
+        len(json.dumps(entry["outputSchema"], separators=(",", ":"), ensure_ascii=False).encode())
+        + len(',"outputSchema":')
+        for entry in entries
+    )
+    assert default == compact + output_schemas

@@ -20,7 +20,7 @@ from schemux.config import Settings
 from schemux.context import ToolContext
 from schemux.errors import Created, Effects, Refused
 from schemux.generated.bindings import BINDINGS, UNSERVED
-from schemux.generated.serving import SERVED_INPUT_SCHEMAS
+from schemux.generated.serving import SERVED_DOCUMENTS, SERVED_INPUT_SCHEMAS
 from schemux.generated.tools import TOOL_DOCUMENTS
 from schemux.server import build_server
 from tests.conftest import stdio_parameters
@@ -46,20 +46,68 @@ async def test_tools_are_served_as_documented_with_projected_inputs(
     assert {"run_command", "run_shell_command", "capture_pane"} <= set(BINDINGS)
     for tool in listed:
         served = tool.model_dump(mode="json", by_alias=True, exclude_none=True)
-        exact = TOOL_DOCUMENTS[tool.name]
-        projected = SERVED_INPUT_SCHEMAS.get(tool.name, exact["inputSchema"])
-        assert served == {**exact, "inputSchema": projected}
+        told = SERVED_DOCUMENTS[tool.name]
+        projected = SERVED_INPUT_SCHEMAS.get(tool.name, told["inputSchema"])
+        # no _meta (provenance is in docs/tools.md); the outputSchema exactly, which
+        # clients check results against
+        assert served.keys() == {
+            "name", "description", "inputSchema", "outputSchema", "annotations",
+        } | ({"title"} & told.keys())  # fmt: skip
+        assert served["inputSchema"] == projected
+        assert served["outputSchema"] == told["outputSchema"]
+        assert served["annotations"] == told["annotations"]
+        assert served["description"].startswith(told["description"])
+        # the overlay's texts over the exact contract: the same rules
+        assert without_texts(told["inputSchema"]) == without_texts(
+            TOOL_DOCUMENTS[tool.name]["inputSchema"]
+        )
+
+
+def without_texts(schema: Any) -> Any:
+    """``schema`` without descriptions and titles: what validates."""
+    if isinstance(schema, dict):
+        return {
+            key: without_texts(value)
+            for key, value in schema.items()
+            if not (key in ("description", "title") and isinstance(value, str))
+        }
+    if isinstance(schema, list):
+        return [without_texts(item) for item in schema]
+    return schema
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
-async def test_exact_schemas_serves_the_contracts_as_they_are(tmux_socket: str, mode: str) -> None:
-    settings = Settings(socket_name=tmux_socket, exact_schemas=True)
+async def test_exact_schemas_serves_the_contracts_rules_with_schemux_texts(
+    tmux_socket: str, mode: str
+) -> None:
+    settings = Settings(socket_name=tmux_socket, schemas="exact")
     async with Client(build_server(ToolContext(settings), BINDINGS), mode=mode) as client:
         listed = (await client.list_tools()).tools
     assert "tmux_capture" in SERVED_INPUT_SCHEMAS  # there is a projection to not serve
     for tool in listed:
         served = tool.model_dump(mode="json", by_alias=True, exclude_none=True)
-        assert served == TOOL_DOCUMENTS[tool.name]
+        exact = TOOL_DOCUMENTS[tool.name]
+        assert "_meta" not in served
+        for key in ("inputSchema", "outputSchema"):
+            assert served[key] == SERVED_DOCUMENTS[tool.name][key]
+            assert without_texts(served[key]) == without_texts(exact[key])
+
+
+async def test_compact_schemas_serve_the_projected_inputs_without_output_schemas(
+    tmux_socket: str,
+) -> None:
+    settings = Settings(socket_name=tmux_socket, schemas="compact")
+    async with Client(build_server(ToolContext(settings), BINDINGS)) as client:
+        listed = (await client.list_tools()).tools
+        # the server still checks its result against the outputSchema, and sends it
+        called = await client.call_tool("signal_channel", {"channel": "compact-mode"})
+    for tool in listed:
+        served = tool.model_dump(mode="json", by_alias=True, exclude_none=True)
+        told = SERVED_DOCUMENTS[tool.name]
+        assert "outputSchema" not in served
+        assert served["inputSchema"] == SERVED_INPUT_SCHEMAS.get(tool.name, told["inputSchema"])
+    assert not called.is_error
+    assert called.structured_content == {"result": "Channel 'compact-mode' signalled"}
 
 
 async def test_schema_violations_come_before_any_tmux_work() -> None:

@@ -39,7 +39,7 @@ def test_check_names_every_file_that_would_change(
         "would change: docs/tools.md",
         "would delete: generated/models/leftover.py",
         "would change: generated/models/run_program.py",
-        "would change: generated/serving.py",  # the summary, the description's first sentence
+        # the overlay replaces run_command's description: what tools/list says is the same
         "would change: generated/tools.py",
         "would change: schemas/tools/run_command.json",
     ]
@@ -72,11 +72,12 @@ def test_readme_table_describes_each_tool(repo_root: Path) -> None:
     table = readme.split("<!-- tools:begin -->\n")[1].split("<!-- tools:end -->")[0]
 
     assert table.splitlines()[:2] == [
-        "| Tool | Summary | Served | Read-only | Destructive |",
-        "|---|---|---|---|---|",
+        "| Tool | Family | Summary | Served | Read-only | Destructive |",
+        "|---|---|---|---|---|---|",
     ]
-    assert "| `read_program` | Read a started program | yes | no | yes |" in table
+    assert "| `read_program` | `programs` | Read a started program | yes | yes | no |" in table
     assert (
-        "| `run_command` | Run a shell command in a pane, wait for completion, and capture "
+        "| `run_command` | `commands` | Run a shell command in a pane, wait for completion, "
+        "and capture "
         "output. | yes | no | yes |"
     ) in table

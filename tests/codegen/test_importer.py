@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from codegen.__main__ import main
-from codegen.importer import PROVENANCE, UPSTREAM_META, plan_import
+from codegen.importer import PROVENANCE, UPSTREAM_META, is_upstream_document, plan_import
+from tests.codegen.overlay_files import remove_overlay, write_overlay
 
 Snapshot = dict[str, bytes]
 
@@ -79,8 +80,9 @@ def test_page_documents_record_the_product_and_have_no_title(repo: Path) -> None
 def test_importing_twice_changes_nothing(
     repo: Path, snapshot: Callable[..., Snapshot], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    for document in (repo / "schemas" / "tools").iterdir():
-        document.unlink()
+    for path in (repo / "schemas" / "tools").iterdir():
+        if is_upstream_document(json.loads(path.read_text("utf-8"))):
+            path.unlink()
     assert main(["--root", str(repo)]) == 0
     first = snapshot(repo, "schemas", "generated")
     capsys.readouterr()
@@ -191,6 +193,7 @@ def test_authored_documents_are_never_touched(
         "utf-8",
     )
     before = authored.read_bytes()
+    write_overlay(repo, "start_program")  # its facts, without the fields it lost
 
     assert main(["--root", str(repo)]) == 0
 
@@ -219,6 +222,12 @@ def test_removed_upstream_file_removes_its_tool(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     upstream_file(repo, "000").unlink()
+    assert main(["--root", str(repo)]) == 1  # its overlay is left without a contract
+    assert (
+        "schemas/overlays/read_program.toml: no contract schemas/tools/read_program.json"
+        in capsys.readouterr().err
+    )
+    remove_overlay(repo, "read_program")
 
     assert main(["--root", str(repo)]) == 0
 

@@ -8,6 +8,8 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+from tests.codegen.overlay_files import remove_overlay
+
 Snapshot = dict[str, bytes]
 CodegenCli = Callable[..., subprocess.CompletedProcess[str]]
 
@@ -20,6 +22,7 @@ def test_a_run_reports_new_and_changed_projections_once(
         serving.read_text("utf-8").replace('"minimum": 1,', '"minimum": 2,'), "utf-8"
     )
     (repo / "schemas" / "tools" / "capture_pane.json").unlink()  # no longer exists at all
+    remove_overlay(repo, "capture_pane")
 
     completed = codegen_cli(repo)
 

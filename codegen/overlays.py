@@ -1,0 +1,199 @@
+"""Overlays: what schemux says about a tool over its contract, one authored file per tool.
+
+``schemas/overlays/<tool>.toml`` (its shape: ``schemas/overlay.schema.json``) can replace
+the description, whole or one schema's, replace or remove one schema's title, give the
+annotations (each hint with why it holds for schemux's handler), add advice that is
+served only with the tools it names, and carries schemux's own facts about the tool: its
+family (``--tools``), its use in the server's instructions, the arguments whose text
+never reaches tmux. The families, in the order the instructions give them, are
+``schemas/families.toml``.
+
+TOML because overlays are prose written by people: multi-line text without escapes, and
+comments. The contract in ``schemas/tools/`` is never changed: it still validates every
+call and result; the overlay only changes what tools/list says.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
+
+OVERLAYS_DIR = Path("schemas/overlays")
+OVERLAY_SCHEMA = Path("schemas/overlay.schema.json")
+FAMILIES_FILE = Path("schemas/families.toml")
+HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
+
+
+@dataclass(frozen=True)
+class Advice:
+    needs: tuple[str, ...]
+    text: str
+
+
+@dataclass(frozen=True)
+class Overlay:
+    tool: str
+    family: str
+    use: str
+    order: int
+    never_sent: tuple[str, ...]
+    description: str | None
+    descriptions: dict[str, str]
+    titles: dict[str, str]
+    advice: tuple[Advice, ...]
+    annotations: dict[str, bool]
+    why: dict[str, str]
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    job: str
+
+
+@dataclass(frozen=True)
+class Overlays:
+    families: tuple[Family, ...]
+    by_tool: dict[str, Overlay]
+
+
+def load_overlays(root: Path) -> tuple[Overlays, list[str]]:
+    """Every overlay and the families; the problems found (each naming its file)."""
+    problems: list[str] = []
+    families = _families(root, problems)
+    schema = json.loads((root / OVERLAY_SCHEMA).read_text(encoding="utf-8"))
+    validator = Draft202012Validator(schema)
+    by_tool: dict[str, Overlay] = {}
+    for path in sorted((root / OVERLAYS_DIR).glob("*")):
+        relative = path.relative_to(root).as_posix()
+        if path.suffix != ".toml":
+            problems.append(f"{relative}: an overlay is a .toml file named after its tool")
+            continue
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as error:
+            problems.append(f"{relative}: invalid TOML: {error}")
+            continue
+        violation = best_match(validator.iter_errors(data))
+        if violation is not None:
+            where = "/".join(str(part) for part in violation.absolute_path) or "(top)"
+            problems.append(f"{relative}: {where}: {violation.message}")
+            continue
+        if data["family"] not in {family.name for family in families}:
+            problems.append(f"{relative}: family {data['family']!r} is not in {FAMILIES_FILE}")
+        by_tool[path.stem] = _overlay(path.stem, data)
+    return Overlays(families=families, by_tool=by_tool), problems
+
+
+def _families(root: Path, problems: list[str]) -> tuple[Family, ...]:
+    try:
+        data = tomllib.loads((root / FAMILIES_FILE).read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as error:
+        problems.append(f"{FAMILIES_FILE}: {error}")
+        return ()
+    families = []
+    for entry in data.get("family", []):
+        if set(entry) != {"name", "job"} or not all(isinstance(v, str) for v in entry.values()):
+            problems.append(f"{FAMILIES_FILE}: each [[family]] has a name and a job, not {entry}")
+            continue
+        families.append(Family(entry["name"], entry["job"]))
+    return tuple(families)
+
+
+def _overlay(tool: str, data: Mapping[str, Any]) -> Overlay:
+    annotations = data["annotations"]
+    return Overlay(
+        tool=tool,
+        family=data["family"],
+        use=data["instructions"]["use"],
+        order=data["instructions"]["order"],
+        never_sent=tuple(data.get("never_sent", ())),
+        description=data.get("description"),
+        descriptions=dict(data.get("descriptions", {})),
+        titles=dict(data.get("titles", {})),
+        advice=tuple(
+            Advice(needs=tuple(item["needs"]), text=item["text"]) for item in data.get("advice", ())
+        ),
+        annotations={hint: annotations[hint]["value"] for hint in HINTS},
+        why={hint: annotations[hint]["why"] for hint in HINTS},
+    )
+
+
+def overlay_problems(
+    overlays: Overlays, documents: Mapping[str, Mapping[str, Any]], served: list[str]
+) -> list[str]:
+    """Every served tool has an overlay; every overlay's tool, pointers and names exist."""
+    problems = [
+        f"{name} is served (handlers/{name}.py) but has no overlay: write "
+        f"{OVERLAYS_DIR}/{name}.toml (README, 'Maintaining the contracts')"
+        for name in served
+        if name not in overlays.by_tool
+    ]
+    for name, overlay in overlays.by_tool.items():
+        where = f"{OVERLAYS_DIR}/{name}.toml"
+        document = documents.get(name)
+        if document is None:
+            problems.append(f"{where}: no contract schemas/tools/{name}.json for this overlay")
+            continue
+        for table, pointers in (("descriptions", overlay.descriptions), ("titles", overlay.titles)):
+            problems += [
+                f"{where}: {table}: {pointer} is no schema of the contract"
+                for pointer in pointers
+                if not isinstance(_resolve(document, pointer), dict)
+            ]
+        properties = document["inputSchema"].get("properties", {})
+        problems += [
+            f"{where}: never_sent: {field!r} is no top-level argument of the contract"
+            for field in overlay.never_sent
+            if field not in properties
+        ]
+        problems += [
+            f"{where}: advice needs {needed!r}, which has no contract in schemas/tools/"
+            for advice in overlay.advice
+            for needed in advice.needs
+            if needed not in documents or needed == name
+        ]
+    return problems
+
+
+def overlaid(document: Mapping[str, Any], overlay: Overlay | None) -> dict[str, Any]:
+    """The document as tools/list says it: the overlay's texts and annotations over the
+    contract, and no ``_meta`` (provenance stays in schemas/ and docs/tools.md). The
+    advice is not in it: it is served only with the tools it names."""
+    served = {key: copy.deepcopy(value) for key, value in document.items() if key != "_meta"}
+    if overlay is None:
+        return served
+    if overlay.description is not None:
+        served["description"] = overlay.description
+    for key, texts in (("description", overlay.descriptions), ("title", overlay.titles)):
+        for pointer, text in texts.items():
+            target = _resolve(served, pointer)
+            assert isinstance(target, dict)  # overlay_problems refused any other
+            if text:
+                target[key] = text
+            else:
+                target.pop(key, None)
+    served["annotations"] = {**(document.get("annotations") or {}), **overlay.annotations}
+    return served
+
+
+def _resolve(document: Any, pointer: str) -> Any:
+    """The value at a JSON Pointer (RFC 6901); None when it names nothing."""
+    value = document
+    for raw in pointer.split("/")[1:]:
+        part = raw.replace("~1", "/").replace("~0", "~")
+        if isinstance(value, dict) and part in value:
+            value = value[part]
+        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        else:
+            return None
+    return value

@@ -1,0 +1,173 @@
+"""Overlays: one authored file per tool over its contract, checked before anything is
+generated, and the source of the runtime's per-tool tables."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from codegen.__main__ import main
+from codegen.importer import ImportFailed
+from codegen.overlays import HINTS, Overlay, load_overlays, overlaid, overlay_problems
+from codegen.pipeline import make_plan
+from schemux.generated.bindings import BINDINGS
+from schemux.generated.tool_facts import FAMILIES, JOBS, NEVER_SENT, USES
+from schemux.generated.tools import TOOL_DOCUMENTS
+from tests.codegen.overlay_files import OVERLAYS, write_overlay
+
+
+def test_every_served_tool_has_an_overlay_and_the_tables_are_theirs(repo_root: Path) -> None:
+    overlays, problems = load_overlays(repo_root)
+    assert problems == []
+    assert overlay_problems(overlays, TOOL_DOCUMENTS, sorted(BINDINGS)) == []
+    assert set(overlays.by_tool) == set(BINDINGS)
+    in_order = sorted(overlays.by_tool.values(), key=lambda o: (o.order, o.tool))
+    assert {
+        family.name: tuple(o.tool for o in in_order if o.family == family.name)
+        for family in overlays.families
+    } == FAMILIES
+    assert {family.name: family.job for family in overlays.families} == JOBS
+    assert {o.tool: o.use for o in in_order} == USES
+    assert NEVER_SENT == {"run_program": ("input",), "start_program": ("input",)}
+    for overlay in overlays.by_tool.values():
+        assert all(why.strip() for why in overlay.why.values())  # every hint says why
+
+
+def test_a_served_tool_without_an_overlay_stops_codegen_saying_what_to_write(
+    repo: Path,
+) -> None:
+    (repo / OVERLAYS / "send_keys.toml").unlink()
+    with pytest.raises(ImportFailed) as stopped:
+        make_plan(repo)
+    assert stopped.value.problems == [
+        "send_keys is served (handlers/send_keys.py) but has no overlay: write "
+        "schemas/overlays/send_keys.toml (README, 'Maintaining the contracts')"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        (
+            lambda text: text.replace('why = "it types into the pane: send-keys"\n', ""),
+            "schemas/overlays/send_keys.toml: annotations/readOnlyHint: "
+            "'why' is a required property",
+        ),
+        (
+            lambda text: "color = 'blue'\n" + text,
+            "schemas/overlays/send_keys.toml: (top): Additional properties are not allowed "
+            "('color' was unexpected)",
+        ),
+        (
+            lambda text: text.replace('family = "keys"', 'family = "chat"'),
+            "schemas/overlays/send_keys.toml: family 'chat' is not in schemas/families.toml",
+        ),
+        (
+            lambda text: text.replace(
+                "[[advice]]", "[descriptions]\n'/inputSchema/x' = 'y'\n\n[[advice]]", 1
+            ),
+            "schemas/overlays/send_keys.toml: descriptions: /inputSchema/x is no schema of the "
+            "contract",
+        ),
+        (
+            lambda text: text.replace('family = "keys"', 'family = "keys"\nnever_sent = ["text"]'),
+            "schemas/overlays/send_keys.toml: never_sent: 'text' is no top-level argument of "
+            "the contract",
+        ),
+        (
+            lambda text: text.replace('needs = ["run_command"]', 'needs = ["get_pane_info"]'),
+            "schemas/overlays/send_keys.toml: advice needs 'get_pane_info', which has no "
+            "contract in schemas/tools/",
+        ),
+        (
+            lambda text: text + "[[",
+            "schemas/overlays/send_keys.toml: invalid TOML: ",
+        ),
+    ],
+)
+def test_a_broken_overlay_is_refused_naming_its_file_and_field(
+    repo: Path, change: object, problem: str
+) -> None:
+    path = repo / OVERLAYS / "send_keys.toml"
+    path.write_text(change(path.read_text("utf-8")), "utf-8")  # type: ignore[operator]
+    overlays, problems = load_overlays(repo)
+    problems = problems or overlay_problems(overlays, TOOL_DOCUMENTS, sorted(BINDINGS))
+    assert len(problems) == 1, problems
+    assert problems[0].startswith(problem)
+
+
+def test_overlaid_changes_texts_and_hints_and_never_the_contract(repo_root: Path) -> None:
+    overlays, _ = load_overlays(repo_root)
+    contract = TOOL_DOCUMENTS["run_command"]
+    before = copy.deepcopy(contract)
+    told = overlaid(contract, overlays.by_tool["run_command"])
+    assert contract == before
+    assert "_meta" not in told
+    assert "_meta" in contract
+    assert "LIBTMUX_SUPPRESS_HISTORY" not in json.dumps(told)
+    assert told["description"] == overlays.by_tool["run_command"].description
+    properties = told["inputSchema"]["properties"]
+    assert properties["timeout"]["description"].startswith("Maximum seconds to wait")
+    assert {k: v for k, v in properties["timeout"].items() if k != "description"} == {
+        k: v
+        for k, v in contract["inputSchema"]["properties"]["timeout"].items()
+        if k != "description"
+    }
+    assert told["annotations"] == {
+        "destructiveHint": True,
+        "idempotentHint": False,
+        "openWorldHint": True,
+        "readOnlyHint": False,
+    }
+    # a tool without an overlay is its contract without _meta
+    assert overlaid(contract, None) == {k: v for k, v in contract.items() if k != "_meta"}
+
+
+def test_a_changed_overlay_is_reported_once(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_overlay(
+        repo,
+        "capture_pane",
+        (repo / OVERLAYS / "capture_pane.toml")
+        .read_text("utf-8")
+        .replace(
+            'family = "capture"', 'family = "capture"\ndescription = "Read a pane\'s screen."'
+        ),
+    )
+    assert main(["--root", str(repo)]) == 0
+    assert capsys.readouterr().out.startswith(
+        "Overlays (tools/list over the contracts):\n"
+        "  capture_pane\n"
+        "    compatible  tool.description: description changed\n"
+    )
+    assert main(["--root", str(repo)]) == 0
+    assert capsys.readouterr().out == ""
+
+
+def test_an_overlay_replaces_or_removes_a_schema_title() -> None:
+    contract: dict[str, Any] = {
+        "name": "t",
+        "description": "T.",
+        "inputSchema": {"type": "object", "title": "TArgs"},
+        "outputSchema": {"type": "object", "title": "TResultModel"},
+    }
+    overlay = Overlay(
+        tool="t",
+        family="keys",
+        use="try",
+        order=1,
+        never_sent=(),
+        description=None,
+        descriptions={},
+        titles={"/outputSchema": "", "/inputSchema": "The arguments"},
+        advice=(),
+        annotations=dict.fromkeys(HINTS, False),
+        why=dict.fromkeys(HINTS, "a test"),
+    )
+    told = overlaid(contract, overlay)
+    assert told["outputSchema"] == {"type": "object"}
+    assert told["inputSchema"] == {"type": "object", "title": "The arguments"}
+    assert contract["outputSchema"]["title"] == "TResultModel"
