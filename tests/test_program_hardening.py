@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ from schemux.programs.gate import MARKER_PREFIX, report_token, scan
 from schemux.programs.program_gate import TABLE_BYTES
 from schemux.server import build_server
 from schemux.terminal_text import TextFilter
+from tests.conftest import over_ssh
 from tests.support import call, call_error, new_pane, tmux, wait_until
 
 # every test here under each gate: in process, and in a schemux it starts
@@ -256,6 +258,77 @@ async def test_the_running_limit_holds_under_concurrency(
     assert len(started) == 16
     assert len(refused) == 34
     assert all("programs run already" in message for message in refused)
+
+
+@pytest.fixture(params=["local", "ssh"])
+async def limited_programs(
+    request: pytest.FixtureRequest, anyio_backend: str, tmux_socket: str
+) -> AsyncIterator[Client]:
+    """schemux in this process with the default running limit (16), on this machine and
+    over ssh."""
+    ssh = over_ssh(request, request.param)
+    socket_name = tmux_socket if ssh is None else request.getfixturevalue("remote_tmux_socket")
+    context = ToolContext(Settings(socket_name=socket_name, ssh=ssh))
+    try:
+        async with Client(build_server(context, BINDINGS)) as client:
+            yield client
+    finally:
+        await context.close()
+
+
+async def test_a_burst_of_run_program_calls_all_run(limited_programs: Client) -> None:
+    """At the running limit run_program waits for a slot within its timeout (it was
+    refused: 16 of 40 answered)."""
+    client = limited_programs
+    answers: dict[int, Any] = {}
+
+    async def one(index: int) -> None:
+        answers[index] = await client.call_tool(
+            "run_program", {"argv": ["echo", f"run-{index}"], "timeoutMs": 120_000}
+        )
+
+    async with anyio.create_task_group() as group:
+        for index in range(60):
+            group.start_soon(one, index)
+    wrong = {
+        index: answer.content
+        for index, answer in answers.items()
+        if answer.is_error
+        or (answer.structured_content or {}).get("output") != f"run-{index}"
+        or (answer.structured_content or {}).get("exitStatus") != 0
+    }
+    assert wrong == {}
+
+
+async def test_run_program_waits_its_turn_within_its_timeout(limited_programs: Client) -> None:
+    """Behind 16 running programs: a run_program whose timeout passes first is refused
+    saying so; the waiting ones run first come, first served as slots come free, and
+    start_program is refused at once."""
+    client = limited_programs
+    started = [await call(client, "start_program", argv=["sleep", "60"]) for _ in range(16)]
+    try:
+        assert "16 programs run already" in await call_error(client, "start_program", argv=["true"])
+        before = time.monotonic()
+        error = await call_error(client, "run_program", argv=["true"], timeoutMs=500)
+        assert "none ended within the call's timeout" in error
+        assert 0.4 < time.monotonic() - before < 5
+        order: list[int] = []
+
+        async def waiting(index: int) -> None:
+            result = await call(client, "run_program", argv=["echo", str(index)], timeoutMs=60_000)
+            order.append(int(result["output"]))
+
+        async with anyio.create_task_group() as group:
+            for index in range(3):
+                group.start_soon(waiting, index)
+                await anyio.sleep(0.2)  # queued in this order
+            for program in started[:3]:
+                await call(client, "stop_program", programId=program["programId"])
+                await anyio.sleep(1)  # one slot at a time: each goes to the first waiting
+        assert order == [0, 1, 2]
+    finally:
+        for program in started[3:]:
+            await call(client, "stop_program", programId=program["programId"])
 
 
 async def test_stop_and_expiry_end_the_whole_tree(programs: tuple[Client, ToolContext]) -> None:

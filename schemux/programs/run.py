@@ -3,6 +3,7 @@ status and the end of its stderr, leaving nothing of it behind."""
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 
 import anyio
@@ -42,11 +43,14 @@ async def run(
     store: ProgramStore, server: TmuxServer, spec: ProgramSpec, timeout: float,
     max_lines: int | None,
 ) -> RunResult:  # fmt: skip
-    """Run ``spec`` for up to ``timeout`` seconds (then it is stopped); also when the
-    call is cancelled, the program ends as at a timeout and its pane goes (unless kept)."""
-    program = await store.start(server, spec)
+    """Run ``spec`` for up to ``timeout`` seconds (then it is stopped), the wait for a
+    slot at the running limit included; also when the call is cancelled, the program ends
+    as at a timeout and its pane goes (unless kept)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    program = await store.start(server, spec, slot_deadline=deadline)
     try:
-        timed_out = not await store.wait_end(program, timeout)
+        timed_out = not await store.wait_end(program, max(0.0, deadline - loop.time()))
         # over ssh: the connection dropped, and the program's end with it
         lost = store.host.lost(program.directory)
         if lost is not None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 import signal as signals
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Coroutine
 from functools import partial
 from pathlib import Path
@@ -45,6 +45,9 @@ class ProgramStore:
         )
         self._programs: OrderedDict[str, Program] = OrderedDict()
         self._starting = 0  # slots taken by starts still under way
+        # run_program calls waiting for a slot, first come first served: each future is
+        # resolved once a slot is taken for it (``_hand_over``)
+        self._slot_waiters: deque[asyncio.Future[None]] = deque()
         self._retired: set[Program] = set()  # let go, with tasks still running
         self._tasks = Tasks("programs")  # removals of retired output
 
@@ -74,15 +77,63 @@ class ProgramStore:
                 return program.id
         return None
 
-    async def start(self, server: TmuxServer, spec: ProgramSpec) -> Program:
-        # the slot is taken before the first await: concurrent starts cannot overrun it
-        running = sum(1 for p in self._programs.values() if p.ending is None) + self._starting
-        if running >= self.limits.max_running:
+    def _running(self) -> int:
+        """Slots taken: programs not ended, and starts under way."""
+        return sum(1 for p in self._programs.values() if p.ending is None) + self._starting
+
+    def _hand_over(self) -> None:
+        """Give the slots that are free to the calls waiting for one, in their order."""
+        while self._slot_waiters and self._running() < self.limits.max_running:
+            waiter = self._slot_waiters.popleft()
+            self._starting += 1
+            waiter.set_result(None)
+
+    async def _take_slot(self, deadline: float | None) -> None:
+        """Take a slot (counted in ``_starting``): at once, before any await, so that
+        concurrent starts cannot overrun the limit; or, with ``deadline`` (a loop time),
+        the first one to come free before it, behind the calls already waiting."""
+        if self._running() < self.limits.max_running and not self._slot_waiters:
+            self._starting += 1
+            return
+        running = self._running()
+        if deadline is None:
             raise SchemuxError(
                 f"{running} programs run already, the most this server allows",
                 suggestion="stop one with stop_program, or wait for one to end",
             )
-        self._starting += 1
+        waiter = asyncio.get_running_loop().create_future()
+        self._slot_waiters.append(waiter)
+        try:
+            async with asyncio.timeout_at(deadline):
+                await asyncio.shield(waiter)
+        except TimeoutError:
+            self._give_up(waiter)
+            raise SchemuxError(
+                f"{running} programs ran already, the most this server allows, and none "
+                "ended within the call's timeout",
+                suggestion="call again with a longer timeoutMs, or stop a program with "
+                "stop_program",
+            ) from None
+        except BaseException:
+            self._give_up(waiter)
+            raise
+
+    def _give_up(self, waiter: asyncio.Future[None]) -> None:
+        """A call stops waiting for a slot: out of the queue, and a slot taken for it
+        just as it left goes to the next."""
+        if waiter in self._slot_waiters:
+            self._slot_waiters.remove(waiter)
+        elif waiter.done() and not waiter.cancelled():
+            self._starting -= 1
+            self._hand_over()
+        waiter.cancel()
+
+    async def start(
+        self, server: TmuxServer, spec: ProgramSpec, *, slot_deadline: float | None = None
+    ) -> Program:
+        """Start ``spec`` in a slot of its own; at the limit, refuse, or with
+        ``slot_deadline`` (a loop time) wait for a slot until then."""
+        await self._take_slot(slot_deadline)
         try:
             program_id = f"p{secrets.token_hex(6)}"
             directory = self.host.make_directory(program_id)
@@ -96,6 +147,7 @@ class ProgramStore:
             self._programs[program_id] = program
         finally:
             self._starting -= 1
+            self._hand_over()  # the slot goes with a start that failed or already ended
         program.lifetime_task = program.tasks.spawn("lifetime", self._expire(program, spec))
         return program
 
@@ -183,6 +235,7 @@ class ProgramStore:
             program.lifetime_task.cancel()  # a kept pane goes when its lifetime does
         program.changed()
         self._retire_old()
+        self._hand_over()
 
     def _signal(self, program: Program, signum: int) -> None:
         if program.gate_fd >= 0:
@@ -264,6 +317,7 @@ class ProgramStore:
 
     async def _forget(self, program: Program) -> None:
         self._programs.pop(program.id, None)
+        self._hand_over()
         await program.tasks.cancel()
         # a copy that never began has a thread blocked opening the FIFO: open the other
         # end, so that it returns (and closes what it opened)
