@@ -52,6 +52,9 @@ MATCH_SECONDS = 1.0
 MAX_PATTERNS = 100  # in patterns, and in stop
 MAX_PATTERN_CHARACTERS = 10_000  # in one pattern: a wide pane's longest rows, and more
 MAX_ALL_PATTERN_CHARACTERS = 20_000  # in patterns and stop together
+# patterns this short compile in well under a millisecond: on the loop, without waiting
+# for a worker thread (the pool is shared, and busy under load)
+INLINE_PATTERN_CHARACTERS = 256
 
 Outcome = Literal["matched", "any_output", "stopped", "alternate_screen", "timeout"]
 
@@ -111,7 +114,8 @@ async def compile_off_loop(
     fields: Mapping[str, Sequence[str] | None], *, regex: bool, match_case: bool, deadline: float
 ) -> list[list[_regex.Pattern[str]]]:
     """Each field's patterns (``fields`` maps its name to them), sizes checked on the loop
-    and compiled in a worker thread by ``deadline`` (``time.monotonic``)."""
+    and compiled in a worker thread by ``deadline`` (``time.monotonic``); short ones
+    (``INLINE_PATTERN_CHARACTERS`` in all) on the loop."""
     check_pattern_sizes(fields)
 
     def compile_all() -> list[list[_regex.Pattern[str]]]:
@@ -120,6 +124,10 @@ async def compile_off_loop(
             for name, values in fields.items()
         ]
 
+    if sum(len(value) for values in fields.values() for value in values or ()) <= (
+        INLINE_PATTERN_CHARACTERS
+    ):
+        return compile_all()
     try:
         return await asyncio.wait_for(
             asyncio.to_thread(compile_all), timeout=max(0.0, deadline - time.monotonic())

@@ -3,6 +3,7 @@ FastMCP's wrapped results (codegen's check and the text the server sends)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import time
@@ -18,6 +19,7 @@ from schemux.server import tool_result
 from schemux.text_wait import (
     SlowPattern,
     check_pattern_sizes,
+    compile_off_loop,
     compile_patterns,
     first_match,
     keep_tail,
@@ -189,3 +191,33 @@ def test_pattern_sizes_are_bounded_naming_the_field(
         check_pattern_sizes(fields)
     assert message in refused.value.message
     check_pattern_sizes({"patterns": ["x"] * 100, "stop": ["y" * 10_000]})  # at the bounds
+
+
+@pytest.mark.anyio
+async def test_short_patterns_compile_on_the_loop_and_long_ones_off_it(
+    anyio_backend: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker thread only where compiling costs: none for a wait without patterns or
+    with a few short ones (the shared pool can be busy under load)."""
+    threads: list[object] = []
+    real_to_thread = asyncio.to_thread
+
+    async def counted(function: Any, *args: Any) -> Any:
+        threads.append(function)
+        return await real_to_thread(function, *args)
+
+    monkeypatch.setattr(asyncio, "to_thread", counted)
+    deadline = time.monotonic() + 5
+    short = {"patterns": ["ready", "done"], "stop": None}
+    assert (
+        len((await compile_off_loop(short, regex=False, match_case=False, deadline=deadline))[0])
+        == 2
+    )
+    assert await compile_off_loop(
+        {"patterns": None, "stop": None}, regex=True, match_case=False, deadline=deadline
+    ) == [[], []]
+    assert threads == []
+    await compile_off_loop(
+        {"patterns": ["x" * 300], "stop": None}, regex=False, match_case=False, deadline=deadline
+    )
+    assert len(threads) == 1

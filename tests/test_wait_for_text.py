@@ -443,8 +443,8 @@ async def test_patterns_compile_off_the_loop_within_the_budget(
     monkeypatch.setattr(regex, "compile", slow_compile)
     started = time.monotonic()
     refused = call_error(
-        memory_client, "wait_for_text", pane_id=pane.pane_id, patterns=["slow"], timeout=0.3
-    )
+        memory_client, "wait_for_text", pane_id=pane.pane_id, patterns=["slow" * 100], timeout=0.3
+    )  # longer than is compiled on the loop
     lateness, error = await lateness_until(memory_client, pane, refused)
     assert lateness < 0.3
     assert "compiling patterns and stop took longer than the call's timeout" in error
