@@ -197,9 +197,10 @@ for args in (["show-options", "-g"], ["show-options", "-s"], ["show-options", "-
              ["show-options", "-p"], ["show-environment"], ["show-environment", "-g"],
              ["show-options", "-gw"], ["show-hooks", "-g"]):
     take(subprocess.run(["tmux", *args], capture_output=True).stdout)
-for top in {os.environ.get("TMPDIR", "/tmp"), "/tmp"}:
+# schemux's runtime directories only: a walk of all of a busy /tmp outlasted the test
+tops = {os.environ.get("TMPDIR", "/tmp"), "/tmp"}
+for top in [os.path.join(t, e) for t in tops for e in os.listdir(t) if e.startswith("schemux-")]:
     for root, dirs, files in os.walk(top):
-        if "schemux-" not in root: continue
         for name in files:
             path = os.path.join(root, name); take(path)
             try:
@@ -234,6 +235,77 @@ async def test_a_program_cannot_forge_its_end(programs: tuple[Client, ToolContex
         )  # fmt: skip
     assert pages[-1]["exitStatus"] == 7
     assert "".join(page["text"] for page in pages).endswith("REAL OUTPUT\n")
+
+
+TAMPERER = r"""
+import os, stat, sys, time
+held = []
+for top in sys.argv[1:]:
+    for root, dirs, files in os.walk(top):
+        for name in files:
+            path = os.path.join(root, name)
+            try:
+                mode = os.stat(path).st_mode
+                if stat.S_ISFIFO(mode) and name == "copy":
+                    fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+                    os.write(fd, b"FORGED-COPY\n\x1b]7777;schemux-end;"); held.append(fd)
+                    print("held", path)
+                elif stat.S_ISREG(mode) and name in ("stdin", "stderr", "text"):
+                    print("read", path, repr(open(path, "rb").read(200)))
+                    with open(path, "ab") as file: file.write(b"FORGED-TEXT\n")
+            except OSError as error:
+                print("refused", path, error.strerror)
+print("ATTACK-DONE", flush=True)
+time.sleep(30)
+"""
+
+
+async def read_until(
+    client: Client, program_id: str, condition: Any, timeout: float = 20
+) -> list[dict[str, Any]]:
+    """read_program's pages from the start until ``condition(text so far)`` holds or
+    the program ended."""
+    pages: list[dict[str, Any]] = []
+    deadline = time.monotonic() + timeout
+    while not pages or not (pages[-1]["ended"] or condition("".join(p["text"] for p in pages))):
+        assert time.monotonic() < deadline, "".join(page["text"] for page in pages)
+        pages.append(
+            await call(
+                client, "read_program", programId=program_id,
+                cursor=pages[-1]["cursor"] if pages else 0, timeoutMs=2_000,
+            )
+        )  # fmt: skip
+    return pages
+
+
+async def test_a_program_cannot_tamper_with_another(programs: tuple[Client, ToolContext]) -> None:
+    """Another program of the same user read a program's stdin file, appended to its
+    text file (its output came back as FORGED-) and held its copy FIFO (its end was never
+    seen). Once a program runs, none of its files has a name left to open."""
+    client, context = programs
+    victim = await call(
+        client, "start_program",
+        argv=["sh", "-c", "echo STARTED; sleep 2; read line; echo \"REAL-$line\""],
+        input="SECRET-INPUT\n",
+    )  # fmt: skip
+    await read_until(client, victim["programId"], lambda text: "STARTED" in text)
+    directory = context.programs.get(victim["programId"]).directory
+    roots = {
+        str(directory.parent),
+        str(Path(context.programs.host.gate_directory(directory)).parent),
+    }
+    attacker = await call(
+        client, "start_program", argv=[sys.executable, "-c", TAMPERER, *sorted(roots)]
+    )
+    said = "".join(
+        page["text"]
+        for page in await read_until(client, attacker["programId"], lambda t: "ATTACK-DONE" in t)
+    )
+    pages = await read_until(client, victim["programId"], lambda text: False)
+    await call(client, "stop_program", programId=attacker["programId"])
+    assert "SECRET" not in said
+    assert "".join(page["text"] for page in pages) == "STARTED\nREAL-SECRET-INPUT\n"
+    assert (pages[-1]["exitStatus"], pages[-1]["outputComplete"]) == (0, True)
 
 
 async def test_the_running_limit_holds_under_concurrency(
@@ -651,9 +723,10 @@ def test_only_a_genuine_marker_ends_the_copy() -> None:
 THIEF = r"""
 import os, re, sys, time
 gate = open(f"/proc/{os.getppid()}/cmdline", "rb").read().split(b"\0")
-# the gate's first argument that is a directory with the copy's FIFO in it
-directory = next(a.decode() for a in gate if os.path.exists(os.path.join(a, b"copy")))
-if os.fork() == 0:  # a descendant that outlives the program and reads the copy's FIFO
+# the gate's first argument that is a directory with the copy's FIFO in it (none: the
+# FIFO's name goes once the pane's copy has opened it)
+directory = next((a.decode() for a in gate if os.path.exists(os.path.join(a, b"copy"))), None)
+if directory is not None and os.fork() == 0:  # a descendant that reads the copy's FIFO
     copy = os.open(os.path.join(directory, "copy"), os.O_RDONLY)
     out = os.open(os.path.join(directory, "copy"), os.O_WRONLY)
     seen = b""

@@ -93,11 +93,15 @@ async def _screen(store: ProgramStore, program: Program) -> tuple[list[str], boo
     try:
         rows, may_have_dropped = await last_screen(program.server, program.pane_id)
     except TmuxCommandError:  # the pane went with its end unreported: the copy's text
-        text, _ = await store.host.read_tail(program.text_path, RESULT_CEILING)
+        if program.text is None:
+            return [], False
+        text, _ = await store.host.read_tail(program.text, program.text_size, RESULT_CEILING)
         return [line.rstrip() for line in text.rstrip("\n").split("\n")] if text else [], False
     if not may_have_dropped:
         return rows, False
-    first = await store.host.first_line(program.text_path, 64 * 1024)
+    if program.text is None:
+        return rows, True
+    first = await store.host.first_line(program.text, program.text_size, 64 * 1024)
     return rows, first.rstrip("\n").rstrip() != (rows or [""])[0]
 
 

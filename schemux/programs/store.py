@@ -4,6 +4,7 @@ own, stopped, expired, or their pane gone), retention of their output, and clean
 from __future__ import annotations
 
 import asyncio
+import logging
 import secrets
 import signal as signals
 from collections import OrderedDict, deque
@@ -27,6 +28,7 @@ STOP_GRACE_SECONDS = 2.0
 EXIT_GRACE_SECONDS = 1.0  # at exit, SIGTERM's grace: every exit path ends within ~2 s
 GATE_GRACE_SECONDS = 2.0
 GONE = Ending("gone", None, None)
+logger = logging.getLogger("schemux")
 
 
 class ProgramStore:
@@ -138,6 +140,7 @@ class ProgramStore:
             program_id = f"p{secrets.token_hex(6)}"
             directory = self.host.make_directory(program_id)
             program = Program(program_id, server, directory, keep=spec.keep, hold=spec.hold)
+            program.text = self.host.make_text(directory)
             program.tasks = Tasks(program_id, partial(self._failed, program))
             try:
                 await self._launch(program, spec)
@@ -166,7 +169,7 @@ class ProgramStore:
         pane_id, window_id, pid = await create_pane(program.server, spec, gate)
         program.pane_id = pane_id
         program.gate_fd = self.host.open_process(int(pid))
-        program.tasks.spawn("copy", self._copy(program))
+        program.copy_task = program.tasks.spawn("copy", self._copy(program))
         program.tasks.spawn("gate", self._watch_gate(program))
         await start_copy(
             program.server, spec, pane_id, window_id, own_identity(),
@@ -221,6 +224,16 @@ class ProgramStore:
         if not await program.until(lambda: program.output_done, GATE_GRACE_SECONDS):
             # a dead pane keeps its pipe: only its end closes it
             await kill_pane(program.server, program.pane_id)
+        if not await program.until(lambda: program.output_done, GATE_GRACE_SECONDS):
+            # the pane's copy is gone, and the copy still has a writer: another process
+            # holds the FIFO (it opened it before the copy's writer did). What it wrote
+            # cannot be told from the program's output: the end is reported as lost
+            logger.warning("the copy of %s has a writer that is not its pane's", program.id)
+            if program.copy_task is not None:
+                program.copy_task.cancel()
+            program.lost_end = True
+            program.output_done = True
+            self._end(program, GONE)
 
     def _end(self, program: Program, ending: Ending) -> None:
         if program.ending is not None:
@@ -268,6 +281,7 @@ class ProgramStore:
         for program in ended[: max(0, len(ended) - self.limits.retained_ended)]:
             del self._programs[program.id]
             self._retired.add(program)
+            program.let_go_of_text()
             self._tasks.spawn("removal", self.host.remove(program.directory))
 
     async def _expire(self, program: Program, spec: ProgramSpec) -> None:
@@ -326,6 +340,7 @@ class ProgramStore:
             if fd >= 0:
                 self.host.close_descriptor(fd)
         program.gate_fd = program.secret_fd = -1
+        program.let_go_of_text()
         await self.host.remove(program.directory)
 
     async def close(self) -> None:
