@@ -137,8 +137,10 @@ async def time_in_process(bench: Bench, target: dict[str, str], runs: int) -> di
 
 
 async def time_stdio(bench: Bench, target: dict[str, str], runs: int) -> list[float]:
+    audit = ["--audit-log", os.devnull]  # written, as always, but not into ~/.local/state
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "schemux", "serve", "--socket-name", bench.socket]
+        command=sys.executable,
+        args=["-m", "schemux", "serve", "--socket-name", bench.socket, *audit],
     )
     times = []
     async with Client(params) as client:

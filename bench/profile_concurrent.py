@@ -168,8 +168,8 @@ def timed_phases(spans: Spans) -> Iterator[None]:
     async def timed_run(self: TmuxServer, *args: str) -> list[str]:
         return await timing(label(args), run(self, *args))  # type: ignore[no-any-return]
 
-    async def timed_wait(self: TmuxServer, channel: str) -> None:
-        await timing("wait-for (until the wrapper reports)", wait(self, channel))
+    async def timed_wait(self: TmuxServer, channel: str, sent: asyncio.Event | None = None) -> None:
+        await timing("wait-for (until the wrapper reports)", wait(self, channel, sent))
 
     async def timed_until(shell_pid: int, within: float = 1.0) -> None:
         await timing("shell takes its terminal back", until(shell_pid, within))

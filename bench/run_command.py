@@ -122,9 +122,11 @@ def ensure_anchor() -> Path:
 def schemux_params(socket: str) -> StdioServerParameters:
     # Not from the repository root: there `-m schemux` would import the bare source directory
     # schemux/ (first on sys.path), which lacks the installed package's generated/ and handlers/.
+    # The audit log is written (its cost is in every figure) to /dev/null, not into the
+    # person's own ~/.local/state.
     return StdioServerParameters(
         command=sys.executable,
-        args=["-m", "schemux", "serve", "--socket-name", socket],
+        args=["-m", "schemux", "serve", "--socket-name", socket, "--audit-log", os.devnull],
         cwd=Path(__file__).resolve().parent,
     )
 

@@ -8,6 +8,13 @@ written (key order too); where the contract came from goes into
 Documents that schemux authors itself live in the same folder with provenance origin
 ``authored``; the importer reads them only to refuse a clash, and never writes them.
 
+An upstream descriptor that declares no ``outputSchema`` (its ``tools/list`` entry had
+none, and its result is a model) takes the one schemux authors from that model in
+``schemas/outputs/<tool>.json``: ``{"tool", "resultModel", "outputSchema"}``, where
+``resultModel`` is the model's JSON Schema as received, under ``schemas/upstream/``. The
+authored schema must have exactly the model's fields, each of the model's type (its
+words may differ), and the model's required ones; provenance names the file.
+
 Everything is validated before anything is written: one bad upstream file stops the
 import with :class:`ImportFailed`, naming every file and problem found.
 """
@@ -17,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +33,7 @@ from codegen.validation import document_problems
 
 UPSTREAM_DIR = Path("schemas/upstream")
 TOOLS_DIR = Path("schemas/tools")
+OUTPUTS_DIR = Path("schemas/outputs")
 PROVENANCE = "io.schemux/provenance"
 UPSTREAM_META = "io.schemux/upstreamMeta"
 UPSTREAM_ORIGIN = "upstream"
@@ -139,7 +147,15 @@ def _import_all(root: Path) -> dict[str, tuple[Path, dict[str, Any]]]:
         except UpstreamFormatError as error:
             problems.append(f"{relative}: {error}")
             continue
-        document = _tool_document(tool, relative, data)
+        authored_output: Path | None = None
+        if tool.output_schema is None:
+            authored_output = OUTPUTS_DIR / f"{tool.name}.json"
+            output_schema, output_problems = _authored_output(root, tool.name, authored_output)
+            if output_problems:
+                problems.extend(f"{relative}: {problem}" for problem in output_problems)
+                continue
+            tool = replace(tool, output_schema=output_schema)
+        document = _tool_document(tool, relative, data, authored_output)
         found = document_problems(document)
         if tool.name in defined_by:
             found.append(f"tool {tool.name!r} is already defined by {defined_by[tool.name]}")
@@ -154,7 +170,55 @@ def _import_all(root: Path) -> dict[str, tuple[Path, dict[str, Any]]]:
     return dict(sorted(imported.items()))
 
 
-def _tool_document(tool: UpstreamTool, upstream_file: Path, data: bytes) -> dict[str, Any]:
+def _authored_output(root: Path, name: str, path: Path) -> tuple[Any, list[str]]:
+    """The outputSchema authored for ``name`` in ``path``, with what is wrong with it."""
+    if not (root / path).is_file():
+        return None, [f"declares no outputSchema, and {path} authors none"]
+    try:
+        authored = json.loads((root / path).read_text(encoding="utf-8"))
+        model_file = UPSTREAM_DIR / str(authored["resultModel"])
+        model = json.loads((root / model_file).read_text(encoding="utf-8"))
+        schema = authored["outputSchema"]
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        return None, [f"{path}: unusable ({type(error).__name__}: {error})"]
+    if authored.get("tool") != name:
+        return None, [f"{path}: authors the outputSchema of {authored.get('tool')!r}"]
+    problems = [f"{path}: {problem}" for problem in _model_mismatch(schema, model, model_file)]
+    return schema, problems
+
+
+def _model_mismatch(schema: Any, model: Any, model_file: Path) -> list[str]:
+    """Where an authored outputSchema leaves its result model's fields."""
+    if not isinstance(schema, dict) or not isinstance(model, dict):
+        return ["the outputSchema and the model must be JSON objects"]
+    ours, theirs = schema.get("properties", {}), model.get("properties", {})
+    problems = []
+    if list(ours) != list(theirs):
+        problems.append(f"fields {list(ours)} are not {model_file}'s {list(theirs)}")
+    problems += [
+        f"field {field!r} is not of {model_file}'s type"
+        for field in ours
+        if field in theirs and _shape(ours[field]) != _shape(theirs[field])
+    ]
+    if sorted(schema.get("required", [])) != sorted(model.get("required", [])):
+        problems.append(f"required fields differ from {model_file}'s")
+    if schema.get("additionalProperties") is not False:
+        problems.append("no additionalProperties: false (a result has the model's fields only)")
+    return problems
+
+
+def _shape(schema: Any) -> Any:
+    """A property's schema without its words (title, description)."""
+    if isinstance(schema, dict):
+        return {k: _shape(v) for k, v in schema.items() if k not in ("title", "description")}
+    if isinstance(schema, list):
+        return [_shape(item) for item in schema]
+    return schema
+
+
+def _tool_document(
+    tool: UpstreamTool, upstream_file: Path, data: bytes, authored_output: Path | None
+) -> dict[str, Any]:
     document: dict[str, Any] = {"name": tool.name}
     if tool.title is not None:
         document["title"] = tool.title
@@ -170,6 +234,8 @@ def _tool_document(tool: UpstreamTool, upstream_file: Path, data: bytes) -> dict
         **tool.origin,
         "sha256": hashlib.sha256(data).hexdigest(),
     }
+    if authored_output is not None:
+        provenance["outputSchema"] = authored_output.as_posix()
     document["_meta"] = {PROVENANCE: provenance}
     if tool.meta is not None:
         document["_meta"][UPSTREAM_META] = tool.meta

@@ -3,7 +3,9 @@
 Two formats arrive, told apart by their content (file names carry no meaning):
 
 - a JSON tool descriptor: one JSON object with ``name``, ``source``, ``description``,
-  ``inputSchema``, ``outputSchema``, ``annotations`` and ``meta``;
+  ``inputSchema``, ``outputSchema``, ``annotations`` and ``meta``; a descriptor taken
+  from a ``tools/list`` where the tool declared no output schema has no
+  ``outputSchema`` (its result is a model that schemux authors one from);
 - a documentation page saved as text: prose about the tool, then, under
   ``Protocol data``, the labels ``Input schema`` and ``Output schema`` each directly
   followed by the JSON of that schema.
@@ -39,7 +41,7 @@ class UpstreamTool:
     title: str | None
     description: str
     input_schema: Any
-    output_schema: Any
+    output_schema: Any  # None: the descriptor declares none
     annotations: dict[str, Any] | None
     format: str
     # Where the contract comes from, in the normalized provenance's own key names.
@@ -76,9 +78,8 @@ def _parse_descriptor(text: str) -> UpstreamTool:
     for key in ("name", "description"):
         if not isinstance(descriptor.get(key), str):
             raise UpstreamFormatError(f"JSON tool descriptor: {key!r} missing or not a string")
-    for key in ("inputSchema", "outputSchema"):
-        if key not in descriptor:
-            raise UpstreamFormatError(f"JSON tool descriptor: no {key!r}")
+    if "inputSchema" not in descriptor:
+        raise UpstreamFormatError("JSON tool descriptor: no 'inputSchema'")
     name = descriptor["name"]
     wire_name = descriptor.get("wireName", name)
     if wire_name != name:
@@ -92,7 +93,7 @@ def _parse_descriptor(text: str) -> UpstreamTool:
         title=_descriptor_title(descriptor, meta),
         description=descriptor["description"],
         input_schema=descriptor["inputSchema"],
-        output_schema=descriptor["outputSchema"],
+        output_schema=descriptor.get("outputSchema"),
         annotations=_optional_object(descriptor, "annotations"),
         format=JSON_DESCRIPTOR,
         origin=_descriptor_origin(_optional_object(descriptor, "source") or {}),

@@ -17,6 +17,12 @@ BINDINGS: dict[str, ToolBinding] = {
         summary=SUMMARIES["capture_pane"],
         served_input_schema=SERVED_INPUT_SCHEMAS["capture_pane"],
     ),
+    "capture_since": ToolBinding(
+        document=TOOL_DOCUMENTS["capture_since"],
+        input_model="CaptureSinceInput",
+        summary=SUMMARIES["capture_since"],
+        served_input_schema=SERVED_INPUT_SCHEMAS["capture_since"],
+    ),
     "read_program": ToolBinding(
         document=TOOL_DOCUMENTS["read_program"],
         input_model="ReadProgramInput",
@@ -48,6 +54,25 @@ BINDINGS: dict[str, ToolBinding] = {
         served_input_schema=SERVED_INPUT_SCHEMAS["send_keys"],
         wraps_result=True,
     ),
+    "send_keys_batch": ToolBinding(
+        document=TOOL_DOCUMENTS["send_keys_batch"],
+        input_model="SendKeysBatchInput",
+        summary=SUMMARIES["send_keys_batch"],
+        served_input_schema=SERVED_INPUT_SCHEMAS["send_keys_batch"],
+    ),
+    "signal_channel": ToolBinding(
+        document=TOOL_DOCUMENTS["signal_channel"],
+        input_model="SignalChannelInput",
+        summary=SUMMARIES["signal_channel"],
+        served_input_schema=SERVED_INPUT_SCHEMAS["signal_channel"],
+        wraps_result=True,
+    ),
+    "snapshot_pane": ToolBinding(
+        document=TOOL_DOCUMENTS["snapshot_pane"],
+        input_model="SnapshotPaneInput",
+        summary=SUMMARIES["snapshot_pane"],
+        served_input_schema=SERVED_INPUT_SCHEMAS["snapshot_pane"],
+    ),
     "start_program": ToolBinding(
         document=TOOL_DOCUMENTS["start_program"],
         input_model="StartProgramInput",
@@ -71,6 +96,13 @@ BINDINGS: dict[str, ToolBinding] = {
         input_model="TmuxSnapshotInput",
         summary=SUMMARIES["tmux_snapshot"],
         served_input_schema=SERVED_INPUT_SCHEMAS["tmux_snapshot"],
+    ),
+    "wait_for_channel": ToolBinding(
+        document=TOOL_DOCUMENTS["wait_for_channel"],
+        input_model="WaitForChannelInput",
+        summary=SUMMARIES["wait_for_channel"],
+        served_input_schema=SERVED_INPUT_SCHEMAS["wait_for_channel"],
+        wraps_result=True,
     ),
     "wait_for_text": ToolBinding(
         document=TOOL_DOCUMENTS["wait_for_text"],

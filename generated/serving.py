@@ -26,6 +26,51 @@ SERVED_INPUT_SCHEMAS: dict[str, dict[str, Any]] = {
         "required": ["paneId"],
         "type": "object",
     },
+    "capture_since": {
+        "properties": {
+            "cursor": {
+                "anyOf": [{"type": "string"}, {"type": "null"}],
+                "default": None,
+                "description": "Opaque cursor returned by a prior ``capture_since`` call. When\nomitted, the tool captures the current visible screen and\nstarts a new cursor.",
+            },
+            "pane_id": {
+                "anyOf": [{"type": "string"}, {"type": "null"}],
+                "default": None,
+                "description": "Pane ID (e.g. '%1'). Optional when ``cursor`` is supplied; the\ncursor carries the original pane id.",
+            },
+            "session_name": {
+                "anyOf": [{"type": "string"}, {"type": "null"}],
+                "default": None,
+                "description": "Session name for pane resolution.",
+            },
+            "session_id": {
+                "anyOf": [{"type": "string"}, {"type": "null"}],
+                "default": None,
+                "description": "Session ID (e.g. '$1') for pane resolution.",
+            },
+            "window_id": {
+                "anyOf": [{"type": "string"}, {"type": "null"}],
+                "default": None,
+                "description": "Window ID for pane resolution.",
+            },
+            "max_lines": {
+                "anyOf": [{"type": "integer"}, {"type": "null"}],
+                "default": 500,
+                "description": "Maximum number of lines to return. Defaults to\n``CAPTURE_SINCE_DEFAULT_MAX_LINES``. Pass ``None`` to\ndisable line truncation.",
+            },
+            "max_bytes": {
+                "anyOf": [{"type": "integer"}, {"type": "null"}],
+                "default": 128000,
+                "description": "Maximum UTF-8 bytes to return across ``lines``. Defaults to\n``CAPTURE_SINCE_DEFAULT_MAX_BYTES``. Pass ``None`` to\ndisable byte truncation.",
+            },
+            "socket_name": {
+                "anyOf": [{"type": "string"}, {"type": "null"}],
+                "default": None,
+                "description": "tmux socket name.",
+            },
+        },
+        "type": "object",
+    },
     "read_program": {
         "properties": {
             "cursor": {
@@ -261,6 +306,125 @@ SERVED_INPUT_SCHEMAS: dict[str, dict[str, Any]] = {
         },
         "required": ["keys"],
     },
+    "send_keys_batch": {
+        "properties": {
+            "operations": {
+                "items": {
+                    "description": "One raw-input operation for batch sending.\n\nUsed by :func:`~libtmux_mcp.tools.pane_tools.send_keys_batch`.",
+                    "properties": {
+                        "keys": {"description": "Keys or text to send.", "type": "string"},
+                        "pane_id": {
+                            "anyOf": [{"type": "string"}, {"type": "null"}],
+                            "default": None,
+                            "description": "Pane ID (e.g. '%1').",
+                        },
+                        "session_name": {
+                            "anyOf": [{"type": "string"}, {"type": "null"}],
+                            "default": None,
+                            "description": "Session name for pane resolution.",
+                        },
+                        "session_id": {
+                            "anyOf": [{"type": "string"}, {"type": "null"}],
+                            "default": None,
+                            "description": "Session ID (e.g. '$1') for pane resolution.",
+                        },
+                        "window_id": {
+                            "anyOf": [{"type": "string"}, {"type": "null"}],
+                            "default": None,
+                            "description": "Window ID for pane resolution.",
+                        },
+                        "enter": {
+                            "default": True,
+                            "description": "Whether to press Enter after sending keys.",
+                            "type": "boolean",
+                        },
+                        "literal": {
+                            "default": False,
+                            "description": "Whether to send keys literally with no tmux key interpretation.",
+                            "type": "boolean",
+                        },
+                        "suppress_history": {
+                            "default": False,
+                            "description": "Suppress shell history by prepending a space where the shell ignores space-prefixed commands.",
+                            "type": "boolean",
+                        },
+                    },
+                    "required": ["keys"],
+                    "type": "object",
+                },
+                "type": "array",
+                "description": "Ordered raw-input operations to send.",
+            },
+            "on_error": {
+                "default": "stop",
+                "enum": ["stop", "continue"],
+                "type": "string",
+                "description": 'Whether to stop at the first failed operation or keep attempting\nlater operations. Default "stop".',
+            },
+            "timeout": {
+                "anyOf": [{"type": "number"}, {"type": "null"}],
+                "default": None,
+                "description": "Maximum time in seconds to allow the batch to run before aborting.",
+            },
+            "socket_name": {
+                "anyOf": [{"type": "string"}, {"type": "null"}],
+                "default": None,
+                "description": "tmux socket name.",
+            },
+        },
+        "required": ["operations"],
+        "type": "object",
+    },
+    "signal_channel": {
+        "properties": {
+            "channel": {
+                "type": "string",
+                "description": "Channel name. Must match ``^[A-Za-z0-9_.:-]{1,128}$``.",
+            },
+            "socket_name": {
+                "anyOf": [{"type": "string"}, {"type": "null"}],
+                "default": None,
+                "description": "tmux socket name.",
+            },
+        },
+        "required": ["channel"],
+        "type": "object",
+    },
+    "snapshot_pane": {
+        "properties": {
+            "pane_id": {
+                "anyOf": [{"type": "string"}, {"type": "null"}],
+                "default": None,
+                "description": "Pane ID (e.g. '%1').",
+            },
+            "session_name": {
+                "anyOf": [{"type": "string"}, {"type": "null"}],
+                "default": None,
+                "description": "Session name for pane resolution.",
+            },
+            "session_id": {
+                "anyOf": [{"type": "string"}, {"type": "null"}],
+                "default": None,
+                "description": "Session ID (e.g. '$1') for pane resolution.",
+            },
+            "window_id": {
+                "anyOf": [{"type": "string"}, {"type": "null"}],
+                "default": None,
+                "description": "Window ID for pane resolution.",
+            },
+            "max_lines": {
+                "anyOf": [{"type": "integer"}, {"type": "null"}],
+                "default": 500,
+                "description": "Maximum number of content lines to return. Defaults to\n``CAPTURE_DEFAULT_MAX_LINES``.\nPass ``None`` to return the full capture untrimmed.",
+            },
+            "socket_name": {
+                "anyOf": [{"type": "string"}, {"type": "null"}],
+                "default": None,
+                "description": "tmux socket name.",
+            },
+        },
+        "type": "object",
+    },
     "start_program": {
         "properties": {
             "argv": {
@@ -390,6 +554,26 @@ SERVED_INPUT_SCHEMAS: dict[str, dict[str, Any]] = {
         },
         "type": "object",
     },
+    "wait_for_channel": {
+        "properties": {
+            "channel": {
+                "type": "string",
+                "description": "Channel name. Must match ``^[A-Za-z0-9_.:-]{1,128}$``.",
+            },
+            "timeout": {
+                "default": 30.0,
+                "type": "number",
+                "description": "Maximum seconds to wait. The underlying ``tmux wait-for`` has\nno built-in timeout — this wrapper enforces it by killing the\ntmux child, which also happens if the call is cancelled.\nDefaults to 30 seconds. Capped by the same server wait ceiling\nas ``wait_for_text``; an over-large value is not an error, the\nwait returns at the ceiling and the confirmation message names\nthe timeout that was actually enforced.",
+            },
+            "socket_name": {
+                "anyOf": [{"type": "string"}, {"type": "null"}],
+                "default": None,
+                "description": "tmux socket name.",
+            },
+        },
+        "required": ["channel"],
+        "type": "object",
+    },
     "wait_for_text": {
         "type": "object",
         "properties": {
@@ -455,14 +639,19 @@ SERVED_INPUT_SCHEMAS: dict[str, dict[str, Any]] = {
 # One line per tool: its title, else its description's first sentence.
 SUMMARIES: dict[str, str] = {
     "capture_pane": "Capture a pane's screen",
+    "capture_since": "Capture Since",
     "read_program": "Read a started program",
     "run_command": "Run a shell command in a pane, wait for completion, and capture output.",
     "run_program": "Run a program in a new pane of its own with your user’s permissions.",
     "run_shell_command": "Run a command in an existing shell",
     "send_keys": "Send Keys",
+    "send_keys_batch": "Send Keys Batch",
+    "signal_channel": "Signal tmux Channel",
+    "snapshot_pane": "Snapshot Pane",
     "start_program": "Start a program",
     "stop_program": "Stop a started program",
     "tmux_capture": "Read exact-pane screen/history rows preserving LF.",
     "tmux_snapshot": "List the sessions, windows and panes of the configured tmux server, or of the one socket_name names: for each pane, the reference tmux_capture takes (target: kind, id, generation), its size, its current command, whether it is dead (with its exit status) or showing a mode such as copy mode, and the program_id of the schemux program running in it (null when none).",
+    "wait_for_channel": "Wait For tmux Channel",
     "wait_for_text": "Wait For Text",
 }

@@ -104,6 +104,118 @@ TOOL_DOCUMENTS: dict[str, dict[str, Any]] = {
             }
         },
     },
+    "capture_since": {
+        "name": "capture_since",
+        "title": "Capture Since",
+        "description": "Capture new tmux terminal scrollback since the previous cursor.\n\nUse for observation-first workflows: tailing a shell, watching a\nlong-running command, or repeatedly checking a tmux workspace pane\nwithout re-sending the same visible screen every turn. The first\ncall with ``cursor=None`` returns the current visible pane and an\nopaque cursor. Later calls pass that cursor back and receive only\nrows written or rewritten after the cursor, as long as tmux still\nretains the required scrollback history.\n\nIf tmux history was cleared or trimmed before the cursor anchor,\nthe tool returns the current visible pane with ``lines_missed=True``\nand a fresh cursor. Malformed cursors, cursors for a different\npane, pane death, and pane respawn fail with ``ExpectedToolError`` so\nagents do not accidentally observe the wrong process.",
+        "inputSchema": {
+            "properties": {
+                "cursor": {
+                    "anyOf": [{"type": "string"}, {"type": "null"}],
+                    "default": None,
+                    "description": "Opaque cursor returned by a prior ``capture_since`` call. When\nomitted, the tool captures the current visible screen and\nstarts a new cursor.",
+                },
+                "pane_id": {
+                    "anyOf": [{"type": "string"}, {"type": "null"}],
+                    "default": None,
+                    "description": "Pane ID (e.g. '%1'). Optional when ``cursor`` is supplied; the\ncursor carries the original pane id.",
+                },
+                "session_name": {
+                    "anyOf": [{"type": "string"}, {"type": "null"}],
+                    "default": None,
+                    "description": "Session name for pane resolution.",
+                },
+                "session_id": {
+                    "anyOf": [{"type": "string"}, {"type": "null"}],
+                    "default": None,
+                    "description": "Session ID (e.g. '$1') for pane resolution.",
+                },
+                "window_id": {
+                    "anyOf": [{"type": "string"}, {"type": "null"}],
+                    "default": None,
+                    "description": "Window ID for pane resolution.",
+                },
+                "max_lines": {
+                    "anyOf": [{"type": "integer"}, {"type": "null"}],
+                    "default": 500,
+                    "description": "Maximum number of lines to return. Defaults to\n``CAPTURE_SINCE_DEFAULT_MAX_LINES``. Pass ``None`` to\ndisable line truncation.",
+                },
+                "max_bytes": {
+                    "anyOf": [{"type": "integer"}, {"type": "null"}],
+                    "default": 128000,
+                    "description": "Maximum UTF-8 bytes to return across ``lines``. Defaults to\n``CAPTURE_SINCE_DEFAULT_MAX_BYTES``. Pass ``None`` to\ndisable byte truncation.",
+                },
+                "socket_name": {
+                    "anyOf": [{"type": "string"}, {"type": "null"}],
+                    "default": None,
+                    "description": "tmux socket name.",
+                },
+            },
+            "type": "object",
+            "additionalProperties": False,
+        },
+        "outputSchema": {
+            "description": "Incremental pane capture result with an opaque resume cursor.",
+            "properties": {
+                "pane_id": {"description": "Pane ID that was captured", "type": "string"},
+                "cursor": {
+                    "description": "Opaque cursor to pass back to ``capture_since``",
+                    "type": "string",
+                },
+                "lines": {
+                    "description": "Captured lines, oldest first and tail-preserved if truncated",
+                    "items": {"type": "string"},
+                    "type": "array",
+                },
+                "elapsed_seconds": {
+                    "description": "Time spent capturing in seconds",
+                    "type": "number",
+                },
+                "lines_missed": {
+                    "default": False,
+                    "description": "True when prior history was no longer available, so ``lines`` is a conservative current visible capture rather than a complete delta",
+                    "type": "boolean",
+                },
+                "truncated": {
+                    "default": False,
+                    "description": "True when ``lines`` was truncated by max_lines or max_bytes",
+                    "type": "boolean",
+                },
+                "truncated_lines": {
+                    "default": 0,
+                    "description": "Number of lines dropped from the head when truncating",
+                    "type": "integer",
+                },
+                "truncated_bytes": {
+                    "default": 0,
+                    "description": "Approximate UTF-8 bytes dropped from the head when truncating",
+                    "type": "integer",
+                },
+            },
+            "required": ["pane_id", "cursor", "elapsed_seconds"],
+            "type": "object",
+            "additionalProperties": False,
+        },
+        "annotations": {
+            "readOnlyHint": False,
+            "destructiveHint": True,
+            "idempotentHint": False,
+            "openWorldHint": True,
+        },
+        "_meta": {
+            "io.schemux/provenance": {
+                "origin": "upstream",
+                "upstreamFile": "schemas/upstream/006_acaf88db672a151f.txt",
+                "format": "json-descriptor",
+                "repository": "tmux-python/libtmux-mcp",
+                "sourceFile": "src/libtmux_mcp/tools/pane_tools/capture_since.py",
+                "sourceLine": 429,
+                "sha256": "acaf88db672a151fbf29b6e83181d7d3b672ebe6600f1aa9f9134d0a143af861",
+                "outputSchema": "schemas/outputs/capture_since.json",
+            },
+            "io.schemux/upstreamMeta": {"fastmcp": {"tags": ["inspect"]}},
+        },
+    },
     "read_program": {
         "name": "read_program",
         "title": "Read a started program",
@@ -833,6 +945,389 @@ TOOL_DOCUMENTS: dict[str, dict[str, Any]] = {
                 "sha256": "f915498468b33b99d03224c0fe1a9b00d9a5704a6b754feafee6fecfb0f28bc3",
             },
             "io.schemux/upstreamMeta": {"fastmcp": {"tags": ["execute"]}},
+        },
+    },
+    "send_keys_batch": {
+        "name": "send_keys_batch",
+        "title": "Send Keys Batch",
+        "description": "Send an ordered batch of raw key/text operations to tmux panes.\n\nUse this for bulk TUI or persistent-shell input where each item is the\nsame kind of low-level terminal interaction as\n:func:`~libtmux_mcp.tools.pane_tools.send_keys`. For authored shell\ncommands that need exit status and captured output, use\n:func:`~libtmux_mcp.tools.pane_tools.run_command` instead. For\nrepeated observation after sending input, use\n:func:`~libtmux_mcp.tools.pane_tools.capture_since` with its returned\ncursor.\n\nThis tool intentionally does not compose heterogeneous operations such\nas send → wait → capture. Keeping the batch homogeneous preserves clear\nper-operation error attribution and avoids embedding a workflow DSL in\nthe MCP tool surface.",
+        "inputSchema": {
+            "properties": {
+                "operations": {
+                    "items": {
+                        "additionalProperties": False,
+                        "description": "One raw-input operation for batch sending.\n\nUsed by :func:`~libtmux_mcp.tools.pane_tools.send_keys_batch`.",
+                        "properties": {
+                            "keys": {"description": "Keys or text to send.", "type": "string"},
+                            "pane_id": {
+                                "anyOf": [{"type": "string"}, {"type": "null"}],
+                                "default": None,
+                                "description": "Pane ID (e.g. '%1').",
+                            },
+                            "session_name": {
+                                "anyOf": [{"type": "string"}, {"type": "null"}],
+                                "default": None,
+                                "description": "Session name for pane resolution.",
+                            },
+                            "session_id": {
+                                "anyOf": [{"type": "string"}, {"type": "null"}],
+                                "default": None,
+                                "description": "Session ID (e.g. '$1') for pane resolution.",
+                            },
+                            "window_id": {
+                                "anyOf": [{"type": "string"}, {"type": "null"}],
+                                "default": None,
+                                "description": "Window ID for pane resolution.",
+                            },
+                            "enter": {
+                                "default": True,
+                                "description": "Whether to press Enter after sending keys.",
+                                "type": "boolean",
+                            },
+                            "literal": {
+                                "default": False,
+                                "description": "Whether to send keys literally with no tmux key interpretation.",
+                                "type": "boolean",
+                            },
+                            "suppress_history": {
+                                "default": False,
+                                "description": "Suppress shell history by prepending a space where the shell ignores space-prefixed commands.",
+                                "type": "boolean",
+                            },
+                        },
+                        "required": ["keys"],
+                        "type": "object",
+                    },
+                    "type": "array",
+                    "description": "Ordered raw-input operations to send.",
+                },
+                "on_error": {
+                    "default": "stop",
+                    "enum": ["stop", "continue"],
+                    "type": "string",
+                    "description": 'Whether to stop at the first failed operation or keep attempting\nlater operations. Default "stop".',
+                },
+                "timeout": {
+                    "anyOf": [{"type": "number"}, {"type": "null"}],
+                    "default": None,
+                    "description": "Maximum time in seconds to allow the batch to run before aborting.",
+                },
+                "socket_name": {
+                    "anyOf": [{"type": "string"}, {"type": "null"}],
+                    "default": None,
+                    "description": "tmux socket name.",
+                },
+            },
+            "required": ["operations"],
+            "type": "object",
+            "additionalProperties": False,
+        },
+        "outputSchema": {
+            "properties": {
+                "results": {
+                    "description": "Per-operation results in attempted order.",
+                    "items": {
+                        "description": "Per-operation result from batch sending.\n\nReturned by :func:`~libtmux_mcp.tools.pane_tools.send_keys_batch`.",
+                        "properties": {
+                            "index": {
+                                "description": "Zero-based index in the submitted operation list.",
+                                "type": "integer",
+                            },
+                            "pane_id": {
+                                "anyOf": [{"type": "string"}, {"type": "null"}],
+                                "default": None,
+                                "description": "Resolved pane ID, or None if target resolution failed.",
+                            },
+                            "success": {
+                                "description": "True when this operation sent successfully.",
+                                "type": "boolean",
+                            },
+                            "error": {
+                                "anyOf": [{"type": "string"}, {"type": "null"}],
+                                "default": None,
+                                "description": "Error message for this operation, if it failed.",
+                            },
+                            "elapsed_seconds": {
+                                "description": "Time spent on this operation.",
+                                "type": "number",
+                            },
+                        },
+                        "required": ["index", "success", "elapsed_seconds"],
+                        "type": "object",
+                    },
+                    "type": "array",
+                },
+                "succeeded": {
+                    "description": "Number of operations sent successfully.",
+                    "type": "integer",
+                },
+                "failed": {"description": "Number of operations that failed.", "type": "integer"},
+                "stopped_at": {
+                    "anyOf": [{"type": "integer"}, {"type": "null"}],
+                    "default": None,
+                    "description": "Index where processing stopped because on_error='stop', or None when all operations were attempted.",
+                },
+            },
+            "required": ["succeeded", "failed"],
+            "type": "object",
+            "description": "Structured result for a batch of raw-input send operations.",
+        },
+        "annotations": {
+            "readOnlyHint": False,
+            "destructiveHint": True,
+            "idempotentHint": False,
+            "openWorldHint": True,
+        },
+        "_meta": {
+            "io.schemux/provenance": {
+                "origin": "upstream",
+                "upstreamFile": "schemas/upstream/007_67d4aecea205f4eb.txt",
+                "format": "json-descriptor",
+                "repository": "tmux-python/libtmux-mcp",
+                "sourceFile": "src/libtmux_mcp/tools/pane_tools/io.py",
+                "sourceLine": 174,
+                "sha256": "67d4aecea205f4ebb9078b45724faacb77255edcd30fa51aa1ec546899f04994",
+            },
+            "io.schemux/upstreamMeta": {"fastmcp": {"tags": ["execute"]}},
+        },
+    },
+    "signal_channel": {
+        "name": "signal_channel",
+        "title": "Signal tmux Channel",
+        "description": "Signal a tmux ``wait-for`` channel, waking blocked waiters.\n\nWith no current waiter, tmux records one pending signal for the\nnext waiter to consume. Signalling that channel again clears it.\nA woken waiter continues whatever work follows its wait.",
+        "inputSchema": {
+            "properties": {
+                "channel": {
+                    "type": "string",
+                    "description": "Channel name. Must match ``^[A-Za-z0-9_.:-]{1,128}$``.",
+                },
+                "socket_name": {
+                    "anyOf": [{"type": "string"}, {"type": "null"}],
+                    "default": None,
+                    "description": "tmux socket name.",
+                },
+            },
+            "required": ["channel"],
+            "type": "object",
+            "additionalProperties": False,
+        },
+        "outputSchema": {
+            "properties": {"result": {"type": "string"}},
+            "required": ["result"],
+            "type": "object",
+            "x-fastmcp-wrap-result": True,
+        },
+        "annotations": {
+            "readOnlyHint": False,
+            "destructiveHint": True,
+            "idempotentHint": False,
+            "openWorldHint": True,
+        },
+        "_meta": {
+            "io.schemux/provenance": {
+                "origin": "upstream",
+                "upstreamFile": "schemas/upstream/010_eab9de9b5f0bbb73.txt",
+                "format": "json-descriptor",
+                "repository": "tmux-python/libtmux-mcp",
+                "sourceFile": "src/libtmux_mcp/tools/wait_for_tools.py",
+                "sourceLine": 260,
+                "sha256": "eab9de9b5f0bbb7303fb602a038a60e02440766476da9e38b35562e442b0f365",
+            },
+            "io.schemux/upstreamMeta": {"fastmcp": {"tags": ["manage"]}},
+        },
+    },
+    "snapshot_pane": {
+        "name": "snapshot_pane",
+        "title": "Snapshot Pane",
+        "description": "Snapshot a tmux pane: visible terminal output, cursor, mode, scroll.\n\nUse for terminal-contents inspection — 'what's in my pane', 'the\ncurrent shell output' — not editor panes or browser viewports.\nReturns everything :func:`~libtmux_mcp.tools.pane_tools.capture_pane`\nand :func:`~libtmux_mcp.tools.pane_tools.get_pane_info` return, plus\ncursor position, copy-mode state, and scroll position — in a single\ncall. Prefer this over separate capture_pane + get_pane_info calls\nwhen you need to reason about cursor location or pane mode.\n\nThe ``content`` field is tail-preserved: when the captured pane\nexceeds ``max_lines``, the oldest lines are dropped and the result\nis reported via ``content_truncated`` / ``content_truncated_lines``\nfields on the returned :class:`~libtmux_mcp.models.PaneSnapshot`.\nPass ``max_lines=None`` to opt out of truncation entirely.",
+        "inputSchema": {
+            "properties": {
+                "pane_id": {
+                    "anyOf": [{"type": "string"}, {"type": "null"}],
+                    "default": None,
+                    "description": "Pane ID (e.g. '%1').",
+                },
+                "session_name": {
+                    "anyOf": [{"type": "string"}, {"type": "null"}],
+                    "default": None,
+                    "description": "Session name for pane resolution.",
+                },
+                "session_id": {
+                    "anyOf": [{"type": "string"}, {"type": "null"}],
+                    "default": None,
+                    "description": "Session ID (e.g. '$1') for pane resolution.",
+                },
+                "window_id": {
+                    "anyOf": [{"type": "string"}, {"type": "null"}],
+                    "default": None,
+                    "description": "Window ID for pane resolution.",
+                },
+                "max_lines": {
+                    "anyOf": [{"type": "integer"}, {"type": "null"}],
+                    "default": 500,
+                    "description": "Maximum number of content lines to return. Defaults to\n``CAPTURE_DEFAULT_MAX_LINES``.\nPass ``None`` to return the full capture untrimmed.",
+                },
+                "socket_name": {
+                    "anyOf": [{"type": "string"}, {"type": "null"}],
+                    "default": None,
+                    "description": "tmux socket name.",
+                },
+            },
+            "type": "object",
+            "additionalProperties": False,
+        },
+        "outputSchema": {
+            "description": "Rich screen capture with metadata: content, cursor, mode, and scroll state.",
+            "properties": {
+                "pane_id": {"description": "Pane ID (e.g. '%1')", "type": "string"},
+                "content": {"description": "Visible pane text", "type": "string"},
+                "cursor_x": {"description": "Cursor column (0-based)", "type": "integer"},
+                "cursor_y": {"description": "Cursor row (0-based)", "type": "integer"},
+                "pane_width": {"description": "Pane width in columns", "type": "integer"},
+                "pane_height": {"description": "Pane height in rows", "type": "integer"},
+                "pane_left": {
+                    "anyOf": [{"type": "integer"}, {"type": "null"}],
+                    "default": None,
+                    "description": "Left edge column, 0-based and window-relative.",
+                },
+                "pane_top": {
+                    "anyOf": [{"type": "integer"}, {"type": "null"}],
+                    "default": None,
+                    "description": "Top edge row, 0-based and window-relative.",
+                },
+                "pane_right": {
+                    "anyOf": [{"type": "integer"}, {"type": "null"}],
+                    "default": None,
+                    "description": "Right edge column (inclusive), window-relative.",
+                },
+                "pane_bottom": {
+                    "anyOf": [{"type": "integer"}, {"type": "null"}],
+                    "default": None,
+                    "description": "Bottom edge row (inclusive), window-relative.",
+                },
+                "pane_at_left": {
+                    "anyOf": [{"type": "boolean"}, {"type": "null"}],
+                    "default": None,
+                    "description": "True when the pane touches the window's left edge.",
+                },
+                "pane_at_right": {
+                    "anyOf": [{"type": "boolean"}, {"type": "null"}],
+                    "default": None,
+                    "description": "True when the pane touches the window's right edge.",
+                },
+                "pane_at_top": {
+                    "anyOf": [{"type": "boolean"}, {"type": "null"}],
+                    "default": None,
+                    "description": "True when the pane touches the window's top edge. tmux accounts for ``pane-border-status`` here.",
+                },
+                "pane_at_bottom": {
+                    "anyOf": [{"type": "boolean"}, {"type": "null"}],
+                    "default": None,
+                    "description": "True when the pane touches the window's bottom edge.",
+                },
+                "pane_tty": {
+                    "anyOf": [{"type": "string"}, {"type": "null"}],
+                    "default": None,
+                    "description": "TTY device path of the pane (e.g. '/dev/pts/5').",
+                },
+                "pane_pid": {
+                    "anyOf": [{"type": "string"}, {"type": "null"}],
+                    "default": None,
+                    "description": "Process ID",
+                },
+                "pane_dead": {
+                    "anyOf": [{"type": "boolean"}, {"type": "null"}],
+                    "default": None,
+                    "description": "True when tmux reports the pane process has exited.",
+                },
+                "alternate_on": {
+                    "anyOf": [{"type": "boolean"}, {"type": "null"}],
+                    "default": None,
+                    "description": "True when the pane is using the alternate screen.",
+                },
+                "pane_in_mode": {
+                    "description": "True if pane is in copy-mode or view-mode",
+                    "type": "boolean",
+                },
+                "pane_mode": {
+                    "anyOf": [{"type": "string"}, {"type": "null"}],
+                    "default": None,
+                    "description": "Mode name (e.g. 'copy-mode') or None if normal",
+                },
+                "scroll_position": {
+                    "anyOf": [{"type": "integer"}, {"type": "null"}],
+                    "default": None,
+                    "description": "Lines scrolled back in copy mode (None if not in copy mode)",
+                },
+                "history_size": {
+                    "description": "Total scrollback lines available",
+                    "type": "integer",
+                },
+                "title": {
+                    "anyOf": [{"type": "string"}, {"type": "null"}],
+                    "default": None,
+                    "description": "Pane title",
+                },
+                "pane_current_command": {
+                    "anyOf": [{"type": "string"}, {"type": "null"}],
+                    "default": None,
+                    "description": "Running command",
+                },
+                "pane_current_path": {
+                    "anyOf": [{"type": "string"}, {"type": "null"}],
+                    "default": None,
+                    "description": "Current working directory",
+                },
+                "is_caller": {
+                    "anyOf": [{"type": "boolean"}, {"type": "null"}],
+                    "default": None,
+                    "description": "MCP caller identity for this pane. ``True`` when the pane matches the caller's ``TMUX_PANE`` *and* lives on the same tmux socket as the caller's ``TMUX`` (verified via socket realpath); ``False`` otherwise, including the case where the pane id matches but the socket does not or cannot be proven to; ``None`` when the MCP process is not running inside tmux at all.",
+                },
+                "content_truncated": {
+                    "default": False,
+                    "description": "True if ``content`` was tail-preserved to stay within ``max_lines``; oldest lines were dropped.",
+                    "type": "boolean",
+                },
+                "content_truncated_lines": {
+                    "default": 0,
+                    "description": "Number of lines dropped from the head when truncating.",
+                    "type": "integer",
+                },
+            },
+            "required": [
+                "pane_id",
+                "content",
+                "cursor_x",
+                "cursor_y",
+                "pane_width",
+                "pane_height",
+                "pane_in_mode",
+                "history_size",
+            ],
+            "type": "object",
+            "additionalProperties": False,
+        },
+        "annotations": {
+            "readOnlyHint": False,
+            "destructiveHint": True,
+            "idempotentHint": False,
+            "openWorldHint": True,
+        },
+        "_meta": {
+            "io.schemux/provenance": {
+                "origin": "upstream",
+                "upstreamFile": "schemas/upstream/008_3f28cd8155a4f3ea.txt",
+                "format": "json-descriptor",
+                "repository": "tmux-python/libtmux-mcp",
+                "sourceFile": "src/libtmux_mcp/tools/pane_tools/meta.py",
+                "sourceLine": 105,
+                "sha256": "3f28cd8155a4f3ea6e35a2af9529bf511659daa5478ddd1f6e97a753c8e1524f",
+                "outputSchema": "schemas/outputs/snapshot_pane.json",
+            },
+            "io.schemux/upstreamMeta": {
+                "anthropic/alwaysLoad": True,
+                "fastmcp": {"tags": ["inspect"]},
+            },
         },
     },
     "start_program": {
@@ -1773,6 +2268,56 @@ TOOL_DOCUMENTS: dict[str, dict[str, Any]] = {
             "title": "List tmux sessions, windows and panes",
         },
         "_meta": {"io.schemux/provenance": {"origin": "authored"}},
+    },
+    "wait_for_channel": {
+        "name": "wait_for_channel",
+        "title": "Wait For tmux Channel",
+        "description": 'Block until a tmux ``wait-for`` channel is signalled.\n\nThis is the AUTHORED-output synchronisation primitive: the channel\nonly fires because your own composed shell command signals it.\nReserve ``wait_for_text`` for output you did not author.\n\nAgents can compose this with ``send_keys`` to turn shell-side\nmilestones into explicit synchronisation points::\n\n    send_keys(\n        "pytest; tmux wait-for -S tests_done",\n        pane_id=...,\n    )\n    wait_for_channel("tests_done", timeout=60)\n\nShell ``;`` semantics fire ``wait-for -S`` whether the command\nsucceeded or failed, so the edge-triggered signal never deadlocks\non a crash. Do NOT chain ``exit $status`` after the signal — in an\ninteractive shell that exits the shell itself, which destroys\nsingle-pane sessions. Exit-status preservation in interactive\nshells is out-of-scope; inspect the captured output for\ncommand-specific success markers.',
+        "inputSchema": {
+            "properties": {
+                "channel": {
+                    "type": "string",
+                    "description": "Channel name. Must match ``^[A-Za-z0-9_.:-]{1,128}$``.",
+                },
+                "timeout": {
+                    "default": 30.0,
+                    "type": "number",
+                    "description": "Maximum seconds to wait. The underlying ``tmux wait-for`` has\nno built-in timeout — this wrapper enforces it by killing the\ntmux child, which also happens if the call is cancelled.\nDefaults to 30 seconds. Capped by the same server wait ceiling\nas ``wait_for_text``; an over-large value is not an error, the\nwait returns at the ceiling and the confirmation message names\nthe timeout that was actually enforced.",
+                },
+                "socket_name": {
+                    "anyOf": [{"type": "string"}, {"type": "null"}],
+                    "default": None,
+                    "description": "tmux socket name.",
+                },
+            },
+            "required": ["channel"],
+            "type": "object",
+            "additionalProperties": False,
+        },
+        "outputSchema": {
+            "properties": {"result": {"type": "string"}},
+            "required": ["result"],
+            "type": "object",
+            "x-fastmcp-wrap-result": True,
+        },
+        "annotations": {
+            "readOnlyHint": False,
+            "destructiveHint": True,
+            "idempotentHint": False,
+            "openWorldHint": True,
+        },
+        "_meta": {
+            "io.schemux/provenance": {
+                "origin": "upstream",
+                "upstreamFile": "schemas/upstream/009_5d483df7c5ef7a25.txt",
+                "format": "json-descriptor",
+                "repository": "tmux-python/libtmux-mcp",
+                "sourceFile": "src/libtmux_mcp/tools/wait_for_tools.py",
+                "sourceLine": 145,
+                "sha256": "5d483df7c5ef7a25fb5c37af55fb90b0404b5f959439d3fb43c7efd95da58752",
+            },
+            "io.schemux/upstreamMeta": {"fastmcp": {"tags": ["manage", "self-bounded"]}},
+        },
     },
     "wait_for_text": {
         "name": "wait_for_text",

@@ -1,5 +1,5 @@
-"""The ``schemux`` command: ``serve`` (stdio or streamable HTTP), ``call``, ``tools`` and
-``doctor``."""
+"""The ``schemux`` command: ``serve`` (stdio or streamable HTTP), ``call``, ``tools``,
+``doctor`` and ``audit``."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from typing import Any
 
 import anyio
 
-from schemux import __version__
+from schemux import __version__, logs
 from schemux.binding import ToolBinding
 from schemux.config import Settings, settings_from
 from schemux.context import ToolContext
@@ -69,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="serve every tool's exact inputSchema, not the projection model providers "
         "accept (env SCHEMUX_EXACT_SCHEMAS=1)",
     )
+    recording = recording_options()
     documented: dict[str, Any] = {
         "epilog": help_text(),
         "formatter_class": argparse.RawDescriptionHelpFormatter,
@@ -104,13 +105,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands.add_parser(
         "serve",
-        parents=[tmux_options, tool_options, http_parser],
+        parents=[tmux_options, tool_options, http_parser, recording],
         help="serve MCP over stdio (default) or HTTP",
         **documented,
     )
     call = commands.add_parser(
         "call",
-        parents=[tmux_options, tool_options],
+        parents=[tmux_options, tool_options, recording],
         help="run one tool in-process and print its result",
         **documented,
     )
@@ -123,12 +124,57 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands.add_parser(
         "doctor",
-        parents=[tmux_options, tool_options, http_parser],
+        parents=[tmux_options, tool_options, http_parser, recording],
         help="check what serving with these options needs, one line each, with the fix; "
         "exits 1 when something blocks serving",
         **documented,
     )
+    reader = commands.add_parser(
+        "audit", help="print the audit log: one line per tool call, oldest first"
+    )
+    reader.add_argument(
+        "-f", "--follow", action="store_true", help="then print each call as it is recorded"
+    )
+    reader.add_argument(
+        "--since",
+        metavar="WHEN",
+        help="only calls from WHEN on: 10m, 2h, 1d ago, today, yesterday, or an ISO time",
+    )
+    reader.add_argument(
+        "--audit-log", metavar="FILE", help="read FILE (env SCHEMUX_AUDIT_LOG; default the state's)"
+    )
     return parser
+
+
+def recording_options() -> argparse.ArgumentParser:
+    """What is recorded of the server's work: the audit log, and its own log."""
+    options = argparse.ArgumentParser(add_help=False)
+    options.add_argument(
+        "--audit-log",
+        metavar="FILE",
+        help="record each tool call in FILE (env SCHEMUX_AUDIT_LOG; default "
+        "$XDG_STATE_HOME/schemux/audit.jsonl)",
+    )
+    options.add_argument(
+        "--no-audit", action="store_true", help="record no tool call (env SCHEMUX_NO_AUDIT=1)"
+    )
+    options.add_argument(
+        "--audit-redact",
+        action="store_true",
+        help="record command, keys, input and argv by length and SHA-256 only "
+        "(env SCHEMUX_AUDIT_REDACT=1)",
+    )
+    options.add_argument(
+        "--log-level",
+        choices=logs.LEVELS,
+        help="the server's own log (env SCHEMUX_LOG_LEVEL; default warning)",
+    )
+    options.add_argument(
+        "--log-file",
+        metavar="FILE",
+        help="append the server's log to FILE, not stderr (env SCHEMUX_LOG_FILE)",
+    )
+    return options
 
 
 def http_options(args: argparse.Namespace) -> HttpConfig | None:
@@ -147,6 +193,8 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="schemux: %(levelname)s %(message)s")
     if args.command == "doctor":
         return run_doctor(args)
+    if args.command == "audit":
+        return run_audit(args)
     from schemux.generated.bindings import BINDINGS
 
     host: Host | None = None  # made once the settings are known; the ToolContext owns it
@@ -160,7 +208,12 @@ def main(argv: list[str] | None = None) -> int:
             tools=args.tools,
             ssh=getattr(args, "ssh", None),
             ssh_config=getattr(args, "ssh_config", None),
+            audit_log=getattr(args, "audit_log", None),
+            no_audit=getattr(args, "no_audit", False),
+            audit_redact=getattr(args, "audit_redact", False),
         )
+        if args.command in ("serve", "call"):
+            logs.configure(os.environ, args.log_level, args.log_file)
         selected = select(BINDINGS, settings.tools)
         http = http_options(args) if args.command == "serve" else None
         host = host_for(settings.ssh)
@@ -212,12 +265,32 @@ def run_doctor(args: argparse.Namespace) -> int:
         allowed_hosts=tuple(args.allow_host),
         ssh=args.ssh,
         ssh_config=args.ssh_config,
+        audit_log=args.audit_log,
+        no_audit=args.no_audit,
+        audit_redact=args.audit_redact,
     )
     checks = diagnose(os.environ, options)
     print(f"schemux {__version__} doctor")
     for check in checks:
         print(check.line())
     return exit_status(checks)
+
+
+def run_audit(args: argparse.Namespace) -> int:
+    from schemux.audit_reader import parse_since, print_log
+    from schemux.config import audit_path
+
+    try:
+        since = None if args.since is None else parse_since(args.since)
+        path = audit_path(os.environ, args.audit_log)
+    except ConfigError as error:
+        print(f"schemux: {error}", file=sys.stderr)
+        return 2
+    try:
+        return print_log(path, since, args.follow, sys.stdout)
+    except BrokenPipeError:  # | head: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 def _server(context: ToolContext, bindings: Bindings) -> Any:
@@ -278,8 +351,9 @@ async def serve_http(
     context = ToolContext(settings, host)
     app = secured_app(_server(context, bindings), http)
     config = uvicorn.Config(
-        app, host=http.host, port=http.port, log_level="warning", timeout_graceful_shutdown=1
-    )
+        app, host=http.host, port=http.port, log_level="warning", timeout_graceful_shutdown=1,
+        log_config=None,  # uvicorn's warnings go where the server's log goes (--log-file)
+    )  # fmt: skip
     served = Server(config)
 
     def stop() -> None:
@@ -316,6 +390,7 @@ async def call_once(
     host: Host | None = None,
 ) -> int:
     from mcp import Client, MCPError
+    from mcp_types import Implementation
 
     context = ToolContext(settings, host)  # closed on every path: it owns the host
     try:
@@ -327,7 +402,8 @@ async def call_once(
         if not isinstance(arguments, dict):
             print("schemux: the arguments must be a JSON object", file=sys.stderr)
             return 2
-        async with Client(_server(context, bindings)) as client:
+        caller = Implementation(name="schemux call", version=__version__)  # as audited
+        async with Client(_server(context, bindings), client_info=caller) as client:
             try:
                 result = await client.call_tool(tool, arguments)
             except MCPError as error:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TypeVar
 
 from schemux.agent_session import (
@@ -14,6 +16,7 @@ from schemux.agent_session import (
     agent_name_problem,
     parse_size,
 )
+from schemux.audit import DEFAULT_MAX_BYTES, AuditSettings, default_path
 from schemux.errors import ConfigError
 from schemux.hosts import SshTarget, destination_problem
 from schemux.process_identity import ENV_TRACKING_BACKEND, TRACKING_SETTINGS, TrackingSetting
@@ -36,6 +39,10 @@ ENV_AGENT_SESSION = "SCHEMUX_AGENT_SESSION"
 ENV_AGENT_SIZE = "SCHEMUX_AGENT_SIZE"
 ENV_SSH = "SCHEMUX_SSH"
 ENV_SSH_CONFIG = "SCHEMUX_SSH_CONFIG"
+ENV_AUDIT_LOG = "SCHEMUX_AUDIT_LOG"
+ENV_NO_AUDIT = "SCHEMUX_NO_AUDIT"
+ENV_AUDIT_REDACT = "SCHEMUX_AUDIT_REDACT"
+ENV_AUDIT_MAX_BYTES = "SCHEMUX_AUDIT_MAX_BYTES"
 
 Choice = TypeVar("Choice", bound=str)
 
@@ -55,7 +62,9 @@ class Settings:
     identity (``schemux.process_identity``). ``agent`` is the session schemux makes, with the login
     shell the default target runs in, when the configured server is not running.
     ``ssh`` puts every tmux server (the configured one, and any a call names) on that
-    host, reached with OpenSSH (``schemux.hosts``).
+    host, reached with OpenSSH (``schemux.hosts``). ``audit`` says where each tool call
+    is recorded (``schemux.audit``; by default nowhere here, in the state directory from
+    ``settings_from``).
     """
 
     socket_name: str | None = None
@@ -68,6 +77,7 @@ class Settings:
     tracking_backend: TrackingSetting = "auto"
     agent: AgentSession = field(default_factory=AgentSession)
     ssh: SshTarget | None = None
+    audit: AuditSettings = field(default_factory=AuditSettings)
 
     def __post_init__(self) -> None:
         problem = None if self.ssh is None else destination_problem(self.ssh.destination)
@@ -115,6 +125,9 @@ def settings_from(
     tools: str | None = None,
     ssh: str | None = None,
     ssh_config: str | None = None,
+    audit_log: str | None = None,
+    no_audit: bool = False,
+    audit_redact: bool = False,
 ) -> Settings:
     """Options win over the environment; an option given for one of the two socket
     settings also overrides the environment's value for the other."""
@@ -147,7 +160,33 @@ def settings_from(
         tracking_backend=_choice(env, ENV_TRACKING_BACKEND, TRACKING_SETTINGS),
         agent=_agent(env),
         ssh=_ssh(env, ssh, ssh_config),
+        audit=audit_settings(env, audit_log=audit_log, no_audit=no_audit, redact=audit_redact),
     )
+
+
+def audit_settings(
+    env: Mapping[str, str],
+    *,
+    audit_log: str | None = None,
+    no_audit: bool = False,
+    redact: bool = False,
+) -> AuditSettings:
+    """On by default, at ``audit.default_path``; ``--no-audit`` wins over a file named."""
+    if no_audit or _flag(env, ENV_NO_AUDIT):
+        return AuditSettings()
+    max_bytes = _count(env, ENV_AUDIT_MAX_BYTES, DEFAULT_MAX_BYTES)
+    redact = redact or _flag(env, ENV_AUDIT_REDACT)
+    return AuditSettings(audit_path(env, audit_log), redact, max_bytes)
+
+
+def audit_path(env: Mapping[str, str], audit_log: str | None = None) -> Path:
+    """The audit log's file: the one named (absolute), or ``audit.default_path``."""
+    named = audit_log if audit_log is not None else env.get(ENV_AUDIT_LOG) or None
+    if named is None:
+        return default_path(env)
+    if named == "" or named.endswith("/") or "\0" in named:
+        raise ConfigError(f"the audit log (--audit-log, {ENV_AUDIT_LOG}) must name a file")
+    return Path(os.path.abspath(named))
 
 
 def _ssh(env: Mapping[str, str], ssh: str | None, ssh_config: str | None) -> SshTarget | None:

@@ -6,9 +6,12 @@ import asyncio
 import contextlib
 
 from schemux.abandoned import AbandonedReaper
+from schemux.audit import AuditLog
 from schemux.capture import ScreenTracker
+from schemux.channels import ChannelWaits
 from schemux.config import Settings
 from schemux.hosts import Host, SshHost, host_for
+from schemux.new_rows import RowCursors
 from schemux.programs import ProgramStore
 from schemux.programs.remote import RemoteHost
 from schemux.tmux import ServerAddress, TmuxServer, check_socket_name
@@ -29,6 +32,10 @@ class ToolContext:
         self.programs = ProgramStore(limits, settings.program_gate, host=remote)
         self.screens = ScreenTracker(settings.tracking_backend)  # tmux_capture's delta cursors
         self.abandoned = AbandonedReaper()  # what dead schemux processes left, per server
+        self.row_cursors = RowCursors()  # capture_since's cursors
+        self.channels = ChannelWaits()  # wait_for_channel's waits, per server and channel
+        where = self.host.target.destination if isinstance(self.host, SshHost) else "local"
+        self.audit = AuditLog(settings.audit, where)  # one line per tool call
 
     def tmux(self, socket_name: str | None = None) -> TmuxServer:
         """The configured tmux server, or the one on ``socket_name`` when a call names one
@@ -55,10 +62,15 @@ class ToolContext:
 
     async def close(self) -> None:
         """End the programs still running and remove their output; forget every cursor;
-        end the tmux control clients of every server used, then the host's connection."""
-        await self.abandoned.close()
-        await self.programs.close()
-        self.screens.close()
-        for server in self._servers.values():
-            await server.close()
-        await asyncio.to_thread(self.host.close)
+        end the tmux control clients of every server used, then the host's connection;
+        last, write out the audit log (the calls that ended as the server did are in it)."""
+        try:
+            await self.abandoned.close()
+            await self.programs.close()
+            self.screens.close()
+            self.row_cursors.close()
+            for server in self._servers.values():
+                await server.close()
+            await asyncio.to_thread(self.host.close)
+        finally:
+            await self.audit.close()

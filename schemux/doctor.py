@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from schemux.audit import AuditSettings
 from schemux.config import ENV_PROGRAM_GATE, Settings, settings_from
 from schemux.errors import (
     ConfigError,
@@ -86,6 +87,9 @@ class Options:
     allowed_hosts: Sequence[str] = ()
     ssh: str | None = None
     ssh_config: str | None = None
+    audit_log: str | None = None
+    no_audit: bool = False
+    audit_redact: bool = False
 
 
 def diagnose(env: Mapping[str, str], options: Options) -> list[Check]:
@@ -101,6 +105,9 @@ def diagnose(env: Mapping[str, str], options: Options) -> list[Check]:
             tools=options.tools,
             ssh=options.ssh,
             ssh_config=options.ssh_config,
+            audit_log=options.audit_log,
+            no_audit=options.no_audit,
+            audit_redact=options.audit_redact,
         )
     except ConfigError as error:
         problem = Check("settings", "fail", str(error), "correct or unset that setting")
@@ -124,6 +131,7 @@ def diagnose(env: Mapping[str, str], options: Options) -> list[Check]:
     checks.append(check_http(env, options))
     if settings is not None:
         checks.append(check_tools(settings))
+        checks.append(check_audit(settings.audit))
     return checks
 
 
@@ -341,6 +349,31 @@ def check_http(env: Mapping[str, str], options: Options) -> Check:
             f"set {ENV_TOKEN} or --token-file FILE",
         )
     return Check("http", "ok", f"{http.url} ({where}), bearer token required")
+
+
+def check_audit(audit: AuditSettings) -> Check:
+    """Where tool calls are recorded, and whether that file can be written (asked with
+    access(2): nothing is made). One that cannot is a warning: calls would go on
+    unrecorded."""
+    if audit.path is None:
+        return Check("audit log", "ok", "off (--no-audit): no tool call is recorded")
+    redacted = "; command, keys, input and argv by hash only" if audit.redact else ""
+    existing = audit.path
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if existing == audit.path:
+        writable = os.access(existing, os.W_OK)
+    else:  # made with the directories missing below the nearest existing one
+        writable = existing.is_dir() and os.access(existing, os.W_OK | os.X_OK)
+    if not writable:
+        return Check(
+            "audit log",
+            "warn",
+            f"{audit.path} cannot be written ({existing} is not writable): tool calls would "
+            "go unrecorded",
+            "pass --audit-log FILE somewhere you can write, or --no-audit",
+        )
+    return Check("audit log", "ok", f"{audit.path}{redacted}")
 
 
 def check_tools(settings: Settings) -> Check:

@@ -178,8 +178,9 @@ class ControlEngine:
         )
         return Connection(proc, self.describe, notify)
 
-    async def wait(self, channel: str) -> None:
-        """Return once ``channel`` is signalled (tmux ``wait-for``), however long it takes.
+    async def wait(self, channel: str, sent: asyncio.Event | None = None) -> None:
+        """Return once ``channel`` is signalled (tmux ``wait-for``), however long it takes;
+        ``sent`` is set once the ``wait-for`` is on its way to tmux.
 
         A waiting ``wait-for`` holds its client's whole command queue, so a wait never
         runs on the shared connection: it takes a control client of its own from a pool
@@ -198,7 +199,10 @@ class ControlEngine:
         if connection is None:
             connection = await self._open()
         try:
-            await connection.send(("wait-for", channel))
+            answered = connection.send(("wait-for", "--", channel))
+            if sent is not None:
+                sent.set()
+            await answered
         except BaseException:
             connection.fail(f"the wait on {channel} was given up")
             raise

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from schemux import config, http_config, process_identity
+from schemux import audit, config, http_config, logs, process_identity
 from schemux.agent_session import DEFAULT_AGENT_SESSION, DEFAULT_AGENT_SIZE
 from schemux.programs import ProgramLimits
 
@@ -79,6 +79,24 @@ VARIABLES: tuple[Variable, ...] = (
         f"{http_config.DEFAULT_SESSION_IDLE_TIMEOUT:g}",
         "HTTP: seconds before an idle session ends",
     ),
+    Variable(
+        config.ENV_AUDIT_LOG,
+        "state",
+        "the audit log's file (--audit-log; default $XDG_STATE_HOME/schemux/audit.jsonl)",
+    ),
+    Variable(config.ENV_NO_AUDIT, "0", "1 records no tool call (--no-audit)"),
+    Variable(
+        config.ENV_AUDIT_REDACT,
+        "0",
+        "1 records command, keys, input and argv by length and SHA-256 (--audit-redact)",
+    ),
+    Variable(
+        config.ENV_AUDIT_MAX_BYTES,
+        _mib(audit.DEFAULT_MAX_BYTES),
+        f"the audit log rotates at this size; {audit.BACKUPS} old files are kept",
+    ),
+    Variable(logs.ENV_LOG_LEVEL, logs.DEFAULT_LEVEL, f"server log level: {', '.join(logs.LEVELS)}"),
+    Variable(logs.ENV_LOG_FILE, "stderr", "the server's log is appended to this file"),
 )
 
 

@@ -21,6 +21,13 @@ from typing import Any, Literal
 PREVIEW_CHARACTERS = 80  # of a value quoted in an error message
 MESSAGE_CHARACTERS = 2000  # of a whole message, whatever it quotes
 
+# The codes of the failures the pipeline answers itself (``schemux.server``), where no
+# SchemuxError is raised; the audit log records them as it records ``SchemuxError.code``.
+INVALID_ARGUMENTS = "invalid_arguments"  # against the inputSchema, or text tmux cannot take
+UNKNOWN_TOOL = "unknown_tool"  # a name this server does not serve
+INTERNAL_ERROR = "internal_error"  # an unexpected exception, or a result breaking its schema
+CANCELLED = "cancelled"  # the client cancelled the call, or the server ended under it
+
 
 def shorten(text: str, limit: int) -> str:
     """``text``, or its first ``limit`` characters and how many were left out."""

@@ -1,5 +1,5 @@
-"""Typing into a pane as send_keys does: the rules of one operation, shared by every tool
-that types what a caller sent.
+"""Typing into a pane as send_keys does: the rules of one operation, shared by send_keys
+and send_keys_batch (and run_command's typing leaves modes the same way).
 
 ``keys`` reaches tmux as one quoted argument after ``--``: never an option, never split
 into a list of keys. Without ``literal``, tmux reads it as a key name when the whole of it

@@ -16,8 +16,8 @@ from schemux.errors import ConfigError
 FAMILIES: dict[str, tuple[str, ...]] = {
     "commands": ("run_command", "run_shell_command"),
     "programs": ("start_program", "read_program", "stop_program", "run_program"),
-    "capture": ("capture_pane", "tmux_capture", "tmux_snapshot"),
-    "keys": ("send_keys", "wait_for_text"),
+    "capture": ("capture_pane", "tmux_capture", "tmux_snapshot", "capture_since", "snapshot_pane"),
+    "keys": ("send_keys", "send_keys_batch", "wait_for_text", "wait_for_channel", "signal_channel"),
 }
 
 Bound = TypeVar("Bound")

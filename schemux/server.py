@@ -9,7 +9,8 @@ tool whose contract describes failures as results (the ``tmux_*`` envelope,
 ``ToolBinding.error_envelope``) when it failed in the call's tmux work (it carries the
 call's effects, ``schemux.failures``): then it is the envelope, checked against the
 outputSchema and sent like a result, with ``isError`` set. A call whose request carries a
-progressToken gets progress notifications while its handler waits (``progress``).
+progressToken gets progress notifications while its handler waits (``progress``). Every
+call, refused or not, is a line in the audit log (``audit``).
 """
 
 from __future__ import annotations
@@ -24,11 +25,17 @@ from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
-from schemux import __version__, progress
+from schemux import __version__, audit, progress
 from schemux.arguments import text_violation
 from schemux.binding import ToolBinding
 from schemux.context import ToolContext
-from schemux.errors import SchemuxError, bounded_message
+from schemux.errors import (
+    INTERNAL_ERROR,
+    INVALID_ARGUMENTS,
+    UNKNOWN_TOOL,
+    SchemuxError,
+    bounded_message,
+)
 from schemux.instructions import instructions
 
 if TYPE_CHECKING:
@@ -80,7 +87,9 @@ def tool_result(
     )
 
 
-def error_result(message: str) -> types.CallToolResult:
+def error_result(message: str, code: str) -> types.CallToolResult:
+    """The failure as text with ``isError``; the call's audit record takes its code."""
+    audit.note_outcome(code)
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=message)], is_error=True
     )
@@ -96,25 +105,30 @@ async def call_bound_tool(
     violation = best_match(binding.input_validator.iter_errors(arguments))
     if violation is not None:
         return error_result(
-            f"Invalid arguments for {binding.name}: {describe_violation(violation)}"
+            f"Invalid arguments for {binding.name}: {describe_violation(violation)}",
+            INVALID_ARGUMENTS,
         )
     unsendable = text_violation(binding.name, arguments, binding.declared_arguments)
     if unsendable is not None:
-        return error_result(f"Invalid arguments for {binding.name}: {unsendable}")
+        return error_result(
+            f"Invalid arguments for {binding.name}: {unsendable}", INVALID_ARGUMENTS
+        )
     failed = False
     try:
         result = await binding.call(context, arguments)
     except SchemuxError as error:
         if error.effects is None or not binding.error_envelope:
-            return error_result(error.render())
+            return error_result(error.render(), error.code)
         # the contract's own error object: checked and sent like a result, marked failed
+        audit.note_outcome(error.code)
         failed = True
         result = error.envelope()
     except Exception as error:
         logger.exception("%s failed unexpectedly", binding.name)
         return error_result(
             f"{binding.name} failed unexpectedly: {type(error).__name__}: {error} "
-            "(details are in the server's log)"
+            "(details are in the server's log)",
+            INTERNAL_ERROR,
         )
     broken = best_match(binding.output_validator.iter_errors(result))
     if broken is not None:
@@ -127,7 +141,8 @@ async def call_bound_tool(
         )
         return error_result(
             f"{binding.name} produced a result that breaks its own contract ({violation}); "
-            "this is a schemux bug, and it was logged"
+            "this is a schemux bug, and it was logged",
+            INTERNAL_ERROR,
         )
     return tool_result(result, is_error=failed, wrapped=binding.wraps_result)
 
@@ -151,6 +166,7 @@ def build_server(context: ToolContext, bindings: Mapping[str, ToolBinding]) -> S
     ) -> types.CallToolResult:
         binding = bindings.get(params.name)
         if binding is None:
+            audit.note_outcome(UNKNOWN_TOOL)
             raise MCPError(
                 types.INVALID_PARAMS,
                 f"Unknown tool: {params.name}; this server serves {', '.join(bindings)}",
@@ -163,5 +179,5 @@ def build_server(context: ToolContext, bindings: Mapping[str, ToolBinding]) -> S
         version=__version__,
         instructions=instructions(bindings),
         on_list_tools=list_tools,
-        on_call_tool=call_tool,
+        on_call_tool=context.audit.recording(call_tool),
     )

@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
+from schemux import audit
 from schemux.agent_session import AGENT_MARK
 from schemux.errors import SchemuxError, TmuxCommandError, preview
 from schemux.owned_session import CONTROL_MARK, OWNED_SESSION, is_control_window
@@ -201,6 +202,7 @@ async def resolve_pane(server: TmuxServer, target: PaneTarget) -> PaneInfo:
         socket_path=row.socket_path,
     )
     _check_agreement(target, pane)
+    audit.note_pane(pane.pane_id)
     return pane
 
 

@@ -194,10 +194,11 @@ class TmuxServer:
             return error
         return ConnectionLost(f"{lost} while this call ran; the next call connects again")
 
-    async def wait(self, channel: str) -> None:
-        """Return once ``channel`` is signalled (``wait-for``), on a client of its own."""
+    async def wait(self, channel: str, sent: asyncio.Event | None = None) -> None:
+        """Return once ``channel`` is signalled (``wait-for``), on a client of its own;
+        ``sent`` is set once the ``wait-for`` is on its way."""
         try:
-            await self.engine.wait(channel)
+            await self.engine.wait(channel, sent)
         except ConnectionLost as error:
             raise self._connection_lost(error) from None
         finally:

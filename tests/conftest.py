@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -19,7 +20,7 @@ from schemux.programs import ProgramLimits
 from schemux.server import build_server
 from tests.leftovers import find_leftovers, private_temporary_directory
 from tests.ssh_server import ALIAS, SshServer, available, remote_tmux_server, ssh_server
-from tests.support import force_gate, private_tmux_server, tagged_socket_name
+from tests.support import force_gate, private_tmux_server, run_state, tagged_socket_name
 
 STDIO_WAIT_CEILING = 60
 _temporary: list[Path] = []
@@ -27,8 +28,11 @@ _temporary: list[Path] = []
 
 def pytest_configure(config: pytest.Config) -> None:
     """The run gets a temporary directory of its own, so that its end can tell what it left
-    from what other runs on the machine leave."""
-    _temporary.append(private_temporary_directory())
+    from what other runs on the machine leave; and a state directory in it, so that no
+    schemux it starts writes its audit log into the real ~/.local/state."""
+    temporary = private_temporary_directory()
+    _temporary.append(temporary)
+    os.environ["XDG_STATE_HOME"] = str(temporary / "state")
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -78,7 +82,9 @@ def other_tmux_socket() -> Iterator[str]:
 
 
 def stdio_parameters(*args: str) -> StdioServerParameters:
-    return StdioServerParameters(command=sys.executable, args=["-m", "schemux", "serve", *args])
+    return StdioServerParameters(
+        command=sys.executable, args=["-m", "schemux", "serve", *args], env=run_state()
+    )
 
 
 @pytest.fixture(scope="session")

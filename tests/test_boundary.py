@@ -203,8 +203,17 @@ async def test_ids_are_refused_unless_they_are_ids(
             lambda v: {"target": {"kind": "pane", "id": v, "generation": "g"}},
             ("target.id", "target"),
         ),
+        ("capture_since", lambda v: {"pane_id": v}, ("pane_id",)),
+        ("snapshot_pane", lambda v: {"pane_id": v}, ("pane_id",)),
     ],
-    ids=["capture_pane", "run_shell_command", "start_program", "tmux_capture"],
+    ids=[
+        "capture_pane",
+        "run_shell_command",
+        "start_program",
+        "tmux_capture",
+        "capture_since",
+        "snapshot_pane",
+    ],
 )
 @pytest.mark.parametrize("value", [*HOSTILE, "%0\n", "%0;"], ids=[*IDS, "nl", "semi"])
 async def test_pane_id_fields_refuse_anything_but_an_id(
@@ -218,6 +227,48 @@ async def test_pane_id_fields_refuse_anything_but_an_id(
     failed, text, _ = await call_checked(client, world, tool, arguments(world.value(value)))
     assert failed
     assert names_field(text, *names), text
+
+
+@pytest.mark.parametrize("value", [*HOSTILE, "%0\n", "%0;"], ids=[*IDS, "nl", "semi"])
+async def test_a_batch_operation_refuses_a_pane_id_that_is_not_one(
+    client: Client, world: World, value: str
+) -> None:
+    operations = [{"keys": "x", "pane_id": world.value(value)}]
+    failed, text, result = await call_checked(
+        client, world, "send_keys_batch", {"operations": operations}
+    )
+    if not is_text(value):
+        assert refused_as_not_text(failed, text, "send_keys_batch", "operations[0].pane_id")
+        return
+    assert not failed, text
+    assert result is not None
+    assert result["failed"] == 1
+    assert result["stopped_at"] == 0
+    assert "pane_id" in result["results"][0]["error"]
+
+
+@pytest.mark.parametrize("value", HOSTILE, ids=IDS)
+async def test_a_channel_is_a_name_or_refused(client: Client, world: World, value: str) -> None:
+    """A channel name reaches tmux's wait-for as exactly that name (even ``-t`` or
+    ``--``), or is refused naming it; a cursor never reaches tmux at all."""
+    name = world.value(value)
+    failed, text, _ = await call_checked(client, world, "signal_channel", {"channel": name})
+    if failed:
+        assert "channel" in text
+        failed, text, _ = await call_checked(
+            client, world, "wait_for_channel", {"channel": name, "timeout": 0.1}
+        )
+        assert failed
+        assert "channel" in text
+    else:
+        assert text == f"Channel {name!r} signalled"
+        # the signal is kept on exactly that channel: a wait on it returns at once
+        failed, text, _ = await call_checked(
+            client, world, "wait_for_channel", {"channel": name, "timeout": 5}
+        )
+        assert not failed, text
+    failed, text, _ = await call_checked(client, world, "capture_since", {"cursor": name})
+    assert failed
 
 
 def make_session(world: World, name: str) -> str | None:
@@ -361,6 +412,16 @@ NUL_CALLS = [
     ("run_shell_command", {"command": "echo \x00", "paneId": "%1"}, "command"),
     ("start_program", {"argv": ["echo", "a\x00"]}, "argv[1]"),
     ("run_program", {"argv": ["\x00"]}, "argv[0]"),
+    ("send_keys_batch", {"operations": [{"keys": "a\x00"}]}, "operations[0].keys"),
+    (
+        "send_keys_batch",
+        {"operations": [{"keys": "a", "pane_id": "%\x00"}]},
+        "operations[0].pane_id",
+    ),
+    ("wait_for_channel", {"channel": "a\x00"}, "channel"),
+    ("signal_channel", {"channel": "\x00"}, "channel"),
+    ("capture_since", {"cursor": "\x00"}, "cursor"),
+    ("snapshot_pane", {"session_name": "s\x00"}, "session_name"),
 ]
 
 

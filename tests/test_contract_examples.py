@@ -194,8 +194,8 @@ async def start_program(client: Client, setup: dict[str, Any], values: dict[str,
 
 async def prepare(client: Client, tool: str, setup: dict[str, Any], values: dict[str, Any]) -> None:
     """The rest of an example's setup, in this order: call the tool with ``prior_call``
-    (its ``data.next_cursor`` and ``data.capture_id`` become ``{cursor}`` and
-    ``{capture_id}``); run each tmux command of ``then``; wait until the pane shows
+    (its ``data.next_cursor`` and ``data.capture_id``, or its ``cursor``, become
+    ``{cursor}`` and ``{capture_id}``); run each tmux command of ``then``; wait until the pane shows
     ``wait_for_after``."""
     socket_name = values["socket_name"]
 
@@ -206,8 +206,10 @@ async def prepare(client: Client, tool: str, setup: dict[str, Any], values: dict
         prior = await client.call_tool(tool, fill(setup["prior_call"], values))
         assert not prior.is_error, prior.content
         assert prior.structured_content is not None
-        data = prior.structured_content["data"]
-        values["cursor"], values["capture_id"] = data.get("next_cursor", ""), data["capture_id"]
+        # tmux_capture's cursor is in its data, capture_since's in the result itself
+        data = prior.structured_content.get("data", prior.structured_content)
+        values["cursor"] = data.get("next_cursor", data.get("cursor", ""))
+        values["capture_id"] = data.get("capture_id", "")
     for command in setup.get("then", []):
         tmux(socket_name, *fill(command, values))
     if "wait_for_after" in setup:

@@ -15,10 +15,12 @@ from pathlib import Path
 import pytest
 
 from schemux import process_identity
+from schemux.audit import AuditSettings
 from schemux.config import Settings
 from schemux.doctor import (
     Check,
     Options,
+    check_audit,
     check_http,
     check_program_gate,
     check_runtime_directory,
@@ -267,7 +269,26 @@ def test_diagnose_names_every_check() -> None:
     checks = diagnose({}, Options(socket_name=unused_socket_name()))
     assert [check.name for check in checks] == [
         "tmux", "server", "runtime directory", "tracking", "program gate", "http", "tools",
+        "audit log",
     ]  # fmt: skip
+
+
+def test_check_audit(tmp_path: Path) -> None:
+    made = check_audit(AuditSettings(tmp_path / "new" / "deeper" / "audit.jsonl", redact=True))
+    assert made.status == "ok"
+    assert (
+        made.found
+        == f"{tmp_path}/new/deeper/audit.jsonl; command, keys, input and argv by hash only"
+    )
+    assert not (tmp_path / "new").exists()  # asked, never made
+    assert check_audit(AuditSettings()).found.startswith("off (--no-audit)")
+    (tmp_path / "file").write_text("")
+    blocked = check_audit(AuditSettings(tmp_path / "file" / "audit.jsonl"))
+    assert blocked.status == "warn"
+    assert "tool calls would go unrecorded" in blocked.found
+    status, lines = doctor("--audit-log", str(tmp_path / "file" / "x"), "-L", unused_socket_name())
+    assert line_of(lines, "audit log").startswith(f"WARN  audit log: {tmp_path}/file/x cannot")
+    assert status == 0  # serving works: calls go on unrecorded
 
 
 GATE_SETTINGS: list[GateSetting] = ["auto", "perl", "python"]

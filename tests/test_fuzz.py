@@ -10,8 +10,10 @@ before any tmux work with a message naming the field.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,13 +25,14 @@ from jsonschema.exceptions import best_match
 from mcp import Client
 
 from schemux.arguments import text_violation
+from schemux.audit import AuditSettings
 from schemux.config import Settings
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
 from schemux.generated.tools import TOOL_DOCUMENTS
 from schemux.server import build_server, describe_violation
 from tests import hypothesis_compat
-from tests.support import new_pane, private_tmux_server
+from tests.support import new_pane, private_tmux_server, wait_until
 
 hypothesis_compat.install()
 
@@ -52,27 +55,34 @@ pytestmark = pytest.mark.timeout(600)
 
 
 class Fuzz:
-    """schemux in a thread of its own, on a private tmux server, called synchronously."""
+    """schemux in a thread of its own, on a private tmux server, called synchronously;
+    auditing into ``log``, each call's tool and whether it failed kept in ``answered``."""
 
-    def __init__(self, portal: BlockingPortal, client: Client, socket_name: str) -> None:
+    def __init__(self, portal: BlockingPortal, client: Client, socket_name: str, log: Path) -> None:
         self.portal = portal
         self.client = client
         self.socket_name = socket_name
+        self.log = log
+        self.answered: list[tuple[str, bool]] = []
         self.pane_id = new_pane(socket_name).pane_id  # a shell at its prompt
         started = self.call("start_program", {"argv": ["sh", "-c", "echo started; sleep 60"]})
         self.program_id = started.structured_content["programId"]
 
     def call(self, tool: str, arguments: dict[str, Any]) -> Any:
-        return self.portal.call(self.client.call_tool, tool, arguments)
+        result = self.portal.call(self.client.call_tool, tool, arguments)
+        self.answered.append((tool, bool(result.is_error)))
+        return result
 
 
 @pytest.fixture(scope="module")
-def fuzz() -> Iterator[Fuzz]:
+def fuzz(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fuzz]:
+    log = tmp_path_factory.mktemp("fuzz-audit") / "audit.jsonl"
     with private_tmux_server("fuzz") as socket_name, start_blocking_portal() as portal:
-        context = ToolContext(Settings(socket_name=socket_name, wait_ceiling=2))
+        audit = AuditSettings(log)
+        context = ToolContext(Settings(socket_name=socket_name, wait_ceiling=2, audit=audit))
         try:
             with portal.wrap_async_context_manager(Client(build_server(context, BINDINGS))) as c:
-                yield Fuzz(portal, c, socket_name)
+                yield Fuzz(portal, c, socket_name, log)
         finally:
             portal.call(context.close)
 
@@ -233,3 +243,13 @@ def test_mutated_arguments(fuzz: Fuzz, tool: str, data: st.DataObject) -> None:
 def test_what_was_reported(fuzz: Fuzz, tool: str, arguments: dict[str, Any]) -> None:
     """The disagreements issue 8 found, each now an answer the caller can act on."""
     check(fuzz, tool, arguments)
+
+
+def test_the_audit_recorded_every_fuzzed_call(fuzz: Fuzz) -> None:
+    """(Last in the module.) Each call above, whatever its arguments, is one line of
+    JSON in the audit log, in order, its outcome ``ok`` exactly when the call did not
+    fail."""
+    wait_until(lambda: len(fuzz.log.read_bytes().splitlines()) >= len(fuzz.answered))
+    records = [json.loads(line) for line in fuzz.log.read_bytes().split(b"\n")[:-1]]
+    recorded = [(record["tool"], record["outcome"] != "ok") for record in records]
+    assert recorded == fuzz.answered

@@ -29,7 +29,15 @@ from schemux.programs import ProgramLimits
 from schemux.programs.remote import RemoteHost
 from schemux.programs.store import GATE_GRACE_SECONDS
 from schemux.server import build_server
-from tests.support import call, call_error, new_pane, tmux, wait_for_shell, wait_until
+from tests.support import (
+    call,
+    call_error,
+    new_pane,
+    run_state,
+    tmux,
+    wait_for_shell,
+    wait_until,
+)
 from tests.test_ssh import HOSTILE_WORDS, master_pid
 
 pytestmark = pytest.mark.anyio
@@ -238,6 +246,7 @@ async def test_kill_9_of_schemux_removes_the_remote_directory(
             "-m", "schemux", "serve", "--socket-name", remote_tmux_socket,
             "--ssh", ssh_target.destination, "--ssh-config", ssh_target.config,
         ],
+        env=run_state(),
     )  # fmt: skip
     before = set(Path("/tmp").glob("schemux-remote-*"))
     made: set[Path] = set()

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from jsonschema import Draft202012Validator
 
+from schemux.audit import AuditSettings
 from schemux.config import Settings, settings_from
 from schemux.errors import ConfigError, SchemuxError, TmuxUnavailable
 from schemux.http_config import parse_http_address
@@ -30,10 +33,11 @@ def test_parse_version_rejects_garbage() -> None:
 
 
 def test_options_win_over_environment() -> None:
-    env = {"SCHEMUX_SOCKET_NAME": "env", "SCHEMUX_WAIT_CEILING": "5"}
-    assert settings_from(env) == Settings(socket_name="env", wait_ceiling=5.0)
+    env = {"SCHEMUX_SOCKET_NAME": "env", "SCHEMUX_WAIT_CEILING": "5", "HOME": "/home/u"}
+    audit = AuditSettings(Path("/home/u/.local/state/schemux/audit.jsonl"))  # on by default
+    assert settings_from(env) == Settings(socket_name="env", wait_ceiling=5.0, audit=audit)
     assert settings_from(env, socket_path="/tmp/s", wait_ceiling=9) == Settings(
-        socket_path="/tmp/s", wait_ceiling=9.0
+        socket_path="/tmp/s", wait_ceiling=9.0, audit=audit
     )
 
 

@@ -7,6 +7,7 @@ the shell never finished reading, and panes that keys would not reach.
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 from typing import Any
 
@@ -97,10 +98,12 @@ def waits(monkeypatch: pytest.MonkeyPatch) -> Waits:
     waits = Waits()
     wait = ControlEngine.wait
 
-    async def counted(engine: ControlEngine, channel: str) -> None:
+    async def counted(
+        engine: ControlEngine, channel: str, sent: asyncio.Event | None = None
+    ) -> None:
         waits.in_progress += 1
         try:
-            await wait(engine, channel)
+            await wait(engine, channel, sent)
         finally:
             waits.in_progress -= 1
 

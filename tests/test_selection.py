@@ -77,7 +77,8 @@ def test_instructions_name_only_served_tools() -> None:
     assert "run_command (" in lines[1]
     assert "run_shell_command (" in lines[1]
     assert lines[2].startswith("Interactive input")
-    assert "send_keys (type text or keys), wait_for_text (wait for new output)" in lines[2]
+    assert "send_keys (type text or keys), send_keys_batch (" in lines[2]
+    assert "wait_for_channel (wait for the signal a line you typed sends)" in lines[2]
     assert lines[3].startswith("Screens: tmux_snapshot (")
     for tool in FAMILIES["programs"]:
         assert tool not in everything
@@ -116,15 +117,21 @@ async def test_a_served_subset_over_stdio_lists_and_calls_only_what_it_serves() 
     parameters = stdio_parameters("--socket-name", NEVER_STARTED, "--tools", "capture")
     async with Client(parameters) as client:
         listed = [tool.name for tool in (await client.list_tools()).tools]
-        assert listed == ["capture_pane", "tmux_capture", "tmux_snapshot"]
+        assert listed == [
+            "capture_pane",
+            "capture_since",
+            "snapshot_pane",
+            "tmux_capture",
+            "tmux_snapshot",
+        ]
         guide = client.instructions or ""
         assert "tmux_capture" in guide
         assert "run_command" not in guide
         with pytest.raises(MCPError) as refused:
             await client.call_tool("run_command", {"command": "true"})
         assert refused.value.error.message == (
-            "Unknown tool: run_command; this server serves capture_pane, tmux_capture, "
-            "tmux_snapshot"
+            "Unknown tool: run_command; this server serves capture_pane, capture_since, "
+            "snapshot_pane, tmux_capture, tmux_snapshot"
         )
         failed, text = await call_text(
             client, "tmux_capture", {"target": TARGET, "cursor": "a" * 32, "max_lines": 5}

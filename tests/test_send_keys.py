@@ -182,13 +182,15 @@ MODES = {
 }
 
 
+@pytest.mark.parametrize("tool", ["send_keys", "send_keys_batch"])
 @pytest.mark.parametrize("mode", list(MODES))
 async def test_keys_reach_the_program_in_every_pane_mode(
-    memory_client: Client, tmux_socket: str, tmp_path: Path, mode: str
+    memory_client: Client, tmux_socket: str, tmp_path: Path, mode: str, tool: str
 ) -> None:
     """A pane in a mode (a person scrolling back) took keys as the mode's: literal "y"
     ran a copy-mode binding, C-w the copy-command, and the program read nothing. The
-    mode is left, and the keys reach the program."""
+    mode is left, and the keys reach the program (a batch's operations type the same
+    way)."""
     output, ran = tmp_path / "keys", tmp_path / "ran"
     pane = raw_reader(tmux_socket, output)
     tmux(tmux_socket, "bind-key", "-T", "copy-mode", "y", "run-shell", f"echo y >> {ran}")
@@ -201,10 +203,12 @@ async def test_keys_reach_the_program_in_every_pane_mode(
             )
             tmux(tmux_socket, "send-keys", "-t", pane.pane_id, "-X", "begin-selection", check=False)
             assert pane_format(pane, "#{pane_mode}") == mode
-            await call(
-                memory_client, "send_keys", keys=keys, pane_id=pane.pane_id,
-                literal=literal, enter=False,
-            )  # fmt: skip
+            operation = {"keys": keys, "pane_id": pane.pane_id, "literal": literal, "enter": False}
+            if tool == "send_keys":
+                await call(memory_client, tool, **operation)
+            else:
+                result = await call(memory_client, tool, operations=[operation])
+                assert result["succeeded"] == 1
             sent += expected
             assert received(output, 0, len(sent)) == sent
             assert pane_format(pane, "#{pane_in_mode}") == "0"

@@ -15,6 +15,7 @@ from typing import Any
 
 import anyio
 
+from schemux import audit
 from schemux.abandoned import own_identity
 from schemux.errors import SchemuxError
 from schemux.programs.gate import Ending, GateSetting, Outcome, choose_gate, ending_from_marker
@@ -65,6 +66,7 @@ class ProgramStore:
                 "output was let go after enough later programs ended",
                 suggestion="start it again with start_program",
             )
+        audit.note_program(program.id, program.pane_id)
         return program
 
     def lookup_pane(self, server: TmuxServer, pane_id: str) -> str | None:
@@ -168,6 +170,7 @@ class ProgramStore:
         )  # fmt: skip
         pane_id, window_id, pid = await create_pane(program.server, spec, gate)
         program.pane_id = pane_id
+        audit.note_program(program.id, pane_id)
         program.gate_fd = self.host.open_process(int(pid))
         program.copy_task = program.tasks.spawn("copy", self._copy(program))
         program.tasks.spawn("gate", self._watch_gate(program))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -226,3 +227,80 @@ def test_removed_upstream_file_removes_its_tool(
     output = capsys.readouterr().out
     assert "BREAKING    tool: tool removed" in output
     assert "deleted schemas/tools/read_program.json" in output
+
+
+def test_a_descriptor_without_output_schema_takes_the_one_authored_from_its_model(
+    repo: Path,
+) -> None:
+    upstream = json.loads(upstream_file(repo, "006").read_text("utf-8"))
+    model = json.loads(
+        (repo / "schemas/upstream/result-models/CaptureSinceResult.json").read_text("utf-8")
+    )
+    assert "outputSchema" not in upstream
+
+    document = tool_document(repo, "capture_since")
+
+    output = document["outputSchema"]
+    assert isinstance(output, dict)
+    assert list(output["properties"]) == list(model["properties"])
+    assert output["required"] == model["required"]
+    assert output["additionalProperties"] is False
+    meta = document["_meta"]
+    assert isinstance(meta, dict)
+    assert meta[PROVENANCE]["outputSchema"] == "schemas/outputs/capture_since.json"
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        (
+            lambda authored: authored["outputSchema"]["properties"].pop("lines_missed"),
+            "schemas/outputs/capture_since.json: fields ['pane_id', 'cursor', 'lines', "
+            "'elapsed_seconds', 'truncated', 'truncated_lines', 'truncated_bytes'] are not "
+            "schemas/upstream/result-models/CaptureSinceResult.json's",
+        ),
+        (
+            lambda authored: authored["outputSchema"]["properties"]["cursor"].update(
+                type="integer"
+            ),
+            "field 'cursor' is not of schemas/upstream/result-models/CaptureSinceResult.json's "
+            "type",
+        ),
+        (
+            lambda authored: authored["outputSchema"]["required"].pop(),
+            "required fields differ",
+        ),
+        (
+            lambda authored: authored["outputSchema"].pop("additionalProperties"),
+            "no additionalProperties: false",
+        ),
+        (lambda authored: authored.update(tool="snapshot_pane"), "authors the outputSchema of"),
+    ],
+)
+def test_an_authored_output_schema_must_have_exactly_the_models_fields(
+    repo: Path,
+    capsys: pytest.CaptureFixture[str],
+    change: Callable[[dict[str, Any]], object],
+    problem: str,
+) -> None:
+    path = repo / "schemas" / "outputs" / "capture_since.json"
+    authored = json.loads(path.read_text("utf-8"))
+    change(authored)
+    path.write_text(json.dumps(authored), "utf-8")
+
+    assert main(["--root", str(repo)]) == 1
+
+    assert problem in capsys.readouterr().err
+
+
+def test_a_descriptor_without_output_schema_and_no_authored_one_is_refused(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (repo / "schemas" / "outputs" / "snapshot_pane.json").unlink()
+
+    assert main(["--root", str(repo)]) == 1
+
+    assert (
+        "schemas/upstream/008_3f28cd8155a4f3ea.txt: declares no outputSchema, and "
+        "schemas/outputs/snapshot_pane.json authors none"
+    ) in capsys.readouterr().err

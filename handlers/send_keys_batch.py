@@ -1,0 +1,101 @@
+"""send_keys_batch: an ordered batch of send_keys operations (libtmux-mcp's
+send_keys_batch). Each operation resolves its own target and types by send_keys's rules
+(``schemux.keys``); its failure is its result (``success: false`` with the error), and
+with ``on_error: "stop"`` the first one ends the batch (``stopped_at``). ``timeout``
+bounds the whole batch: the operation it cuts short, or would begin past it, fails
+naming it, and the batch stops there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from schemux.context import ToolContext
+from schemux.errors import SchemuxError
+from schemux.generated.models.send_keys_batch import (
+    Operation,
+    Result,
+    SendKeysBatchInput,
+    SendKeysBatchOutput,
+)
+from schemux.keys import send_keys
+from schemux.targets import resolve_requested_pane
+from schemux.tmux import TmuxServer
+
+
+async def handle(ctx: ToolContext, request: SendKeysBatchInput) -> SendKeysBatchOutput:
+    if request.timeout is not None and not request.timeout > 0:
+        raise SchemuxError(
+            f"timeout must be positive (received {request.timeout})",
+            suggestion="pass a number of seconds > 0, or omit it",
+        )
+    server = ctx.tmux(request.socket_name)
+    deadline = None if request.timeout is None else time.monotonic() + request.timeout
+    results: list[Result] = []
+    stopped_at = None
+    for index, operation in enumerate(request.operations):
+        result, timed_out = await _attempt(server, index, operation, deadline, request.timeout)
+        results.append(result)
+        if timed_out or (not result.success and request.on_error == "stop"):
+            stopped_at = index
+            break
+    succeeded = sum(result.success for result in results)
+    return SendKeysBatchOutput(
+        results=results,
+        succeeded=succeeded,
+        failed=len(results) - succeeded,
+        stopped_at=stopped_at,
+    )
+
+
+async def _attempt(
+    server: TmuxServer,
+    index: int,
+    operation: Operation,
+    deadline: float | None,
+    timeout: float | None,
+) -> tuple[Result, bool]:
+    """One operation's result, and whether the batch's timeout ended it."""
+    started = time.monotonic()
+    pane_id = None
+    if deadline is not None and started >= deadline:
+        error = f"the batch's timeout ({timeout:g} s) passed before this operation: not sent"
+        return _failed(index, None, error, started), True
+    try:
+        async with asyncio.timeout(None if deadline is None else deadline - started):
+            pane = await resolve_requested_pane(server, operation)
+            pane_id = pane.pane_id
+            await send_keys(
+                server,
+                pane,
+                operation.keys,
+                enter=operation.enter,
+                literal=operation.literal,
+                suppress_history=operation.suppress_history,
+            )
+    except TimeoutError:
+        error = (
+            f"the batch's timeout ({timeout:g} s) passed during this operation: its keys may "
+            "or may not have been typed"
+        )
+        return _failed(index, pane_id, error, started), True
+    except SchemuxError as failure:
+        return _failed(index, pane_id, failure.render(), started), False
+    return Result(
+        index=index, pane_id=pane_id, success=True, elapsed_seconds=_since(started)
+    ), False
+
+
+def _failed(index: int, pane_id: str | None, error: str, started: float) -> Result:
+    return Result(
+        index=index,
+        pane_id=pane_id,
+        success=False,
+        error=error,
+        elapsed_seconds=_since(started),
+    )
+
+
+def _since(started: float) -> float:
+    return round(time.monotonic() - started, 6)

@@ -1,0 +1,14 @@
+"""signal_channel: signal a tmux ``wait-for`` channel (libtmux-mcp's signal_channel); the
+name's rules are ``schemux.channels``'."""
+
+from __future__ import annotations
+
+from schemux.channels import check_channel, signal
+from schemux.context import ToolContext
+from schemux.generated.models.signal_channel import SignalChannelInput, SignalChannelOutput
+
+
+async def handle(ctx: ToolContext, request: SignalChannelInput) -> SignalChannelOutput:
+    channel = check_channel(request.channel)
+    await signal(ctx.tmux(request.socket_name), channel)
+    return SignalChannelOutput(result=f"Channel {channel!r} signalled")
