@@ -11,7 +11,7 @@ from schemux.context import ToolContext
 from schemux.errors import SchemuxError
 from schemux.generated.models.wait_for_text import WaitForTextInput, WaitForTextOutput
 from schemux.targets import resolve_requested_pane
-from schemux.text_wait import MINIMUM_INTERVAL, compile_patterns, wait_for_new_text
+from schemux.text_wait import MINIMUM_INTERVAL, compile_off_loop, wait_for_new_text
 
 
 async def handle(ctx: ToolContext, request: WaitForTextInput) -> WaitForTextOutput:
@@ -30,17 +30,18 @@ async def handle(ctx: ToolContext, request: WaitForTextInput) -> WaitForTextOutp
             "patterns must be a non-empty list, or null to wait for any new output",
             suggestion="omit patterns to wait for any new output",
         )
-    patterns = compile_patterns(
-        request.patterns, field_name="patterns", regex=request.regex, match_case=request.match_case
-    )
-    stop = compile_patterns(
-        request.stop, field_name="stop", regex=request.regex, match_case=request.match_case
-    )
-    # The whole call, pane resolution included, is bounded by effective_timeout
+    # The whole call, compiling the patterns and resolving the pane included, is bounded
+    # by effective_timeout
     effective_timeout = ctx.settings.clamp_wait(request.timeout)
     progress.expect(effective_timeout, "waiting for the text")
     started = time.monotonic()
     deadline = started + effective_timeout
+    patterns, stop = await compile_off_loop(
+        {"patterns": request.patterns, "stop": request.stop},
+        regex=request.regex,
+        match_case=request.match_case,
+        deadline=deadline,
+    )
     server = ctx.tmux(request.socket_name)
     pane = await resolve_requested_pane(server, request)
     result = await wait_for_new_text(

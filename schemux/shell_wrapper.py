@@ -43,6 +43,7 @@ import shlex
 
 from schemux.abandoned_wrappers import REPORT_FORMAT, TOKEN_BYTES, WrapperNames
 from schemux.errors import SchemuxError, TmuxCommandError
+from schemux.keys import leaving_modes
 from schemux.processes import this_process
 from schemux.shell_output import Report
 from schemux.targets import PaneInfo
@@ -84,7 +85,7 @@ class Wrapper:
         return (
             "set-option", "-p", "-t", pane, self.option, REPORT_FORMAT,
             THEN, "set-option", "-s", self.hold, self.names.hold_value(this_process()),
-            THEN, "send-keys", "-t", pane, "-l", self.keystrokes(command),
+            THEN, *leaving_modes(pane), "send-keys", "-t", pane, "-l", self.keystrokes(command),
             THEN, "send-keys", "-t", pane, "Enter",
         )  # fmt: skip
 
@@ -140,8 +141,9 @@ async def drop_hold_flag(server: TmuxServer, wrapper: Wrapper) -> None:
 
 async def interrupt(server: TmuxServer, wrapper: Wrapper) -> None:
     """C-c into the pane, as a person would: the terminal sends SIGINT to its foreground
-    process group (the command, or the shell discarding unfinished input)."""
-    await server.run("send-keys", "-t", wrapper.pane_id, "C-c")
+    process group (the command, or the shell discarding unfinished input); a mode the
+    pane is in (copy mode would take C-c as its own ``cancel``) is left first."""
+    await server.run(*leaving_modes(wrapper.pane_id), "send-keys", "-t", wrapper.pane_id, "C-c")
 
 
 async def abandon(

@@ -17,6 +17,14 @@ time limit; an expression is first checked by ``re``, so the syntax accepted is 
 own): an expression that backtracks catastrophically cannot stall the server's other
 calls, and one that takes more than ``MATCH_SECONDS`` over a reading ends the wait with
 an error naming it, rather than burning a CPU until its timeout.
+
+Compiling is no cheaper than matching (a 1 MB literal takes seconds, an expression of
+100,000 alternations longer), so the patterns are compiled in a worker thread too, within
+the call's budget, and their size is bounded first (``check_pattern_sizes``), on the
+loop, where counting is cheap: the longest compile a call can ask for is a fraction of a
+second, and the thread it runs in never outlives that by much. An expression is compiled
+by ``re`` only to hold it to Python's syntax; a literal (``regex=false``) is escaped text
+that any engine takes, so it is compiled once, by ``regex``.
 """
 
 from __future__ import annotations
@@ -24,13 +32,13 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
 import regex as _regex
 
-from schemux.errors import SchemuxError
+from schemux.errors import SchemuxError, preview
 from schemux.pane_watch import PaneState, PaneWatch, watch_pane
 from schemux.targets import PaneInfo
 from schemux.tmux import TmuxServer
@@ -40,8 +48,42 @@ TAIL_MAX_BYTES = 2_000
 MINIMUM_INTERVAL = 0.01
 # the longest the patterns of one argument may take over one reading's rows
 MATCH_SECONDS = 1.0
+# bounds on what one call may ask to compile (see check_pattern_sizes)
+MAX_PATTERNS = 100  # in patterns, and in stop
+MAX_PATTERN_CHARACTERS = 10_000  # in one pattern: a wide pane's longest rows, and more
+MAX_ALL_PATTERN_CHARACTERS = 20_000  # in patterns and stop together
+# patterns this short compile in well under a millisecond: on the loop, without waiting
+# for a worker thread (the pool is shared, and busy under load)
+INLINE_PATTERN_CHARACTERS = 256
 
 Outcome = Literal["matched", "any_output", "stopped", "alternate_screen", "timeout"]
+
+
+def check_pattern_sizes(fields: Mapping[str, Sequence[str] | None]) -> None:
+    """Refuse, naming the field, more patterns or longer ones than a call may compile
+    (``fields`` maps each argument's name to its patterns)."""
+    total = 0
+    for field_name, values in fields.items():
+        values = values or ()
+        if len(values) > MAX_PATTERNS:
+            raise SchemuxError(
+                f"{field_name} has {len(values)} patterns: at most {MAX_PATTERNS} are taken",
+                suggestion="pass fewer patterns, or join alternatives into one expression",
+            )
+        for index, value in enumerate(values):
+            if len(value) > MAX_PATTERN_CHARACTERS:
+                raise SchemuxError(
+                    f"{field_name}[{index}] is {len(value)} characters long: at most "
+                    f"{MAX_PATTERN_CHARACTERS} are taken",
+                    suggestion="match a shorter, distinctive part of the text",
+                )
+            total += len(value)
+    if total > MAX_ALL_PATTERN_CHARACTERS:
+        raise SchemuxError(
+            f"{' and '.join(fields)} hold {total} characters together: at most "
+            f"{MAX_ALL_PATTERN_CHARACTERS} are taken",
+            suggestion="pass fewer or shorter patterns",
+        )
 
 
 def compile_patterns(
@@ -56,14 +98,45 @@ def compile_patterns(
             )
         source = value if regex else re.escape(value)
         try:
-            re.compile(source)  # Python's syntax, and its messages
+            if regex:
+                re.compile(source)  # Python's syntax, and its messages
             compiled.append(_regex.compile(source, 0 if match_case else _regex.IGNORECASE))
         except (re.error, _regex.error) as error:
             raise SchemuxError(
-                f"{field_name}[{index}] {value!r} is not a valid regular expression: {error}",
+                f"{field_name}[{index}] {preview(value)} is not a valid regular expression: "
+                f"{error}",
                 suggestion="fix the expression, or pass regex=false to match literal text",
             ) from None
     return compiled
+
+
+async def compile_off_loop(
+    fields: Mapping[str, Sequence[str] | None], *, regex: bool, match_case: bool, deadline: float
+) -> list[list[_regex.Pattern[str]]]:
+    """Each field's patterns (``fields`` maps its name to them), sizes checked on the loop
+    and compiled in a worker thread by ``deadline`` (``time.monotonic``); short ones
+    (``INLINE_PATTERN_CHARACTERS`` in all) on the loop."""
+    check_pattern_sizes(fields)
+
+    def compile_all() -> list[list[_regex.Pattern[str]]]:
+        return [
+            compile_patterns(values, field_name=name, regex=regex, match_case=match_case)
+            for name, values in fields.items()
+        ]
+
+    if sum(len(value) for values in fields.values() for value in values or ()) <= (
+        INLINE_PATTERN_CHARACTERS
+    ):
+        return compile_all()
+    try:
+        return await asyncio.wait_for(
+            asyncio.to_thread(compile_all), timeout=max(0.0, deadline - time.monotonic())
+        )
+    except TimeoutError:
+        raise SchemuxError(
+            f"compiling {' and '.join(fields)} took longer than the call's timeout",
+            suggestion="pass a longer timeout, or fewer or simpler patterns",
+        ) from None
 
 
 class SlowPattern(Exception):
@@ -105,7 +178,7 @@ async def _first_match_off_loop(
         return await asyncio.to_thread(first_match, patterns, lines, until=until)
     except SlowPattern as slow:
         raise SchemuxError(
-            f"{field_name}[{slow.index}] {patterns[slow.index].pattern!r} took more than "
+            f"{field_name}[{slow.index}] {preview(patterns[slow.index].pattern)} took more than "
             f"{MATCH_SECONDS:g} s to match the pane's rows: the expression backtracks "
             "catastrophically",
             suggestion="simplify it (no nested or overlapping repetition such as (a|aa)+), "

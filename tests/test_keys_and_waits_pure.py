@@ -3,7 +3,9 @@ FastMCP's wrapped results (codegen's check and the text the server sends)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import re
 import time
 from typing import Any
 
@@ -14,7 +16,14 @@ from schemux.errors import SchemuxError
 from schemux.owned_session import in_other_sessions
 from schemux.pane_watch import parse_state
 from schemux.server import tool_result
-from schemux.text_wait import SlowPattern, compile_patterns, first_match, keep_tail
+from schemux.text_wait import (
+    SlowPattern,
+    check_pattern_sizes,
+    compile_off_loop,
+    compile_patterns,
+    first_match,
+    keep_tail,
+)
 from schemux.tmux_format import SEPARATOR, encode
 
 
@@ -152,3 +161,63 @@ def test_a_wrapped_value_is_the_text_as_fastmcp_sends_it() -> None:
     assert [json.loads(b.text) for b in listed.content if b.type == "text"] == [["a", "b"]]
     plain = tool_result({"result": "x"})
     assert [json.loads(b.text) for b in plain.content if b.type == "text"] == [{"result": "x"}]
+
+
+def test_a_literal_is_compiled_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Escaped text is valid in every engine: only an expression is held to ``re``'s
+    syntax, so a literal is not compiled twice."""
+    checked: list[str] = []
+    monkeypatch.setattr(re, "compile", lambda source, *rest: checked.append(source))
+    compile_patterns(["a.b"], field_name="patterns", regex=False, match_case=True)
+    compile_patterns(["c.d"], field_name="patterns", regex=True, match_case=True)
+    assert checked == ["c.d"]
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"patterns": ["x"] * 101, "stop": None}, "patterns has 101 patterns: at most 100"),
+        ({"patterns": None, "stop": ["ok", "y" * 10_001]}, "stop[1] is 10001 characters long"),
+        (
+            {"patterns": ["p" * 10_000, "q" * 5_000], "stop": ["s" * 5_001]},
+            "patterns and stop hold 20001 characters together",
+        ),
+    ],
+)
+def test_pattern_sizes_are_bounded_naming_the_field(
+    fields: dict[str, list[str] | None], message: str
+) -> None:
+    with pytest.raises(SchemuxError) as refused:
+        check_pattern_sizes(fields)
+    assert message in refused.value.message
+    check_pattern_sizes({"patterns": ["x"] * 100, "stop": ["y" * 10_000]})  # at the bounds
+
+
+@pytest.mark.anyio
+async def test_short_patterns_compile_on_the_loop_and_long_ones_off_it(
+    anyio_backend: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker thread only where compiling costs: none for a wait without patterns or
+    with a few short ones (the shared pool can be busy under load)."""
+    threads: list[object] = []
+    real_to_thread = asyncio.to_thread
+
+    async def counted(function: Any, *args: Any) -> Any:
+        threads.append(function)
+        return await real_to_thread(function, *args)
+
+    monkeypatch.setattr(asyncio, "to_thread", counted)
+    deadline = time.monotonic() + 5
+    short = {"patterns": ["ready", "done"], "stop": None}
+    assert (
+        len((await compile_off_loop(short, regex=False, match_case=False, deadline=deadline))[0])
+        == 2
+    )
+    assert await compile_off_loop(
+        {"patterns": None, "stop": None}, regex=True, match_case=False, deadline=deadline
+    ) == [[], []]
+    assert threads == []
+    await compile_off_loop(
+        {"patterns": ["x" * 300], "stop": None}, regex=False, match_case=False, deadline=deadline
+    )
+    assert len(threads) == 1

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ from schemux.programs.gate import MARKER_PREFIX, report_token, scan
 from schemux.programs.program_gate import TABLE_BYTES
 from schemux.server import build_server
 from schemux.terminal_text import TextFilter
+from tests.conftest import over_ssh
 from tests.support import call, call_error, new_pane, tmux, wait_until
 
 # every test here under each gate: in process, and in a schemux it starts
@@ -195,9 +197,10 @@ for args in (["show-options", "-g"], ["show-options", "-s"], ["show-options", "-
              ["show-options", "-p"], ["show-environment"], ["show-environment", "-g"],
              ["show-options", "-gw"], ["show-hooks", "-g"]):
     take(subprocess.run(["tmux", *args], capture_output=True).stdout)
-for top in {os.environ.get("TMPDIR", "/tmp"), "/tmp"}:
+# schemux's runtime directories only: a walk of all of a busy /tmp outlasted the test
+tops = {os.environ.get("TMPDIR", "/tmp"), "/tmp"}
+for top in [os.path.join(t, e) for t in tops for e in os.listdir(t) if e.startswith("schemux-")]:
     for root, dirs, files in os.walk(top):
-        if "schemux-" not in root: continue
         for name in files:
             path = os.path.join(root, name); take(path)
             try:
@@ -234,6 +237,77 @@ async def test_a_program_cannot_forge_its_end(programs: tuple[Client, ToolContex
     assert "".join(page["text"] for page in pages).endswith("REAL OUTPUT\n")
 
 
+TAMPERER = r"""
+import os, stat, sys, time
+held = []
+for top in sys.argv[1:]:
+    for root, dirs, files in os.walk(top):
+        for name in files:
+            path = os.path.join(root, name)
+            try:
+                mode = os.stat(path).st_mode
+                if stat.S_ISFIFO(mode) and name == "copy":
+                    fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+                    os.write(fd, b"FORGED-COPY\n\x1b]7777;schemux-end;"); held.append(fd)
+                    print("held", path)
+                elif stat.S_ISREG(mode) and name in ("stdin", "stderr", "text"):
+                    print("read", path, repr(open(path, "rb").read(200)))
+                    with open(path, "ab") as file: file.write(b"FORGED-TEXT\n")
+            except OSError as error:
+                print("refused", path, error.strerror)
+print("ATTACK-DONE", flush=True)
+time.sleep(30)
+"""
+
+
+async def read_until(
+    client: Client, program_id: str, condition: Any, timeout: float = 20
+) -> list[dict[str, Any]]:
+    """read_program's pages from the start until ``condition(text so far)`` holds or
+    the program ended."""
+    pages: list[dict[str, Any]] = []
+    deadline = time.monotonic() + timeout
+    while not pages or not (pages[-1]["ended"] or condition("".join(p["text"] for p in pages))):
+        assert time.monotonic() < deadline, "".join(page["text"] for page in pages)
+        pages.append(
+            await call(
+                client, "read_program", programId=program_id,
+                cursor=pages[-1]["cursor"] if pages else 0, timeoutMs=2_000,
+            )
+        )  # fmt: skip
+    return pages
+
+
+async def test_a_program_cannot_tamper_with_another(programs: tuple[Client, ToolContext]) -> None:
+    """Another program of the same user read a program's stdin file, appended to its
+    text file (its output came back as FORGED-) and held its copy FIFO (its end was never
+    seen). Once a program runs, none of its files has a name left to open."""
+    client, context = programs
+    victim = await call(
+        client, "start_program",
+        argv=["sh", "-c", "echo STARTED; sleep 2; read line; echo \"REAL-$line\""],
+        input="SECRET-INPUT\n",
+    )  # fmt: skip
+    await read_until(client, victim["programId"], lambda text: "STARTED" in text)
+    directory = context.programs.get(victim["programId"]).directory
+    roots = {
+        str(directory.parent),
+        str(Path(context.programs.host.gate_directory(directory)).parent),
+    }
+    attacker = await call(
+        client, "start_program", argv=[sys.executable, "-c", TAMPERER, *sorted(roots)]
+    )
+    said = "".join(
+        page["text"]
+        for page in await read_until(client, attacker["programId"], lambda t: "ATTACK-DONE" in t)
+    )
+    pages = await read_until(client, victim["programId"], lambda text: False)
+    await call(client, "stop_program", programId=attacker["programId"])
+    assert "SECRET" not in said
+    assert "".join(page["text"] for page in pages) == "STARTED\nREAL-SECRET-INPUT\n"
+    assert (pages[-1]["exitStatus"], pages[-1]["outputComplete"]) == (0, True)
+
+
 async def test_the_running_limit_holds_under_concurrency(
     tmux_socket: str, anyio_backend: str
 ) -> None:
@@ -256,6 +330,77 @@ async def test_the_running_limit_holds_under_concurrency(
     assert len(started) == 16
     assert len(refused) == 34
     assert all("programs run already" in message for message in refused)
+
+
+@pytest.fixture(params=["local", "ssh"])
+async def limited_programs(
+    request: pytest.FixtureRequest, anyio_backend: str, tmux_socket: str
+) -> AsyncIterator[Client]:
+    """schemux in this process with the default running limit (16), on this machine and
+    over ssh."""
+    ssh = over_ssh(request, request.param)
+    socket_name = tmux_socket if ssh is None else request.getfixturevalue("remote_tmux_socket")
+    context = ToolContext(Settings(socket_name=socket_name, ssh=ssh))
+    try:
+        async with Client(build_server(context, BINDINGS)) as client:
+            yield client
+    finally:
+        await context.close()
+
+
+async def test_a_burst_of_run_program_calls_all_run(limited_programs: Client) -> None:
+    """At the running limit run_program waits for a slot within its timeout (it was
+    refused: 16 of 40 answered)."""
+    client = limited_programs
+    answers: dict[int, Any] = {}
+
+    async def one(index: int) -> None:
+        answers[index] = await client.call_tool(
+            "run_program", {"argv": ["echo", f"run-{index}"], "timeoutMs": 120_000}
+        )
+
+    async with anyio.create_task_group() as group:
+        for index in range(60):
+            group.start_soon(one, index)
+    wrong = {
+        index: answer.content
+        for index, answer in answers.items()
+        if answer.is_error
+        or (answer.structured_content or {}).get("output") != f"run-{index}"
+        or (answer.structured_content or {}).get("exitStatus") != 0
+    }
+    assert wrong == {}
+
+
+async def test_run_program_waits_its_turn_within_its_timeout(limited_programs: Client) -> None:
+    """Behind 16 running programs: a run_program whose timeout passes first is refused
+    saying so; the waiting ones run first come, first served as slots come free, and
+    start_program is refused at once."""
+    client = limited_programs
+    started = [await call(client, "start_program", argv=["sleep", "60"]) for _ in range(16)]
+    try:
+        assert "16 programs run already" in await call_error(client, "start_program", argv=["true"])
+        before = time.monotonic()
+        error = await call_error(client, "run_program", argv=["true"], timeoutMs=500)
+        assert "none ended within the call's timeout" in error
+        assert 0.4 < time.monotonic() - before < 5
+        order: list[int] = []
+
+        async def waiting(index: int) -> None:
+            result = await call(client, "run_program", argv=["echo", str(index)], timeoutMs=60_000)
+            order.append(int(result["output"]))
+
+        async with anyio.create_task_group() as group:
+            for index in range(3):
+                group.start_soon(waiting, index)
+                await anyio.sleep(0.2)  # queued in this order
+            for program in started[:3]:
+                await call(client, "stop_program", programId=program["programId"])
+                await anyio.sleep(1)  # one slot at a time: each goes to the first waiting
+        assert order == [0, 1, 2]
+    finally:
+        for program in started[3:]:
+            await call(client, "stop_program", programId=program["programId"])
 
 
 async def test_stop_and_expiry_end_the_whole_tree(programs: tuple[Client, ToolContext]) -> None:
@@ -578,9 +723,10 @@ def test_only_a_genuine_marker_ends_the_copy() -> None:
 THIEF = r"""
 import os, re, sys, time
 gate = open(f"/proc/{os.getppid()}/cmdline", "rb").read().split(b"\0")
-# the gate's first argument that is a directory with the copy's FIFO in it
-directory = next(a.decode() for a in gate if os.path.exists(os.path.join(a, b"copy")))
-if os.fork() == 0:  # a descendant that outlives the program and reads the copy's FIFO
+# the gate's first argument that is a directory with the copy's FIFO in it (none: the
+# FIFO's name goes once the pane's copy has opened it)
+directory = next((a.decode() for a in gate if os.path.exists(os.path.join(a, b"copy"))), None)
+if directory is not None and os.fork() == 0:  # a descendant that reads the copy's FIFO
     copy = os.open(os.path.join(directory, "copy"), os.O_RDONLY)
     out = os.open(os.path.join(directory, "copy"), os.O_WRONLY)
     seen = b""

@@ -8,6 +8,12 @@ import re
 import tomllib
 from pathlib import Path
 
+import pytest
+from mcp.client.stdio import DEFAULT_INHERITED_ENV_VARS, get_default_environment
+
+from schemux.errors import ConfigError
+from schemux.http_config import read_token_file
+
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text("utf-8")
 BLOCK = re.compile(r"```(\w+)\n(.*?)```", re.DOTALL)
@@ -40,3 +46,39 @@ def test_every_client_configuration_parses_and_names_the_launcher() -> None:
         assert entry["args"] == ["serve"]
     claude_code = next(text for text in blocks("sh") if text.startswith("claude mcp add"))
     assert claude_code.rstrip().endswith("/bin/schemux serve")
+
+
+def test_a_quick_start_of_five_lines_comes_first() -> None:
+    headings = re.findall(r"^## (.+)$", README, re.MULTILINE)
+    assert headings[0] == "Quick start"
+    section = README.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    (commands,) = BLOCK.findall(section)
+    assert len(commands[1].strip().splitlines()) == 5
+    assert "## Troubleshooting" in README
+
+
+def test_every_call_example_names_the_agents_own_server() -> None:
+    """Without -L a call makes its sessions on the person's default tmux server."""
+    calls = [line for text in blocks("sh") for line in text.splitlines() if "schemux call" in line]
+    assert calls
+    assert all(" -L agent " in line for line in calls)
+
+
+def test_what_it_says_of_filtered_environments_holds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The SDK's stdio client drops TMUX_TMPDIR, as the README warns, and says what to do."""
+    monkeypatch.setenv("TMUX_TMPDIR", "/run/user/1000")
+    assert "TMUX_TMPDIR" not in get_default_environment()
+    for variable in DEFAULT_INHERITED_ENV_VARS:
+        assert f"`{variable}`" in README
+    assert "put it in the client's `env`" in README
+
+
+def test_what_it_says_of_token_files_holds(tmp_path: Path) -> None:
+    token = tmp_path / "token"
+    token.write_text("a-token-of-16-characters-or-more\n")
+    token.chmod(0o640)
+    with pytest.raises(ConfigError, match="chmod 600"):
+        read_token_file(str(token))
+    token.chmod(0o600)
+    assert read_token_file(str(token)) == "a-token-of-16-characters-or-more"
+    assert "`chmod 600 FILE`" in README

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from functools import partial
 from typing import Any
 
 import anyio
@@ -78,6 +79,25 @@ async def test_cancel_interrupts_and_frees_the_pane(
     assert private_options(pane) == []
     if "trap" in command:
         assert "caught" in screen(pane)
+
+
+async def test_cancel_interrupts_a_pane_a_person_scrolls_back_in(
+    memory_client: Client, tmux_socket: str
+) -> None:
+    """In copy mode C-c is the mode's ``cancel``: the interrupt leaves the mode first, and
+    reaches the command."""
+    pane = new_pane(tmux_socket)
+    command = "trap 'echo caught; exit 3' INT; echo ar''med; while :; do sleep 0.1; done"
+    arguments = {"command": command, "pane_id": pane.pane_id, "timeout": 20}
+    async with anyio.create_task_group() as group:
+        group.start_soon(partial(memory_client.call_tool, "run_command", arguments))
+        await until(lambda: "armed\n" in screen(pane), timeout=15)  # the trap is set
+        tmux(tmux_socket, "copy-mode", "-t", pane.pane_id)  # a person scrolls back
+        group.cancel_scope.cancel()
+    await until(lambda: private_options(pane) == [], timeout=5)
+    await until(lambda: "caught\n" in screen(pane), timeout=5)  # the trap's line
+    assert tmux(tmux_socket, "display", "-p", "-t", pane.pane_id, "#{pane_in_mode}") == "0\n"
+    assert await next_call_works(memory_client, pane) < 1
 
 
 async def test_cancel_run_shell_command(transport_client: Client, transport_socket: str) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from tests.support import Pane, call, call_error, new_pane, tmux, wait_until
+from tests.support import Pane, call, call_error, new_pane, pane_format, tmux, wait_until
 
 pytestmark = pytest.mark.anyio
 
@@ -171,3 +171,48 @@ async def test_a_lone_surrogate_is_refused_and_nothing_is_sent(
     await call(memory_client, "send_keys", keys="after", pane_id=pane.pane_id)
     assert received(output, 0, 6) == b"after\r"
     assert tmux(tmux_socket, "has-session", "-t", pane.session_name) == ""
+
+
+MODES = {
+    "copy-mode": ("copy-mode", "-t"),
+    "view-mode": ("run-shell", "-t"),  # + a command: its output shows in view mode
+    "clock-mode": ("clock-mode", "-t"),
+    "tree-mode": ("choose-tree", "-t"),
+    "options-mode": ("customize-mode", "-t"),
+}
+
+
+@pytest.mark.parametrize("tool", ["send_keys", "send_keys_batch"])
+@pytest.mark.parametrize("mode", list(MODES))
+async def test_keys_reach_the_program_in_every_pane_mode(
+    memory_client: Client, tmux_socket: str, tmp_path: Path, mode: str, tool: str
+) -> None:
+    """A pane in a mode (a person scrolling back) took keys as the mode's: literal "y"
+    ran a copy-mode binding, C-w the copy-command, and the program read nothing. The
+    mode is left, and the keys reach the program (a batch's operations type the same
+    way)."""
+    output, ran = tmp_path / "keys", tmp_path / "ran"
+    pane = raw_reader(tmux_socket, output)
+    tmux(tmux_socket, "bind-key", "-T", "copy-mode", "y", "run-shell", f"echo y >> {ran}")
+    tmux(tmux_socket, "set-option", "-s", "copy-command", f"cat >> {ran}")
+    try:
+        sent = b""
+        for keys, literal, expected in [("y", True, b"y"), ("C-w", False, b"\x17")]:
+            tmux(
+                tmux_socket, *MODES[mode], pane.pane_id, *(["echo"] if mode == "view-mode" else [])
+            )
+            tmux(tmux_socket, "send-keys", "-t", pane.pane_id, "-X", "begin-selection", check=False)
+            assert pane_format(pane, "#{pane_mode}") == mode
+            operation = {"keys": keys, "pane_id": pane.pane_id, "literal": literal, "enter": False}
+            if tool == "send_keys":
+                await call(memory_client, tool, **operation)
+            else:
+                result = await call(memory_client, tool, operations=[operation])
+                assert result["succeeded"] == 1
+            sent += expected
+            assert received(output, 0, len(sent)) == sent
+            assert pane_format(pane, "#{pane_in_mode}") == "0"
+        assert not ran.exists()
+    finally:
+        tmux(tmux_socket, "unbind-key", "-T", "copy-mode", "y")
+        tmux(tmux_socket, "set-option", "-s", "-u", "copy-command")

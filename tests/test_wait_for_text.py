@@ -15,6 +15,7 @@ from typing import Any
 
 import anyio
 import pytest
+import regex
 from mcp import Client
 
 from schemux.engine import Watcher
@@ -371,4 +372,84 @@ async def test_a_wait_begins_in_two_round_trips_on_its_watcher(
     (lines,) = before_waiting
     assert [args[0] for args in lines] == ["display-message", "link-window"]
     assert lines[1].count("capture-pane") == 2  # the rows from the cursor, and the screen
+    await left_behind(pane)
+
+
+async def lateness_until(client: Client, pane: Pane, answer: Awaitable[Any]) -> tuple[float, Any]:
+    """How late the event loop's timers ran, other calls (captures) answered meanwhile,
+    until ``answer`` came; and the answer."""
+    task = asyncio.ensure_future(answer)
+    worst = 0.0
+    while not task.done():
+        slept = time.monotonic()
+        await asyncio.sleep(0.05)
+        worst = max(worst, time.monotonic() - slept - 0.05)
+        await call(client, "capture_pane", paneId=pane.pane_id)
+    return worst, await task
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"patterns": ["a" * 1_000_000]}, "patterns[0] is 1000000 characters long: at most"),
+        ({"patterns": ["ok", "b" * 10_001]}, "patterns[1] is 10001 characters long"),
+        (
+            {"patterns": ["(?:x|y)" * 100_000], "regex": True},
+            "patterns[0] is 700000 characters long",
+        ),
+        ({"stop": [f"s{index}" for index in range(10_000)]}, "stop has 10000 patterns: at most"),
+        (
+            {"patterns": ["p" * 10_000], "stop": ["s" * 10_000, "t"]},
+            "patterns and stop hold 20001 characters together: at most 20000",
+        ),
+    ],
+)
+async def test_too_many_or_too_long_patterns_are_refused_at_once(
+    memory_client: Client, tmux_socket: str, arguments: dict[str, Any], message: str
+) -> None:
+    """Before the bounds, compiling a 1 MB literal held the event loop for seconds."""
+    pane = new_pane(tmux_socket)
+    await call(memory_client, "capture_pane", paneId=pane.pane_id)  # clients are up
+    started = time.monotonic()
+    refused = call_error(
+        memory_client, "wait_for_text", pane_id=pane.pane_id, timeout=0.3, **arguments
+    )
+    error = await refused
+    assert message in error
+    assert len(error) < 1000  # the value is not echoed
+    assert time.monotonic() - started < 1.5
+    await left_behind(pane)
+
+
+async def test_patterns_compile_off_the_loop_within_the_budget(
+    memory_client: Client, tmux_socket: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The largest patterns allowed, compiled in a worker thread: every other call is
+    answered meanwhile, and a compile that outlasts the call's timeout ends the call
+    at its timeout."""
+    pane = new_pane(tmux_socket)
+    await call(memory_client, "capture_pane", paneId=pane.pane_id)
+    heaviest = {"patterns": ["(?:x|y)" * 1428], "stop": ["(?:x|z)" * 1428], "regex": True}
+    waiting = call(memory_client, "wait_for_text", pane_id=pane.pane_id, timeout=3, **heaviest)
+    lateness, result = await lateness_until(memory_client, pane, waiting)
+    assert (lateness < 0.8, result["outcome"]) == (
+        True,
+        "timeout",
+    )  # as timers keep time under load
+
+    real_compile = regex.compile
+
+    def slow_compile(*args: Any, **kwargs: Any) -> Any:
+        time.sleep(1.5)  # as a compile of seconds would, without a CPU to spare
+        return real_compile(*args, **kwargs)
+
+    monkeypatch.setattr(regex, "compile", slow_compile)
+    started = time.monotonic()
+    refused = call_error(
+        memory_client, "wait_for_text", pane_id=pane.pane_id, patterns=["slow" * 100], timeout=0.3
+    )  # longer than is compiled on the loop
+    lateness, error = await lateness_until(memory_client, pane, refused)
+    assert lateness < 0.8
+    assert "compiling patterns and stop took longer than the call's timeout" in error
+    assert time.monotonic() - started < 1.2
     await left_behind(pane)

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import os
 import shutil
+import tempfile
 from collections.abc import AsyncIterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager
@@ -45,12 +46,12 @@ class ProgramHost(Protocol):
     async def write_secret(self, fd: int, secret: bytes) -> bool: ...
     def open_copy(self, path: Path) -> AbstractAsyncContextManager[asyncio.StreamReader]: ...
     def unblock_copy(self, path: Path) -> None: ...
-    async def open_text(self, path: Path) -> BinaryIO: ...
-    async def append(self, file: BinaryIO, data: bytes) -> None: ...
-    async def read_at(self, path: Path, offset: int, length: int) -> bytes: ...
-    async def read_tail(self, path: Path, ceiling: int) -> tuple[str, int]: ...
+    def make_text(self, directory: Path) -> BinaryIO: ...
+    async def append(self, file: BinaryIO, offset: int, data: bytes) -> None: ...
+    async def read_at(self, file: BinaryIO, offset: int, length: int) -> bytes: ...
+    async def read_tail(self, file: BinaryIO, size: int, ceiling: int) -> tuple[str, int]: ...
     async def read_stderr(self, path: Path, ceiling: int) -> tuple[str, int]: ...
-    async def first_line(self, path: Path, ceiling: int) -> str: ...
+    async def first_line(self, file: BinaryIO, size: int, ceiling: int) -> str: ...
     async def remove(self, directory: Path) -> None: ...
     def open_process(self, pid: int) -> int: ...
     async def watching(self, pidfd: int) -> None: ...
@@ -67,50 +68,41 @@ class ProgramHost(Protocol):
 
 
 class TextFiles:
-    """The text files of programs, on this machine whatever host runs them."""
+    """The text files of programs, on this machine whatever host runs them. A text file
+    has no name (``O_TMPFILE``): schemux alone writes and reads it, through its own
+    descriptor, at the offsets it wrote, so no other process can find it in a directory,
+    and bytes written past the text schemux copied are never read."""
 
     @staticmethod
-    async def open_text(path: Path) -> BinaryIO:
-        return await asyncio.to_thread(open, path, "ab")
+    def make_text(directory: Path) -> BinaryIO:
+        return tempfile.TemporaryFile(dir=directory, buffering=0)
 
     @staticmethod
-    async def append(file: BinaryIO, data: bytes) -> None:
+    async def append(file: BinaryIO, offset: int, data: bytes) -> None:
         def write() -> None:
-            file.write(data)
-            file.flush()
+            written = 0
+            while written < len(data):
+                written += os.pwrite(file.fileno(), data[written:], offset + written)
 
         await asyncio.to_thread(write)
 
     @staticmethod
-    async def read_at(path: Path, offset: int, length: int) -> bytes:
-        def read() -> bytes:
-            with path.open("rb") as file:
-                file.seek(offset)
-                return file.read(length)
-
-        return await asyncio.to_thread(read)
+    async def read_at(file: BinaryIO, offset: int, length: int) -> bytes:
+        return await asyncio.to_thread(os.pread, file.fileno(), length, offset)
 
     @staticmethod
-    async def read_tail(path: Path, ceiling: int) -> tuple[str, int]:
-        """The end of a file, as much as can reach a result (``ceiling`` bytes and a
-        line's worth more), and how many bytes before it were not read."""
-
-        def read() -> tuple[str, int]:
-            with path.open("rb") as file:
-                size = file.seek(0, 2)
-                start = max(0, size - ceiling - 4096)
-                file.seek(start)
-                return file.read().decode("utf-8", "replace"), start
-
-        return await asyncio.to_thread(read)
+    async def read_tail(file: BinaryIO, size: int, ceiling: int) -> tuple[str, int]:
+        """The end of the first ``size`` bytes, as much as can reach a result (``ceiling``
+        bytes and a line's worth more), and how many bytes before it were not read."""
+        start = max(0, size - ceiling - 4096)
+        data = await asyncio.to_thread(os.pread, file.fileno(), size - start, start)
+        return data.decode("utf-8", "replace"), start
 
     @staticmethod
-    async def first_line(path: Path, ceiling: int) -> str:
-        def read() -> str:
-            with path.open("rb") as file:
-                return file.readline(ceiling).decode("utf-8", "replace")
-
-        return await asyncio.to_thread(read)
+    async def first_line(file: BinaryIO, size: int, ceiling: int) -> str:
+        data = await asyncio.to_thread(os.pread, file.fileno(), min(size, ceiling), 0)
+        end = data.find(b"\n")
+        return data[: end + 1 if end >= 0 else len(data)].decode("utf-8", "replace")
 
 
 class LocalHost(TextFiles):
@@ -125,6 +117,8 @@ class LocalHost(TextFiles):
         # opening a FIFO blocks until its writer opens it: one thread per running program
         # at most, of its own, so that nothing else in the process can starve the copies
         self._openers = ThreadPoolExecutor(max_running, "schemux-copy")
+        # each program's stderr file, opened before its gate removes its name
+        self._stderr: dict[Path, int] = {}
 
     @property
     def root(self) -> Path:
@@ -161,11 +155,12 @@ class LocalHost(TextFiles):
         written until the gate reads it."""
         os.mkfifo(directory / "copy", 0o600)
         os.mkfifo(directory / "secret", 0o600)
-        (directory / "text").touch(0o600)
         if stderr:
-            (directory / "stderr").touch(0o600)
+            self._stderr[directory] = os.open(
+                directory / "stderr", os.O_RDONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600
+            )
         if stdin_text is not None:
-            await asyncio.to_thread((directory / "stdin").write_text, stdin_text, "utf-8")
+            await asyncio.to_thread(_write_private, directory / "stdin", stdin_text.encode())
         return os.open(directory / "secret", os.O_RDWR | os.O_NONBLOCK)
 
     @staticmethod
@@ -207,6 +202,9 @@ class LocalHost(TextFiles):
         except asyncio.CancelledError:
             future.add_done_callback(_close_opened)
             raise
+        # its writer has it open: from now on no other process can open it by its name
+        with contextlib.suppress(OSError):
+            os.unlink(path)
         os.set_blocking(fd, False)
         return os.fdopen(fd, "rb", buffering=0)
 
@@ -217,10 +215,18 @@ class LocalHost(TextFiles):
             os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
 
     async def read_stderr(self, path: Path, ceiling: int) -> tuple[str, int]:
-        return await self.read_tail(path, ceiling)
+        """The end of the program's stderr, through the descriptor opened with it (its
+        gate removes the name once the program has it)."""
+        fd = self._stderr.get(path.parent)
+        if fd is None:
+            return "", 0
+        with os.fdopen(os.dup(fd), "rb", buffering=0) as file:
+            return await self.read_tail(file, os.fstat(fd).st_size, ceiling)
 
-    @staticmethod
-    async def remove(directory: Path) -> None:
+    async def remove(self, directory: Path) -> None:
+        fd = self._stderr.pop(directory, None)
+        if fd is not None:
+            os.close(fd)
         await asyncio.to_thread(shutil.rmtree, directory, ignore_errors=True)
 
     @staticmethod
@@ -265,10 +271,20 @@ class LocalHost(TextFiles):
     async def close(self) -> None:
         """Remove the runtime directory (its programs ended and forgotten)."""
         self._openers.shutdown(wait=False)
+        for fd in self._stderr.values():
+            os.close(fd)
+        self._stderr.clear()
         if self._root is not None:
-            await self.remove(self._root)
+            await asyncio.to_thread(shutil.rmtree, self._root, ignore_errors=True)
             os.close(self._root_fd)
             self._root_fd = -1
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    """A new file only its owner may open (a program's stdin: its gate removes the name)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    with os.fdopen(fd, "wb") as file:
+        file.write(data)
 
 
 def _close_opened(future: Future[int] | asyncio.Future[int]) -> None:

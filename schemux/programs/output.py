@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass
-from typing import BinaryIO
 
 from schemux.errors import SchemuxError
 from schemux.programs.gate import Report, scan
@@ -47,27 +46,24 @@ def offset_of(program: Program, cursor: int) -> int:
 async def copy_output(program: Program, host: ProgramHost, limit: int) -> Report | None:
     """Copy the pane's bytes to the text file until the end marker or the copy's end; the
     gate's report, or None when the copy ended without it."""
-    with await host.open_text(program.text_path) as text_file:
-        async with host.open_copy(program.copy_path) as reader:
-            text_filter = TextFilter()
-            pending = b""
-            report: Report | None = None
-            while report is None:
-                chunk = await reader.read(COPY_BUFFER)
-                if not chunk:
-                    break
-                data, pending, report = scan(pending + chunk, program.secret)
-                await _append(program, host, text_file, text_filter.feed(data), limit)
-            if report is None:
-                await _append(program, host, text_file, text_filter.feed(pending), limit)
-            await _append(program, host, text_file, text_filter.finish(), limit)
+    async with host.open_copy(program.copy_path) as reader:
+        text_filter = TextFilter()
+        pending = b""
+        report: Report | None = None
+        while report is None:
+            chunk = await reader.read(COPY_BUFFER)
+            if not chunk:
+                break
+            data, pending, report = scan(pending + chunk, program.secret)
+            await _append(program, host, text_filter.feed(data), limit)
+        if report is None:
+            await _append(program, host, text_filter.feed(pending), limit)
+        await _append(program, host, text_filter.finish(), limit)
     return report
 
 
-async def _append(
-    program: Program, host: ProgramHost, text_file: BinaryIO, text: str, limit: int
-) -> None:
-    if not text or program.output_cut:
+async def _append(program: Program, host: ProgramHost, text: str, limit: int) -> None:
+    if not text or program.output_cut or program.text is None:
         return
     data = text.encode()
     room = limit - program.text_size
@@ -75,7 +71,7 @@ async def _append(
         data = data[:room]
         data = data[: data.rfind(b"\n") + 1]  # cut on a line break
         program.output_cut = True
-    await host.append(text_file, data)
+    await host.append(program.text, program.text_size, data)
     program.text_size += len(data)
     program.changed()
 
@@ -100,9 +96,9 @@ async def page_at(
     size, finished = program.text_size, program.finished
     available = size - offset
     data = b""
-    if available > 0:
+    if available > 0 and program.text is not None:
         length = min(available, PAGE_CHARACTERS * 4)
-        data = await host.read_at(program.text_path, offset, length)
+        data = await host.read_at(program.text, offset, length)
     # the file is our own UTF-8: "ignore" only drops a character cut at the read's end
     text = data.decode("utf-8", "ignore")[:PAGE_CHARACTERS]
     cut = _after_lines(text, max_lines)

@@ -10,7 +10,7 @@ import secrets
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 from schemux.programs.gate import Ending, Outcome
 from schemux.programs.program_gate import TABLE_BYTES
@@ -100,6 +100,7 @@ class Program:
     # the gate's tokens, one per report it can make (schemux.programs.program_gate)
     secret: bytes = field(default_factory=lambda: secrets.token_bytes(TABLE_BYTES), repr=False)
     secret_fd: int = -1  # the secret FIFO's, held until the program ends
+    text: BinaryIO | None = None  # the text file (``TextFiles``), open until it is let go
     text_size: int = 0
     output_done: bool = False
     output_cut: bool = False
@@ -107,12 +108,9 @@ class Program:
     ending: Ending | None = None
     ended_by: Outcome | None = None  # stopped or expired while schemux ends it
     tasks: Tasks = field(init=False)
+    copy_task: asyncio.Task[None] | None = None
     lifetime_task: asyncio.Task[None] | None = None
     _changed: asyncio.Event = field(default_factory=asyncio.Event)
-
-    @property
-    def text_path(self) -> Path:
-        return self.directory / "text"
 
     @property
     def stderr_path(self) -> Path:
@@ -121,6 +119,12 @@ class Program:
     @property
     def copy_path(self) -> Path:
         return self.directory / "copy"
+
+    def let_go_of_text(self) -> None:
+        """Close the text file (it has no name: closed, it is gone)."""
+        if self.text is not None:
+            self.text.close()
+            self.text = None
 
     @property
     def finished(self) -> bool:

@@ -123,12 +123,14 @@ sub start_child {
         syscall($SYS_sigprocmask, SIG_SETMASK, $mask, 0, SIGSET_BYTES);
         $SIG{INT} = $SIG{QUIT} = 'DEFAULT';
         my ($ok, $in, $err) = (1);
+        # opened, their names go: no other process can open them from now on
         if (length $stdin_path) {
-            $ok = sysopen($in, $stdin_path, O_RDONLY) && open(STDIN, '<&', $in);
+            $ok = sysopen($in, $stdin_path, O_RDONLY) && open(STDIN, '<&', $in)
+              && unlink($stdin_path);
         }
         if ($ok && length $stderr_path) {
             $ok = sysopen($err, $stderr_path, O_WRONLY | O_CREAT | O_TRUNC, 0600)
-              && open(STDERR, '>&', $err);
+              && open(STDERR, '>&', $err) && unlink($stderr_path);
         }
         if ($ok) {
             $ok = chdir $cwd;

@@ -200,11 +200,14 @@ def start_child(
             # the gate's C-c, and what Python ignores for itself: not the program's
             for signum in (signal.SIGINT, signal.SIGQUIT, signal.SIGPIPE, signal.SIGXFSZ):
                 signal.signal(signum, signal.SIG_DFL)
+            # opened, their names go: no other process can open them from now on
             if stdin_path:
                 os.dup2(os.open(stdin_path, os.O_RDONLY), 0)
+                os.unlink(stdin_path)
             if stderr_path:
                 flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
                 os.dup2(os.open(stderr_path, flags, 0o600), 2)
+                os.unlink(stderr_path)
             code = 126
             os.chdir(cwd)
             os.execvpe(argv[0], argv, environment)

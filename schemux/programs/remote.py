@@ -262,8 +262,11 @@ class RemoteHost(TextFiles):
 
     def copy_command(self, program_id: str) -> str:
         """pipe-pane's shell command on the remote host: the helper's directory is made of
-        plain characters (the helper sees to it) and the id of hex digits."""
-        return f"exec cat > {self._serving(program_id).root}/{program_id}/copy"
+        plain characters (the helper sees to it) and the id of hex digits. Once it has the
+        FIFO open, the FIFO's name goes: no other process can open it from then on (the
+        helper's end, open without blocking, cannot tell when a writer came)."""
+        fifo = f"{self._serving(program_id).root}/{program_id}/copy"
+        return f"exec 3> {fifo} && rm -f {fifo} && exec cat >&3 3>&-"
 
     async def prepare(self, directory: Path, stdin_text: str | None, stderr: bool) -> int:
         helper = await self._running()

@@ -49,6 +49,7 @@ sub cleanup {
     undef $root;
 }
 my (%copies, %handles);    # program id -> copy FIFO's fd; handle -> what it holds
+my %stderrs;    # program id -> its stderr file, opened before its gate removes the name
 sub finish {
     for my $held (values %handles) {
         signal_gate($held, 1) if $held->{pid};
@@ -249,7 +250,12 @@ my %operations = (
             POSIX::mkfifo("$directory/$fifo", 0600) or die "cannot make a FIFO: $!\n";
         }
         write_file("$directory/stdin", $stdin) if $has_stdin;
-        write_file("$directory/stderr", '') if $stderr;
+        if ($stderr) {
+            write_file("$directory/stderr", '');
+            open(my $file, '<', "$directory/stderr") or die "cannot open its stderr: $!\n";
+            binmode $file;
+            $stderrs{$id} = $file;
+        }
         # not blocking: no writer yet. Linux reports the FIFO readable only once a writer
         # has come (with bytes, or gone again), so the end is seen as the copy's end
         my $copy = POSIX::open("$directory/copy", O_RDONLY | O_NONBLOCK);
@@ -304,6 +310,7 @@ my %operations = (
         my $directory = program_directory($id);
         my $copy = delete $copies{$id};
         POSIX::close($copy) if defined $copy;
+        delete $stderrs{$id};
         File::Path::remove_tree($directory);
         return;
     },
@@ -313,9 +320,7 @@ my %operations = (
     tail => sub {
         # the end of the program's stderr file: at most CEILING bytes and a line's worth
         my ($id, $ceiling) = @_;
-        my $path = program_directory($id) . '/stderr';
-        open(my $file, '<', $path) or return ('', 0);
-        binmode $file;
+        my $file = $stderrs{$id} or return ('', 0);
         my $size = -s $file;
         my $start = $size - $ceiling - 4096;
         $start = 0 if $start < 0;

@@ -3,6 +3,7 @@ status and the end of its stderr, leaving nothing of it behind."""
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 
 import anyio
@@ -42,11 +43,14 @@ async def run(
     store: ProgramStore, server: TmuxServer, spec: ProgramSpec, timeout: float,
     max_lines: int | None,
 ) -> RunResult:  # fmt: skip
-    """Run ``spec`` for up to ``timeout`` seconds (then it is stopped); also when the
-    call is cancelled, the program ends as at a timeout and its pane goes (unless kept)."""
-    program = await store.start(server, spec)
+    """Run ``spec`` for up to ``timeout`` seconds (then it is stopped), the wait for a
+    slot at the running limit included; also when the call is cancelled, the program ends
+    as at a timeout and its pane goes (unless kept)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    program = await store.start(server, spec, slot_deadline=deadline)
     try:
-        timed_out = not await store.wait_end(program, timeout)
+        timed_out = not await store.wait_end(program, max(0.0, deadline - loop.time()))
         # over ssh: the connection dropped, and the program's end with it
         lost = store.host.lost(program.directory)
         if lost is not None:
@@ -89,11 +93,15 @@ async def _screen(store: ProgramStore, program: Program) -> tuple[list[str], boo
     try:
         rows, may_have_dropped = await last_screen(program.server, program.pane_id)
     except TmuxCommandError:  # the pane went with its end unreported: the copy's text
-        text, _ = await store.host.read_tail(program.text_path, RESULT_CEILING)
+        if program.text is None:
+            return [], False
+        text, _ = await store.host.read_tail(program.text, program.text_size, RESULT_CEILING)
         return [line.rstrip() for line in text.rstrip("\n").split("\n")] if text else [], False
     if not may_have_dropped:
         return rows, False
-    first = await store.host.first_line(program.text_path, 64 * 1024)
+    if program.text is None:
+        return rows, True
+    first = await store.host.first_line(program.text, program.text_size, 64 * 1024)
     return rows, first.rstrip("\n").rstrip() != (rows or [""])[0]
 
 

@@ -4,9 +4,10 @@ own, stopped, expired, or their pane gone), retention of their output, and clean
 from __future__ import annotations
 
 import asyncio
+import logging
 import secrets
 import signal as signals
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Coroutine
 from functools import partial
 from pathlib import Path
@@ -28,6 +29,7 @@ STOP_GRACE_SECONDS = 2.0
 EXIT_GRACE_SECONDS = 1.0  # at exit, SIGTERM's grace: every exit path ends within ~2 s
 GATE_GRACE_SECONDS = 2.0
 GONE = Ending("gone", None, None)
+logger = logging.getLogger("schemux")
 
 
 class ProgramStore:
@@ -46,6 +48,9 @@ class ProgramStore:
         )
         self._programs: OrderedDict[str, Program] = OrderedDict()
         self._starting = 0  # slots taken by starts still under way
+        # run_program calls waiting for a slot, first come first served: each future is
+        # resolved once a slot is taken for it (``_hand_over``)
+        self._slot_waiters: deque[asyncio.Future[None]] = deque()
         self._retired: set[Program] = set()  # let go, with tasks still running
         self._tasks = Tasks("programs")  # removals of retired output
 
@@ -76,19 +81,68 @@ class ProgramStore:
                 return program.id
         return None
 
-    async def start(self, server: TmuxServer, spec: ProgramSpec) -> Program:
-        # the slot is taken before the first await: concurrent starts cannot overrun it
-        running = sum(1 for p in self._programs.values() if p.ending is None) + self._starting
-        if running >= self.limits.max_running:
+    def _running(self) -> int:
+        """Slots taken: programs not ended, and starts under way."""
+        return sum(1 for p in self._programs.values() if p.ending is None) + self._starting
+
+    def _hand_over(self) -> None:
+        """Give the slots that are free to the calls waiting for one, in their order."""
+        while self._slot_waiters and self._running() < self.limits.max_running:
+            waiter = self._slot_waiters.popleft()
+            self._starting += 1
+            waiter.set_result(None)
+
+    async def _take_slot(self, deadline: float | None) -> None:
+        """Take a slot (counted in ``_starting``): at once, before any await, so that
+        concurrent starts cannot overrun the limit; or, with ``deadline`` (a loop time),
+        the first one to come free before it, behind the calls already waiting."""
+        if self._running() < self.limits.max_running and not self._slot_waiters:
+            self._starting += 1
+            return
+        running = self._running()
+        if deadline is None:
             raise SchemuxError(
                 f"{running} programs run already, the most this server allows",
                 suggestion="stop one with stop_program, or wait for one to end",
             )
-        self._starting += 1
+        waiter = asyncio.get_running_loop().create_future()
+        self._slot_waiters.append(waiter)
+        try:
+            async with asyncio.timeout_at(deadline):
+                await asyncio.shield(waiter)
+        except TimeoutError:
+            self._give_up(waiter)
+            raise SchemuxError(
+                f"{running} programs ran already, the most this server allows, and none "
+                "ended within the call's timeout",
+                suggestion="call again with a longer timeoutMs, or stop a program with "
+                "stop_program",
+            ) from None
+        except BaseException:
+            self._give_up(waiter)
+            raise
+
+    def _give_up(self, waiter: asyncio.Future[None]) -> None:
+        """A call stops waiting for a slot: out of the queue, and a slot taken for it
+        just as it left goes to the next."""
+        if waiter in self._slot_waiters:
+            self._slot_waiters.remove(waiter)
+        elif waiter.done() and not waiter.cancelled():
+            self._starting -= 1
+            self._hand_over()
+        waiter.cancel()
+
+    async def start(
+        self, server: TmuxServer, spec: ProgramSpec, *, slot_deadline: float | None = None
+    ) -> Program:
+        """Start ``spec`` in a slot of its own; at the limit, refuse, or with
+        ``slot_deadline`` (a loop time) wait for a slot until then."""
+        await self._take_slot(slot_deadline)
         try:
             program_id = f"p{secrets.token_hex(6)}"
             directory = self.host.make_directory(program_id)
             program = Program(program_id, server, directory, keep=spec.keep, hold=spec.hold)
+            program.text = self.host.make_text(directory)
             program.tasks = Tasks(program_id, partial(self._failed, program))
             try:
                 await self._launch(program, spec)
@@ -98,6 +152,7 @@ class ProgramStore:
             self._programs[program_id] = program
         finally:
             self._starting -= 1
+            self._hand_over()  # the slot goes with a start that failed or already ended
         program.lifetime_task = program.tasks.spawn("lifetime", self._expire(program, spec))
         return program
 
@@ -117,7 +172,7 @@ class ProgramStore:
         program.pane_id = pane_id
         audit.note_program(program.id, pane_id)
         program.gate_fd = self.host.open_process(int(pid))
-        program.tasks.spawn("copy", self._copy(program))
+        program.copy_task = program.tasks.spawn("copy", self._copy(program))
         program.tasks.spawn("gate", self._watch_gate(program))
         await start_copy(
             program.server, spec, pane_id, window_id, own_identity(),
@@ -172,6 +227,16 @@ class ProgramStore:
         if not await program.until(lambda: program.output_done, GATE_GRACE_SECONDS):
             # a dead pane keeps its pipe: only its end closes it
             await kill_pane(program.server, program.pane_id)
+        if not await program.until(lambda: program.output_done, GATE_GRACE_SECONDS):
+            # the pane's copy is gone, and the copy still has a writer: another process
+            # holds the FIFO (it opened it before the copy's writer did). What it wrote
+            # cannot be told from the program's output: the end is reported as lost
+            logger.warning("the copy of %s has a writer that is not its pane's", program.id)
+            if program.copy_task is not None:
+                program.copy_task.cancel()
+            program.lost_end = True
+            program.output_done = True
+            self._end(program, GONE)
 
     def _end(self, program: Program, ending: Ending) -> None:
         if program.ending is not None:
@@ -186,6 +251,7 @@ class ProgramStore:
             program.lifetime_task.cancel()  # a kept pane goes when its lifetime does
         program.changed()
         self._retire_old()
+        self._hand_over()
 
     def _signal(self, program: Program, signum: int) -> None:
         if program.gate_fd >= 0:
@@ -218,6 +284,7 @@ class ProgramStore:
         for program in ended[: max(0, len(ended) - self.limits.retained_ended)]:
             del self._programs[program.id]
             self._retired.add(program)
+            program.let_go_of_text()
             self._tasks.spawn("removal", self.host.remove(program.directory))
 
     async def _expire(self, program: Program, spec: ProgramSpec) -> None:
@@ -267,6 +334,7 @@ class ProgramStore:
 
     async def _forget(self, program: Program) -> None:
         self._programs.pop(program.id, None)
+        self._hand_over()
         await program.tasks.cancel()
         # a copy that never began has a thread blocked opening the FIFO: open the other
         # end, so that it returns (and closes what it opened)
@@ -275,6 +343,7 @@ class ProgramStore:
             if fd >= 0:
                 self.host.close_descriptor(fd)
         program.gate_fd = program.secret_fd = -1
+        program.let_go_of_text()
         await self.host.remove(program.directory)
 
     async def close(self) -> None:
