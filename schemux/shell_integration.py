@@ -32,6 +32,7 @@ directory (0700, checked to be ours) next to tmux's own sockets.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import stat
@@ -45,6 +46,9 @@ ON_PROMPT = "@schemux_on_prompt"
 STATUS = "@schemux_status"
 SHELL = "@schemux_shell"  # "NAME PID PASTE EOL": the shell that has the hooks
 START = "@schemux_start"  # where the output of the armed command starts
+# set by schemux on a pane it started with the hooks (the shell's name): until the hooks
+# report, its shell has not reached its first prompt
+PENDING = "@schemux_hooks"
 
 # the variables the files read once, then unset
 _TMUX_VARIABLE = "__SCHEMUX_TMUX"
@@ -78,7 +82,7 @@ if [ -n "${TMUX_PANE-}" ] && [ -n "${__SCHEMUX_TMUX-}" ]; then
   }
   __schemux_preexec() {
     "$__schemux_tmux" -S "$__schemux_socket" \
-      run -t "$__schemux_pane" -C '#{@schemux_on_command}' >/dev/null 2>&1
+      run -t "$__schemux_pane" -C '#{E:@schemux_on_command}' >/dev/null 2>&1
     printf '\033]133;C\007'
   }
   if [[ $(declare -p PROMPT_COMMAND 2>/dev/null) == "declare -a"* ]]; then
@@ -95,7 +99,11 @@ unset __SCHEMUX_TMUX
 # each of ours sources the user's own with ZDOTDIR as the user has it
 _ZSHENV = r"""# schemux shell integration for zsh: the user's .zshenv
 __schemux_zdotdir=$ZDOTDIR
-if [[ -n ${__SCHEMUX_USER_ZDOTDIR+x} ]]; then ZDOTDIR=$__SCHEMUX_USER_ZDOTDIR; else unset ZDOTDIR; fi
+if [[ -n ${__SCHEMUX_USER_ZDOTDIR+x} ]]; then
+  ZDOTDIR=$__SCHEMUX_USER_ZDOTDIR
+else
+  unset ZDOTDIR
+fi
 unset __SCHEMUX_USER_ZDOTDIR
 [[ -f ${ZDOTDIR:-$HOME}/.zshenv ]] && source "${ZDOTDIR:-$HOME}/.zshenv"
 __schemux_user_zdotdir=${ZDOTDIR-}
@@ -105,7 +113,11 @@ ZDOTDIR=$__schemux_zdotdir
 
 _ZSH_USER_DOTDIR = r"""
 __schemux_to_user() {
-  if [[ -n $__schemux_user_has_zdotdir ]]; then ZDOTDIR=$__schemux_user_zdotdir; else unset ZDOTDIR; fi
+  if [[ -n $__schemux_user_has_zdotdir ]]; then
+    ZDOTDIR=$__schemux_user_zdotdir
+  else
+    unset ZDOTDIR
+  fi
 }
 __schemux_to_ours() {
   __schemux_user_zdotdir=${ZDOTDIR-}
@@ -152,7 +164,7 @@ if [[ -n ${TMUX_PANE-} && -n ${__SCHEMUX_TMUX-} ]]; then
   }
   __schemux_preexec() {
     "$__schemux_tmux" -S "$__schemux_socket" \
-      run -t "$__schemux_pane" -C '#{@schemux_on_command}' >/dev/null 2>&1
+      run -t "$__schemux_pane" -C '#{E:@schemux_on_command}' >/dev/null 2>&1
     printf '\033]133;C\007'
   }
   precmd_functions=(__schemux_precmd $precmd_functions)
@@ -198,7 +210,7 @@ if set -q TMUX_PANE; and set -q __SCHEMUX_TMUX
     end
     function __schemux_preexec --on-event fish_preexec
         $__schemux_tmux -S $__schemux_socket \
-            run -t $__schemux_pane -C '#{@schemux_on_command}' >/dev/null 2>&1
+            run -t $__schemux_pane -C '#{E:@schemux_on_command}' >/dev/null 2>&1
         test $__schemux_marks = 1; and printf '\e]133;C\a'
     end
     function __schemux_first_prompt --on-event fish_prompt
@@ -236,7 +248,8 @@ class HookedShell:
         fields = value.split(" ")
         if len(fields) != 4 or fields[0] not in INTEGRATED_SHELLS or not fields[1].isdigit():
             return None
-        return cls(fields[0], int(fields[1]), fields[2] == "1", "" if fields[3] == "-" else fields[3])
+        mark = "" if fields[3] == "-" else fields[3]
+        return cls(fields[0], int(fields[1]), fields[2] == "1", mark)
 
 
 def _directory_base(env: Mapping[str, str]) -> Path:
@@ -246,10 +259,8 @@ def _directory_base(env: Mapping[str, str]) -> Path:
 
 def _private_directory(path: Path) -> None:
     """Make ``path`` a directory of ours alone, or refuse one that is not."""
-    try:
+    with contextlib.suppress(FileExistsError):
         path.mkdir(mode=0o700)
-    except FileExistsError:
-        pass
     info = path.lstat()
     if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
         raise OSError(f"{path} is not a directory of this user's")
