@@ -122,7 +122,8 @@ async def test_the_screen_shows_only_the_command_and_its_output(
     text = screen(pane)
     assert "echo visible-output" in text
     assert "visible-output" in text.replace("echo visible-output", "")
-    assert "schemux" not in text and "tmux" not in text
+    assert "schemux" not in text
+    assert "tmux" not in text
 
 
 @pytest.mark.parametrize("shell", SHELLS)
