@@ -292,7 +292,7 @@ async def test_a_signal_taken_by_another_waiter_does_not_hold_the_call(
     pane = new_pane(tmux_socket)
     channel = f"schemux_d_{known_token}"
     stale = await anyio.open_process(["tmux", "-L", tmux_socket, "wait-for", channel])
-    async with stale:
+    try:
         with anyio.fail_after(10):
             result = await run(memory_client, command="echo taken", pane_id=pane.pane_id)
         assert result["output"] == ["taken"]
@@ -302,6 +302,10 @@ async def test_a_signal_taken_by_another_waiter_does_not_hold_the_call(
             after = await run(memory_client, command="echo next", pane_id=pane.pane_id)
         assert after["output"] == ["next"]
         assert nothing_left_behind(pane, known_token, waits)
+    finally:
+        if stale.returncode is None:
+            stale.kill()
+        await stale.aclose()
 
 
 async def test_a_tmux_server_killed_mid_command_fails_the_call_at_once() -> None:
