@@ -80,6 +80,7 @@ class Wrapper:
         # a leading space keeps it out of history
         self.prefix = " " if suppress_history else ""
         self.first_line = self.prefix + "printf '\\r\\33[K';("
+        self.last_line = ""  # the wrapper's last typed line (set by ``keystrokes``)
         self.hooked = hooked  # the shell's hooks report: only the command is typed
         self.start = ""  # where the hooks saw the output start (read by ``disarm``)
         self.echo_buffer = f"schemux_e_{self.token}"  # the row above it (see ``disarm``)
@@ -149,7 +150,8 @@ class Wrapper:
             f"wait -S {self.done};run -bd{HOLD_SECONDS} -C '#{{{self.hold}}}';"
             f'wait {self.resume};set -put{pane} {opt}"'
         )
-        return f"{self.first_line}\n{command.rstrip()}\n);{report}"
+        self.last_line = f");{report}"
+        return f"{self.first_line}\n{command.rstrip()}\n{self.last_line}"
 
 
 async def in_pane(server: TmuxServer, wrapper: Wrapper, *args: str) -> list[str]:
