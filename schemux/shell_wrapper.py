@@ -209,8 +209,19 @@ async def drop_hold_flag(server: TmuxServer, wrapper: Wrapper) -> None:
 
 async def interrupt(server: TmuxServer, wrapper: Wrapper) -> None:
     """C-c into the pane, as a person would: the terminal sends SIGINT to its foreground
-    process group (the command, or the shell discarding unfinished input)."""
-    await server.run("send-keys", "-t", wrapper.pane_id, "C-c")
+    process group (the command, or the shell discarding unfinished input).
+
+    A shell with hooks runs its prompt hook for the interrupted command a moment later:
+    the hook is left one thing to do, to remove itself, and the next call waits for that
+    (``schemux.shell_hooks``) rather than have that late hook taken for its own."""
+    pane = wrapper.pane_id
+    if wrapper.hooked:
+        await server.run(
+            "set-option", "-p", "-t", pane, ON_PROMPT, f"set -put{pane} {ON_PROMPT}",
+            THEN, "send-keys", "-t", pane, "C-c",
+        )  # fmt: skip
+        return
+    await server.run("send-keys", "-t", pane, "C-c")
 
 
 async def abandon(
