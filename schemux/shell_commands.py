@@ -26,11 +26,13 @@ from schemux.shell_output import (
     keep_tail,
     without_interrupt_echo,
 )
-from schemux.shell_panes import HOOKED_SHELLS
+from schemux.shell_panes import TYPED_SHELLS
 from schemux.shell_settling import mark_settling, occupying, settle, until_settled
 from schemux.shell_typing import HookedTypist, Typist, WrapperTypist
 from schemux.shell_wrapper import (
+    FISH,
     HOLD_SECONDS,
+    POSIX,
     Wrapper,
     abandon,
     disarm,
@@ -100,12 +102,13 @@ async def run_in_shell(
     await until_settled(pane, facts)
     typist: Typist
     if hooks is not None and (hooks.bracketed_paste or "\n" not in command):
-        await facts.check_shell_pane(pane, HOOKED_SHELLS)
+        await facts.check_shell_pane(pane, TYPED_SHELLS)
         typist = HookedTypist(Wrapper(server, pane, suppress_history, hooked=True), hooks)
     else:
-        await facts.check_shell_pane(pane)
+        await facts.check_shell_pane(pane, TYPED_SHELLS)
         await until_prompt_shown(server, pane, timeout - (time.monotonic() - started))
-        typist = WrapperTypist(Wrapper(server, pane, suppress_history))
+        syntax = FISH if pane.current_command.removeprefix("-") == "fish" else POSIX
+        typist = WrapperTypist(Wrapper(server, pane, suppress_history, syntax=syntax))
     left = max(timeout - (time.monotonic() - started), 0.0)
     with occupying(pane):  # another call may have taken the pane while this one waited
         result = await _run_typed(server, pane, typist, command, left)

@@ -173,14 +173,19 @@ def after_last_mention(lines: list[str], token: str) -> tuple[list[str], bool]:
 # what the terminal echoes for the C-c that interrupted a command (ECHOCTL)
 INTERRUPT_ECHO = "^C"
 INTERRUPTED_STATUS = 130  # 128 + SIGINT
+FISH_NO_NEWLINE_MARK = "\u23ce"  # fish's ⏎ after output without a final newline
 
 
 def without_interrupt_echo(lines: list[str], status: int | None) -> list[str]:
     """``lines`` without the terminal's echo of the C-c that interrupted the command (the
     terminal's, not the command's output): the ``^C`` that ends the last line."""
-    if status != INTERRUPTED_STATUS or not lines or not lines[-1].endswith(INTERRUPT_ECHO):
+    if status != INTERRUPTED_STATUS or not lines:
         return lines
-    last = lines[-1].removesuffix(INTERRUPT_ECHO)
+    # fish marks the line (its prompt's "missing newline" mark, and spaces) after it
+    last = lines[-1].rstrip(" ").removesuffix(FISH_NO_NEWLINE_MARK)
+    if not last.endswith(INTERRUPT_ECHO):
+        return lines
+    last = last.removesuffix(INTERRUPT_ECHO)
     return [*lines[:-1], last] if last else lines[:-1]
 
 

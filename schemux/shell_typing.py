@@ -60,6 +60,16 @@ class Typist(Protocol):
         ...
 
 
+def same_prompt(now: str, before: str) -> bool:
+    """Whether the cursor's row shows the prompt it showed before typing: the same text,
+    or (a prompt that shows the last status, as fish's does) the same first word of two
+    characters or more, which no continuation prompt ("> ", an indent) begins with."""
+    if now == before:
+        return True
+    first_now, first_before = now.split()[:1], before.split()[:1]
+    return bool(first_before) and first_now == first_before and len(first_before[0]) >= 2
+
+
 class WrapperTypist:
     """The command inside the typed wrapper."""
 
@@ -97,7 +107,7 @@ class WrapperTypist:
         )  # fmt: skip
         now = prompt_from(lines)
         below = now.history + now.row > self.prompt.history + self.prompt.row
-        return below and now.text == self.prompt.text
+        return below and same_prompt(now.text, self.prompt.text)
 
     async def read(
         self, server: TmuxServer, end: OutputEnd, then: tuple[str, ...], status: int | None

@@ -12,6 +12,7 @@ from schemux.shell_output import (
     locate_output,
     without_interrupt_echo,
 )
+from schemux.shell_typing import same_prompt
 
 TOKEN = "0123456789ab"
 TYPED = "printf '\\r\\33[K';("
@@ -88,3 +89,12 @@ def test_the_echo_of_an_interrupt_is_not_output() -> None:
     assert without_interrupt_echo(["before", "^C"], 0) == ["before", "^C"]
     assert without_interrupt_echo(["^C", "after"], 130) == ["^C", "after"]
     assert without_interrupt_echo([], 130) == []
+    assert without_interrupt_echo(["before", "^C\u23ce   "], 130) == ["before"]
+
+
+def test_a_prompt_is_known_again_by_its_first_word() -> None:
+    assert same_prompt("$ ", "$ ")
+    assert same_prompt("root@vm /w/x [SIGINT]# ", "root@vm /w/x# ")
+    assert not same_prompt("> ", "bash-5.2# ")
+    assert not same_prompt("$ x", "$ ")
+    assert not same_prompt("    ", "root@vm /w/x# ")
