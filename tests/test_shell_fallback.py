@@ -14,6 +14,7 @@ import pytest
 from mcp import Client
 
 from tests.support import Pane, call, pane_format, tmux, wait_until
+from tests.test_wait_for_text import armed_wait
 
 pytestmark = pytest.mark.anyio
 
@@ -92,3 +93,18 @@ async def test_an_interrupt_ends_the_call_with_130(
             result = await run(client, pane, "echo before; sleep 30; echo never", timeout=20)
     assert result["exit_status"] == 130
     assert result["output"] == ["before"]
+
+
+async def test_the_other_shell_tools_work_in_fish(client: Client, own_pane: Any) -> None:
+    """send_keys, wait_for_text and run_shell_command in a fish pane (issue 16, item 3)."""
+    pane = own_pane("fish")
+    waiting = await armed_wait(client, pane, patterns=["^typed-in-fish$"], regex=True, timeout=10)
+    await call(client, "send_keys", pane_id=pane.pane_id, keys="echo typed-(echo in-fish)")
+    assert (await waiting)["found"] is True
+    result = await call(
+        client, "run_shell_command", command="set -l xs a b c; count $xs; false",
+        paneId=pane.pane_id,
+    )  # fmt: skip
+    assert result["output"] == "3"
+    assert result["exitStatus"] == 1
+    assert result["outputComplete"] is True
