@@ -108,3 +108,20 @@ async def test_the_other_shell_tools_work_in_fish(client: Client, own_pane: Any)
     assert result["output"] == "3"
     assert result["exitStatus"] == 1
     assert result["outputComplete"] is True
+
+
+async def test_a_slow_line_editor_is_given_time_to_take_the_line(
+    client: Client, own_pane: Any
+) -> None:
+    """A line editor whose plugins take long over the typed line (here a busy loop at
+    the end of each line) is given a grace past a short timeout: the call reports the
+    command timed out, with its output so far, rather than blame the command's quoting."""
+    pane = own_pane("zsh")
+    slow = "zle-line-finish() { local i; for ((i=0;i<30000;i++)); do :; done }"
+    slow += "; zle -N zle-line-finish"
+    await run(client, pane, "true")
+    tmux(pane.socket_name, "send-keys", "-t", pane.pane_id, slow, "Enter")
+    await anyio.sleep(1.5)
+    result = await run(client, pane, "echo started; sleep 3; echo late", timeout=0.2)
+    assert result["timed_out"] is True
+    assert result["output"] == ["started"]
