@@ -125,3 +125,11 @@ async def test_a_slow_line_editor_is_given_time_to_take_the_line(
     result = await run(client, pane, "echo started; sleep 3; echo late", timeout=0.2)
     assert result["timed_out"] is True
     assert result["output"] == ["started"]
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "dash", "fish"])
+async def test_hostile_text_arrives_as_typed(client: Client, own_pane: Any, shell: str) -> None:
+    text = "#{pane_id} ; \\; $(echo no) `echo no` %% ## -t ;#"
+    pane = own_pane(shell, width=80)
+    result = await run(client, pane, f"echo '{text}'", timeout=10)
+    assert result["output"] == [text]
