@@ -24,6 +24,7 @@ from schemux.shell_output import (
     INTERRUPTED_STATUS,
     Report,
     keep_tail,
+    through_interrupt_echo,
     without_interrupt_echo,
 )
 from schemux.shell_panes import TYPED_SHELLS
@@ -255,7 +256,7 @@ async def _finish(
         now = await output_end_now(server, wrapper)
         end = dataclasses.replace(now, column=0)
         lines, exact = await typist.read(server, end, (), INTERRUPTED_STATUS)
-        lines = without_interrupt_echo(lines, INTERRUPTED_STATUS)
+        lines = without_interrupt_echo(through_interrupt_echo(lines), INTERRUPTED_STATUS)
         return _Finished(lines, exact, INTERRUPTED_STATUS, timed_out=False)
     if ended is _Outcome.REPORTED:
         raise SchemuxError(

@@ -189,6 +189,16 @@ def without_interrupt_echo(lines: list[str], status: int | None) -> list[str]:
     return [*lines[:-1], last] if last else lines[:-1]
 
 
+def through_interrupt_echo(lines: list[str], within: int = 4) -> list[str]:
+    """``lines`` up to the last of their last ``within`` that ends with the terminal's
+    echo of a C-c: what follows it is the prompt the shell drew after dropping the
+    interrupted line (a prompt of two rows or more); all of them without such an echo."""
+    for index in range(len(lines) - 1, max(len(lines) - within, 0) - 1, -1):
+        if lines[index].rstrip(" ").removesuffix(FISH_NO_NEWLINE_MARK).endswith(INTERRUPT_ECHO):
+            return lines[: index + 1]
+    return lines
+
+
 def keep_tail(lines: list[str], max_lines: int | None) -> tuple[list[str], int]:
     """The last ``max_lines`` lines (all of them for None) and how many were dropped."""
     if max_lines is None or len(lines) <= max_lines:

@@ -56,6 +56,10 @@ def own_pane(main_tmux_socket: str, tmp_path: Path) -> Iterator[Any]:
         tmux(main_tmux_socket, "kill-session", "-t", f"={name}", check=False)
 
 
+def screen(pane: Pane) -> str:
+    return tmux(pane.socket_name, "capture-pane", "-p", "-t", pane.pane_id)
+
+
 async def run(client: Client, pane: Pane, command: str, **arguments: Any) -> dict[str, Any]:
     return await call(client, "run_command", command=command, pane_id=pane.pane_id, **arguments)
 
@@ -133,3 +137,26 @@ async def test_hostile_text_arrives_as_typed(client: Client, own_pane: Any, shel
     pane = own_pane(shell, width=80)
     result = await run(client, pane, f"echo '{text}'", timeout=10)
     assert result["output"] == [text]
+
+
+async def test_an_interrupt_with_a_prompt_of_two_rows(client: Client, own_pane: Any) -> None:
+    """The prompt the shell draws after dropping the interrupted line is not output,
+    whatever its height."""
+    pane = own_pane("bash")
+    tmux(pane.socket_name, "send-keys", "-t", pane.pane_id, "PS1='first row\\n$ '", "Enter")
+    wait_until(lambda: "first row" in screen(pane))
+    await anyio.sleep(0.3)
+
+    async def interrupt() -> None:
+        with anyio.fail_after(10):
+            while "before" not in screen(pane).splitlines():  # noqa: ASYNC110
+                await anyio.sleep(0.02)
+        await anyio.sleep(0.2)
+        tmux(pane.socket_name, "send-keys", "-t", pane.pane_id, "C-c")
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(interrupt)
+        with anyio.fail_after(8):
+            result = await run(client, pane, "echo before; sleep 30; echo never", timeout=20)
+    assert result["exit_status"] == 130
+    assert result["output"] == ["before"]

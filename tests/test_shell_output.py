@@ -10,6 +10,7 @@ from schemux.shell_output import (
     Report,
     cell_width,
     locate_output,
+    through_interrupt_echo,
     without_interrupt_echo,
 )
 from schemux.shell_typing import same_prompt
@@ -98,3 +99,10 @@ def test_a_prompt_is_known_again_by_its_first_word() -> None:
     assert not same_prompt("> ", "bash-5.2# ")
     assert not same_prompt("$ x", "$ ")
     assert not same_prompt("    ", "root@vm /w/x# ")
+
+
+def test_a_prompt_of_two_rows_after_an_interrupt_is_not_output() -> None:
+    lines = ["before", "^C", "root@vm ~ [130]"]
+    assert through_interrupt_echo(lines) == ["before", "^C"]
+    assert through_interrupt_echo(["before", "after"]) == ["before", "after"]
+    assert through_interrupt_echo(["^C", "a", "b", "c", "d"]) == ["^C", "a", "b", "c", "d"]
