@@ -27,7 +27,6 @@ from schemux.shell_output import (
     through_interrupt_echo,
     without_interrupt_echo,
 )
-from schemux.shell_panes import TYPED_SHELLS
 from schemux.shell_settling import mark_settling, occupying, settle, until_settled
 from schemux.shell_typing import HookedTypist, Typist, WrapperTypist
 from schemux.shell_wrapper import (
@@ -103,12 +102,11 @@ async def run_in_shell(
     facts = shell_facts(server)  # read where the server runs (schemux.shell_facts)
     hooks = await pane_hooks(server, pane, timeout)  # a first prompt may be on its way
     await until_settled(pane, facts)
+    await facts.check_shell_pane(pane)
     typist: Typist
     if hooks is not None and (hooks.bracketed_paste or "\n" not in command):
-        await facts.check_shell_pane(pane, TYPED_SHELLS)
         typist = HookedTypist(Wrapper(server, pane, suppress_history, hooked=True), hooks)
     else:
-        await facts.check_shell_pane(pane, TYPED_SHELLS)
         await until_prompt_shown(server, pane, timeout - (time.monotonic() - started))
         syntax = FISH if pane.current_command.removeprefix("-") == "fish" else POSIX
         typist = WrapperTypist(Wrapper(server, pane, suppress_history, syntax=syntax))

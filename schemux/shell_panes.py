@@ -36,12 +36,12 @@ POSIX_SHELLS = frozenset(
 TYPED_SHELLS = POSIX_SHELLS | {"fish"}
 
 
-def check_shell_pane(pane: PaneInfo, shells: frozenset[str] = POSIX_SHELLS) -> None:
-    """Refuse panes whose keystrokes would not reach an idle shell among ``shells``."""
+def check_shell_pane(pane: PaneInfo) -> None:
+    """Refuse panes whose keystrokes would not reach an idle shell run_command types into."""
     check_pane_state(pane)
     groups = _terminal_groups(pane.pid)
     idle = groups is not None and groups[0] == groups[1]  # the pane's own program is idle
-    check_shell_command(pane, groups, process_name(pane.pid) if idle else "", shells)
+    check_shell_command(pane, groups, process_name(pane.pid) if idle else "")
 
 
 def check_pane_state(pane: PaneInfo) -> None:
@@ -58,26 +58,19 @@ def check_pane_state(pane: PaneInfo) -> None:
         )
 
 
-def check_shell_command(
-    pane: PaneInfo,
-    groups: tuple[int, int] | None,
-    name: str,
-    shells: frozenset[str] = POSIX_SHELLS,
-) -> None:
+def check_shell_command(pane: PaneInfo, groups: tuple[int, int] | None, name: str) -> None:
     """Refuse a pane whose shell is not idle at its prompt: ``groups`` as
-    ``_terminal_groups`` reads them, ``name`` the pane process's name (read when idle),
-    ``shells`` the shells taken."""
+    ``_terminal_groups`` reads them, ``name`` the pane process's name (read when idle)."""
     if groups is not None and groups[0] == groups[1]:  # the pane's own program is idle
         command = name
     else:
         command = pane.current_command.removeprefix("-")
-    if (groups is not None and groups[0] != groups[1]) or command not in shells:
-        kind = "a POSIX shell" if shells == POSIX_SHELLS else "a shell"
+    if (groups is not None and groups[0] != groups[1]) or command not in TYPED_SHELLS:
         raise SchemuxError(
-            f"pane {pane.pane_id} is running {command!r}, not {kind} at its prompt",
+            f"pane {pane.pane_id} is running {command!r}, not a shell at its prompt",
             suggestion="wait for it to finish, or interrupt it as a person would with "
             f'send_keys {{"pane_id": "{pane.pane_id}", "keys": "C-c", "enter": false}}, '
-            "or target a pane idle at a shell prompt (bash, zsh, sh, ...)",
+            "or target a pane idle at a shell prompt (bash, zsh, fish, sh, ...)",
         )
 
 
