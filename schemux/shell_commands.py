@@ -11,16 +11,28 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
+import enum
 import time
 from dataclasses import dataclass
 
-from schemux.errors import SchemuxError
-from schemux.shell_capture import CURSOR_FORMAT, output_end_now, prompt_from, read_output
+from schemux.errors import SchemuxError, TmuxCommandError
+from schemux.shell_capture import output_end_now, until_prompt_shown
 from schemux.shell_facts import shell_facts
-from schemux.shell_output import Prompt, Report, keep_tail
+from schemux.shell_hooks import pane_hooks
+from schemux.shell_output import (
+    INTERRUPTED_STATUS,
+    Report,
+    keep_tail,
+    through_interrupt_echo,
+    without_interrupt_echo,
+)
 from schemux.shell_settling import mark_settling, occupying, settle, until_settled
+from schemux.shell_typing import HookedTypist, Typist, WrapperTypist
 from schemux.shell_wrapper import (
+    FISH,
     HOLD_SECONDS,
+    POSIX,
     Wrapper,
     abandon,
     disarm,
@@ -30,6 +42,13 @@ from schemux.shell_wrapper import (
 from schemux.targets import PaneInfo
 from schemux.tmux import TmuxServer
 from schemux.tmux_command import THEN
+
+# how often a call waiting for its command checks that the pane is still there
+GONE_POLL_SECONDS = 0.25
+# how long past its timeout a call waits for a shell still taking in the typed line
+TYPING_GRACE_SECONDS = 2.0
+# how long a call waits for its waiter to wake once the wrapper is disarmed
+WAKE_SECONDS = 1.0
 
 # keep_tail is the tail rule of every tool that returns a command's output lines
 __all__ = ["ShellCommandResult", "check_command", "keep_tail", "run_in_shell"]
@@ -79,34 +98,39 @@ async def run_in_shell(
 
     Cancelled, the call interrupts the command (C-c) and leaves nothing behind."""
     check_command(command, suppress_history)
+    started = time.monotonic()
     facts = shell_facts(server)  # read where the server runs (schemux.shell_facts)
+    hooks = await pane_hooks(server, pane, timeout)  # a first prompt may be on its way
     await until_settled(pane, facts)
     await facts.check_shell_pane(pane)
+    typist: Typist
+    if hooks is not None and (hooks.bracketed_paste or "\n" not in command):
+        typist = HookedTypist(Wrapper(server, pane, suppress_history, hooked=True), hooks)
+    else:
+        await until_prompt_shown(server, pane, timeout - (time.monotonic() - started))
+        syntax = FISH if pane.current_command.removeprefix("-") == "fish" else POSIX
+        typist = WrapperTypist(Wrapper(server, pane, suppress_history, syntax=syntax))
+    left = max(timeout - (time.monotonic() - started), 0.0)
     with occupying(pane):  # another call may have taken the pane while this one waited
-        return await _run_typed(server, pane, command, timeout, suppress_history)
+        result = await _run_typed(server, pane, typist, command, left)
+    return dataclasses.replace(result, elapsed=time.monotonic() - started)
 
 
 async def _run_typed(
-    server: TmuxServer, pane: PaneInfo, command: str, timeout: float, suppress_history: bool
+    server: TmuxServer, pane: PaneInfo, typist: Typist, command: str, timeout: float
 ) -> ShellCommandResult:
-    wrapper = Wrapper(server, pane, suppress_history)
+    wrapper = typist.wrapper
     key = (pane.socket_path, pane.pane_id)
     started = time.monotonic()
-    # the prompt (cursor and screen) is read in the same tmux call that types
-    typing = asyncio.ensure_future(server.run(
-        "display-message", "-p", "-t", pane.pane_id, CURSOR_FORMAT,
-        THEN, "capture-pane", "-p", "-t", pane.pane_id,
-        THEN, *wrapper.arm_and_type(command),
-    ))  # fmt: skip
+    typing = asyncio.ensure_future(server.run(*typist.keys(command)))
     try:
-        typed = await asyncio.shield(typing)
+        typist.typed(await asyncio.shield(typing))
     except asyncio.CancelledError:
         await asyncio.shield(settle(key, _cancelled_typing(server, wrapper, typing)))
         raise
-    prompt = prompt_from(typed)
     waiting = asyncio.ensure_future(server.wait(wrapper.done))
     try:
-        finished, _ = await asyncio.wait({waiting}, timeout=timeout)
+        ended = await _until_done_or_gone(server, pane, typist, waiting, timeout)
     except asyncio.CancelledError:
         await asyncio.shield(settle(key, abandon(server, wrapper, waiting, interrupting=True)))
         raise
@@ -114,9 +138,7 @@ async def _run_typed(
         await asyncio.shield(abandon(server, wrapper, waiting, interrupting=False))
         raise
     # shielded as one step: once disarmed, this reads the output and releases the shell
-    finishing = asyncio.ensure_future(
-        _finish(server, wrapper, pane, prompt, waiting, bool(finished), timeout)
-    )
+    finishing = asyncio.ensure_future(_finish(server, typist, pane, waiting, ended, timeout))
     try:
         done = await asyncio.shield(finishing)
     except asyncio.CancelledError:
@@ -127,40 +149,120 @@ async def _run_typed(
     )
 
 
+class _Outcome(enum.Enum):
+    REPORTED = "reported"
+    TIMED_OUT = "timed out"
+    ABORTED = "aborted"  # the shell dropped the rest of the typed line: a C-c
+
+
+async def _until_done_or_gone(
+    server: TmuxServer,
+    pane: PaneInfo,
+    typist: Typist,
+    waiting: asyncio.Future[None],
+    timeout: float,
+) -> _Outcome:
+    """How the wait for the wrapper's report ended. A few times a second the pane is
+    looked at too: closed (or dead) meanwhile, it is the call's error as soon as tmux
+    tells it, not at the timeout; reported without the signal reaching the waiter (a
+    waiter's client lost, or a stale one on the channel), the report is taken; a typed
+    wrapper whose command ran and whose shell reads input again without a report was
+    dropped with its command by an interrupt (a C-c kills the job and the rest of its
+    line; the hooks report an interrupted command themselves)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    back = graced = False
+    while True:
+        left = deadline - loop.time()
+        finished, _ = await asyncio.wait({waiting}, timeout=min(max(left, 0), GONE_POLL_SECONDS))
+        if finished:
+            return _Outcome.REPORTED
+        if left <= GONE_POLL_SECONDS:
+            reading = await shell_facts(server).shell_reads_input(pane.pid)
+            if graced or not reading:
+                return _Outcome.TIMED_OUT
+            # still taking the typed line in (a line editor whose plugins redraw at every
+            # key can take longer than a short timeout): a grace for it to start the
+            # command, so the call says what it ran rather than blame the quoting
+            graced = True
+            deadline = loop.time() + TYPING_GRACE_SECONDS
+            continue
+        state = await _pane_state(server, typist.wrapper)
+        if state is None:
+            raise SchemuxError(
+                f"pane {pane.pane_id} was closed while the command ran; its exit status "
+                "and output are lost",
+                suggestion="run it again in a pane that stays open",
+            )
+        if state == "E":
+            return _Outcome.REPORTED
+        if graced and not await shell_facts(server).shell_reads_input(pane.pid):
+            return _Outcome.TIMED_OUT  # the command started, past the timeout
+        dropped = await typist.dropped(server, pane)
+        if back and dropped:  # twice in a row, a poll apart: not a moment between jobs
+            return _Outcome.ABORTED
+        back = dropped
+
+
+async def _pane_state(server: TmuxServer, wrapper: Wrapper) -> str | None:
+    """None when the pane is gone or dead; else the first letter of the wrapper's option
+    ("E" once it reported)."""
+    try:
+        lines = await server.run(
+            "display-message", "-p", "-t", wrapper.pane_id,
+            f"#{{pane_dead}}#{{=1:#{{{wrapper.option}}}}}",
+        )  # fmt: skip
+    except TmuxCommandError as error:
+        if error.target_gone:
+            return None
+        raise
+    if not lines or not lines[0].startswith("0"):
+        return None
+    return lines[0][1:]
+
+
 async def _finish(
     server: TmuxServer,
-    wrapper: Wrapper,
+    typist: Typist,
     pane: PaneInfo,
-    prompt: Prompt,
     waiting: asyncio.Future[None],
-    ended: bool,
+    ended: _Outcome,
     timeout: float,
 ) -> _Finished:
     """Disarm, then read the output."""
+    wrapper = typist.wrapper
     try:
         state = await disarm(server, wrapper)
     except BaseException:
         await abandon(server, wrapper, waiting, interrupting=False)
         raise
-    await waiting  # the disarm signalled it, if the wrapper had not
+    await _woken(waiting)
     report = Report.parse(state)
     if report is not None:  # ended, possibly between the timeout and the disarm
         try:
-            lines, exact = await read_output(
-                server, wrapper, prompt, report.end, (THEN, *wrapper.release), report.exit_status
+            lines, exact = await typist.read(
+                server, report.end, (THEN, *wrapper.release), report.exit_status
             )
             mark_settling((pane.socket_path, pane.pane_id))
         except SchemuxError:  # the pane went with its shell: only the hold flag is left
             await drop_hold_flag(server, wrapper)
             raise
+        lines = without_interrupt_echo(lines, report.exit_status)
         return _Finished(lines, exact, report.exit_status, timed_out=False)
-    if ended:
+    if ended is _Outcome.ABORTED:
+        # the shell drew its prompt after the interrupt: the output ends on the row above
+        now = await output_end_now(server, wrapper)
+        end = dataclasses.replace(now, column=0)
+        lines, exact = await typist.read(server, end, (), INTERRUPTED_STATUS)
+        lines = without_interrupt_echo(through_interrupt_echo(lines), INTERRUPTED_STATUS)
+        return _Finished(lines, exact, INTERRUPTED_STATUS, timed_out=False)
+    if ended is _Outcome.REPORTED:
         raise SchemuxError(
             f"the wrapper in pane {pane.pane_id} reported {state!r}, not an end",
             suggestion="its shell was freed without its report (was schemux stalled for "
             f"{HOLD_SECONDS} s?); run the command again",
         )
-    if await shell_facts(server).shell_reads_input(pane.pid):
+    if not typist.started and await shell_facts(server).shell_reads_input(pane.pid):
         await interrupt(server, wrapper)
         raise SchemuxError(
             f"the shell in pane {pane.pane_id} did not start the command within "
@@ -169,8 +271,20 @@ async def _finish(
             suggestion="check the command's quoting; the pane is at its prompt again",
         )
     end = await output_end_now(server, wrapper)
-    lines, exact = await read_output(server, wrapper, prompt, end, (), None)
+    lines, exact = await typist.read(server, end, (), None)
     return _Finished(lines, exact, None, timed_out=True)
+
+
+async def _woken(waiting: asyncio.Future[None]) -> None:
+    """The waiter, which the disarm signalled if the wrapper had not: given up after
+    ``WAKE_SECONDS`` (the signal went to a waiter left on the channel, or the waiter's
+    client was lost), ending its client, rather than waited for forever."""
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(asyncio.shield(waiting), WAKE_SECONDS)
+    if not waiting.done():
+        waiting.cancel()
+        with contextlib.suppress(BaseException):
+            await waiting
 
 
 async def _cancelled_typing(

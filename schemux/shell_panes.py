@@ -31,8 +31,13 @@ POSIX_SHELLS = frozenset(
 )
 
 
+# the shells run_command types into: the POSIX ones, and fish (with hooks, or with a
+# wrapper in its own syntax: ``schemux.shell_wrapper``)
+TYPED_SHELLS = POSIX_SHELLS | {"fish"}
+
+
 def check_shell_pane(pane: PaneInfo) -> None:
-    """Refuse panes whose keystrokes would not reach an idle POSIX shell."""
+    """Refuse panes whose keystrokes would not reach an idle shell run_command types into."""
     check_pane_state(pane)
     groups = _terminal_groups(pane.pid)
     idle = groups is not None and groups[0] == groups[1]  # the pane's own program is idle
@@ -60,12 +65,12 @@ def check_shell_command(pane: PaneInfo, groups: tuple[int, int] | None, name: st
         command = name
     else:
         command = pane.current_command.removeprefix("-")
-    if (groups is not None and groups[0] != groups[1]) or command not in POSIX_SHELLS:
+    if (groups is not None and groups[0] != groups[1]) or command not in TYPED_SHELLS:
         raise SchemuxError(
-            f"pane {pane.pane_id} is running {command!r}, not a POSIX shell at its prompt",
+            f"pane {pane.pane_id} is running {command!r}, not a shell at its prompt",
             suggestion="wait for it to finish, or interrupt it as a person would with "
             f'send_keys {{"pane_id": "{pane.pane_id}", "keys": "C-c", "enter": false}}, '
-            "or target a pane idle at a shell prompt (bash, zsh, sh, ...)",
+            "or target a pane idle at a shell prompt (bash, zsh, fish, sh, ...)",
         )
 
 
