@@ -17,7 +17,7 @@ from schemux.generated.bindings import BINDINGS
 from schemux.hosts import SshTarget
 from schemux.programs import ProgramLimits
 from schemux.server import build_server
-from tests.leftovers import find_leftovers, private_temporary_directory
+from tests.leftovers import find_leftovers, private_temporary_directory, run_environment
 from tests.ssh_server import ALIAS, SshServer, available, remote_tmux_server, ssh_server
 from tests.support import force_gate, private_tmux_server, tagged_socket_name
 
@@ -77,8 +77,14 @@ def other_tmux_socket() -> Iterator[str]:
         yield socket_name
 
 
-def stdio_parameters(*args: str) -> StdioServerParameters:
-    return StdioServerParameters(command=sys.executable, args=["-m", "schemux", "serve", *args])
+def stdio_parameters(*args: str, env: dict[str, str] | None = None) -> StdioServerParameters:
+    """``schemux serve ARGS`` as an MCP client starts it: the SDK gives it a filtered
+    environment, to which the run's own variables (its TMUX_TMPDIR) and ``env`` are added."""
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "schemux", "serve", *args],
+        env=run_environment(**(env or {})),
+    )
 
 
 @pytest.fixture(scope="session")

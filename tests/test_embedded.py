@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sys
 import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -16,7 +15,7 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client
 
 from schemux.agent_session import (
     AGENT_MARK,
@@ -36,6 +35,7 @@ from schemux.owned_session import OWNED_SESSION
 from schemux.references import ServerIdentity
 from schemux.server import build_server
 from schemux.tmux import socket_directory
+from tests.conftest import stdio_parameters
 from tests.support import call, call_error, remove_server, tagged_socket_name, tmux, wait_until
 
 pytestmark = pytest.mark.anyio
@@ -276,11 +276,7 @@ async def test_hostile_agent_session_names_stay_one_argument(
 async def test_two_processes_starting_the_same_server_make_one_agent_session(
     anyio_backend: str, socket_name: str, user_home: Path
 ) -> None:
-    parameters = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "schemux", "serve", "--socket-name", socket_name],
-        env={"HOME": str(user_home)},
-    )
+    parameters = stdio_parameters("--socket-name", socket_name, env={"HOME": str(user_home)})
     snapshots: list[dict[str, Any]] = []
     async with Client(parameters) as first, Client(parameters) as second:
 

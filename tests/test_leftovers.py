@@ -12,7 +12,7 @@ import pytest
 
 from schemux.abandoned import RUNTIME_PREFIX
 from schemux.tmux import socket_directory
-from tests.leftovers import RUN_TAG, find_leftovers, tagged_servers
+from tests.leftovers import RUN_TAG, USER_TMUX_DIRECTORY, find_leftovers, tagged_servers
 from tests.support import private_tmux_server, remove_server, tagged_socket_name, tmux
 
 
@@ -49,14 +49,32 @@ def test_a_removed_server_leaves_no_socket_and_no_process() -> None:
                for pid in tagged_servers())  # fmt: skip
 
 
-def test_another_runs_socket_is_not_ours(tmp_path: Path) -> None:
-    other = Path(socket_directory(), f"schemux-test-x-runffffffff-{os.getpid()}")
-    assert RUN_TAG not in other.name
-    other.touch()
+def test_another_runs_socket_is_not_ours_but_this_runs_anywhere_is(tmp_path: Path) -> None:
+    """In the user's tmux directory (here a stand-in) a socket is this run's when its
+    name says so; in the run's own tmux directory every socket is."""
+    other = tmp_path / f"schemux-test-x-runffffffff-{os.getpid()}"
+    ours = tmp_path / tagged_socket_name("leaked")
+    untagged = Path(socket_directory(), f"untagged-{os.getpid()}")
+    for path in (other, ours, untagged):
+        path.touch()
     try:
-        assert other not in find_leftovers(tmp_path, wait=0).sockets
+        found = find_leftovers(tmp_path, wait=0, user_directory=tmp_path).sockets
+        assert other not in found
+        assert ours in found
+        assert untagged in found
     finally:
-        other.unlink()
+        untagged.unlink()
+
+
+def test_the_run_never_uses_the_users_tmux_directory() -> None:
+    """The run's tmux sockets are made in a directory of its own (TMUX_TMPDIR), so that
+    no test server can be confused with, or reach, one of the user's."""
+    assert os.environ["TMUX_TMPDIR"] == tempfile.gettempdir()
+    assert socket_directory() != USER_TMUX_DIRECTORY
+    assert Path(socket_directory()).is_relative_to(tempfile.gettempdir())
+    with private_tmux_server("where") as socket_name:
+        assert Path(socket_directory(), socket_name).is_socket()
+        assert not Path(USER_TMUX_DIRECTORY, socket_name).exists()
 
 
 LEAKY_TEST = """
