@@ -35,6 +35,7 @@ from schemux.owned_session import OWNED_SESSION
 from schemux.references import ServerIdentity
 from schemux.server import build_server
 from schemux.tmux import socket_directory
+from schemux.tmux_format import decode, field
 from tests.conftest import stdio_parameters
 from tests.support import call, call_error, remove_server, tagged_socket_name, tmux, wait_until
 
@@ -56,7 +57,9 @@ def server_running(socket_name: str) -> bool:
 
 
 def sessions(socket_name: str) -> list[str]:
-    return tmux(socket_name, "list-sessions", "-F", "#{session_name}").splitlines()
+    """Read through tmux_format's field (tmux 3.4 and 3.5 escape what they print)."""
+    listed = tmux(socket_name, "list-sessions", "-F", field("session_name"))
+    return [decode(line) for line in listed.splitlines()]
 
 
 def agent_panes(socket_name: str) -> list[str]:
@@ -257,7 +260,10 @@ async def test_a_running_server_without_an_agent_keeps_the_old_default(
 
 @pytest.mark.parametrize(
     "name",
-    ["; kill-server", "#{pane_id}", "#(touch /tmp/x)", "-t", "a b;", "a\\;", 'it\'s "q" ##', "é\t"],
+    [
+        *("; kill-server", "#{pane_id}", "#(touch /tmp/x)", "-t", "a b;", "a\\;"),
+        *('it\'s "q" ##', "é\t", "$HOME", "a$ $1"),
+    ],
 )
 async def test_hostile_agent_session_names_stay_one_argument(
     anyio_backend: str, socket_name: str, user_home: Path, name: str
@@ -337,6 +343,10 @@ async def test_a_home_with_format_text_is_taken_literally(
         ("a\x1fb", "control character"),
         ("a\x00b", "control character"),
         ("a\udcffb", "UTF-8"),
+        ("$dev", "'$'"),
+        ("a${b}", "'$'"),
+        ("$_x", "'$'"),
+        ("$1 a$ $", None),
         (OWNED_SESSION, "schemux's own session"),
     ],
 )
