@@ -12,8 +12,11 @@ names one.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sys
 import tempfile
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -109,3 +112,34 @@ def find_leftovers(
         time.sleep(0.05)
     sockets = run_sockets(user_directory)
     return Leftovers(sockets, tagged_servers(), runtime_directories(temporary))
+
+
+def release_fifo_openers(temporary: Path) -> None:
+    """Open (and close at once) the writing end of every FIFO left in the run's
+    directory: a thread still blocked opening one to read (a program's output copy whose
+    writer never came) returns, where it would otherwise keep the process from exiting.
+    Nothing opens a FIFO that has no reader."""
+    for path in temporary.rglob("*"):
+        with contextlib.suppress(OSError):
+            if path.is_fifo():
+                os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+
+
+def busy_threads(wait: float) -> list[str]:
+    """Threads that would keep the process from exiting (non-daemon, running a piece of
+    work, not idle in a pool), after giving them ``wait`` seconds to end: each named, with
+    the innermost line it is at."""
+    deadline = time.monotonic() + wait
+    while True:
+        frames = sys._current_frames()
+        busy = []
+        for thread in threading.enumerate():
+            frame = frames.get(thread.ident or -1)
+            if thread.daemon or thread is threading.main_thread() or frame is None:
+                continue
+            if frame.f_code.co_name == "_worker":  # an idle pool thread: ends at exit
+                continue
+            busy.append(f"{thread.name} at {frame.f_code.co_filename}:{frame.f_lineno}")
+        if not busy or time.monotonic() > deadline:
+            return busy
+        time.sleep(0.05)

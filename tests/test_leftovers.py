@@ -115,3 +115,57 @@ def _names(pid: str, name: str) -> bool:
         return name.encode() in Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return False
+
+
+BLOCKED_ON_A_FIFO = """
+import os, tempfile
+from concurrent.futures import ThreadPoolExecutor
+
+def test_leaves_a_thread_opening_a_fifo():
+    path = os.path.join(tempfile.mkdtemp(), "copy")
+    os.mkfifo(path)
+    ThreadPoolExecutor(1).submit(os.open, path, os.O_RDONLY)  # no writer ever comes
+"""
+
+BLOCKED_FOR_EVER = """
+import threading
+
+def test_leaves_a_thread_waiting_for_ever():
+    threading.Thread(target=threading.Event().wait, name="for-ever").start()
+"""
+
+
+def run_inner_suite(tmp_path: Path, test: str) -> subprocess.CompletedProcess[str]:
+    """A suite with this conftest's hooks and the one test given."""
+    (tmp_path / "conftest.py").write_text(
+        "from tests.conftest import pytest_configure, pytest_sessionfinish  # noqa: F401\n"
+        "from tests.conftest import pytest_unconfigure  # noqa: F401\n"
+    )
+    (tmp_path / "test_inner.py").write_text(test)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
+        cwd=tmp_path,
+        env=dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent)),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_a_thread_blocked_opening_a_fifo_of_the_run_does_not_keep_it_from_exiting(
+    tmp_path: Path,
+) -> None:
+    done = run_inner_suite(tmp_path, BLOCKED_ON_A_FIFO)
+    assert done.returncode == pytest.ExitCode.OK, done.stdout + done.stderr
+    assert "1 passed" in done.stdout
+
+
+def test_a_thread_still_busy_at_the_end_is_reported_and_the_run_exits_failed(
+    tmp_path: Path,
+) -> None:
+    done = run_inner_suite(tmp_path, BLOCKED_FOR_EVER)
+    assert done.returncode == pytest.ExitCode.TESTS_FAILED, done.stdout + done.stderr
+    assert "1 passed" in done.stdout
+    assert "threads that would keep it from exiting" in done.stderr
+    assert "for-ever" in done.stderr
