@@ -101,6 +101,29 @@ def decode(text: str) -> str:
     return _CODE.sub(lambda match: _DECODE[match.group(0)], unprinted(text))
 
 
+# tmux 3.7 and later sanitize a name as they make it (clean_name: vis(3) with VIS_OCTAL,
+# VIS_CSTYLE, VIS_TAB and VIS_NL, a backslash doubled); pane_current_command, derived from
+# the pane's process each time it is printed, is made so too. A name holding a control
+# byte or DEL, or bytes that are not UTF-8, becomes empty: tmux keeps nothing of it.
+SANITIZED_SINCE = (3, 7)
+_SANITIZED_ESCAPE = re.compile(rb"\\(?:([0-7]{3})|([abtnvfr\\]))")
+_SANITIZED_C_STYLE = {**_C_STYLE, b"t": b"\t", b"n": b"\n", b"\\": b"\\"}
+
+
+def unsanitized(name: str, version: tuple[int, int]) -> str:
+    """A process's name as it is, from ``pane_current_command`` as a tmux of ``version``
+    made it (decoded already): the same text before 3.7, its sanitizing undone since."""
+    if version < SANITIZED_SINCE or "\\" not in name:
+        return name
+
+    def byte(match: re.Match[bytes]) -> bytes:
+        octal, letter = match.groups()
+        return bytes([int(octal, 8)]) if octal is not None else _SANITIZED_C_STYLE[letter]
+
+    raw = _SANITIZED_ESCAPE.sub(byte, name.encode("utf-8", "surrogateescape"))
+    return raw.decode("utf-8", "surrogateescape")
+
+
 class Query:
     """A format for named fields, each printed encoded, and the parser of its lines."""
 

@@ -29,7 +29,8 @@ from schemux.owned_session import OWNED_SESSION
 from schemux.server import build_server
 from schemux.tmux import ServerAddress, TmuxServer, socket_directory, socket_name_problem
 from schemux.tmux_command import THEN
-from schemux.tmux_format import decode, field, readable
+from schemux.tmux_format import SANITIZED_SINCE, decode, field, readable
+from schemux.tmux_version import parse_version
 from tests.support import (
     SHELL,
     new_pane,
@@ -439,7 +440,9 @@ async def test_hostile_metadata_parses_exactly(
         [odd] = [s for s in sessions if s["name"] == session]
         [pane] = odd["windows"][0]["panes"]
         assert pane["target"]["id"] == created
-        assert pane["current_command"] == ODD_NAME
+        # tmux 3.7 and later name a process holding control bytes with nothing at all
+        sanitized = parse_version(snapshot.structured_content["data"]["server"]["version"])
+        assert pane["current_command"] == ("" if sanitized >= SANITIZED_SINCE else ODD_NAME)
         # the same pane through target resolution: by session name, and by id
         failed, text, _ = await call_checked(
             client, world, "run_command", {"command": "true", "session_name": session}
@@ -462,7 +465,8 @@ def wait_until_named(world: World, pane_id: str) -> None:
         current = subprocess_tmux(
             world.socket, ["display-message", "-p", "-t", pane_id, "#{pane_current_command}"]
         )
-        return current is not None and current.startswith("a\tb")
+        # (tmux 3.7 and later print it empty)
+        return current is not None and current not in ("bash", "sleep")
 
     wait_until(named)
 

@@ -25,6 +25,7 @@ from schemux.tmux_format import (
     query,
     readable,
     tmux_row,
+    unsanitized,
 )
 from tests.support import private_tmux_server
 
@@ -78,6 +79,22 @@ def test_what_tmux_3_4_and_3_5_print_decodes_exactly(value: str, by_3_4: str, by
 def test_an_escape_tmux_never_prints_is_an_error_not_a_guess(printed: str) -> None:
     with pytest.raises(SchemuxError, match="escape schemux cannot read"):
         decode(printed)
+
+
+# what tmux 3.7c prints (decoded) as pane_current_command for a process of each name
+# (measured; a name holding a control byte or DEL, or not UTF-8, it prints as empty)
+SANITIZED_BY_3_7 = [
+    ("sleep", "sleep"),
+    ("x\\y\\012é$HOME", "x\\\\y\\\\012é$HOME"),
+]
+
+
+@pytest.mark.parametrize(("name", "printed"), SANITIZED_BY_3_7)
+def test_a_process_name_sanitized_by_tmux_3_7_is_undone_there_only(name: str, printed: str) -> None:
+    assert unsanitized(printed, (3, 7)) == name
+    assert unsanitized(printed, (4, 0)) == name
+    assert unsanitized(name, (3, 6)) == name  # before 3.7 a backslash is the name's
+    assert unsanitized(printed, (3, 5)) == printed
 
 
 def test_a_row_with_the_wrong_number_of_fields_is_a_tool_error() -> None:
