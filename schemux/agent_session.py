@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import os
 import pwd
+import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -57,11 +58,17 @@ class AgentSession:
 def agent_name_problem(name: str) -> str | None:
     """Why ``name`` cannot name the agent's session, or None. tmux would rewrite a ``:``
     or ``.`` (they separate a target's parts) and escape a backslash or a control
-    character, so the session would not have the name asked for."""
+    character, and tmux 3.3 and 3.4 store ``$`` before a letter, ``_`` or ``{`` as
+    ``\\$``, so the session would not have the name asked for."""
     if name == "":
         return "it is empty"
     if name == OWNED_SESSION:
         return f"{OWNED_SESSION!r} is schemux's own session"
+    if re.search(r"\$[A-Za-z_{]", name):
+        return (
+            "it contains '$' before a letter, '_' or '{', which tmux 3.3 and 3.4 store "
+            "as '\\$' in a session name"
+        )
     for char in name:
         if char in ":.\\":
             return f"it contains {char!r}, which tmux does not keep in a session name"

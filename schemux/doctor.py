@@ -49,7 +49,7 @@ from schemux.process_identity import (
 from schemux.programs.gate import PERL_GATE, Gate, GateSetting, choose_gate, perl_gate
 from schemux.selection import select
 from schemux.tmux import ServerAddress, check_tmux, tmux_binary
-from schemux.tmux_version import MINIMUM_VERSION
+from schemux.tmux_version import MINIMUM_VERSION, MISMATCH_FIX, mismatch, server_refusal
 
 Status = Literal["ok", "warn", "fail"]
 TMUX_SECONDS = 10.0
@@ -217,6 +217,10 @@ def check_server(settings: Settings, host: Host = LOCAL) -> Check:
     if not lines:
         return Check("server", "ok", f"a tmux server runs on {where}, with no session")
     pid, _, version = lines[0].partition(" ")
+    client = _tmux(address, "-V").stdout.strip()
+    refusal = server_refusal(version, client, where)
+    if refusal is not None:
+        return Check("server", "fail", refusal.message, refusal.suggestion)
     sessions = f"{len(lines)} session{'s' if len(lines) > 1 else ''}"
     owned = _tmux(address, "has-session", "-t", f"={OWNED_SESSION}").returncode == 0
     session = (
@@ -224,11 +228,11 @@ def check_server(settings: Settings, host: Host = LOCAL) -> Check:
         if owned
         else f"schemux's own session {OWNED_SESSION!r} is not there yet (made on first use)"
     )
-    return Check(
-        "server",
-        "ok",
-        f"tmux {version} answers on {where} (pid {pid}, {sessions}); {session}",
-    )
+    answers = f"tmux {version} answers on {where} (pid {pid}, {sessions}); {session}"
+    different = mismatch(version, client, where)
+    if different is not None:
+        return Check("server", "warn", f"{answers}; but {different}", MISMATCH_FIX)
+    return Check("server", "ok", answers)
 
 
 def _tmux(address: ServerAddress, *args: str) -> subprocess.CompletedProcess[str]:

@@ -15,7 +15,16 @@ from schemux.owned_session import CONTROL_MARK, is_reserved
 from schemux.references import IdentityRow, ServerIdentity
 from schemux.tmux import TmuxServer
 from schemux.tmux_command import THEN
-from schemux.tmux_format import option, parse_row, parse_rows, readable, row_format, tmux_row
+from schemux.tmux_format import (
+    option,
+    parse_row,
+    parse_rows,
+    readable,
+    row_format,
+    tmux_row,
+    unsanitized,
+)
+from schemux.tmux_version import parse_version
 
 
 @tmux_row
@@ -95,6 +104,7 @@ async def list_server(server: TmuxServer, program_in: Callable[[str], str | None
     )  # fmt: skip
     head = parse_row(_ServerRow, lines[0])
     identity, version = ServerIdentity.of(head), readable(head.version)
+    release = parse_version(version)
     sessions: dict[str, SessionEntry] = {}
     windows: dict[tuple[str, str], WindowEntry] = {}
     for row in parse_rows(_PaneRow, lines[1:]):
@@ -127,7 +137,7 @@ async def list_server(server: TmuxServer, program_in: Callable[[str], str | None
                 row.pane_active,
                 row.pane_width,
                 row.pane_height,
-                readable(row.pane_current_command),
+                readable(unsanitized(row.pane_current_command, release)),
                 row.pane_dead,
                 row.pane_dead_status if row.pane_dead else None,
                 row.pane_in_mode,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import re
 import shutil
@@ -43,8 +44,15 @@ from schemux.references import CreatedSessionRow, created_session
 from schemux.shell_integration import PENDING, integrated_command
 from schemux.tmux_command import THEN, command_arguments
 from schemux.tmux_format import parse_row
-from schemux.tmux_version import MINIMUM_VERSION, parse_version
+from schemux.tmux_version import (
+    MINIMUM_VERSION,
+    MISMATCH_FIX,
+    mismatch,
+    parse_version,
+    server_refusal,
+)
 
+logger = logging.getLogger("schemux")
 SOCKET_ADDRESS_BYTES = 107  # a Unix socket's path, as sockaddr_un holds it (with its NUL)
 
 
@@ -139,6 +147,13 @@ _NO_SERVER = re.compile(
 )
 
 
+# fails when the owned session is not there (display-message would print anyway), else
+# prints the server's version
+_OWNED_AND_VERSION = (
+    "has-session", "-t", OWNED_TARGET, THEN, "display-message", "-p", "-t", OWNED_TARGET,
+    "#{version}",
+)  # fmt: skip
+
 # the servers whose next command, in this task, begins a call and so may start the server
 # (see allow_start): per task, so that a call never takes another's permission
 _START_ALLOWED: ContextVar[frozenset[TmuxServer]] = ContextVar(
@@ -170,6 +185,10 @@ class TmuxServer:
         # the sessions made on this server by this object (the owned one, the agent's),
         # oldest first, so a failed call can report what it created
         self.created_sessions: list[Created] = []
+        # the server's version once checked (a server restarted meanwhile is checked again)
+        # and the version of the client binary that talks to it
+        self._server_version: str | None = None
+        self._client_version: str | None = None
 
     def argv(self, *args: str) -> list[str]:
         return self.address.host.command([self.binary, *self.address.flags(), *args])
@@ -233,7 +252,8 @@ class TmuxServer:
 
     async def _prepare(self) -> None:
         """Before a control client attaches: the server must run (``has-session`` fails
-        without starting one) and the owned session must exist (made detached, running an
+        without starting one), be of a version schemux serves (``_check_server_version``)
+        and the owned session must exist (made detached, running an
         inert ``cat``; only a server that exited in between would be started by it). With
         ``agent``, a server not running is started, in the user's environment, by making
         the owned session and then the agent's (so a shell that ends at once leaves the
@@ -242,7 +262,7 @@ class TmuxServer:
         (a task ``ControlEngine`` starts from it), so it sees that call's permission."""
         start_server = False
         try:
-            await self.run_subprocess("has-session", "-t", OWNED_TARGET)
+            await self._check_server_version(await self.run_subprocess(*_OWNED_AND_VERSION))
             return
         except ServerUnavailable:
             if self.agent is None or self not in _START_ALLOWED.get():
@@ -251,9 +271,45 @@ class TmuxServer:
         except TmuxCommandError as error:
             if not re.search(r"can't find session|no such session", error.stderr):
                 raise
+            # a running server, before anything is made on it (of its sessions, tmux picks one)
+            await self._check_server_version(
+                await self.run_subprocess("display-message", "-p", "#{version}")
+            )
         await self._make_owned_session(agent_shell()[1] if start_server else None)
         if start_server and self.agent is not None:
             await self.make_agent_session(self.agent)
+
+    async def _check_server_version(self, shown: list[str]) -> None:
+        """Refuse a server older than schemux serves, whatever the client's version
+        (``schemux.tmux_version``); say once when client and server differ."""
+        server_version = shown[0] if shown else ""
+        if server_version == self._server_version:
+            return
+        if self._client_version is None:
+            self._client_version = await self._run_client_version()
+        where = self.address.describe()
+        refusal = server_refusal(server_version, self._client_version, where)
+        if refusal is not None:
+            raise refusal
+        said = mismatch(server_version, self._client_version, where)
+        if said is not None:
+            logger.warning("%s (%s)", said, MISMATCH_FIX)
+        self._server_version = server_version
+
+    async def _run_client_version(self) -> str:
+        """``tmux -V`` of the client binary schemux runs (where the server is)."""
+        proc = await asyncio.create_subprocess_exec(
+            *self.address.host.command([self.binary, "-V"]),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+        )
+        try:
+            out, _ = await proc.communicate()
+        except BaseException:
+            await _reap(proc)
+            raise
+        return out.decode(errors="replace").strip()
 
     async def _make_owned_session(self, env: dict[str, str] | None) -> None:
         try:

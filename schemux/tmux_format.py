@@ -1,11 +1,20 @@
-"""Reading named tmux format fields back exactly, whatever bytes they hold.
+r"""Reading named tmux format fields back exactly, whatever bytes they hold.
 
 A name, title, command or path can hold a tab, a newline or 0x1f (a process started as
 ``exec -a $'a\\tb\\nc' sleep 300``, a directory with a newline): split on any of them,
 a row of fields falls apart. So tmux encodes every field before printing it, with its
 own ``s`` modifier (a chain of regular expression substitutions, on tmux 3.3 and later):
-``!`` becomes ``!21`` first, then tab ``!09``, newline ``!0A`` and 0x1f ``!1F``. A row
-is then one line of fields separated by tabs, and decoding is exact.
+``!`` becomes ``!21`` first, then tab ``!09``, newline ``!0A``, 0x1f ``!1F`` and backslash
+``!5C``. A row is then one line of fields separated by tabs, and decoding is exact.
+
+tmux 3.4 and 3.5 escape what they print (``strvis``, reverted in 3.6): a control byte,
+DEL or a byte that is not UTF-8 comes out as octal text (``\001``) or C style (``\a``,
+``\b``, ``\v``, ``\f``, ``\r``), and 3.4 prints ``$`` before a letter, ``_`` or ``{`` as
+``\$``; a backslash itself is left as it is. So a backslash of the value is encoded
+too: then every backslash in a printed field is tmux's own escape, which ``decode``
+undoes first, byte for byte. On a tmux that prints values raw no backslash is left to
+undo, so the same decoding is exact on every version, whichever one the server is
+(a client of one version may talk to a server of another), without asking it.
 
 The escape is ``!``, not ``%``: ``display-message`` passes its template through
 strftime before expanding it (tmux 3.3a printed ``%25`` in a modifier as 25 columns of
@@ -40,13 +49,20 @@ from schemux.generated.tmux_fields import FIELD_VERSION, FORMAT_NAMES
 from schemux.tmux_version import MINIMUM_VERSION, parse_version
 
 # the order matters: "!" first, so that the codes the others leave are not encoded again
-_ESCAPES = (("!", "!21"), ("\t", "!09"), ("\n", "!0A"), ("\x1f", "!1F"))
+_ESCAPES = (("!", "!21"), ("\t", "!09"), ("\n", "!0A"), ("\x1f", "!1F"), ("\\", "!5C"))
 _DECODE = {code: raw for raw, code in _ESCAPES}
-_CODE = re.compile("!(?:21|09|0A|1F)")
+_CODE = re.compile("!(?:21|09|0A|1F|5C)")
+# how each character is written as a regular expression in tmux's ``s/`` modifier: a
+# backslash alone would escape what follows it, in a bracket expression it is itself
+_PATTERNS = {"\\": "[\\]"}
 # the substitutions as one chain of tmux ``s/PATTERN/REPLACEMENT/`` modifiers (the tab,
 # newline and 0x1f are literal bytes here; schemux.tmux_command quotes them on the way out)
-_MODIFIERS = ";".join(f"s/{raw}/{code}/" for raw, code in _ESCAPES)
+_MODIFIERS = ";".join(f"s/{_PATTERNS.get(raw, raw)}/{code}/" for raw, code in _ESCAPES)
 SEPARATOR = "\t"
+# tmux 3.4/3.5's escapes of what they print (vis(3) with VIS_OCTAL|VIS_CSTYLE|VIS_NOSLASH;
+# tab and newline are left alone) and 3.4's ``\$``
+_PRINTED_ESCAPE = re.compile(rb"\\(?:([0-7]{3})|([abvfr$]))")
+_C_STYLE = {b"a": b"\a", b"b": b"\b", b"v": b"\v", b"f": b"\f", b"r": b"\r", b"$": b"$"}
 
 
 def field(name: str) -> str:
@@ -61,9 +77,51 @@ def encode(value: str) -> str:
     return value
 
 
+def _printed_byte(match: re.Match[bytes]) -> bytes:
+    octal, letter = match.groups()
+    return bytes([int(octal, 8)]) if octal is not None else _C_STYLE[letter]
+
+
+def unprinted(text: str) -> str:
+    """``text`` as it was before tmux 3.4/3.5 escaped it for printing, given that every
+    backslash in it is such an escape (as in an encoded field). Bytes that are not UTF-8
+    stand for themselves as the engine's surrogateescape decoding gives them."""
+    if "\\" not in text:
+        return text
+    raw = text.encode("utf-8", "surrogateescape")
+    rest = _PRINTED_ESCAPE.sub(b"", raw)
+    if b"\\" in rest:
+        seen = rest[rest.index(b"\\") :][:8].decode("utf-8", "replace")
+        raise SchemuxError(f"tmux printed an escape schemux cannot read: {seen!r}")
+    return _PRINTED_ESCAPE.sub(_printed_byte, raw).decode("utf-8", "surrogateescape")
+
+
 def decode(text: str) -> str:
-    """The value an encoded field stands for."""
-    return _CODE.sub(lambda match: _DECODE[match.group(0)], text)
+    """The value an encoded field stands for, as tmux printed it (escaped or not)."""
+    return _CODE.sub(lambda match: _DECODE[match.group(0)], unprinted(text))
+
+
+# tmux 3.7 and later sanitize a name as they make it (clean_name: vis(3) with VIS_OCTAL,
+# VIS_CSTYLE, VIS_TAB and VIS_NL, a backslash doubled); pane_current_command, derived from
+# the pane's process each time it is printed, is made so too. A name holding a control
+# byte or DEL, or bytes that are not UTF-8, becomes empty: tmux keeps nothing of it.
+SANITIZED_SINCE = (3, 7)
+_SANITIZED_ESCAPE = re.compile(rb"\\(?:([0-7]{3})|([abtnvfr\\]))")
+_SANITIZED_C_STYLE = {**_C_STYLE, b"t": b"\t", b"n": b"\n", b"\\": b"\\"}
+
+
+def unsanitized(name: str, version: tuple[int, int]) -> str:
+    """A process's name as it is, from ``pane_current_command`` as a tmux of ``version``
+    made it (decoded already): the same text before 3.7, its sanitizing undone since."""
+    if version < SANITIZED_SINCE or "\\" not in name:
+        return name
+
+    def byte(match: re.Match[bytes]) -> bytes:
+        octal, letter = match.groups()
+        return bytes([int(octal, 8)]) if octal is not None else _SANITIZED_C_STYLE[letter]
+
+    raw = _SANITIZED_ESCAPE.sub(byte, name.encode("utf-8", "surrogateescape"))
+    return raw.decode("utf-8", "surrogateescape")
 
 
 class Query:

@@ -18,11 +18,18 @@ from schemux.generated.bindings import BINDINGS
 from schemux.hosts import SshTarget
 from schemux.programs import ProgramLimits
 from schemux.server import build_server
-from tests.leftovers import find_leftovers, private_temporary_directory
+from tests.leftovers import (
+    busy_threads,
+    find_leftovers,
+    private_temporary_directory,
+    release_fifo_openers,
+    run_environment,
+)
 from tests.ssh_server import ALIAS, SshServer, available, remote_tmux_server, ssh_server
-from tests.support import force_gate, private_tmux_server, run_state, tagged_socket_name
+from tests.support import force_gate, private_tmux_server, tagged_socket_name
 
 STDIO_WAIT_CEILING = 60
+THREAD_EXIT_SECONDS = 5.0
 _temporary: list[Path] = []
 
 
@@ -52,7 +59,22 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     for path in leftovers.sockets:
         subprocess.run(["tmux", "-S", str(path), "kill-server"], capture_output=True, check=False)
         path.unlink(missing_ok=True)
+    release_fifo_openers(temporary)  # before the FIFOs' paths are gone
     shutil.rmtree(temporary, ignore_errors=True)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The run always exits: a thread still busy now (blocked opening a FIFO, say) would
+    keep the interpreter from ending, after the summary; it is reported and the run ends
+    as failed."""
+    busy = busy_threads(wait=THREAD_EXIT_SECONDS)
+    if busy:
+        print("the test run left threads that would keep it from exiting:", file=sys.stderr)
+        for line in busy:
+            print(f"  {line}", file=sys.stderr)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(pytest.ExitCode.TESTS_FAILED)
 
 
 @pytest.fixture(scope="session")
@@ -81,9 +103,13 @@ def other_tmux_socket() -> Iterator[str]:
         yield socket_name
 
 
-def stdio_parameters(*args: str) -> StdioServerParameters:
+def stdio_parameters(*args: str, env: dict[str, str] | None = None) -> StdioServerParameters:
+    """``schemux serve ARGS`` as an MCP client starts it: the SDK gives it a filtered
+    environment, to which the run's own variables (its TMUX_TMPDIR) and ``env`` are added."""
     return StdioServerParameters(
-        command=sys.executable, args=["-m", "schemux", "serve", *args], env=run_state()
+        command=sys.executable,
+        args=["-m", "schemux", "serve", *args],
+        env=run_environment(**(env or {})),
     )
 
 

@@ -1,16 +1,22 @@
 """What a test run must not leave behind, and the check that fails the run when it does.
 
-Other suites may run on the same machine at the same time, so everything here looks only
-at what this run made: tmux sockets and servers whose socket name carries ``RUN_TAG``
-(every test server's does, see ``tests.support.tagged_socket_name``), and schemux runtime
-directories in the run's own temporary directory (``TMPDIR`` of the test process, which
-the schemux processes it starts inherit).
+Other suites may run on the same machine at the same time, and the user's own tmux
+servers live in tmux's directory: a run never touches that. It has a temporary directory
+of its own, made both ``TMPDIR`` and ``TMUX_TMPDIR`` of the test process (which every
+process it starts is given, the ssh side included), so its tmux sockets and schemux
+runtime directories are made there. Everything in it is this run's; in the user's tmux
+directory only a socket whose name carries ``RUN_TAG`` (every test server's does, see
+``tests.support.tagged_socket_name``) is, and so are tmux servers whose command line
+names one.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sys
 import tempfile
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -21,6 +27,12 @@ from schemux.tmux import socket_directory
 
 RUN_TAG = f"run{uuid.uuid4().hex[:8]}"
 SERVER_EXIT_SECONDS = 5.0  # kill-server returns before the server has gone
+# the tmux directory the run was started with (the user's), before the run's own replaces it
+USER_TMUX_DIRECTORY = socket_directory()
+# what the run gives every process it starts (a client that filters the environment,
+# as the MCP SDK's stdio client does, drops them)
+# the run's temporary and tmux directories, and its state directory (the audit log's)
+RUN_VARIABLES = ("TMPDIR", "TMUX_TMPDIR", "XDG_STATE_HOME")
 
 
 @dataclass
@@ -41,19 +53,29 @@ class Leftovers:
 
 
 def private_temporary_directory() -> Path:
-    """A temporary directory for this run alone, made TMPDIR of this process (and so of
-    every process it starts). Short, since program FIFOs and sockets live below it."""
+    """A temporary directory for this run alone, made TMPDIR and TMUX_TMPDIR of this
+    process (and so of every process it starts that keeps its environment: see
+    ``run_environment``). Short, since program FIFOs and sockets live below it."""
     directory = Path(tempfile.mkdtemp(prefix=f"sx{RUN_TAG}-", dir="/tmp"))
-    os.environ["TMPDIR"] = str(directory)
+    os.environ["TMPDIR"] = os.environ["TMUX_TMPDIR"] = str(directory)
     tempfile.tempdir = None  # gettempdir() reads TMPDIR again
     return directory
 
 
-def tagged_sockets() -> list[Path]:
-    directory = Path(socket_directory())
-    if not directory.is_dir():
-        return []
-    return sorted(path for path in directory.iterdir() if RUN_TAG in path.name)
+def run_environment(**extra: str) -> dict[str, str]:
+    """The run's variables (``RUN_VARIABLES``) and ``extra``: the environment to give a
+    process started with a filtered one (an MCP stdio client merges it over its own)."""
+    kept = {name: os.environ[name] for name in RUN_VARIABLES if name in os.environ}
+    return {**kept, **extra}
+
+
+def run_sockets(user_directory: Path) -> list[Path]:
+    """Every socket in the run's tmux directory, and the run's in ``user_directory``."""
+    found = []
+    for directory, everything in ((Path(socket_directory()), True), (user_directory, False)):
+        if directory.is_dir():
+            found += [path for path in directory.iterdir() if everything or RUN_TAG in path.name]
+    return sorted(set(found))
 
 
 def tagged_servers() -> list[int]:
@@ -80,9 +102,45 @@ def runtime_directories(temporary: Path) -> list[Path]:
     return sorted(path for path in temporary.iterdir() if path.name.startswith(RUNTIME_PREFIX))
 
 
-def find_leftovers(temporary: Path, wait: float = SERVER_EXIT_SECONDS) -> Leftovers:
+def find_leftovers(
+    temporary: Path,
+    wait: float = SERVER_EXIT_SECONDS,
+    user_directory: Path = Path(USER_TMUX_DIRECTORY),
+) -> Leftovers:
     """What this run left, after giving killed servers ``wait`` seconds to go."""
     deadline = time.monotonic() + wait
     while tagged_servers() and time.monotonic() < deadline:
         time.sleep(0.05)
-    return Leftovers(tagged_sockets(), tagged_servers(), runtime_directories(temporary))
+    sockets = run_sockets(user_directory)
+    return Leftovers(sockets, tagged_servers(), runtime_directories(temporary))
+
+
+def release_fifo_openers(temporary: Path) -> None:
+    """Open (and close at once) the writing end of every FIFO left in the run's
+    directory: a thread still blocked opening one to read (a program's output copy whose
+    writer never came) returns, where it would otherwise keep the process from exiting.
+    Nothing opens a FIFO that has no reader."""
+    for path in temporary.rglob("*"):
+        with contextlib.suppress(OSError):
+            if path.is_fifo():
+                os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+
+
+def busy_threads(wait: float) -> list[str]:
+    """Threads that would keep the process from exiting (non-daemon, running a piece of
+    work, not idle in a pool), after giving them ``wait`` seconds to end: each named, with
+    the innermost line it is at."""
+    deadline = time.monotonic() + wait
+    while True:
+        frames = sys._current_frames()
+        busy = []
+        for thread in threading.enumerate():
+            frame = frames.get(thread.ident or -1)
+            if thread.daemon or thread is threading.main_thread() or frame is None:
+                continue
+            if frame.f_code.co_name == "_worker":  # an idle pool thread: ends at exit
+                continue
+            busy.append(f"{thread.name} at {frame.f_code.co_filename}:{frame.f_lineno}")
+        if not busy or time.monotonic() > deadline:
+            return busy
+        time.sleep(0.05)

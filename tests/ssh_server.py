@@ -7,7 +7,8 @@ The server listens on three ports; what the remote user's commands find on ``PAT
 differs by port (sshd's ``Match LocalPort`` with ``SetEnv PATH``), so the faults of a
 remote host without tmux, or with too old a tmux, are real sessions of the same server:
 
-* ``schemux-test``: the machine's tmux.
+* ``schemux-test``: the tmux the tests run (the first on the test process's ``PATH``,
+  so that a run against another tmux build has it on both sides).
 * ``schemux-test-notmux``: ``PATH`` holds no tmux.
 * ``schemux-test-oldtmux``: ``PATH`` holds a ``tmux`` that says it is 3.2a.
 
@@ -103,6 +104,19 @@ def _keygen(path: Path) -> str:
     return path.with_suffix(".pub").read_text().strip()
 
 
+def remote_environment(home: Path) -> str:
+    """What sshd sets for a remote command: a home of its own, the tmux under test first on
+    ``PATH`` (sshd's own ``PATH`` would give the system's tmux), and the test run's
+    ``TMUX_TMPDIR``, so that both sides find the same servers."""
+    tmux = shutil.which("tmux")
+    tmux_directory = [os.path.dirname(tmux)] if tmux is not None else []
+    path = ":".join([*tmux_directory, "/usr/local/bin", "/usr/bin", "/bin"])
+    settings = [f"HOME={home}", f"PATH={path}"]
+    if os.environ.get("TMUX_TMPDIR"):
+        settings.append(f"TMUX_TMPDIR={os.environ['TMUX_TMPDIR']}")
+    return " ".join(f'"{setting}"' for setting in settings)  # sshd's quoting
+
+
 def _write_server_config(root: Path, ports: list[int]) -> Path:
     _, no_tmux, old_tmux = ports
     home = root / "home"
@@ -136,7 +150,7 @@ def _write_server_config(root: Path, ports: list[int]) -> Path:
                 "LogLevel ERROR",
                 # a home of no dotfiles: the machine's startup files are not what these
                 # tests are about (bash reads ~/.bashrc for a command sshd runs)
-                f"SetEnv HOME={home}",
+                f"SetEnv {remote_environment(home)}",
                 f"Match LocalPort {no_tmux}",
                 f"    SetEnv HOME={home} PATH={empty}",
                 f"Match LocalPort {old_tmux}",

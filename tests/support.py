@@ -39,13 +39,6 @@ SHELL_ENVIRONMENT = {
 SHELL = "bash --norc --noprofile"
 
 
-def run_state() -> dict[str, str]:
-    """What a schemux started over stdio must get from the run's environment, which the
-    SDK's stdio client does not pass on: the run's state directory (``tests.conftest``),
-    where its audit log goes instead of the real ~/.local/state."""
-    return {"XDG_STATE_HOME": os.environ["XDG_STATE_HOME"]}
-
-
 def tmux(socket_name: str, *args: str, check: bool = True) -> str:
     done = subprocess.run(
         ["tmux", "-L", socket_name, *args], capture_output=True, text=True, check=False

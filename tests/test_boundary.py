@@ -29,7 +29,8 @@ from schemux.owned_session import OWNED_SESSION
 from schemux.server import build_server
 from schemux.tmux import ServerAddress, TmuxServer, socket_directory, socket_name_problem
 from schemux.tmux_command import THEN
-from schemux.tmux_format import readable
+from schemux.tmux_format import SANITIZED_SINCE, decode, field, readable
+from schemux.tmux_version import parse_version
 from tests.support import (
     SHELL,
     new_pane,
@@ -500,7 +501,9 @@ async def test_hostile_metadata_parses_exactly(
         [odd] = [s for s in sessions if s["name"] == session]
         [pane] = odd["windows"][0]["panes"]
         assert pane["target"]["id"] == created
-        assert pane["current_command"] == ODD_NAME
+        # tmux 3.7 and later name a process holding control bytes with nothing at all
+        sanitized = parse_version(snapshot.structured_content["data"]["server"]["version"])
+        assert pane["current_command"] == ("" if sanitized >= SANITIZED_SINCE else ODD_NAME)
         # the same pane through target resolution: by session name, and by id
         failed, text, _ = await call_checked(
             client, world, "run_command", {"command": "true", "session_name": session}
@@ -523,18 +526,32 @@ def wait_until_named(world: World, pane_id: str) -> None:
         current = subprocess_tmux(
             world.socket, ["display-message", "-p", "-t", pane_id, "#{pane_current_command}"]
         )
-        return current is not None and current.startswith("a\tb")
+        # (tmux 3.7 and later print it empty)
+        return current is not None and current not in ("bash", "sleep")
 
     wait_until(named)
 
 
-async def test_current_path_with_tab_and_newline_reaches_a_program(
-    program_client: tuple[Client, str], tmp_path: Path
+# tabs, newlines and 0x1f split rows; control bytes, DEL and bytes that are not UTF-8 come
+# back as octal text from tmux 3.4 and 3.5 (and $NAME as \$NAME from 3.4); a backslash of
+# the name must not be taken for such an escape
+CURRENT_PATHS = [
+    "p\tq\nr\x1fs%!0A",
+    "a\x01b\x1ec\x7fd\x07",
+    "e\\001f\\$HOME\\",
+    "$HOME ${x}!5C",
+    os.fsdecode(b"g\xffh\xc3("),
+]
+
+
+@pytest.mark.parametrize("name", CURRENT_PATHS, ids=range(len(CURRENT_PATHS)))
+async def test_current_path_of_any_bytes_reaches_a_program(
+    program_client: tuple[Client, str], tmp_path: Path, name: str
 ) -> None:
     """fromPaneId's current path, read through the encoded query, is the directory the
-    program starts in, byte for byte."""
+    program starts in, byte for byte, whichever tmux version escapes what it prints."""
     client, socket = program_client
-    directory = tmp_path / "p\tq\nr\x1fs%!0A"
+    directory = tmp_path / name
     directory.mkdir()
     pane = tmux(
         socket, "new-session", "-d", "-c", str(directory), "-P", "-F", "#{pane_id}",
@@ -587,8 +604,9 @@ async def subprocess_arguments_arrive(world: World, host: Host, value: str) -> N
     await server.run_subprocess(
         "set-option", "-g", "@sub", text, THEN, "set-option", "-g", "@after", "1"
     )
-    shown = await server.run_subprocess("show-options", "-gv", "@sub")
-    assert "\n".join(shown) == text
+    # through tmux_format's field: tmux 3.4 and 3.5 escape what show-options prints
+    shown = await server.run_subprocess("display-message", "-p", field("@sub"))
+    assert [decode(line) for line in shown] == [text]
     assert await server.run_subprocess("show-options", "-gv", "@after") == ["1"]
     assert observe(world) == before
     assert not world.mark.exists()

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sys
 import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -16,7 +15,7 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client
 
 from schemux.agent_session import (
     AGENT_MARK,
@@ -36,6 +35,8 @@ from schemux.owned_session import OWNED_SESSION
 from schemux.references import ServerIdentity
 from schemux.server import build_server
 from schemux.tmux import socket_directory
+from schemux.tmux_format import decode, field
+from tests.conftest import stdio_parameters
 from tests.support import call, call_error, remove_server, tagged_socket_name, tmux, wait_until
 
 pytestmark = pytest.mark.anyio
@@ -59,7 +60,9 @@ def server_running(socket_name: str) -> bool:
 
 
 def sessions(socket_name: str) -> list[str]:
-    return tmux(socket_name, "list-sessions", "-F", "#{session_name}").splitlines()
+    """Read through tmux_format's field (tmux 3.4 and 3.5 escape what they print)."""
+    listed = tmux(socket_name, "list-sessions", "-F", field("session_name"))
+    return [decode(line) for line in listed.splitlines()]
 
 
 def agent_panes(socket_name: str) -> list[str]:
@@ -256,7 +259,10 @@ async def test_a_running_server_without_an_agent_keeps_the_old_default(
 
 @pytest.mark.parametrize(
     "name",
-    ["; kill-server", "#{pane_id}", "#(touch /tmp/x)", "-t", "a b;", "a\\;", 'it\'s "q" ##', "é\t"],
+    [
+        *("; kill-server", "#{pane_id}", "#(touch /tmp/x)", "-t", "a b;", "a\\;"),
+        *('it\'s "q" ##', "é\t", "$HOME", "a$ $1"),
+    ],
 )
 async def test_hostile_agent_session_names_stay_one_argument(
     anyio_backend: str, socket_name: str, user_home: Path, name: str
@@ -275,11 +281,7 @@ async def test_hostile_agent_session_names_stay_one_argument(
 async def test_two_processes_starting_the_same_server_make_one_agent_session(
     anyio_backend: str, socket_name: str, user_home: Path
 ) -> None:
-    parameters = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "schemux", "serve", "--socket-name", socket_name],
-        env={"HOME": str(user_home)},
-    )
+    parameters = stdio_parameters("--socket-name", socket_name, env={"HOME": str(user_home)})
     snapshots: list[dict[str, Any]] = []
     async with Client(parameters) as first, Client(parameters) as second:
 
@@ -340,6 +342,10 @@ async def test_a_home_with_format_text_is_taken_literally(
         ("a\x1fb", "control character"),
         ("a\x00b", "control character"),
         ("a\udcffb", "UTF-8"),
+        ("$dev", "'$'"),
+        ("a${b}", "'$'"),
+        ("$_x", "'$'"),
+        ("$1 a$ $", None),
         (OWNED_SESSION, "schemux's own session"),
     ],
 )

@@ -12,7 +12,7 @@ import pytest
 
 from schemux.abandoned import RUNTIME_PREFIX
 from schemux.tmux import socket_directory
-from tests.leftovers import RUN_TAG, find_leftovers, tagged_servers
+from tests.leftovers import RUN_TAG, USER_TMUX_DIRECTORY, find_leftovers, tagged_servers
 from tests.support import private_tmux_server, remove_server, tagged_socket_name, tmux
 
 
@@ -49,14 +49,32 @@ def test_a_removed_server_leaves_no_socket_and_no_process() -> None:
                for pid in tagged_servers())  # fmt: skip
 
 
-def test_another_runs_socket_is_not_ours(tmp_path: Path) -> None:
-    other = Path(socket_directory(), f"schemux-test-x-runffffffff-{os.getpid()}")
-    assert RUN_TAG not in other.name
-    other.touch()
+def test_another_runs_socket_is_not_ours_but_this_runs_anywhere_is(tmp_path: Path) -> None:
+    """In the user's tmux directory (here a stand-in) a socket is this run's when its
+    name says so; in the run's own tmux directory every socket is."""
+    other = tmp_path / f"schemux-test-x-runffffffff-{os.getpid()}"
+    ours = tmp_path / tagged_socket_name("leaked")
+    untagged = Path(socket_directory(), f"untagged-{os.getpid()}")
+    for path in (other, ours, untagged):
+        path.touch()
     try:
-        assert other not in find_leftovers(tmp_path, wait=0).sockets
+        found = find_leftovers(tmp_path, wait=0, user_directory=tmp_path).sockets
+        assert other not in found
+        assert ours in found
+        assert untagged in found
     finally:
-        other.unlink()
+        untagged.unlink()
+
+
+def test_the_run_never_uses_the_users_tmux_directory() -> None:
+    """The run's tmux sockets are made in a directory of its own (TMUX_TMPDIR), so that
+    no test server can be confused with, or reach, one of the user's."""
+    assert os.environ["TMUX_TMPDIR"] == tempfile.gettempdir()
+    assert socket_directory() != USER_TMUX_DIRECTORY
+    assert Path(socket_directory()).is_relative_to(tempfile.gettempdir())
+    with private_tmux_server("where") as socket_name:
+        assert Path(socket_directory(), socket_name).is_socket()
+        assert not Path(USER_TMUX_DIRECTORY, socket_name).exists()
 
 
 LEAKY_TEST = """
@@ -97,3 +115,57 @@ def _names(pid: str, name: str) -> bool:
         return name.encode() in Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return False
+
+
+BLOCKED_ON_A_FIFO = """
+import os, tempfile
+from concurrent.futures import ThreadPoolExecutor
+
+def test_leaves_a_thread_opening_a_fifo():
+    path = os.path.join(tempfile.mkdtemp(), "copy")
+    os.mkfifo(path)
+    ThreadPoolExecutor(1).submit(os.open, path, os.O_RDONLY)  # no writer ever comes
+"""
+
+BLOCKED_FOR_EVER = """
+import threading
+
+def test_leaves_a_thread_waiting_for_ever():
+    threading.Thread(target=threading.Event().wait, name="for-ever").start()
+"""
+
+
+def run_inner_suite(tmp_path: Path, test: str) -> subprocess.CompletedProcess[str]:
+    """A suite with this conftest's hooks and the one test given."""
+    (tmp_path / "conftest.py").write_text(
+        "from tests.conftest import pytest_configure, pytest_sessionfinish  # noqa: F401\n"
+        "from tests.conftest import pytest_unconfigure  # noqa: F401\n"
+    )
+    (tmp_path / "test_inner.py").write_text(test)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
+        cwd=tmp_path,
+        env=dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent)),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_a_thread_blocked_opening_a_fifo_of_the_run_does_not_keep_it_from_exiting(
+    tmp_path: Path,
+) -> None:
+    done = run_inner_suite(tmp_path, BLOCKED_ON_A_FIFO)
+    assert done.returncode == pytest.ExitCode.OK, done.stdout + done.stderr
+    assert "1 passed" in done.stdout
+
+
+def test_a_thread_still_busy_at_the_end_is_reported_and_the_run_exits_failed(
+    tmp_path: Path,
+) -> None:
+    done = run_inner_suite(tmp_path, BLOCKED_FOR_EVER)
+    assert done.returncode == pytest.ExitCode.TESTS_FAILED, done.stdout + done.stderr
+    assert "1 passed" in done.stdout
+    assert "threads that would keep it from exiting" in done.stderr
+    assert "for-ever" in done.stderr

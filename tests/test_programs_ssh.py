@@ -11,7 +11,6 @@ import contextlib
 import os
 import secrets
 import signal
-import sys
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -29,15 +28,8 @@ from schemux.programs import ProgramLimits
 from schemux.programs.remote import RemoteHost
 from schemux.programs.store import GATE_GRACE_SECONDS
 from schemux.server import build_server
-from tests.support import (
-    call,
-    call_error,
-    new_pane,
-    run_state,
-    tmux,
-    wait_for_shell,
-    wait_until,
-)
+from tests.conftest import stdio_parameters
+from tests.support import call, call_error, new_pane, tmux, wait_for_shell, wait_until
 from tests.test_ssh import HOSTILE_WORDS, master_pid
 
 pytestmark = pytest.mark.anyio
@@ -237,16 +229,10 @@ def schemux_processes(socket_name: str) -> list[int]:
 async def test_kill_9_of_schemux_removes_the_remote_directory(
     remote_tmux_socket: str, anyio_backend: str, ssh_target: SshTarget
 ) -> None:
-    from mcp import StdioServerParameters
-
     assert ssh_target.config is not None
-    parameters = StdioServerParameters(
-        command=sys.executable,
-        args=[
-            "-m", "schemux", "serve", "--socket-name", remote_tmux_socket,
-            "--ssh", ssh_target.destination, "--ssh-config", ssh_target.config,
-        ],
-        env=run_state(),
+    parameters = stdio_parameters(
+        "--socket-name", remote_tmux_socket,
+        "--ssh", ssh_target.destination, "--ssh-config", ssh_target.config,
     )  # fmt: skip
     before = set(Path("/tmp").glob("schemux-remote-*"))
     made: set[Path] = set()

@@ -7,14 +7,13 @@ import contextlib
 import os
 import signal
 import subprocess
-import sys
 import time
 from functools import partial
 from typing import Any
 
 import anyio
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from schemux.abandoned_wrappers import (
@@ -29,7 +28,8 @@ from schemux.processes import Owner, this_process
 from schemux.shell_wrapper import HOLD_SECONDS, Wrapper
 from schemux.targets import PaneTarget, resolve_pane
 from schemux.tmux_command import THEN
-from tests.support import Pane, call, call_error, new_pane, run_state, tmux, wait_until
+from tests.conftest import stdio_parameters
+from tests.support import Pane, call, call_error, new_pane, tmux, wait_until
 from tests.test_run_command import private_options
 
 pytestmark = pytest.mark.anyio
@@ -163,11 +163,7 @@ async def until(condition: Any, timeout: float = 10.0) -> None:
 
 async def killed_mid_command(socket_name: str, pane: Pane, command: str) -> None:
     """A real `schemux serve` is killed with SIGKILL while it runs ``command`` in ``pane``."""
-    parameters = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "schemux", "serve", "--socket-name", socket_name],
-        env=run_state(),
-    )
+    parameters = stdio_parameters("--socket-name", socket_name)
     with anyio.move_on_after(20):
         async with Client(parameters) as client, anyio.create_task_group() as group:
 

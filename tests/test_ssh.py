@@ -480,3 +480,20 @@ def test_doctor_says_when_the_host_has_no_perl(sshd: SshServer, tmux_socket: str
     assert f"perl cannot run on host {NO_TMUX!r}" in perl_line, perl_line
     assert "programs over ssh need it" in doctor.stdout
     assert doctor.returncode == 1
+
+
+def test_the_remote_side_runs_the_tmux_under_test_in_the_runs_tmux_directory(
+    sshd: SshServer,
+) -> None:
+    """The test sshd gives a remote command the tmux the tests run (so that a run
+    against another tmux build has it on both sides: .ci/against-tmux) and the run's
+    TMUX_TMPDIR (so that both sides find the same servers, never the user's)."""
+    done = subprocess.run(
+        ["ssh", "-F", str(sshd.config), ALIAS, 'tmux -V; printf "%s\\n" "$TMUX_TMPDIR"'],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
+    local = subprocess.run(["tmux", "-V"], capture_output=True, text=True, check=True).stdout
+    assert done.stdout.splitlines() == [local.strip(), os.environ["TMUX_TMPDIR"]]

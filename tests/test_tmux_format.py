@@ -25,19 +25,21 @@ from schemux.tmux_format import (
     query,
     readable,
     tmux_row,
+    unsanitized,
 )
 from tests.support import private_tmux_server
 
 # any text, including the lone surrogates that stand for bytes that were not UTF-8
 TEXT = st.text() | st.binary().map(lambda data: data.decode("utf-8", "surrogateescape"))
 HOSTILE = ["", "!", "!21", "!!09", "%", "%25", "a\tb\nc\x1fd", "\t\n\x1f!", "#{pane_id}", "é😀"]
+HOSTILE += ["\\", "\\001", "\\$HOME", "$HOME", "\x01\x7f\udcff", "!5C", "\\\\n"]
 
 
 @given(TEXT)
 def test_any_text_round_trips(value: str) -> None:
     encoded = encode(value)
     assert decode(encoded) == value
-    assert not set(encoded) & {"\t", "\n", "\x1f"}
+    assert not set(encoded) & {"\t", "\n", "\x1f", "\\"}
 
 
 @given(st.lists(TEXT, min_size=1, max_size=6))
@@ -50,6 +52,49 @@ def test_a_row_of_any_fields_parses_back(values: list[str]) -> None:
 @pytest.mark.parametrize("value", HOSTILE)
 def test_hostile_values_round_trip(value: str) -> None:
     assert decode(encode(value)) == value
+
+
+# What tmux 3.4 and 3.5a print for a field of each value (measured: ``display -p`` of
+# ``field("@v")``); 3.3a and 3.6 and later print ``encode(value)`` itself.
+PRINTED_BY_3_4_AND_3_5 = [
+    ("a\x01b", "a\\001b", "a\\001b"),
+    ("\x1e", "\\036", "\\036"),
+    ("\x7f\udcff", "\\177\\377", "\\177\\377"),  # DEL, a byte that is not UTF-8
+    ("\x07\x08\x0b\x0c\r", "\\a\\b\\v\\f\\r", "\\a\\b\\v\\f\\r"),
+    ("$HOME ${x} $_ $1", "\\$HOME \\${x} \\$_ $1", "$HOME ${x} $_ $1"),
+    ("\\001", "!5C001", "!5C001"),  # a backslash of the value is never taken for tmux's
+    ("\\$HOME!5C", "!5C\\$HOME!215C", "!5C$HOME!215C"),
+    ("é\udcc3(", "é\\303(", "é\\303("),  # a lone lead byte, then ASCII
+]
+
+
+@pytest.mark.parametrize(("value", "by_3_4", "by_3_5"), PRINTED_BY_3_4_AND_3_5)
+def test_what_tmux_3_4_and_3_5_print_decodes_exactly(value: str, by_3_4: str, by_3_5: str) -> None:
+    assert decode(by_3_4) == value
+    assert decode(by_3_5) == value
+    assert decode(encode(value)) == value
+
+
+@pytest.mark.parametrize("printed", ["a\\q", "\\01", "x\\", "\\\\"])
+def test_an_escape_tmux_never_prints_is_an_error_not_a_guess(printed: str) -> None:
+    with pytest.raises(SchemuxError, match="escape schemux cannot read"):
+        decode(printed)
+
+
+# what tmux 3.7c prints (decoded) as pane_current_command for a process of each name
+# (measured; a name holding a control byte or DEL, or not UTF-8, it prints as empty)
+SANITIZED_BY_3_7 = [
+    ("sleep", "sleep"),
+    ("x\\y\\012é$HOME", "x\\\\y\\\\012é$HOME"),
+]
+
+
+@pytest.mark.parametrize(("name", "printed"), SANITIZED_BY_3_7)
+def test_a_process_name_sanitized_by_tmux_3_7_is_undone_there_only(name: str, printed: str) -> None:
+    assert unsanitized(printed, (3, 7)) == name
+    assert unsanitized(printed, (4, 0)) == name
+    assert unsanitized(name, (3, 6)) == name  # before 3.7 a backslash is the name's
+    assert unsanitized(printed, (3, 5)) == printed
 
 
 def test_a_row_with_the_wrong_number_of_fields_is_a_tool_error() -> None:
@@ -115,7 +160,8 @@ def socket() -> Iterator[str]:
 @given(st.lists(TEXT.filter(lambda value: "\x00" not in value), min_size=1, max_size=3))
 def test_tmux_encodes_as_encode_does(socket: str, values: list[str]) -> None:
     """Through the engine: user options set to any text come back exactly, from
-    display-message (whose template tmux passes through strftime) and list-panes."""
+    display-message (whose template tmux passes through strftime) and list-panes, on
+    every tmux version (run it against each with .ci/against-tmux)."""
 
     async def read() -> tuple[list[str], list[str]]:
         server = TmuxServer(ServerAddress(socket_name=socket))
@@ -135,7 +181,7 @@ def test_tmux_encodes_as_encode_does(socket: str, values: list[str]) -> None:
 
 
 def test_field_names_the_modifier_chain() -> None:
-    assert field("pane_id") == "#{s/!/!21/;s/\t/!09/;s/\n/!0A/;s/\x1f/!1F/:pane_id}"
+    assert field("pane_id") == "#{s/!/!21/;s/\t/!09/;s/\n/!0A/;s/\x1f/!1F/;s/[\\]/!5C/:pane_id}"
 
 
 @tmux_row
