@@ -314,7 +314,7 @@ SERVED_DOCUMENTS: dict[str, dict[str, Any]] = {
     },
     "run_command": {
         "name": "run_command",
-        "description": "Run a shell command in a pane, wait for completion, and capture output.\n\nUse for the common terminal workflow: run this command, wait until it completes, then report whether it succeeded. The command is sent to the pane's interactive shell, followed by a private ``tmux wait-for`` signal and a private pane option carrying the shell exit status: the command you pass is what the wait synchronizes on.\n\nThe command runs in a subshell, so ``cd``, ``export`` and other shell state changes do not persist to later calls.",
+        "description": "Run a shell command in a pane, wait for completion, and capture output.\n\nUse for the common terminal workflow: run this command, wait until it completes, then report whether it succeeded. The pane shows the command as typed and its output; the result holds exactly that output and the command's exit status.\n\nIn the agent's pane, whose bash, zsh or fish schemux started on this machine (not over ssh), only the command is typed, into that shell, as a person would: ``cd``, ``export`` and other shell state persist to later calls, and ``exit`` ends the shell (the result gives its status; the next call without a target gets a new agent pane). In other panes, a POSIX shell (bash, zsh, sh, dash, ksh) runs the command in a subshell, so ``cd``, ``export`` and ``exit`` end with the call; fish runs it in a ``begin … end`` block, so ``cd`` and ``set`` persist and ``exit`` closes the pane, failing the call.",
         "inputSchema": {
             "additionalProperties": False,
             "properties": {
@@ -584,7 +584,7 @@ SERVED_DOCUMENTS: dict[str, dict[str, Any]] = {
     "run_shell_command": {
         "name": "run_shell_command",
         "title": "Run a command in an existing shell",
-        "description": "Type a shell command into the idle POSIX shell of an existing pane, wait for it, and return exactly the lines it printed and its exit status; for a command that needs that shell's state (its directory, variables, virtualenv). It runs in a subshell, so cd and export do not persist. The shell must be a POSIX one (bash, zsh, sh, dash, ksh) at its prompt: a pane running another program, in copy mode, or dead is refused. The pane shows the command and its output, as if a person typed it.",
+        "description": "Type a shell command into the idle shell of an existing pane, wait for it, and return exactly the lines it printed and its exit status; for a command that needs that shell's state (its directory, variables, virtualenv). The shell must be bash, zsh, sh, dash, ksh or fish, at its prompt: a pane running another program, in copy mode, or dead is refused. The pane shows the command and its output, as if a person typed it. In the agent's pane, whose bash, zsh or fish schemux started on this machine (not over ssh), the command runs in that shell itself: cd and export persist, and exit ends the shell. Elsewhere a POSIX shell runs it in a subshell, so cd, export and exit end with the call; fish in a begin … end block, so cd and set persist and exit closes the pane, failing the call.",
         "inputSchema": {
             "$schema": "http://json-schema.org/draft-07/schema#",
             "additionalProperties": False,

@@ -38,6 +38,7 @@ from schemux.shell_wrapper import (
     disarm,
     drop_hold_flag,
     interrupt,
+    pane_closed,
 )
 from schemux.targets import PaneInfo
 from schemux.tmux import TmuxServer
@@ -189,11 +190,7 @@ async def _until_done_or_gone(
             continue
         state = await _pane_state(server, typist.wrapper)
         if state is None:
-            raise SchemuxError(
-                f"pane {pane.pane_id} was closed while the command ran; its exit status "
-                "and output are lost",
-                suggestion="run it again in a pane that stays open",
-            )
+            raise pane_closed(pane.pane_id)
         if state == "E":
             return _Outcome.REPORTED
         if graced and not await shell_facts(server).shell_reads_input(pane.pid):

@@ -11,7 +11,9 @@ the shell would have (login or not), and then add two hooks, after the user's ow
 * after it ends, before the prompt (bash first in ``PROMPT_COMMAND``, zsh first in
   ``precmd_functions``, fish ``fish_postexec``): the marks ``D;status`` and ``A``, and one
   tmux client that records the status (``STATUS``) and what the shell is (``SHELL``),
-  then runs what ``ON_PROMPT`` holds.
+  then runs what ``ON_PROMPT`` holds. An ``exit`` runs the same (bash's ``EXIT`` trap,
+  before the user's own; zsh ``zshexit_functions``; fish runs ``fish_postexec`` for it),
+  so the call that typed it gets the shell's status before its pane closes.
 
 Both options are empty unless a run_command call armed them for its command: then
 ``ON_COMMAND`` records the cursor (where the output starts, in the grid's absolute rows)
@@ -91,6 +93,18 @@ if [ -n "${TMUX_PANE-}" ] && [ -n "${__SCHEMUX_TMUX-}" ]; then
     PROMPT_COMMAND="__schemux_precmd${PROMPT_COMMAND:+;$PROMPT_COMMAND}"
   fi
   PS0="${PS0-}"'$(__schemux_preexec)'
+  # an `exit` reports like a prompt, so the call that typed it gets its status; a trap
+  # of the user's own on EXIT still runs, after
+  __schemux_exit_trap_of() { __schemux_user_exit_trap=${3-}; }  # of `trap -- 'BODY' EXIT`
+  eval "__schemux_exit_trap_of $(trap -p EXIT)"
+  unset -f __schemux_exit_trap_of
+  __schemux_exit() {
+    __schemux_precmd
+    local s=$?
+    eval "$__schemux_user_exit_trap"
+    return "$s"
+  }
+  trap __schemux_exit EXIT
 fi
 unset __SCHEMUX_TMUX
 """
@@ -169,6 +183,8 @@ if [[ -n ${TMUX_PANE-} && -n ${__SCHEMUX_TMUX-} ]]; then
   }
   precmd_functions=(__schemux_precmd $precmd_functions)
   preexec_functions+=(__schemux_preexec)
+  # an `exit` reports like a prompt, so the call that typed it gets its status
+  zshexit_functions=(__schemux_precmd $zshexit_functions)
 fi
 unset __SCHEMUX_TMUX
 if [[ ! -o login ]]; then

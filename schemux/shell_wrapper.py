@@ -185,11 +185,16 @@ async def in_pane(server: TmuxServer, wrapper: Wrapper, *args: str) -> list[str]
     except TmuxCommandError as error:
         if not error.target_gone:
             raise
-        raise SchemuxError(
-            f"pane {wrapper.pane_id} was closed while the command ran; its exit status and "
-            "output are lost",
-            suggestion="run it again in a pane that stays open",
-        ) from None
+        raise pane_closed(wrapper.pane_id) from None
+
+
+def pane_closed(pane_id: str) -> SchemuxError:
+    """The error of a call whose pane went before its command reported."""
+    return SchemuxError(
+        f"pane {pane_id} was closed while the command ran (its shell ended, or the pane "
+        "was killed); its exit status and output are lost",
+        suggestion="run it again in a pane that stays open",
+    )
 
 
 async def disarm(server: TmuxServer, wrapper: Wrapper) -> str:

@@ -190,6 +190,24 @@ async def test_an_ended_agent_shell_is_made_again(client: Client, socket_name: s
     assert agent_panes(socket_name) == [again["pane_id"]]
 
 
+async def test_exit_in_the_agent_shell_is_reported_and_the_agent_made_again(
+    client: Client, socket_name: str
+) -> None:
+    """The agent's shell has schemux's hooks: the command runs in that shell itself, so
+    its state persists, and an `exit` ends it with its status reported."""
+    first = await run(client, command="export SCHEMUX_KEPT=kept")
+    kept = await run(client, command='echo "$SCHEMUX_KEPT"')
+    assert kept["output"] == ["kept"]
+    ended = await run(client, command="exit 3")
+    assert ended["exit_status"] == 3
+    assert ended["pane_id"] == first["pane_id"]
+    wait_until(lambda: first["pane_id"] not in agent_panes(socket_name))
+    again = await run(client, command='echo "back ${SCHEMUX_KEPT-unset}"')
+    assert again["output"] == ["back unset"]
+    assert again["pane_id"] != first["pane_id"]
+    assert agent_panes(socket_name) == [again["pane_id"]]
+
+
 async def test_a_server_killed_between_calls_is_started_by_the_next(
     client: Client, socket_name: str
 ) -> None:

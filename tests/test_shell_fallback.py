@@ -13,7 +13,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from tests.support import Pane, call, pane_format, tmux, wait_until
+from tests.support import Pane, call, call_error, pane_format, tmux, wait_until
 from tests.test_wait_for_text import armed_wait
 
 pytestmark = pytest.mark.anyio
@@ -160,3 +160,31 @@ async def test_an_interrupt_with_a_prompt_of_two_rows(client: Client, own_pane: 
             result = await run(client, pane, "echo before; sleep 30; echo never", timeout=20)
     assert result["exit_status"] == 130
     assert result["output"] == ["before"]
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "dash"])
+async def test_a_posix_shell_keeps_no_state_from_a_call(
+    client: Client, own_pane: Any, shell: str, tmp_path: Path
+) -> None:
+    """The command runs in a subshell: cd, export and exit stay inside it."""
+    pane = own_pane(shell, width=80)
+    before = (await run(client, pane, "pwd"))["output"]
+    await run(client, pane, f"cd {tmp_path}; export SCHEMUX_KEPT=kept")
+    result = await run(client, pane, 'pwd; echo "${SCHEMUX_KEPT-unset}"')
+    assert result["output"] == [*before, "unset"]
+    result = await run(client, pane, "exit 3")
+    assert result["exit_status"] == 3
+    result = await run(client, pane, "echo still-here")
+    assert result["output"] == ["still-here"]
+
+
+async def test_fish_keeps_its_state_and_exit_ends_it(
+    client: Client, own_pane: Any, tmp_path: Path
+) -> None:
+    """fish has no subshell: the command runs in a block of the pane's own shell."""
+    pane = own_pane("fish", width=80)
+    await run(client, pane, f"cd {tmp_path}; set -gx SCHEMUX_KEPT kept")
+    result = await run(client, pane, 'pwd; echo "$SCHEMUX_KEPT"')
+    assert result["output"] == [str(tmp_path), "kept"]
+    error = await call_error(client, "run_command", command="exit 3", pane_id=pane.pane_id)
+    assert f"pane {pane.pane_id} was closed while the command ran" in error

@@ -230,3 +230,38 @@ async def test_an_interrupt_by_a_person_ends_the_call_with_130(
             result = await run(client, pane, "echo before; sleep 30; echo never", timeout=20)
     assert result["exit_status"] == 130
     assert result["output"] == ["before"]
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+async def test_the_shell_keeps_its_state_between_calls(
+    client: Client, hooked_pane: MakePane, shell: str, tmp_path: Path
+) -> None:
+    """Only the command is typed, into the pane's own shell: cd and export persist."""
+    pane = hooked_pane(shell)
+    await run(client, pane, f"cd {tmp_path}")
+    await run(client, pane, "export SCHEMUX_KEPT=kept")
+    result = await run(client, pane, 'pwd; echo "$SCHEMUX_KEPT"')
+    assert result["output"] == [str(tmp_path), "kept"]
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+async def test_exit_ends_the_shell_and_the_call_reports_its_status(
+    client: Client, hooked_pane: MakePane, shell: str, tmp_path: Path
+) -> None:
+    """The user's own exit trap, quotes and all, still runs after the hook's report."""
+    trap = {
+        "bash": "trap 'echo \"it'\\''s\" > ~/user-trap-ran' EXIT\n",
+        "zsh": 'zshexit() { echo "it\'s" > ~/user-trap-ran }\n',
+        "fish": 'function user_trap --on-event fish_exit; echo "it\'s" > ~/user-trap-ran; end\n',
+    }
+    pane = hooked_pane(shell, trap[shell])
+    home = tmp_path / f"home-{shell}-0"  # the fixture's first home
+    result = await run(client, pane, "exit 3")
+    assert result["exit_status"] == 3
+    assert not result["timed_out"]
+    assert result["output"] in ([], ["exit"])  # bash says "exit" as it leaves
+    panes = ("list-panes", "-a", "-F", "#{pane_id}")
+    wait_until(lambda: pane.pane_id not in tmux(pane.socket_name, *panes).split())
+    assert (home / "user-trap-ran").read_text() == "it's\n"
+    error = await call_error(client, "run_command", command="true", pane_id=pane.pane_id)
+    assert f"no pane matches pane_id='{pane.pane_id}'" in error
