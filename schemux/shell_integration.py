@@ -268,6 +268,10 @@ class HookedShell:
         return cls(fields[0], int(fields[1]), fields[2] == "1", mark)
 
 
+# the directory of the integration's files, per user, beside tmux's socket directory
+SHELLS_CACHE = "schemux-shells-"
+
+
 def _directory_base(env: Mapping[str, str]) -> Path:
     """Next to tmux's own socket directory: ``$TMUX_TMPDIR`` or /tmp."""
     return Path(env.get("TMUX_TMPDIR") or "/tmp")
@@ -289,7 +293,7 @@ def install(env: Mapping[str, str]) -> Path:
     by their content, so a schemux of another version never changes files that a
     running shell may still read."""
     digest = hashlib.sha256(repr(sorted(_FILES.items())).encode()).hexdigest()[:16]
-    top = _directory_base(env) / f"schemux-shells-{os.getuid()}"
+    top = _directory_base(env) / f"{SHELLS_CACHE}{os.getuid()}"
     _private_directory(top)
     directory = top / digest
     if not (directory / "done").exists():

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from schemux.abandoned import RUNTIME_PREFIX
+from schemux.shell_integration import SHELLS_CACHE
 from schemux.tmux import socket_directory
 
 RUN_TAG = f"run{uuid.uuid4().hex[:8]}"
@@ -99,7 +100,13 @@ def tagged_servers() -> list[int]:
 def runtime_directories(temporary: Path) -> list[Path]:
     if not temporary.is_dir():
         return []
-    return sorted(path for path in temporary.iterdir() if path.name.startswith(RUNTIME_PREFIX))
+    # schemux-shells-UID is not a process's: it is the shell integration's files, named
+    # by their content and shared by every schemux of the user, as tmux's own directory is
+    return sorted(
+        path
+        for path in temporary.iterdir()
+        if path.name.startswith(RUNTIME_PREFIX) and not path.name.startswith(SHELLS_CACHE)
+    )
 
 
 def find_leftovers(
