@@ -1,0 +1,379 @@
+"""run_command in the shells people have: login shells x rc profiles (issue 16).
+
+Each profile is a directory of rc files under ``tests/shells/`` (``bashrc`` is the home's
+``.bashrc``, ``config/fish/config.fish`` its ``.config/fish/config.fish``), copied into a
+home of its own. A profile gets one private tmux server whose ``default-shell`` is its
+shell, so every pane there starts it as tmux starts a user's shell: as a login shell
+(``-zsh``) in that home. A profile's checks share that server, one schemux (in-memory MCP
+client) and one pane, made at the profile's start and given its first call at once,
+before its shell has shown a prompt; a pane left busy by a failed check is replaced.
+
+For each profile: the first call after start, multi-line and non-ASCII output exact, exit
+status, hostile text, a command line wider than the pane, timeout, interrupt (C-c through
+send_keys) and cancellation, and the screen and the whole history free of schemux text.
+About 50 s for the nine profiles on an idle 2-CPU machine, 6 s of it the slow bash.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from schemux.config import Settings
+from schemux.context import ToolContext
+from schemux.generated.bindings import BINDINGS
+from schemux.server import build_server
+from tests.support import Pane, call, remove_server, tagged_socket_name, tmux
+
+pytestmark = pytest.mark.anyio
+
+PROFILES_DIRECTORY = Path(__file__).parent / "shells"
+WIDTH, HEIGHT = 80, 24
+FIRST_CALL_TIMEOUT = 20  # the slow profile's rc takes 6 s before its first prompt
+
+# what schemux's own machinery would show if any of it reached the pane
+MACHINERY = ("schemux", "wait-for", "@schemux", "tmux -S", "printf '\\r", "run -b")
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A login shell and the rc files of ``tests/shells/<name>``; ``prompt`` holds a
+    pattern per row of its prompt, the last being the row the command is typed on, and
+    ``right_prompt`` what that row may end with after the command."""
+
+    name: str
+    shell: str
+    prompt: tuple[str, ...]
+    right_prompt: str = ""
+
+    @property
+    def shell_name(self) -> str:
+        return Path(self.shell).name
+
+
+PROFILES = [
+    Profile("bash-plain", "/bin/bash", (r"\S+@\S+:~[#$] ",)),
+    Profile("bash-vi", "/bin/bash", (r"\S+@\S+ ~ \[\d*\]", r"[#$] ")),
+    Profile("bash-slow", "/bin/bash", (r"slow\$ ",)),
+    Profile("zsh-empty", "/usr/bin/zsh", (r"\S+[#%] ",)),
+    Profile("zsh-plugins", "/usr/bin/zsh", (r"\S+@\S+ ~", r"[#%] "), right_prompt=r"\[\d+\]"),
+    Profile("zsh-vi", "/usr/bin/zsh", (r"zvi[#%] ",)),
+    Profile("fish-default", "/usr/bin/fish", (r"\S+@\S+ ~[#>] ",)),
+    Profile("fish-prompt", "/usr/bin/fish", (r"fishy ~ \[\d+\] \u276f ",)),
+    Profile("dash", "/usr/bin/dash", (r"dash\$ ",)),
+]
+
+
+def make_home(profile: Profile, home: Path) -> None:
+    """The profile's rc files, each at its dotted place in ``home``."""
+    source = PROFILES_DIRECTORY / profile.name
+    for path in sorted(source.rglob("*")):
+        if path.is_file() and path.name != "README":
+            target = home / ("." + str(path.relative_to(source)))
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target)
+
+
+def login_environment(profile: Profile, home: Path) -> dict[str, str]:
+    """What a login gives: no variable of this test run's shell (PS1, PROMPT_COMMAND,
+    ZDOTDIR, ...) reaches the profile's."""
+    environment = {
+        "HOME": str(home),
+        "SHELL": profile.shell,
+        "USER": "root" if os.getuid() == 0 else os.environ.get("USER", ""),
+        "LOGNAME": os.environ.get("LOGNAME", "root"),
+        "PATH": os.environ["PATH"],
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "TERM": "xterm-256color",
+    }
+    if "TMPDIR" in os.environ:
+        environment["TMPDIR"] = os.environ["TMPDIR"]
+    return environment
+
+
+@contextmanager
+def profile_server(profile: Profile, home: Path) -> Iterator[str]:
+    """A private tmux server whose new panes start ``profile``'s shell as a login shell."""
+    socket_name = tagged_socket_name(profile.name)
+    try:
+        subprocess.run(
+            ["tmux", "-L", socket_name, "-f", "/dev/null", "new-session", "-d",
+             "-s", "keepalive", "-c", str(home), "cat"],
+            env=login_environment(profile, home), check=True, capture_output=True,
+        )  # fmt: skip
+        tmux(socket_name, "set-option", "-g", "default-shell", profile.shell)
+        yield socket_name
+    finally:
+        remove_server(socket_name)
+
+
+def start_pane(socket_name: str, home: Path) -> Pane:
+    """A new session whose pane runs the server's default shell as a login shell."""
+    name = f"p{uuid.uuid4().hex[:8]}"
+    ids = tmux(
+        socket_name, "new-session", "-d", "-s", name, "-x", str(WIDTH), "-y", str(HEIGHT),
+        "-c", str(home), "-P", "-F", "#{pane_id} #{window_id} #{session_id}",
+    )  # fmt: skip
+    pane_id, window_id, session_id = ids.split()
+    return Pane(socket_name, pane_id, window_id, session_id, name)
+
+
+def rows_of(text: str) -> list[str]:
+    return [row.strip() for row in text.splitlines()]
+
+
+@dataclass
+class CallOutcome:
+    """A run_command call's answer as the client saw it, and how long it took."""
+
+    is_error: bool
+    text: str
+    result: dict[str, Any]
+    seconds: float
+
+
+async def run_command(client: Client, pane: Pane, command: str, **arguments: Any) -> CallOutcome:
+    started = time.monotonic()
+    answer = await client.call_tool(
+        "run_command", {"command": command, "pane_id": pane.pane_id, **arguments}
+    )
+    text = "\n".join(block.text for block in answer.content if block.type == "text")
+    result = dict(answer.structured_content or {}) if not answer.is_error else {}
+    return CallOutcome(answer.is_error, text, result, time.monotonic() - started)
+
+
+@dataclass
+class ShellUnderTest:
+    """One profile's server, schemux, pane, and the answer to the pane's first call."""
+
+    profile: Profile
+    socket_name: str
+    home: Path
+    client: Client
+    pane: Pane
+    first: CallOutcome
+
+    async def run(self, command: str, **arguments: Any) -> dict[str, Any]:
+        """A call that must succeed: its result."""
+        outcome = await run_command(self.client, self.pane, command, **arguments)
+        assert not outcome.is_error, f"{self.profile.name}: {command!r}: {outcome.text}"
+        return outcome.result
+
+    def current_command(self) -> str:
+        return tmux(
+            self.socket_name, "display", "-p", "-t", self.pane.pane_id, "#{pane_current_command}"
+        ).strip()
+
+    def history(self) -> str:
+        """The pane's whole history and screen, wrapped rows joined."""
+        return tmux(
+            self.socket_name, "capture-pane", "-p", "-J", "-S", "-", "-t", self.pane.pane_id
+        )
+
+    async def fresh_pane(self) -> None:
+        """A new pane in place of one a failed check may have left busy, after one call
+        (whose answer the checks that follow judge for themselves)."""
+        tmux(self.socket_name, "kill-session", "-t", f"={self.pane.session_name}")
+        self.pane = start_pane(self.socket_name, self.home)
+        await run_command(self.client, self.pane, "echo ready", timeout=FIRST_CALL_TIMEOUT)
+
+
+@pytest.fixture(scope="module", params=PROFILES, ids=[profile.name for profile in PROFILES])
+async def shell(
+    request: pytest.FixtureRequest, anyio_backend: str, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[ShellUnderTest]:
+    profile: Profile = request.param
+    if shutil.which(profile.shell) is None:
+        pytest.fail(f"{profile.shell} is not installed (.ci/run installs it)")
+    home = tmp_path_factory.mktemp(profile.name)
+    make_home(profile, home)
+    with profile_server(profile, home) as socket_name:
+        context = ToolContext(Settings(socket_name=socket_name, wait_ceiling=60))
+        try:
+            async with Client(build_server(context, BINDINGS)) as client:
+                pane = start_pane(socket_name, home)
+                # at once, before the shell has shown its prompt (or even started)
+                first = await run_command(client, pane, "echo first-ok", timeout=FIRST_CALL_TIMEOUT)
+                yield ShellUnderTest(profile, socket_name, home, client, pane, first)
+        finally:
+            await context.close()
+
+
+@pytest.fixture
+async def idle_shell(
+    shell: ShellUnderTest, request: pytest.FixtureRequest
+) -> AsyncIterator[ShellUnderTest]:
+    """``shell``, given a new pane after a check that failed (it may have left the pane
+    busy, so the next checks would fail for it)."""
+    failures = request.session.testsfailed
+    yield shell
+    if request.session.testsfailed != failures:
+        await shell.fresh_pane()
+
+
+async def test_first_call_after_start(shell: ShellUnderTest) -> None:
+    first = shell.first
+    assert not first.is_error, first.text
+    assert first.result["output"] == ["first-ok"]
+    assert first.result["exit_status"] == 0
+    assert first.result["output_truncated"] is False
+
+
+async def test_multi_line_and_non_ascii_output(idle_shell: ShellUnderTest) -> None:
+    result = await idle_shell.run(r"printf 'one\n\ntwo  \n'; echo 'é✓漢字 ünï 🙂'")
+    assert result["output"] == ["one", "", "two  ", "é✓漢字 ünï 🙂"]
+    assert result["exit_status"] == 0
+    assert result["output_truncated"] is False
+
+
+async def test_exit_status(idle_shell: ShellUnderTest) -> None:
+    result = await idle_shell.run("sh -c 'echo out; exit 7'")
+    assert (result["output"], result["exit_status"]) == (["out"], 7)
+    result = await idle_shell.run("false")
+    assert (result["output"], result["exit_status"]) == ([], 1)
+    result = await idle_shell.run("true")
+    assert (result["output"], result["exit_status"]) == ([], 0)
+
+
+async def test_hostile_text_is_printed_not_run(idle_shell: ShellUnderTest) -> None:
+    """tmux's separators, formats and the shell's substitutions, single-quoted (the one
+    quoting all four shells read alike)."""
+    text = "#{pane_id} ; \\; $(echo no) `echo no` %% ## -t ;#"
+    result = await idle_shell.run(f"echo '{text}'")
+    assert result["output"] == [text]
+    assert result["exit_status"] == 0
+
+
+async def test_a_command_line_wider_than_the_pane(idle_shell: ShellUnderTest) -> None:
+    words = ["w" * 70, "x" * 70, "y" * 70]
+    result = await idle_shell.run(f"echo {' '.join(words)}")
+    assert result["output"] == [" ".join(words)]
+    assert result["exit_status"] == 0
+
+
+async def test_timeout(idle_shell: ShellUnderTest) -> None:
+    result = await idle_shell.run("echo started; sleep 2; echo late", timeout=0.5)
+    assert result["timed_out"] is True
+    assert result["exit_status"] is None
+    assert result["output"] == ["started"]
+    # the command keeps running: a call meanwhile is refused, saying so
+    busy = await run_command(idle_shell.client, idle_shell.pane, "echo next")
+    assert busy.is_error
+    assert "running" in busy.text
+    # once it has ended, the next call runs (within a moment of its end: the shell takes
+    # its terminal back)
+    with anyio.fail_after(10):
+        while "late" not in rows_of(idle_shell.history()):  # noqa: ASYNC110 (tmux state)
+            await anyio.sleep(0.05)
+    deadline = time.monotonic() + 1
+    while (after := await run_command(idle_shell.client, idle_shell.pane, "echo after")).is_error:
+        assert time.monotonic() < deadline, after.text
+        await anyio.sleep(0.05)
+    assert after.result["output"] == ["after"]
+
+
+async def test_interrupt(idle_shell: ShellUnderTest) -> None:
+    """C-c typed into the pane (send_keys) while the command runs: the call ends with the
+    command's status for SIGINT, and the pane takes the next call."""
+    async with anyio.create_task_group() as group:
+        outcome: list[dict[str, Any]] = []
+
+        async def running() -> None:
+            outcome.append(await idle_shell.run("echo before; sleep 30; echo never", timeout=10))
+
+        group.start_soon(running)
+        with anyio.fail_after(10):
+            while "before" not in rows_of(idle_shell.history()):  # noqa: ASYNC110 (tmux state)
+                await anyio.sleep(0.02)
+        await anyio.sleep(0.2)  # and sleep runs
+        await call(
+            idle_shell.client, "send_keys", keys="C-c", pane_id=idle_shell.pane.pane_id,
+            enter=False,
+        )  # fmt: skip
+    (result,) = outcome
+    assert result["timed_out"] is False
+    assert result["exit_status"] == 130
+    assert result["output"] == ["before"]
+    after = await idle_shell.run("echo after")
+    assert after["output"] == ["after"]
+
+
+async def test_cancellation(idle_shell: ShellUnderTest) -> None:
+    """A cancelled call interrupts its command as C-c would; the pane takes the next call
+    at once, and nothing typed is left to run later."""
+    with anyio.move_on_after(0.7) as scope:
+        await idle_shell.client.call_tool(
+            "run_command",
+            {"command": "sleep 30; echo never", "pane_id": idle_shell.pane.pane_id, "timeout": 20},
+        )
+    assert scope.cancelled_caught
+    started = time.monotonic()
+    after = await idle_shell.run("echo after")
+    assert after["output"] == ["after"]
+    assert time.monotonic() - started < 2
+    await anyio.sleep(0.3)
+    assert "never" not in rows_of(idle_shell.history())
+    assert idle_shell.current_command() == idle_shell.profile.shell_name
+
+
+def screen_rows(rows: list[str], profile: Profile, commands: list[str]) -> list[str]:
+    """The rows from the prompt of the first of ``commands`` (typed last in the pane) to
+    the end of the screen's text."""
+    typed = [index for index, row in enumerate(rows) if commands[0] in row]
+    assert typed, f"{commands[0]!r} is not on the screen:\n" + "\n".join(rows)
+    start = typed[-1] - (len(profile.prompt) - 1)
+    shown = [row.rstrip() for row in rows[start:]]
+    while shown and not shown[-1]:
+        shown.pop()
+    return shown
+
+
+def expected_rows(profile: Profile, runs: list[tuple[str, list[str]]]) -> list[str]:
+    """Patterns of the rows a person sees for ``runs`` (command, output lines): the
+    prompt, the command as typed, its output; and the prompt after the last."""
+    right = f"(\\s+{profile.right_prompt})?" if profile.right_prompt else ""
+    patterns: list[str] = []
+    for command, output in runs:
+        patterns += list(profile.prompt[:-1])
+        patterns.append(profile.prompt[-1] + re.escape(command) + right)
+        patterns += [re.escape(line) for line in output]
+    patterns += list(profile.prompt[:-1])
+    patterns.append(profile.prompt[-1].rstrip() + f"( ?{right})?")
+    return patterns
+
+
+async def test_the_screen_shows_prompt_command_and_output_only(
+    idle_shell: ShellUnderTest,
+) -> None:
+    runs = [("echo screen-one", ["screen-one"]), ("printf 'screen\\ntwo\\n'", ["screen", "two"])]
+    for command, output in runs:
+        assert (await idle_shell.run(command))["output"] == output
+    await anyio.sleep(0.3)  # the prompt after the last command is drawn
+    captured = await call(idle_shell.client, "capture_pane", paneId=idle_shell.pane.pane_id)
+    shown = screen_rows(captured["rows"], idle_shell.profile, [command for command, _ in runs])
+    patterns = expected_rows(idle_shell.profile, runs)
+    mismatch = f"screen of {idle_shell.profile.name}:\n" + "\n".join(shown)
+    assert len(shown) == len(patterns), mismatch
+    for row, pattern in zip(shown, patterns, strict=True):
+        assert re.fullmatch(pattern, row), f"{row!r} is not {pattern!r}\n{mismatch}"
+
+
+async def test_nothing_of_schemux_in_the_whole_history(shell: ShellUnderTest) -> None:
+    """Every row the profile's pane ever showed, through all the checks above."""
+    history = shell.history()
+    found = [row for row in history.splitlines() if any(mark in row for mark in MACHINERY)]
+    assert found == [], f"{shell.profile.name}:\n" + history
