@@ -165,13 +165,16 @@ class AgentSessionMade(CreatedSessionRow):
     pane_pid: int
 
 
-def new_session_arguments(agent: AgentSession, home: str) -> tuple[str, ...]:
-    """The ``new-session`` of the agent's session, printing an ``AgentSessionMade``; no
-    command, so tmux runs the default shell as a login shell."""
+def new_session_arguments(
+    agent: AgentSession, home: str, command: list[str] | None = None
+) -> tuple[str, ...]:
+    """The ``new-session`` of the agent's session, printing an ``AgentSessionMade``;
+    running ``command`` (an argv: the login shell with schemux's hooks,
+    ``schemux.shell_integration``), or with none, the default shell as a login shell."""
     return (
         "new-session", "-d", "-P", "-F", row_format(AgentSessionMade),
         "-s", format_literal(agent.name), "-x", str(agent.width), "-y", str(agent.height),
-        "-c", format_literal(home),
+        "-c", format_literal(home), *(["--", *command] if command else []),
     )  # fmt: skip
 
 

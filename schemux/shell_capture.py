@@ -9,8 +9,12 @@ from schemux.errors import SchemuxError
 from schemux.shell_facts import shell_facts
 from schemux.shell_output import OutputEnd, Prompt, locate_output
 from schemux.shell_wrapper import Wrapper, in_pane
+from schemux.targets import PaneInfo
 from schemux.tmux import TmuxServer
+from schemux.tmux_command import THEN
 from schemux.tmux_format import parse_row, row_format, tmux_row
+
+PROMPT_POLL_SECONDS = 0.01  # between two readings of a screen whose prompt is awaited
 
 
 @tmux_row
@@ -91,3 +95,87 @@ async def _pane_tty(server: TmuxServer, wrapper: Wrapper) -> str:
         server, wrapper, "display-message", "-p", "-t", wrapper.pane_id, "#{pane_tty}"
     )
     return lines[0] if lines else ""
+
+
+def start_from(value: str) -> Prompt | None:
+    """Where the hooks saw a command's output start (``history_size cursor_y cursor_x``,
+    see ``schemux.shell_integration``); None when they saw none."""
+    fields = value.split()
+    if len(fields) != 3 or not all(field.isdigit() for field in fields):
+        return None
+    history, row, column = (int(field) for field in fields)
+    return Prompt(history, row, column)
+
+
+async def read_marked_output(
+    server: TmuxServer,
+    wrapper: Wrapper,
+    start: Prompt,
+    end: OutputEnd,
+    then: tuple[str, ...],
+    eol_mark: str,
+) -> tuple[list[str], bool]:
+    """The output rows between where the shell's hooks saw the command start and end
+    (``schemux.shell_integration``), and whether they are all of it.
+
+    ``then`` (further tmux commands) runs in the same tmux call as the capture.
+    ``eol_mark`` is zsh's mark for output without a final newline: zsh writes it (and moves
+    to a new row) before its precmd hook reports, so an end at the start of a row may
+    follow that mark on the row above (``mark_ended_output``).
+    """
+    first = end.first_row_since(start)
+    zsh_marked = bool(eol_mark) and end.column == 0
+    last = end.row if zsh_marked else end.last_output_row
+    exact = first is not None
+    if first is None:  # tmux may have dropped history rows since: from the oldest kept
+        first_arg = "-"
+    elif first > last:  # no output
+        if then:
+            await in_pane(server, wrapper, *then[1:])
+        return [], True
+    else:
+        first_arg = str(first)
+    lines = await in_pane(
+        server, wrapper, "capture-pane", "-p", "-J", "-t", wrapper.pane_id,
+        "-S", first_arg, "-E", str(last), *then,
+    )  # fmt: skip
+    if zsh_marked:
+        lines = mark_ended_output(lines, eol_mark)
+    return lines, exact
+
+
+def mark_ended_output(lines: list[str], eol_mark: str) -> list[str]:
+    """zsh's PROMPT_SP, undone: the rows up to the cursor's row after it, whose last is
+    blank when the output ended with a newline (zsh wrote its mark there and wiped it
+    with spaces), and otherwise the output's last line with the mark and spaces after it,
+    joined with the blank row zsh moved to (the spaces filled the line to its end)."""
+    if not lines:
+        return lines
+    last = lines[-1].rstrip(" ")  # the spaces zsh wrote after its mark
+    if last == "":
+        return lines[:-1]
+    return [*lines[:-1], last.removesuffix(eol_mark)]
+
+
+async def until_prompt_shown(server: TmuxServer, pane: PaneInfo, within: float) -> None:
+    """Return once the pane's screen shows a prompt: text before the cursor on its row
+    (a shell holding its terminal may still be on its way to the prompt: its startup
+    files, a slow prompt command). Raises, having typed nothing, when none comes within
+    ``within`` seconds."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    while True:
+        lines = await server.run(
+            "display-message", "-p", "-t", pane.pane_id, CURSOR_FORMAT,
+            THEN, "capture-pane", "-p", "-t", pane.pane_id,
+        )  # fmt: skip
+        if prompt_from(lines).text.strip():
+            return
+        if loop.time() >= deadline:
+            raise SchemuxError(
+                f"the shell in pane {pane.pane_id} has not shown its prompt after "
+                f"{within:g} s: the cursor's row is empty; nothing was typed",
+                suggestion="look at the pane (capture_pane); call again with a longer "
+                "timeout if its startup is slow",
+            )
+        await asyncio.sleep(PROMPT_POLL_SECONDS)

@@ -11,14 +11,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import time
 from dataclasses import dataclass
 
-from schemux.errors import SchemuxError
-from schemux.shell_capture import CURSOR_FORMAT, output_end_now, prompt_from, read_output
+from schemux.errors import SchemuxError, TmuxCommandError
+from schemux.shell_capture import output_end_now, until_prompt_shown
 from schemux.shell_facts import shell_facts
-from schemux.shell_output import Prompt, Report, keep_tail
+from schemux.shell_hooks import pane_hooks
+from schemux.shell_output import Report, keep_tail
+from schemux.shell_panes import HOOKED_SHELLS
 from schemux.shell_settling import mark_settling, occupying, settle, until_settled
+from schemux.shell_typing import HookedTypist, Typist, WrapperTypist
 from schemux.shell_wrapper import (
     HOLD_SECONDS,
     Wrapper,
@@ -30,6 +34,9 @@ from schemux.shell_wrapper import (
 from schemux.targets import PaneInfo
 from schemux.tmux import TmuxServer
 from schemux.tmux_command import THEN
+
+# how often a call waiting for its command checks that the pane is still there
+GONE_POLL_SECONDS = 0.25
 
 # keep_tail is the tail rule of every tool that returns a command's output lines
 __all__ = ["ShellCommandResult", "check_command", "keep_tail", "run_in_shell"]
@@ -79,34 +86,39 @@ async def run_in_shell(
 
     Cancelled, the call interrupts the command (C-c) and leaves nothing behind."""
     check_command(command, suppress_history)
+    started = time.monotonic()
     facts = shell_facts(server)  # read where the server runs (schemux.shell_facts)
+    hooks = await pane_hooks(server, pane, timeout)  # a first prompt may be on its way
     await until_settled(pane, facts)
-    await facts.check_shell_pane(pane)
+    typist: Typist
+    if hooks is not None and (hooks.bracketed_paste or "\n" not in command):
+        await facts.check_shell_pane(pane, HOOKED_SHELLS)
+        typist = HookedTypist(Wrapper(server, pane, suppress_history, hooked=True), hooks)
+    else:
+        await facts.check_shell_pane(pane)
+        await until_prompt_shown(server, pane, timeout - (time.monotonic() - started))
+        typist = WrapperTypist(Wrapper(server, pane, suppress_history))
+    left = max(timeout - (time.monotonic() - started), 0.0)
     with occupying(pane):  # another call may have taken the pane while this one waited
-        return await _run_typed(server, pane, command, timeout, suppress_history)
+        result = await _run_typed(server, pane, typist, command, left)
+    return dataclasses.replace(result, elapsed=time.monotonic() - started)
 
 
 async def _run_typed(
-    server: TmuxServer, pane: PaneInfo, command: str, timeout: float, suppress_history: bool
+    server: TmuxServer, pane: PaneInfo, typist: Typist, command: str, timeout: float
 ) -> ShellCommandResult:
-    wrapper = Wrapper(server, pane, suppress_history)
+    wrapper = typist.wrapper
     key = (pane.socket_path, pane.pane_id)
     started = time.monotonic()
-    # the prompt (cursor and screen) is read in the same tmux call that types
-    typing = asyncio.ensure_future(server.run(
-        "display-message", "-p", "-t", pane.pane_id, CURSOR_FORMAT,
-        THEN, "capture-pane", "-p", "-t", pane.pane_id,
-        THEN, *wrapper.arm_and_type(command),
-    ))  # fmt: skip
+    typing = asyncio.ensure_future(server.run(*typist.keys(command)))
     try:
-        typed = await asyncio.shield(typing)
+        typist.typed(await asyncio.shield(typing))
     except asyncio.CancelledError:
         await asyncio.shield(settle(key, _cancelled_typing(server, wrapper, typing)))
         raise
-    prompt = prompt_from(typed)
     waiting = asyncio.ensure_future(server.wait(wrapper.done))
     try:
-        finished, _ = await asyncio.wait({waiting}, timeout=timeout)
+        ended = await _until_done_or_gone(server, pane, waiting, timeout)
     except asyncio.CancelledError:
         await asyncio.shield(settle(key, abandon(server, wrapper, waiting, interrupting=True)))
         raise
@@ -114,9 +126,7 @@ async def _run_typed(
         await asyncio.shield(abandon(server, wrapper, waiting, interrupting=False))
         raise
     # shielded as one step: once disarmed, this reads the output and releases the shell
-    finishing = asyncio.ensure_future(
-        _finish(server, wrapper, pane, prompt, waiting, bool(finished), timeout)
-    )
+    finishing = asyncio.ensure_future(_finish(server, typist, pane, waiting, ended, timeout))
     try:
         done = await asyncio.shield(finishing)
     except asyncio.CancelledError:
@@ -127,16 +137,48 @@ async def _run_typed(
     )
 
 
+async def _until_done_or_gone(
+    server: TmuxServer, pane: PaneInfo, waiting: asyncio.Future[None], timeout: float
+) -> bool:
+    """Whether the wrapper signalled within ``timeout``; a pane closed (or dead) meanwhile
+    is the call's error as soon as tmux tells it, not at the timeout."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        left = deadline - loop.time()
+        finished, _ = await asyncio.wait({waiting}, timeout=min(max(left, 0), GONE_POLL_SECONDS))
+        if finished:
+            return True
+        if left <= GONE_POLL_SECONDS:
+            return False
+        if await _pane_gone(server, pane):
+            raise SchemuxError(
+                f"pane {pane.pane_id} was closed while the command ran; its exit status "
+                "and output are lost",
+                suggestion="run it again in a pane that stays open",
+            )
+
+
+async def _pane_gone(server: TmuxServer, pane: PaneInfo) -> bool:
+    try:
+        lines = await server.run("display-message", "-p", "-t", pane.pane_id, "#{pane_dead}")
+    except TmuxCommandError as error:
+        if error.target_gone:
+            return True
+        raise
+    return not lines or lines[0] != "0"
+
+
 async def _finish(
     server: TmuxServer,
-    wrapper: Wrapper,
+    typist: Typist,
     pane: PaneInfo,
-    prompt: Prompt,
     waiting: asyncio.Future[None],
     ended: bool,
     timeout: float,
 ) -> _Finished:
     """Disarm, then read the output."""
+    wrapper = typist.wrapper
     try:
         state = await disarm(server, wrapper)
     except BaseException:
@@ -146,8 +188,8 @@ async def _finish(
     report = Report.parse(state)
     if report is not None:  # ended, possibly between the timeout and the disarm
         try:
-            lines, exact = await read_output(
-                server, wrapper, prompt, report.end, (THEN, *wrapper.release), report.exit_status
+            lines, exact = await typist.read(
+                server, report.end, (THEN, *wrapper.release), report.exit_status
             )
             mark_settling((pane.socket_path, pane.pane_id))
         except SchemuxError:  # the pane went with its shell: only the hold flag is left
@@ -160,7 +202,7 @@ async def _finish(
             suggestion="its shell was freed without its report (was schemux stalled for "
             f"{HOLD_SECONDS} s?); run the command again",
         )
-    if await shell_facts(server).shell_reads_input(pane.pid):
+    if not typist.started and await shell_facts(server).shell_reads_input(pane.pid):
         await interrupt(server, wrapper)
         raise SchemuxError(
             f"the shell in pane {pane.pane_id} did not start the command within "
@@ -169,7 +211,7 @@ async def _finish(
             suggestion="check the command's quoting; the pane is at its prompt again",
         )
     end = await output_end_now(server, wrapper)
-    lines, exact = await read_output(server, wrapper, prompt, end, (), None)
+    lines, exact = await typist.read(server, end, (), None)
     return _Finished(lines, exact, None, timed_out=True)
 
 

@@ -31,12 +31,17 @@ POSIX_SHELLS = frozenset(
 )
 
 
-def check_shell_pane(pane: PaneInfo) -> None:
-    """Refuse panes whose keystrokes would not reach an idle POSIX shell."""
+# shells whose own hooks report to schemux (``schemux.shell_integration``): those of
+# them that are no POSIX shells take run_command only with their hooks
+HOOKED_SHELLS = POSIX_SHELLS | {"fish"}
+
+
+def check_shell_pane(pane: PaneInfo, shells: frozenset[str] = POSIX_SHELLS) -> None:
+    """Refuse panes whose keystrokes would not reach an idle shell among ``shells``."""
     check_pane_state(pane)
     groups = _terminal_groups(pane.pid)
     idle = groups is not None and groups[0] == groups[1]  # the pane's own program is idle
-    check_shell_command(pane, groups, process_name(pane.pid) if idle else "")
+    check_shell_command(pane, groups, process_name(pane.pid) if idle else "", shells)
 
 
 def check_pane_state(pane: PaneInfo) -> None:
@@ -53,16 +58,23 @@ def check_pane_state(pane: PaneInfo) -> None:
         )
 
 
-def check_shell_command(pane: PaneInfo, groups: tuple[int, int] | None, name: str) -> None:
+def check_shell_command(
+    pane: PaneInfo,
+    groups: tuple[int, int] | None,
+    name: str,
+    shells: frozenset[str] = POSIX_SHELLS,
+) -> None:
     """Refuse a pane whose shell is not idle at its prompt: ``groups`` as
-    ``_terminal_groups`` reads them, ``name`` the pane process's name (read when idle)."""
+    ``_terminal_groups`` reads them, ``name`` the pane process's name (read when idle),
+    ``shells`` the shells taken."""
     if groups is not None and groups[0] == groups[1]:  # the pane's own program is idle
         command = name
     else:
         command = pane.current_command.removeprefix("-")
-    if (groups is not None and groups[0] != groups[1]) or command not in POSIX_SHELLS:
+    if (groups is not None and groups[0] != groups[1]) or command not in shells:
+        kind = "a POSIX shell" if shells == POSIX_SHELLS else "a shell"
         raise SchemuxError(
-            f"pane {pane.pane_id} is running {command!r}, not a POSIX shell at its prompt",
+            f"pane {pane.pane_id} is running {command!r}, not {kind} at its prompt",
             suggestion="wait for it to finish, or interrupt it as a person would with "
             f'send_keys {{"pane_id": "{pane.pane_id}", "keys": "C-c", "enter": false}}, '
             "or target a pane idle at a shell prompt (bash, zsh, sh, ...)",

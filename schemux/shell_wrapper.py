@@ -32,6 +32,12 @@ before its capture), and the wrapper then removes ``@opt``. The timer tests a se
 option, not the pane's: it must not fail when the pane has gone, since tmux keeps such
 an error for the next client that attaches. Names and formats live in options rather
 than in the typed text because every character typed costs time.
+
+In a pane whose shell has schemux's hooks (``schemux.shell_integration``) nothing but the
+command is typed: the same report, with the same hold, is what the hook after the command
+runs (the pane option ``ON_PROMPT``, with the status the hook recorded), and the hook before
+it records where the output starts (``ON_COMMAND``, once: a pasted block of lines runs
+several commands). Disarming removes both with the option.
 """
 
 from __future__ import annotations
@@ -44,6 +50,7 @@ import shlex
 from schemux.abandoned_wrappers import REPORT_FORMAT, TOKEN_BYTES, WrapperNames
 from schemux.errors import SchemuxError, TmuxCommandError
 from schemux.processes import this_process
+from schemux.shell_integration import ON_COMMAND, ON_PROMPT, START, STATUS
 from schemux.shell_output import Report
 from schemux.targets import PaneInfo
 from schemux.tmux import TmuxServer
@@ -56,7 +63,9 @@ HOLD_SECONDS = 5
 class Wrapper:
     """One call's wrapper: its private names, and the keystrokes typed with them."""
 
-    def __init__(self, server: TmuxServer, pane: PaneInfo, suppress_history: bool) -> None:
+    def __init__(
+        self, server: TmuxServer, pane: PaneInfo, suppress_history: bool, *, hooked: bool = False
+    ) -> None:
         self.token = secrets.token_hex(TOKEN_BYTES)
         self.names = names = WrapperNames(self.token)
         self.option, self.hold, self.done, self.resume = (
@@ -69,8 +78,12 @@ class Wrapper:
         self.socket_path = pane.socket_path
         self.tmux = " ".join(shlex.quote(part) for part in (server.binary, "-S", pane.socket_path))
         # a leading space keeps it out of history
-        prefix = " " if suppress_history else ""
-        self.first_line = prefix + "printf '\\r\\33[K';("
+        self.prefix = " " if suppress_history else ""
+        self.first_line = self.prefix + "printf '\\r\\33[K';("
+        self.hooked = hooked  # the shell's hooks report: only the command is typed
+        self.start = ""  # where the hooks saw the output start (read by ``disarm``)
+        self.echo_buffer = f"schemux_e_{self.token}"  # the row above it (see ``disarm``)
+        self.echo_row = ""
 
     @property
     def release(self) -> tuple[str, ...]:
@@ -85,6 +98,44 @@ class Wrapper:
             "set-option", "-p", "-t", pane, self.option, REPORT_FORMAT,
             THEN, "set-option", "-s", self.hold, self.names.hold_value(this_process()),
             THEN, "send-keys", "-t", pane, "-l", self.keystrokes(command),
+            THEN, "send-keys", "-t", pane, "Enter",
+        )  # fmt: skip
+
+    def arm_hooks_and_type(self, command: str, *, paste: bool) -> tuple[str, ...]:
+        """The tmux commands that arm the shell's hooks for one command and type it as a
+        person would: keys and Enter, or a bracketed paste (``paste``: the lines of a
+        multi-line command reach the shell's line editor as one edit, run by one Enter).
+        """
+        pane, opt = self.pane_id, self.option
+        # expanded when the hook runs it (``#{E:}``): the row above the output, the echo's
+        # last, is kept to tell where the output starts should tmux drop history rows
+        above = "#{e|-:#{cursor_y},1}"
+        on_command = (
+            f"capture-pane -t{pane} -b {self.echo_buffer} -S {above} -E {above};"
+            f"set -pFt{pane} {START} '#{{history_size}} #{{cursor_y}} #{{cursor_x}}';"
+            f"set -put{pane} {ON_COMMAND}"
+        )
+        on_prompt = (
+            f"if -Ft{pane} '#{{{opt}}}' \"set -pFt{pane} {opt} 'E #{{{STATUS}}} #{{E:{opt}}}';"
+            f"wait -S {self.done};run -bd{HOLD_SECONDS} -C '#{{{self.hold}}}';"
+            f'wait {self.resume};set -put{pane} {opt}"'
+        )
+        text = self.prefix + command.rstrip("\n")
+        if paste:
+            buffer = f"schemux_{self.token}"
+            typing: tuple[str, ...] = (
+                "set-buffer", "-b", buffer, "--", text,
+                THEN, "paste-buffer", "-p", "-d", "-b", buffer, "-t", pane,
+            )  # fmt: skip
+        else:
+            typing = ("send-keys", "-t", pane, "-l", "--", text)
+        return (
+            "set-option", "-p", "-t", pane, opt, REPORT_FORMAT,
+            THEN, "set-option", "-s", self.hold, self.names.hold_value(this_process()),
+            THEN, "set-option", "-p", "-u", "-t", pane, START,
+            THEN, "set-option", "-p", "-t", pane, ON_COMMAND, on_command,
+            THEN, "set-option", "-p", "-t", pane, ON_PROMPT, on_prompt,
+            THEN, *typing,
             THEN, "send-keys", "-t", pane, "Enter",
         )  # fmt: skip
 
@@ -121,13 +172,29 @@ async def disarm(server: TmuxServer, wrapper: Wrapper) -> str:
     we release it), signal DONE ourselves and remove the hold flag: our waiter always
     wakes, and nothing stays signalled or set behind it."""
     option, pane = wrapper.option, wrapper.pane_id
+    hooks: tuple[str, ...] = ()
+    if wrapper.hooked:  # the hooks' options too, and where the output started
+        hooks = (
+            THEN, "set-option", "-p", "-u", "-t", pane, ON_COMMAND,
+            THEN, "set-option", "-p", "-u", "-t", pane, ON_PROMPT,
+            THEN, "display-message", "-p", "-t", pane, f"S #{{{START}}}",
+            # the buffer the hook made (or one made here: "|" tells them apart), read, removed
+            THEN, "set-buffer", "-a", "-b", wrapper.echo_buffer, "--", "|",
+            THEN, "show-buffer", "-b", wrapper.echo_buffer,
+            THEN, "delete-buffer", "-b", wrapper.echo_buffer,
+        )  # fmt: skip
     lines = await in_pane(
         server, wrapper,
         "display-message", "-p", "-t", pane, f"#{{{option}}}", THEN,
         "if-shell", "-F", "-t", pane, f"#{{!=:#{{=1:#{{{option}}}}},E}}",
         f"wait-for -S {wrapper.done};set-option -s -u {wrapper.hold}", THEN,
-        "set-option", "-p", "-u", "-t", pane, option,
+        "set-option", "-p", "-u", "-t", pane, option, *hooks,
     )  # fmt: skip
+    if wrapper.hooked:
+        starts = [index for index, line in enumerate(lines) if line.startswith("S ")]
+        if starts:
+            wrapper.start = lines[starts[0]].removeprefix("S ")
+            wrapper.echo_row = "\n".join(lines[starts[0] + 1 :]).removesuffix("|").rstrip("\n")
     return lines[0] if lines else ""
 
 

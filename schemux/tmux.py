@@ -40,7 +40,8 @@ from schemux.errors import (
 from schemux.hosts import LOCAL, Host
 from schemux.owned_session import OWNED_TARGET, creation_command
 from schemux.references import CreatedSessionRow, created_session
-from schemux.tmux_command import command_arguments
+from schemux.shell_integration import PENDING, integrated_command
+from schemux.tmux_command import THEN, command_arguments
 from schemux.tmux_format import parse_row
 from schemux.tmux_version import MINIMUM_VERSION, parse_version
 
@@ -269,9 +270,12 @@ class TmuxServer:
         pane marked ``AGENT_MARK``; one made meanwhile by another process is taken as
         made. Its id goes into ``created_sessions``."""
         shell, env = agent_shell()
+        hooked = None
+        if not self.address.host.remote:  # the integration's files are written here
+            hooked = integrated_command(shell, self.binary, env, login=True)
         try:
             made = await self.run_subprocess(
-                *new_session_arguments(agent, self.address.host.home()), env=env
+                *new_session_arguments(agent, self.address.host.home(), hooked), env=env
             )
         except TmuxCommandError as error:
             if "duplicate session" not in error.stderr:
@@ -287,7 +291,11 @@ class TmuxServer:
         pane_id, pane_pid = row.pane_id, row.pane_pid
         self.created_sessions.append(created_session(row))
         try:
-            await self.run_subprocess("set-option", "-p", "-t", pane_id, AGENT_MARK, "1")
+            marks: tuple[str, ...] = ("set-option", "-p", "-t", pane_id, AGENT_MARK, "1")
+            if hooked is not None:  # a first call waits for the hooks' first prompt
+                name = os.path.basename(shell)
+                marks += (THEN, "set-option", "-p", "-t", pane_id, PENDING, name)
+            await self.run_subprocess(*marks)
         except TmuxCommandError as error:
             if not error.target_gone:
                 raise

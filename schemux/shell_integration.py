@@ -1,0 +1,318 @@
+"""Shell integration: the hooks that bash, zsh and fish panes schemux starts get, which
+tell schemux where each command's output starts, where it ends, and its exit status.
+
+A pane schemux starts with the user's shell (the agent's session) runs that shell through
+startup files of schemux's own, which run the user's own startup files first, exactly as
+the shell would have (login or not), and then add two hooks, after the user's own:
+
+* before a command runs (bash ``PS0``, zsh ``preexec``, fish ``fish_preexec``): the OSC
+  133 ``C`` mark (output starts), and one tmux client that runs what the pane option
+  ``ON_COMMAND`` holds;
+* after it ends, before the prompt (bash first in ``PROMPT_COMMAND``, zsh first in
+  ``precmd_functions``, fish ``fish_postexec``): the marks ``D;status`` and ``A``, and one
+  tmux client that records the status (``STATUS``) and what the shell is (``SHELL``),
+  then runs what ``ON_PROMPT`` holds.
+
+Both options are empty unless a run_command call armed them for its command: then
+``ON_COMMAND`` records the cursor (where the output starts, in the grid's absolute rows)
+and ``ON_PROMPT`` records the status and the cursor at the end, signals the call and
+holds the shell for its capture (``schemux.shell_wrapper``). tmux 3.3a does not parse OSC
+133 and 3.4+ keeps only prompt lines from it; neither tells where in the grid a mark was,
+so the positions come from tmux itself, in the same instant, and the marks are for
+terminals and tmux's own prompt navigation. fish 4 writes the marks itself.
+
+No user file is changed: bash gets ``--rcfile`` (the login files are read by that file,
+in bash's order, when the pane is a login shell: bash ignores ``--rcfile`` as one); zsh a
+private ``ZDOTDIR`` whose files set ``ZDOTDIR`` back to the user's around sourcing each of
+theirs, and leave it as the user had it; fish ``--init-command`` (run after its config
+files). The hooks keep ``$?`` for the user's own prompt commands, and nothing of them
+shows on the screen or in history. The files are written once per content into a private
+directory (0700, checked to be ours) next to tmux's own sockets.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import stat
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+# pane options the hooks read and write
+ON_COMMAND = "@schemux_on_command"
+ON_PROMPT = "@schemux_on_prompt"
+STATUS = "@schemux_status"
+SHELL = "@schemux_shell"  # "NAME PID PASTE EOL": the shell that has the hooks
+START = "@schemux_start"  # where the output of the armed command starts
+# set by schemux on a pane it started with the hooks (the shell's name): until the hooks
+# report, its shell has not reached its first prompt
+PENDING = "@schemux_hooks"
+
+# the variables the files read once, then unset
+_TMUX_VARIABLE = "__SCHEMUX_TMUX"
+_LOGIN_VARIABLE = "__SCHEMUX_LOGIN"
+_USER_ZDOTDIR = "__SCHEMUX_USER_ZDOTDIR"
+_DIRECTORY_VARIABLE = "__SCHEMUX_INTEGRATION"
+
+_BASH_RC = r"""# schemux shell integration for bash: the user's startup files, then the hooks
+if [ -n "${__SCHEMUX_LOGIN-}" ]; then
+  [ -r /etc/profile ] && . /etc/profile
+  if [ -r ~/.bash_profile ]; then . ~/.bash_profile
+  elif [ -r ~/.bash_login ]; then . ~/.bash_login
+  elif [ -r ~/.profile ]; then . ~/.profile
+  fi
+elif [ -r ~/.bashrc ]; then
+  . ~/.bashrc
+fi
+unset __SCHEMUX_LOGIN __SCHEMUX_INTEGRATION
+if [ -n "${TMUX_PANE-}" ] && [ -n "${__SCHEMUX_TMUX-}" ]; then
+  __schemux_tmux=$__SCHEMUX_TMUX __schemux_socket=${TMUX%%,*} __schemux_pane=$TMUX_PANE
+  __schemux_paste=0
+  [[ $(bind -v 2>/dev/null) == *"enable-bracketed-paste on"* ]] && __schemux_paste=1
+  __schemux_precmd() {
+    local s=$?
+    printf '\033]133;D;%s\007\033]133;A\007' "$s"
+    "$__schemux_tmux" -S "$__schemux_socket" \
+      set -pt "$__schemux_pane" @schemux_status "$s" \; \
+      set -pt "$__schemux_pane" @schemux_shell "bash $$ $__schemux_paste -" \; \
+      run -t "$__schemux_pane" -C '#{@schemux_on_prompt}' >/dev/null 2>&1
+    return "$s"
+  }
+  __schemux_preexec() {
+    "$__schemux_tmux" -S "$__schemux_socket" \
+      run -t "$__schemux_pane" -C '#{E:@schemux_on_command}' >/dev/null 2>&1
+    printf '\033]133;C\007'
+  }
+  if [[ $(declare -p PROMPT_COMMAND 2>/dev/null) == "declare -a"* ]]; then
+    PROMPT_COMMAND=(__schemux_precmd "${PROMPT_COMMAND[@]}")
+  else
+    PROMPT_COMMAND="__schemux_precmd${PROMPT_COMMAND:+;$PROMPT_COMMAND}"
+  fi
+  PS0="${PS0-}"'$(__schemux_preexec)'
+fi
+unset __SCHEMUX_TMUX
+"""
+
+# zsh reads $ZDOTDIR/.zshenv, .zprofile (login), .zshrc (interactive), .zlogin (login):
+# each of ours sources the user's own with ZDOTDIR as the user has it
+_ZSHENV = r"""# schemux shell integration for zsh: the user's .zshenv
+__schemux_zdotdir=$ZDOTDIR
+if [[ -n ${__SCHEMUX_USER_ZDOTDIR+x} ]]; then
+  ZDOTDIR=$__SCHEMUX_USER_ZDOTDIR
+else
+  unset ZDOTDIR
+fi
+unset __SCHEMUX_USER_ZDOTDIR
+[[ -f ${ZDOTDIR:-$HOME}/.zshenv ]] && source "${ZDOTDIR:-$HOME}/.zshenv"
+__schemux_user_zdotdir=${ZDOTDIR-}
+__schemux_user_has_zdotdir=${ZDOTDIR+x}
+ZDOTDIR=$__schemux_zdotdir
+"""
+
+_ZSH_USER_DOTDIR = r"""
+__schemux_to_user() {
+  if [[ -n $__schemux_user_has_zdotdir ]]; then
+    ZDOTDIR=$__schemux_user_zdotdir
+  else
+    unset ZDOTDIR
+  fi
+}
+__schemux_to_ours() {
+  __schemux_user_zdotdir=${ZDOTDIR-}
+  __schemux_user_has_zdotdir=${ZDOTDIR+x}
+  ZDOTDIR=$__schemux_zdotdir
+}
+"""
+
+_ZPROFILE = (
+    "# schemux shell integration for zsh: the user's .zprofile\n"
+    + _ZSH_USER_DOTDIR
+    + r"""__schemux_to_user
+[[ -f ${ZDOTDIR:-$HOME}/.zprofile ]] && source "${ZDOTDIR:-$HOME}/.zprofile"
+__schemux_to_ours
+"""
+)
+
+_ZSHRC = (
+    "# schemux shell integration for zsh: the user's .zshrc, then the hooks\n"
+    + _ZSH_USER_DOTDIR
+    + r"""__schemux_to_user
+[[ -f ${ZDOTDIR:-$HOME}/.zshrc ]] && source "${ZDOTDIR:-$HOME}/.zshrc"
+__schemux_to_ours
+if [[ -n ${TMUX_PANE-} && -n ${__SCHEMUX_TMUX-} ]]; then
+  typeset -g __schemux_tmux=$__SCHEMUX_TMUX __schemux_socket=${TMUX%%,*} __schemux_pane=$TMUX_PANE
+  __schemux_precmd() {
+    local s=$? paste=0 eol=-
+    setopt localoptions extendedglob
+    [[ -n ${zle_bracketed_paste-} ]] && paste=1
+    if [[ -o prompt_sp && -o prompt_cr ]]; then
+      # zsh marks output without a final newline before precmd: say how it looks
+      eol=${(%)${PROMPT_EOL_MARK-%B%S%#%s%b}}
+      eol=${eol//$'\e'\[[0-9;]#[a-zA-Z]/}
+      eol=${eol//$'\e'[\(\)][A-Z0-9]/}
+      eol=${eol//[[:space:]]/}
+      [[ -z $eol ]] && eol=-
+    fi
+    printf '\033]133;D;%s\007\033]133;A\007' "$s"
+    "$__schemux_tmux" -S "$__schemux_socket" \
+      set -pt "$__schemux_pane" @schemux_status "$s" \; \
+      set -pt "$__schemux_pane" @schemux_shell "zsh $$ $paste $eol" \; \
+      run -t "$__schemux_pane" -C '#{@schemux_on_prompt}' >/dev/null 2>&1
+    return $s
+  }
+  __schemux_preexec() {
+    "$__schemux_tmux" -S "$__schemux_socket" \
+      run -t "$__schemux_pane" -C '#{E:@schemux_on_command}' >/dev/null 2>&1
+    printf '\033]133;C\007'
+  }
+  precmd_functions=(__schemux_precmd $precmd_functions)
+  preexec_functions+=(__schemux_preexec)
+fi
+unset __SCHEMUX_TMUX
+if [[ ! -o login ]]; then
+  __schemux_to_user
+  unset __schemux_zdotdir __schemux_user_zdotdir __schemux_user_has_zdotdir
+  unfunction __schemux_to_user __schemux_to_ours
+fi
+"""
+)
+
+_ZLOGIN = (
+    "# schemux shell integration for zsh: the user's .zlogin\n"
+    + _ZSH_USER_DOTDIR
+    + r"""__schemux_to_user
+unset __schemux_zdotdir __schemux_user_zdotdir __schemux_user_has_zdotdir
+unfunction __schemux_to_user __schemux_to_ours
+[[ -f ${ZDOTDIR:-$HOME}/.zlogin ]] && source "${ZDOTDIR:-$HOME}/.zlogin"
+"""
+)
+
+# run by fish's --init-command, after the user's config files
+_FISH_INIT = r"""# schemux shell integration for fish: the hooks
+set -e __SCHEMUX_INTEGRATION
+if set -q TMUX_PANE; and set -q __SCHEMUX_TMUX
+    set -g __schemux_tmux $__SCHEMUX_TMUX
+    set -g __schemux_socket (string split -f1 , -- $TMUX)
+    set -g __schemux_pane $TMUX_PANE
+    set -g __schemux_marks 1
+    if string match -qr '^[4-9]|^[1-9][0-9]' -- $version
+        set __schemux_marks 0  # fish 4 writes the OSC 133 marks itself
+    end
+    function __schemux_postexec --on-event fish_postexec
+        set -l s $status
+        test $__schemux_marks = 1; and printf '\e]133;D;%s\a\e]133;A\a' $s
+        $__schemux_tmux -S $__schemux_socket \
+            set -pt $__schemux_pane @schemux_status $s \; \
+            set -pt $__schemux_pane @schemux_shell "fish $fish_pid 1 -" \; \
+            run -t $__schemux_pane -C '#{@schemux_on_prompt}' >/dev/null 2>&1
+    end
+    function __schemux_preexec --on-event fish_preexec
+        $__schemux_tmux -S $__schemux_socket \
+            run -t $__schemux_pane -C '#{E:@schemux_on_command}' >/dev/null 2>&1
+        test $__schemux_marks = 1; and printf '\e]133;C\a'
+    end
+    function __schemux_first_prompt --on-event fish_prompt
+        functions -e __schemux_first_prompt
+        $__schemux_tmux -S $__schemux_socket \
+            set -pt $__schemux_pane @schemux_shell "fish $fish_pid 1 -" >/dev/null 2>&1
+    end
+end
+set -e __SCHEMUX_TMUX
+"""
+
+_FILES = {
+    "bashrc": _BASH_RC,
+    "zsh/.zshenv": _ZSHENV,
+    "zsh/.zprofile": _ZPROFILE,
+    "zsh/.zshrc": _ZSHRC,
+    "zsh/.zlogin": _ZLOGIN,
+    "init.fish": _FISH_INIT,
+}
+
+INTEGRATED_SHELLS = frozenset({"bash", "zsh", "fish"})
+
+
+@dataclass(frozen=True)
+class HookedShell:
+    """What a pane's hooks said of its shell (``SHELL``'s value)."""
+
+    name: str
+    pid: int
+    bracketed_paste: bool
+    eol_mark: str  # zsh's mark for output without a final newline, "" when none
+
+    @classmethod
+    def parse(cls, value: str) -> HookedShell | None:
+        fields = value.split(" ")
+        if len(fields) != 4 or fields[0] not in INTEGRATED_SHELLS or not fields[1].isdigit():
+            return None
+        mark = "" if fields[3] == "-" else fields[3]
+        return cls(fields[0], int(fields[1]), fields[2] == "1", mark)
+
+
+def _directory_base(env: Mapping[str, str]) -> Path:
+    """Next to tmux's own socket directory: ``$TMUX_TMPDIR`` or /tmp."""
+    return Path(env.get("TMUX_TMPDIR") or "/tmp")
+
+
+def _private_directory(path: Path) -> None:
+    """Make ``path`` a directory of ours alone, or refuse one that is not."""
+    with contextlib.suppress(FileExistsError):
+        path.mkdir(mode=0o700)
+    info = path.lstat()
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+        raise OSError(f"{path} is not a directory of this user's")
+    if stat.S_IMODE(info.st_mode) & 0o077:
+        os.chmod(path, 0o700)
+
+
+def install(env: Mapping[str, str]) -> Path:
+    """The directory holding the integration's files, written there if missing; named
+    by their content, so a schemux of another version never changes files that a
+    running shell may still read."""
+    digest = hashlib.sha256(repr(sorted(_FILES.items())).encode()).hexdigest()[:16]
+    top = _directory_base(env) / f"schemux-shells-{os.getuid()}"
+    _private_directory(top)
+    directory = top / digest
+    if not (directory / "done").exists():
+        _private_directory(directory)
+        _private_directory(directory / "zsh")
+        for name, text in _FILES.items():
+            target = directory / name
+            temporary = target.with_name(f".{target.name}.{os.getpid()}")
+            temporary.write_text(text)
+            temporary.replace(target)
+        (directory / "done").write_text("")
+    return directory
+
+
+def integrated_command(
+    shell: str, tmux_binary: str, env: Mapping[str, str], *, login: bool
+) -> list[str] | None:
+    """The argv that starts ``shell`` (a path) with the hooks, as a login shell with
+    ``login``; None for a shell without an integration (or where its files cannot be
+    written: the pane then runs the shell as it is, and schemux falls back)."""
+    name = os.path.basename(shell)
+    if name not in INTEGRATED_SHELLS:
+        return None
+    try:
+        directory = install(env)
+    except OSError:
+        return None
+    variables = [f"{_TMUX_VARIABLE}={tmux_binary}"]
+    if name == "bash":
+        if login:
+            variables.append(f"{_LOGIN_VARIABLE}=1")
+        argv = [shell, "--rcfile", str(directory / "bashrc"), "-i"]
+    elif name == "zsh":
+        if "ZDOTDIR" in env:
+            variables.append(f"{_USER_ZDOTDIR}={env['ZDOTDIR']}")
+        variables.append(f"ZDOTDIR={directory / 'zsh'}")
+        argv = [shell, *(["-l"] if login else []), "-i"]
+    else:
+        variables.append(f"{_DIRECTORY_VARIABLE}={directory}")
+        init = f"source ${_DIRECTORY_VARIABLE}/init.fish"
+        argv = [shell, *(["-l"] if login else []), "-i", "--init-command", init]
+    return ["/usr/bin/env", *variables, *argv]

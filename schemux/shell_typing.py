@@ -1,0 +1,116 @@
+"""How a run_command command is typed into a pane and its output read back: a plug-in
+per kind of pane.
+
+* ``HookedTypist``: the shell has schemux's hooks (``schemux.shell_integration``): only
+  the command is typed (a bracketed paste where the line editor takes one), and the
+  hooks say where its output starts and ends.
+* ``WrapperTypist``: any other POSIX shell: the command is typed inside the wrapper
+  (``schemux.shell_wrapper``), and where its output starts is found from the prompt read
+  just before typing and the wrapper's echo (``schemux.shell_output``).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from schemux.errors import SchemuxError
+from schemux.shell_capture import (
+    CURSOR_FORMAT,
+    prompt_from,
+    read_marked_output,
+    read_output,
+    start_from,
+)
+from schemux.shell_integration import HookedShell
+from schemux.shell_output import OutputEnd, Prompt
+from schemux.shell_wrapper import Wrapper
+from schemux.tmux import TmuxServer
+from schemux.tmux_command import THEN
+
+
+class Typist(Protocol):
+    wrapper: Wrapper
+
+    def keys(self, command: str) -> tuple[str, ...]:
+        """The tmux commands that arm the wrapper and type ``command``."""
+        ...
+
+    def typed(self, answer: list[str]) -> None:
+        """What those commands printed."""
+        ...
+
+    @property
+    def started(self) -> bool:
+        """Whether the command is known to have started (after ``disarm``)."""
+        ...
+
+    async def read(
+        self, server: TmuxServer, end: OutputEnd, then: tuple[str, ...], status: int | None
+    ) -> tuple[list[str], bool]:
+        """The output rows up to ``end`` and whether they are all of it; ``then`` runs in
+        the same tmux call as the capture; ``status`` is the exit status (None while the
+        command runs)."""
+        ...
+
+
+class WrapperTypist:
+    """The command inside the typed wrapper."""
+
+    def __init__(self, wrapper: Wrapper) -> None:
+        self.wrapper = wrapper
+        self.prompt = Prompt(0, 0)
+
+    def keys(self, command: str) -> tuple[str, ...]:
+        # the prompt (cursor and screen) is read in the same tmux call that types
+        pane = self.wrapper.pane_id
+        return (
+            "display-message", "-p", "-t", pane, CURSOR_FORMAT,
+            THEN, "capture-pane", "-p", "-t", pane,
+            THEN, *self.wrapper.arm_and_type(command),
+        )  # fmt: skip
+
+    def typed(self, answer: list[str]) -> None:
+        self.prompt = prompt_from(answer)
+
+    @property
+    def started(self) -> bool:
+        return False  # unknown: the shell's state tells
+
+    async def read(
+        self, server: TmuxServer, end: OutputEnd, then: tuple[str, ...], status: int | None
+    ) -> tuple[list[str], bool]:
+        return await read_output(server, self.wrapper, self.prompt, end, then, status)
+
+
+class HookedTypist:
+    """Only the command, in a shell whose hooks report."""
+
+    def __init__(self, wrapper: Wrapper, shell: HookedShell) -> None:
+        self.wrapper = wrapper
+        self.shell = shell
+
+    def keys(self, command: str) -> tuple[str, ...]:
+        return self.wrapper.arm_hooks_and_type(command, paste=self.shell.bracketed_paste)
+
+    def typed(self, answer: list[str]) -> None:
+        """Nothing to read: the hooks tell where the output starts."""
+
+    @property
+    def started(self) -> bool:
+        return start_from(self.wrapper.start) is not None
+
+    async def read(
+        self, server: TmuxServer, end: OutputEnd, then: tuple[str, ...], status: int | None
+    ) -> tuple[list[str], bool]:
+        start = start_from(self.wrapper.start)
+        if start is None:
+            if then:
+                await server.run(*then[1:])
+            ran = "is still running" if status is None else f"exited with status {status}"
+            raise SchemuxError(
+                f"the command in pane {self.wrapper.pane_id} {ran}, but its output cannot "
+                "be told apart from the typed line: the shell's hooks saw no command start "
+                "(did it not parse?)",
+                suggestion="check the command's syntax in the pane (capture_pane)",
+            )
+        return await read_marked_output(server, self.wrapper, start, end, then, self.shell.eol_mark)

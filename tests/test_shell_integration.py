@@ -1,0 +1,163 @@
+"""run_command in panes whose shell has schemux's hooks (``schemux.shell_integration``):
+bash, zsh and fish started as schemux starts the agent's pane, each with a home of its
+own and the startup files a test gives it. Exact output, status, what the screen and the
+history show, the first call while the startup files still run, and the user's own hooks
+and prompt kept."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from schemux.shell_integration import PENDING, integrated_command
+from tests.support import Pane, call, call_error, pane_format, tmux, wait_until
+
+pytestmark = pytest.mark.anyio
+
+SHELLS = ["bash", "zsh", "fish"]
+
+STARTUP_FILES = {
+    "bash": ".bashrc",
+    "zsh": ".zshrc",
+    "fish": ".config/fish/config.fish",
+}
+
+
+@pytest.fixture
+def client(memory_client: Client) -> Client:
+    return memory_client
+
+
+@pytest.fixture
+def shells_socket(main_tmux_socket: str) -> str:
+    return main_tmux_socket
+
+
+MakePane = Callable[..., Pane]
+
+
+@pytest.fixture
+def hooked_pane(shells_socket: str, tmp_path: Path) -> Iterator[MakePane]:
+    """Makes a pane running ``shell`` with the hooks, as a login shell, in a home of its
+    own whose startup file holds ``rc``; waits for its first prompt unless told not to."""
+    made: list[str] = []
+
+    def make(
+        shell: str, rc: str = "", *, width: int = 80, wait: bool = True, login: bool = True
+    ) -> Pane:
+        path = shutil.which(shell)
+        if path is None:
+            pytest.skip(f"{shell} is not installed")
+        home = tmp_path / f"home-{shell}-{len(made)}"
+        rc_file = home / STARTUP_FILES[shell]
+        rc_file.parent.mkdir(parents=True)
+        rc_file.write_text(rc)
+        if shell == "bash":  # a login bash reads .profile, which reads .bashrc on Debian
+            (home / ".profile").write_text('[ -f ~/.bashrc ] && . ~/.bashrc\n')
+        env = {**os.environ, "HOME": str(home)}
+        argv = integrated_command(path, tmux_path(), env, login=login)
+        assert argv is not None
+        name = f"s{len(made)}{shell}{os.getpid()}"
+        variables = {"HOME": str(home), "HISTFILE": str(home / "history"), "LANG": "C.UTF-8"}
+        args = ["new-session", "-d", "-s", name, "-x", str(width), "-y", "20"]
+        for key, value in variables.items():
+            args += ["-e", f"{key}={value}"]
+        args += ["-P", "-F", "#{pane_id} #{window_id} #{session_id}", "--", *argv]
+        pane_id, window_id, session_id = tmux(shells_socket, *args).split()
+        tmux(shells_socket, "set-option", "-p", "-t", pane_id, PENDING, shell)
+        made.append(name)
+        pane = Pane(shells_socket, pane_id, window_id, session_id, name)
+        if wait:
+            wait_until(lambda: pane_format(pane, "#{@schemux_shell}").startswith(shell), 15)
+        return pane
+
+    yield make
+    for name in made:
+        tmux(shells_socket, "kill-session", "-t", f"={name}", check=False)
+
+
+def tmux_path() -> str:
+    path = shutil.which("tmux")
+    assert path is not None
+    return path
+
+
+def screen(pane: Pane) -> str:
+    return tmux(pane.socket_name, "capture-pane", "-p", "-J", "-S", "-", "-t", pane.pane_id)
+
+
+async def run(client: Client, pane: Pane, command: str, **arguments: Any) -> dict[str, Any]:
+    return await call(client, "run_command", command=command, pane_id=pane.pane_id, **arguments)
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+async def test_output_and_status_exact(client: Client, hooked_pane: MakePane, shell: str) -> None:
+    pane = hooked_pane(shell)
+    result = await run(client, pane, "printf 'one\\n  two  \\nü€ 漢字\\n'; false")
+    assert result["output"] == ["one", "  two  ", "ü€ 漢字"]
+    assert result["exit_status"] == 1
+    assert not result["output_truncated"]
+    result = await run(client, pane, "printf 'no newline'")
+    assert result["output"] == ["no newline"]
+    assert result["exit_status"] == 0
+    result = await run(client, pane, "true")
+    assert result["output"] == []
+    assert result["exit_status"] == 0
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+async def test_the_screen_shows_only_the_command_and_its_output(
+    client: Client, hooked_pane: MakePane, shell: str
+) -> None:
+    pane = hooked_pane(shell)
+    await run(client, pane, "echo visible-output", suppress_history=False)
+    text = screen(pane)
+    assert "echo visible-output" in text
+    assert "visible-output" in text.replace("echo visible-output", "")
+    assert "schemux" not in text
+    assert "tmux" not in text
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+async def test_multi_line_and_wide_commands(
+    client: Client, hooked_pane: MakePane, shell: str
+) -> None:
+    pane = hooked_pane(shell, width=40)
+    result = await run(client, pane, "echo first\necho second", suppress_history=False)
+    assert result["output"] == ["first", "second"]
+    wide = "echo " + "w" * 150
+    result = await run(client, pane, wide)
+    assert result["output"] == ["w" * 150]
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+async def test_a_first_call_waits_for_a_slow_startup(
+    client: Client, hooked_pane: MakePane, shell: str
+) -> None:
+    pane = hooked_pane(shell, "sleep 3\n", wait=False)
+    started = time.monotonic()
+    result = await run(client, pane, "echo after-startup", timeout=20)
+    assert time.monotonic() - started >= 2
+    assert result["output"] == ["after-startup"]
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+async def test_a_startup_slower_than_the_timeout_types_nothing(
+    client: Client, hooked_pane: MakePane, shell: str
+) -> None:
+    pane = hooked_pane(shell, "sleep 4\n", wait=False)
+    error = await call_error(
+        client, "run_command", command="echo never-typed", pane_id=pane.pane_id, timeout=1
+    )
+    assert "has not shown its prompt after 1 s" in error
+    wait_until(lambda: pane_format(pane, "#{@schemux_shell}").startswith(shell), 15)
+    await anyio.sleep(0.3)
+    assert "never-typed" not in screen(pane)
