@@ -17,9 +17,9 @@ About 50 s for the nine profiles on an idle 2-CPU machine, 6 s of it the slow ba
 from __future__ import annotations
 
 import os
+import pwd
 import re
 import shutil
-import subprocess
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -32,6 +32,9 @@ import anyio
 import pytest
 from mcp import Client
 
+from schemux import tmux as tmux_module
+from schemux.agent_session import DEFAULT_AGENT_SESSION as AGENT
+from schemux.agent_session import AgentSession
 from schemux.config import Settings
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
@@ -93,36 +96,38 @@ def login_environment(profile: Profile, home: Path) -> dict[str, str]:
     environment = {
         "HOME": str(home),
         "SHELL": profile.shell,
-        "USER": "root" if os.getuid() == 0 else os.environ.get("USER", ""),
-        "LOGNAME": os.environ.get("LOGNAME", "root"),
+        "USER": pwd.getpwuid(os.getuid()).pw_name,
+        "LOGNAME": pwd.getpwuid(os.getuid()).pw_name,
         "PATH": os.environ["PATH"],
         "LANG": "C.UTF-8",
         "LC_ALL": "C.UTF-8",
         "TERM": "xterm-256color",
     }
-    if "TMPDIR" in os.environ:
-        environment["TMPDIR"] = os.environ["TMPDIR"]
+    for kept in ("TMPDIR", "TMUX_TMPDIR"):
+        if kept in os.environ:
+            environment[kept] = os.environ[kept]
     return environment
 
 
 @contextmanager
-def profile_server(profile: Profile, home: Path) -> Iterator[str]:
-    """A private tmux server whose new panes start ``profile``'s shell as a login shell."""
-    socket_name = tagged_socket_name(profile.name)
-    try:
-        subprocess.run(
-            ["tmux", "-L", socket_name, "-f", "/dev/null", "new-session", "-d",
-             "-s", "keepalive", "-c", str(home), "cat"],
-            env=login_environment(profile, home), check=True, capture_output=True,
-        )  # fmt: skip
-        tmux(socket_name, "set-option", "-g", "default-shell", profile.shell)
-        yield socket_name
-    finally:
-        remove_server(socket_name)
+def logged_in_as(profile: Profile, home: Path) -> Iterator[None]:
+    """This process's environment as the profile's login gives it, and the profile's
+    shell as the login shell (the passwd entry's, which ``tests/test_login_shells.py``
+    changes for real, with throwaway users): what the schemux in this process starts its
+    tmux server and agent session with."""
+    environment = login_environment(profile, home)
+    with pytest.MonkeyPatch.context() as patch:
+        for name in list(os.environ):
+            patch.delenv(name)
+        for name, value in environment.items():
+            patch.setenv(name, value)
+        patch.setattr(tmux_module, "login_shell", lambda env: profile.shell)
+        yield
 
 
 def start_pane(socket_name: str, home: Path) -> Pane:
-    """A new session whose pane runs the server's default shell as a login shell."""
+    """A new session whose pane runs the server's default shell as a login shell, as a
+    person's ``tmux new-session`` does: without schemux's hooks."""
     name = f"p{uuid.uuid4().hex[:8]}"
     ids = tmux(
         socket_name, "new-session", "-d", "-s", name, "-x", str(WIDTH), "-y", str(HEIGHT),
@@ -157,26 +162,68 @@ async def run_command(client: Client, pane: Pane, command: str, **arguments: Any
 
 
 @dataclass
-class ShellUnderTest:
-    """One profile's server, schemux, pane, and the answer to the pane's first call."""
+class ProfileServer:
+    """A profile's home, the tmux server schemux started for it (embedded default) and
+    that schemux's MCP client."""
 
     profile: Profile
-    socket_name: str
     home: Path
+    socket_name: str
     client: Client
+
+
+@pytest.fixture(scope="module", params=PROFILES, ids=[profile.name for profile in PROFILES])
+async def profile_server(
+    request: pytest.FixtureRequest, anyio_backend: str, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[ProfileServer]:
+    profile: Profile = request.param
+    if shutil.which(profile.shell) is None:
+        pytest.fail(f"{profile.shell} is not installed (.ci/run installs it)")
+    home = tmp_path_factory.mktemp(profile.name)
+    make_home(profile, home)
+    socket_name = tagged_socket_name(profile.name)
+    with logged_in_as(profile, home):
+        agent = AgentSession(width=WIDTH, height=HEIGHT)
+        context = ToolContext(Settings(socket_name=socket_name, wait_ceiling=60, agent=agent))
+        try:
+            async with Client(build_server(context, BINDINGS)) as client:
+                yield ProfileServer(profile, home, socket_name, client)
+        finally:
+            await context.close()
+            remove_server(socket_name)
+
+
+# how the pane of the checks starts: as schemux starts the agent's session (the login
+# shell with schemux's hooks, where the shell has them), or as a person's own pane
+STARTS = ["agent", "own"]
+
+
+@dataclass
+class ShellUnderTest:
+    """One profile's pane, started as ``start`` says, and the answer to its first call."""
+
+    server: ProfileServer
+    start: str
     pane: Pane
     first: CallOutcome
+
+    @property
+    def profile(self) -> Profile:
+        return self.server.profile
+
+    @property
+    def client(self) -> Client:
+        return self.server.client
+
+    @property
+    def socket_name(self) -> str:
+        return self.server.socket_name
 
     async def run(self, command: str, **arguments: Any) -> dict[str, Any]:
         """A call that must succeed: its result."""
         outcome = await run_command(self.client, self.pane, command, **arguments)
         assert not outcome.is_error, f"{self.profile.name}: {command!r}: {outcome.text}"
         return outcome.result
-
-    def current_command(self) -> str:
-        return tmux(
-            self.socket_name, "display", "-p", "-t", self.pane.pane_id, "#{pane_current_command}"
-        ).strip()
 
     def history(self) -> str:
         """The pane's whole history and screen, wrapped rows joined."""
@@ -188,29 +235,41 @@ class ShellUnderTest:
         """A new pane in place of one a failed check may have left busy, after one call
         (whose answer the checks that follow judge for themselves)."""
         tmux(self.socket_name, "kill-session", "-t", f"={self.pane.session_name}")
-        self.pane = start_pane(self.socket_name, self.home)
-        await run_command(self.client, self.pane, "echo ready", timeout=FIRST_CALL_TIMEOUT)
+        self.pane, _ = await first_call(self.server, self.start, "echo ready")
 
 
-@pytest.fixture(scope="module", params=PROFILES, ids=[profile.name for profile in PROFILES])
+async def first_call(server: ProfileServer, start: str, command: str) -> tuple[Pane, CallOutcome]:
+    """A new pane started as ``start`` says, and its first call, made at once: before its
+    shell has shown its prompt (or even started)."""
+    if start == "agent":  # no target: the agent's pane, made now (and the server with it)
+        tmux(server.socket_name, "kill-session", "-t", f"={AGENT}", check=False)
+        started = time.monotonic()
+        answer = await server.client.call_tool(
+            "run_command", {"command": command, "timeout": FIRST_CALL_TIMEOUT}
+        )
+        text = "\n".join(block.text for block in answer.content if block.type == "text")
+        result = dict(answer.structured_content or {}) if not answer.is_error else {}
+        outcome = CallOutcome(answer.is_error, text, result, time.monotonic() - started)
+        pane_id, window_id, session_id = tmux(
+            server.socket_name, "display", "-p", "-t", f"={AGENT}:",
+            "#{pane_id} #{window_id} #{session_id}",
+        ).split()  # fmt: skip
+        return Pane(server.socket_name, pane_id, window_id, session_id, AGENT), outcome
+    if not tmux(server.socket_name, "list-sessions", check=False):
+        await first_call(server, "agent", "true")  # schemux starts the server
+    pane = start_pane(server.socket_name, server.home)
+    outcome = await run_command(server.client, pane, command, timeout=FIRST_CALL_TIMEOUT)
+    return pane, outcome
+
+
+@pytest.fixture(scope="module", params=STARTS)
 async def shell(
-    request: pytest.FixtureRequest, anyio_backend: str, tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest, profile_server: ProfileServer
 ) -> AsyncIterator[ShellUnderTest]:
-    profile: Profile = request.param
-    if shutil.which(profile.shell) is None:
-        pytest.fail(f"{profile.shell} is not installed (.ci/run installs it)")
-    home = tmp_path_factory.mktemp(profile.name)
-    make_home(profile, home)
-    with profile_server(profile, home) as socket_name:
-        context = ToolContext(Settings(socket_name=socket_name, wait_ceiling=60))
-        try:
-            async with Client(build_server(context, BINDINGS)) as client:
-                pane = start_pane(socket_name, home)
-                # at once, before the shell has shown its prompt (or even started)
-                first = await run_command(client, pane, "echo first-ok", timeout=FIRST_CALL_TIMEOUT)
-                yield ShellUnderTest(profile, socket_name, home, client, pane, first)
-        finally:
-            await context.close()
+    start: str = request.param
+    pane, first = await first_call(profile_server, start, "echo first-ok")
+    yield ShellUnderTest(profile_server, start, pane, first)
+    tmux(profile_server.socket_name, "kill-session", "-t", f"={pane.session_name}", check=False)
 
 
 @pytest.fixture
@@ -327,14 +386,13 @@ async def test_cancellation(idle_shell: ShellUnderTest) -> None:
     assert time.monotonic() - started < 2
     await anyio.sleep(0.3)
     assert "never" not in rows_of(idle_shell.history())
-    assert idle_shell.current_command() == idle_shell.profile.shell_name
 
 
-def screen_rows(rows: list[str], profile: Profile, commands: list[str]) -> list[str]:
-    """The rows from the prompt of the first of ``commands`` (typed last in the pane) to
-    the end of the screen's text."""
-    typed = [index for index, row in enumerate(rows) if commands[0] in row]
-    assert typed, f"{commands[0]!r} is not on the screen:\n" + "\n".join(rows)
+def screen_rows(rows: list[str], profile: Profile, command: str) -> list[str]:
+    """The rows from the prompt of ``command`` (typed last in the pane) to the end of the
+    screen's text."""
+    typed = [index for index, row in enumerate(rows) if command in row]
+    assert typed, f"{command!r} is not on the screen:\n" + "\n".join(rows)
     start = typed[-1] - (len(profile.prompt) - 1)
     shown = [row.rstrip() for row in rows[start:]]
     while shown and not shown[-1]:
@@ -359,13 +417,20 @@ def expected_rows(profile: Profile, runs: list[tuple[str, list[str]]]) -> list[s
 async def test_the_screen_shows_prompt_command_and_output_only(
     idle_shell: ShellUnderTest,
 ) -> None:
-    runs = [("echo screen-one", ["screen-one"]), ("printf 'screen\\ntwo\\n'", ["screen", "two"])]
-    for command, output in runs:
-        assert (await idle_shell.run(command))["output"] == output
+    """The command as typed: exactly, or after one space with suppress_history (the
+    contract's way of keeping it out of history)."""
+    runs = [
+        ("echo screen-one", ["screen-one"], False),
+        ("printf 'screen\\ntwo\\n'", ["screen", "two"], True),
+    ]
+    for command, output, suppress_history in runs:
+        result = await idle_shell.run(command, suppress_history=suppress_history)
+        assert result["output"] == output
     await anyio.sleep(0.3)  # the prompt after the last command is drawn
     captured = await call(idle_shell.client, "capture_pane", paneId=idle_shell.pane.pane_id)
-    shown = screen_rows(captured["rows"], idle_shell.profile, [command for command, _ in runs])
-    patterns = expected_rows(idle_shell.profile, runs)
+    shown = screen_rows(captured["rows"], idle_shell.profile, runs[0][0])
+    typed = [(" " * suppress + command, output) for command, output, suppress in runs]
+    patterns = expected_rows(idle_shell.profile, typed)
     mismatch = f"screen of {idle_shell.profile.name}:\n" + "\n".join(shown)
     assert len(shown) == len(patterns), mismatch
     for row, pattern in zip(shown, patterns, strict=True):
