@@ -61,7 +61,7 @@ def hooked_pane(shells_socket: str, tmp_path: Path) -> Iterator[MakePane]:
         rc_file.parent.mkdir(parents=True)
         rc_file.write_text(rc)
         if shell == "bash":  # a login bash reads .profile, which reads .bashrc on Debian
-            (home / ".profile").write_text('[ -f ~/.bashrc ] && . ~/.bashrc\n')
+            (home / ".profile").write_text("[ -f ~/.bashrc ] && . ~/.bashrc\n")
         env = {**os.environ, "HOME": str(home)}
         argv = integrated_command(path, tmux_path(), env, login=login)
         assert argv is not None

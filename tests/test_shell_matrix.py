@@ -33,8 +33,8 @@ import pytest
 from mcp import Client
 
 from schemux import tmux as tmux_module
+from schemux.agent_session import AGENT_MARK, AgentSession
 from schemux.agent_session import DEFAULT_AGENT_SESSION as AGENT
-from schemux.agent_session import AgentSession
 from schemux.config import Settings
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
@@ -250,11 +250,14 @@ async def first_call(server: ProfileServer, start: str, command: str) -> tuple[P
         text = "\n".join(block.text for block in answer.content if block.type == "text")
         result = dict(answer.structured_content or {}) if not answer.is_error else {}
         outcome = CallOutcome(answer.is_error, text, result, time.monotonic() - started)
-        pane_id, window_id, session_id = tmux(
-            server.socket_name, "display", "-p", "-t", f"={AGENT}:",
-            "#{pane_id} #{window_id} #{session_id}",
-        ).split()  # fmt: skip
-        return Pane(server.socket_name, pane_id, window_id, session_id, AGENT), outcome
+        panes = tmux(
+            server.socket_name, "list-panes", "-a", "-F",
+            f"#{{{AGENT_MARK}}} #{{pane_id}} #{{window_id}} #{{session_id}} #{{session_name}}",
+        ).split("\n")  # fmt: skip
+        marked = [row.split(" ") for row in panes if row.startswith("1 ")]
+        assert marked, f"no agent pane after the first call: {outcome.text}\n" + "\n".join(panes)
+        _, pane_id, window_id, session_id, session_name = marked[0]
+        return Pane(server.socket_name, pane_id, window_id, session_id, session_name), outcome
     if not tmux(server.socket_name, "list-sessions", check=False):
         await first_call(server, "agent", "true")  # schemux starts the server
     pane = start_pane(server.socket_name, server.home)
