@@ -151,9 +151,31 @@ async def schemux_as(
         )
 
 
+# what each shell reads as a login shell only (bash: Debian's skel has ~/.profile, and no
+# ~/.bash_profile), each marking the environment; zsh's .zshrc keeps its first-run menu away
+LOGIN_FILES = {
+    "bash": {".profile": "export LOGIN_MARK='login files read'\n"},
+    "zsh": {".zprofile": "export LOGIN_MARK='login files read'\n", ".zshrc": ""},
+    "fish": {
+        ".config/fish/config.fish": "status is-login; and set -gx LOGIN_MARK 'login files read'\n"
+    },
+}
+
+
+def write_as(user: pwd.struct_passwd, name: str, text: str) -> None:
+    """Append ``text`` to the file ``name`` of the user's home, made the user's."""
+    path = Path(user.pw_dir) / name
+    for directory in reversed(path.relative_to(user.pw_dir).parents[:-1]):
+        (Path(user.pw_dir) / directory).mkdir(exist_ok=True)
+        os.chown(Path(user.pw_dir) / directory, user.pw_uid, user.pw_gid)
+    with path.open("a") as file:
+        file.write(text)
+    os.chown(path, user.pw_uid, user.pw_gid)
+
+
 def process_facts(pid: int) -> tuple[str, int]:
-    """(argv[0], real uid) of a process."""
-    argv0 = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode()
+    """(the program's name, real uid) of a process."""
+    argv0 = Path(f"/proc/{pid}/comm").read_text().strip()
     uid_line = next(
         line for line in Path(f"/proc/{pid}/status").read_text().splitlines()
         if line.startswith("Uid:")
@@ -172,10 +194,8 @@ async def test_the_agent_session_in_the_users_login_shell(anyio_backend: str, sh
     if not Path(shell).exists():
         pytest.fail(f"{shell} is not installed (.ci/run installs it)")
     with throwaway_user(shell) as user:
-        if shell.endswith("zsh"):  # else zsh's first-run menu asks to write one
-            rc = Path(user.pw_dir) / ".zshrc"
-            rc.touch()
-            os.chown(rc, user.pw_uid, user.pw_gid)
+        for name, text in LOGIN_FILES[Path(shell).name].items():
+            write_as(user, name, text)
         async with schemux_as(user, tagged_socket_name("login")) as (client, socket_path):
             # the first call: no target, no server running yet
             first = await run(client, command="echo first-ok")
@@ -194,7 +214,9 @@ async def test_the_agent_session_in_the_users_login_shell(anyio_backend: str, sh
                  "-t", pane_id, "#{pane_pid}"],
             )  # fmt: skip
             shell_pid = int(shown.stdout)
-            assert process_facts(shell_pid) == (f"-{Path(shell).name}", user.pw_uid)
+            assert process_facts(shell_pid) == (Path(shell).name, user.pw_uid)
+            result = await run(client, command="sh -c 'echo ${LOGIN_MARK:-not a login shell}'")
+            assert result["output"] == ["login files read"]
             screen = await call(client, "capture_pane", paneId=pane_id)
             rows = "\n".join(screen["rows"])
             assert not [mark for mark in MACHINERY if mark in rows], rows

@@ -34,10 +34,10 @@ from mcp import Client
 
 from schemux import tmux as tmux_module
 from schemux.agent_session import AGENT_MARK, AgentSession
-from schemux.agent_session import DEFAULT_AGENT_SESSION as AGENT
 from schemux.config import Settings
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
+from schemux.owned_session import OWNED_SESSION
 from schemux.server import build_server
 from tests.support import Pane, call, remove_server, tagged_socket_name, tmux
 
@@ -242,7 +242,11 @@ async def first_call(server: ProfileServer, start: str, command: str) -> tuple[P
     """A new pane started as ``start`` says, and its first call, made at once: before its
     shell has shown its prompt (or even started)."""
     if start == "agent":  # no target: the agent's pane, made now (and the server with it)
-        tmux(server.socket_name, "kill-session", "-t", f"={AGENT}", check=False)
+        # with no session but schemux's own, no target means the agent's pane, made again
+        sessions = tmux(server.socket_name, "list-sessions", "-F", "#{session_name}", check=False)
+        for name in sessions.split():
+            if name != OWNED_SESSION:
+                tmux(server.socket_name, "kill-session", "-t", f"={name}", check=False)
         started = time.monotonic()
         answer = await server.client.call_tool(
             "run_command", {"command": command, "timeout": FIRST_CALL_TIMEOUT}
@@ -271,8 +275,10 @@ async def shell(
 ) -> AsyncIterator[ShellUnderTest]:
     start: str = request.param
     pane, first = await first_call(profile_server, start, "echo first-ok")
-    yield ShellUnderTest(profile_server, start, pane, first)
-    tmux(profile_server.socket_name, "kill-session", "-t", f"={pane.session_name}", check=False)
+    under_test = ShellUnderTest(profile_server, start, pane, first)
+    yield under_test
+    session = f"={under_test.pane.session_name}"  # the pane may have been replaced
+    tmux(profile_server.socket_name, "kill-session", "-t", session, check=False)
 
 
 @pytest.fixture
@@ -404,24 +410,47 @@ def screen_rows(rows: list[str], profile: Profile, command: str) -> list[str]:
 
 
 def expected_rows(profile: Profile, runs: list[tuple[str, list[str]]]) -> list[str]:
-    """Patterns of the rows a person sees for ``runs`` (command, output lines): the
-    prompt, the command as typed, its output; and the prompt after the last."""
+    """Patterns of the rows a person sees for ``runs`` (the command's pattern, its output
+    lines): the prompt, the command as typed, its output; and the prompt after the last."""
     right = f"(\\s+{profile.right_prompt})?" if profile.right_prompt else ""
     patterns: list[str] = []
     for command, output in runs:
         patterns += list(profile.prompt[:-1])
-        patterns.append(profile.prompt[-1] + re.escape(command) + right)
+        patterns.append(profile.prompt[-1] + command + right)
         patterns += [re.escape(line) for line in output]
     patterns += list(profile.prompt[:-1])
     patterns.append(profile.prompt[-1].rstrip() + f"( ?{right})?")
     return patterns
 
 
+async def test_state_changes_stay_in_the_call(idle_shell: ShellUnderTest) -> None:
+    """The command runs in a subshell (the contract): cd and export do not persist."""
+    before = await idle_shell.run("pwd")
+    await idle_shell.run("cd /; export PROBE_VARIABLE=set")
+    after = await idle_shell.run("pwd; sh -c 'echo ${PROBE_VARIABLE:-unset}'")
+    assert after["output"] == [*before["output"], "unset"]
+
+
+# how a profile's shell lists its history (dash keeps none)
+HISTORY = {"bash": "history", "zsh": "fc -ln 1", "fish": "history"}
+
+
+async def test_history_keeps_the_command_never_machinery(idle_shell: ShellUnderTest) -> None:
+    lister = HISTORY.get(idle_shell.profile.shell_name)
+    if lister is None:
+        pytest.skip(f"{idle_shell.profile.shell_name} keeps no history")
+    await idle_shell.run("echo kept-in-history", suppress_history=False)
+    result = await idle_shell.run(lister, suppress_history=False)
+    history = "\n".join(result["output"])
+    assert "echo kept-in-history" in history
+    assert not [mark for mark in MACHINERY if mark in history], history
+
+
 async def test_the_screen_shows_prompt_command_and_output_only(
     idle_shell: ShellUnderTest,
 ) -> None:
-    """The command as typed: exactly, or after one space with suppress_history (the
-    contract's way of keeping it out of history)."""
+    """The command as typed: exactly; with suppress_history, after one space where that
+    is how the shell is told to keep it out of history (the contract's way)."""
     runs = [
         ("echo screen-one", ["screen-one"], False),
         ("printf 'screen\\ntwo\\n'", ["screen", "two"], True),
@@ -432,7 +461,7 @@ async def test_the_screen_shows_prompt_command_and_output_only(
     await anyio.sleep(0.3)  # the prompt after the last command is drawn
     captured = await call(idle_shell.client, "capture_pane", paneId=idle_shell.pane.pane_id)
     shown = screen_rows(captured["rows"], idle_shell.profile, runs[0][0])
-    typed = [(" " * suppress + command, output) for command, output, suppress in runs]
+    typed = [(" ?" * suppress + re.escape(command), output) for command, output, suppress in runs]
     patterns = expected_rows(idle_shell.profile, typed)
     mismatch = f"screen of {idle_shell.profile.name}:\n" + "\n".join(shown)
     assert len(shown) == len(patterns), mismatch
