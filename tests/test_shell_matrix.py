@@ -2,16 +2,21 @@
 
 Each profile is a directory of rc files under ``tests/shells/`` (``bashrc`` is the home's
 ``.bashrc``, ``config/fish/config.fish`` its ``.config/fish/config.fish``), copied into a
-home of its own. A profile gets one private tmux server whose ``default-shell`` is its
-shell, so every pane there starts it as tmux starts a user's shell: as a login shell
-(``-zsh``) in that home. A profile's checks share that server, one schemux (in-memory MCP
-client) and one pane, made at the profile's start and given its first call at once,
-before its shell has shown a prompt; a pane left busy by a failed check is replaced.
+home of its own. A profile gets one private tmux server, started by one schemux (in
+process, in-memory MCP client) as its embedded default starts it for a user whose login
+shell is the profile's, with that home. Its checks run twice, each time in one pane made
+at the start and given its first call at once, before its shell has shown a prompt:
 
-For each profile: the first call after start, multi-line and non-ASCII output exact, exit
-status, hostile text, a command line wider than the pane, timeout, interrupt (C-c through
-send_keys) and cancellation, and the screen and the whole history free of schemux text.
-About 50 s for the nine profiles on an idle 2-CPU machine, 6 s of it the slow bash.
+* ``agent``: the agent's pane, the login shell schemux starts with its hooks;
+* ``own``: a pane made with ``tmux new-session`` on that server, the login shell as tmux
+  starts it for a person (``-zsh``), without hooks: the fallback.
+
+A pane left busy by a failed check is replaced. The checks: the first call after start,
+multi-line and non-ASCII output exact, exit status, hostile text, a command line wider
+than the pane, timeout, interrupt (C-c through send_keys), cancellation, state changes
+kept to the call, history, and the screen and the pane's whole history free of schemux
+text. About 4 minutes for the 18 panes on this shared 2-CPU machine (under a load of 8-12,
+with many checks failing on their timeouts); 12 s of it the slow bash's startup.
 """
 
 from __future__ import annotations
