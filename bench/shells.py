@@ -5,12 +5,14 @@ For each shell, one private tmux server (socket ``schemux-shells-<pid>-<shell>``
 the way a user whose login shell it is starts it: by schemux's embedded default, with HOME a
 copy of the shell's plain profile in ``tests/shells/`` and that shell as the login shell
 (given to the schemux process in place of the passwd entry's, which is root's bash here).
-Then, 200 timed calls after 5 warm-up each (``--calls``, ``--warmup``), one contender at a
-time, each in a pane of its own of that server:
+Then, 200 timed calls after 5 warm-up each (``--calls``, ``--warmup``), the contenders
+taking turns of 10 calls (``--batch``; the order reversed every turn, so that a change of
+load on a shared machine weighs on all alike), each in a pane of its own of that server:
 
-* **schemux, agent pane**: over stdio, in the agent's pane schemux started (the login
-  shell with schemux's hooks, where the shell has them);
-* **schemux, own pane**: the same schemux in a pane made with ``tmux new-window``, the
+* **schemux, agent pane**: over stdio (one ``python -m schemux serve`` driven by the
+  ``mcp`` client), in the agent's pane schemux started (the login shell with schemux's
+  hooks, where the shell has them);
+* **schemux, own pane**: the same server, in a pane made with ``tmux new-window``, the
   login shell as a person starts it (no hooks: the fallback);
 * **raw tmux floor**: three tmux CLI subprocesses per call in a pane like the last
   (``send-keys -l " true; tmux wait-for -S CH"``, ``send-keys Enter``, ``wait-for CH``), as
@@ -21,13 +23,16 @@ time, each in a pane of its own of that server:
 Ratios: each schemux median / the floor's median of the same shell, and / libtmux-mcp's
 (fish's against bash's anchor). Goals (issue 16): <= 1.1x the floor, <= 0.3x libtmux-mcp.
 
-Usage: ``python bench/shells.py [--calls N] [--warmup K] [--shells bash,zsh,fish] [--json PATH]``
+Usage: ``python bench/shells.py [--calls N] [--warmup K] [--batch B] [--shells bash,zsh,fish]
+[--skip-anchor] [--json PATH]``
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import itertools
 import json
 import os
 import pwd
@@ -35,6 +40,8 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -44,13 +51,13 @@ if __package__ in (None, ""):  # run as a script: make `bench` importable from t
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.run_command import (
+    COMMAND,
     Tmux,
     anchor_params,
+    check_result,
     ensure_anchor,
     machine_facts,
     summary,
-    time_mcp_calls,
-    time_raw_floor,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -125,44 +132,100 @@ class ShellServer(Tmux):
         raise RuntimeError(f"pane {pane}: no prompt within 15 s")
 
 
-async def agent_pane(params: StdioServerParameters) -> str:
+async def agent_pane(client: Client) -> str:
     """The first call, with no target: schemux starts the server and the agent's pane."""
-    async with Client(params) as client:
-        result = await client.call_tool("run_command", {"command": "true", "timeout": 30})
-        if result.is_error or not result.structured_content:
-            text = " ".join(getattr(part, "text", "") for part in result.content)
-            raise RuntimeError(f"the first call failed: {text}")
-        return str(result.structured_content["pane_id"])
+    result = await client.call_tool("run_command", {"command": "true", "timeout": 30})
+    if result.is_error or not result.structured_content:
+        text = " ".join(getattr(part, "text", "") for part in result.content)
+        raise RuntimeError(f"the first call failed: {text}")
+    return str(result.structured_content["pane_id"])
+
+
+@dataclass
+class Contender:
+    """One way of running ``true`` in a pane: ``call`` runs it once."""
+
+    name: str
+    call: Callable[[], Awaitable[None]]
+    seconds: list[float] = field(default_factory=list)
+    error: str | None = None
+
+    async def timed(self, count: int, *, keep: bool) -> None:
+        for _ in range(count):
+            started = time.perf_counter()
+            try:
+                await self.call()
+            except Exception as error:
+                self.error = _first_error(error)
+                return
+            if keep:
+                self.seconds.append(time.perf_counter() - started)
+
+
+def mcp_contender(name: str, client: Client, pane: str) -> Contender:
+    async def call() -> None:
+        check_result(name, await client.call_tool("run_command", {**COMMAND, "pane_id": pane}))
+
+    return Contender(name, call)
+
+
+def floor_contender(server: ShellServer, pane: str) -> Contender:
+    """``bench/run_command.py``'s raw floor, one call at a time (a fresh channel each)."""
+    channels = itertools.count()
+
+    async def call() -> None:
+        floor_call(server, pane, f"{server.name}-{next(channels)}")
+
+    return Contender("raw_floor", call)
+
+
+def floor_call(server: ShellServer, pane: str, channel: str) -> None:
+    server.run("send-keys", "-t", pane, "-l", f" true; tmux wait-for -S {channel}")
+    server.run("send-keys", "-t", pane, "Enter")
+    server.run("wait-for", channel)
+
+
+async def interleave(contenders: list[Contender], calls: int, warmup: int, batch: int) -> None:
+    """``warmup`` untimed calls of each, then ``calls`` timed ones in batches of ``batch``,
+    the contenders taking turns (the order reversed every round): a change of load on the
+    machine falls on all of them alike instead of skewing their ratios."""
+    for contender in contenders:
+        await contender.timed(warmup, keep=False)
+    order = list(contenders)
+    while any(len(each.seconds) < calls and each.error is None for each in order):
+        for contender in order:
+            if contender.error is None:
+                await contender.timed(min(batch, calls - len(contender.seconds)), keep=True)
+        order.reverse()
 
 
 async def measure_shell(name: str, args: argparse.Namespace) -> dict[str, Any]:
     """Each contender's figures in this shell, or the error that stopped it."""
     shell, profile = SHELLS[name]
-    found: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix=f"schemux-bench-{name}-") as directory:
         home = Path(directory)
         make_home(profile, home)
         server = ShellServer(f"schemux-shells-{os.getpid()}-{name}")
-        schemux = schemux_as_user(shell, home, server.name)
-
-        async def mcp_calls(contender: str, params: StdioServerParameters, pane: str) -> None:
-            try:
-                seconds, _ = await time_mcp_calls(contender, params, pane, args.calls, args.warmup)
-            except Exception as error:
-                found[contender] = {"error": _first_error(error)}
-            else:
-                found[contender] = summary(seconds)
-
         try:
-            await mcp_calls("schemux_agent", schemux, await agent_pane(schemux))
-            await mcp_calls("schemux_own", schemux, server.own_pane())
-            floor = time_raw_floor(server, server.own_pane(), args.calls, args.warmup)
-            found["raw_floor"] = summary(floor)
-            if name in ANCHOR_SHELLS and not args.skip_anchor:
-                await mcp_calls("libtmux_mcp", anchor_params(server.name), server.own_pane())
+            async with contextlib.AsyncExitStack() as stack:
+                schemux = await stack.enter_async_context(
+                    Client(schemux_as_user(shell, home, server.name))
+                )
+                contenders = [
+                    mcp_contender("schemux_agent", schemux, await agent_pane(schemux)),
+                    mcp_contender("schemux_own", schemux, server.own_pane()),
+                    floor_contender(server, server.own_pane()),
+                ]
+                if name in ANCHOR_SHELLS and not args.skip_anchor:
+                    anchor = await stack.enter_async_context(Client(anchor_params(server.name)))
+                    contenders.append(mcp_contender("libtmux_mcp", anchor, server.own_pane()))
+                await interleave(contenders, args.calls, args.warmup, args.batch)
         finally:
             server.kill()
-    return found
+    return {
+        each.name: {"error": each.error} if each.error else summary(each.seconds)
+        for each in contenders
+    }
 
 
 def _first_error(error: BaseException) -> str:
@@ -197,7 +260,8 @@ def render(report: dict[str, Any]) -> str:
         f"{facts['tmux']}, nproc {facts['nproc']}, Python {facts['python']}, "
         f"mcp {facts['mcp']}, schemux {facts['schemux']}",
         f'run_command {{"command": "true"}}: {report["calls"]} timed calls after '
-        f"{report['warmup']} warm-up, per shell (plain profiles), median / p90 ms",
+        f"{report['warmup']} warm-up, in turns of {report['batch']}, per shell (plain "
+        "profiles), median / p90 ms",
         "",
         f"  {'':8}{'agent pane':>16}{'own pane':>16}{'raw floor':>16}{'libtmux-mcp':>16}",
     ]
@@ -260,20 +324,22 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--calls", type=int, default=200, help="timed calls per contender")
     parser.add_argument("--warmup", type=int, default=5, help="untimed calls first (5)")
+    parser.add_argument("--batch", type=int, default=10, help="calls per turn (10)")
     parser.add_argument("--shells", default="bash,zsh,fish", help="comma-separated shells")
     parser.add_argument("--skip-anchor", action="store_true", help="without libtmux-mcp")
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the figures here")
     args = parser.parse_args(argv)
     shells = [name for name in args.shells.split(",") if name]
     unknown = [name for name in shells if name not in SHELLS]
-    if unknown or args.calls < 1 or args.warmup < 0:
-        parser.error(f"shells are {', '.join(SHELLS)}; --calls >= 1, --warmup >= 0")
+    if unknown or args.calls < 1 or args.warmup < 0 or args.batch < 1:
+        parser.error(f"shells are {', '.join(SHELLS)}; --calls, --batch >= 1, --warmup >= 0")
     if not args.skip_anchor:
         ensure_anchor()
     report: dict[str, Any] = {
         "machine": machine_facts(),
         "calls": args.calls,
         "warmup": args.warmup,
+        "batch": args.batch,
         "shells": {name: asyncio.run(measure_shell(name, args)) for name in shells},
     }
     report["ratios"] = ratios(report)
