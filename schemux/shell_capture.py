@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import secrets
 
 from schemux.errors import SchemuxError
 from schemux.shell_facts import shell_facts
@@ -126,8 +127,11 @@ async def read_marked_output(
     first = end.first_row_since(start)
     zsh_marked = bool(eol_mark) and end.column == 0
     last = end.row if zsh_marked else end.last_output_row
-    exact = first is not None
-    if first is None:  # tmux may have dropped history rows since: from the oldest kept
+    exact = True
+    if first is None:  # tmux may have dropped history rows since
+        first = await _start_after_drops(server, wrapper, start, end)
+        exact = first is not None
+    if first is None:  # the start is gone: every row kept came after it
         first_arg = "-"
     elif first > last:  # no output
         if then:
@@ -142,6 +146,41 @@ async def read_marked_output(
     if zsh_marked:
         lines = mark_ended_output(lines, eol_mark)
     return lines, exact
+
+
+async def _start_after_drops(
+    server: TmuxServer, wrapper: Wrapper, start: Prompt, end: OutputEnd
+) -> int | None:
+    """Where the output starts (a row relative to the screen) when tmux may have dropped
+    history rows during the command; None when that row is gone, or cannot be told.
+
+    tmux drops a tenth of history-limit at a time, so the start is where the hooks saw
+    it, less some number of such tenths; the one whose row above shows what that row
+    showed when the command started (the echo's last row, which the hook kept) is it.
+    """
+    tenth = max(1, end.history_limit // 10)
+    seen = start.history + start.row - end.history
+    candidates = [seen - tenth * times for times in range(end.history_limit // tenth + 2)]
+    candidates = [row for row in candidates if row - 1 >= -end.history and row <= end.row + 1]
+    if not candidates or not wrapper.echo_row:
+        return None
+    separator = secrets.token_hex(8)
+    line: list[str] = []
+    for row in candidates:
+        if line:  # each row's lines end at a token of this line's own
+            line += [THEN, "display-message", "-p", separator, THEN]
+        above = str(row - 1)
+        line += ["capture-pane", "-p", "-t", wrapper.pane_id, "-S", above, "-E", above]
+    rows: list[list[str]] = [[]]
+    for text in await in_pane(server, wrapper, *line):
+        if text == separator:
+            rows.append([])
+        else:
+            rows[-1].append(text)
+    for row, shown in zip(candidates, rows, strict=False):
+        if "\n".join(shown) == wrapper.echo_row:
+            return row
+    return None
 
 
 def mark_ended_output(lines: list[str], eol_mark: str) -> list[str]:

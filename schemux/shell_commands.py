@@ -37,6 +37,8 @@ from schemux.tmux_command import THEN
 
 # how often a call waiting for its command checks that the pane is still there
 GONE_POLL_SECONDS = 0.25
+# how long a call waits for its waiter to wake once the wrapper is disarmed
+WAKE_SECONDS = 1.0
 
 # keep_tail is the tail rule of every tool that returns a command's output lines
 __all__ = ["ShellCommandResult", "check_command", "keep_tail", "run_in_shell"]
@@ -118,7 +120,7 @@ async def _run_typed(
         raise
     waiting = asyncio.ensure_future(server.wait(wrapper.done))
     try:
-        ended = await _until_done_or_gone(server, pane, waiting, timeout)
+        ended = await _until_done_or_gone(server, wrapper, waiting, timeout)
     except asyncio.CancelledError:
         await asyncio.shield(settle(key, abandon(server, wrapper, waiting, interrupting=True)))
         raise
@@ -138,10 +140,12 @@ async def _run_typed(
 
 
 async def _until_done_or_gone(
-    server: TmuxServer, pane: PaneInfo, waiting: asyncio.Future[None], timeout: float
+    server: TmuxServer, wrapper: Wrapper, waiting: asyncio.Future[None], timeout: float
 ) -> bool:
-    """Whether the wrapper signalled within ``timeout``; a pane closed (or dead) meanwhile
-    is the call's error as soon as tmux tells it, not at the timeout."""
+    """Whether the wrapper reported within ``timeout``. A few times a second the pane is
+    looked at too: closed (or dead) meanwhile, it is the call's error as soon as tmux
+    tells it, not at the timeout; reported without the signal reaching the waiter (a
+    waiter's client lost, or a stale one on the channel), the report is taken."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while True:
@@ -151,22 +155,32 @@ async def _until_done_or_gone(
             return True
         if left <= GONE_POLL_SECONDS:
             return False
-        if await _pane_gone(server, pane):
+        state = await _pane_state(server, wrapper)
+        if state is None:
             raise SchemuxError(
-                f"pane {pane.pane_id} was closed while the command ran; its exit status "
+                f"pane {wrapper.pane_id} was closed while the command ran; its exit status "
                 "and output are lost",
                 suggestion="run it again in a pane that stays open",
             )
+        if state == "E":
+            return True
 
 
-async def _pane_gone(server: TmuxServer, pane: PaneInfo) -> bool:
+async def _pane_state(server: TmuxServer, wrapper: Wrapper) -> str | None:
+    """None when the pane is gone or dead; else the first letter of the wrapper's option
+    ("E" once it reported)."""
     try:
-        lines = await server.run("display-message", "-p", "-t", pane.pane_id, "#{pane_dead}")
+        lines = await server.run(
+            "display-message", "-p", "-t", wrapper.pane_id,
+            f"#{{pane_dead}}#{{=1:#{{{wrapper.option}}}}}",
+        )  # fmt: skip
     except TmuxCommandError as error:
         if error.target_gone:
-            return True
+            return None
         raise
-    return not lines or lines[0] != "0"
+    if not lines or not lines[0].startswith("0"):
+        return None
+    return lines[0][1:]
 
 
 async def _finish(
@@ -184,7 +198,7 @@ async def _finish(
     except BaseException:
         await abandon(server, wrapper, waiting, interrupting=False)
         raise
-    await waiting  # the disarm signalled it, if the wrapper had not
+    await _woken(waiting)
     report = Report.parse(state)
     if report is not None:  # ended, possibly between the timeout and the disarm
         try:
@@ -213,6 +227,18 @@ async def _finish(
     end = await output_end_now(server, wrapper)
     lines, exact = await typist.read(server, end, (), None)
     return _Finished(lines, exact, None, timed_out=True)
+
+
+async def _woken(waiting: asyncio.Future[None]) -> None:
+    """The waiter, which the disarm signalled if the wrapper had not: given up after
+    ``WAKE_SECONDS`` (the signal went to a waiter left on the channel, or the waiter's
+    client was lost), ending its client, rather than waited for forever."""
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(asyncio.shield(waiting), WAKE_SECONDS)
+    if not waiting.done():
+        waiting.cancel()
+        with contextlib.suppress(BaseException):
+            await waiting
 
 
 async def _cancelled_typing(

@@ -263,6 +263,51 @@ async def test_a_pane_closed_during_the_command(memory_client: Client, tmux_sock
     assert f"pane {pane.pane_id} was closed" in message
 
 
+async def test_a_closed_pane_is_reported_when_tmux_says_so(
+    memory_client: Client, tmux_socket: str
+) -> None:
+    """Not at the call's timeout (issue 18, item 7)."""
+    pane = new_pane(tmux_socket)
+
+    async def close_pane() -> None:
+        with anyio.fail_after(10):
+            while pane_format(pane, "#{pane_current_command}") != "sleep":  # noqa: ASYNC110
+                await anyio.sleep(0.02)
+        tmux(tmux_socket, "kill-pane", "-t", pane.pane_id)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(close_pane)
+        started = anyio.current_time()
+        message = await run_error(memory_client, command="sleep 60", pane_id=pane.pane_id)
+    assert f"pane {pane.pane_id} was closed" in message
+    assert anyio.current_time() - started < 15
+
+
+async def test_a_signal_taken_by_another_waiter_does_not_hold_the_call(
+    memory_client: Client, tmux_socket: str, known_token: str, waits: Waits
+) -> None:
+    """A client left waiting on the call's channel (a cancelled waiter whose client has not
+    gone yet) takes the wrapper's signal: the call still ends at once, with its output,
+    and the next one runs (issue 18, item 11: it waited forever)."""
+    pane = new_pane(tmux_socket)
+    channel = f"schemux_d_{known_token}"
+    stale = await anyio.open_process(["tmux", "-L", tmux_socket, "wait-for", channel])
+    try:
+        with anyio.fail_after(10):
+            result = await run(memory_client, command="echo taken", pane_id=pane.pane_id)
+        assert result["output"] == ["taken"]
+        with anyio.fail_after(5):
+            assert await stale.wait() == 0  # it was the one woken
+        with anyio.fail_after(10):
+            after = await run(memory_client, command="echo next", pane_id=pane.pane_id)
+        assert after["output"] == ["next"]
+        assert nothing_left_behind(pane, known_token, waits)
+    finally:
+        if stale.returncode is None:
+            stale.kill()
+        await stale.aclose()
+
+
 async def test_a_tmux_server_killed_mid_command_fails_the_call_at_once() -> None:
     with private_tmux_server("doomed") as socket_name:
         pane = new_pane(socket_name)

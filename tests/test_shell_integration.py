@@ -51,7 +51,13 @@ def hooked_pane(shells_socket: str, tmp_path: Path) -> Iterator[MakePane]:
     made: list[str] = []
 
     def make(
-        shell: str, rc: str = "", *, width: int = 80, wait: bool = True, login: bool = True
+        shell: str,
+        rc: str = "",
+        *,
+        width: int = 80,
+        wait: bool = True,
+        login: bool = True,
+        history_limit: int = 2000,
     ) -> Pane:
         path = shutil.which(shell)
         if path is None:
@@ -67,11 +73,15 @@ def hooked_pane(shells_socket: str, tmp_path: Path) -> Iterator[MakePane]:
         assert argv is not None
         name = f"s{len(made)}{shell}{os.getpid()}"
         variables = {"HOME": str(home), "HISTFILE": str(home / "history"), "LANG": "C.UTF-8"}
-        args = ["new-session", "-d", "-s", name, "-x", str(width), "-y", "20"]
+        # history-limit holds for panes made after it is set: the shell's window comes second
+        tmux(shells_socket, "new-session", "-d", "-s", name, "-x", str(width), "-y", "20", "cat")
+        tmux(shells_socket, "set-option", "-t", f"={name}:", "history-limit", str(history_limit))
+        args = ["new-window", "-d", "-t", f"={name}:"]
         for key, value in variables.items():
             args += ["-e", f"{key}={value}"]
         args += ["-P", "-F", "#{pane_id} #{window_id} #{session_id}", "--", *argv]
         pane_id, window_id, session_id = tmux(shells_socket, *args).split()
+        tmux(shells_socket, "kill-window", "-t", f"={name}:0")
         tmux(shells_socket, "set-option", "-p", "-t", pane_id, PENDING, shell)
         made.append(name)
         pane = Pane(shells_socket, pane_id, window_id, session_id, name)
@@ -161,3 +171,23 @@ async def test_a_startup_slower_than_the_timeout_types_nothing(
     wait_until(lambda: pane_format(pane, "#{@schemux_shell}").startswith(shell), 15)
     await anyio.sleep(0.3)
     assert "never-typed" not in screen(pane)
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+async def test_output_exact_when_tmux_drops_history(
+    client: Client, hooked_pane: MakePane, shell: str
+) -> None:
+    """tmux drops a tenth of history-limit whenever the history is full: the start of
+    the output is found again after such drops, and a start dropped itself gives the
+    tail, marked as cut."""
+    pane = hooked_pane(shell, history_limit=200)
+    await run(client, pane, "seq 1 195")  # the history is now nearly full
+    for count in (30, 150):
+        result = await run(client, pane, f"seq 1 {count}")
+        assert result["output"] == [str(number) for number in range(1, count + 1)]
+        assert not result["output_truncated"]
+    result = await run(client, pane, "seq 1 500")
+    assert result["output_truncated"]
+    tail = result["output"]
+    assert 160 <= len(tail) < 500
+    assert tail == [str(number) for number in range(501 - len(tail), 501)]
