@@ -72,7 +72,9 @@ async def read_output(
             "-S", "-" if first is None else str(first), "-E", str(end.last_output_row),
             *now,
         )  # fmt: skip
-        located = locate_output(lines, wrapper.token, prompt.echo_head(wrapper.first_line))
+        located = locate_output(
+            lines, wrapper.token, prompt.echo_head(wrapper.first_line), wrapper.last_line
+        )
         if located is not None:
             return located.lines, located.exact
         if first is None and await shell_facts(server).echo_on(await _pane_tty(server, wrapper)):

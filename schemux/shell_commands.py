@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import enum
 import time
 from dataclasses import dataclass
 
@@ -19,12 +20,19 @@ from schemux.errors import SchemuxError, TmuxCommandError
 from schemux.shell_capture import output_end_now, until_prompt_shown
 from schemux.shell_facts import shell_facts
 from schemux.shell_hooks import pane_hooks
-from schemux.shell_output import Report, keep_tail
-from schemux.shell_panes import HOOKED_SHELLS
+from schemux.shell_output import (
+    INTERRUPTED_STATUS,
+    Report,
+    keep_tail,
+    without_interrupt_echo,
+)
+from schemux.shell_panes import TYPED_SHELLS
 from schemux.shell_settling import mark_settling, occupying, settle, until_settled
 from schemux.shell_typing import HookedTypist, Typist, WrapperTypist
 from schemux.shell_wrapper import (
+    FISH,
     HOLD_SECONDS,
+    POSIX,
     Wrapper,
     abandon,
     disarm,
@@ -94,12 +102,13 @@ async def run_in_shell(
     await until_settled(pane, facts)
     typist: Typist
     if hooks is not None and (hooks.bracketed_paste or "\n" not in command):
-        await facts.check_shell_pane(pane, HOOKED_SHELLS)
+        await facts.check_shell_pane(pane, TYPED_SHELLS)
         typist = HookedTypist(Wrapper(server, pane, suppress_history, hooked=True), hooks)
     else:
-        await facts.check_shell_pane(pane)
+        await facts.check_shell_pane(pane, TYPED_SHELLS)
         await until_prompt_shown(server, pane, timeout - (time.monotonic() - started))
-        typist = WrapperTypist(Wrapper(server, pane, suppress_history))
+        syntax = FISH if pane.current_command.removeprefix("-") == "fish" else POSIX
+        typist = WrapperTypist(Wrapper(server, pane, suppress_history, syntax=syntax))
     left = max(timeout - (time.monotonic() - started), 0.0)
     with occupying(pane):  # another call may have taken the pane while this one waited
         result = await _run_typed(server, pane, typist, command, left)
@@ -120,7 +129,7 @@ async def _run_typed(
         raise
     waiting = asyncio.ensure_future(server.wait(wrapper.done))
     try:
-        ended = await _until_done_or_gone(server, wrapper, waiting, timeout)
+        ended = await _until_done_or_gone(server, pane, typist, waiting, timeout)
     except asyncio.CancelledError:
         await asyncio.shield(settle(key, abandon(server, wrapper, waiting, interrupting=True)))
         raise
@@ -139,31 +148,49 @@ async def _run_typed(
     )
 
 
+class _Outcome(enum.Enum):
+    REPORTED = "reported"
+    TIMED_OUT = "timed out"
+    ABORTED = "aborted"  # the shell dropped the rest of the typed line: a C-c
+
+
 async def _until_done_or_gone(
-    server: TmuxServer, wrapper: Wrapper, waiting: asyncio.Future[None], timeout: float
-) -> bool:
-    """Whether the wrapper reported within ``timeout``. A few times a second the pane is
+    server: TmuxServer,
+    pane: PaneInfo,
+    typist: Typist,
+    waiting: asyncio.Future[None],
+    timeout: float,
+) -> _Outcome:
+    """How the wait for the wrapper's report ended. A few times a second the pane is
     looked at too: closed (or dead) meanwhile, it is the call's error as soon as tmux
     tells it, not at the timeout; reported without the signal reaching the waiter (a
-    waiter's client lost, or a stale one on the channel), the report is taken."""
+    waiter's client lost, or a stale one on the channel), the report is taken; a typed
+    wrapper whose command ran and whose shell reads input again without a report was
+    dropped with its command by an interrupt (a C-c kills the job and the rest of its
+    line; the hooks report an interrupted command themselves)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
+    back = False
     while True:
         left = deadline - loop.time()
         finished, _ = await asyncio.wait({waiting}, timeout=min(max(left, 0), GONE_POLL_SECONDS))
         if finished:
-            return True
+            return _Outcome.REPORTED
         if left <= GONE_POLL_SECONDS:
-            return False
-        state = await _pane_state(server, wrapper)
+            return _Outcome.TIMED_OUT
+        state = await _pane_state(server, typist.wrapper)
         if state is None:
             raise SchemuxError(
-                f"pane {wrapper.pane_id} was closed while the command ran; its exit status "
+                f"pane {pane.pane_id} was closed while the command ran; its exit status "
                 "and output are lost",
                 suggestion="run it again in a pane that stays open",
             )
         if state == "E":
-            return True
+            return _Outcome.REPORTED
+        dropped = await typist.dropped(server, pane)
+        if back and dropped:  # twice in a row, a poll apart: not a moment between jobs
+            return _Outcome.ABORTED
+        back = dropped
 
 
 async def _pane_state(server: TmuxServer, wrapper: Wrapper) -> str | None:
@@ -188,7 +215,7 @@ async def _finish(
     typist: Typist,
     pane: PaneInfo,
     waiting: asyncio.Future[None],
-    ended: bool,
+    ended: _Outcome,
     timeout: float,
 ) -> _Finished:
     """Disarm, then read the output."""
@@ -209,8 +236,16 @@ async def _finish(
         except SchemuxError:  # the pane went with its shell: only the hold flag is left
             await drop_hold_flag(server, wrapper)
             raise
+        lines = without_interrupt_echo(lines, report.exit_status)
         return _Finished(lines, exact, report.exit_status, timed_out=False)
-    if ended:
+    if ended is _Outcome.ABORTED:
+        # the shell drew its prompt after the interrupt: the output ends on the row above
+        now = await output_end_now(server, wrapper)
+        end = dataclasses.replace(now, column=0)
+        lines, exact = await typist.read(server, end, (), INTERRUPTED_STATUS)
+        lines = without_interrupt_echo(lines, INTERRUPTED_STATUS)
+        return _Finished(lines, exact, INTERRUPTED_STATUS, timed_out=False)
+    if ended is _Outcome.REPORTED:
         raise SchemuxError(
             f"the wrapper in pane {pane.pane_id} reported {state!r}, not an end",
             suggestion="its shell was freed without its report (was schemux stalled for "

@@ -16,30 +16,34 @@ import asyncio
 
 from schemux.errors import SchemuxError
 from schemux.processes import process_name
-from schemux.shell_integration import PENDING, SHELL, HookedShell
+from schemux.shell_integration import ON_PROMPT, PENDING, SHELL, HookedShell
 from schemux.targets import PaneInfo
 from schemux.tmux import TmuxServer
 from schemux.tmux_format import option, parse_row, row_format, tmux_row
 
 POLL_SECONDS = 0.01  # between two readings while a shell's first prompt is awaited
+# how long a call waits for the late prompt hook of a command an earlier call interrupted
+INTERRUPTED_HOOK_SECONDS = 2.0
 
 
 @tmux_row
 class HooksRow:
     shell: str = option(SHELL)
     pending: str = option(PENDING)
+    on_prompt: str = option(ON_PROMPT)
 
 
 async def _read(server: TmuxServer, pane: PaneInfo) -> tuple[HookedShell | None, bool]:
-    """The pane's hooked shell, if any; and whether its hooks are still to come."""
+    """The pane's hooked shell, if any; and whether its hooks are still to come (its
+    first prompt, or the prompt after a command an earlier call interrupted)."""
     if server.address.host.remote:
         return None, False  # the integration is put in by a local schemux only
     lines = await server.run("display-message", "-p", "-t", pane.pane_id, row_format(HooksRow))
-    row = parse_row(HooksRow, lines[0]) if lines else HooksRow("", "")
+    row = parse_row(HooksRow, lines[0]) if lines else HooksRow("", "", "")
     name = process_name(pane.pid)
     shell = HookedShell.parse(row.shell)
     if shell is not None and shell.pid == pane.pid and shell.name == name:
-        return shell, False
+        return shell, row.on_prompt != ""
     return None, row.pending == name != ""
 
 
@@ -48,10 +52,13 @@ async def pane_hooks(server: TmuxServer, pane: PaneInfo, within: float) -> Hooke
     of one schemux started; None for a pane without hooks."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + within
+    hook_deadline = loop.time() + INTERRUPTED_HOOK_SECONDS
     while True:
         shell, pending = await _read(server, pane)
         if not pending:
             return shell
+        if shell is not None and loop.time() >= min(deadline, hook_deadline):
+            return shell  # the late hook did not come (or another call is armed): no wait
         if loop.time() >= deadline:
             raise SchemuxError(
                 f"the shell in pane {pane.pane_id} has not shown its prompt after "

@@ -97,6 +97,10 @@ class Report:
         return cls(status, OutputEnd(history, row, column, limit))
 
 
+# characters besides the typed line that its echo's rows may show (PS2, a right prompt)
+PS2_SLACK = 160
+
+
 @dataclass(frozen=True)
 class Located:
     """The output lines, and whether they are certainly all of it (else a tail)."""
@@ -105,7 +109,9 @@ class Located:
     exact: bool
 
 
-def locate_output(lines: list[str], token: str, echo_head: str) -> Located | None:
+def locate_output(
+    lines: list[str], token: str, echo_head: str, last_typed: str = ""
+) -> Located | None:
     """The output among ``lines`` (joined rows, from the prompt's row or from the top of
     the history, up to the output's last row). None when no line mentions the token.
 
@@ -115,13 +121,44 @@ def locate_output(lines: list[str], token: str, echo_head: str) -> Located | Non
     token differs: the first mention after it is still this call's echo. Only the command
     itself can put the head on a line after this echo was dropped (by printing the
     prompt's text and the typed line together), or before it (by moving the cursor up).
+
+    An echo may span rows that are not joined (zsh's line editor draws a long line row by
+    row, where the terminal does not wrap it): the head is then looked for in the rows
+    put together, and the echo of the last typed line, ``last_typed``, ends on the first
+    row from the first mention on where those rows put together end as that line ends,
+    within that line's length.
     """
     first = next((index for index, line in enumerate(lines) if token in line), None)
     if first is None:
         return None
-    if any(echo_head in line for line in lines[: first + 1]):
-        return Located(lines[first + 1 :], True)
+    if any(echo_head in line for line in lines[: first + 1]) or _compact(echo_head) in "".join(
+        _compact(line) for line in lines[: first + 1]
+    ):
+        return Located(lines[_echo_end(lines, first, last_typed) + 1 :], True)
     return Located(after_last_mention(lines, token)[0], False)
+
+
+def _echo_end(lines: list[str], first: int, last_typed: str) -> int:
+    """The index of the echo's last row, from ``first``, the first that mentions the token
+    (see ``locate_output``)."""
+    ending = last_typed[-24:]
+    if not ending:
+        return first
+    ending = _compact(ending)
+    shown = ""
+    for index in range(first, len(lines)):
+        shown += _compact(lines[index])  # rows the editor drew: the line cut anywhere
+        if len(shown) > len(last_typed) + PS2_SLACK:
+            break
+        if shown.endswith(ending):
+            return index
+    return first
+
+
+def _compact(text: str) -> str:
+    """``text`` without spaces: rows an editor drew, put together, lose the spaces where
+    it cut the line (the terminal trims them), so they are compared without any."""
+    return text.replace(" ", "")
 
 
 def after_last_mention(lines: list[str], token: str) -> tuple[list[str], bool]:
@@ -131,6 +168,25 @@ def after_last_mention(lines: list[str], token: str) -> tuple[list[str], bool]:
         if token in lines[index]:
             return lines[index + 1 :], True
     return lines, False
+
+
+# what the terminal echoes for the C-c that interrupted a command (ECHOCTL)
+INTERRUPT_ECHO = "^C"
+INTERRUPTED_STATUS = 130  # 128 + SIGINT
+FISH_NO_NEWLINE_MARK = "\u23ce"  # fish's ⏎ after output without a final newline
+
+
+def without_interrupt_echo(lines: list[str], status: int | None) -> list[str]:
+    """``lines`` without the terminal's echo of the C-c that interrupted the command (the
+    terminal's, not the command's output): the ``^C`` that ends the last line."""
+    if status != INTERRUPTED_STATUS or not lines:
+        return lines
+    # fish marks the line (its prompt's "missing newline" mark, and spaces) after it
+    last = lines[-1].rstrip(" ").removesuffix(FISH_NO_NEWLINE_MARK)
+    if not last.endswith(INTERRUPT_ECHO):
+        return lines
+    last = last.removesuffix(INTERRUPT_ECHO)
+    return [*lines[:-1], last] if last else lines[:-1]
 
 
 def keep_tail(lines: list[str], max_lines: int | None) -> tuple[list[str], int]:

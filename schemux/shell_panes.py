@@ -31,9 +31,9 @@ POSIX_SHELLS = frozenset(
 )
 
 
-# shells whose own hooks report to schemux (``schemux.shell_integration``): those of
-# them that are no POSIX shells take run_command only with their hooks
-HOOKED_SHELLS = POSIX_SHELLS | {"fish"}
+# the shells run_command types into: the POSIX ones, and fish (with hooks, or with a
+# wrapper in its own syntax: ``schemux.shell_wrapper``)
+TYPED_SHELLS = POSIX_SHELLS | {"fish"}
 
 
 def check_shell_pane(pane: PaneInfo, shells: frozenset[str] = POSIX_SHELLS) -> None:

@@ -21,9 +21,11 @@ from schemux.shell_capture import (
     read_output,
     start_from,
 )
+from schemux.shell_facts import shell_facts
 from schemux.shell_integration import HookedShell
 from schemux.shell_output import OutputEnd, Prompt
 from schemux.shell_wrapper import Wrapper
+from schemux.targets import PaneInfo
 from schemux.tmux import TmuxServer
 from schemux.tmux_command import THEN
 
@@ -44,6 +46,11 @@ class Typist(Protocol):
         """Whether the command is known to have started (after ``disarm``)."""
         ...
 
+    async def dropped(self, server: TmuxServer, pane: PaneInfo) -> bool:
+        """Whether the shell is back at its prompt without the report: an interrupt made
+        it drop the rest of the typed line, report included."""
+        ...
+
     async def read(
         self, server: TmuxServer, end: OutputEnd, then: tuple[str, ...], status: int | None
     ) -> tuple[list[str], bool]:
@@ -51,6 +58,16 @@ class Typist(Protocol):
         the same tmux call as the capture; ``status`` is the exit status (None while the
         command runs)."""
         ...
+
+
+def same_prompt(now: str, before: str) -> bool:
+    """Whether the cursor's row shows the prompt it showed before typing: the same text,
+    or (a prompt that shows the last status, as fish's does) the same first word of two
+    characters or more, which no continuation prompt ("> ", an indent) begins with."""
+    if now == before:
+        return True
+    first_now, first_before = now.split()[:1], before.split()[:1]
+    return bool(first_before) and first_now == first_before and len(first_before[0]) >= 2
 
 
 class WrapperTypist:
@@ -76,6 +93,22 @@ class WrapperTypist:
     def started(self) -> bool:
         return False  # unknown: the shell's state tells
 
+    async def dropped(self, server: TmuxServer, pane: PaneInfo) -> bool:
+        """The shell reads input, below the typed wrapper, on a row that shows the prompt
+        it showed before typing (not a continuation prompt: input still being read)."""
+        # a reading of its own each time (a remote one keeps its first answer)
+        if not self.prompt.text.strip() or not await shell_facts(server).shell_reads_input(
+            pane.pid
+        ):
+            return False
+        lines = await server.run(
+            "display-message", "-p", "-t", pane.pane_id, CURSOR_FORMAT,
+            THEN, "capture-pane", "-p", "-t", pane.pane_id,
+        )  # fmt: skip
+        now = prompt_from(lines)
+        below = now.history + now.row > self.prompt.history + self.prompt.row
+        return below and same_prompt(now.text, self.prompt.text)
+
     async def read(
         self, server: TmuxServer, end: OutputEnd, then: tuple[str, ...], status: int | None
     ) -> tuple[list[str], bool]:
@@ -94,6 +127,9 @@ class HookedTypist:
 
     def typed(self, answer: list[str]) -> None:
         """Nothing to read: the hooks tell where the output starts."""
+
+    async def dropped(self, server: TmuxServer, pane: PaneInfo) -> bool:
+        return False  # the hooks report an interrupted command too
 
     @property
     def started(self) -> bool:

@@ -46,6 +46,7 @@ import asyncio
 import contextlib
 import secrets
 import shlex
+from dataclasses import dataclass
 
 from schemux.abandoned_wrappers import REPORT_FORMAT, TOKEN_BYTES, WrapperNames
 from schemux.errors import SchemuxError, TmuxCommandError
@@ -60,11 +61,31 @@ from schemux.tmux_command import THEN
 HOLD_SECONDS = 5
 
 
+@dataclass(frozen=True)
+class Syntax:
+    """How the wrapper is written for a kind of shell: what groups the command, and the
+    exit status's variable."""
+
+    open: str
+    close: str
+    status: str
+
+
+POSIX = Syntax("(", ")", "$?")  # a subshell: the command's cd, exports stay in it
+FISH = Syntax("begin", "end", "$status")  # fish has no subshell: a block
+
+
 class Wrapper:
     """One call's wrapper: its private names, and the keystrokes typed with them."""
 
     def __init__(
-        self, server: TmuxServer, pane: PaneInfo, suppress_history: bool, *, hooked: bool = False
+        self,
+        server: TmuxServer,
+        pane: PaneInfo,
+        suppress_history: bool,
+        *,
+        hooked: bool = False,
+        syntax: Syntax = POSIX,
     ) -> None:
         self.token = secrets.token_hex(TOKEN_BYTES)
         self.names = names = WrapperNames(self.token)
@@ -79,7 +100,9 @@ class Wrapper:
         self.tmux = " ".join(shlex.quote(part) for part in (server.binary, "-S", pane.socket_path))
         # a leading space keeps it out of history
         self.prefix = " " if suppress_history else ""
-        self.first_line = self.prefix + "printf '\\r\\33[K';("
+        self.syntax = syntax
+        self.first_line = self.prefix + "printf '\\r\\33[K';" + syntax.open
+        self.last_line = ""  # the wrapper's last typed line (set by ``keystrokes``)
         self.hooked = hooked  # the shell's hooks report: only the command is typed
         self.start = ""  # where the hooks saw the output start (read by ``disarm``)
         self.echo_buffer = f"schemux_e_{self.token}"  # the row above it (see ``disarm``)
@@ -145,11 +168,13 @@ class Wrapper:
         # arming); run-shell expands #{hold} to it, and it tests the flag itself when it runs
         opt, pane = self.option, self.pane_id
         report = (
-            f"{self.tmux} if -Ft{pane} '#{{{opt}}}' \"set -pFt{pane} {opt} 'E $? #{{E:{opt}}}';"
+            f"{self.tmux} if -Ft{pane} '#{{{opt}}}' "
+            f"\"set -pFt{pane} {opt} 'E {self.syntax.status} #{{E:{opt}}}';"
             f"wait -S {self.done};run -bd{HOLD_SECONDS} -C '#{{{self.hold}}}';"
             f'wait {self.resume};set -put{pane} {opt}"'
         )
-        return f"{self.first_line}\n{command.rstrip()}\n);{report}"
+        self.last_line = f"{self.syntax.close};{report}"
+        return f"{self.first_line}\n{command.rstrip()}\n{self.last_line}"
 
 
 async def in_pane(server: TmuxServer, wrapper: Wrapper, *args: str) -> list[str]:
@@ -207,8 +232,19 @@ async def drop_hold_flag(server: TmuxServer, wrapper: Wrapper) -> None:
 
 async def interrupt(server: TmuxServer, wrapper: Wrapper) -> None:
     """C-c into the pane, as a person would: the terminal sends SIGINT to its foreground
-    process group (the command, or the shell discarding unfinished input)."""
-    await server.run("send-keys", "-t", wrapper.pane_id, "C-c")
+    process group (the command, or the shell discarding unfinished input).
+
+    A shell with hooks runs its prompt hook for the interrupted command a moment later:
+    the hook is left one thing to do, to remove itself, and the next call waits for that
+    (``schemux.shell_hooks``) rather than have that late hook taken for its own."""
+    pane = wrapper.pane_id
+    if wrapper.hooked:
+        await server.run(
+            "set-option", "-p", "-t", pane, ON_PROMPT, f"set -put{pane} {ON_PROMPT}",
+            THEN, "send-keys", "-t", pane, "C-c",
+        )  # fmt: skip
+        return
+    await server.run("send-keys", "-t", pane, "C-c")
 
 
 async def abandon(

@@ -191,3 +191,42 @@ async def test_output_exact_when_tmux_drops_history(
     tail = result["output"]
     assert 160 <= len(tail) < 500
     assert tail == [str(number) for number in range(501 - len(tail), 501)]
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+async def test_the_call_after_a_cancelled_one_gets_its_own_output(
+    client: Client, hooked_pane: MakePane, shell: str
+) -> None:
+    """The interrupted command's prompt hook comes late: it is never taken for the next
+    call's."""
+    pane = hooked_pane(shell)
+    for _ in range(3):
+        with anyio.move_on_after(0.6) as scope:
+            await client.call_tool(
+                "run_command", {"command": "sleep 30; echo never", "pane_id": pane.pane_id}
+            )
+        assert scope.cancelled_caught
+        result = await run(client, pane, "echo after")
+        assert result["output"] == ["after"]
+        assert result["exit_status"] == 0
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+async def test_an_interrupt_by_a_person_ends_the_call_with_130(
+    client: Client, hooked_pane: MakePane, shell: str
+) -> None:
+    pane = hooked_pane(shell)
+
+    async def interrupt() -> None:
+        with anyio.fail_after(10):
+            while "before" not in screen(pane).splitlines():  # noqa: ASYNC110
+                await anyio.sleep(0.02)
+        await anyio.sleep(0.2)
+        tmux(pane.socket_name, "send-keys", "-t", pane.pane_id, "C-c")
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(interrupt)
+        with anyio.fail_after(8):
+            result = await run(client, pane, "echo before; sleep 30; echo never", timeout=20)
+    assert result["exit_status"] == 130
+    assert result["output"] == ["before"]

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from schemux.shell_output import Located, Prompt, Report, cell_width, locate_output
+from schemux.shell_output import (
+    Located,
+    Prompt,
+    Report,
+    cell_width,
+    locate_output,
+    without_interrupt_echo,
+)
+from schemux.shell_typing import same_prompt
 
 TOKEN = "0123456789ab"
 TYPED = "printf '\\r\\33[K';("
@@ -42,6 +50,17 @@ def test_locate_output(lines: list[str], head: str, expected: Located) -> None:
     assert locate_output(lines, TOKEN, head) == expected
 
 
+def test_an_echo_drawn_row_by_row_ends_where_the_typed_line_ends() -> None:
+    """zsh's line editor draws a long typed line on rows the terminal does not join: the
+    rows after the first mention of the token are still the echo."""
+    last = ECHO_END + " wait schemux_r_" + TOKEN + ";set -pu @schemux_" + TOKEN + '"'
+    rows = ["$ " + TYPED, "> echo A", "> " + last[:30], last[30:60], last[60:], "A"]
+    assert locate_output(rows, TOKEN, HEAD, last) == Located(["A"], True)
+    # the command's output is never taken for the echo: it comes after the first end
+    printed = [*rows, last]
+    assert locate_output(printed, TOKEN, HEAD, last) == Located(["A", last], True)
+
+
 def test_no_mention_is_left_to_the_caller() -> None:
     assert locate_output(["$ ", "A"], TOKEN, "$ " + TYPED) is None
 
@@ -62,3 +81,20 @@ def test_report_keeps_the_owner_mark_out_of_the_fields() -> None:
     assert report.exit_status == 3
     assert report.end.history_limit == 2000
     assert Report.parse("A 123 456") is None
+
+
+def test_the_echo_of_an_interrupt_is_not_output() -> None:
+    assert without_interrupt_echo(["before", "^C"], 130) == ["before"]
+    assert without_interrupt_echo(["before^C"], 130) == ["before"]
+    assert without_interrupt_echo(["before", "^C"], 0) == ["before", "^C"]
+    assert without_interrupt_echo(["^C", "after"], 130) == ["^C", "after"]
+    assert without_interrupt_echo([], 130) == []
+    assert without_interrupt_echo(["before", "^C\u23ce   "], 130) == ["before"]
+
+
+def test_a_prompt_is_known_again_by_its_first_word() -> None:
+    assert same_prompt("$ ", "$ ")
+    assert same_prompt("root@vm /w/x [SIGINT]# ", "root@vm /w/x# ")
+    assert not same_prompt("> ", "bash-5.2# ")
+    assert not same_prompt("$ x", "$ ")
+    assert not same_prompt("    ", "root@vm /w/x# ")

@@ -1,0 +1,94 @@
+"""run_command in shells without schemux's hooks (the typed wrapper): bash, zsh with an
+empty rc, dash and fish, each in a narrow pane. The wrapper's echo is never taken for
+output, whatever the line editor draws; a C-c a person types ends the call with 130."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from tests.support import Pane, call, pane_format, tmux, wait_until
+
+pytestmark = pytest.mark.anyio
+
+COMMANDS = {
+    "bash": "bash --norc --noprofile",
+    "zsh": "zsh -f",
+    "dash": "dash",
+    "fish": "fish --no-config",
+}
+
+
+@pytest.fixture
+def client(memory_client: Client) -> Client:
+    return memory_client
+
+
+@pytest.fixture
+def own_pane(main_tmux_socket: str, tmp_path: Path) -> Iterator[Any]:
+    """A pane running ``shell`` as a user starts it, without hooks, ``width`` wide."""
+    made: list[str] = []
+
+    def make(shell: str, width: int = 60) -> Pane:
+        if shutil.which(shell) is None:
+            pytest.skip(f"{shell} is not installed")
+        name = f"f{len(made)}{shell}{id(made)}"
+        env = ["-e", f"HOME={tmp_path}", "-e", "LANG=C.UTF-8", "-e", "PS1=$ "]
+        pane_id, window_id, session_id = tmux(
+            main_tmux_socket, "new-session", "-d", "-s", name, "-x", str(width), "-y", "20",
+            *env, "-P", "-F", "#{pane_id} #{window_id} #{session_id}", COMMANDS[shell],
+        ).split()  # fmt: skip
+        made.append(name)
+        pane = Pane(main_tmux_socket, pane_id, window_id, session_id, name)
+        wait_until(lambda: pane_format(pane, "#{pane_current_command}") == shell)
+        wait_until(lambda: tmux(main_tmux_socket, "capture-pane", "-p", "-t", pane_id).strip())
+        return pane
+
+    yield make
+    for name in made:
+        tmux(main_tmux_socket, "kill-session", "-t", f"={name}", check=False)
+
+
+async def run(client: Client, pane: Pane, command: str, **arguments: Any) -> dict[str, Any]:
+    return await call(client, "run_command", command=command, pane_id=pane.pane_id, **arguments)
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "dash", "fish"])
+async def test_output_exact_in_a_narrow_pane(client: Client, own_pane: Any, shell: str) -> None:
+    pane = own_pane(shell, width=40)
+    for _ in range(2):  # the first call, and one after it
+        result = await run(client, pane, "echo first-ok; false")
+        assert result["output"] == ["first-ok"]
+        assert result["exit_status"] == 1
+        assert not result["output_truncated"]
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "dash", "fish"])
+async def test_an_interrupt_ends_the_call_with_130(
+    client: Client, own_pane: Any, shell: str
+) -> None:
+    pane = own_pane(shell)
+
+    def started() -> bool:
+        rows = tmux(pane.socket_name, "capture-pane", "-p", "-t", pane.pane_id).splitlines()
+        return "before" in rows
+
+    async def interrupt() -> None:
+        with anyio.fail_after(10):
+            while not started():  # noqa: ASYNC110
+                await anyio.sleep(0.02)
+        await anyio.sleep(0.2)  # the sleep has begun
+        await call(client, "send_keys", pane_id=pane.pane_id, keys="C-c", enter=False)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(interrupt)
+        with anyio.fail_after(8):
+            result = await run(client, pane, "echo before; sleep 30; echo never", timeout=20)
+    assert result["exit_status"] == 130
+    assert result["output"] == ["before"]
