@@ -45,6 +45,8 @@ from schemux.tmux_command import THEN
 
 # how often a call waiting for its command checks that the pane is still there
 GONE_POLL_SECONDS = 0.25
+# how long past its timeout a call waits for a shell still taking in the typed line
+TYPING_GRACE_SECONDS = 2.0
 # how long a call waits for its waiter to wake once the wrapper is disarmed
 WAKE_SECONDS = 1.0
 
@@ -170,14 +172,22 @@ async def _until_done_or_gone(
     line; the hooks report an interrupted command themselves)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
-    back = False
+    back = graced = False
     while True:
         left = deadline - loop.time()
         finished, _ = await asyncio.wait({waiting}, timeout=min(max(left, 0), GONE_POLL_SECONDS))
         if finished:
             return _Outcome.REPORTED
         if left <= GONE_POLL_SECONDS:
-            return _Outcome.TIMED_OUT
+            reading = await shell_facts(server).shell_reads_input(pane.pid)
+            if graced or not reading:
+                return _Outcome.TIMED_OUT
+            # still taking the typed line in (a line editor whose plugins redraw at every
+            # key can take longer than a short timeout): a grace for it to start the
+            # command, so the call says what it ran rather than blame the quoting
+            graced = True
+            deadline = loop.time() + TYPING_GRACE_SECONDS
+            continue
         state = await _pane_state(server, typist.wrapper)
         if state is None:
             raise SchemuxError(
@@ -187,6 +197,8 @@ async def _until_done_or_gone(
             )
         if state == "E":
             return _Outcome.REPORTED
+        if graced and not await shell_facts(server).shell_reads_input(pane.pid):
+            return _Outcome.TIMED_OUT  # the command started, past the timeout
         dropped = await typist.dropped(server, pane)
         if back and dropped:  # twice in a row, a poll apart: not a moment between jobs
             return _Outcome.ABORTED

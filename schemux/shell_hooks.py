@@ -44,7 +44,8 @@ async def _read(server: TmuxServer, pane: PaneInfo) -> tuple[HookedShell | None,
     shell = HookedShell.parse(row.shell)
     if shell is not None and shell.pid == pane.pid and shell.name == name:
         return shell, row.on_prompt != ""
-    return None, row.pending == name != ""
+    # until it has exec'd the shell, the pane runs the env that starts it with the hooks
+    return None, row.pending != "" and name in (row.pending, "env")
 
 
 async def pane_hooks(server: TmuxServer, pane: PaneInfo, within: float) -> HookedShell | None:

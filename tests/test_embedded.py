@@ -41,10 +41,13 @@ from tests.support import call, call_error, remove_server, tagged_socket_name, t
 pytestmark = pytest.mark.anyio
 
 # what a login shell's own output says about it, in any POSIX shell
+# a login shell read the home's login files (bash is started with schemux's hooks,
+# which read them as a login bash would: ``schemux.shell_integration``)
 SHELL_REPORT = (
-    'case $0 in -*) echo login;; *) echo "not a login shell: $0";; esac; '
+    'echo "login ${LOGIN_FILES_READ-unread}"; '
     'echo "${VIRTUAL_ENV-unset} ${SCHEMUX_HTTP_TOKEN-unset}"; pwd -P'
 )
+LOGIN_FILES = (".profile", ".zprofile")
 
 
 def fresh_socket_name() -> str:
@@ -66,9 +69,12 @@ def agent_panes(socket_name: str) -> list[str]:
 
 @pytest.fixture
 def user_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A home of no dotfiles, and an environment polluted the way a launcher would."""
+    """A home whose only dotfiles are the login files, which mark that they were read,
+    and an environment polluted the way a launcher would."""
     home = tmp_path / "home"
     home.mkdir()
+    for name in LOGIN_FILES:
+        (home / name).write_text("LOGIN_FILES_READ=yes\n")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("VIRTUAL_ENV", str(tmp_path / "venv"))
     monkeypatch.setenv("SCHEMUX_HTTP_TOKEN", "secret-of-schemux")
@@ -110,18 +116,11 @@ async def test_first_call_starts_the_server_with_the_agent_login_shell(
     client: Client, socket_name: str, user_home: Path
 ) -> None:
     result = await run(client, command=SHELL_REPORT)
-    assert result["output"] == ["login", "unset unset", str(user_home.resolve())]
+    assert result["output"] == ["login yes", "unset unset", str(user_home.resolve())]
     assert sorted(sessions(socket_name)) == sorted([OWNED_SESSION, "agent"])
     assert agent_panes(socket_name) == [result["pane_id"]]
-    shell = tmux(
-        socket_name,
-        "display-message",
-        "-p",
-        "-t",
-        result["pane_id"],
-        "#{pane_start_command}|#{pane_current_command}",
-    )
-    assert shell.strip() == f"|{Path(login_shell(os.environ)).name}"
+    shell = tmux(socket_name, "display-message", "-p", "-t", result["pane_id"], "#{pane_pid}")
+    assert Path(f"/proc/{shell.strip()}/exe").resolve() == Path(login_shell(os.environ)).resolve()
     size = tmux(
         socket_name, "display-message", "-p", "-t", "=agent:", "#{window_width}x#{window_height}"
     )
@@ -196,7 +195,7 @@ async def test_a_server_killed_between_calls_is_started_by_the_next(
     wait_until(lambda: not server_running(socket_name))
     await anyio.sleep(0.5)  # as between two calls: schemux sees its control client end
     again = await run(client, command=SHELL_REPORT)
-    assert again["output"][0] == "login"
+    assert again["output"][0] == "login yes"
     assert agent_panes(socket_name) == [again["pane_id"]]
     assert first["output"] == ["one"]
 

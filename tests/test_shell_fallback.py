@@ -14,6 +14,7 @@ import pytest
 from mcp import Client
 
 from tests.support import Pane, call, pane_format, tmux, wait_until
+from tests.test_wait_for_text import armed_wait
 
 pytestmark = pytest.mark.anyio
 
@@ -92,3 +93,43 @@ async def test_an_interrupt_ends_the_call_with_130(
             result = await run(client, pane, "echo before; sleep 30; echo never", timeout=20)
     assert result["exit_status"] == 130
     assert result["output"] == ["before"]
+
+
+async def test_the_other_shell_tools_work_in_fish(client: Client, own_pane: Any) -> None:
+    """send_keys, wait_for_text and run_shell_command in a fish pane (issue 16, item 3)."""
+    pane = own_pane("fish")
+    waiting = await armed_wait(client, pane, patterns=["^typed-in-fish$"], regex=True, timeout=10)
+    await call(client, "send_keys", pane_id=pane.pane_id, keys="echo typed-(echo in-fish)")
+    assert (await waiting)["found"] is True
+    result = await call(
+        client, "run_shell_command", command="set -l xs a b c; count $xs; false",
+        paneId=pane.pane_id,
+    )  # fmt: skip
+    assert result["output"] == "3"
+    assert result["exitStatus"] == 1
+    assert result["outputComplete"] is True
+
+
+async def test_a_slow_line_editor_is_given_time_to_take_the_line(
+    client: Client, own_pane: Any
+) -> None:
+    """A line editor whose plugins take long over the typed line (here a busy loop at
+    the end of each line) is given a grace past a short timeout: the call reports the
+    command timed out, with its output so far, rather than blame the command's quoting."""
+    pane = own_pane("zsh")
+    slow = "zle-line-finish() { local i; for ((i=0;i<30000;i++)); do :; done }"
+    slow += "; zle -N zle-line-finish"
+    await run(client, pane, "true")
+    tmux(pane.socket_name, "send-keys", "-t", pane.pane_id, slow, "Enter")
+    await anyio.sleep(1.5)
+    result = await run(client, pane, "echo started; sleep 3; echo late", timeout=0.2)
+    assert result["timed_out"] is True
+    assert result["output"] == ["started"]
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "dash", "fish"])
+async def test_hostile_text_arrives_as_typed(client: Client, own_pane: Any, shell: str) -> None:
+    text = "#{pane_id} ; \\; $(echo no) `echo no` %% ## -t ;#"
+    pane = own_pane(shell, width=80)
+    result = await run(client, pane, f"echo '{text}'", timeout=10)
+    assert result["output"] == [text]
