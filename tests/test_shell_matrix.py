@@ -15,8 +15,9 @@ A pane left busy by a failed check is replaced. The checks: the first call after
 multi-line and non-ASCII output exact, exit status, hostile text, a command line wider
 than the pane, timeout, interrupt (C-c through send_keys), cancellation, state changes
 kept to the call, history, and the screen and the pane's whole history free of schemux
-text. About 4 minutes for the 18 panes on this shared 2-CPU machine (under a load of 8-12,
-with many checks failing on their timeouts); 12 s of it the slow bash's startup.
+text. 4 to 8 minutes for the 18 panes on this shared 2-CPU machine (under a load of 8-12,
+with the checks that still fail waiting out their timeouts); 12 s of it the slow bash's
+startup.
 """
 
 from __future__ import annotations
