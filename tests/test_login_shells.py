@@ -1,0 +1,223 @@
+"""The embedded default for users whose login shell is bash, zsh or fish (issue 16).
+
+Each test makes a throwaway user with ``useradd`` (login shell as asked, a fresh home from
+/etc/skel) and runs ``schemux serve`` as that user over stdio (``setpriv``), with no tmux
+server running: schemux starts its own, and the ``agent`` session in the user's login
+shell, as it would for that user. The first call has no target and comes at once. Needs
+root (as here and in CI); skipped, saying why, where users cannot be made or the test
+interpreter cannot be run by another user. About 3 s per shell.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pwd
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+
+from tests.support import call, tagged_socket_name
+
+pytestmark = pytest.mark.anyio
+
+# what schemux's own machinery would show if any of it reached the pane
+MACHINERY = ("schemux", "wait-for", "@schemux", "tmux -S", "printf '\\r", "run -b")
+
+
+def cannot_make_users() -> str | None:
+    """Why this run cannot make throwaway users and run schemux as them, or None."""
+    if os.geteuid() != 0:
+        return "making throwaway users (useradd) needs root"
+    for tool in ("useradd", "userdel", "setpriv"):
+        if shutil.which(tool) is None:
+            return f"{tool} is not installed"
+    return None
+
+
+def as_user(user: pwd.struct_passwd) -> list[str]:
+    return ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--init-groups"]
+
+
+def user_processes(uid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError):
+                if os.stat(f"/proc/{entry}").st_uid == uid:
+                    found.append(int(entry))
+    return found
+
+
+@contextmanager
+def throwaway_user(shell: str) -> Iterator[pwd.struct_passwd]:
+    """A new user whose login shell is ``shell``; afterwards its processes are ended and
+    the user and its home removed."""
+    problem = cannot_make_users()
+    if problem is not None:
+        pytest.skip(problem)
+    name = f"sx{uuid.uuid4().hex[:10]}"
+    subprocess.run(
+        ["useradd", "--create-home", "--shell", shell, "--comment", "schemux test", name],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    user = pwd.getpwnam(name)
+    try:
+        interpreter = subprocess.run(
+            [*as_user(user), sys.executable, "-c", "import schemux"],
+            capture_output=True, text=True, cwd=user.pw_dir, check=False,
+        )  # fmt: skip
+        if interpreter.returncode != 0:
+            pytest.skip(
+                f"another user cannot run this test interpreter ({sys.executable}: "
+                f"{interpreter.stderr.strip().splitlines()[-1:]}); make the venv with a "
+                "Python in a directory every user can read"
+            )
+        yield user
+    finally:
+        end_processes_of(user.pw_uid)
+        removed = subprocess.run(
+            ["userdel", "--remove", name], capture_output=True, text=True, check=False
+        )
+        assert getpwnam_or_none(name) is None, f"userdel {name}: {removed.stderr}"
+
+
+def end_processes_of(uid: int) -> None:
+    """SIGKILL to every process of ``uid`` (only ever a throwaway user's), until none is
+    left: userdel refuses a user that still runs one."""
+    deadline = time.monotonic() + 5
+    while (left := user_processes(uid)) and time.monotonic() < deadline:
+        for pid in left:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.05)
+
+
+def getpwnam_or_none(name: str) -> pwd.struct_passwd | None:
+    try:
+        return pwd.getpwnam(name)
+    except KeyError:
+        return None
+
+
+def login_environment(user: pwd.struct_passwd, tmux_directory: Path) -> dict[str, str]:
+    """What a login gives the user, with tmux's sockets and temporary files in its home
+    (removed with it)."""
+    return {
+        "HOME": user.pw_dir,
+        "USER": user.pw_name,
+        "LOGNAME": user.pw_name,
+        "SHELL": user.pw_shell,
+        "PATH": os.environ["PATH"],
+        "LANG": "C.UTF-8",
+        "TMUX_TMPDIR": str(tmux_directory),
+        "TMPDIR": str(tmux_directory),
+    }
+
+
+@asynccontextmanager
+async def schemux_as(
+    user: pwd.struct_passwd, socket_name: str
+) -> AsyncIterator[tuple[Client, Path]]:
+    """schemux run by ``user``, and the path of the tmux server's socket it will start."""
+    tmux_directory = Path(user.pw_dir) / "tmp"
+    tmux_directory.mkdir(mode=0o700)
+    os.chown(tmux_directory, user.pw_uid, user.pw_gid)
+    parameters = StdioServerParameters(
+        command=as_user(user)[0],
+        args=[*as_user(user)[1:], sys.executable, "-m", "schemux", "serve",
+              "--socket-name", socket_name, "--wait-ceiling", "60"],
+        env=login_environment(user, tmux_directory),
+        cwd=user.pw_dir,
+    )  # fmt: skip
+    socket_path = tmux_directory / f"tmux-{user.pw_uid}" / socket_name
+    try:
+        async with Client(parameters) as client:
+            yield client, socket_path
+    finally:
+        await anyio.run_process(
+            [*as_user(user), "tmux", "-S", str(socket_path), "kill-server"], check=False
+        )
+
+
+# what each shell reads as a login shell only (bash: Debian's skel has ~/.profile, and no
+# ~/.bash_profile), each marking the environment; zsh's .zshrc keeps its first-run menu away
+LOGIN_FILES = {
+    "bash": {".profile": "export LOGIN_MARK='login files read'\n"},
+    "zsh": {".zprofile": "export LOGIN_MARK='login files read'\n", ".zshrc": ""},
+    "fish": {
+        ".config/fish/config.fish": "status is-login; and set -gx LOGIN_MARK 'login files read'\n"
+    },
+}
+
+
+def write_as(user: pwd.struct_passwd, name: str, text: str) -> None:
+    """Append ``text`` to the file ``name`` of the user's home, made the user's."""
+    path = Path(user.pw_dir) / name
+    for directory in reversed(path.relative_to(user.pw_dir).parents[:-1]):
+        (Path(user.pw_dir) / directory).mkdir(exist_ok=True)
+        os.chown(Path(user.pw_dir) / directory, user.pw_uid, user.pw_gid)
+    with path.open("a") as file:
+        file.write(text)
+    os.chown(path, user.pw_uid, user.pw_gid)
+
+
+def process_facts(pid: int) -> tuple[str, int]:
+    """(the program's name, real uid) of a process."""
+    argv0 = Path(f"/proc/{pid}/comm").read_text().strip()
+    uid_line = next(
+        line for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+        if line.startswith("Uid:")
+    )  # fmt: skip
+    return argv0, int(uid_line.split()[1])
+
+
+async def run(client: Client, **arguments: Any) -> dict[str, Any]:
+    return await call(client, "run_command", **arguments)
+
+
+@pytest.mark.parametrize(
+    "shell", ["/bin/bash", "/usr/bin/zsh", "/usr/bin/fish"], ids=["bash", "zsh", "fish"]
+)
+async def test_the_agent_session_in_the_users_login_shell(anyio_backend: str, shell: str) -> None:
+    if not Path(shell).exists():
+        pytest.fail(f"{shell} is not installed (.ci/run installs it)")
+    with throwaway_user(shell) as user:
+        for name, text in LOGIN_FILES[Path(shell).name].items():
+            write_as(user, name, text)
+        async with schemux_as(user, tagged_socket_name("login")) as (client, socket_path):
+            # the first call: no target, no server running yet
+            first = await run(client, command="echo first-ok")
+            assert (first["output"], first["exit_status"]) == (["first-ok"], 0)
+            pane_id = first["pane_id"]
+            result = await run(client, command=r"printf 'one\n\ntwo\n'; echo 'é✓漢字'")
+            assert result["output"] == ["one", "", "two", "é✓漢字"]
+            result = await run(client, command="sh -c 'echo out; exit 5'")
+            assert (result["output"], result["exit_status"]) == (["out"], 5)
+            result = await run(client, command="echo $HOME; id -un")
+            assert result["output"] == [user.pw_dir, user.pw_name]
+            assert result["pane_id"] == pane_id
+            # the pane's process is the user's login shell, as tmux starts one (-fish)
+            shown = await anyio.run_process(
+                [*as_user(user), "tmux", "-S", str(socket_path), "display", "-p",
+                 "-t", pane_id, "#{pane_pid}"],
+            )  # fmt: skip
+            shell_pid = int(shown.stdout)
+            assert process_facts(shell_pid) == (Path(shell).name, user.pw_uid)
+            result = await run(client, command="sh -c 'echo ${LOGIN_MARK:-not a login shell}'")
+            assert result["output"] == ["login files read"]
+            screen = await call(client, "capture_pane", paneId=pane_id)
+            rows = "\n".join(screen["rows"])
+            assert not [mark for mark in MACHINERY if mark in rows], rows
+            assert "first-ok" in rows
