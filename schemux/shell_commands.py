@@ -103,13 +103,13 @@ async def run_in_shell(
     facts = shell_facts(server)  # read where the server runs (schemux.shell_facts)
     hooks = await pane_hooks(server, pane, timeout)  # a first prompt may be on its way
     await until_settled(pane, facts)
-    await facts.check_shell_pane(pane)
+    shell = await facts.check_shell_pane(pane)  # the shell that reads the typed keys
     typist: Typist
     if hooks is not None and (hooks.bracketed_paste or "\n" not in command):
         typist = HookedTypist(Wrapper(server, pane, suppress_history, hooked=True), hooks)
     else:
         await until_prompt_shown(server, pane, timeout - (time.monotonic() - started))
-        syntax = FISH if pane.current_command.removeprefix("-") == "fish" else POSIX
+        syntax = FISH if shell == "fish" else POSIX
         typist = WrapperTypist(Wrapper(server, pane, suppress_history, syntax=syntax))
     left = max(timeout - (time.monotonic() - started), 0.0)
     with occupying(pane):  # another call may have taken the pane while this one waited

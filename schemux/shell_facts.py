@@ -45,7 +45,10 @@ from schemux.tmux_command import THEN
 class ShellFacts(Protocol):
     """What ``run_command`` asks about a pane's shell (see ``schemux.shell_panes``)."""
 
-    async def check_shell_pane(self, pane: PaneInfo) -> None: ...
+    async def check_shell_pane(self, pane: PaneInfo) -> str:
+        """Refuse a pane whose shell is not idle at its prompt; the name of the shell
+        that reads the typed keys."""
+        ...
 
     async def earlier_wrapper_leaving(self, shell_pid: int) -> bool: ...
 
@@ -61,8 +64,8 @@ class ShellFacts(Protocol):
 class LocalShellFacts:
     """This machine's ``/proc`` and terminals (``schemux.shell_panes`` as it is)."""
 
-    async def check_shell_pane(self, pane: PaneInfo) -> None:
-        shell_panes.check_shell_pane(pane)
+    async def check_shell_pane(self, pane: PaneInfo) -> str:
+        return shell_panes.check_shell_pane(pane)
 
     async def earlier_wrapper_leaving(self, shell_pid: int) -> bool:
         return shell_panes.earlier_wrapper_leaving(shell_pid)
@@ -245,12 +248,12 @@ class RemoteShellFacts:
             self._latest[pid] = facts
         return self._latest[pid]
 
-    async def check_shell_pane(self, pane: PaneInfo) -> None:
+    async def check_shell_pane(self, pane: PaneInfo) -> str:
         shell_panes.check_pane_state(pane)
         facts = await self.snapshot(pane.pid)
         groups = None if facts is None else facts.groups
         name = "" if facts is None else facts.name
-        shell_panes.check_shell_command(pane, groups, name)
+        return shell_panes.check_shell_command(pane, groups, name)
 
     async def earlier_wrapper_leaving(self, shell_pid: int) -> bool:
         facts = await self.snapshot(shell_pid)

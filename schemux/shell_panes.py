@@ -36,12 +36,13 @@ POSIX_SHELLS = frozenset(
 TYPED_SHELLS = POSIX_SHELLS | {"fish"}
 
 
-def check_shell_pane(pane: PaneInfo) -> None:
-    """Refuse panes whose keystrokes would not reach an idle shell run_command types into."""
+def check_shell_pane(pane: PaneInfo) -> str:
+    """Refuse panes whose keystrokes would not reach an idle shell run_command types into;
+    return the name of the shell that reads them (``check_shell_command``)."""
     check_pane_state(pane)
     groups = _terminal_groups(pane.pid)
     idle = groups is not None and groups[0] == groups[1]  # the pane's own program is idle
-    check_shell_command(pane, groups, process_name(pane.pid) if idle else "")
+    return check_shell_command(pane, groups, process_name(pane.pid) if idle else "")
 
 
 def check_pane_state(pane: PaneInfo) -> None:
@@ -58,9 +59,14 @@ def check_pane_state(pane: PaneInfo) -> None:
         )
 
 
-def check_shell_command(pane: PaneInfo, groups: tuple[int, int] | None, name: str) -> None:
+def check_shell_command(pane: PaneInfo, groups: tuple[int, int] | None, name: str) -> str:
     """Refuse a pane whose shell is not idle at its prompt: ``groups`` as
-    ``_terminal_groups`` reads them, ``name`` the pane process's name (read when idle)."""
+    ``_terminal_groups`` reads them, ``name`` the pane process's name (read when idle).
+    Return the name of the shell that reads the typed keys, which decides the wrapper's
+    syntax: the pane process's own name where it is seen idle, never tmux's
+    ``pane_current_command``, which names whatever held the terminal's foreground when
+    the pane was looked up (an earlier call's released wrapper client, ``tmux``, for a
+    moment after each call)."""
     if groups is not None and groups[0] == groups[1]:  # the pane's own program is idle
         command = name
     else:
@@ -72,6 +78,7 @@ def check_shell_command(pane: PaneInfo, groups: tuple[int, int] | None, name: st
             f'send_keys {{"pane_id": "{pane.pane_id}", "keys": "C-c", "enter": false}}, '
             "or target a pane idle at a shell prompt (bash, zsh, fish, sh, ...)",
         )
+    return command
 
 
 def earlier_wrapper_leaving(shell_pid: int) -> bool:

@@ -4,6 +4,7 @@ output, whatever the line editor draws; a C-c a person types ends the call with 
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,6 +14,7 @@ import anyio
 import pytest
 from mcp import Client
 
+from schemux.targets import PaneInfo, resolve_requested_pane
 from tests.support import Pane, call, call_error, pane_format, tmux, wait_until
 from tests.test_wait_for_text import armed_wait
 
@@ -112,6 +114,25 @@ async def test_the_other_shell_tools_work_in_fish(client: Client, own_pane: Any)
     assert result["output"] == "3"
     assert result["exitStatus"] == 1
     assert result["outputComplete"] is True
+
+
+async def test_fish_syntax_follows_the_shell_not_tmuxs_current_command(
+    client: Client, own_pane: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Right after a call, tmux's pane_current_command names the earlier wrapper's
+    released client (``tmux``) for a moment, while fish is the shell that reads the keys:
+    the wrapper is written in fish's syntax all the same (issue 16, bug K: the POSIX
+    wrapper typed into fish was refused, and the call timed out)."""
+    pane = own_pane("fish", width=80)
+
+    async def as_tmux_names_it_then(*arguments: Any) -> PaneInfo:
+        pane = await resolve_requested_pane(*arguments)
+        return dataclasses.replace(pane, current_command="tmux")
+
+    handler = "schemux.handlers.run_command.resolve_requested_pane"
+    monkeypatch.setattr(handler, as_tmux_names_it_then)
+    result = await run(client, pane, "echo in-fish; false", timeout=5)
+    assert (result["output"], result["exit_status"]) == (["in-fish"], 1)
 
 
 async def test_a_slow_line_editor_is_given_time_to_take_the_line(
