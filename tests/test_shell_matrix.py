@@ -460,7 +460,7 @@ async def test_state_changes_persist_as_the_served_text_says(idle_shell: ShellUn
 
 
 # how a profile's shell lists its history (dash keeps none)
-HISTORY = {"bash": "history", "zsh": "fc -ln 1", "fish": "history"}
+HISTORY = {"bash": "history", "zsh": "fc -ln 1", "fish": "history --reverse"}  # oldest first
 
 
 async def test_history_keeps_the_command_never_machinery(idle_shell: ShellUnderTest) -> None:
