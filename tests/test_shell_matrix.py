@@ -459,8 +459,14 @@ async def test_state_changes_persist_as_the_served_text_says(idle_shell: ShellUn
         await idle_shell.run(f"cd {idle_shell.server.home}")
 
 
-# how a profile's shell lists its history (dash keeps none)
-HISTORY = {"bash": "history", "zsh": "fc -ln 1", "fish": "history --reverse"}  # oldest first
+# how a profile's shell lists its newest history, oldest first (dash keeps none): the
+# newest only, so that what the profile's other pane left in the shared history file is
+# not printed into this pane
+HISTORY = {
+    "bash": "history | tail -n 5",
+    "zsh": "fc -ln -5",
+    "fish": "history --reverse | tail -n 5",
+}
 
 
 async def test_history_keeps_the_command_never_machinery(idle_shell: ShellUnderTest) -> None:
