@@ -143,6 +143,11 @@ class Refused(SchemuxError):
         super().__init__(message, code=code, delivery=delivery)
 
 
+class ShellNotStarted(SchemuxError):
+    """A pane made a moment ago still runs tmux's own fork, which has not yet become the
+    pane's shell: a call waits for it within its time rather than refuse the pane."""
+
+
 class ServerUnavailable(SchemuxError):
     """No tmux server runs at the address (nothing was sent to one)."""
 

@@ -16,9 +16,9 @@ import enum
 import time
 from dataclasses import dataclass
 
-from schemux.errors import SchemuxError, TmuxCommandError
+from schemux.errors import SchemuxError, ShellNotStarted, TmuxCommandError
 from schemux.shell_capture import output_end_now, until_prompt_shown
-from schemux.shell_facts import shell_facts
+from schemux.shell_facts import ShellFacts, shell_facts
 from schemux.shell_hooks import pane_hooks
 from schemux.shell_output import (
     INTERRUPTED_STATUS,
@@ -46,6 +46,7 @@ from schemux.tmux_command import THEN
 
 # how often a call waiting for its command checks that the pane is still there
 GONE_POLL_SECONDS = 0.25
+SHELL_START_POLL_SECONDS = 0.02  # a new pane's fork execs its shell in a few ms
 # how long past its timeout a call waits for a shell still taking in the typed line
 TYPING_GRACE_SECONDS = 2.0
 # how long a call waits for its waiter to wake once the wrapper is disarmed
@@ -103,7 +104,7 @@ async def run_in_shell(
     facts = shell_facts(server)  # read where the server runs (schemux.shell_facts)
     hooks = await pane_hooks(server, pane, timeout)  # a first prompt may be on its way
     await until_settled(pane, facts)
-    shell = await facts.check_shell_pane(pane)  # the shell that reads the typed keys
+    shell = await shell_once_started(facts, pane, started + timeout)
     typist: Typist
     if hooks is not None and (hooks.bracketed_paste or "\n" not in command):
         typist = HookedTypist(Wrapper(server, pane, suppress_history, hooked=True), hooks)
@@ -115,6 +116,22 @@ async def run_in_shell(
     with occupying(pane):  # another call may have taken the pane while this one waited
         result = await _run_typed(server, pane, typist, command, left)
     return dataclasses.replace(result, elapsed=time.monotonic() - started)
+
+
+async def shell_once_started(facts: ShellFacts, pane: PaneInfo, deadline: float) -> str:
+    """The shell that reads the typed keys (``check_shell_pane``), once a pane made a
+    moment ago has become its shell (its first call may come before tmux's fork execs
+    it): waited for until ``deadline`` (``time.monotonic``), then refused."""
+    while True:
+        try:
+            return await facts.check_shell_pane(pane)
+        except ShellNotStarted as starting:
+            if time.monotonic() >= deadline:
+                raise SchemuxError(
+                    f"{starting.message} after the call's timeout; nothing was typed",
+                    suggestion="call again with a longer timeout",
+                ) from None
+            await asyncio.sleep(SHELL_START_POLL_SECONDS)
 
 
 async def _run_typed(

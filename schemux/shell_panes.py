@@ -8,7 +8,7 @@ import contextlib
 import os
 import termios
 
-from schemux.errors import SchemuxError
+from schemux.errors import SchemuxError, ShellNotStarted
 from schemux.processes import command_line, process_exit, process_name, standard_input, stat_of
 from schemux.targets import PaneInfo
 
@@ -34,6 +34,8 @@ POSIX_SHELLS = frozenset(
 # the shells run_command types into: the POSIX ones, and fish (with hooks, or with a
 # wrapper in its own syntax: ``schemux.shell_wrapper``)
 TYPED_SHELLS = POSIX_SHELLS | {"fish"}
+# the name of the process tmux forks for a new pane, until it execs the pane's program
+TMUX_FORK = "tmux: "
 
 
 def check_shell_pane(pane: PaneInfo) -> str:
@@ -71,6 +73,8 @@ def check_shell_command(pane: PaneInfo, groups: tuple[int, int] | None, name: st
         command = name
     else:
         command = pane.current_command.removeprefix("-")
+    if command.startswith(TMUX_FORK):
+        raise ShellNotStarted(f"pane {pane.pane_id} has not started its shell yet")
     if (groups is not None and groups[0] != groups[1]) or command not in TYPED_SHELLS:
         raise SchemuxError(
             f"pane {pane.pane_id} is running {command!r}, not a shell at its prompt",
