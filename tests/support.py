@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from libtmux.pytest_plugin import _reap_test_server as reap_test_server
 from libtmux.server import Server
@@ -241,3 +242,25 @@ class StandInBinding(ToolBinding):
     async def call(self, context: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
         assert self.stand_in is not None
         return await self.stand_in(context, arguments)
+
+
+async def interrupted_by_a_person(client: Client, pane: Pane) -> dict[str, Any]:
+    """The result of ``run_command`` of ``echo before; sleep 30; echo never`` in ``pane``,
+    which a person interrupts with C-c (tmux send-keys) once ``before`` shows."""
+
+    async def interrupt() -> None:
+        shown = ("capture-pane", "-p", "-t", pane.pane_id)
+        with anyio.fail_after(10):
+            while "before" not in tmux(pane.socket_name, *shown).splitlines():  # noqa: ASYNC110
+                await anyio.sleep(0.02)
+        await anyio.sleep(0.2)
+        tmux(pane.socket_name, "send-keys", "-t", pane.pane_id, "C-c")
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(interrupt)
+        with anyio.fail_after(8):
+            result = await call(
+                client, "run_command", command="echo before; sleep 30; echo never",
+                pane_id=pane.pane_id, timeout=20,
+            )  # fmt: skip
+    return result

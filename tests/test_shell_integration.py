@@ -18,7 +18,15 @@ import pytest
 from mcp import Client
 
 from schemux.shell_integration import PENDING, integrated_command
-from tests.support import Pane, call, call_error, pane_format, tmux, wait_until
+from tests.support import (
+    Pane,
+    call,
+    call_error,
+    interrupted_by_a_person,
+    pane_format,
+    tmux,
+    wait_until,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -217,17 +225,7 @@ async def test_an_interrupt_by_a_person_ends_the_call_with_130(
 ) -> None:
     pane = hooked_pane(shell)
 
-    async def interrupt() -> None:
-        with anyio.fail_after(10):
-            while "before" not in screen(pane).splitlines():  # noqa: ASYNC110
-                await anyio.sleep(0.02)
-        await anyio.sleep(0.2)
-        tmux(pane.socket_name, "send-keys", "-t", pane.pane_id, "C-c")
-
-    async with anyio.create_task_group() as group:
-        group.start_soon(interrupt)
-        with anyio.fail_after(8):
-            result = await run(client, pane, "echo before; sleep 30; echo never", timeout=20)
+    result = await interrupted_by_a_person(client, pane)
     assert result["exit_status"] == 130
     assert result["output"] == ["before"]
 
