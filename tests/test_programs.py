@@ -19,6 +19,9 @@ from tests.support import call, call_error, new_pane, tmux
 
 # every test here under each gate
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("program_gate")]
+# the windows a call could make or end, by id: a name is tmux's automatic rename of
+# whatever another test's pane runs now
+WINDOWS = "#{session_name}:#{window_id}"
 
 
 async def read_all(client: Client, program_id: str, **options: Any) -> tuple[str, dict[str, Any]]:
@@ -176,14 +179,14 @@ async def test_bad_input_is_refused_and_changes_nothing(
     programs: tuple[Client, ToolContext], programs_socket: str
 ) -> None:
     client, _ = programs
-    windows = tmux(programs_socket, "list-windows", "-a")
+    windows = tmux(programs_socket, "list-windows", "-a", "-F", WINDOWS)
     assert "not found" in await call_error(client, "start_program", argv=["no-such-program-x"])
     assert "cannot be entered" in await call_error(
         client, "start_program", argv=["true"], startDirectory="/no/such/dir"
     )
     assert "minItems" in await call_error(client, "start_program", argv=[])
     assert "no program 'p0'" in await call_error(client, "read_program", programId="p0")
-    assert tmux(programs_socket, "list-windows", "-a") == windows
+    assert tmux(programs_socket, "list-windows", "-a", "-F", WINDOWS) == windows
     first = await call(client, "start_program", argv=["echo", "one"])
     second = await call(client, "start_program", argv=["echo", "two"])
     page = await call(client, "read_program", programId=first["programId"], timeoutMs=5000)
