@@ -18,6 +18,7 @@ import shutil
 import subprocess
 from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import TypeVar
 
 from schemux.agent_session import (
     AGENT_MARK,
@@ -53,6 +54,7 @@ from schemux.tmux_version import (
 )
 
 logger = logging.getLogger("schemux")
+Kept = TypeVar("Kept")
 SOCKET_ADDRESS_BYTES = 107  # a Unix socket's path, as sockaddr_un holds it (with its NUL)
 
 
@@ -189,6 +191,17 @@ class TmuxServer:
         # and the version of the client binary that talks to it
         self._server_version: str | None = None
         self._client_version: str | None = None
+        self._kept: dict[type, object] = {}
+
+    def kept(self, kind: type[Kept]) -> Kept:
+        """The one ``kind()`` this object keeps for the layers above it, made at its first
+        use: what lives as long as the server does (which panes have a call of ours in
+        flight, say), so that two contexts, each with its own TmuxServer, share none of
+        it, and this module need not know what it is."""
+        found = self._kept.get(kind)
+        if not isinstance(found, kind):
+            found = self._kept[kind] = kind()
+        return found
 
     def argv(self, *args: str) -> list[str]:
         return self.address.host.command([self.binary, *self.address.flags(), *args])
