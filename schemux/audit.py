@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -70,10 +71,12 @@ REDACTED_FIELDS = frozenset({"command", "keys", "input", "argv"})
 
 # The arguments naming a call's target, for a call that resolved none (refused, failed
 # early); a reference object (tmux_capture's target) by its id.
-TARGET_ARGUMENTS: Mapping[str, tuple[str, ...]] = {
-    "pane": ("pane_id", "paneId", "target"),
-    "program": ("programId",),
-}
+TARGET_ARGUMENTS: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "pane": ("pane_id", "paneId", "target"),
+        "program": ("programId",),
+    }
+)
 
 _TRACEPARENT = re.compile(r"[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}")
 

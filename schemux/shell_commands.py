@@ -53,7 +53,7 @@ TYPING_GRACE_SECONDS = 2.0
 WAKE_SECONDS = 1.0
 
 # keep_tail is the tail rule of every tool that returns a command's output lines
-__all__ = ["ShellCommandResult", "check_command", "keep_tail", "run_in_shell"]
+__all__ = ("ShellCommandResult", "check_command", "keep_tail", "run_in_shell")
 
 
 @dataclass(frozen=True)
