@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from schemux.config import AuditSettings
 from schemux.errors import CANCELLED, INTERNAL_ERROR
 
 if TYPE_CHECKING:
@@ -58,7 +59,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger("schemux")
 
 OK = "ok"
-DEFAULT_MAX_BYTES = 10 * 1024 * 1024  # of one file; with BACKUPS old ones, 50 MiB at most
 BACKUPS = 4
 QUEUE_RECORDS = 1024  # calls waiting to be written; beyond, a record is dropped and counted
 CLOSE_SECONDS = 2.0  # for the writer to write what is queued, at exit
@@ -79,27 +79,6 @@ TARGET_ARGUMENTS: Mapping[str, tuple[str, ...]] = MappingProxyType(
 )
 
 _TRACEPARENT = re.compile(r"[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}")
-
-
-@dataclass(frozen=True)
-class AuditSettings:
-    """Where the audit goes (``path``; None: no audit), whether the text of
-    ``REDACTED_FIELDS`` is replaced by its hash, and the size at which the file rotates.
-    ``Settings()`` audits nothing; ``config.settings_from`` gives the default path
-    (:func:`default_path`) unless told otherwise."""
-
-    path: Path | None = None
-    redact: bool = False
-    max_bytes: int = DEFAULT_MAX_BYTES
-
-
-def default_path(env: Mapping[str, str]) -> Path:
-    """``$XDG_STATE_HOME/schemux/audit.jsonl``, or ``~/.local/state/...``; a relative
-    ``XDG_STATE_HOME`` is ignored, as the XDG specification says."""
-    state = env.get("XDG_STATE_HOME", "")
-    if not os.path.isabs(state):
-        state = os.path.join(env.get("HOME") or os.path.expanduser("~"), ".local", "state")
-    return Path(state) / "schemux" / "audit.jsonl"
 
 
 @dataclass(frozen=True)

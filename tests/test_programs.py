@@ -9,10 +9,9 @@ import anyio
 import pytest
 from mcp import Client
 
-from schemux.config import Settings
+from schemux.config import ProgramLimits, Settings
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
-from schemux.programs import ProgramLimits
 from schemux.programs.gate import marker_start
 from schemux.server import build_server
 from tests.support import call, call_error, new_pane, tmux

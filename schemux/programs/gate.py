@@ -22,11 +22,11 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Literal
 
+from schemux.config import ENV_PROGRAM_GATE, GateSetting
+from schemux.errors import ConfigError
 from schemux.programs import program_gate
 from schemux.programs.program_gate import TABLE_BYTES, TOKEN_BYTES, token_index
 
-GateSetting = Literal["auto", "perl", "python"]
-GATE_SETTINGS: tuple[GateSetting, ...] = ("auto", "perl", "python")
 PERL_GATE = Path(__file__).with_name("program_gate.pl")
 
 # prctl, rt_sigprocmask, rt_sigtimedwait, by platform.machine(): x86_64's own table
@@ -94,6 +94,15 @@ def choose_gate(setting: GateSetting) -> Gate:
     if setting == "perl":
         raise ValueError(f"the Perl gate cannot run here: {perl}")
     return PYTHON_GATE
+
+
+def check_gate_setting(setting: GateSetting) -> None:
+    """Refuse, naming the setting, a forced gate that cannot run here (as schemux starts:
+    the settings themselves are values, not facts of this machine)."""
+    try:
+        choose_gate(setting)
+    except ValueError as error:
+        raise ConfigError(f"{ENV_PROGRAM_GATE}={setting}: {error}") from None
 
 
 SIGNAL_NAMES = MappingProxyType({int(number): number.name for number in signals.Signals})
