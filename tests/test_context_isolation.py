@@ -86,6 +86,7 @@ async def test_each_contexts_server_keeps_its_own_pane_state(
     first_server, second_server = first.tmux(), second.tmux()
     assert first.tmux() is first_server
     assert first_server.kept(PaneSettling) is first.tmux().kept(PaneSettling)
+    assert first_server.kept(PaneSettling) is not second_server.kept(PaneSettling)
     pane = await resolve_pane(first_server, PaneTarget(pane_id=pane_id))
 
     with first_server.kept(PaneSettling).occupying(pane):

@@ -141,7 +141,8 @@ def test_no_import_cycle_but_the_known_one(graph: grimp.ImportGraph) -> None:
 def test_the_known_cycle_is_there_until_the_hosts_branch_breaks_it(
     graph: grimp.ImportGraph,
 ) -> None:
-    """Each listed edge is an import there is: one that is gone is deleted from the list."""
+    """Each listed edge is an import there is, and the cycle is the one named: once the
+    hosts branch breaks it, this test and ``KNOWN_CYCLE_EDGES`` are deleted."""
     for importer, imported in sorted(KNOWN_CYCLE_EDGES):
         assert graph.direct_import_exists(importer=importer, imported=imported), importer
     assert len(cycles(graph)) == 1
