@@ -16,9 +16,11 @@ import typing
 from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, get_args
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel
+
+from schemux.config import SchemaMode
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
@@ -29,8 +31,6 @@ if TYPE_CHECKING:
 # takes), "compact" (that, without the outputSchema), "exact" (the contract's schemas),
 # "openai-strict" (the inputSchema OpenAI's strict mode takes). Every mode but "compact"
 # serves the contract's outputSchema.
-SchemaMode = Literal["projected", "compact", "exact", "openai-strict"]
-SCHEMA_MODES: tuple[SchemaMode, ...] = get_args(SchemaMode)
 
 RequestT = TypeVar("RequestT", bound=BaseModel)
 ResultT = TypeVar("ResultT", bound=BaseModel)

@@ -56,11 +56,12 @@ from schemux.abandoned import link_mark
 from schemux.control_connection import Notification
 from schemux.engine import Watcher
 from schemux.errors import SchemuxError, TmuxCommandError
-from schemux.owned_session import OWNED_SESSION, in_other_sessions
+from schemux.owned_session import in_other_sessions
 from schemux.targets import PaneInfo
 from schemux.tmux import TmuxServer
 from schemux.tmux_command import THEN
 from schemux.tmux_format import parse_row, printed_nothing, row_format, tmux_row
+from schemux.tmux_names import OWNED_SESSION
 
 logger = logging.getLogger("schemux.pane_watch")
 

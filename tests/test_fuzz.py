@@ -25,8 +25,7 @@ from jsonschema.exceptions import best_match
 from mcp import Client
 
 from schemux.arguments import text_violation
-from schemux.audit import AuditSettings
-from schemux.config import Settings
+from schemux.config import AuditSettings, Settings
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
 from schemux.generated.tools import TOOL_DOCUMENTS

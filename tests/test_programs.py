@@ -9,11 +9,10 @@ import anyio
 import pytest
 from mcp import Client
 
-from schemux.config import Settings
+from schemux.config import ProgramLimits, Settings
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
 from schemux.owned_session import OWNED_TARGET
-from schemux.programs import ProgramLimits
 from schemux.programs.gate import marker_start
 from schemux.server import build_server
 from tests.support import call, call_error, new_pane, tmux

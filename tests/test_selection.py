@@ -14,8 +14,7 @@ import pytest
 from mcp import Client, MCPError
 
 from codegen.provider_rules import lint_openai_strict
-from schemux.binding import SchemaMode
-from schemux.config import Settings, settings_from
+from schemux.config import SchemaMode, Settings, settings_from
 from schemux.context import ToolContext
 from schemux.errors import ConfigError
 from schemux.generated.bindings import BINDINGS

@@ -17,12 +17,13 @@ import anyio
 
 from schemux import audit
 from schemux.abandoned import own_identity
+from schemux.config import GateSetting, ProgramLimits
 from schemux.errors import SchemuxError
-from schemux.programs.gate import Ending, GateSetting, Outcome, choose_gate, ending_from_marker
+from schemux.programs.gate import Ending, Outcome, choose_gate, ending_from_marker
 from schemux.programs.host import LocalHost, ProgramHost
 from schemux.programs.output import Page, copy_output, cursor_for, offset_of, page_at
 from schemux.programs.panes import create_pane, kill_pane, leave_pane, start_copy
-from schemux.programs.program import Program, ProgramLimits, ProgramSpec, Tasks
+from schemux.programs.program import Program, ProgramSpec, Tasks
 from schemux.tmux import TmuxServer
 
 STOP_GRACE_SECONDS = 2.0
