@@ -121,6 +121,7 @@ class PaneWatch:
         self._watcher: Watcher | None = None
         self._wrote = False  # the pane wrote since the last check began
         self._window_event = False  # a %window-close or the client's %exit
+        self._layout_changed = False  # a %layout-change of the window (a pane may be gone)
         self._to_mute: set[str] = set()
         self._muted: set[str] = set()
         self._woken = asyncio.Event()
@@ -153,6 +154,9 @@ class PaneWatch:
             name in ("window-close", "unlinked-window-close") and args[:1] == (self.window_id,)
         ):
             self._window_event = True
+            self._woken.set()
+        elif name == "layout-change" and args[:1] == (self.window_id,):
+            self._layout_changed = True
             self._woken.set()
 
     async def state(self) -> PaneState:
@@ -254,6 +258,22 @@ class PaneWatch:
         pause = min(self._last_check + interval, deadline) - time.monotonic()
         if pause > 0:
             await asyncio.sleep(pause)
+
+    async def changed(self) -> None:
+        """Wait, with no deadline and no re-check, until the pane wrote since the last
+        ``check``, its window's layout changed or the window closed (the pane may be gone:
+        ``check`` says), or the watcher ended. A pane that wrote is paused until the next
+        ``check``, which takes its output again."""
+        self._layout_changed = False
+        while not (self._wrote or self._window_event or self._layout_changed):
+            if self._to_mute:
+                await self._run(*self._flags(on=None))
+            self._woken.clear()
+            if self._wrote or self._window_event or self._layout_changed or self._to_mute:
+                continue
+            await self._woken.wait()
+        if self._wrote and self.watcher.alive:
+            await self._run(*self._flags(on=False))
 
     def _flags(self, *, on: bool | None) -> list[str]:
         """One ``refresh-client`` pausing the other panes that wrote, and continuing or
