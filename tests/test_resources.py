@@ -10,9 +10,11 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
+import httpx2
 import mcp_types as types
 import pytest
 from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ResourceUpdated
 
@@ -24,6 +26,7 @@ from schemux.resources import RESOURCE_NOT_FOUND
 from schemux.server import build_server
 from tests.conftest import STDIO_WAIT_CEILING, stdio_parameters
 from tests.support import Pane, call, new_pane, tmux, wait_until
+from tests.test_http import serve
 
 pytestmark = pytest.mark.anyio
 
@@ -361,3 +364,28 @@ async def test_resources_over_stdio(tmux_socket: str, anyio_backend: str) -> Non
             tmux(tmux_socket, "send-keys", "-t", pane.pane_id, "echo over-stdio", "Enter")
             with anyio.fail_after(5):
                 assert await subscription.__anext__() == ResourceUpdated(uri)
+
+
+async def test_resources_over_http(tmux_socket: str, anyio_backend: str) -> None:
+    pane = new_pane(tmux_socket)
+    uri = pane_uri("local", pane.pane_id)
+    served = await serve(tmux_socket, "--no-audit")
+    try:
+        async with (
+            httpx2.AsyncClient(timeout=30) as http,
+            Client(streamable_http_client(served.url, http_client=http), cache=None) as client,
+        ):
+            templates = (await client.list_resource_templates()).resource_templates
+            assert len(templates) == 3
+            rows = (await call(client, "capture_pane", paneId=pane.pane_id))["rows"]
+            assert await read_text(client, uri) == "\n".join(rows)
+            async with client.listen(resource_subscriptions=[uri]) as subscription:
+                tmux(tmux_socket, "send-keys", "-t", pane.pane_id, "echo over-http", "Enter")
+                with anyio.fail_after(5):
+                    assert await subscription.__anext__() == ResourceUpdated(uri)
+            with pytest.raises(MCPError) as refused:
+                await client.read_resource("tmux://local/pane/%0/screen")
+            assert refused.value.error.code == types.INVALID_PARAMS
+    finally:
+        served.process.terminate()
+        await served.process.wait()
