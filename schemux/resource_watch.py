@@ -113,19 +113,24 @@ class ResourceWatches:
         return release
 
     async def _run(self, watch: _Watch, follow: Follow) -> None:
+        """Follow the source; once it ends (its pane closed, its program's output
+        complete, or the watch failed), tell its subscribers a last time. A source that
+        cannot be followed at all fails the task: ``subscribe`` refuses with its error."""
         try:
             await follow(watch.changed, watch.ready.set)
-            ended = True
         except SchemuxError as error:
             if not watch.ready.is_set():
-                raise  # the subscription that started the watch is refused with it
+                raise
             logger.info("watch of %s ended: %s", watch.key, error)
-            ended = True
+        except Exception:
+            if not watch.ready.is_set():
+                raise
+            logger.exception("watch of %s failed", watch.key)
         finally:
             if self._watches.get(watch.key) is watch:
                 del self._watches[watch.key]
-        if ended and watch.subscribers:
-            await watch.changed()  # its end: a read now says what became of it
+        if watch.subscribers:
+            await watch.changed()  # a read now says what became of it
 
     async def _release(self, watch: _Watch, token: object) -> None:
         watch.subscribers.pop(token, None)

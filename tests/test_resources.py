@@ -389,3 +389,44 @@ async def test_resources_over_http(tmux_socket: str, anyio_backend: str) -> None
     finally:
         served.process.terminate()
         await served.process.wait()
+
+
+async def test_subscriptions_to_one_pane_share_one_watch_until_the_last_ends(
+    client: Client, context: ToolContext, tmux_socket: str
+) -> None:
+    pane = new_pane(tmux_socket)
+    screen, scrollback = (
+        pane_uri("local", pane.pane_id),
+        pane_uri("local", pane.pane_id, "scrollback"),
+    )
+    async with client.listen(resource_subscriptions=[screen]) as first:
+        async with client.listen(resource_subscriptions=[scrollback, screen]) as second:
+            assert second.honored.resource_subscriptions == [scrollback, screen]
+            assert context.resource_watches.watching == 1
+            assert "_schemux" in linked_sessions(pane)  # the watch's link of the window
+        assert context.resource_watches.watching == 1
+        tmux(tmux_socket, "send-keys", "-t", pane.pane_id, "echo still", "Enter")
+        with anyio.fail_after(5):
+            assert await first.__anext__() == ResourceUpdated(screen)
+    await eventually(lambda: context.resource_watches.watching == 0)
+    assert "_schemux" not in linked_sessions(pane)
+
+
+async def test_schemux_ending_ends_every_watch_and_its_link(
+    tmux_socket: str, anyio_backend: str
+) -> None:
+    pane = new_pane(tmux_socket)
+    uri = pane_uri("local", pane.pane_id)
+    context = ToolContext(Settings(socket_name=tmux_socket))
+    try:
+        async with Client(build_server(context, BINDINGS), cache=None) as client:
+            await read_text(client, uri)
+            clients_before = control_clients(tmux_socket)
+            async with client.listen(resource_subscriptions=[uri]):
+                assert control_clients(tmux_socket) == clients_before + 1
+                await context.close()  # schemux ends with the subscription open
+                assert context.resource_watches.watching == 0
+                assert control_clients(tmux_socket) < clients_before + 1
+                assert "_schemux" not in linked_sessions(pane)
+    finally:
+        await context.close()
