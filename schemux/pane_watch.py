@@ -24,7 +24,10 @@ check's rows and state goes over the watcher's own client, never the shared one.
 ``%output`` is not the whole truth (tmux 3.3a lost some for short-lived programs, and a
 pane that dies under ``remain-on-exit`` writes nothing), so a waiter also re-checks once
 a second without a wake-up: a second's worth of one ``display-message`` and one
-``capture-pane``.
+``capture-pane``. A resource subscription's watch (``changed``, ``schemux.resource_watch``)
+waits for no condition and has no deadline: it wakes only on the pane's ``%output``, a
+``%layout-change`` of its window (after which ``check`` tells whether the pane is still
+there) or the window's close.
 
 Each link is marked, in the same command line, with a server option naming its owner
 (``abandoned.link_mark``: ``@schemux-link-PID-TICKS-TOKEN``, value the window id), and the
