@@ -278,8 +278,10 @@ async def test_handshake_clients_subscribe_unsubscribe_and_leave_nothing_when_go
 
 
 async def test_a_programs_output_reads_byte_exact_as_read_program_reassembles_it(
-    client: Client,
+    programs: tuple[Client, ToolContext],
 ) -> None:
+    """On this machine and over ssh (the URI's host is then the destination)."""
+    client, context = programs
     script = (
         "printf 'caf\\303\\251 \\377\\376 bad bytes\\n'; "
         'for i in $(seq 1 3000); do echo "line $i of the program\'s output"; done; '
@@ -299,7 +301,7 @@ async def test_a_programs_output_reads_byte_exact_as_read_program_reassembles_it
     whole = "".join(pieces)
     assert whole.startswith("café \ufffd\ufffd bad bytes\n")
     assert whole.endswith("line 3000 of the program's output\nno newline at the end")
-    assert await read_text(client, program_uri("local", program_id)) == whole
+    assert await read_text(client, program_uri(context.where, program_id)) == whole
 
 
 async def test_a_program_subscription_is_told_of_its_output_and_its_end(
@@ -430,3 +432,41 @@ async def test_schemux_ending_ends_every_watch_and_its_link(
                 assert "_schemux" not in linked_sessions(pane)
     finally:
         await context.close()
+
+
+@pytest.mark.filterwarnings("ignore:resources/(un)?subscribe is removed")
+async def test_a_handshake_session_over_http_is_told_and_its_end_ends_the_watch(
+    tmux_socket: str, anyio_backend: str
+) -> None:
+    pane = new_pane(tmux_socket)
+    uri = pane_uri("local", pane.pane_id)
+    told = anyio.Event()
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, types.ResourceUpdatedNotification) and message.params.uri == uri:
+            told.set()
+
+    served = await serve(tmux_socket, "--no-audit")
+    try:
+        async with (
+            httpx2.AsyncClient(timeout=30) as http,
+            Client(
+                streamable_http_client(served.url, http_client=http),
+                mode="legacy",
+                message_handler=on_message,
+                cache=None,
+            ) as client,
+        ):
+            await read_text(client, uri)  # schemux's shared control client runs from here on
+            clients_before = control_clients(tmux_socket)
+            await client.session.subscribe_resource(uri)
+            assert control_clients(tmux_socket) == clients_before + 1
+            tmux(tmux_socket, "send-keys", "-t", pane.pane_id, "echo session", "Enter")
+            with anyio.fail_after(5):
+                await told.wait()
+        # the session ended (the client's DELETE) with the subscription in place
+        await eventually(lambda: control_clients(tmux_socket) == clients_before)
+        assert "_schemux" not in linked_sessions(pane)
+    finally:
+        served.process.terminate()
+        await served.process.wait()
