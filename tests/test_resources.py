@@ -381,10 +381,14 @@ async def test_resources_over_http(tmux_socket: str, anyio_backend: str) -> None
             assert len(templates) == 3
             rows = (await call(client, "capture_pane", paneId=pane.pane_id))["rows"]
             assert await read_text(client, uri) == "\n".join(rows)
+            clients_before = control_clients(tmux_socket)
             async with client.listen(resource_subscriptions=[uri]) as subscription:
+                assert control_clients(tmux_socket) == clients_before + 1
                 tmux(tmux_socket, "send-keys", "-t", pane.pane_id, "echo over-http", "Enter")
                 with anyio.fail_after(5):
                     assert await subscription.__anext__() == ResourceUpdated(uri)
+            # the stream's end (the client aborts its response) ends the watch
+            await eventually(lambda: control_clients(tmux_socket) == clients_before)
             with pytest.raises(MCPError) as refused:
                 await client.read_resource("tmux://local/pane/%0/screen")
             assert refused.value.error.code == types.INVALID_PARAMS
