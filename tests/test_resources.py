@@ -474,3 +474,23 @@ async def test_a_handshake_session_over_http_is_told_and_its_end_ends_the_watch(
     finally:
         served.process.terminate()
         await served.process.wait()
+
+
+@pytest.mark.parametrize("value", ["\x00", "%1; kill-server", "%" + "9" * 10000, "#{pane_id}"])
+async def test_completion_of_a_hostile_value_completes_nothing(client: Client, value: str) -> None:
+    ref = types.ResourceTemplateReference(
+        type="ref/resource", uri="tmux://local/pane/{pane_id}/screen"
+    )
+    completion = (await client.complete(ref, {"name": "pane_id", "value": value})).completion
+    assert completion.values == []
+    assert completion.total == 0
+
+
+async def test_a_dead_panes_screen_is_still_read(client: Client, tmux_socket: str) -> None:
+    pane = new_pane(tmux_socket, command="echo last words; sleep 0.3", remain_on_exit=True)
+    screen = await read_text(client, pane_uri("local", pane.pane_id))
+    assert screen == "\n".join((await call(client, "capture_pane", paneId=pane.pane_id))["rows"])
+    assert "Pane is dead" in screen.splitlines()[-1]
+    # tmux scrolls the pane before it writes "Pane is dead" on the last row
+    scrollback = await read_text(client, pane_uri("local", pane.pane_id, "scrollback"))
+    assert scrollback.splitlines()[0] == "last words"
