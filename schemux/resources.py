@@ -15,8 +15,9 @@ listen stream (the stream's end does).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from functools import partial
+from types import MappingProxyType
 from typing import Any
 
 import anyio
@@ -49,13 +50,15 @@ MAX_LISTENERS = 256  # subscriptions/listen streams open at once
 TEXT = "text/plain"
 _CONNECTION_KEY = "schemux.resource_subscriptions"
 
-_DESCRIPTIONS = {
-    "screen": "the pane's visible screen, one line per row, as capture_pane gives it",
-    "scrollback": "the pane's history and screen, one line per row, as capture_pane "
-    "gives them with all the history",
-    "output": "all the program printed, as text (escape sequences removed), as "
-    "read_program's pages put together give it",
-}
+_DESCRIPTIONS: Mapping[str, str] = MappingProxyType(
+    {
+        "screen": "the pane's visible screen, one line per row, as capture_pane gives it",
+        "scrollback": "the pane's history and screen, one line per row, as capture_pane "
+        "gives them with all the history",
+        "output": "all the program printed, as text (escape sequences removed), as "
+        "read_program's pages put together give it",
+    }
+)
 
 
 class _Subscriptions:
