@@ -27,6 +27,7 @@ def test_check_names_every_file_that_would_change(
     upstream.write_text(json.dumps(descriptor, indent=2), "utf-8")
     (repo / "generated" / "models" / "run_program.py").unlink()
     (repo / "generated" / "models" / "leftover.py").write_text("X = 1\n", "utf-8")
+    (repo / "generated" / "leftover.json").write_text("{}\n", "utf-8")
     readme = repo / "README.md"
     readme.write_text(readme.read_text("utf-8").replace("| `run_command` |", "| `run` |"), "utf-8")
     before = snapshot(repo, ".")
@@ -37,10 +38,12 @@ def test_check_names_every_file_that_would_change(
     assert completed.stderr.splitlines() == [
         "would change: README.md",
         "would change: docs/tools.md",
+        # the overlay replaces run_command's description: what tools/list says (serving.json)
+        # is the same
+        "would change: generated/contracts.json",
+        "would delete: generated/leftover.json",
         "would delete: generated/models/leftover.py",
         "would change: generated/models/run_program.py",
-        # the overlay replaces run_command's description: what tools/list says is the same
-        "would change: generated/tools.py",
         "would change: schemas/tools/run_command.json",
     ]
     assert "compatible  tool.description: description changed" in completed.stdout

@@ -199,7 +199,8 @@ def test_authored_documents_are_never_touched(
 
     assert authored.read_bytes() == before
     assert "start_program" in capsys.readouterr().out  # reported as a new tool
-    assert '"start_program": {' in (repo / "generated" / "tools.py").read_text("utf-8")
+    served = json.loads((repo / "generated" / "contracts.json").read_text("utf-8"))
+    assert served["start_program"] == json.loads(before)
 
 
 def test_upstream_tool_clashing_with_an_authored_one_is_refused(
