@@ -16,7 +16,7 @@ from codegen.generate import (
     served_entries,
     served_tools,
 )
-from codegen.importer import ImportFailed, plan_import
+from codegen.importer import UPSTREAM_INDEX, ImportFailed, plan_import
 from codegen.model_defaults import model_defaults
 from codegen.overlays import Overlays, load_overlays, overlaid, overlay_problems
 from codegen.projection import Projection, project
@@ -32,6 +32,7 @@ from codegen.served_text import schema_texts, served_text_problems, vocabulary
 from codegen.strict_projection import StrictProjection, strict_projection
 from codegen.tmux_fields import libtmux_fields
 from codegen.tool_docs import TOOLS_DOC, tools_doc
+from codegen.upstream_readme import upstream_readme
 
 README = Path("README.md")
 
@@ -79,6 +80,7 @@ def make_plan(root: Path) -> Plan:
     )
     files = {**imported.files, **generated}
     files[TOOLS_DOC] = tools_doc(root, documents, told, served, projections, overlays)
+    files[UPSTREAM_INDEX] = upstream_readme(root, documents)
     for path in sorted((root / GENERATED_DIR).rglob("*")):
         # generated/ is codegen's alone: whatever it would not write now is stale.
         if path.suffix in (".py", ".json"):
