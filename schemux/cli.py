@@ -23,11 +23,11 @@ from schemux.context import ToolContext
 from schemux.environment import help_text
 from schemux.errors import ConfigError, SchemuxError, TmuxUnavailable
 from schemux.generated.tool_facts import FAMILIES
-from schemux.hosts import Host, SshHost, host_for
+from schemux.hosts import Host
+from schemux.hosts.kinds import host_for
 from schemux.http_config import HttpConfig, http_config_from
 from schemux.selection import select
 from schemux.start_notice import TERMINAL_HINT, start_line
-from schemux.tmux import check_tmux
 
 Bindings = dict[str, ToolBinding]
 
@@ -226,8 +226,8 @@ def main(argv: list[str] | None = None) -> int:
             logs.configure(os.environ, args.log_level, args.log_file)
         selected = select(BINDINGS, settings.tools)
         http = http_options(args) if args.command == "serve" else None
-        host = host_for(settings.ssh)
-        tmux_version = _check_tmux(host) if args.command != "tools" else ""
+        host = host_for(settings.host_target)
+        tmux_version = host.check_tmux() if args.command != "tools" else ""
         listener = http.listen() if http is not None else None
     except (ConfigError, TmuxUnavailable, SchemuxError) as error:
         print(f"schemux: {error}", file=sys.stderr)
@@ -252,13 +252,6 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.flush()
         anyio.run(serve_stdio, settings, selected, host)
     return 0
-
-
-def _check_tmux(host: Host) -> str:
-    """tmux's version where the server is: here, or on the ssh host (connecting to it)."""
-    if isinstance(host, SshHost):
-        return host.check_tmux()
-    return check_tmux()
 
 
 def run_doctor(args: argparse.Namespace) -> int:

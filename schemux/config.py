@@ -19,10 +19,14 @@ from schemux.agent_session import (
 from schemux.audit import DEFAULT_MAX_BYTES, AuditSettings, default_path
 from schemux.binding import SCHEMA_MODES, SchemaMode
 from schemux.errors import ConfigError
-from schemux.hosts import SshTarget, destination_problem
+from schemux.hosts.targets import (
+    HostTarget,
+    SshTarget,
+    destination_problem,
+)
 from schemux.process_identity import ENV_TRACKING_BACKEND, TRACKING_SETTINGS, TrackingSetting
-from schemux.programs import ProgramLimits
 from schemux.programs.gate import GATE_SETTINGS, GateSetting, choose_gate
+from schemux.programs.program import ProgramLimits
 from schemux.tmux import socket_name_problem
 
 DEFAULT_WAIT_CEILING_SECONDS = 120.0
@@ -117,6 +121,11 @@ class Settings:
                 f"{ENV_TRACKING_BACKEND}={self.tracking_backend!r}: expected "
                 f"{', '.join(TRACKING_SETTINGS)}"
             )
+
+    @property
+    def host_target(self) -> HostTarget | None:
+        """The host every tmux server is on: None for this machine."""
+        return self.ssh
 
     def clamp_wait(self, seconds: float) -> float:
         return min(seconds, self.wait_ceiling)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from schemux import audit, config, http_config, logs, process_identity
 from schemux.agent_session import DEFAULT_AGENT_SESSION, DEFAULT_AGENT_SIZE
 from schemux.binding import SCHEMA_MODES
-from schemux.programs import ProgramLimits
+from schemux.programs.program import ProgramLimits
 
 
 @dataclass(frozen=True)

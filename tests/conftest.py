@@ -16,7 +16,7 @@ from schemux.config import Settings
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
 from schemux.hosts import SshTarget
-from schemux.programs import ProgramLimits
+from schemux.programs.program import ProgramLimits
 from schemux.server import build_server
 from tests.leftovers import (
     busy_threads,

@@ -24,7 +24,8 @@ from schemux.config import Settings
 from schemux.context import ToolContext
 from schemux.errors import UnsendableArgument
 from schemux.generated.bindings import BINDINGS
-from schemux.hosts import Host, SshTarget, host_for
+from schemux.hosts import Host, SshTarget
+from schemux.hosts.kinds import host_for
 from schemux.owned_session import OWNED_SESSION
 from schemux.server import build_server
 from schemux.tmux import ServerAddress, TmuxServer, socket_directory, socket_name_problem

@@ -23,7 +23,6 @@ from schemux.agent_session import (
     agent_name_problem,
     login_shell,
     parse_size,
-    shell_holds_terminal,
     user_environment,
     virtual_environment_bins,
 )
@@ -31,6 +30,7 @@ from schemux.config import Settings, settings_from
 from schemux.context import ToolContext
 from schemux.errors import ConfigError
 from schemux.generated.bindings import BINDINGS
+from schemux.hosts.local import shell_holds_terminal
 from schemux.owned_session import OWNED_SESSION
 from schemux.references import ServerIdentity
 from schemux.server import build_server

@@ -12,8 +12,8 @@ from mcp import Client
 from schemux.config import Settings
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
-from schemux.programs import ProgramLimits
 from schemux.programs.gate import marker_start
+from schemux.programs.program import ProgramLimits
 from schemux.server import build_server
 from tests.support import call, call_error, new_pane, tmux
 

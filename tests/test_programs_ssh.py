@@ -24,8 +24,8 @@ from schemux.config import Settings
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
 from schemux.hosts import SshTarget
-from schemux.programs import ProgramLimits
-from schemux.programs.remote import RemoteHost
+from schemux.programs.program import ProgramLimits
+from schemux.programs.remote import RemotePrograms
 from schemux.programs.store import GATE_GRACE_SECONDS
 from schemux.server import build_server
 from tests.conftest import stdio_parameters
@@ -52,7 +52,7 @@ async def remote(
 
 def remote_root(context: ToolContext) -> str:
     host = context.programs.host
-    assert isinstance(host, RemoteHost)
+    assert isinstance(host, RemotePrograms)
     root = host.remote_root
     assert root is not None
     return root
