@@ -51,6 +51,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --ssh, ssh's config file (ssh -F; env SCHEMUX_SSH_CONFIG)",
     )
     tmux_options.add_argument(
+        "--exec",
+        dest="exec_prefix",
+        metavar="PREFIX",
+        help="the tmux server is where PREFIX runs commands, split as a shell would: "
+        "'docker exec -i CTR', 'kubectl exec -i POD --' (env SCHEMUX_EXEC)",
+    )
+    tmux_options.add_argument(
         "--wait-ceiling",
         type=float,
         metavar="SECONDS",
@@ -218,6 +225,7 @@ def main(argv: list[str] | None = None) -> int:
             tools=args.tools,
             ssh=getattr(args, "ssh", None),
             ssh_config=getattr(args, "ssh_config", None),
+            exec_prefix=getattr(args, "exec_prefix", None),
             audit_log=getattr(args, "audit_log", None),
             no_audit=getattr(args, "no_audit", False),
             audit_redact=getattr(args, "audit_redact", False),
@@ -268,6 +276,7 @@ def run_doctor(args: argparse.Namespace) -> int:
         allowed_hosts=tuple(args.allow_host),
         ssh=args.ssh,
         ssh_config=args.ssh_config,
+        exec_prefix=args.exec_prefix,
         audit_log=args.audit_log,
         no_audit=args.no_audit,
         audit_redact=args.audit_redact,

@@ -90,6 +90,7 @@ class Options:
     allowed_hosts: Sequence[str] = ()
     ssh: str | None = None
     ssh_config: str | None = None
+    exec_prefix: str | None = None
     audit_log: str | None = None
     no_audit: bool = False
     audit_redact: bool = False
@@ -108,6 +109,7 @@ def diagnose(env: Mapping[str, str], options: Options) -> list[Check]:
             tools=options.tools,
             ssh=options.ssh,
             ssh_config=options.ssh_config,
+            exec_prefix=options.exec_prefix,
             audit_log=options.audit_log,
             no_audit=options.no_audit,
             audit_redact=options.audit_redact,
@@ -177,6 +179,8 @@ def check_remote_perl(host: Host) -> Check:
             "perl", "fail", f"perl on {host.describe()} did not answer within "
             f"{TMUX_SECONDS:g} s", fix,
         )  # fmt: skip
+    except OSError as error:  # the way there cannot even start: its own line says why
+        return Check("perl", "warn", f"not checked: {error}")
     if not host.reached(done.returncode):  # the host's line says why
         return Check("perl", "warn", f"not checked: no connection to {host.describe()}")
     said = done.stdout.strip()

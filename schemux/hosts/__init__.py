@@ -1,8 +1,9 @@
 """Where the tmux server runs: hosts, as a plug-in.
 
 ``protocol.Host`` is what schemux needs of a host (its capabilities); each kind is one
-module: ``local`` (this machine), ``ssh`` (OpenSSH, one multiplexed connection); what
-runs on a host that is not this machine is in ``remote_side``. A kind's
+module: ``local`` (this machine), ``ssh`` (OpenSSH, one multiplexed connection),
+``exec_prefix`` (any command prefix: ``docker exec -i CTR``, ``kubectl exec -i POD --``);
+what runs on a host that is not this machine is in ``remote_side``. A kind's
 settings are data in ``targets``; ``kinds.host_for`` makes the host that settings name.
 Adding a kind is one module here, its settings in ``targets``, and its row in ``kinds``.
 
@@ -11,6 +12,6 @@ imports it, and the kinds import the program hosts they make.
 """
 
 from schemux.hosts.protocol import Host
-from schemux.hosts.targets import HostTarget, SshTarget
+from schemux.hosts.targets import ExecTarget, HostTarget, SshTarget
 
-__all__ = ["Host", "HostTarget", "SshTarget"]
+__all__ = ["ExecTarget", "Host", "HostTarget", "SshTarget"]

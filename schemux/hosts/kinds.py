@@ -3,10 +3,11 @@ settings are given (owned by the caller, who closes it)."""
 
 from __future__ import annotations
 
+from schemux.hosts.exec_prefix import ExecHost
 from schemux.hosts.local import LOCAL
 from schemux.hosts.protocol import Host
 from schemux.hosts.ssh import SshHost
-from schemux.hosts.targets import HostTarget, SshTarget
+from schemux.hosts.targets import ExecTarget, HostTarget, SshTarget
 
 
 def host_for(target: HostTarget | None) -> Host:
@@ -15,5 +16,7 @@ def host_for(target: HostTarget | None) -> Host:
     match target:
         case SshTarget():
             return SshHost(target)
+        case ExecTarget():
+            return ExecHost(target)
         case None:
             return LOCAL

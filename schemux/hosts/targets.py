@@ -3,6 +3,7 @@ host, checked before anything runs. The kinds themselves are ``schemux.hosts.<ki
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 
 
@@ -26,4 +27,33 @@ def destination_problem(destination: str) -> str | None:
     return None
 
 
-HostTarget = SshTarget
+@dataclass(frozen=True)
+class ExecTarget:
+    """``--exec PREFIX``: the argv that runs a command on the target with this process's
+    stdin and stdout (``docker exec -i CTR``, ``kubectl exec -i POD --``), split as a POSIX
+    shell splits it."""
+
+    prefix: tuple[str, ...]
+
+    @classmethod
+    def parse(cls, text: str) -> ExecTarget:
+        """The prefix of ``--exec``'s text; ValueError saying why it is not one."""
+        words = tuple(shlex.split(text))
+        problem = prefix_problem(words)
+        if problem is not None:
+            raise ValueError(problem)
+        return cls(words)
+
+
+def prefix_problem(prefix: tuple[str, ...]) -> str | None:
+    """Why ``prefix`` cannot be run as a command prefix, or None."""
+    if not prefix or prefix[0] == "":
+        return "it names no command"
+    if prefix[0].startswith("-"):
+        return "it starts with '-', not a command"
+    if any("\0" in word for word in prefix):
+        return "it contains a NUL character"
+    return None
+
+
+HostTarget = SshTarget | ExecTarget
