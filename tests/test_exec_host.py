@@ -249,6 +249,26 @@ def test_each_word_reaches_the_target_as_one_argument(
     assert not mark.exists()
 
 
+def test_schemux_settings_stay_out_of_the_targets_environment(
+    exec_target: ExecTarget, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """runuser passes its environment on: schemux's own (an HTTP token) must not reach
+    the target's user; the rest of the environment does."""
+    monkeypatch.setenv("SCHEMUX_HTTP_TOKEN", "never-on-the-target-0123456789")
+    monkeypatch.setenv("SCHEMUX_TEST_PASSED_ON", "1")
+    monkeypatch.setenv("NOT_SCHEMUX_SETTING", "passed-on")
+    host = ExecHost(exec_target)
+    try:
+        done = subprocess.run(
+            host.exec_command(["env"]), capture_output=True, text=True, timeout=30, check=True
+        )
+    finally:
+        host.close()
+    assert "never-on-the-target" not in done.stdout
+    assert not [line for line in done.stdout.splitlines() if line.startswith("SCHEMUX_")]
+    assert "NOT_SCHEMUX_SETTING=passed-on" in done.stdout
+
+
 def test_a_prefix_that_runs_no_command_is_refused_in_one_line() -> None:
     """A prefix that swallows the command (or names no program) fails at connection,
     saying so, before any call."""

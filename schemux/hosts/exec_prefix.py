@@ -13,15 +13,19 @@ verbatim as the command's argv; some (ssh) join them into one string that a shel
 parses. The probe at connection tells which (a word with a space and a quote, sent as it
 is, comes back whole or not), and every command is then given that way: verbatim, or as
 one string of words each quoted for a POSIX shell (``shlex.quote``), as ``schemux.hosts.
-ssh`` does.
+ssh`` does. schemux's own settings (``SCHEMUX_*``, an HTTP token among them) are taken
+out of the prefix's environment: a prefix that passes it on would hand them to the
+target.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import shlex
 import subprocess
 import threading
+from collections.abc import Mapping
 
 from schemux.errors import ServerUnavailable, preview
 from schemux.hosts import remote_side
@@ -31,10 +35,18 @@ from schemux.programs.gate import GateSetting
 from schemux.programs.remote import RemotePrograms
 from schemux.tethered import tethered
 
+SETTINGS_PREFIX = "SCHEMUX_"
 START_SECONDS = 30.0  # the probe (a container runtime may be slow to answer), then killed
 # sent through the prefix at the probe: comes back whole only when words pass verbatim
 _WORD = "one word's"
 _PROBE = ["sh", "-c", 'printf \'%s\\n\' "$1" "$HOME"; exec tmux -V', "sh", _WORD]
+
+
+def _without_settings(env: Mapping[str, str]) -> list[str]:
+    """``env -u NAME...`` for schemux's own variables (a token among them): a prefix that
+    passes its environment on (runuser, sudo) would give them to the target's user."""
+    names = sorted(name for name in env if name.startswith(SETTINGS_PREFIX))
+    return ["env", *(f"--unset={name}" for name in names)] if names else []
 
 
 class ExecHost:
@@ -86,9 +98,8 @@ class ExecHost:
         return self._given(self._joined, argv)
 
     def _given(self, joined: bool, argv: list[str]) -> list[str]:
-        if joined:
-            return [*self.target.prefix, "exec " + shlex.join(argv)]
-        return [*self.target.prefix, *argv]
+        words = ["exec " + shlex.join(argv)] if joined else argv
+        return [*_without_settings(os.environ), *self.target.prefix, *words]
 
     async def connect(self) -> None:
         """Probed once (the host's tmux, its home, how the prefix passes words), or
