@@ -249,6 +249,26 @@ def test_each_word_reaches_the_target_as_one_argument(
     assert not mark.exists()
 
 
+async def test_hostile_values_reach_the_targets_tmux_as_one_argument(
+    anyio_backend: str, exec_target: ExecTarget, exec_socket: str, tmp_path: Path
+) -> None:
+    """Through the control client and through a one-off client (an argv after the
+    prefix), each word is one argument of tmux's there: set as an option, read back."""
+    context = ToolContext(Settings(socket_name=exec_socket, exec_prefix=exec_target))
+    mark = tmp_path / "ran"
+    try:
+        server = context.tmux()
+        for word in TEXT_WORDS:
+            value = word.replace("{mark}", str(mark))
+            await server.run("set-option", "-s", "@schemux_test_word", value)
+            shown = await server.run_subprocess("show-options", "-s", "-v", "@schemux_test_word")
+            assert shown == value.split("\n"), repr(value)
+        await server.run("set-option", "-s", "-u", "@schemux_test_word")
+    finally:
+        await context.close()
+    assert not mark.exists()
+
+
 def test_schemux_settings_stay_out_of_the_targets_environment(
     exec_target: ExecTarget, monkeypatch: pytest.MonkeyPatch
 ) -> None:
