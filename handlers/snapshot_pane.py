@@ -95,7 +95,9 @@ async def handle(ctx: ToolContext, request: SnapshotPaneInput) -> SnapshotPaneOu
         title=row.pane_title,
         pane_current_command=row.pane_current_command,
         pane_current_path=row.pane_current_path,
-        is_caller=is_caller(os.environ, pane.pane_id, row.socket_path, server.address.host.remote),
+        is_caller=is_caller(
+            os.environ, pane.pane_id, row.socket_path, not server.address.host.pids_here
+        ),
         content_truncated=dropped > 0,
         content_truncated_lines=dropped,
     )

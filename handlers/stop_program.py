@@ -5,7 +5,7 @@ from __future__ import annotations
 from schemux import progress
 from schemux.context import ToolContext
 from schemux.generated.models.stop_program import StopProgramInput, StopProgramOutput
-from schemux.programs import STOP_GRACE_SECONDS
+from schemux.programs.store import STOP_GRACE_SECONDS
 
 
 async def handle(ctx: ToolContext, request: StopProgramInput) -> StopProgramOutput:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Literal, TypedDict
 
-from schemux.capture import PaneReference, Read, Scope, read_delta, snapshot
+from schemux.capture import CaptureLimits, PaneReference, Read, read_delta, snapshot
 from schemux.context import ToolContext
 from schemux.failures import attempt
 from schemux.generated.models.tmux_capture import (
     DataDelta,
     DataSnapshot,
     Interval,
+    Scope,
     Splice,
     Target,
     TmuxCaptureInput,
@@ -18,7 +19,6 @@ from schemux.generated.models.tmux_capture import (
     TmuxCaptureOutput,
     TmuxCaptureOutputOk,
 )
-from schemux.generated.models.tmux_capture import Scope as ScopeModel
 
 
 async def handle(ctx: ToolContext, request: TmuxCaptureInput) -> TmuxCaptureOutput:
@@ -26,7 +26,7 @@ async def handle(ctx: ToolContext, request: TmuxCaptureInput) -> TmuxCaptureOutp
     reference = PaneReference(args.target.id, args.target.generation)
     server = ctx.tmux()
     if isinstance(args, TmuxCaptureInputWithoutCursor):
-        scope = Scope(
+        scope = CaptureLimits(
             max_lines=args.max_lines, max_bytes=args.max_bytes, history_lines=args.history_lines
         )
         work = snapshot(server, ctx.screens, reference, scope, args.track)
@@ -48,7 +48,7 @@ class _Common(TypedDict):
     truncated: bool
     history_continuity: Literal["unknown"]
     interval: Interval
-    scope: ScopeModel
+    scope: Scope
 
 
 def data(read: Read) -> DataSnapshot | DataDelta:
@@ -65,7 +65,7 @@ def data(read: Read) -> DataSnapshot | DataDelta:
         interval=Interval(
             clock="monotonic_seconds", started=capture.started, finished=capture.finished
         ),
-        scope=ScopeModel(
+        scope=Scope(
             max_lines=scope.max_lines, max_bytes=scope.max_bytes, history_lines=scope.history_lines
         ),
     )

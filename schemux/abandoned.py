@@ -1,14 +1,11 @@
 """What a schemux that died without cleaning up (``kill -9``, a crash) left behind, and
 how the next one reaps it.
 
-Every schemux process has an owner identity, its pid and its start time in clock ticks
-(``PID-TICKS``, ``schemux.processes.Owner``): a pid alone could be reused by an unrelated
-process. It names the runtime directory (``schemux-PID-TICKS-XXXXXXXX`` in the temporary
-directory). On tmux servers, which may be another host's (``--ssh``), the owner also
-names its machine (``PID-TICKS-MACHINE``, ``Owner.tag``): it marks each program pane
-(pane option ``@schemux-program``) and each link a wait made of a user's window into
-``_schemux`` (server option ``@schemux-link-PID-TICKS-MACHINE-TOKEN``, whose value is the
-window id; see ``link_mark``). An owner of this machine whose pid runs no process, or one
+Every schemux process has an owner identity (``schemux.runtime_identity``): it names the
+process's runtime directory and, with its machine, marks each program pane (pane option
+``@schemux-program``) and each link a wait made of a user's window into ``_schemux``
+(server option ``@schemux-link-PID-TICKS-MACHINE-TOKEN``, whose value is the window id;
+see ``link_mark``). An owner of this machine whose pid runs no process, or one
 that started at another time, or one of an earlier boot, is dead, and what it marked is
 abandoned; an owner of another machine is left to that machine's schemux
 (``Owner.may_run``), so the marks on a remote server that this machine's schemux
@@ -36,38 +33,17 @@ from pathlib import Path
 
 from schemux.abandoned_wrappers import release_abandoned_wrappers
 from schemux.errors import SchemuxError
-from schemux.processes import Owner, this_process
+from schemux.runtime_identity import RUNTIME_NAME, own_identity, owner_alive
 from schemux.tmux import ServerAddress, TmuxServer
 from schemux.tmux_command import THEN
 from schemux.tmux_names import OWNED_SESSION
 
 PANE_OPTION = "@schemux-program"
-RUNTIME_PREFIX = "schemux-"
-_RUNTIME_NAME = re.compile(rf"{RUNTIME_PREFIX}([1-9][0-9]*-[0-9]+)-[a-z0-9_]+")
 LINK_PREFIX = "@schemux-link-"
 _LINK_MARK = re.compile(rf"{LINK_PREFIX}([1-9][0-9]*-[0-9]+(?:-[0-9a-f]{{16}})?)-[0-9a-f]+")
 _WINDOW_ID = re.compile(r"@[0-9]+")
 
 logger = logging.getLogger("schemux")
-
-
-def own_identity() -> str:
-    """This process as its marks on tmux servers name it (``Owner.tag``)."""
-    return this_process().tag
-
-
-def owner_alive(identity: str, *, remote: bool = False) -> bool:
-    """Whether the schemux process named by ``identity`` may still run, for a mark found
-    on this machine or on a ``remote`` server (``Owner.may_run``); True for anything that
-    is not an owner identity, so that nothing of unknown origin is ever reaped."""
-    owner = Owner.from_identity(identity)
-    return owner is None or owner.may_run(remote=remote)
-
-
-def make_runtime_directory() -> Path:
-    """This process's private runtime directory (mode 0700, from mkdtemp), on this
-    machine: named by the identity alone."""
-    return Path(tempfile.mkdtemp(prefix=f"{RUNTIME_PREFIX}{this_process().identity}-"))
 
 
 def reap_runtime_directories(parent: Path | None = None) -> list[Path]:
@@ -76,7 +52,7 @@ def reap_runtime_directories(parent: Path | None = None) -> list[Path]:
     removed = []
     with contextlib.suppress(OSError):
         for entry in os.scandir(parent):
-            match = _RUNTIME_NAME.fullmatch(entry.name)
+            match = RUNTIME_NAME.fullmatch(entry.name)
             if match is None or owner_alive(match[1]):
                 continue
             with contextlib.suppress(OSError):
@@ -90,7 +66,7 @@ def reap_runtime_directories(parent: Path | None = None) -> list[Path]:
 async def remove_abandoned_program_panes(server: TmuxServer) -> None:
     """Kill the program panes of dead owners; their gates then end each program's tree."""
     rows = await server.run("list-panes", "-a", "-F", f"#{{pane_id}}\t#{{{PANE_OPTION}}}")
-    remote = server.address.host.remote
+    remote = not server.address.host.pids_here
     for row in rows:
         pane_id, _, owner = row.partition("\t")
         if owner and not owner_alive(owner, remote=remote):
@@ -179,7 +155,7 @@ async def remove_abandoned_links(server: TmuxServer) -> None:
     marks; a live wait's link, of this process or another, stays (see ``links_to_remove``).
     Unlinking with ``-k``: a window whose own session was closed meanwhile ends, as it
     would have without the link."""
-    owned = parse_owned_windows(await server.run(*_READ), remote=server.address.host.remote)
+    owned = parse_owned_windows(await server.run(*_READ), remote=not server.address.host.pids_here)
     removals = links_to_remove(owned)
     for mark in sorted((mark for mark in owned.marks if not mark.alive), key=_by_name):
         if removals.get(mark.window_id, 0) > 0:

@@ -111,7 +111,7 @@ async def dead_owners_tokens(server: TmuxServer) -> list[str]:
     dead = []
     for token, value in zip(tokens, values, strict=True):
         owner = Owner.from_value(value)
-        if owner is not None and not owner.may_run(remote=server.address.host.remote):
+        if owner is not None and not owner.may_run(remote=not server.address.host.pids_here):
             dead.append(token)
     return dead
 

@@ -17,15 +17,12 @@ marked pane wherever it is (``schemux.targets``), whatever sessions a person add
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import os
 import pwd
 import sys
 from collections.abc import Mapping
 
 from schemux.config import AgentSession
-from schemux.processes import executable, read_stat
 from schemux.references import CreatedSessionRow
 from schemux.tmux_format import row_format, tmux_row
 
@@ -65,17 +62,6 @@ def login_shell(env: Mapping[str, str]) -> str:
         if candidate and _usable_shell(candidate):
             return candidate
     return FALLBACK_SHELL
-
-
-def home_directory(env: Mapping[str, str]) -> str:
-    """Where the login shell starts: ``$HOME``, else the passwd entry's, else /."""
-    home = env.get("HOME")
-    if home and os.path.isdir(home):
-        return home
-    try:
-        return pwd.getpwuid(os.getuid()).pw_dir or "/"
-    except KeyError:
-        return "/"
 
 
 def virtual_environment_bins(env: Mapping[str, str]) -> frozenset[str]:
@@ -135,36 +121,3 @@ def new_session_arguments(
         "-s", format_literal(agent.name), "-x", str(agent.width), "-y", str(agent.height),
         "-c", format_literal(home), *(["--", *command] if command else []),
     )  # fmt: skip
-
-
-def shell_holds_terminal(pid: int, tmux_binary: str) -> bool:
-    """Whether the pane's process ``pid`` is its shell (no longer the tmux server it was
-    forked from) and holds its terminal's foreground (no startup file's command runs).
-    True when /proc cannot tell: there is nothing to wait for then."""
-    try:
-        running = executable(pid)
-        stat = read_stat(pid)
-    except (OSError, ValueError):
-        return True
-    return running != os.path.realpath(tmux_binary) and stat.pgrp == stat.tpgid
-
-
-async def until_shell_ready(
-    pid: int, tmux_binary: str, *, within: float = 5.0, steady: float = 0.1
-) -> None:
-    """Return once the agent's new login shell has held its terminal for ``steady``
-    seconds (or after ``within``). Until it has exec'd, the pane runs a copy of the tmux
-    server, and while its startup files run a command, that command runs: a first call
-    coming at once would find either and refuse the pane."""
-    loop = asyncio.get_running_loop()
-    since: float | None = None
-    with contextlib.suppress(TimeoutError):
-        async with asyncio.timeout(within):
-            while True:
-                if not shell_holds_terminal(pid, tmux_binary):
-                    since = None
-                elif since is None:
-                    since = loop.time()
-                elif loop.time() - since >= steady:
-                    return
-                await asyncio.sleep(0.01)

@@ -56,7 +56,10 @@ class _Check(_AtCapture):
 
 
 @dataclass(frozen=True)
-class Scope:
+class CaptureLimits:
+    """How much one capture may read: the contract's ``scope`` (``Scope``), with its
+    defaults."""
+
     max_lines: int = 200
     max_bytes: int = 65536
     history_lines: int = 0
@@ -83,7 +86,7 @@ class Tracked:
     process."""
 
     reference: PaneReference
-    scope: Scope
+    scope: CaptureLimits
     capture: Capture
     process: ProcessHandle | None
 
@@ -102,7 +105,7 @@ class Read:
     delta cursor (for a delta read, in ``delta``)."""
 
     reference: PaneReference
-    scope: Scope
+    scope: CaptureLimits
     capture: Capture
     process_generation: str | None
     next_cursor: str | None
@@ -160,7 +163,11 @@ class _Pane:
 
 
 async def snapshot(
-    server: TmuxServer, tracker: ScreenTracker, reference: PaneReference, scope: Scope, track: bool
+    server: TmuxServer,
+    tracker: ScreenTracker,
+    reference: PaneReference,
+    scope: CaptureLimits,
+    track: bool,
 ) -> Read:
     pane = await _check(server, reference)
     process = None
@@ -272,11 +279,11 @@ async def _process_before(
     """The pane's process as the check saw it, held before the capture (None if it
     ended in between)."""
     host = server.address.host
-    if host.remote:
+    if not host.pids_here:
         # pids and pidfds are this machine's: none can hold a process on another host
         raise TrackingUnavailable(
-            f"the tmux server is on {host.describe()}, reached over ssh: schemux holds "
-            "processes by pidfd, which only works on this machine; read without track"
+            f"the tmux server is on {host.describe()}, reached over {host.kind}: schemux "
+            "holds processes by pidfd, which only works on this machine; read without track"
         )
     await tracker.identity.check_server(pane.identity, lambda: server_identity(server))
     if known is not None and known.alive() and known.pid == pane.pid:
@@ -303,7 +310,7 @@ def _process_after(held: ProcessHandle | None, dead: bool, pid: int | None) -> P
 
 
 async def _capture(
-    server: TmuxServer, reference: PaneReference, pane: _Pane, scope: Scope
+    server: TmuxServer, reference: PaneReference, pane: _Pane, scope: CaptureLimits
 ) -> tuple[Capture, bool, int | None]:
     """The second round trip: the rows, and whether the pane was dead and its pid then."""
     target = reference.pane_id

@@ -23,12 +23,12 @@ from schemux.context import ToolContext
 from schemux.environment import help_text
 from schemux.errors import ConfigError, SchemuxError, TmuxUnavailable
 from schemux.generated.tool_facts import FAMILIES
-from schemux.hosts import Host, SshHost, host_for
+from schemux.hosts import Host
+from schemux.hosts.kinds import host_for
 from schemux.http_config import HttpConfig, http_config_from
 from schemux.programs.gate import check_gate_setting
 from schemux.selection import select
 from schemux.start_notice import TERMINAL_HINT, start_line
-from schemux.tmux import check_tmux
 
 Bindings = dict[str, ToolBinding]
 
@@ -50,6 +50,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--ssh-config",
         metavar="FILE",
         help="with --ssh, ssh's config file (ssh -F; env SCHEMUX_SSH_CONFIG)",
+    )
+    tmux_options.add_argument(
+        "--exec",
+        dest="exec_prefix",
+        metavar="PREFIX",
+        help="the tmux server is where PREFIX runs commands, split as a shell would: "
+        "'docker exec -i CTR', 'kubectl exec -i POD --' (env SCHEMUX_EXEC)",
     )
     tmux_options.add_argument(
         "--wait-ceiling",
@@ -219,6 +226,7 @@ def main(argv: list[str] | None = None) -> int:
             tools=args.tools,
             ssh=getattr(args, "ssh", None),
             ssh_config=getattr(args, "ssh_config", None),
+            exec_prefix=getattr(args, "exec_prefix", None),
             audit_log=getattr(args, "audit_log", None),
             no_audit=getattr(args, "no_audit", False),
             audit_redact=getattr(args, "audit_redact", False),
@@ -228,8 +236,8 @@ def main(argv: list[str] | None = None) -> int:
             logs.configure(os.environ, args.log_level, args.log_file)
         selected = select(BINDINGS, settings.tools)
         http = http_options(args) if args.command == "serve" else None
-        host = host_for(settings.ssh)
-        tmux_version = _check_tmux(host) if args.command != "tools" else ""
+        host = host_for(settings.host_target)
+        tmux_version = host.check_tmux() if args.command != "tools" else ""
         listener = http.listen() if http is not None else None
     except (ConfigError, TmuxUnavailable, SchemuxError) as error:
         print(f"schemux: {error}", file=sys.stderr)
@@ -256,13 +264,6 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _check_tmux(host: Host) -> str:
-    """tmux's version where the server is: here, or on the ssh host (connecting to it)."""
-    if isinstance(host, SshHost):
-        return host.check_tmux()
-    return check_tmux()
-
-
 def run_doctor(args: argparse.Namespace) -> int:
     from schemux.doctor import Options, diagnose, exit_status
 
@@ -277,6 +278,7 @@ def run_doctor(args: argparse.Namespace) -> int:
         allowed_hosts=tuple(args.allow_host),
         ssh=args.ssh,
         ssh_config=args.ssh_config,
+        exec_prefix=args.exec_prefix,
         audit_log=args.audit_log,
         no_audit=args.no_audit,
         audit_redact=args.audit_redact,

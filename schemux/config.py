@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import os
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +31,7 @@ ENV_AGENT_SESSION = "SCHEMUX_AGENT_SESSION"
 ENV_AGENT_SIZE = "SCHEMUX_AGENT_SIZE"
 ENV_SSH = "SCHEMUX_SSH"
 ENV_SSH_CONFIG = "SCHEMUX_SSH_CONFIG"
+ENV_EXEC = "SCHEMUX_EXEC"
 ENV_AUDIT_LOG = "SCHEMUX_AUDIT_LOG"
 ENV_NO_AUDIT = "SCHEMUX_NO_AUDIT"
 ENV_AUDIT_REDACT = "SCHEMUX_AUDIT_REDACT"
@@ -132,6 +134,38 @@ def destination_problem(destination: str) -> str | None:
 
 
 @dataclass(frozen=True)
+class ExecTarget:
+    """``--exec PREFIX``: the argv that runs a command on the target with this process's
+    stdin and stdout (``docker exec -i CTR``, ``kubectl exec -i POD --``), split as a POSIX
+    shell splits it."""
+
+    prefix: tuple[str, ...]
+
+    @classmethod
+    def parse(cls, text: str) -> ExecTarget:
+        """The prefix of ``--exec``'s text; ValueError saying why it is not one."""
+        words = tuple(shlex.split(text))
+        problem = prefix_problem(words)
+        if problem is not None:
+            raise ValueError(problem)
+        return cls(words)
+
+
+def prefix_problem(prefix: tuple[str, ...]) -> str | None:
+    """Why ``prefix`` cannot be run as a command prefix, or None."""
+    if not prefix or prefix[0] == "":
+        return "it names no command"
+    if prefix[0].startswith("-"):
+        return "it starts with '-', not a command"
+    if any("\0" in word for word in prefix):
+        return "it contains a NUL character"
+    return None
+
+
+HostTarget = SshTarget | ExecTarget
+
+
+@dataclass(frozen=True)
 class Settings:
     """Where tmux is and how long any call may wait.
 
@@ -146,8 +180,9 @@ class Settings:
     ``tmux_capture`` binds the tmux server's identity (``schemux.process_identity``).
     ``agent`` is the session schemux makes, with the login shell the default target runs
     in, when the configured server is not running. ``ssh`` puts every tmux server (the
-    configured one, and any a call names) on that host, reached with OpenSSH
-    (``schemux.hosts``). ``audit`` says where each tool call is recorded
+    configured one, and any a call names) on that host, reached with OpenSSH;
+    ``exec_prefix`` on the host a command prefix reaches (``schemux.hosts``; one of the
+    two at most). ``audit`` says where each tool call is recorded
     (``schemux.audit``; by default nowhere here, in the state directory from
     ``settings_from``).
     """
@@ -162,12 +197,18 @@ class Settings:
     tracking_backend: TrackingSetting = "auto"
     agent: AgentSession = field(default_factory=AgentSession)
     ssh: SshTarget | None = None
+    exec_prefix: ExecTarget | None = None
     audit: AuditSettings = field(default_factory=AuditSettings)
 
     def __post_init__(self) -> None:
         problem = None if self.ssh is None else destination_problem(self.ssh.destination)
         if problem is not None:
             raise ConfigError(f"the ssh destination (--ssh, {ENV_SSH}) is not one: {problem}")
+        problem = None if self.exec_prefix is None else prefix_problem(self.exec_prefix.prefix)
+        if problem is not None:
+            raise ConfigError(f"the command prefix (--exec, {ENV_EXEC}) is not one: {problem}")
+        if self.ssh is not None and self.exec_prefix is not None:
+            raise ConfigError(f"give one host: --ssh ({ENV_SSH}) or --exec ({ENV_EXEC}), not both")
         if self.socket_name is not None and self.socket_path is not None:
             raise ConfigError("give the tmux server by socket name or by socket path, not both")
         problem = None if self.socket_name is None else socket_name_problem(self.socket_name)
@@ -197,6 +238,11 @@ class Settings:
                 f"{', '.join(TRACKING_SETTINGS)}"
             )
 
+    @property
+    def host_target(self) -> HostTarget | None:
+        """The host every tmux server is on: None for this machine."""
+        return self.ssh if self.ssh is not None else self.exec_prefix
+
     def clamp_wait(self, seconds: float) -> float:
         return min(seconds, self.wait_ceiling)
 
@@ -211,6 +257,7 @@ def settings_from(
     tools: str | None = None,
     ssh: str | None = None,
     ssh_config: str | None = None,
+    exec_prefix: str | None = None,
     audit_log: str | None = None,
     no_audit: bool = False,
     audit_redact: bool = False,
@@ -246,6 +293,7 @@ def settings_from(
         tracking_backend=_choice(env, ENV_TRACKING_BACKEND, TRACKING_SETTINGS),
         agent=_agent(env),
         ssh=_ssh(env, ssh, ssh_config),
+        exec_prefix=_exec_prefix(env, exec_prefix),
         audit=audit_settings(env, audit_log=audit_log, no_audit=no_audit, redact=audit_redact),
     )
 
@@ -283,6 +331,16 @@ def _ssh(env: Mapping[str, str], ssh: str | None, ssh_config: str | None) -> Ssh
             raise ConfigError(f"an ssh config (--ssh-config, {ENV_SSH_CONFIG}) needs --ssh")
         return None
     return SshTarget(destination, config)
+
+
+def _exec_prefix(env: Mapping[str, str], option: str | None) -> ExecTarget | None:
+    text = option if option is not None else env.get(ENV_EXEC) or None
+    if text is None:
+        return None
+    try:
+        return ExecTarget.parse(text)
+    except ValueError as error:
+        raise ConfigError(f"the command prefix (--exec, {ENV_EXEC}) is not one: {error}") from None
 
 
 def _agent(env: Mapping[str, str]) -> AgentSession:

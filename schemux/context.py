@@ -11,10 +11,10 @@ from schemux.calls import CallsInFlight
 from schemux.capture import ScreenTracker
 from schemux.channels import ChannelWaits
 from schemux.config import Settings
-from schemux.hosts import Host, SshHost, host_for
+from schemux.hosts import Host
+from schemux.hosts.kinds import host_for
 from schemux.new_rows import RowCursors
-from schemux.programs import ProgramStore
-from schemux.programs.remote import RemoteHost
+from schemux.programs.store import ProgramStore
 from schemux.resource_watch import ResourceWatches
 from schemux.tmux import ServerAddress, TmuxServer, check_socket_name
 
@@ -26,19 +26,18 @@ class ToolContext:
 
     def __init__(self, settings: Settings, host: Host | None = None) -> None:
         self.settings = settings
-        self.host = host if host is not None else host_for(settings.ssh)
+        self.host = host if host is not None else host_for(settings.host_target)
         self._servers: dict[ServerAddress, TmuxServer] = {}
         limits = settings.program_limits
-        # over ssh, programs run on that host (always under its Perl gate)
-        remote = RemoteHost(self.host) if isinstance(self.host, SshHost) else None
-        self.programs = ProgramStore(limits, settings.program_gate, host=remote)
+        # programs run on the host, in the program host it makes
+        programs = self.host.program_host(limits.max_running, settings.program_gate)
+        self.programs = ProgramStore(limits, settings.program_gate, host=programs)
         self.screens = ScreenTracker(settings.tracking_backend)  # tmux_capture's delta cursors
         self.abandoned = AbandonedReaper()  # what dead schemux processes left, per server
         self.row_cursors = RowCursors()  # capture_since's cursors
         self.channels = ChannelWaits()  # wait_for_channel's waits, per server and channel
-        where = self.host.target.destination if isinstance(self.host, SshHost) else "local"
-        self.where = where  # the host, as the audit log and resource URIs name it
-        self.audit = AuditLog(settings.audit, where)  # one line per tool call
+        self.where = self.host.label()  # the host, as the audit log and resource URIs name it
+        self.audit = AuditLog(settings.audit, self.where)  # one line per tool call
         self.resource_watches = ResourceWatches()  # what resource subscriptions follow
         self.calls = CallsInFlight()
 

@@ -43,12 +43,15 @@ from schemux.errors import (
     preview,
     shorten,
 )
-from schemux.hosts import LOCAL, Host, SshHost, host_for, run_briefly
+from schemux.hosts import Host
+from schemux.hosts.kinds import host_for
+from schemux.hosts.local import LOCAL, check_tmux, tmux_binary
+from schemux.hosts.protocol import run_briefly
 from schemux.http_config import ENV_TOKEN, http_config_from, is_loopback
 from schemux.process_identity import choose_backend, peer_pidfd_problem, pidfd_open_problem
 from schemux.programs.gate import PERL_GATE, Gate, choose_gate, perl_gate
 from schemux.selection import select
-from schemux.tmux import ServerAddress, check_tmux, tmux_binary
+from schemux.tmux import ServerAddress
 from schemux.tmux_names import OWNED_SESSION
 from schemux.tmux_version import MINIMUM_VERSION, MISMATCH_FIX, mismatch, server_refusal
 
@@ -88,6 +91,7 @@ class Options:
     allowed_hosts: Sequence[str] = ()
     ssh: str | None = None
     ssh_config: str | None = None
+    exec_prefix: str | None = None
     audit_log: str | None = None
     no_audit: bool = False
     audit_redact: bool = False
@@ -106,6 +110,7 @@ def diagnose(env: Mapping[str, str], options: Options) -> list[Check]:
             tools=options.tools,
             ssh=options.ssh,
             ssh_config=options.ssh_config,
+            exec_prefix=options.exec_prefix,
             audit_log=options.audit_log,
             no_audit=options.no_audit,
             audit_redact=options.audit_redact,
@@ -113,11 +118,11 @@ def diagnose(env: Mapping[str, str], options: Options) -> list[Check]:
     except ConfigError as error:
         problem = Check("settings", "fail", str(error), "correct or unset that setting")
         settings = None
-    host = host_for(settings.ssh if settings is not None else None)
+    host = host_for(settings.host_target if settings is not None else None)
     try:  # the run owns its host: an ssh master ends with the checks that used it
-        tmux = check_ssh(host) if isinstance(host, SshHost) else check_tmux_program()
+        tmux = check_tmux_program() if host.pids_here else check_host(host)
         checks = [tmux] if problem is None else [tmux, problem]
-        if isinstance(host, SshHost):
+        if not host.pids_here:  # its programs run under the helper and gate in Perl
             checks.append(check_remote_perl(host))
         if settings is not None:
             if tmux.status == "fail":
@@ -153,21 +158,20 @@ def check_tmux_program() -> Check:
     return Check("tmux", "ok", f"{version} at {path} (schemux needs {needed} or newer)")
 
 
-def check_ssh(host: SshHost) -> Check:
-    """The connection to the ssh host (made as serving makes it) and its tmux."""
+def check_host(host: Host) -> Check:
+    """The way to another host (made as serving makes it) and its tmux."""
     try:
         version = host.check_tmux()
     except SchemuxError as error:
-        return Check(
-            "ssh", "fail", error.message, error.suggestion or "check the host and ssh's config"
-        )
-    return Check("ssh", "ok", f"connected (one multiplexed connection); {version}")
+        fix = error.suggestion or f"check the host and the --{host.kind} setting"
+        return Check(host.kind, "fail", error.message, fix)
+    return Check(host.kind, "ok", f"reached; {version}")
 
 
-def check_remote_perl(host: SshHost) -> Check:
-    """perl on the ssh host, on the PATH its non-interactive shell has: programs run there
-    under the Perl gate and helper (``schemux.programs.remote``)."""
-    fix = "install perl (perl-base) on that host: programs over ssh need it"
+def check_remote_perl(host: Host) -> Check:
+    """perl on another host, on the PATH its commands have: programs run there under the
+    Perl gate and helper (``schemux.programs.remote``)."""
+    fix = f"install perl (perl-base) on that host: programs over {host.kind} need it"
     try:
         perl = ["perl", "-e", 'printf "perl %vd at %s\n", $^V, $^X']
         done = run_briefly(host.exec_command(perl), TMUX_SECONDS)
@@ -176,8 +180,10 @@ def check_remote_perl(host: SshHost) -> Check:
             "perl", "fail", f"perl on {host.describe()} did not answer within "
             f"{TMUX_SECONDS:g} s", fix,
         )  # fmt: skip
-    if done.returncode == 255:  # ssh's own failure: the ssh line says why
-        return Check("perl", "warn", f"not checked: no ssh connection to {host.describe()}")
+    except OSError as error:  # the way there cannot even start: its own line says why
+        return Check("perl", "warn", f"not checked: {error}")
+    if not host.reached(done.returncode):  # the host's line says why
+        return Check("perl", "warn", f"not checked: no connection to {host.describe()}")
     said = done.stdout.strip()
     if done.returncode != 0 or not said.startswith("perl "):
         reason = shorten(" ".join(done.stderr.split()), 200) or f"exit status {done.returncode}"
@@ -237,7 +243,7 @@ def check_server(settings: Settings, host: Host = LOCAL) -> Check:
 
 
 def _tmux(address: ServerAddress, *args: str) -> subprocess.CompletedProcess[str]:
-    binary = "tmux" if address.host.remote else tmux_binary()
+    binary = address.host.tmux_binary()
     return run_briefly(address.host.command([binary, *address.flags(), *args]), TMUX_SECONDS)
 
 

@@ -29,6 +29,11 @@ VARIABLES: tuple[Variable, ...] = (
     Variable(config.ENV_SSH, "unset", "the tmux server is on this ssh host (--ssh)"),
     Variable(config.ENV_SSH_CONFIG, "unset", "ssh's config file for it, ssh -F (--ssh-config)"),
     Variable(
+        config.ENV_EXEC,
+        "unset",
+        "the tmux server is where this command prefix runs commands (--exec)",
+    ),
+    Variable(
         config.ENV_WAIT_CEILING,
         f"{config.DEFAULT_WAIT_CEILING_SECONDS:g}",
         "longest wait of any call, in seconds (--wait-ceiling)",

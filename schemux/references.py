@@ -12,13 +12,10 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from schemux.errors import Created, SchemuxError
-from schemux.tmux_format import parse_row, query, row_format, tmux_row
-
-if TYPE_CHECKING:  # schemux.tmux imports this module (created_session), so not at run time
-    from schemux.tmux import TmuxServer
+from schemux.tmux_format import Runner, parse_row, query, row_format, tmux_row
 
 
 @tmux_row
@@ -64,10 +61,16 @@ class ServerIdentity:
         return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 
-async def server_identity(server: TmuxServer) -> ServerIdentity:
+class Server(Runner, Protocol):
+    """A tmux server that can be asked (a ``schemux.tmux.TmuxServer``)."""
+
+    def describe(self) -> str: ...
+
+
+async def server_identity(server: Server) -> ServerIdentity:
     rows = await query(server, IdentityRow, "display-message")
     if not rows:
-        raise SchemuxError(f"tmux on {server.address.describe()} did not report its identity")
+        raise SchemuxError(f"tmux on {server.describe()} did not report its identity")
     return ServerIdentity.of(rows[0])
 
 

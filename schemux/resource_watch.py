@@ -24,7 +24,7 @@ import anyio
 
 from schemux.errors import SchemuxError
 from schemux.pane_watch import watch_pane
-from schemux.programs import Program
+from schemux.programs.program import Program
 from schemux.targets import PaneInfo
 from schemux.tmux import TmuxServer
 

@@ -12,13 +12,15 @@ option. No ssh session of its own, no value of a call in the script: the pid is 
 integer's digits, a terminal path is used only when it is one (``/dev/pts/N``).
 
 When schemux runs programs on that host it keeps a helper there (``schemux.programs.
-remote``, one ssh session), which answers the same reading in one frame's round trip,
-with no process started: it is asked first, once it runs (the first reading starts it,
-in the background: the readings meanwhile are run-shell's) and is known to see the
-tmux server's pids. tmux says the server's pid and start time; the helper checks that its pid
-namespace has that pid, started then (each time: a server that restarted is checked
-anew). A server whose pids the helper does not see (a server started on the host in
-another pid namespace than ssh's sessions) is read by run-shell, as before.
+remote``, one session), which the host offers (``Host.facts_helper``) and which answers
+the same reading in one frame's round trip, with no process started: it is asked first,
+once it runs (the first reading starts it, in the background: the readings meanwhile
+are run-shell's) and is known to see the tmux server's pids. tmux says the server's pid
+and start time; the helper checks that its pid namespace has that pid, started then
+(each time: a server that restarted is checked anew). A server whose pids the helper does
+not see (a server started on the host in another pid namespace than the host's sessions)
+is read by run-shell, as before. What is known of a server (its pid and start time,
+whether the helper sees its pids) is its ``TmuxServer``'s.
 
 Both kinds answer the same questions, with the same rules (``shell_panes``); the rules
 that decide from the facts are shared, only the reading differs.
@@ -29,14 +31,11 @@ from __future__ import annotations
 import asyncio
 import re
 import secrets
-import weakref
 from dataclasses import dataclass
 from typing import Protocol
 
 from schemux import shell_panes
 from schemux.errors import SchemuxError
-from schemux.hosts import SshHost
-from schemux.programs.remote import HELPERS
 from schemux.targets import PaneInfo
 from schemux.tmux import TmuxServer
 from schemux.tmux_command import THEN
@@ -169,12 +168,6 @@ def _flag(text: str) -> bool | None:
     return {"1": True, "0": False}.get(text)
 
 
-# each remote server's pid and start time as tmux said them, and the servers whose pids
-# the host's helper does not see (read by run-shell only)
-_IDENTITIES: weakref.WeakKeyDictionary[TmuxServer, tuple[int, int]] = weakref.WeakKeyDictionary()
-_RUN_SHELL_ONLY: weakref.WeakSet[TmuxServer] = weakref.WeakSet()
-
-
 class RemoteShellFacts:
     """The facts of a remote tmux server's shells, read on its host by the host's helper
     where it sees the server's pids, by the server itself (run-shell) where not."""
@@ -205,18 +198,18 @@ class RemoteShellFacts:
     async def _ask_helper(self, operation: bytes, *fields: bytes) -> bytes | None:
         """The helper's answer; None when the facts must be read by run-shell: no helper
         on that host, it failed, or it does not see the server's pids."""
-        host = self.server.address.host
-        helper = HELPERS.get(host) if isinstance(host, SshHost) else None
-        if helper is None or self.server in _RUN_SHELL_ONLY:
+        server = self.server
+        helper = server.address.host.facts_helper()
+        if helper is None or not server.helper_sees_pids:
             return None
-        known = _IDENTITIES.get(self.server)
+        known = server.reported_pid
         try:
             identity = known if known is not None else await self._identity()
-            _IDENTITIES[self.server] = identity
+            server.reported_pid = identity
             answer = await helper.shell_facts(operation, identity, *fields)
             if answer == [] and known is not None:
                 # what was known may be a server since restarted: ask tmux again
-                identity = _IDENTITIES[self.server] = await self._identity()
+                identity = server.reported_pid = await self._identity()
                 if identity != known:
                     answer = await helper.shell_facts(operation, identity, *fields)
         except (SchemuxError, ValueError):
@@ -224,7 +217,7 @@ class RemoteShellFacts:
         if answer is None:
             return None  # the helper is starting: this time by run-shell
         if not answer:
-            _RUN_SHELL_ONLY.add(self.server)
+            server.helper_sees_pids = False
             return None
         return answer[0]
 
@@ -309,7 +302,8 @@ class RemoteShellFacts:
 
 
 def shell_facts(server: TmuxServer) -> ShellFacts:
-    """Where the facts of ``server``'s shells are read: here, or on its host."""
-    if server.address.host.remote:
-        return RemoteShellFacts(server)
-    return LocalShellFacts(server)
+    """Where the facts of ``server``'s shells are read: in this ``/proc`` when its host's
+    pids are this machine's, else on its host."""
+    if server.address.host.pids_here:
+        return LocalShellFacts(server)
+    return RemoteShellFacts(server)

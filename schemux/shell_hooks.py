@@ -36,8 +36,8 @@ class HooksRow:
 async def _read(server: TmuxServer, pane: PaneInfo) -> tuple[HookedShell | None, bool]:
     """The pane's hooked shell, if any; and whether its hooks are still to come (its
     first prompt, or the prompt after a command an earlier call interrupted)."""
-    if server.address.host.remote:
-        return None, False  # the integration is put in by a local schemux only
+    if not server.address.host.files_here or not server.address.host.pids_here:
+        return None, False  # the integration is put in where its files are this machine's
     lines = await server.run("display-message", "-p", "-t", pane.pane_id, row_format(HooksRow))
     row = parse_row(HooksRow, lines[0]) if lines else HooksRow("", "", "")
     name = process_name(pane.pid)

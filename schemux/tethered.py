@@ -11,7 +11,7 @@ SIGTERM when schemux's thread that started it ends. SIGTERM is the gentle end of
 client (it tells the server it leaves, also before it is attached, where a kill could
 crash tmux 3.3a) and of an ssh session. Over ssh the client on the host then loses its
 input; its output goes through a relay that keeps reading once the session is gone
-(``hosts.SshHost.client_command``), so tmux lets it go (measured: every client on the
+(``hosts.remote_side.drained``), so tmux lets it go (measured: every client on the
 host gone within 3 s of ``kill -9``, where they lived on before). Python's own
 way (``preexec_fn`` calling ``prctl``) is unsafe in a process with threads. Measured:
 ``wait_for_text``, which opens a watcher per call, is as fast as before (108 to 111 ms

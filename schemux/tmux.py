@@ -14,8 +14,6 @@ import contextlib
 import logging
 import os
 import re
-import shutil
-import subprocess
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TypeVar
@@ -35,11 +33,11 @@ from schemux.errors import (
     SchemuxError,
     ServerUnavailable,
     TmuxCommandError,
-    TmuxUnavailable,
     preview,
     shorten,
 )
-from schemux.hosts import LOCAL, Host
+from schemux.hosts import Host
+from schemux.hosts.local import LOCAL
 from schemux.owned_session import OWNED_TARGET, creation_command
 from schemux.references import CreatedSessionRow, created_session
 from schemux.shell_integration import PENDING, integrated_command
@@ -47,37 +45,13 @@ from schemux.tmux_command import THEN, command_arguments
 from schemux.tmux_format import parse_row
 from schemux.tmux_names import socket_name_problem
 from schemux.tmux_version import (
-    MINIMUM_VERSION,
     MISMATCH_FIX,
     mismatch,
-    parse_version,
     server_refusal,
 )
 
 logger = logging.getLogger("schemux")
 Kept = TypeVar("Kept")
-
-
-def tmux_binary() -> str:
-    path = shutil.which("tmux")
-    if path is None:
-        raise TmuxUnavailable("tmux was not found on PATH; install tmux 3.3 or newer")
-    return path
-
-
-def check_tmux() -> str:
-    """Return ``tmux -V``'s text, or raise TmuxUnavailable saying why tmux cannot serve.
-
-    Runs once at start-up, before any event loop exists.
-    """
-    try:
-        done = subprocess.run([tmux_binary(), "-V"], capture_output=True, text=True, check=False)
-    except OSError as error:
-        raise TmuxUnavailable(f"tmux cannot be run: {error}") from None
-    text = done.stdout.strip()
-    if parse_version(text) < MINIMUM_VERSION:
-        raise TmuxUnavailable(f"{text} is too old: schemux needs tmux 3.3 or newer")
-    return text
 
 
 def check_socket_name(name: str, field: str = "socket_name") -> None:
@@ -108,7 +82,7 @@ class ServerAddress:
         return ()
 
     def describe(self) -> str:
-        on = f" on {self.host.describe()}" if self.host.remote else ""
+        on = self.host.where()
         if self.socket_path is not None:
             return f"socket path {shorten(self.socket_path, 200)}{on}"
         if self.socket_name is not None:
@@ -147,8 +121,7 @@ class TmuxServer:
         self, address: ServerAddress, binary: str | None = None, agent: AgentSession | None = None
     ) -> None:
         self.address = address
-        # a remote host's tmux is the one on its PATH
-        self.binary = binary or ("tmux" if address.host.remote else tmux_binary())
+        self.binary = binary or address.host.tmux_binary()
         self.agent = agent
         self.engine = ControlEngine(
             self.address.describe(),
@@ -164,6 +137,12 @@ class TmuxServer:
         self._server_version: str | None = None
         self._client_version: str | None = None
         self._kept: dict[type, object] = {}
+        # for the shell facts of a host whose pids are not this machine's
+        # (``schemux.shell_facts``): the server's pid and start time as tmux last said
+        # them, and whether the host's helper sees the server's pids (when it does not,
+        # the facts are read by run-shell only)
+        self.reported_pid: tuple[int, int] | None = None
+        self.helper_sees_pids: bool = True
 
     def kept(self, kind: type[Kept]) -> Kept:
         """The one ``kind()`` this object keeps for the layers above it, made at its first
@@ -174,6 +153,9 @@ class TmuxServer:
         if not isinstance(found, kind):
             found = self._kept[kind] = kind()
         return found
+
+    def describe(self) -> str:
+        return self.address.describe()
 
     def argv(self, *args: str) -> list[str]:
         return self.address.host.command([self.binary, *self.address.flags(), *args])
@@ -313,7 +295,7 @@ class TmuxServer:
         made. Its id goes into ``created_sessions``."""
         shell, env = agent_shell()
         hooked = None
-        if not self.address.host.remote:  # the integration's files are written here
+        if self.address.host.files_here:  # the integration's files are written here
             hooked = integrated_command(shell, self.binary, env, login=True)
         try:
             made = await self.run_subprocess(
@@ -362,8 +344,9 @@ class TmuxServer:
             await _reap(proc)
             raise
         if proc.returncode != 0:
-            lost = self.address.host.lost() if proc.returncode == 255 else None
-            if lost is not None:  # ssh's own failure, not tmux's
+            reached = self.address.host.reached(proc.returncode or 0)
+            lost = None if reached else self.address.host.lost()
+            if lost is not None:  # the way to the host failed (ssh's own failure), not tmux
                 raise ServerUnavailable(f"{lost} ({err.decode(errors='replace').strip()})")
             raise self._error(args[0], err.decode(errors="replace").strip())
         text = out.decode(errors="surrogateescape")

@@ -22,7 +22,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from schemux.abandoned import RUNTIME_PREFIX
+from schemux.runtime_identity import RUNTIME_PREFIX
 from schemux.shell_integration import SHELLS_CACHE
 from schemux.tmux_names import socket_directory
 

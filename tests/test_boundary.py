@@ -24,7 +24,8 @@ from schemux.config import Settings, SshTarget
 from schemux.context import ToolContext
 from schemux.errors import UnsendableArgument
 from schemux.generated.bindings import BINDINGS
-from schemux.hosts import Host, host_for
+from schemux.hosts import Host
+from schemux.hosts.kinds import host_for
 from schemux.server import build_server
 from schemux.tmux import ServerAddress, TmuxServer
 from schemux.tmux_command import THEN

@@ -20,7 +20,6 @@ from mcp import Client
 from schemux.agent_session import (
     AGENT_MARK,
     login_shell,
-    shell_holds_terminal,
     user_environment,
     virtual_environment_bins,
 )
@@ -28,6 +27,7 @@ from schemux.config import AgentSession, Settings, parse_size, settings_from
 from schemux.context import ToolContext
 from schemux.errors import ConfigError
 from schemux.generated.bindings import BINDINGS
+from schemux.hosts.local import shell_holds_terminal
 from schemux.references import ServerIdentity
 from schemux.server import build_server
 from schemux.tmux_format import decode, field

@@ -21,6 +21,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from schemux import __version__
 from schemux.errors import ConfigError
+from schemux.hosts.local import check_tmux
 from schemux.http_config import (
     ENV_ALLOWED_HOSTS,
     ENV_BODY_TIMEOUT,
@@ -34,7 +35,6 @@ from schemux.http_config import (
     is_loopback,
 )
 from schemux.http_security import presented_token
-from schemux.tmux import check_tmux
 from schemux.tmux_names import socket_directory
 from tests.support import new_pane
 from tests.test_server import free_port

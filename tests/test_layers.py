@@ -11,7 +11,6 @@ contract that could not fail would show.
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Iterable
 from pathlib import Path
 
 import grimp
@@ -21,17 +20,6 @@ from importlinter.contracts.layers import LayersContract
 PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
 CONFIG = tomllib.loads(PYPROJECT.read_text())["tool"]["importlinter"]
 LAYERS = next(contract for contract in CONFIG["contracts"] if contract["id"] == "layers")
-
-# issue 19, item 2: the one import cycle left (tmux, hosts, abandoned, abandoned_wrappers,
-# agent_session, owned_session, references), which the hosts branch breaks; the lead
-# deletes these three edges once it is merged.
-KNOWN_CYCLE_EDGES = frozenset(
-    {
-        ("schemux.hosts", "schemux.abandoned"),
-        ("schemux.hosts", "schemux.agent_session"),
-        ("schemux.references", "schemux.tmux"),
-    }
-)
 
 # packages whose modules sit in different layers (each of them is placed); their own
 # __init__ is in none
@@ -94,12 +82,6 @@ def cycles(graph: grimp.ImportGraph) -> list[list[str]]:
     return found
 
 
-def without(graph: grimp.ImportGraph, edges: Iterable[tuple[str, str]]) -> grimp.ImportGraph:
-    for importer, imported in edges:
-        graph.remove_import(importer=importer, imported=imported)
-    return graph
-
-
 def test_the_layers_hold(graph: grimp.ImportGraph) -> None:
     check = layers_contract().check(graph, verbose=False)
     assert check.kept, check.metadata
@@ -134,22 +116,12 @@ def test_every_module_is_in_one_layer(graph: grimp.ImportGraph) -> None:
         assert len(holding) == 1, f"{module} is in {len(holding)} layers"
 
 
-def test_no_import_cycle_but_the_known_one(graph: grimp.ImportGraph) -> None:
-    assert cycles(without(graph, KNOWN_CYCLE_EDGES)) == []
-
-
-def test_the_known_cycle_is_there_until_the_hosts_branch_breaks_it(
-    graph: grimp.ImportGraph,
-) -> None:
-    """Each listed edge is an import there is, and the cycle is the one named: once the
-    hosts branch breaks it, this test and ``KNOWN_CYCLE_EDGES`` are deleted."""
-    for importer, imported in sorted(KNOWN_CYCLE_EDGES):
-        assert graph.direct_import_exists(importer=importer, imported=imported), importer
-    assert len(cycles(graph)) == 1
+def test_no_import_cycle(graph: grimp.ImportGraph) -> None:
+    assert cycles(graph) == []
 
 
 def test_a_new_cycle_is_found(graph: grimp.ImportGraph) -> None:
     graph.add_import(
         importer="schemux.errors", imported="schemux.config", line_number=1, line_contents="import"
     )
-    assert cycles(without(graph, KNOWN_CYCLE_EDGES)) == [["schemux.config", "schemux.errors"]]
+    assert cycles(graph) == [["schemux.config", "schemux.errors"]]

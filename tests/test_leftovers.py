@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from schemux.abandoned import RUNTIME_PREFIX
+from schemux.runtime_identity import RUNTIME_PREFIX
 from schemux.tmux_names import socket_directory
 from tests.leftovers import RUN_TAG, USER_TMUX_DIRECTORY, find_leftovers, tagged_servers
 from tests.support import private_tmux_server, remove_server, tagged_socket_name, tmux

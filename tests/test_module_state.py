@@ -29,16 +29,6 @@ import pytest
 
 import schemux
 
-# What helper "hosts" (issue 19, item 1) moves into the host objects; the lead deletes
-# these three once that branch is merged.
-HOST_STATE_BEING_MOVED = frozenset(
-    {
-        "schemux.programs.remote.HELPERS",
-        "schemux.shell_facts._IDENTITIES",
-        "schemux.shell_facts._RUN_SHELL_ONLY",
-    }
-)
-
 # Caches of what is the same for every context of the process, whatever the server:
 # pure functions of their arguments, and this process's own identity.
 PROCESS_WIDE_CACHES = frozenset(
@@ -135,7 +125,7 @@ def test_no_module_holds_mutable_state() -> None:
     for module in schemux_modules():
         for name, value in top_level_names(module):
             why = mutable(value)
-            exempt = HOST_STATE_BEING_MOVED | PROCESS_WIDE_CACHES | FILLED_AS_CLASSES_ARE_DEFINED
+            exempt = PROCESS_WIDE_CACHES | FILLED_AS_CLASSES_ARE_DEFINED
             if why is not None and name not in exempt:
                 found.append(f"{name}: {why}")
     assert not found, "module-level state:\n" + "\n".join(sorted(set(found)))
@@ -145,7 +135,7 @@ def test_the_exemptions_name_what_is_there() -> None:
     """An exemption whose name is gone (moved, renamed) is dropped from the lists, not
     kept: each must still name mutable state."""
     values = {name: value for m in schemux_modules() for name, value in top_level_names(m)}
-    for name in HOST_STATE_BEING_MOVED | PROCESS_WIDE_CACHES | FILLED_AS_CLASSES_ARE_DEFINED:
+    for name in PROCESS_WIDE_CACHES | FILLED_AS_CLASSES_ARE_DEFINED:
         assert name in values, name
         assert mutable(values[name]) is not None, name
 

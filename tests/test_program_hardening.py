@@ -21,16 +21,17 @@ import anyio
 import pytest
 from mcp import Client
 
-from schemux.abandoned import PANE_OPTION, own_identity, owner_alive, reap_runtime_directories
+from schemux.abandoned import PANE_OPTION, reap_runtime_directories
 from schemux.config import ProgramLimits, Settings
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
 from schemux.processes import this_process
-from schemux.programs import ProgramSpec
 from schemux.programs import output as output_module
 from schemux.programs import store as store_module
 from schemux.programs.gate import MARKER_PREFIX, report_token, scan
+from schemux.programs.program import ProgramSpec
 from schemux.programs.program_gate import TABLE_BYTES
+from schemux.runtime_identity import own_identity, owner_alive
 from schemux.server import build_server
 from schemux.terminal_text import TextFilter
 from tests.conftest import over_ssh

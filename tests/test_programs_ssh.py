@@ -23,7 +23,7 @@ from mcp import Client
 from schemux.config import ProgramLimits, Settings, SshTarget
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
-from schemux.programs.remote import RemoteHost
+from schemux.programs.remote import RemotePrograms
 from schemux.programs.store import GATE_GRACE_SECONDS
 from schemux.server import build_server
 from tests.conftest import stdio_parameters
@@ -50,7 +50,7 @@ async def remote(
 
 def remote_root(context: ToolContext) -> str:
     host = context.programs.host
-    assert isinstance(host, RemoteHost)
+    assert isinstance(host, RemotePrograms)
     root = host.remote_root
     assert root is not None
     return root

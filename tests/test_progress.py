@@ -14,7 +14,7 @@ import pytest
 from mcp import Client
 
 from schemux import progress
-from schemux.programs import STOP_GRACE_SECONDS
+from schemux.programs.store import STOP_GRACE_SECONDS
 from tests.conftest import stdio_parameters
 from tests.support import call, new_pane
 

@@ -13,9 +13,7 @@ import pytest
 from schemux.config import Settings, SshTarget
 from schemux.context import ToolContext
 from schemux.errors import SchemuxError
-from schemux.hosts import SshHost
-from schemux.programs.remote import HELPERS
-from schemux.shell_facts import _ECHO_SCRIPT, _RUN_SHELL_ONLY, RemoteShellFacts, Snapshot
+from schemux.shell_facts import _ECHO_SCRIPT, RemoteShellFacts, Snapshot
 from tests.support import new_pane, pane_format, tmux, wait_until
 
 pytestmark = pytest.mark.anyio
@@ -51,7 +49,7 @@ async def _until_helper_answers(facts: RemoteShellFacts, pid: int) -> bool:
     """Whether the helper answers (it starts in the background at the first reading)."""
     for _ in range(500):
         read, _snapshot = await facts.read_by_helper(pid)
-        if read or facts.server in _RUN_SHELL_ONLY:
+        if read or not facts.server.helper_sees_pids:
             return read
         await anyio.sleep(0.02)
     raise TimeoutError("the helper did not start")
@@ -99,12 +97,11 @@ async def test_the_helper_and_run_shell_read_the_same_facts(
         # the terminal's echo, both ways
         assert await facts._read(_ECHO_SCRIPT, tty=tty) == "- - - - - 1"
         assert await facts.echo_on(tty) is True
-        assert server not in _RUN_SHELL_ONLY
+        assert server.helper_sees_pids
 
         # values that are not a pid or a pane's terminal are refused by the helper
-        host = remote_context.host
-        assert isinstance(host, SshHost)
-        helper = HELPERS[host]
+        helper = remote_context.host.facts_helper()
+        assert helper is not None
         identity = await facts._identity()
         mark = tmp_path / "mark"
         for bad in (f"1; touch {mark}", "$(touch {mark})", "-1", "", "1\n2"):
@@ -128,7 +125,7 @@ async def test_a_server_in_another_pid_namespace_is_read_by_run_shell(
         facts = RemoteShellFacts(server)
         pid = int(pane_format(pane, "#{pane_pid}"))
         assert not await _until_helper_answers(facts, pid)
-        assert server in _RUN_SHELL_ONLY
+        assert not server.helper_sees_pids
         assert await facts.read_by_helper(pid) == (False, None)
         snapshot = await facts.snapshot(pid)
         assert snapshot is not None

@@ -24,7 +24,7 @@ from schemux.config import Settings, SshTarget, settings_from
 from schemux.context import ToolContext
 from schemux.errors import ConfigError
 from schemux.generated.bindings import BINDINGS
-from schemux.hosts import SshHost
+from schemux.hosts.ssh import SshHost
 from schemux.processes import machine_tag, this_process
 from schemux.server import build_server
 from tests.ssh_server import ALIAS, BAD_KEY, NO_TMUX, OLD_TMUX, UNKNOWN_HOST, SshServer

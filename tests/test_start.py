@@ -15,7 +15,7 @@ import pytest
 
 from schemux import __version__
 from schemux.environment import VARIABLES, help_text
-from schemux.tmux import check_tmux
+from schemux.hosts.local import check_tmux
 from schemux.tmux_names import socket_directory
 from tests.test_server import free_port
 

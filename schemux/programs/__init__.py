@@ -26,14 +26,14 @@ How one runs, and why each step:
   lets the oldest output go, and supervises every background task (``program.Tasks``):
   one that fails ends its program as gone, visibly. ``run`` is run_program's whole
   operation, start to result.
-* **Over ssh** (``remote``): the gate, the copy's FIFO, ``input`` and ``separateStderr``
-  live on the remote host, in a private 0700 directory of one helper process there that
-  serves every program over one ssh session and streams the copies' bytes back; the text
-  files stay here, so reads are the same. ``host.ProgramHost`` is the seam both hosts
-  fill.
+* **On another host** (``remote``; ssh or a command prefix, ``schemux.hosts``): the
+  gate, the copy's FIFO, ``input`` and ``separateStderr`` live on that host, in a private
+  0700 directory of one helper process there that serves every program over one session
+  and streams the copies' bytes back; the text files stay here, so reads are the same.
+  ``host.ProgramHost`` is the seam both program hosts fill; each host makes its own
+  (``Host.program_host``).
+
+The package's modules are imported by name (``schemux.programs.store``): the host side
+(``host``, ``remote``, ``gate``) is imported by ``schemux.hosts``, below the tmux access
+that ``store`` and ``program`` use.
 """
-
-from schemux.programs.program import Program, ProgramSpec
-from schemux.programs.store import STOP_GRACE_SECONDS, ProgramStore
-
-__all__ = ("STOP_GRACE_SECONDS", "Program", "ProgramSpec", "ProgramStore")

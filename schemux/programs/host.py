@@ -2,8 +2,8 @@
 
 Everything programs do to a filesystem or a process goes through a ``ProgramHost``: the
 runtime directory and each program's directory in it, the FIFOs, the gate and its
-process, the launch checks. ``LocalHost`` is this machine (the gate's pidfd, FIFOs read
-here); ``schemux.programs.remote.RemoteHost`` is a host reached with OpenSSH, through one
+process, the launch checks. ``LocalPrograms`` is this machine (the gate's pidfd, FIFOs read
+here); ``schemux.programs.remote.RemotePrograms`` is a host reached with OpenSSH, through one
 helper process there. The text files that reads page through are always this machine's
 (``TextFiles``). Blocking work runs in threads, never on the event loop.
 """
@@ -21,9 +21,9 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import BinaryIO, Literal, Protocol
 
-from schemux.abandoned import make_runtime_directory
 from schemux.processes import descriptor_path, pidfd_exit, pidfd_signal
 from schemux.programs.gate import Gate
+from schemux.runtime_identity import make_runtime_directory
 
 COPY_BUFFER = 1 << 20
 # why a launch check failed (``check_launch``); schemux.programs.launch words each one
@@ -105,7 +105,7 @@ class TextFiles:
         return data[: end + 1 if end >= 0 else len(data)].decode("utf-8", "replace")
 
 
-class LocalHost(TextFiles):
+class LocalPrograms(TextFiles):
     """The runtime directory of one running schemux (mode 0700, named after this process
     so that a later schemux can reap it once this one is gone), made when first needed
     and removed by ``close``; programs run under ``gate``."""

@@ -1,22 +1,23 @@
-"""Programs on a host reached with OpenSSH: the gate and the ``pipe-pane`` copy run there,
-and one helper process there (``remote_helper.pl``, perl-base only) serves all of them.
+"""Programs on another host (``schemux.hosts``: over ssh, through a command prefix): the
+gate and the ``pipe-pane`` copy run there, and one helper process there
+(``remote_helper.pl``, perl-base only) serves all of them.
 
 Why one helper and not a session per program: sshd allows a connection ten sessions at
 once by default (``MaxSessions``), which the control-mode engine and one-off tmux
-commands share. The helper is one more session, over the same master
-(``SshHost.exec_command``, its script and the gate's an argument each, quoted like every
-word). It speaks frames on its stdin and stdout (see the script): it makes the remote
-runtime directory (0700) and each program's FIFOs and files there, writes the gate's
-token table to its FIFO, reads every copy FIFO and streams the bytes back, watches each
-gate (by pidfd where the kernel has one) and signals it, and answers the launch checks
-(start directory, argv[0] on the remote PATH) as the remote host sees them. Its stdin
+commands share. The helper is one more session (``Host.exec_command``, its script and
+the gate's an argument each, which the host's kind passes as one word each). It speaks
+frames on its stdin and stdout (see the script): it makes the remote runtime directory
+(0700) and each program's FIFOs and files there, writes the gate's token table to its
+FIFO, reads every copy FIFO and streams the bytes back, watches each gate (by pidfd
+where the kernel has one) and signals it, and answers the launch checks (start
+directory, argv[0] on the remote PATH) as the remote host sees them. Its stdin
 closing, whatever closed it (schemux's exit, a kill -9, the connection dropping), ends
 it: the gates it watches get SIGHUP and the remote runtime directory goes.
 
 The text files stay on this machine (``TextFiles``): reads and cursors are the same as
 for a local program. A helper that ends (the connection dropped) ends its programs as
 gone at once: their copies end, their gates count as exited, and ``lost`` says why.
-The next program starts a new helper (and ``SshHost.connect`` a new master).
+The next program starts a new helper (and ``Host.connect`` a new connection).
 """
 
 from __future__ import annotations
@@ -26,17 +27,16 @@ import contextlib
 import itertools
 import shutil
 import struct
-import weakref
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
-from schemux.abandoned import make_runtime_directory
 from schemux.errors import SchemuxError, ServerUnavailable, shorten
-from schemux.hosts import SshHost
+from schemux.hosts.protocol import Host
 from schemux.programs.gate import PERL_GATE, PERL_SYSCALLS, Gate
 from schemux.programs.host import COPY_BUFFER, LaunchProblem, TextFiles
+from schemux.runtime_identity import make_runtime_directory
 from schemux.tethered import tethered
 
 HELPER = Path(__file__).with_name("remote_helper.pl")
@@ -44,8 +44,6 @@ START_SECONDS = 30.0  # the helper's first frame (the master may be starting too
 CLOSE_SECONDS = 2.0  # the helper's end after its stdin closes, then it is killed
 REQUEST_SECONDS = 10.0  # a request's answer; a helper this slow is as good as lost
 _LENGTH = struct.Struct(">I")
-# each host's helper owner, for schemux.shell_facts (which is handed a tmux server alone)
-HELPERS: weakref.WeakKeyDictionary[SshHost, RemoteHost] = weakref.WeakKeyDictionary()
 _PROBLEMS: Mapping[bytes, LaunchProblem] = MappingProxyType(
     {
         b"notdir": "notdir",
@@ -96,12 +94,12 @@ class _Helper:
         stdin.write(encode_frame(*fields))
 
 
-class RemoteHost(TextFiles):
-    """Programs on ``ssh``'s host, their text files in a local runtime directory."""
+class RemotePrograms(TextFiles):
+    """Programs on ``host``, their text files in a local runtime directory. The host
+    that made it offers its helper for shell facts too (``Host.facts_helper``)."""
 
-    def __init__(self, ssh: SshHost) -> None:
-        self._ssh = ssh
-        HELPERS[ssh] = self  # the shell facts of ssh's tmux servers are asked of it too
+    def __init__(self, host: Host) -> None:
+        self._host = host
         # this machine's side: the runtime directory of the text files, made when needed
         self._root: Path | None = None
         self._helper: _Helper | None = None
@@ -137,7 +135,7 @@ class RemoteHost(TextFiles):
     def _serving(self, program_id: str) -> _Helper:
         helper = self._helpers.get(program_id)
         if helper is None:
-            raise SchemuxError(f"program {program_id} has no helper on {self._ssh.describe()}")
+            raise SchemuxError(f"program {program_id} has no helper on {self._host.describe()}")
         return helper
 
     async def _running(self) -> _Helper:
@@ -149,11 +147,11 @@ class RemoteHost(TextFiles):
             return helper
 
     async def _start(self) -> _Helper:
-        await self._ssh.connect()
+        await self._host.connect()
         script = HELPER.read_text("utf-8")
         gate = PERL_GATE.read_text("utf-8")
         process = await asyncio.create_subprocess_exec(
-            *tethered(self._ssh.exec_command(["perl", "-e", script, gate])),
+            *tethered(self._host.exec_command(["perl", "-e", script, gate])),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
@@ -170,8 +168,8 @@ class RemoteHost(TextFiles):
                 process.kill()
             said = await _stderr_of(process)
             raise ServerUnavailable(
-                f"the program helper could not start on {self._ssh.describe()}: {said}",
-                suggestion="programs over ssh need perl (perl-base) and /proc on that host",
+                f"the program helper could not start on {self._host.describe()}: {said}",
+                suggestion="programs on another host need perl (perl-base) and /proc there",
             )
         root, machine, perl, path, directory = (
             value.decode("utf-8", "surrogateescape") for value in fields[1:]
@@ -179,7 +177,7 @@ class RemoteHost(TextFiles):
         helper.root, helper.machine, helper.perl = root, machine, perl
         helper.path, helper.directory = path, directory
         helper.reader = asyncio.get_running_loop().create_task(
-            self._dispatch(helper), name=f"program helper on {self._ssh.describe()}"
+            self._dispatch(helper), name=f"program helper on {self._host.describe()}"
         )
         return helper
 
@@ -211,8 +209,8 @@ class RemoteHost(TextFiles):
             self._ended(helper, await _stderr_of(helper.process))
 
     def _ended(self, helper: _Helper, said: str) -> None:
-        lost = self._ssh.lost()
-        helper.ended = lost or f"the program helper on {self._ssh.describe()} ended: {said}"
+        lost = self._host.lost()
+        helper.ended = lost or f"the program helper on {self._host.describe()} ended: {said}"
         error = ServerUnavailable(helper.ended)
         for reply in helper.replies.values():
             if not reply.done():
@@ -239,14 +237,14 @@ class RemoteHost(TextFiles):
                 answer = await reply
         except TimeoutError:
             raise ServerUnavailable(
-                f"the program helper on {self._ssh.describe()} did not answer within "
+                f"the program helper on {self._host.describe()} did not answer within "
                 f"{REQUEST_SECONDS:g} s"
             ) from None
         finally:
             helper.replies.pop(number, None)
         if answer[0] != b"ok":
             reason = answer[2].decode("utf-8", "replace") if len(answer) > 2 else "no reason"
-            raise SchemuxError(f"on {self._ssh.describe()}: {shorten(reason, 300)}")
+            raise SchemuxError(f"on {self._host.describe()}: {shorten(reason, 300)}")
         return answer[2:]
 
     async def gate(self) -> Gate:
@@ -256,7 +254,7 @@ class RemoteHost(TextFiles):
         numbers = PERL_SYSCALLS.get(helper.machine)
         if numbers is None:
             raise SchemuxError(
-                f"programs cannot run on {self._ssh.describe()}: the system call numbers of "
+                f"programs cannot run on {self._host.describe()}: the system call numbers of "
                 f"its architecture {helper.machine!r} are not known"
             )
         syscalls = ",".join(str(number) for number in numbers)
@@ -344,7 +342,7 @@ class RemoteHost(TextFiles):
 
     async def watching(self, pidfd: int) -> None:
         """Raise when the helper could not take the pid tmux reported for the gate as its
-        gate: a tmux server in another pid namespace than the ssh session reports pids
+        gate: a tmux server in another pid namespace than the helper's session reports pids
         that mean other processes (or none) where the helper runs, and a signal to one
         would reach the wrong process. The gate then counts as exited: nothing watches it."""
         pid, answer = self._watches.pop(pidfd, (0, None))
@@ -364,14 +362,15 @@ class RemoteHost(TextFiles):
             exited.set_result(None)
         reason = fields[2].decode("utf-8", "replace") if len(fields) > 2 else "no reason"
         if not reason.startswith("unseen:"):
-            raise SchemuxError(f"on {self._ssh.describe()}: {shorten(reason, 300)}")
+            raise SchemuxError(f"on {self._host.describe()}: {shorten(reason, 300)}")
         raise SchemuxError(
             f"the gate's process (pid {pid}, as the tmux server reports it) is not to be seen "
-            f"on {self._ssh.describe()} where the program helper runs: the tmux server runs "
-            "in another pid namespace than the ssh session (or the pane was closed at once)",
-            suggestion="programs over ssh need the tmux server started on that host, in the "
-            "ssh session's pid namespace (e.g. by schemux over ssh), not one reached "
-            "through a forwarded socket",
+            f"on {self._host.describe()} where the program helper runs: the tmux server runs "
+            "in another pid namespace than the helper's session (or the pane was closed at "
+            "once)",
+            suggestion="programs on another host need the tmux server started on that host, "
+            "in the pid namespace its sessions get (e.g. by schemux through that host), not "
+            "one reached through a forwarded socket",
         )
 
     def signal(self, pidfd: int, signum: int) -> None:
@@ -416,7 +415,7 @@ class RemoteHost(TextFiles):
         helper = self._helper
         if helper is None or helper.ended is not None:
             # not yet: started in the background, the facts read another way meanwhile
-            # (a helper's start is an ssh session's: a call should not wait for it)
+            # (a helper's start is a session's on the host: a call should not wait for it)
             if self._warming is None or self._warming.done():
                 self._warming = asyncio.get_running_loop().create_task(self._warm())
             return None
@@ -474,7 +473,7 @@ async def _read_frame(process: asyncio.subprocess.Process) -> list[bytes] | None
 
 
 async def _stderr_of(process: asyncio.subprocess.Process) -> str:
-    """What the ended helper (or ssh) wrote to stderr, as one line."""
+    """What the ended helper (or the way to its host) wrote to stderr, as one line."""
     if process.stderr is None:
         return "no reason given"
     with contextlib.suppress(TimeoutError):

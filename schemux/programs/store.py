@@ -16,14 +16,14 @@ from typing import Any
 import anyio
 
 from schemux import audit
-from schemux.abandoned import own_identity
 from schemux.config import GateSetting, ProgramLimits
 from schemux.errors import SchemuxError
 from schemux.programs.gate import Ending, Outcome, choose_gate, ending_from_marker
-from schemux.programs.host import LocalHost, ProgramHost
+from schemux.programs.host import LocalPrograms, ProgramHost
 from schemux.programs.output import Page, copy_output, cursor_for, offset_of, page_at
 from schemux.programs.panes import create_pane, kill_pane, leave_pane, start_copy
 from schemux.programs.program import Program, ProgramSpec, Tasks
+from schemux.runtime_identity import own_identity
 from schemux.tmux import TmuxServer
 
 STOP_GRACE_SECONDS = 2.0
@@ -45,7 +45,7 @@ class ProgramStore:
         """Programs on ``host``, or on this machine under the ``gate`` setting's gate."""
         self.limits = limits or ProgramLimits()
         self.host: ProgramHost = (
-            host if host is not None else LocalHost(self.limits.max_running, choose_gate(gate))
+            host if host is not None else LocalPrograms(self.limits.max_running, choose_gate(gate))
         )
         self._programs: OrderedDict[str, Program] = OrderedDict()
         self._starting = 0  # slots taken by starts still under way

@@ -1,0 +1,136 @@
+"""What schemux needs of a host, whatever kind it is: the ``Host`` protocol.
+
+A host is where the tmux server runs and its processes live. schemux reaches it by argv:
+a tmux client there (``command``, ``client_command``), any command there with stdin and
+stdout (``exec_command``); each kind owns its quoting, and every word reaches the host's
+program as the one argument it was here. The rest of schemux asks a host what it can do,
+never what kind it is: whether its pids are this machine's (``pids_here``: ``/proc`` and
+pidfds here reach its processes), whether a private file written here is readable there
+(``files_here``), which tmux binary it runs, its home, when a new login shell there is
+ready. A host that runs a helper of schemux's (a program host on another machine) offers
+it for reading shell facts (``facts_helper``).
+"""
+
+from __future__ import annotations
+
+import subprocess
+from typing import Protocol
+
+from schemux.config import GateSetting
+from schemux.programs.host import ProgramHost
+
+
+class FactsHelper(Protocol):
+    """A process of schemux's on the host that reads ``/proc`` there
+    (``schemux.programs.remote``): asked first for a remote pane's shell facts."""
+
+    async def shell_facts(
+        self, operation: bytes, server: tuple[int, int], *fields: bytes
+    ) -> list[bytes] | None: ...
+
+
+class Host(Protocol):
+    """One host: owned by whoever made it (a ``ToolContext``, a doctor's run, the CLI
+    until serving starts), which closes it."""
+
+    @property
+    def kind(self) -> str:
+        """The kind's name, as its option spells it: "local", "ssh" (``--ssh``)."""
+        ...
+
+    @property
+    def pids_here(self) -> bool:
+        """Whether the host's pids are this machine's: schemux may read its processes in
+        this ``/proc``, hold them by pidfd and tell them from its own."""
+        ...
+
+    @property
+    def files_here(self) -> bool:
+        """Whether a file this process writes (privately) is readable by the host's
+        shells: the shell integration's startup files are written here."""
+        ...
+
+    def describe(self) -> str:
+        """The host in a message ("this machine", "host DEST")."""
+        ...
+
+    def where(self) -> str:
+        """What follows a tmux server's address in a message: " on host DEST", or
+        nothing for this machine."""
+        ...
+
+    def label(self) -> str:
+        """The host as the audit log records it ("local", the ssh destination)."""
+        ...
+
+    def tmux_binary(self) -> str:
+        """The tmux a client there runs (raises TmuxUnavailable when there is none)."""
+        ...
+
+    def command(self, argv: list[str]) -> list[str]:
+        """A one-off tmux client's argv (``tmux FLAGS COMMAND...``), run there."""
+        ...
+
+    def client_command(self, argv: list[str]) -> list[str]:
+        """A tmux client that lives as long as schemux (a control client), run there: it
+        ends when schemux dies."""
+        ...
+
+    def exec_command(self, argv: list[str]) -> list[str]:
+        """Any argv run there, with this process's stdin and stdout as its own."""
+        ...
+
+    async def connect(self) -> None:
+        """The way to the host is up, or ServerUnavailable says why not."""
+        ...
+
+    def check_tmux(self) -> str:
+        """At start: the host reached and its ``tmux -V``'s text (with where); raises
+        TmuxUnavailable or ServerUnavailable saying why not."""
+        ...
+
+    def lost(self) -> str | None:
+        """Why the way to the host is gone, or None."""
+        ...
+
+    def reached(self, status: int) -> bool:
+        """Whether a command that ended with ``status`` got to the host (False: the way
+        there failed, and ``check_tmux`` says why)."""
+        ...
+
+    def home(self) -> str:
+        """Where the agent's login shell starts: the host's user's home."""
+        ...
+
+    async def until_shell_ready(self, pid: int, tmux_binary: str) -> None:
+        """Return once the agent's new login shell ``pid`` holds its terminal (or after a
+        few seconds): a first call coming at once would find it starting."""
+        ...
+
+    def program_host(self, max_running: int, gate: GateSetting) -> ProgramHost:
+        """A new program host of this host's (owned by the caller's ``ProgramStore``):
+        programs run there under ``gate`` where that is this machine's choice."""
+        ...
+
+    def facts_helper(self) -> FactsHelper | None:
+        """The helper that reads shell facts on the host, if this host has one."""
+        ...
+
+    def close(self) -> None:
+        """End whatever the host holds open (a connection), removing its files."""
+        ...
+
+
+def run_briefly(argv: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+    """``argv`` run to its end (a session on a host, a tmux client), stdin closed, its
+    output as text (undecodable bytes replaced); TimeoutExpired and OSError go to the
+    caller."""
+    return subprocess.run(
+        argv,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        errors="replace",
+        timeout=timeout,
+        check=False,
+    )

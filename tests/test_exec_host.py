@@ -1,0 +1,388 @@
+"""The exec host (``schemux --exec PREFIX``): the tools that work over ssh work through a
+command prefix. The prefix here changes what the target is: ``runuser -u USER --`` into a
+throwaway user (made with ``useradd``, as ``tests.test_login_shells`` does), whose tmux
+server, shells, programs and files are that user's, and whose pids schemux treats as
+another machine's (the remote paths: shell facts read there, programs under the helper
+and the Perl gate there). A prefix through the test sshd (``ssh -F CONFIG HOST``) checks
+the other way a prefix can pass words: joined into one string for a shell there.
+
+Needs root (as here and in CI); skipped, saying why, where users cannot be made.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shlex
+import shutil
+import subprocess
+import sys
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client
+
+from schemux.config import Settings, settings_from
+from schemux.context import ToolContext
+from schemux.errors import ConfigError, ServerUnavailable
+from schemux.generated.bindings import BINDINGS
+from schemux.hosts import ExecTarget, SshTarget
+from schemux.hosts.exec_prefix import ExecHost
+from schemux.server import build_server
+from tests.ssh_server import ALIAS, SshServer
+from tests.support import call, tagged_socket_name
+from tests.test_login_shells import end_processes_of, getpwnam_or_none, user_processes
+from tests.test_ssh import HOSTILE_WORDS
+
+pytestmark = pytest.mark.anyio
+
+# a lone surrogate is not text: the tools' arguments refuse it before anything runs
+TEXT_WORDS = [word for word in HOSTILE_WORDS if "\udcff" not in word]
+
+
+def cannot_make_users() -> str | None:
+    """Why this run cannot make a throwaway user and run commands as it, or None."""
+    if os.geteuid() != 0:
+        return "making a throwaway user (useradd) needs root"
+    for tool in ("useradd", "userdel", "runuser", "perl"):
+        if shutil.which(tool) is None:
+            return f"{tool} is not installed"
+    return None
+
+
+@pytest.fixture(scope="module")
+def user() -> Iterator[pwd.struct_passwd]:
+    """A throwaway user (bash its login shell); afterwards its processes are ended and
+    the user and its home (its tmux sockets and temporary files with it) removed."""
+    problem = cannot_make_users()
+    if problem is not None:
+        pytest.skip(problem)
+    name = f"sx{uuid.uuid4().hex[:10]}"
+    subprocess.run(
+        ["useradd", "--create-home", "--shell", "/bin/bash", "--comment", "schemux test", name],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    entry = pwd.getpwnam(name)
+    try:
+        yield entry
+    finally:
+        end_processes_of(entry.pw_uid)
+        removed = subprocess.run(
+            ["userdel", "--remove", name], capture_output=True, text=True, check=False
+        )
+        assert getpwnam_or_none(name) is None, f"userdel {name}: {removed.stderr}"
+
+
+@pytest.fixture(scope="module")
+def exec_target(user: pwd.struct_passwd) -> ExecTarget:
+    """The user's side, with tmux's sockets and temporary files in its home."""
+    home = user.pw_dir
+    return ExecTarget(
+        ("runuser", "-u", user.pw_name, "--", "env", f"TMUX_TMPDIR={home}", f"TMPDIR={home}")
+    )
+
+
+def there(target: ExecTarget, *argv: str) -> str:
+    """``argv`` run through the prefix, as the test sees the target."""
+    done = subprocess.run(
+        [*target.prefix, *argv], capture_output=True, text=True, timeout=30, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def exec_socket(exec_target: ExecTarget) -> Iterator[str]:
+    name = tagged_socket_name("exec")
+    try:
+        yield name
+    finally:
+        subprocess.run(
+            [*exec_target.prefix, "tmux", "-L", name, "kill-server"],
+            capture_output=True, timeout=30, check=False,
+        )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+async def exec_client(
+    anyio_backend: str, exec_target: ExecTarget, exec_socket: str
+) -> AsyncIterator[Client]:
+    """One context for the module's tools: the server it starts there, with the agent's
+    session, serves them all."""
+    context = ToolContext(Settings(socket_name=exec_socket, exec_prefix=exec_target))
+    try:
+        async with Client(build_server(context, BINDINGS)) as client:
+            yield client
+    finally:
+        await context.close()
+
+
+async def test_commands_run_as_the_target_in_its_shell(
+    exec_client: Client, user: pwd.struct_passwd, exec_target: ExecTarget, exec_socket: str
+) -> None:
+    # no target: schemux starts the configured server there, with the agent's session
+    result = await call(exec_client, "run_command", command="id -un; echo \"$HOME\"; echo 'a;b'")
+    assert result["output"] == [user.pw_name, user.pw_dir, "a;b"]
+    assert result["exit_status"] == 0
+    # the server is the user's: found in the user's socket directory, its process theirs
+    pid = int(there(exec_target, "tmux", "-L", exec_socket, "display-message", "-p", "#{pid}"))
+    assert os.stat(f"/proc/{pid}").st_uid == user.pw_uid
+    snapshot = await call(exec_client, "tmux_snapshot")
+    panes = [
+        pane["target"]["id"]
+        for session in snapshot["data"]["sessions"]
+        for window in session["windows"]
+        for pane in window["panes"]
+    ]
+    assert result["pane_id"] in panes
+
+
+async def test_keys_waits_and_captures_reach_the_targets_pane(exec_client: Client) -> None:
+    pane = (await call(exec_client, "run_command", command="true"))["pane_id"]
+    async with anyio.create_task_group() as group:
+        waited: dict[str, object] = {}
+
+        async def wait() -> None:
+            waited.update(
+                await call(exec_client, "wait_for_text", pane_id=pane, patterns=["typed-42"])
+            )
+
+        group.start_soon(wait)
+        await anyio.sleep(0.2)
+        await call(exec_client, "send_keys", keys="echo typed-$((6*7))", pane_id=pane)
+    assert waited, "wait_for_text returned nothing"
+    screen = await call(exec_client, "capture_pane", paneId=pane)
+    assert "typed-42" in str(screen)
+    snapshot = await call(exec_client, "tmux_snapshot")
+    target = next(
+        p["target"]
+        for s in snapshot["data"]["sessions"]
+        for w in s["windows"]
+        for p in w["panes"]
+        if p["target"]["id"] == pane
+    )
+    read = await call(exec_client, "tmux_capture", target=target)
+    assert "typed-42" in str(read)
+    # the pane's process is no process of this machine's to hold: refused, saying why
+    tracked = await exec_client.call_tool("tmux_capture", {"target": target, "track": True})
+    assert tracked.is_error
+    assert "tracking_unavailable" in str(tracked.structured_content)
+    assert "reached over exec" in str(tracked.structured_content)
+
+
+async def test_programs_run_there_and_stop(exec_client: Client, user: pwd.struct_passwd) -> None:
+    ran = await call(
+        exec_client, "run_program", argv=["sh", "-c", "id -un; pwd"], startDirectory=user.pw_dir
+    )
+    assert ran["output"].splitlines() == [user.pw_name, user.pw_dir]
+    assert ran["exitStatus"] == 0
+    started = await call(
+        exec_client, "start_program", argv=["sh", "-c", "echo started; exec sleep 300"]
+    )
+    page = await call(exec_client, "read_program", programId=started["programId"], timeoutMs=20_000)
+    assert page["text"].startswith("started")
+    await until(lambda: _sleeping(user.pw_uid))
+    stopped = await call(exec_client, "stop_program", programId=started["programId"])
+    assert stopped["outcome"] == "stopped", stopped
+    await until(lambda: not _sleeping(user.pw_uid))
+
+
+async def until(condition: Callable[[], bool], within: float = 10.0) -> None:
+    """Wait for ``condition``, without holding up the event loop the context runs on."""
+    for _ in range(int(within / 0.05)):
+        if condition():
+            return
+        await anyio.sleep(0.05)
+    raise AssertionError(f"not within {within} s")
+
+
+def _sleeping(uid: int) -> bool:
+    """Whether the user runs ``sleep 300`` (the started program)."""
+    for pid in user_processes(uid):
+        try:
+            if Path(f"/proc/{pid}/cmdline").read_bytes() == b"sleep\x00300\x00":
+                return True
+        except OSError:
+            continue
+    return False
+
+
+@pytest.mark.parametrize("word", TEXT_WORDS, ids=[repr(w)[:20] for w in TEXT_WORDS])
+async def test_hostile_argv_reaches_the_program_verbatim(
+    exec_client: Client, tmp_path: Path, word: str
+) -> None:
+    mark = tmp_path / "ran"
+    value = word.replace("{mark}", str(mark))
+    script = 'printf "%s" "$1" | od -An -v -tx1'
+    result = await call(exec_client, "run_program", argv=["sh", "-c", script, "sh", value])
+    assert "".join(result["output"].split()) == os.fsencode(value).hex()
+    assert result["exitStatus"] == 0
+    assert not mark.exists()
+
+
+@pytest.mark.parametrize("way", ["verbatim", "joined"])
+def test_each_word_reaches_the_target_as_one_argument(
+    way: str, exec_target: ExecTarget, sshd: SshServer, ssh_target: SshTarget, tmp_path: Path
+) -> None:
+    """``runuser`` passes the words after it verbatim; ``ssh`` joins them into a string for
+    the shell there: the probe tells which, and either way each word arrives whole."""
+    if way == "verbatim":
+        target = exec_target
+    else:
+        assert ssh_target.config is not None
+        target = ExecTarget(("ssh", "-F", ssh_target.config, ALIAS))
+    host = ExecHost(target)
+    mark = tmp_path / "ran"
+    try:
+        assert host.check_tmux().startswith("tmux ")
+        for word in HOSTILE_WORDS:
+            value = word.replace("{mark}", str(mark))
+            argv = host.exec_command(["printf", "%s\\0", value, "second"])
+            done = subprocess.run(argv, capture_output=True, timeout=30, check=False)
+            assert done.returncode == 0, done.stderr
+            assert done.stdout == os.fsencode(value) + b"\0second\0"
+    finally:
+        host.close()
+    assert not mark.exists()
+
+
+async def test_hostile_values_reach_the_targets_tmux_as_one_argument(
+    anyio_backend: str, exec_target: ExecTarget, exec_socket: str, tmp_path: Path
+) -> None:
+    """Through the control client and through a one-off client (an argv after the
+    prefix), each word is one argument of tmux's there: set as an option, read back."""
+    context = ToolContext(Settings(socket_name=exec_socket, exec_prefix=exec_target))
+    mark = tmp_path / "ran"
+    try:
+        server = context.tmux()
+        for word in TEXT_WORDS:
+            value = word.replace("{mark}", str(mark))
+            await server.run("set-option", "-s", "@schemux_test_word", value)
+            shown = await server.run_subprocess("show-options", "-s", "-v", "@schemux_test_word")
+            assert shown == value.split("\n"), repr(value)
+        await server.run("set-option", "-s", "-u", "@schemux_test_word")
+    finally:
+        await context.close()
+    assert not mark.exists()
+
+
+def test_schemux_settings_stay_out_of_the_targets_environment(
+    exec_target: ExecTarget, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """runuser passes its environment on: schemux's own (an HTTP token) must not reach
+    the target's user; the rest of the environment does."""
+    monkeypatch.setenv("SCHEMUX_HTTP_TOKEN", "never-on-the-target-0123456789")
+    monkeypatch.setenv("SCHEMUX_TEST_PASSED_ON", "1")
+    monkeypatch.setenv("NOT_SCHEMUX_SETTING", "passed-on")
+    host = ExecHost(exec_target)
+    try:
+        done = subprocess.run(
+            host.exec_command(["env"]), capture_output=True, text=True, timeout=30, check=True
+        )
+    finally:
+        host.close()
+    assert "never-on-the-target" not in done.stdout
+    assert not [line for line in done.stdout.splitlines() if line.startswith("SCHEMUX_")]
+    assert "NOT_SCHEMUX_SETTING=passed-on" in done.stdout
+
+
+def test_a_prefix_that_runs_no_command_is_refused_in_one_line() -> None:
+    """A prefix that swallows the command (or names no program) fails at connection,
+    saying so, before any call."""
+    for prefix, said in (
+        (("sh", "-c", "exit 3"), "did not run a command given to it"),
+        (("/nonexistent/prefix",), "the --exec prefix cannot be run"),
+    ):
+        host = ExecHost(ExecTarget(prefix))
+        with pytest.raises(ServerUnavailable, match=said):
+            host.check_tmux()
+        host.close()
+
+
+def test_doctor_checks_the_exec_host(exec_target: ExecTarget, exec_socket: str) -> None:
+    prefix = shlex.join(exec_target.prefix)
+    doctor = subprocess.run(
+        [sys.executable, "-m", "schemux", "doctor", "--exec", prefix, "-L", exec_socket],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    lines = doctor.stdout.splitlines()
+    exec_line = next(line for line in lines if "  exec: " in line)
+    assert exec_line.startswith("OK"), exec_line
+    perl_line = next(line for line in lines if "  perl: " in line)
+    assert perl_line.startswith("OK"), perl_line
+    server_line = next(line for line in lines if "  server: " in line)
+    assert not server_line.startswith("FAIL"), server_line
+    refused = subprocess.run(
+        [sys.executable, "-m", "schemux", "doctor", "--exec", "/nonexistent/prefix"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    exec_line = next(line for line in refused.stdout.splitlines() if "  exec: " in line)
+    assert exec_line.startswith("FAIL"), exec_line
+    assert refused.returncode == 1
+
+
+def test_the_prefix_is_parsed_as_a_shell_would_and_checked() -> None:
+    settings = settings_from({}, exec_prefix="kubectl exec -i 'my pod' --")
+    assert settings.exec_prefix == ExecTarget(("kubectl", "exec", "-i", "my pod", "--"))
+    assert settings.host_target == settings.exec_prefix
+    from_env = settings_from({"SCHEMUX_EXEC": "docker exec -i c1"})
+    assert from_env.exec_prefix == ExecTarget(("docker", "exec", "-i", "c1"))
+    for bad, said in (
+        ("docker 'unclosed", "No closing quotation"),
+        ("", "names no command"),
+        ("-i docker", "starts with '-'"),
+    ):
+        with pytest.raises(ConfigError, match=f"--exec.*{said}"):
+            settings_from({"SCHEMUX_EXEC": "echo"}, exec_prefix=bad)
+    with pytest.raises(ConfigError, match="not both"):
+        settings_from({}, ssh="host", exec_prefix="docker exec -i c1")
+
+
+async def test_closing_the_context_leaves_no_process(
+    anyio_backend: str, exec_target: ExecTarget, exec_socket: str, user: pwd.struct_passwd
+) -> None:
+    """A context that ran a command and a program ends every process it made through the
+    prefix (its control client, the program helper); the server stays, as over ssh."""
+    before = _children()
+    helpers_before = _helpers(user.pw_uid)
+    context = ToolContext(Settings(socket_name=exec_socket, exec_prefix=exec_target))
+    try:
+        async with Client(build_server(context, BINDINGS)) as client:
+            await call(client, "run_command", command="true")
+            await call(client, "run_program", argv=["true"])
+            assert _helpers(user.pw_uid) > helpers_before
+    finally:
+        await context.close()
+    await until(lambda: _children() <= before)
+    await until(lambda: _helpers(user.pw_uid) <= helpers_before)
+    there(exec_target, "tmux", "-L", exec_socket, "has-session")
+
+
+def _children() -> set[int]:
+    """This process's child processes."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat[stat.rindex(")") + 2 :].split()[1]) == os.getpid():
+                found.add(int(entry.name))
+    return found
+
+
+def _helpers(uid: int) -> set[int]:
+    """The user's program helpers (perl running schemux's script)."""
+    found = set()
+    for pid in user_processes(uid):
+        try:
+            words = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if words[:2] == [b"perl", b"-e"]:
+            found.add(pid)
+    return found
