@@ -18,6 +18,7 @@ from schemux.generated.bindings import BINDINGS
 from schemux.hosts import SshTarget
 from schemux.programs import ProgramLimits
 from schemux.server import build_server
+from tests.contexts import Contexts, client_of
 from tests.leftovers import (
     busy_threads,
     find_leftovers,
@@ -124,6 +125,18 @@ async def stdio_client(anyio_backend: str, tmux_socket: str) -> AsyncIterator[Cl
 
 
 @pytest.fixture
+async def make_context(anyio_backend: str) -> AsyncIterator[Contexts]:
+    """``make_context(**settings)``: a ToolContext of ``Settings(**settings)``, closed
+    after the test as the server closes its own (programs ended, runtime directory
+    removed, ssh master ended)."""
+    contexts = Contexts()
+    try:
+        yield contexts
+    finally:
+        await contexts.close()
+
+
+@pytest.fixture
 async def tool_context(anyio_backend: str, main_tmux_socket: str) -> AsyncIterator[ToolContext]:
     """Closed afterwards, as the server closes its own: programs ended, runtime directory
     removed. On this machine's server (not a module's ``tmux_socket``, which may be a
@@ -161,23 +174,23 @@ def over_ssh(request: pytest.FixtureRequest, transport: str) -> SshTarget | None
     return target
 
 
-@pytest.fixture(params=["local", "ssh"])
+@pytest.fixture
 async def programs(
-    request: pytest.FixtureRequest, anyio_backend: str, tmux_socket: str
+    request: pytest.FixtureRequest,
+    make_context: Contexts,
+    transport_ssh: SshTarget | None,
+    tmux_socket: str,
 ) -> AsyncIterator[tuple[Client, ToolContext]]:
     """schemux in this process with room for many programs, running and ended; once on
     this machine's ``tmux_socket`` and once over ssh to a tmux server started over ssh
     (``remote_tmux_socket``), in the pid namespace the program helper runs in, as on a
     real remote host. ``programs_socket`` names the server in use."""
     limits = ProgramLimits(max_running=400, retained_ended=400)
-    ssh = over_ssh(request, request.param)
+    ssh = transport_ssh
     socket_name = tmux_socket if ssh is None else request.getfixturevalue("remote_tmux_socket")
-    context = ToolContext(Settings(socket_name=socket_name, program_limits=limits, ssh=ssh))
-    try:
-        async with Client(build_server(context, BINDINGS)) as client:
-            yield client, context
-    finally:
-        await context.close()
+    context = make_context(socket_name=socket_name, program_limits=limits, ssh=ssh)
+    async with client_of(context) as client:
+        yield client, context
 
 
 @pytest.fixture
@@ -224,8 +237,16 @@ def remote_tmux_socket(sshd: SshServer) -> Iterator[str]:
 
 @pytest.fixture(params=["local", "ssh"])
 def transport(request: pytest.FixtureRequest) -> str:
-    """Each test that runs over both transports, on this machine and over ssh."""
+    """Each test that runs over both transports, on this machine and over ssh: the one
+    place the two are listed (``transport_ssh``, ``transport_socket``,
+    ``transport_client`` and ``programs`` follow it)."""
     return str(request.param)
+
+
+@pytest.fixture
+def transport_ssh(request: pytest.FixtureRequest, transport: str) -> SshTarget | None:
+    """The ssh target of the transport: None on this machine (``over_ssh``)."""
+    return over_ssh(request, transport)
 
 
 @pytest.fixture
@@ -240,15 +261,11 @@ def transport_socket(request: pytest.FixtureRequest, transport: str) -> str:
 
 @pytest.fixture
 async def transport_client(
-    request: pytest.FixtureRequest, anyio_backend: str, transport: str, transport_socket: str
+    make_context: Contexts, transport_ssh: SshTarget | None, transport_socket: str
 ) -> AsyncIterator[Client]:
     """``memory_client``, once on this machine and once over ssh (``transport``)."""
-    ssh = request.getfixturevalue("ssh_target") if transport == "ssh" else None
-    context = ToolContext(
-        Settings(socket_name=transport_socket, wait_ceiling=STDIO_WAIT_CEILING, ssh=ssh)
+    context = make_context(
+        socket_name=transport_socket, wait_ceiling=STDIO_WAIT_CEILING, ssh=transport_ssh
     )
-    try:
-        async with Client(build_server(context, BINDINGS)) as client:
-            yield client
-    finally:
-        await context.close()
+    async with client_of(context) as client:
+        yield client

@@ -25,6 +25,7 @@ from schemux.abandoned import PANE_OPTION, own_identity, owner_alive, reap_runti
 from schemux.config import Settings
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
+from schemux.hosts import SshTarget
 from schemux.processes import this_process
 from schemux.programs import ProgramLimits, ProgramSpec
 from schemux.programs import output as output_module
@@ -33,7 +34,7 @@ from schemux.programs.gate import MARKER_PREFIX, report_token, scan
 from schemux.programs.program_gate import TABLE_BYTES
 from schemux.server import build_server
 from schemux.terminal_text import TextFilter
-from tests.conftest import over_ssh
+from tests.contexts import Contexts, client_of
 from tests.support import call, call_error, new_pane, tmux, wait_until
 
 # every test here under each gate: in process, and in a schemux it starts
@@ -332,20 +333,19 @@ async def test_the_running_limit_holds_under_concurrency(
     assert all("programs run already" in message for message in refused)
 
 
-@pytest.fixture(params=["local", "ssh"])
+@pytest.fixture
 async def limited_programs(
-    request: pytest.FixtureRequest, anyio_backend: str, tmux_socket: str
+    request: pytest.FixtureRequest,
+    make_context: Contexts,
+    transport_ssh: SshTarget | None,
+    tmux_socket: str,
 ) -> AsyncIterator[Client]:
     """schemux in this process with the default running limit (16), on this machine and
     over ssh."""
-    ssh = over_ssh(request, request.param)
+    ssh = transport_ssh
     socket_name = tmux_socket if ssh is None else request.getfixturevalue("remote_tmux_socket")
-    context = ToolContext(Settings(socket_name=socket_name, ssh=ssh))
-    try:
-        async with Client(build_server(context, BINDINGS)) as client:
-            yield client
-    finally:
-        await context.close()
+    async with client_of(make_context(socket_name=socket_name, ssh=ssh)) as client:
+        yield client
 
 
 async def test_a_burst_of_run_program_calls_all_run(limited_programs: Client) -> None:

@@ -16,10 +16,12 @@ from hypothesis import strategies as st
 from schemux.config import Settings
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
+from schemux.hosts import SshTarget
 from schemux.owned_session import OWNED_SESSION
 from schemux.process_identity import peer_pidfd_problem
 from schemux.references import ServerIdentity
 from schemux.server import call_bound_tool
+from tests.contexts import Contexts
 from tests.support import Pane, new_pane, pane_format, private_tmux_server, tmux, wait_until
 
 pytestmark = pytest.mark.anyio
@@ -74,13 +76,12 @@ class Screen:
         os.close(self.tty)
 
 
-@pytest.fixture(params=["local", "ssh"])
-async def context(request: pytest.FixtureRequest, tmux_socket: str) -> AsyncIterator[ToolContext]:
+@pytest.fixture
+def context(
+    make_context: Contexts, tmux_socket: str, transport_ssh: SshTarget | None
+) -> ToolContext:
     """Untracked reads on this machine, and over ssh to it (``tests.ssh_server``)."""
-    ssh = request.getfixturevalue("ssh_target") if request.param == "ssh" else None
-    context = ToolContext(Settings(socket_name=tmux_socket, ssh=ssh))
-    yield context
-    await context.close()
+    return make_context(socket_name=tmux_socket, ssh=transport_ssh)
 
 
 @pytest.fixture(params=["peer-pidfd", "pidfd-open"])
