@@ -25,6 +25,7 @@ from pathlib import Path
 from schemux.abandoned import RUNTIME_PREFIX
 from schemux.shell_integration import SHELLS_CACHE
 from schemux.tmux import socket_directory
+from tests.process_table import processes
 
 RUN_TAG = f"run{uuid.uuid4().hex[:8]}"
 SERVER_EXIT_SECONDS = 5.0  # kill-server returns before the server has gone
@@ -81,20 +82,14 @@ def run_sockets(user_directory: Path) -> list[Path]:
 
 def tagged_servers() -> list[int]:
     """Live tmux processes whose command line names one of this run's sockets."""
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue  # gone meanwhile
-        if state == "Z" or not argv or not argv[0].endswith(b"tmux"):
-            continue
-        if any(RUN_TAG.encode() in arg for arg in argv):
-            pids.append(int(entry.name))
-    return sorted(pids)
+    return sorted(
+        process.pid
+        for process in processes()
+        if process.alive
+        and process.argv[:1] != ()
+        and process.argv[0].endswith(b"tmux")
+        and any(RUN_TAG.encode() in arg for arg in process.argv)
+    )
 
 
 def runtime_directories(temporary: Path) -> list[Path]:

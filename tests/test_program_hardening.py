@@ -35,6 +35,7 @@ from schemux.programs.program_gate import TABLE_BYTES
 from schemux.server import build_server
 from schemux.terminal_text import TextFilter
 from tests.contexts import Contexts, client_of
+from tests.process_table import processes
 from tests.support import call, call_error, new_pane, tmux, wait_until
 
 # every test here under each gate: in process, and in a schemux it starts
@@ -51,21 +52,15 @@ PRINT_CWD = "import os; print(repr(os.getcwd()))"
 
 def alive_with(word: str) -> list[int]:
     """Live ``sleep`` processes whose argument starts with ``word``."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
-                state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
-            except OSError:
-                continue
-            if (
-                cmdline.startswith(b"sleep\0" + word.encode())
-                and state != "Z"
-                and int(entry) != os.getpid()
-            ):
-                found.append(int(entry))
-    return found
+    return [
+        process.pid
+        for process in processes()
+        if process.alive
+        and process.argv[:1] == (b"sleep",)
+        and len(process.argv) > 1
+        and process.argv[1].startswith(word.encode())
+        and process.pid != os.getpid()
+    ]
 
 
 def resistant_tree(tag: str) -> list[str]:
