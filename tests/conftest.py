@@ -8,6 +8,7 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mcp import Client, StdioServerParameters
@@ -31,6 +32,7 @@ from tests.support import force_gate, private_tmux_server, tagged_socket_name
 
 STDIO_WAIT_CEILING = 60
 THREAD_EXIT_SECONDS = 5.0
+WORKER_LEFTOVERS = "schemux-worker-leftovers"
 _temporary: list[Path] = []
 
 
@@ -41,27 +43,56 @@ def pytest_configure(config: pytest.Config) -> None:
     temporary = private_temporary_directory()
     _temporary.append(temporary)
     os.environ["XDG_STATE_HOME"] = str(temporary / "state")
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(WorkerLeftovers(), WORKER_LEFTOVERS)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Fail the run when it left a tmux socket, server or schemux runtime directory."""
+    """Fail the run when it left a tmux socket, server or schemux runtime directory. A
+    test worker (pytest-xdist) has no terminal of its own: it hands its report to the
+    run that started it (``WorkerLeftovers``)."""
     if not _temporary:
         return
     temporary = _temporary.pop()
     leftovers = find_leftovers(temporary)
     if leftovers:
-        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
-        if reporter is not None:
-            reporter.write_line(leftovers.report(), red=True)
+        worker_output = getattr(session.config, "workeroutput", None)
+        if worker_output is not None:
+            worker_output["leftovers"] = leftovers.report()
         else:
-            print(leftovers.report(), file=sys.stderr)
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            report_leftovers(session, leftovers.report())
     # either way, leave the machine clean for the next run
     for path in leftovers.sockets:
         subprocess.run(["tmux", "-S", str(path), "kill-server"], capture_output=True, check=False)
         path.unlink(missing_ok=True)
     release_fifo_openers(temporary)  # before the FIFOs' paths are gone
     shutil.rmtree(temporary, ignore_errors=True)
+    workers = session.config.pluginmanager.get_plugin(WORKER_LEFTOVERS)
+    for report in workers.reports if workers is not None else []:
+        report_leftovers(session, report)
+
+
+def report_leftovers(session: pytest.Session, report: str) -> None:
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(report, red=True)
+    else:
+        print(report, file=sys.stderr)
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+class WorkerLeftovers:
+    """The test workers' reports of what they left (pytest-xdist), gathered as each
+    worker ends, before the run's own end reports them."""
+
+    def __init__(self) -> None:
+        self.reports: list[str] = []
+
+    @pytest.hookimpl
+    def pytest_testnodedown(self, node: Any, error: object) -> None:
+        report = getattr(node, "workeroutput", {}).get("leftovers")
+        if report:
+            self.reports.append(f"{node.gateway.id}: {report}")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -29,8 +29,10 @@ from tests.process_table import processes
 
 RUN_TAG = f"run{uuid.uuid4().hex[:8]}"
 SERVER_EXIT_SECONDS = 5.0  # kill-server returns before the server has gone
-# the tmux directory the run was started with (the user's), before the run's own replaces it
-USER_TMUX_DIRECTORY = socket_directory()
+# the tmux directory the run was started with (the user's), before the run's own replaces
+# it; a test worker (pytest-xdist) is started with the run's, and is told the user's
+USER_DIRECTORY_VARIABLE = "SCHEMUX_TEST_USER_TMUX_DIRECTORY"
+USER_TMUX_DIRECTORY = os.environ.setdefault(USER_DIRECTORY_VARIABLE, socket_directory())
 # what the run gives every process it starts (a client that filters the environment,
 # as the MCP SDK's stdio client does, drops them)
 # the run's temporary and tmux directories, and its state directory (the audit log's)
