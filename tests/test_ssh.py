@@ -28,6 +28,7 @@ from schemux.hosts import SshHost, SshTarget
 from schemux.processes import machine_tag, this_process
 from schemux.server import build_server
 from tests import process_table
+from tests.contexts import Contexts
 from tests.ssh_server import ALIAS, BAD_KEY, NO_TMUX, OLD_TMUX, UNKNOWN_HOST, SshServer
 from tests.support import (
     call,
@@ -55,14 +56,8 @@ def context_for(target: SshTarget, socket_name: str) -> ToolContext:
 
 
 @pytest.fixture
-async def ssh_context(
-    anyio_backend: str, tmux_socket: str, ssh_target: SshTarget
-) -> AsyncIterator[ToolContext]:
-    context = context_for(ssh_target, tmux_socket)
-    try:
-        yield context
-    finally:
-        await context.close()
+def ssh_context(make_context: Contexts, tmux_socket: str, ssh_target: SshTarget) -> ToolContext:
+    return make_context(socket_name=tmux_socket, ssh=ssh_target)
 
 
 @pytest.fixture
