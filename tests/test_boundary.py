@@ -21,7 +21,7 @@ import pytest
 from mcp import Client
 
 from schemux.errors import UnsendableArgument
-from schemux.hosts import Host, SshTarget, host_for
+from schemux.hosts import Host, SshTarget
 from schemux.owned_session import OWNED_SESSION
 from schemux.tmux import ServerAddress, TmuxServer, socket_directory, socket_name_problem
 from schemux.tmux_command import THEN
@@ -596,16 +596,14 @@ SUBPROCESS_VALUES = [
 
 @pytest.mark.parametrize("value", SUBPROCESS_VALUES, ids=[repr(v)[:24] for v in SUBPROCESS_VALUES])
 async def test_subprocess_arguments_arrive_verbatim(
-    anyio_backend: str, world: World, transport_ssh: SshTarget | None, value: str
+    world: World, transport_ssh: SshTarget | None, shared_contexts: Contexts, value: str
 ) -> None:
     """A tmux client's own command line ends a command at an argument ending in ';':
     run_subprocess passes every argument but THEN verbatim (over ssh too, where the
-    remote shell is given each one quoted)."""
-    host = host_for(transport_ssh)
-    try:
-        await subprocess_arguments_arrive(world, host, value)
-    finally:
-        host.close()
+    remote shell is given each one quoted). On the host of the transport's shared
+    context (over ssh, its master)."""
+    context = shared_contexts.shared(socket_name=world.socket, ssh=transport_ssh)
+    await subprocess_arguments_arrive(world, context.host, value)
 
 
 async def subprocess_arguments_arrive(world: World, host: Host, value: str) -> None:
