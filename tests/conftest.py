@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 from mcp import Client, StdioServerParameters
 
-from schemux.config import Settings
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
 from schemux.hosts import SshTarget
@@ -168,15 +167,11 @@ async def make_context(anyio_backend: str) -> AsyncIterator[Contexts]:
 
 
 @pytest.fixture
-async def tool_context(anyio_backend: str, main_tmux_socket: str) -> AsyncIterator[ToolContext]:
+def tool_context(make_context: Contexts, main_tmux_socket: str) -> ToolContext:
     """Closed afterwards, as the server closes its own: programs ended, runtime directory
     removed. On this machine's server (not a module's ``tmux_socket``, which may be a
     transport's)."""
-    context = ToolContext(Settings(socket_name=main_tmux_socket, wait_ceiling=STDIO_WAIT_CEILING))
-    try:
-        yield context
-    finally:
-        await context.close()
+    return make_context(socket_name=main_tmux_socket, wait_ceiling=STDIO_WAIT_CEILING)
 
 
 @pytest.fixture

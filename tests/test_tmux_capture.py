@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -85,15 +85,15 @@ def context(
 
 
 @pytest.fixture(params=["peer-pidfd", "pidfd-open"])
-async def tracked(request: pytest.FixtureRequest, tmux_socket: str) -> AsyncIterator[ToolContext]:
+def tracked(
+    request: pytest.FixtureRequest, make_context: Contexts, tmux_socket: str
+) -> ToolContext:
     """A context for tracked reads, once with each way of binding the server's identity
     (``SCHEMUX_TRACKING_BACKEND``; peer-pidfd needs Linux 6.5+)."""
     no_peer_pidfd = peer_pidfd_problem()
     if request.param == "peer-pidfd" and no_peer_pidfd is not None:
         pytest.skip(f"this kernel has no peer pidfds: {no_peer_pidfd}")
-    context = ToolContext(Settings(socket_name=tmux_socket, tracking_backend=request.param))
-    yield context
-    await context.close()
+    return make_context(socket_name=tmux_socket, tracking_backend=request.param)
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
 from schemux.hosts import SshTarget
 from schemux.server import call_bound_tool
+from tests.contexts import Contexts
 from tests.support import new_pane, pane_format, private_tmux_server, tmux, wait_until
 
 pytestmark = pytest.mark.anyio
@@ -73,31 +74,25 @@ async def test_a_server_with_sessions_windows_and_panes(transport_ssh: SshTarget
 
 
 async def test_references_taken_here_read_the_pane(
-    tmux_socket: str, transport_ssh: SshTarget | None
+    tmux_socket: str, transport_ssh: SshTarget | None, make_context: Contexts
 ) -> None:
     pane = new_pane(tmux_socket, command="echo found-it; exec sleep 300", width=30, height=3)
     wait_until(lambda: "found-it" in tmux(tmux_socket, "capture-pane", "-p", "-t", pane.pane_id))
     _, result = await snapshot(tmux_socket, transport_ssh)
     reference = panes_of(result["data"])[pane.pane_id]["target"]
-    context = ToolContext(Settings(socket_name=tmux_socket, ssh=transport_ssh))
-    try:
-        read = await call_bound_tool(BINDINGS["tmux_capture"], context, {"target": reference})
-    finally:
-        await context.close()
+    context = make_context(socket_name=tmux_socket, ssh=transport_ssh)
+    read = await call_bound_tool(BINDINGS["tmux_capture"], context, {"target": reference})
     assert read.structured_content is not None
     assert read.structured_content["data"]["rows"][0] == "found-it\n"
 
 
 async def test_no_server_is_an_envelope_that_sent_nothing(
-    tmux_socket: str, transport_ssh: SshTarget | None
+    tmux_socket: str, transport_ssh: SshTarget | None, make_context: Contexts
 ) -> None:
     # only the configured server is started when it is not running: a named one is not
-    context = ToolContext(Settings(socket_name=tmux_socket, ssh=transport_ssh))
-    try:
-        arguments = {"socket_name": "schemux-test-no-server-for-snapshot"}
-        called = await call_bound_tool(BINDINGS["tmux_snapshot"], context, arguments)
-    finally:
-        await context.close()
+    context = make_context(socket_name=tmux_socket, ssh=transport_ssh)
+    arguments = {"socket_name": "schemux-test-no-server-for-snapshot"}
+    called = await call_bound_tool(BINDINGS["tmux_snapshot"], context, arguments)
     assert called.is_error
     result = called.structured_content
     assert result is not None
