@@ -39,7 +39,7 @@ from mcp.client.stdio import stdio_client
 if __package__ in (None, ""):  # run as a script: make `bench` importable from the root
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.run_command import summary
+from bench.common import summary
 
 FIGURES = ("floor", "tools", "serve")
 MEASURES = {

@@ -36,43 +36,25 @@ from mcp import Client
 if __package__ in (None, ""):  # run as a script: make `bench` importable from the root
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.run_command import Tmux, check_result, schemux_params
-from bench.suite import find_server_pid
+from bench.common import (
+    TICK,
+    Tmux,
+    check_result,
+    children_cpu_seconds,
+    cpu_seconds,
+    find_server_pid,
+    schemux_params,
+)
 from schemux import shell_panes
 from schemux.tmux import TmuxServer
 
 PANES = 20
-TICK = os.sysconf("SC_CLK_TCK")
-
-
-def children_cpu_seconds(parent: int) -> float:
-    """CPU seconds so far of the live children of ``parent``."""
-    total = 0.0
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()
-        if int(fields[1]) == parent:
-            total += (int(fields[11]) + int(fields[12])) / TICK
-    return total
 
 
 def machine_busy_seconds() -> float:
     """CPU seconds all CPUs of the machine spent busy (not idle, not waiting on I/O)."""
     fields = [int(value) for value in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
     return (sum(fields[:8]) - fields[3] - fields[4]) / TICK
-
-
-def cpu_seconds(pid: int) -> tuple[float, float]:
-    """(own user+system, reaped children's user+system) CPU seconds of ``pid``."""
-    stat = Path(f"/proc/{pid}/stat").read_text()
-    fields = stat[stat.rindex(")") + 2 :].split()
-    utime, stime, cutime, cstime = (int(value) for value in fields[11:15])
-    return (utime + stime) / TICK, (cutime + cstime) / TICK
 
 
 async def batch(client: Client, panes: list[str], command: str = "true") -> float:

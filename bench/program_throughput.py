@@ -16,12 +16,14 @@ from typing import Any
 
 from mcp import Client
 
-from bench.run_command import Tmux
-from bench.suite import resident_mb
+from bench.common import (
+    Tmux,
+    cpu_seconds,
+    resident_mb,
+)
 from schemux.terminal_text import terminal_text
 
 READ_TIMEOUT_MS = 5000
-TICK = os.sysconf("SC_CLK_TCK")
 
 
 def structured(label: str, result: Any) -> dict[str, Any]:
@@ -141,12 +143,6 @@ async def read_one(
     return got
 
 
-def cpu_seconds(pid: int) -> float:
-    """User and system CPU seconds of a process so far, from /proc/PID/stat."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICK
-
-
 def own_cpu_seconds() -> float:
     times = os.times()
     return times.user + times.system
@@ -158,7 +154,7 @@ def time_raw_throughput_floor(tmux: Tmux, paths: list[Path]) -> dict[str, Any]:
     the bytes (it parses every one into its screens). Wall time from the first
     ``new-window`` to the last done channel."""
     tmux_pid = int(tmux.run("display-message", "-p", "#{pid}"))
-    cpu_before = cpu_seconds(tmux_pid)
+    cpu_before = cpu_seconds(tmux_pid).own
     start = time.perf_counter()
     for number, path in enumerate(paths):
         script = (
@@ -179,7 +175,7 @@ def time_raw_throughput_floor(tmux: Tmux, paths: list[Path]) -> dict[str, Any]:
     return {
         "wall_s": wall,
         "mb_per_s": written / 1e6 / wall,
-        "tmux_cpu_s": cpu_seconds(tmux_pid) - cpu_before,
+        "tmux_cpu_s": cpu_seconds(tmux_pid).own - cpu_before,
     }
 
 
@@ -217,13 +213,13 @@ async def measure_throughput(
 
     sampler = asyncio.ensure_future(sample())
     ends: list[float] = []
-    cpu_before = cpu_seconds(pid), cpu_seconds(tmux_pid), own_cpu_seconds()
+    cpu_before = cpu_seconds(pid).own, cpu_seconds(tmux_pid).own, own_cpu_seconds()
     start = time.perf_counter()
     results = await asyncio.gather(
         *(read_one(client, number, path, copies, ends) for number, path in enumerate(paths))
     )
     wall = time.perf_counter() - start
-    cpu_after = cpu_seconds(pid), cpu_seconds(tmux_pid), own_cpu_seconds()
+    cpu_after = cpu_seconds(pid).own, cpu_seconds(tmux_pid).own, own_cpu_seconds()
     spent = (b - a for a, b in zip(cpu_before, cpu_after, strict=True))
     cpu = dict(zip(("schemux_s", "tmux_s", "client_s"), spent, strict=True))
     done.set()

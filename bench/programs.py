@@ -40,6 +40,7 @@ from mcp import Client, StdioServerParameters
 if __package__ in (None, ""):  # run as a script: make `bench` importable from the root
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.common import Tmux, find_server_pid, machine_facts, resident_mb, schemux_params, summary
 from bench.program_throughput import (
     READ_TIMEOUT_MS,
     measure_throughput,
@@ -47,8 +48,6 @@ from bench.program_throughput import (
     time_raw_throughput_floor,
     write_program_files,
 )
-from bench.run_command import Tmux, machine_facts, schemux_params, summary
-from bench.suite import find_server_pid, resident_mb
 
 PROGRAM_LIMIT_ENV = {"SCHEMUX_MAX_PROGRAMS": "64", "SCHEMUX_RETAINED_PROGRAMS": "64"}
 LATENCY_PERIOD = 0.020

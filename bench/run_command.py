@@ -18,140 +18,29 @@ import argparse
 import asyncio
 import json
 import os
-import platform
-import shutil
-import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
 from mcp import Client, StdioServerParameters
 
-ROOT = Path(__file__).resolve().parent.parent
-ANCHOR_VERSION = "0.1.0a22"
-ANCHOR_VENV = ROOT / "bench" / ".venvs" / "libtmux-mcp"
-ANCHOR_PYTHON = ANCHOR_VENV / "bin" / "python"
-ANCHOR_BIN = ANCHOR_VENV / "bin" / "libtmux-mcp"  # console script, libtmux_mcp:main
-# tmux 3.3a did not hand PS1 given with `-e` on to the pane (HISTFILE it did), so the prompt
-# is set on the command line, which tmux runs through the default shell.
-SHELL = "env 'PS1=$ ' bash --norc --noprofile"
-SHELL_ENV = ("-e", "HISTFILE=/dev/null")
-COMMAND = {"command": "true"}
+if __package__ in (None, ""):  # run as a script: make `bench` importable from the root
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-
-class Tmux:
-    """A private tmux server on socket ``name``; every command names that socket."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def run(self, *args: str, timeout: float = 30.0) -> str:
-        done = subprocess.run(
-            ["tmux", "-L", self.name, *args],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-        )
-        if done.returncode != 0:
-            raise RuntimeError(f"tmux {' '.join(args)}: {done.stderr.strip()}")
-        return done.stdout
-
-    def start(self) -> str:
-        pane = self.run(
-            "-f", "/dev/null", "new-session", "-d", "-s", "bench", "-x", "120", "-y", "40",
-            "-P", "-F", "#{pane_id}", *SHELL_ENV, SHELL,
-        ).strip()  # fmt: skip
-        self.wait_for_prompt(pane)
-        return pane
-
-    def new_pane(self) -> str:
-        pane = self.run(
-            "new-window", "-d", "-t", "bench:", "-P", "-F", "#{pane_id}", *SHELL_ENV, SHELL
-        ).strip()
-        self.wait_for_prompt(pane)
-        return pane
-
-    def wait_for_prompt(self, pane: str, limit: float = 10.0) -> None:
-        deadline = time.monotonic() + limit
-        while time.monotonic() < deadline:
-            screen = self.run("capture-pane", "-p", "-t", pane).splitlines()
-            if any(line.rstrip() == "$" for line in screen):
-                return
-            time.sleep(0.02)
-        raise RuntimeError(f"pane {pane}: no '$ ' prompt within {limit} s")
-
-    def kill(self) -> None:
-        socket = subprocess.run(
-            ["tmux", "-L", self.name, "display", "-p", "#{socket_path}"],
-            capture_output=True,
-            text=True,
-            check=False,
-        ).stdout.strip()
-        subprocess.run(["tmux", "-L", self.name, "kill-server"], capture_output=True, check=False)
-        if socket:  # tmux 3.3a left the socket file behind
-            Path(socket).unlink(missing_ok=True)
-
-
-def ensure_anchor() -> Path:
-    """The libtmux-mcp console script, installing the pinned version in its own venv if needed."""
-    marker = f"libtmux_mcp-{ANCHOR_VERSION}.dist-info"
-    if ANCHOR_BIN.exists() and any(ANCHOR_VENV.glob(f"lib/python*/site-packages/{marker}")):
-        return ANCHOR_BIN
-    print(f"installing libtmux-mcp=={ANCHOR_VERSION} into {ANCHOR_VENV} ...", file=sys.stderr)
-    env = {**os.environ, "UV_PYTHON_DOWNLOADS": "never"}
-    requirement = f"libtmux-mcp=={ANCHOR_VERSION}"
-    if shutil.which("uv"):
-        if not ANCHOR_PYTHON.exists():
-            create = ["uv", "venv", str(ANCHOR_VENV), "--python", "3.11"]
-            subprocess.run(create, env=env, check=True)
-        install = ["uv", "pip", "install", "-p", str(ANCHOR_PYTHON), requirement]
-        subprocess.run(install, env=env, check=True)
-    else:
-        if not ANCHOR_PYTHON.exists():
-            subprocess.run([sys.executable, "-m", "venv", str(ANCHOR_VENV)], check=True)
-        subprocess.run([str(ANCHOR_PYTHON), "-m", "pip", "install", "-q", requirement], check=True)
-    return ANCHOR_BIN
-
-
-def schemux_params(socket: str) -> StdioServerParameters:
-    # Not from the repository root: there `-m schemux` would import the bare source directory
-    # schemux/ (first on sys.path), which lacks the installed package's generated/ and handlers/.
-    # The audit log is written (its cost is in every figure) to /dev/null, not into the
-    # person's own ~/.local/state.
-    return StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "schemux", "serve", "--socket-name", socket, "--audit-log", os.devnull],
-        cwd=Path(__file__).resolve().parent,
-    )
-
-
-def anchor_params(socket: str) -> StdioServerParameters:
-    return StdioServerParameters(
-        command=str(ensure_anchor()),
-        env={
-            "LIBTMUX_SOCKET": socket,
-            "LIBTMUX_TOOLSETS": "inspect,manage,execute",
-            # Like schemux, log warnings only: its default INFO logging (a rich-rendered line
-            # per request) and start-up banner cost it a few ms and flood the terminal.
-            "FASTMCP_SHOW_SERVER_BANNER": "false",
-            "FASTMCP_LOG_LEVEL": "WARNING",
-        },
-    )
-
-
-def check_result(label: str, result: Any) -> None:
-    if result.is_error:
-        text = " ".join(getattr(part, "text", "") for part in result.content)
-        raise RuntimeError(f"{label}: run_command returned an error: {text}")
-    payload = result.structured_content or {}
-    if payload.get("exit_status") != 0:
-        raise RuntimeError(f"{label}: run_command exit_status is not 0: {payload!r}")
+from bench.common import (
+    ANCHOR_VERSION,
+    COMMAND,
+    Tmux,
+    anchor_params,
+    check_result,
+    ensure_anchor,
+    machine_facts,
+    schemux_params,
+    summary,
+)
 
 
 async def time_mcp_calls(
@@ -214,31 +103,6 @@ def time_raw_floor(tmux: Tmux, pane: str, calls: int, warmup: int) -> list[float
         if index >= warmup:
             timings.append(elapsed)
     return timings
-
-
-def summary(seconds: list[float]) -> dict[str, float]:
-    ms = [value * 1000 for value in seconds]
-    p90 = statistics.quantiles(ms, n=10, method="inclusive")[8] if len(ms) > 1 else ms[0]
-    return {
-        "median_ms": statistics.median(ms),
-        "p90_ms": p90,
-        "min_ms": min(ms),
-        "max_ms": max(ms),
-        "n": len(ms),
-    }
-
-
-def machine_facts() -> dict[str, Any]:
-    tmux_version = subprocess.run(["tmux", "-V"], capture_output=True, text=True).stdout.strip()
-    return {
-        "tmux": tmux_version,
-        "nproc": len(os.sched_getaffinity(0)),
-        "python": platform.python_version(),
-        "kernel": platform.release(),
-        "mcp": version("mcp"),
-        "schemux": version("schemux"),
-        "libtmux_mcp": ANCHOR_VERSION,
-    }
 
 
 async def measure(args: argparse.Namespace, tmux: Tmux, raw_pane: str) -> dict[str, Any]:

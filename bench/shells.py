@@ -50,7 +50,7 @@ from mcp import Client, StdioServerParameters
 if __package__ in (None, ""):  # run as a script: make `bench` importable from the root
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.run_command import (
+from bench.common import (
     COMMAND,
     Tmux,
     anchor_params,

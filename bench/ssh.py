@@ -42,14 +42,7 @@ from mcp import Client, StdioServerParameters
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.run_command import (
-    COMMAND,
-    Tmux,
-    check_result,
-    machine_facts,
-    schemux_params,
-    summary,
-)
+from bench.common import COMMAND, Tmux, check_result, machine_facts, schemux_params, summary
 from tests.ssh_server import ALIAS, SshServer, available, remote_tmux_server, ssh_server
 
 LOCAL_BAR = 1.5

@@ -35,19 +35,19 @@ from mcp import Client, StdioServerParameters
 if __package__ in (None, ""):  # run as a script: make `bench` importable from the root
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.run_command import (
+from bench.common import (
     ANCHOR_VERSION,
     Tmux,
     anchor_params,
     check_result,
     ensure_anchor,
+    find_server_pid,
     machine_facts,
+    resident_mb,
     schemux_params,
     summary,
-    time_cold_starts,
-    time_mcp_calls,
-    time_raw_floor,
 )
+from bench.run_command import time_cold_starts, time_mcp_calls, time_raw_floor
 from schemux.tmux import ServerAddress, TmuxServer
 
 CONCURRENT_PANES = 20
@@ -159,33 +159,6 @@ async def measure_concurrency(
 
 
 # 5. resident memory ----------------------------------------------------------------------
-
-
-def find_server_pid(argv: list[str]) -> int:
-    """The pid of our child process whose command line is exactly ``argv``."""
-    wanted = "\0".join(argv) + "\0"
-    found: list[int] = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().decode(errors="replace")
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        parent = int(stat[stat.rindex(")") + 2 :].split()[1])
-        if cmdline == wanted and parent == os.getpid():
-            found.append(int(entry.name))
-    if len(found) != 1:
-        raise RuntimeError(f"expected one server process {argv}, found {found}")
-    return found[0]
-
-
-def resident_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024  # kB
-    raise RuntimeError(f"no VmRSS for pid {pid}")
 
 
 async def measure_memory(params: StdioServerParameters, pane: str, calls: int) -> dict[str, Any]:

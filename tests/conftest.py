@@ -8,14 +8,16 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mcp import Client, StdioServerParameters
 
-from schemux.config import ProgramLimits, Settings, SshTarget
+from schemux.config import ProgramLimits, SshTarget
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
 from schemux.server import build_server
+from tests.contexts import Contexts, client_of
 from tests.leftovers import (
     busy_threads,
     find_leftovers,
@@ -28,6 +30,7 @@ from tests.support import force_gate, private_tmux_server, tagged_socket_name
 
 STDIO_WAIT_CEILING = 60
 THREAD_EXIT_SECONDS = 5.0
+WORKER_LEFTOVERS = "schemux-worker-leftovers"
 _temporary: list[Path] = []
 
 
@@ -38,27 +41,56 @@ def pytest_configure(config: pytest.Config) -> None:
     temporary = private_temporary_directory()
     _temporary.append(temporary)
     os.environ["XDG_STATE_HOME"] = str(temporary / "state")
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(WorkerLeftovers(), WORKER_LEFTOVERS)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Fail the run when it left a tmux socket, server or schemux runtime directory."""
+    """Fail the run when it left a tmux socket, server or schemux runtime directory. A
+    test worker (pytest-xdist) has no terminal of its own: it hands its report to the
+    run that started it (``WorkerLeftovers``)."""
     if not _temporary:
         return
     temporary = _temporary.pop()
     leftovers = find_leftovers(temporary)
     if leftovers:
-        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
-        if reporter is not None:
-            reporter.write_line(leftovers.report(), red=True)
+        worker_output = getattr(session.config, "workeroutput", None)
+        if worker_output is not None:
+            worker_output["leftovers"] = leftovers.report()
         else:
-            print(leftovers.report(), file=sys.stderr)
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            report_leftovers(session, leftovers.report())
     # either way, leave the machine clean for the next run
     for path in leftovers.sockets:
         subprocess.run(["tmux", "-S", str(path), "kill-server"], capture_output=True, check=False)
         path.unlink(missing_ok=True)
     release_fifo_openers(temporary)  # before the FIFOs' paths are gone
     shutil.rmtree(temporary, ignore_errors=True)
+    workers = session.config.pluginmanager.get_plugin(WORKER_LEFTOVERS)
+    for report in workers.reports if workers is not None else []:
+        report_leftovers(session, report)
+
+
+def report_leftovers(session: pytest.Session, report: str) -> None:
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(report, red=True)
+    else:
+        print(report, file=sys.stderr)
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+class WorkerLeftovers:
+    """The test workers' reports of what they left (pytest-xdist), gathered as each
+    worker ends, before the run's own end reports them."""
+
+    def __init__(self) -> None:
+        self.reports: list[str] = []
+
+    @pytest.hookimpl
+    def pytest_testnodedown(self, node: Any, error: object) -> None:
+        report = getattr(node, "workeroutput", {}).get("leftovers")
+        if report:
+            self.reports.append(f"{node.gateway.id}: {report}")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -122,15 +154,23 @@ async def stdio_client(anyio_backend: str, tmux_socket: str) -> AsyncIterator[Cl
 
 
 @pytest.fixture
-async def tool_context(anyio_backend: str, main_tmux_socket: str) -> AsyncIterator[ToolContext]:
+async def make_context(anyio_backend: str) -> AsyncIterator[Contexts]:
+    """``make_context(**settings)``: a ToolContext of ``Settings(**settings)``, closed
+    after the test as the server closes its own (programs ended, runtime directory
+    removed, ssh master ended)."""
+    contexts = Contexts()
+    try:
+        yield contexts
+    finally:
+        await contexts.close()
+
+
+@pytest.fixture
+def tool_context(make_context: Contexts, main_tmux_socket: str) -> ToolContext:
     """Closed afterwards, as the server closes its own: programs ended, runtime directory
     removed. On this machine's server (not a module's ``tmux_socket``, which may be a
     transport's)."""
-    context = ToolContext(Settings(socket_name=main_tmux_socket, wait_ceiling=STDIO_WAIT_CEILING))
-    try:
-        yield context
-    finally:
-        await context.close()
+    return make_context(socket_name=main_tmux_socket, wait_ceiling=STDIO_WAIT_CEILING)
 
 
 @pytest.fixture
@@ -159,23 +199,23 @@ def over_ssh(request: pytest.FixtureRequest, transport: str) -> SshTarget | None
     return target
 
 
-@pytest.fixture(params=["local", "ssh"])
+@pytest.fixture
 async def programs(
-    request: pytest.FixtureRequest, anyio_backend: str, tmux_socket: str
+    request: pytest.FixtureRequest,
+    make_context: Contexts,
+    transport_ssh: SshTarget | None,
+    tmux_socket: str,
 ) -> AsyncIterator[tuple[Client, ToolContext]]:
     """schemux in this process with room for many programs, running and ended; once on
     this machine's ``tmux_socket`` and once over ssh to a tmux server started over ssh
     (``remote_tmux_socket``), in the pid namespace the program helper runs in, as on a
     real remote host. ``programs_socket`` names the server in use."""
     limits = ProgramLimits(max_running=400, retained_ended=400)
-    ssh = over_ssh(request, request.param)
+    ssh = transport_ssh
     socket_name = tmux_socket if ssh is None else request.getfixturevalue("remote_tmux_socket")
-    context = ToolContext(Settings(socket_name=socket_name, program_limits=limits, ssh=ssh))
-    try:
-        async with Client(build_server(context, BINDINGS)) as client:
-            yield client, context
-    finally:
-        await context.close()
+    context = make_context(socket_name=socket_name, program_limits=limits, ssh=ssh)
+    async with client_of(context) as client:
+        yield client, context
 
 
 @pytest.fixture
@@ -222,8 +262,16 @@ def remote_tmux_socket(sshd: SshServer) -> Iterator[str]:
 
 @pytest.fixture(params=["local", "ssh"])
 def transport(request: pytest.FixtureRequest) -> str:
-    """Each test that runs over both transports, on this machine and over ssh."""
+    """Each test that runs over both transports, on this machine and over ssh: the one
+    place the two are listed (``transport_ssh``, ``transport_socket``,
+    ``transport_client`` and ``programs`` follow it)."""
     return str(request.param)
+
+
+@pytest.fixture
+def transport_ssh(request: pytest.FixtureRequest, transport: str) -> SshTarget | None:
+    """The ssh target of the transport: None on this machine (``over_ssh``)."""
+    return over_ssh(request, transport)
 
 
 @pytest.fixture
@@ -238,15 +286,11 @@ def transport_socket(request: pytest.FixtureRequest, transport: str) -> str:
 
 @pytest.fixture
 async def transport_client(
-    request: pytest.FixtureRequest, anyio_backend: str, transport: str, transport_socket: str
+    make_context: Contexts, transport_ssh: SshTarget | None, transport_socket: str
 ) -> AsyncIterator[Client]:
     """``memory_client``, once on this machine and once over ssh (``transport``)."""
-    ssh = request.getfixturevalue("ssh_target") if transport == "ssh" else None
-    context = ToolContext(
-        Settings(socket_name=transport_socket, wait_ceiling=STDIO_WAIT_CEILING, ssh=ssh)
+    context = make_context(
+        socket_name=transport_socket, wait_ceiling=STDIO_WAIT_CEILING, ssh=transport_ssh
     )
-    try:
-        async with Client(build_server(context, BINDINGS)) as client:
-            yield client
-    finally:
-        await context.close()
+    async with client_of(context) as client:
+        yield client

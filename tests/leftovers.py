@@ -25,11 +25,14 @@ from pathlib import Path
 from schemux.runtime_identity import RUNTIME_PREFIX
 from schemux.shell_integration import SHELLS_CACHE
 from schemux.tmux_names import socket_directory
+from tests.process_table import processes
 
 RUN_TAG = f"run{uuid.uuid4().hex[:8]}"
 SERVER_EXIT_SECONDS = 5.0  # kill-server returns before the server has gone
-# the tmux directory the run was started with (the user's), before the run's own replaces it
-USER_TMUX_DIRECTORY = socket_directory()
+# the tmux directory the run was started with (the user's), before the run's own replaces
+# it; a test worker (pytest-xdist) is started with the run's, and is told the user's
+USER_DIRECTORY_VARIABLE = "SCHEMUX_TEST_USER_TMUX_DIRECTORY"
+USER_TMUX_DIRECTORY = os.environ.setdefault(USER_DIRECTORY_VARIABLE, socket_directory())
 # what the run gives every process it starts (a client that filters the environment,
 # as the MCP SDK's stdio client does, drops them)
 # the run's temporary and tmux directories, and its state directory (the audit log's)
@@ -81,20 +84,14 @@ def run_sockets(user_directory: Path) -> list[Path]:
 
 def tagged_servers() -> list[int]:
     """Live tmux processes whose command line names one of this run's sockets."""
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue  # gone meanwhile
-        if state == "Z" or not argv or not argv[0].endswith(b"tmux"):
-            continue
-        if any(RUN_TAG.encode() in arg for arg in argv):
-            pids.append(int(entry.name))
-    return sorted(pids)
+    return sorted(
+        process.pid
+        for process in processes()
+        if process.alive
+        and process.argv[:1] != ()
+        and process.argv[0].endswith(b"tmux")
+        and any(RUN_TAG.encode() in arg for arg in process.argv)
+    )
 
 
 def runtime_directories(temporary: Path) -> list[Path]:

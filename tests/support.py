@@ -12,7 +12,6 @@ import uuid
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -29,6 +28,7 @@ from schemux.programs import store as program_store
 from schemux.references import IDENTITY_FORMAT, ServerIdentity
 from schemux.tmux import TmuxServer
 from tests.leftovers import RUN_TAG
+from tests.process_table import processes
 
 SHELL_ENVIRONMENT = {
     "HISTCONTROL": "ignorespace",
@@ -71,16 +71,13 @@ def remove_server(socket_name: str) -> None:
 
 def processes_naming(socket_name: str) -> list[int]:
     """tmux processes (servers and clients) whose command line names ``socket_name``."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            if argv and argv[0].endswith(b"tmux") and socket_name.encode() in argv:
-                found.append(int(entry))
-    return found
+    return [
+        process.pid
+        for process in processes()
+        if process.argv
+        and process.argv[0].endswith(b"tmux")
+        and socket_name.encode() in process.argv
+    ]
 
 
 @contextmanager

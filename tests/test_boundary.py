@@ -20,18 +20,15 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from schemux.config import Settings, SshTarget
-from schemux.context import ToolContext
+from schemux.config import SshTarget
 from schemux.errors import UnsendableArgument
-from schemux.generated.bindings import BINDINGS
 from schemux.hosts import Host
-from schemux.hosts.kinds import host_for
-from schemux.server import build_server
 from schemux.tmux import ServerAddress, TmuxServer
 from schemux.tmux_command import THEN
 from schemux.tmux_format import SANITIZED_SINCE, decode, field, readable
 from schemux.tmux_names import OWNED_SESSION, socket_directory, socket_name_problem
 from schemux.tmux_version import parse_version
+from tests.contexts import Contexts, client_of, forget_calls
 from tests.support import (
     SHELL,
     new_pane,
@@ -99,35 +96,49 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         yield World(socket, bystander.pane_id, mark)
 
 
-@pytest.fixture(params=["local", "ssh"])
-def transport(request: pytest.FixtureRequest) -> SshTarget | None:
-    """Every value goes to the server on this machine, and over ssh (``tests.ssh_server``):
-    the remote shell that ssh hands each command to must interpret none of them."""
-    return request.getfixturevalue("ssh_target") if request.param == "ssh" else None
+@pytest.fixture(scope="module")
+async def shared_contexts(anyio_backend: str, world: World) -> AsyncIterator[Contexts]:
+    """One context per transport for the module's tables (hundreds of values, each a
+    test): over ssh, one master and one control client instead of one per value. Closed
+    before ``world``'s server goes."""
+    contexts = Contexts()
+    try:
+        yield contexts
+    finally:
+        await contexts.close()
 
 
 @pytest.fixture
 async def client(
-    anyio_backend: str, world: World, transport: SshTarget | None
+    anyio_backend: str, world: World, transport_ssh: SshTarget | None, shared_contexts: Contexts
 ) -> AsyncIterator[Client]:
-    context = ToolContext(Settings(socket_name=world.socket, ssh=transport))
-    async with Client(build_server(context, BINDINGS)) as mcp_client:
-        yield mcp_client
-    await context.close()
+    """A new MCP session of the transport's shared context, whose cursors a test's calls
+    leave behind are forgotten after it; nothing else a call changes stays in the
+    context (``observe`` checks the server after every call)."""
+    context = shared_contexts.shared(socket_name=world.socket, ssh=transport_ssh)
+    try:
+        async with client_of(context) as mcp_client:
+            yield mcp_client
+    finally:
+        forget_calls(context)
 
 
 @pytest.fixture
 async def program_client(
-    request: pytest.FixtureRequest, anyio_backend: str, world: World, transport: SshTarget | None
+    request: pytest.FixtureRequest,
+    make_context: Contexts,
+    world: World,
+    transport_ssh: SshTarget | None,
 ) -> AsyncIterator[tuple[Client, str]]:
     """For the program tools, with the socket of their tmux server: over ssh one started
     over ssh, in the ssh session's pid namespace as on a real remote host (a server that
-    is not is refused for programs, ``tests.test_programs_ssh``)."""
-    socket = world.socket if transport is None else request.getfixturevalue("remote_tmux_socket")
-    context = ToolContext(Settings(socket_name=socket, ssh=transport))
-    async with Client(build_server(context, BINDINGS)) as mcp_client:
+    is not is refused for programs, ``tests.test_programs_ssh``). A context of its own:
+    programs outlive calls."""
+    socket = (
+        world.socket if transport_ssh is None else request.getfixturevalue("remote_tmux_socket")
+    )
+    async with client_of(make_context(socket_name=socket, ssh=transport_ssh)) as mcp_client:
         yield mcp_client, socket
-    await context.close()
 
 
 def observe(world: World) -> tuple[str, ...]:
@@ -586,16 +597,14 @@ SUBPROCESS_VALUES = [
 
 @pytest.mark.parametrize("value", SUBPROCESS_VALUES, ids=[repr(v)[:24] for v in SUBPROCESS_VALUES])
 async def test_subprocess_arguments_arrive_verbatim(
-    anyio_backend: str, world: World, transport: SshTarget | None, value: str
+    world: World, transport_ssh: SshTarget | None, shared_contexts: Contexts, value: str
 ) -> None:
     """A tmux client's own command line ends a command at an argument ending in ';':
     run_subprocess passes every argument but THEN verbatim (over ssh too, where the
-    remote shell is given each one quoted)."""
-    host = host_for(transport)
-    try:
-        await subprocess_arguments_arrive(world, host, value)
-    finally:
-        host.close()
+    remote shell is given each one quoted). On the host of the transport's shared
+    context (over ssh, its master)."""
+    context = shared_contexts.shared(socket_name=world.socket, ssh=transport_ssh)
+    await subprocess_arguments_arrive(world, context.host, value)
 
 
 async def subprocess_arguments_arrive(world: World, host: Host, value: str) -> None:

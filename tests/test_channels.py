@@ -17,10 +17,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from schemux.config import Settings
-from schemux.context import ToolContext
-from schemux.generated.bindings import BINDINGS
-from schemux.server import build_server
+from tests.contexts import Contexts, client_of
 from tests.support import call, call_error, new_pane, tmux
 
 pytestmark = pytest.mark.anyio
@@ -127,13 +124,10 @@ async def test_a_wait_giving_up_does_not_wake_another_on_the_channel(
 
 
 @pytest.fixture
-async def low_ceiling_client(anyio_backend: str, tmux_socket: str) -> AsyncIterator[Client]:
-    context = ToolContext(Settings(socket_name=tmux_socket, wait_ceiling=0.5))
-    try:
-        async with Client(build_server(context, BINDINGS)) as client:
-            yield client
-    finally:
-        await context.close()
+async def low_ceiling_client(make_context: Contexts, tmux_socket: str) -> AsyncIterator[Client]:
+    context = make_context(socket_name=tmux_socket, wait_ceiling=0.5)
+    async with client_of(context) as client:
+        yield client
 
 
 async def test_the_wait_ceiling_is_named(low_ceiling_client: Client) -> None:

@@ -6,7 +6,6 @@ cannot outlive it, even killed with SIGKILL."""
 from __future__ import annotations
 
 import asyncio
-import os
 import shutil
 import signal
 import subprocess
@@ -21,6 +20,8 @@ from mcp import Client
 
 from schemux.calls import CallsInFlight
 from schemux.errors import SchemuxError
+from schemux.processes import stat_of
+from tests import process_table
 from tests.ssh_server import ALIAS, SshServer
 from tests.support import (
     Pane,
@@ -81,30 +82,14 @@ async def test_closing_cancels_the_calls_in_flight_and_answers_them() -> None:
         await calls.run(call.call())
 
 
-def all_pids() -> list[int]:
-    return [int(entry) for entry in os.listdir("/proc") if entry.isdigit()]
-
-
 def children(pid: int) -> list[int]:
     """The live processes whose parent is ``pid``."""
-    found = []
-    for child in all_pids():
-        try:
-            stat = Path(f"/proc/{child}/stat").read_text()
-        except OSError:
-            continue
-        fields = stat.rsplit(")", 1)[1].split()
-        if int(fields[1]) == pid and fields[0] != "Z":
-            found.append(child)
-    return found
+    return [child.pid for child in process_table.children(pid)]
 
 
 def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
+    stat = stat_of(pid)
+    return stat is not None and stat.state != "Z"
 
 
 def serve_stdio(tmux_socket: str, command: list[str] | None = None) -> subprocess.Popen[bytes]:

@@ -13,6 +13,7 @@ import pytest
 from schemux.runtime_identity import RUNTIME_PREFIX
 from schemux.tmux_names import socket_directory
 from tests.leftovers import RUN_TAG, USER_TMUX_DIRECTORY, find_leftovers, tagged_servers
+from tests.process_table import processes
 from tests.support import private_tmux_server, remove_server, tagged_socket_name, tmux
 
 
@@ -45,8 +46,12 @@ def test_a_removed_server_leaves_no_socket_and_no_process() -> None:
     assert not socket.exists()
     found = find_leftovers(Path(tempfile.gettempdir()))
     assert socket not in found.sockets
-    assert all(socket_name.encode() not in Path(f"/proc/{pid}/cmdline").read_bytes()
-               for pid in tagged_servers())  # fmt: skip
+    servers = tagged_servers()
+    assert not [
+        process
+        for process in processes()
+        if process.pid in servers and socket_name.encode() in b"\0".join(process.argv)
+    ]
 
 
 def test_another_runs_socket_is_not_ours_but_this_runs_anywhere_is(tmp_path: Path) -> None:
@@ -107,14 +112,9 @@ def test_a_run_that_leaves_a_server_fails_and_is_cleaned_up(tmp_path: Path) -> N
     socket = Path(line.split("tmux socket ", 1)[1])
     assert "schemux-test-leak-run" in socket.name
     assert not socket.exists()  # cleaned up after the report
-    assert not [pid for pid in os.listdir("/proc") if pid.isdigit() and _names(pid, socket.name)]
-
-
-def _names(pid: str, name: str) -> bool:
-    try:
-        return name.encode() in Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return False
+    assert not [
+        process for process in processes() if socket.name.encode() in b"\0".join(process.argv)
+    ]
 
 
 BLOCKED_ON_A_FIFO = """

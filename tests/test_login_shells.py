@@ -28,6 +28,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
+from tests.process_table import processes
 from tests.support import call, tagged_socket_name
 
 pytestmark = pytest.mark.anyio
@@ -51,13 +52,7 @@ def as_user(user: pwd.struct_passwd) -> list[str]:
 
 
 def user_processes(uid: int) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            with contextlib.suppress(OSError):
-                if os.stat(f"/proc/{entry}").st_uid == uid:
-                    found.append(int(entry))
-    return found
+    return [process.pid for process in processes() if process.uid() == uid]
 
 
 @contextmanager

@@ -22,7 +22,7 @@ import pytest
 from mcp import Client
 
 from schemux.abandoned import PANE_OPTION, reap_runtime_directories
-from schemux.config import ProgramLimits, Settings
+from schemux.config import ProgramLimits, Settings, SshTarget
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
 from schemux.processes import this_process
@@ -34,7 +34,8 @@ from schemux.programs.program_gate import TABLE_BYTES
 from schemux.runtime_identity import own_identity, owner_alive
 from schemux.server import build_server
 from schemux.terminal_text import TextFilter
-from tests.conftest import over_ssh
+from tests.contexts import Contexts, client_of
+from tests.process_table import processes
 from tests.support import call, call_error, new_pane, tmux, wait_until
 
 # every test here under each gate: in process, and in a schemux it starts
@@ -51,21 +52,15 @@ PRINT_CWD = "import os; print(repr(os.getcwd()))"
 
 def alive_with(word: str) -> list[int]:
     """Live ``sleep`` processes whose argument starts with ``word``."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
-                state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
-            except OSError:
-                continue
-            if (
-                cmdline.startswith(b"sleep\0" + word.encode())
-                and state != "Z"
-                and int(entry) != os.getpid()
-            ):
-                found.append(int(entry))
-    return found
+    return [
+        process.pid
+        for process in processes()
+        if process.alive
+        and process.argv[:1] == (b"sleep",)
+        and len(process.argv) > 1
+        and process.argv[1].startswith(word.encode())
+        and process.pid != os.getpid()
+    ]
 
 
 def resistant_tree(tag: str) -> list[str]:
@@ -333,20 +328,19 @@ async def test_the_running_limit_holds_under_concurrency(
     assert all("programs run already" in message for message in refused)
 
 
-@pytest.fixture(params=["local", "ssh"])
+@pytest.fixture
 async def limited_programs(
-    request: pytest.FixtureRequest, anyio_backend: str, tmux_socket: str
+    request: pytest.FixtureRequest,
+    make_context: Contexts,
+    transport_ssh: SshTarget | None,
+    tmux_socket: str,
 ) -> AsyncIterator[Client]:
     """schemux in this process with the default running limit (16), on this machine and
     over ssh."""
-    ssh = over_ssh(request, request.param)
+    ssh = transport_ssh
     socket_name = tmux_socket if ssh is None else request.getfixturevalue("remote_tmux_socket")
-    context = ToolContext(Settings(socket_name=socket_name, ssh=ssh))
-    try:
-        async with Client(build_server(context, BINDINGS)) as client:
-            yield client
-    finally:
-        await context.close()
+    async with client_of(make_context(socket_name=socket_name, ssh=ssh)) as client:
+        yield client
 
 
 async def test_a_burst_of_run_program_calls_all_run(limited_programs: Client) -> None:

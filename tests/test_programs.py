@@ -15,6 +15,7 @@ from schemux.generated.bindings import BINDINGS
 from schemux.owned_session import OWNED_TARGET
 from schemux.programs.gate import marker_start
 from schemux.server import build_server
+from tests.contexts import Contexts, client_of
 from tests.support import call, call_error, new_pane, tmux
 
 # every test here under each gate
@@ -266,15 +267,14 @@ async def test_snapshot_names_the_program_a_pane_runs(
     assert screen["paneId"] == started["paneId"]  # a program's pane can be watched
 
 
-async def test_the_running_limit_is_a_clear_error(tmux_socket: str, anyio_backend: str) -> None:
+async def test_the_running_limit_is_a_clear_error(tmux_socket: str, make_context: Contexts) -> None:
     limits = ProgramLimits(max_running=2)
-    context = ToolContext(Settings(socket_name=tmux_socket, program_limits=limits))
-    async with Client(build_server(context, BINDINGS)) as client:
+    context = make_context(socket_name=tmux_socket, program_limits=limits)
+    async with client_of(context) as client:
         for _ in range(2):
             await call(client, "start_program", argv=["sleep", "30"])
         message = await call_error(client, "start_program", argv=["sleep", "30"])
         assert "2 programs run already" in message
-    await context.close()
 
 
 async def test_run_program_keep_leaves_the_pane(
@@ -309,10 +309,10 @@ def test_only_a_possiblemarker_start_is_held_back() -> None:
     assert marker_start(b"x\x1b]7777;schemux-end;zzz;", marker) == 24
 
 
-async def test_output_past_the_copy_limit_is_cut(tmux_socket: str, anyio_backend: str) -> None:
+async def test_output_past_the_copy_limit_is_cut(tmux_socket: str, make_context: Contexts) -> None:
     limits = ProgramLimits(output_limit=1000)
-    context = ToolContext(Settings(socket_name=tmux_socket, program_limits=limits))
-    async with Client(build_server(context, BINDINGS)) as client:
+    context = make_context(socket_name=tmux_socket, program_limits=limits)
+    async with client_of(context) as client:
         text, end = await run(client, ["seq", "1", "2000"])
         assert end["outputCut"] is True
         assert end["outputComplete"] is False
@@ -320,7 +320,6 @@ async def test_output_past_the_copy_limit_is_cut(tmux_socket: str, anyio_backend
         assert text == "".join(f"{n}\n" for n in range(1, 2000))[: len(text)]
         assert 900 < len(text) <= 1000
         assert text.endswith("\n")  # cut on a line break
-    await context.close()
 
 
 async def test_a_program_the_shell_cannot_find_is_not_started(

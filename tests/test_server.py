@@ -21,6 +21,7 @@ from schemux.context import ToolContext
 from schemux.errors import Created, Effects, Refused
 from schemux.generated.bindings import BINDINGS, UNSERVED
 from schemux.server import build_server
+from tests import process_table
 from tests.conftest import stdio_parameters
 from tests.generated_data import SERVED_DOCUMENTS, SERVED_INPUT_SCHEMAS, TOOL_DOCUMENTS
 from tests.support import StandInBinding, new_pane, wait_until
@@ -281,18 +282,7 @@ def test_bad_configuration_is_one_line_and_exit_2() -> None:
 
 def processes() -> dict[int, tuple[int, str]]:
     """pid -> (parent pid, command line), from /proc."""
-    found = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            status = (entry / "status").read_text()
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except OSError:
-            continue
-        parent = next(line for line in status.splitlines() if line.startswith("PPid:"))
-        found[int(entry.name)] = (int(parent.split()[1]), cmdline)
-    return found
+    return {process.pid: (process.ppid, process.command) for process in process_table.processes()}
 
 
 async def test_the_engine_goes_when_the_client_goes(tmux_socket: str) -> None:

@@ -6,9 +6,12 @@ import pytest
 
 from schemux.shell_output import (
     Located,
+    OutputEnd,
     Prompt,
     Report,
+    after_last_mention,
     cell_width,
+    keep_tail,
     locate_output,
     through_interrupt_echo,
     without_interrupt_echo,
@@ -106,3 +109,49 @@ def test_a_prompt_of_two_rows_after_an_interrupt_is_not_output() -> None:
     assert through_interrupt_echo(lines) == ["before", "^C"]
     assert through_interrupt_echo(["before", "after"]) == ["before", "after"]
     assert through_interrupt_echo(["^C", "a", "b", "c", "d"]) == ["^C", "a", "b", "c", "d"]
+
+
+def test_report_parses_only_complete_records() -> None:
+    assert Report.parse("armed") is None
+    assert Report.parse("E 0 5 6") is None
+    assert Report.parse("E 3 5 6 7 2000") == Report(3, OutputEnd(5, 6, 7, 2000))
+    assert Report.parse("E x 5 6 7 2000") is None
+
+
+def test_rows_are_relative_to_the_screen_at_the_end() -> None:
+    # the prompt was on absolute row 10+4; the output ended 20 history rows later, on row 6
+    end = OutputEnd(history=30, row=6, column=0, history_limit=2000)
+    assert end.first_row_since(Prompt(10, 4)) == -16
+    assert end.last_output_row == 5  # the cursor's row holds nothing yet
+    assert OutputEnd(30, 6, 3, 2000).last_output_row == 6
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "limit", "known"),
+    [
+        (10, 30, 2000, True),
+        (10, 1799, 2000, True),
+        (10, 1800, 2000, False),  # a collection leaves at least 2000 - 200 rows
+        (500, 400, 2000, False),  # history shrank: cleared or collected
+        (0, 0, 0, False),  # no history at all: every scrolled row is gone
+    ],
+)
+def test_prompt_row_unknown_once_history_may_have_dropped(
+    before: int, after: int, limit: int, known: bool
+) -> None:
+    first = OutputEnd(after, 0, 0, limit).first_row_since(Prompt(before, 0))
+    assert (first is not None) is known
+
+
+def test_after_last_mention() -> None:
+    lines = ["$ old", "wrapper tok1 start", "wrapper tok1 end", "out1", "out2"]
+    assert after_last_mention(lines, "tok1") == (["out1", "out2"], True)
+    assert after_last_mention(["a", "b"], "tok1") == (["a", "b"], False)
+
+
+@pytest.mark.parametrize(
+    ("max_lines", "kept", "dropped"),
+    [(None, ["a", "b", "c"], 0), (5, ["a", "b", "c"], 0), (2, ["b", "c"], 1), (0, [], 3)],
+)
+def test_keep_tail(max_lines: int | None, kept: list[str], dropped: int) -> None:
+    assert keep_tail(["a", "b", "c"], max_lines) == (kept, dropped)

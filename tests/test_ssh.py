@@ -27,6 +27,8 @@ from schemux.generated.bindings import BINDINGS
 from schemux.hosts.ssh import SshHost
 from schemux.processes import machine_tag, this_process
 from schemux.server import build_server
+from tests import process_table
+from tests.contexts import Contexts
 from tests.ssh_server import ALIAS, BAD_KEY, NO_TMUX, OLD_TMUX, UNKNOWN_HOST, SshServer
 from tests.support import (
     call,
@@ -54,14 +56,8 @@ def context_for(target: SshTarget, socket_name: str) -> ToolContext:
 
 
 @pytest.fixture
-async def ssh_context(
-    anyio_backend: str, tmux_socket: str, ssh_target: SshTarget
-) -> AsyncIterator[ToolContext]:
-    context = context_for(ssh_target, tmux_socket)
-    try:
-        yield context
-    finally:
-        await context.close()
+def ssh_context(make_context: Contexts, tmux_socket: str, ssh_target: SshTarget) -> ToolContext:
+    return make_context(socket_name=tmux_socket, ssh=ssh_target)
 
 
 @pytest.fixture
@@ -87,19 +83,7 @@ def master_pid(context: ToolContext) -> int:
 
 def ssh_children() -> set[int]:
     """This process's ssh children (the sessions the engine holds open)."""
-    found = set()
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        name = stat[stat.index("(") + 1 : stat.rindex(")")]
-        parent = int(stat[stat.rindex(")") + 2 :].split()[1])
-        if name == "ssh" and parent == os.getpid():
-            found.add(int(entry.name))
-    return found
+    return {child.pid for child in process_table.children(os.getpid()) if child.name() == "ssh"}
 
 
 async def test_commands_run_on_the_host_over_one_connection(
@@ -384,16 +368,8 @@ def connection_processes(sshd: SshServer) -> list[int]:
     found: list[int] = []
     parents = {sshd.process.pid}
     for depth in range(4):  # the listener, the connection's process, its child, ...
-        children = []
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit():
-                continue
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat[stat.rindex(")") + 2 :].split()[1]) in parents:
-                children.append(int(entry.name))
+        table = process_table.processes()
+        children = [process.pid for process in table if process.ppid in parents]
         if depth:
             found += children
         parents = set(children)

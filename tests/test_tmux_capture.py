@@ -6,20 +6,21 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from schemux.config import Settings
+from schemux.config import Settings, SshTarget
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
 from schemux.process_identity import peer_pidfd_problem
 from schemux.references import ServerIdentity
 from schemux.server import call_bound_tool
 from schemux.tmux_names import OWNED_SESSION
+from tests.contexts import Contexts
 from tests.support import Pane, new_pane, pane_format, private_tmux_server, tmux, wait_until
 
 pytestmark = pytest.mark.anyio
@@ -74,25 +75,24 @@ class Screen:
         os.close(self.tty)
 
 
-@pytest.fixture(params=["local", "ssh"])
-async def context(request: pytest.FixtureRequest, tmux_socket: str) -> AsyncIterator[ToolContext]:
+@pytest.fixture
+def context(
+    make_context: Contexts, tmux_socket: str, transport_ssh: SshTarget | None
+) -> ToolContext:
     """Untracked reads on this machine, and over ssh to it (``tests.ssh_server``)."""
-    ssh = request.getfixturevalue("ssh_target") if request.param == "ssh" else None
-    context = ToolContext(Settings(socket_name=tmux_socket, ssh=ssh))
-    yield context
-    await context.close()
+    return make_context(socket_name=tmux_socket, ssh=transport_ssh)
 
 
 @pytest.fixture(params=["peer-pidfd", "pidfd-open"])
-async def tracked(request: pytest.FixtureRequest, tmux_socket: str) -> AsyncIterator[ToolContext]:
+def tracked(
+    request: pytest.FixtureRequest, make_context: Contexts, tmux_socket: str
+) -> ToolContext:
     """A context for tracked reads, once with each way of binding the server's identity
     (``SCHEMUX_TRACKING_BACKEND``; peer-pidfd needs Linux 6.5+)."""
     no_peer_pidfd = peer_pidfd_problem()
     if request.param == "peer-pidfd" and no_peer_pidfd is not None:
         pytest.skip(f"this kernel has no peer pidfds: {no_peer_pidfd}")
-    context = ToolContext(Settings(socket_name=tmux_socket, tracking_backend=request.param))
-    yield context
-    await context.close()
+    return make_context(socket_name=tmux_socket, tracking_backend=request.param)
 
 
 @pytest.fixture

@@ -10,21 +10,16 @@ from schemux.config import Settings, SshTarget
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
 from schemux.server import call_bound_tool
+from tests.contexts import Contexts
 from tests.support import new_pane, pane_format, private_tmux_server, tmux, wait_until
 
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture(params=["local", "ssh"])
-def ssh(request: pytest.FixtureRequest) -> SshTarget | None:
-    """Each test on this machine, and over ssh to it (``tests.ssh_server``)."""
-    return request.getfixturevalue("ssh_target") if request.param == "ssh" else None
-
-
 async def snapshot(
-    socket_name: str, ssh: SshTarget | None, **arguments: Any
+    socket_name: str, transport_ssh: SshTarget | None, **arguments: Any
 ) -> tuple[bool, dict[str, Any]]:
-    context = ToolContext(Settings(socket_name=socket_name, ssh=ssh))
+    context = ToolContext(Settings(socket_name=socket_name, ssh=transport_ssh))
     try:
         result = await call_bound_tool(BINDINGS["tmux_snapshot"], context, arguments)
     finally:
@@ -42,7 +37,7 @@ def panes_of(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
     }
 
 
-async def test_a_server_with_sessions_windows_and_panes(ssh: SshTarget | None) -> None:
+async def test_a_server_with_sessions_windows_and_panes(transport_ssh: SshTarget | None) -> None:
     with private_tmux_server("snapshot") as socket_name:
         first = new_pane(socket_name, command="exec sleep 300", width=40, height=10)
         split = tmux(
@@ -52,7 +47,7 @@ async def test_a_server_with_sessions_windows_and_panes(ssh: SshTarget | None) -
         tmux(socket_name, "new-window", "-d", "-t", f"={first.session_name}:", "-n", "second")
         dead = new_pane(socket_name, command="sleep 0.2; exit 3", remain_on_exit=True)
         tmux(socket_name, "copy-mode", "-t", split)
-        failed, result = await snapshot(socket_name, ssh)
+        failed, result = await snapshot(socket_name, transport_ssh)
         assert not failed
         data = result["data"]
         names = [session["name"] for session in data["sessions"]]
@@ -77,30 +72,26 @@ async def test_a_server_with_sessions_windows_and_panes(ssh: SshTarget | None) -
         assert data["server"]["pid"] == int(tmux(socket_name, "display-message", "-p", "#{pid}"))
 
 
-async def test_references_taken_here_read_the_pane(tmux_socket: str, ssh: SshTarget | None) -> None:
+async def test_references_taken_here_read_the_pane(
+    tmux_socket: str, transport_ssh: SshTarget | None, make_context: Contexts
+) -> None:
     pane = new_pane(tmux_socket, command="echo found-it; exec sleep 300", width=30, height=3)
     wait_until(lambda: "found-it" in tmux(tmux_socket, "capture-pane", "-p", "-t", pane.pane_id))
-    _, result = await snapshot(tmux_socket, ssh)
+    _, result = await snapshot(tmux_socket, transport_ssh)
     reference = panes_of(result["data"])[pane.pane_id]["target"]
-    context = ToolContext(Settings(socket_name=tmux_socket, ssh=ssh))
-    try:
-        read = await call_bound_tool(BINDINGS["tmux_capture"], context, {"target": reference})
-    finally:
-        await context.close()
+    context = make_context(socket_name=tmux_socket, ssh=transport_ssh)
+    read = await call_bound_tool(BINDINGS["tmux_capture"], context, {"target": reference})
     assert read.structured_content is not None
     assert read.structured_content["data"]["rows"][0] == "found-it\n"
 
 
 async def test_no_server_is_an_envelope_that_sent_nothing(
-    tmux_socket: str, ssh: SshTarget | None
+    tmux_socket: str, transport_ssh: SshTarget | None, make_context: Contexts
 ) -> None:
     # only the configured server is started when it is not running: a named one is not
-    context = ToolContext(Settings(socket_name=tmux_socket, ssh=ssh))
-    try:
-        arguments = {"socket_name": "schemux-test-no-server-for-snapshot"}
-        called = await call_bound_tool(BINDINGS["tmux_snapshot"], context, arguments)
-    finally:
-        await context.close()
+    context = make_context(socket_name=tmux_socket, ssh=transport_ssh)
+    arguments = {"socket_name": "schemux-test-no-server-for-snapshot"}
+    called = await call_bound_tool(BINDINGS["tmux_snapshot"], context, arguments)
     assert called.is_error
     result = called.structured_content
     assert result is not None

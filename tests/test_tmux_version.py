@@ -20,7 +20,7 @@ from schemux.doctor import check_server
 from schemux.errors import TmuxUnavailable
 from schemux.tmux import ServerAddress, TmuxServer
 from schemux.tmux_names import OWNED_SESSION
-from schemux.tmux_version import mismatch, release, server_refusal
+from schemux.tmux_version import mismatch, parse_version, release, server_refusal
 from tests.support import private_tmux_server, tmux
 
 
@@ -154,3 +154,16 @@ def test_doctor_fails_a_server_too_old_and_warns_of_a_mismatch(
 
     monkeypatch.setenv("PATH", real_path)
     assert check_server(Settings(socket_name=socket)).status == "ok"
+
+
+@pytest.mark.parametrize(
+    ("text", "version"),
+    [("tmux 3.3a", (3, 3)), ("tmux 3.5a", (3, 5)), ("tmux next-3.6", (3, 6)), ("tmux 2.9", (2, 9))],
+)
+def test_parse_version(text: str, version: tuple[int, int]) -> None:
+    assert parse_version(text) == version
+
+
+def test_parse_version_rejects_garbage() -> None:
+    with pytest.raises(TmuxUnavailable, match="cannot read the tmux version"):
+        parse_version("tmux")

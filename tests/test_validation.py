@@ -11,6 +11,7 @@ from jsonschema.protocols import Validator
 from mcp import Client
 
 from schemux.generated.bindings import BINDINGS
+from schemux.server import describe_violation
 from schemux.validation import ecma_patterns, ecma_regex, ecma_search, fast_arrays
 from tests.generated_data import TOOL_DOCUMENTS
 from tests.support import call, call_error
@@ -139,3 +140,32 @@ async def test_a_call_matching_no_form_hears_what_each_form_needs(memory_client:
     )
     message = await call_error(memory_client, "tmux_capture", cursor="a" * 32)
     assert "form 2: (arguments): 'target' is a required property (rule: required)" in message
+
+
+def test_violation_names_the_field_and_rule() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"a": {"type": "array", "items": {"type": "integer"}}},
+    }
+    error = next(Draft202012Validator(schema).iter_errors({"a": [1, "2"]}))
+    assert describe_violation(error) == "a[1]: '2' is not of type 'integer' (rule: type)"
+
+
+def test_violation_of_forms_gives_each_form_its_reason() -> None:
+    schema = {
+        "oneOf": [
+            {"properties": {"a": {"type": "integer"}}, "required": ["a"]},
+            {"properties": {"b": {"oneOf": [{"type": "string", "minLength": 2}]}}},
+        ]
+    }
+    validator = Draft202012Validator(schema)
+    error = next(validator.iter_errors({"a": "x", "b": "y"}))  # the oneOf error itself
+    assert describe_violation(error) == (
+        "(arguments): matches none of the 2 forms (rule: oneOf): "
+        "form 1: a: 'x' is not of type 'integer' (rule: type); "
+        "form 2: b: 'y' is too short (rule: minLength)"
+    )
+    both = next(validator.iter_errors({"a": 1, "b": "yy"}))
+    text = describe_violation(both)  # matching two forms has no per-form reasons
+    assert text.startswith("(arguments): {'a': 1, 'b': 'yy'} is valid under each of ")
+    assert text.endswith("(rule: oneOf)")

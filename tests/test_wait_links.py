@@ -32,10 +32,9 @@ from schemux.abandoned import (
 )
 from schemux.config import Settings
 from schemux.context import ToolContext
-from schemux.generated.bindings import BINDINGS
 from schemux.processes import start_ticks
-from schemux.server import build_server
 from schemux.targets import PaneTarget, choose_session, resolve_pane
+from tests.contexts import Contexts, client_of
 from tests.support import Pane, call, call_error, new_pane, tmux, wait_until
 
 pytestmark = pytest.mark.anyio
@@ -181,12 +180,10 @@ def send(process: subprocess.Popen[bytes], message: dict[str, Any]) -> None:
 
 
 @pytest.fixture
-async def second_client(anyio_backend: str, tmux_socket: str) -> AsyncIterator[Client]:
+async def second_client(make_context: Contexts, tmux_socket: str) -> AsyncIterator[Client]:
     """Another schemux in this process (its waits' owner is alive: this process)."""
-    context = ToolContext(Settings(socket_name=tmux_socket))
-    async with Client(build_server(context, BINDINGS)) as client:
+    async with client_of(make_context(socket_name=tmux_socket)) as client:
         yield client
-    await context.close()
 
 
 async def test_after_kill_9_mid_wait_the_next_schemux_reaps_the_link(

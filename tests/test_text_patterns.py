@@ -1,21 +1,17 @@
-"""Pure pieces of send_keys and wait_for_text: patterns, tails, pane state lines,
-FastMCP's wrapped results (codegen's check and the text the server sends)."""
+"""wait_for_text's patterns and tails (schemux.text_wait): literal or regular
+expression, case, the first pattern to match, time and size limits, compiling off the
+event loop where it costs."""
 
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 import time
 from typing import Any
 
 import pytest
 
-from codegen.validation import document_problems, wraps_result
 from schemux.errors import SchemuxError
-from schemux.owned_session import in_other_sessions
-from schemux.pane_watch import parse_state
-from schemux.server import tool_result
 from schemux.text_wait import (
     SlowPattern,
     check_pattern_sizes,
@@ -24,7 +20,6 @@ from schemux.text_wait import (
     first_match,
     keep_tail,
 )
-from schemux.tmux_format import SEPARATOR, encode
 
 
 def test_literal_patterns_take_regex_characters_as_text() -> None:
@@ -98,69 +93,6 @@ def test_tails_keep_the_end(
     lines: list[str], max_lines: int, max_bytes: int, kept: list[str]
 ) -> None:
     assert keep_tail(lines, max_lines=max_lines, max_bytes=max_bytes) == kept
-
-
-def state_line(*values: str) -> str:
-    """A line as tmux prints the watch's state fields, each encoded."""
-    return SEPARATOR.join(encode(value) for value in values)
-
-
-def test_a_state_line_and_session_names_with_tabs_and_commas() -> None:
-    state = parse_state(state_line("120", "5", "30", "4242", "0", "1", "user\tname,_schemux"))
-    assert (state.history_size, state.cursor_y, state.height, state.pid) == (120, 5, 30, "4242")
-    assert (state.dead, state.alternate_on, state.in_other_sessions) == (False, True, True)
-    assert (
-        parse_state(state_line("0", "0", "24", "1", "1", "0", "_schemux")).in_other_sessions
-        is False
-    )
-
-
-@pytest.mark.parametrize(
-    ("names", "other"),
-    [
-        ("_schemux", False),
-        ("_schemux,_schemux", False),
-        ("user,_schemux", True),
-        ("a,b", True),
-        (",", True),
-    ],
-)
-def test_sessions_besides_schemux(names: str, other: bool) -> None:
-    assert in_other_sessions(names) is other
-
-
-WRAPPED = {
-    "type": "object",
-    "properties": {"result": {"type": "string"}},
-    "required": ["result"],
-    "x-fastmcp-wrap-result": True,
-}
-
-
-def document(output_schema: dict[str, Any]) -> dict[str, Any]:
-    return {"name": "tool", "inputSchema": {"type": "object"}, "outputSchema": output_schema}
-
-
-def test_the_wrapped_result_convention_is_recognised_and_checked() -> None:
-    assert wraps_result(WRAPPED)
-    assert document_problems(document(WRAPPED)) == []
-    assert not wraps_result({**WRAPPED, "x-fastmcp-wrap-result": False})
-    extra = {**WRAPPED, "properties": {"result": {}, "more": {}}}
-    (problem,) = document_problems(document(extra))
-    assert "x-fastmcp-wrap-result needs exactly one property, 'result', required" in problem
-    assert document_problems(document({**WRAPPED, "required": []}))
-
-
-def test_a_wrapped_value_is_the_text_as_fastmcp_sends_it() -> None:
-    sent = tool_result({"result": "Keys sent to pane %1"}, wrapped=True)
-    assert sent.structured_content == {"result": "Keys sent to pane %1"}
-    assert [block.text for block in sent.content if block.type == "text"] == [
-        "Keys sent to pane %1"
-    ]
-    listed = tool_result({"result": ["a", "b"]}, wrapped=True)
-    assert [json.loads(b.text) for b in listed.content if b.type == "text"] == [["a", "b"]]
-    plain = tool_result({"result": "x"})
-    assert [json.loads(b.text) for b in plain.content if b.type == "text"] == [{"result": "x"}]
 
 
 def test_a_literal_is_compiled_once(monkeypatch: pytest.MonkeyPatch) -> None:

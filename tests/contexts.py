@@ -1,0 +1,56 @@
+"""The ToolContexts the tests serve schemux with: made from settings in one place, each
+closed when what made it ends, and one a module shares reset between its tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp import Client
+
+from schemux.config import Settings
+from schemux.context import ToolContext
+from schemux.generated.bindings import BINDINGS
+from schemux.server import build_server
+
+
+class Contexts:
+    """ToolContexts made for a test (the ``make_context`` fixture) or a module, closed
+    together, the newest first, by ``close``."""
+
+    def __init__(self) -> None:
+        self._made: list[ToolContext] = []
+        self._shared: dict[Settings, ToolContext] = {}
+
+    def __call__(self, **settings: Any) -> ToolContext:
+        """A new context of ``Settings(**settings)``."""
+        context = ToolContext(Settings(**settings))
+        self._made.append(context)
+        return context
+
+    def shared(self, **settings: Any) -> ToolContext:
+        """The one context of ``Settings(**settings)`` made here: its ssh master, its
+        control clients and its owned session outlive a test, so a module's table of
+        values pays for them once. The test using it resets it (``forget_calls``)."""
+        key = Settings(**settings)
+        context = self._shared.get(key)
+        if context is None:
+            context = self._shared[key] = self(**settings)
+        return context
+
+    async def close(self) -> None:
+        while self._made:
+            await self._made.pop().close()
+        self._shared.clear()
+
+
+def client_of(context: ToolContext) -> Client:
+    """An MCP client of schemux serving ``context``, in this process (in memory)."""
+    return Client(build_server(context, BINDINGS))
+
+
+def forget_calls(context: ToolContext) -> None:
+    """What one test's calls leave in a context they share with the next tests: its
+    cursors (capture_since's and tmux_capture's) and the tmux servers' identities read
+    for them. A shared context is for calls that start no program."""
+    context.row_cursors.close()
+    context.screens.close()
