@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shlex
+import shutil
 import subprocess
 import threading
 from collections.abc import Mapping
@@ -132,6 +133,14 @@ class ExecHost:
             )
 
     def _probe(self, *, joined: bool) -> subprocess.CompletedProcess[str]:
+        # looked up here: once behind ``env --unset`` (_without_settings), a missing
+        # program would be env's complaint, not an OSError of ours
+        if shutil.which(self.target.prefix[0]) is None:
+            raise ServerUnavailable(
+                f"the --exec prefix cannot be run: {self.target.prefix[0]!r} is not a "
+                "program on the PATH",
+                suggestion="give --exec a command on the PATH, such as `docker exec -i NAME`",
+            )
         try:
             return run_briefly(self._given(joined, list(_PROBE)), START_SECONDS)
         except subprocess.TimeoutExpired:
