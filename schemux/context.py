@@ -15,6 +15,7 @@ from schemux.hosts import Host, SshHost, host_for
 from schemux.new_rows import RowCursors
 from schemux.programs import ProgramStore
 from schemux.programs.remote import RemoteHost
+from schemux.tasks import ToolTasks
 from schemux.tmux import ServerAddress, TmuxServer, check_socket_name
 
 
@@ -38,6 +39,8 @@ class ToolContext:
         where = self.host.target.destination if isinstance(self.host, SshHost) else "local"
         self.audit = AuditLog(settings.audit, where)  # one line per tool call
         self.calls = CallsInFlight()
+        # tool calls run as MCP tasks; none lives longer than the longest wait and a while
+        self.tasks = ToolTasks(self.calls, settings.wait_ceiling)
 
     def tmux(self, socket_name: str | None = None) -> TmuxServer:
         """The configured tmux server, or the one on ``socket_name`` when a call names one
@@ -63,12 +66,14 @@ class ToolContext:
         return server
 
     async def close(self) -> None:
-        """Every way schemux ends comes here. Cancel the calls in flight and let their
-        own cleanup run (a command interrupted, a program ended); end the programs still
-        running and remove their output; forget every cursor; end the tmux control
-        clients of every server used, then the host's connection; last, write out the
-        audit log (the calls that ended as the server did are in it)."""
+        """Every way schemux ends comes here. Cancel the calls in flight, those run as
+        tasks first, and let their own cleanup run (a command interrupted, a program
+        ended); end the programs still running and remove their output; forget every
+        cursor; end the tmux control clients of every server used, then the host's
+        connection; last, write out the audit log (the calls that ended as the server
+        did are in it)."""
         try:
+            await self.tasks.close()
             await self.calls.close()
             await self.abandoned.close()
             await self.programs.close()

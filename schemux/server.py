@@ -10,7 +10,9 @@ tool whose contract describes failures as results (the ``tmux_*`` envelope,
 call's effects, ``schemux.failures``): then it is the envelope, checked against the
 outputSchema and sent like a result, with ``isError`` set. A call whose request carries a
 progressToken gets progress notifications while its handler waits (``progress``). Every
-call, refused or not, is a line in the audit log (``audit``).
+call, refused or not, is a line in the audit log (``audit``). A call of a tool that may
+run as a task, from a client that declares the tasks extension, is answered at once with
+a task that runs the same pipeline (``tasks``).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from schemux.errors import (
     SchemuxError,
     bounded_message,
 )
+from schemux.generated.tool_facts import TASK_TOOLS
 from schemux.instructions import instructions
 
 if TYPE_CHECKING:
@@ -161,23 +164,39 @@ def build_server(context: ToolContext, bindings: Mapping[str, ToolBinding]) -> S
     ) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tools)
 
-    async def call_tool(
-        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
-        binding = bindings.get(params.name)
+    def bound(name: str) -> ToolBinding:
+        binding = bindings.get(name)
         if binding is None:
             audit.note_outcome(UNKNOWN_TOOL)
             raise MCPError(
                 types.INVALID_PARAMS,
-                f"Unknown tool: {params.name}; this server serves {', '.join(bindings)}",
+                f"Unknown tool: {name}; this server serves {', '.join(bindings)}",
             )
+        return binding
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        binding = bound(params.name)
         async with progress.reporting(ctx.session.report_progress):
             return await call_bound_tool(binding, context, dict(params.arguments or {}))
 
-    return Server(
+    async def call_tool_in_task(
+        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        # no progress: the request was answered with the task (the extension sends none)
+        return await call_bound_tool(bound(params.name), context, dict(params.arguments or {}))
+
+    server: Server[Any] = Server(
         "schemux",
         version=__version__,
         instructions=instructions(bindings),
         on_list_tools=list_tools,
-        on_call_tool=context.audit.recording(call_tool),
     )
+    context.tasks.serve(
+        server,
+        (name for name in TASK_TOOLS if name in bindings),
+        blocking=context.audit.recording(call_tool),
+        in_task=context.audit.recording(call_tool_in_task),
+    )
+    return server
