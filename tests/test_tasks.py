@@ -9,6 +9,7 @@ import asyncio
 import json
 import re
 import select
+import shutil
 import subprocess
 import sys
 import time
@@ -321,6 +322,44 @@ async def test_tasks_over_http(tmux_socket: str) -> None:
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+EXT_TASKS = "@modelcontextprotocol/ext-tasks@0.2.2"
+
+
+@pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed (Debian: npm)")
+def test_every_message_matches_the_extensions_own_schemas(
+    server: RawStdio, tmux_socket: str, tmp_path: Path
+) -> None:
+    """Checked by the extension's TypeScript package (its zod schemas of the 2026-07-28
+    wire), not by this test's reading of the specification."""
+    messages: list[tuple[str, dict[str, Any]]] = []
+    created = server.call("run_program", {"argv": ["sh", "-c", "sleep 0.3; echo checked"]})
+    messages.append(("CreateTaskResultV2Schema", created))
+    working = server.request("tasks/get", {"taskId": created["taskId"]})["result"]
+    messages.append(("GetTaskResultV2Schema", working))
+    messages.append(("GetTaskResultV2Schema", server.ended(created["taskId"])))
+    update = {"taskId": created["taskId"], "inputResponses": {}}
+    messages.append(("UpdateTaskResultV2Schema", server.request("tasks/update", update)["result"]))
+    pane = new_pane(tmux_socket)
+    waiting = server.call("wait_for_text", {"pane_id": pane.pane_id, "patterns": ["never"]})
+    messages.append(("CreateTaskResultV2Schema", waiting))
+    cancel = server.request("tasks/cancel", {"taskId": waiting["taskId"]})["result"]
+    messages.append(("CancelTaskResultV2Schema", cancel))
+    cancelled = server.request("tasks/get", {"taskId": waiting["taskId"]})["result"]
+    assert cancelled["status"] == "cancelled"
+    messages.append(("GetTaskResultV2Schema", cancelled))
+    installed = subprocess.run(
+        ["npm", "install", "--prefix", str(tmp_path), "--no-audit", "--no-fund", EXT_TASKS],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert installed.returncode == 0, installed.stderr
+    script = tmp_path / "tasks_schemas.mjs"
+    script.write_text((Path(__file__).parent / "tasks_schemas.mjs").read_text())
+    checked = subprocess.run(
+        ["node", str(script)], input=json.dumps(messages), capture_output=True, text=True
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
 # the store's bounds and expiry, with stand-in calls
