@@ -21,6 +21,7 @@ The scenarios not run, and why (``conformance list``):
 from __future__ import annotations
 
 import json
+import os
 import platform
 import shutil
 import socket
@@ -46,9 +47,9 @@ SCENARIOS = [
 ]
 
 pytestmark = pytest.mark.skipif(
-    shutil.which("npx") is None,
-    reason="npx is not installed (Debian: apt-get install npm): the MCP conformance suite "
-    "runs under it",
+    shutil.which("npx") is None or shutil.which("npm") is None,
+    reason="npm and npx are not installed (Debian: apt-get install npm): the MCP "
+    "conformance suite is installed and run with them",
 )
 
 
@@ -77,14 +78,29 @@ def served(tmux_socket: str) -> Iterator[str]:
         process.wait(timeout=10)
 
 
-def run_scenario(url: str, scenario: str, results: Path) -> list[dict[str, object]]:
-    """The checks of ``scenario`` as the suite records them."""
+@pytest.fixture(scope="module")
+def suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The suite and node 22, installed once for the module; the directory of their
+    commands (``conformance``, ``node``)."""
     node = NODE.get(platform.machine())
     if node is None:
         pytest.skip(f"no node 22 package on npm for {platform.machine()}")
-    command = ["npx", "--yes", "-p", node, "-p", SUITE, "conformance", "server",
-               "--url", url, "--scenario", scenario, "--output-dir", str(results)]  # fmt: skip
-    ran = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    directory = tmp_path_factory.mktemp("conformance")
+    installed = subprocess.run(
+        ["npm", "install", "--prefix", str(directory), "--no-audit", "--no-fund", node, SUITE],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert installed.returncode == 0, installed.stderr
+    return directory / "node_modules" / ".bin"
+
+
+def run_scenario(commands: Path, url: str, scenario: str, results: Path) -> list[dict[str, object]]:
+    """The checks of ``scenario`` as the suite records them."""
+    command = [str(commands / "conformance"), "server", "--url", url, "--scenario", scenario,
+               "--output-dir", str(results)]  # fmt: skip
+    # the suite's `#!/usr/bin/env node` finds node 22 first
+    environment = {**os.environ, "PATH": f"{commands}:{os.environ['PATH']}"}
+    ran = subprocess.run(command, capture_output=True, text=True, timeout=300, env=environment)
     found = sorted(results.glob("*/checks.json"))
     assert found, f"the suite recorded nothing (exit {ran.returncode}):\n{ran.stdout}{ran.stderr}"
     checks: list[dict[str, object]] = json.loads(found[-1].read_text())
@@ -92,8 +108,10 @@ def run_scenario(url: str, scenario: str, results: Path) -> list[dict[str, objec
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
-def test_the_conformance_scenario_passes(served: str, scenario: str, tmp_path: Path) -> None:
-    checks = run_scenario(served, scenario, tmp_path)
+def test_the_conformance_scenario_passes(
+    suite: Path, served: str, scenario: str, tmp_path: Path
+) -> None:
+    checks = run_scenario(suite, served, scenario, tmp_path)
     failed = [check for check in checks if check["status"] == "FAILURE"]
     assert failed == [], json.dumps(failed, indent=2)
     if scenario != "server-sse-polling":  # without resumable streams it only warns
