@@ -10,6 +10,7 @@ from schemux.audit import AuditLog
 from schemux.calls import CallsInFlight
 from schemux.capture import ScreenTracker
 from schemux.channels import ChannelWaits
+from schemux.client_log import ClientLog
 from schemux.config import Settings
 from schemux.hosts import Host, SshHost, host_for
 from schemux.new_rows import RowCursors
@@ -41,6 +42,7 @@ class ToolContext:
         self.calls = CallsInFlight()
         # tool calls run as MCP tasks; none lives longer than the longest wait and a while
         self.tasks = ToolTasks(self.calls, settings.wait_ceiling)
+        self.client_log = ClientLog()  # the log sent to clients that set a level
 
     def tmux(self, socket_name: str | None = None) -> TmuxServer:
         """The configured tmux server, or the one on ``socket_name`` when a call names one
@@ -73,6 +75,7 @@ class ToolContext:
         connection; last, write out the audit log (the calls that ended as the server
         did are in it)."""
         try:
+            await self.client_log.detach()
             await self.tasks.close()
             await self.calls.close()
             await self.abandoned.close()

