@@ -19,6 +19,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import anyio
 import httpx2
 import pytest
 from mcp.shared.exceptions import MCPError
@@ -287,7 +288,6 @@ def test_the_client_going_cancels_its_tasks(tmux_socket: str) -> None:
 
 @pytest.mark.anyio
 async def test_tasks_over_http(tmux_socket: str) -> None:
-
     port = free_port()
     process = serve_http(tmux_socket, port)
     url = f"http://127.0.0.1:{port}/mcp"
@@ -321,9 +321,21 @@ async def test_tasks_over_http(tmux_socket: str) -> None:
                 await asyncio.sleep(0.1)
             assert task["status"] == "completed"
             assert task["result"]["structuredContent"]["output"] == "over  http"
+            # a task still running when the server is stopped is cancelled and cleaned up
+            arguments = {"argv": ["sleep", "30.53"]}
+            await request(
+                "tools/call", {"name": "run_program", "arguments": arguments}, "run_program"
+            )
+            await anyio.to_thread.run_sync(
+                lambda: wait_until(lambda: processes_with("30.53") != [], timeout=10)
+            )
+            process.terminate()
+            await anyio.to_thread.run_sync(lambda: process.wait(timeout=10))
+            assert processes_with("30.53") == []
     finally:
-        process.terminate()
-        process.wait(timeout=10)
+        if process.poll() is None:
+            process.terminate()
+            process.wait(timeout=10)
 
 
 # the extension's own TypeScript package, the TypeScript SDK's client, and the node 22
