@@ -14,6 +14,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import warnings
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 import mcp_types as types
@@ -25,13 +27,15 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 MCP_LEVELS: tuple[types.LoggingLevel, ...] = (
     "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency",
 )  # fmt: skip
-PYTHON_LEVELS: dict[int, types.LoggingLevel] = {
-    logging.DEBUG: "debug",
-    logging.INFO: "info",
-    logging.WARNING: "warning",
-    logging.ERROR: "error",
-    logging.CRITICAL: "critical",
-}
+PYTHON_LEVELS: Mapping[int, types.LoggingLevel] = MappingProxyType(
+    {
+        logging.DEBUG: "debug",
+        logging.INFO: "info",
+        logging.WARNING: "warning",
+        logging.ERROR: "error",
+        logging.CRITICAL: "critical",
+    }
+)
 STDIO_CLIENT = "stdio"
 
 

@@ -16,6 +16,7 @@ from schemux.hosts import Host, SshHost, host_for
 from schemux.new_rows import RowCursors
 from schemux.programs import ProgramStore
 from schemux.programs.remote import RemoteHost
+from schemux.resource_watch import ResourceWatches
 from schemux.tasks import ToolTasks
 from schemux.tmux import ServerAddress, TmuxServer, check_socket_name
 
@@ -38,7 +39,9 @@ class ToolContext:
         self.row_cursors = RowCursors()  # capture_since's cursors
         self.channels = ChannelWaits()  # wait_for_channel's waits, per server and channel
         where = self.host.target.destination if isinstance(self.host, SshHost) else "local"
+        self.where = where  # the host, as the audit log and resource URIs name it
         self.audit = AuditLog(settings.audit, where)  # one line per tool call
+        self.resource_watches = ResourceWatches()  # what resource subscriptions follow
         self.calls = CallsInFlight()
         # tool calls run as MCP tasks; none lives longer than the longest wait and a while
         self.tasks = ToolTasks(self.calls, settings.wait_ceiling)
@@ -70,14 +73,15 @@ class ToolContext:
     async def close(self) -> None:
         """Every way schemux ends comes here. Cancel the calls in flight, those run as
         tasks first, and let their own cleanup run (a command interrupted, a program
-        ended); end the programs still running and remove their output; forget every
-        cursor; end the tmux control clients of every server used, then the host's
-        connection; last, write out the audit log (the calls that ended as the server
-        did are in it)."""
+        ended); end the resource watches; end the programs still running and remove their
+        output; forget every cursor; end the tmux control clients of every server used,
+        then the host's connection; last, write out the audit log (the calls that ended as
+        the server did are in it)."""
         try:
             await self.client_log.detach()
             await self.tasks.close()
             await self.calls.close()
+            await self.resource_watches.close()
             await self.abandoned.close()
             await self.programs.close()
             self.screens.close()

@@ -10,9 +10,10 @@ tool whose contract describes failures as results (the ``tmux_*`` envelope,
 call's effects, ``schemux.failures``): then it is the envelope, checked against the
 outputSchema and sent like a result, with ``isError`` set. A call whose request carries a
 progressToken gets progress notifications while its handler waits (``progress``). Every
-call, refused or not, is a line in the audit log (``audit``). A call of a tool that may
-run as a task, from a client that declares the tasks extension, is answered at once with
-a task that runs the same pipeline (``tasks``).
+call, refused or not, is a line in the audit log (``audit``). A result whose text was cut
+links to the resource holding all of it (``result_links``); the resources themselves are
+``resources``'s. A call of a tool that may run as a task, from a client that declares the
+tasks extension, is answered at once with a task that runs the same pipeline (``tasks``).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
-from schemux import __version__, audit, progress
+from schemux import __version__, audit, progress, result_links
 from schemux.arguments import text_violation
 from schemux.binding import ToolBinding
 from schemux.context import ToolContext
@@ -40,6 +41,7 @@ from schemux.errors import (
 )
 from schemux.generated.tool_facts import TASK_TOOLS
 from schemux.instructions import instructions
+from schemux.resources import serve_resources
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
@@ -174,18 +176,35 @@ def build_server(context: ToolContext, bindings: Mapping[str, ToolBinding]) -> S
             )
         return binding
 
+    async def answered(binding: ToolBinding, arguments: dict[str, Any]) -> types.CallToolResult:
+        """The call's result, linking to each resource that holds text it cut."""
+        with result_links.collecting() as links:
+            result = await call_bound_tool(binding, context, arguments)
+        if not result.is_error:
+            result.content += [
+                types.ResourceLink(
+                    type="resource_link",
+                    uri=link.uri,
+                    name=link.name,
+                    description=link.description,
+                    mime_type="text/plain",
+                )
+                for link in links
+            ]
+        return result
+
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         binding = bound(params.name)
         async with progress.reporting(ctx.session.report_progress):
-            return await call_bound_tool(binding, context, dict(params.arguments or {}))
+            return await answered(binding, dict(params.arguments or {}))
 
     async def call_tool_in_task(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         # no progress: the request was answered with the task (the extension sends none)
-        return await call_bound_tool(bound(params.name), context, dict(params.arguments or {}))
+        return await answered(bound(params.name), dict(params.arguments or {}))
 
     server: Server[Any] = Server(
         "schemux",
@@ -203,4 +222,5 @@ def build_server(context: ToolContext, bindings: Mapping[str, ToolBinding]) -> S
         blocking=context.audit.recording(call_tool),
         in_task=context.audit.recording(call_tool_in_task),
     )
+    serve_resources(server, context)
     return server
