@@ -11,9 +11,11 @@ The scenarios not run, and why (``conformance list``):
 - ``tools-call-*``, ``json-schema-2020-12``, ``elicitation-*``: they call the reference
   server's fixture tools (``test_simple_text``, ``json_schema_2020_12_tool``, ...);
   schemux serves only its own tools.
-- ``prompts-*``, and ``completion-complete`` (it completes a fixture prompt's argument):
-  schemux has no prompts.
-- ``resources-*``: schemux serves no resources yet.
+- ``prompts-*``: schemux has no prompts (``completion-complete`` asks to complete a fixture
+  prompt's argument; schemux answers it with no values, which passes).
+- ``resources-read-*``, ``resources-templates-read``, ``resources-(un)subscribe``: they read
+  and subscribe to the reference server's fixture URIs (``test://static-text``, ...);
+  schemux's resources are ``tmux://`` URIs of real panes and programs.
 """
 
 from __future__ import annotations
@@ -43,6 +45,8 @@ SCENARIOS = [
     "server-sse-multiple-streams",
     "server-sse-polling",
     "dns-rebinding-protection",
+    "resources-list",
+    "completion-complete",
 ]
 
 pytestmark = pytest.mark.skipif(
