@@ -98,6 +98,9 @@ def render_generated(
                 for name, overlay in sorted(overlays.by_tool.items())
                 if overlay.never_sent
             },
+            task_tools=tuple(
+                name for name, overlay in sorted(overlays.by_tool.items()) if overlay.task
+            ),
         ),
         GENERATED_DIR / "tmux_fields.py": _render(
             "tmux_fields.py.j2",

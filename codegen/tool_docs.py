@@ -61,6 +61,8 @@ class ToolDoc:
     # what the overlay changes over the contract (codegen.contract_diff's words)
     changes: list[str]
     projected: bool
+    # whether a call may run as an MCP task (the overlay's task)
+    task: bool
     arguments: list[Argument]
     results: list[ResultField]
     example: Example | None
@@ -216,6 +218,7 @@ def tools_doc(
                     for change in diff_tool(name, documents[name], document)
                 ],
                 projected=projection is not None,
+                task=overlay is not None and overlay.task,
                 arguments=arguments_of(input_schema),
                 results=result_fields(document.get("outputSchema", {})),
                 example=example_of(examples),

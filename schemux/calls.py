@@ -30,6 +30,8 @@ class CallsInFlight:
     def __init__(self) -> None:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._closing = False
+        # the task awaiting ``run`` -> the call it runs (``cancel`` waits for that call)
+        self._by_caller: dict[asyncio.Task[Any], asyncio.Task[Any]] = {}
 
     async def run(self, call: Coroutine[Any, Any, Result]) -> Result:
         """``call``'s result; cancelled, the call is cancelled once and left to clean up
@@ -40,6 +42,9 @@ class CallsInFlight:
         task = asyncio.ensure_future(call)
         self._tasks.add(task)
         task.add_done_callback(self._ended)
+        caller = asyncio.current_task()
+        if caller is not None:
+            self._by_caller[caller] = task
         try:
             return await asyncio.shield(task)
         except asyncio.CancelledError:
@@ -48,6 +53,17 @@ class CallsInFlight:
                 raise SchemuxError("schemux is shutting down: the call was cancelled") from None
             task.cancel()
             raise
+        finally:
+            if caller is not None:
+                self._by_caller.pop(caller, None)
+
+    async def cancel(self, caller: asyncio.Task[Any]) -> None:
+        """Cancel ``caller``, a task that awaits a call's result (a tool call run as an
+        MCP task), and wait, boundedly, until the call it runs has cleaned up."""
+        call = self._by_caller.get(caller)
+        caller.cancel()
+        waited = {caller} if call is None else {caller, call}
+        await asyncio.wait(waited, timeout=CLEANUP_SECONDS)
 
     def _ended(self, task: asyncio.Task[Any]) -> None:
         self._tasks.discard(task)

@@ -10,12 +10,14 @@ from schemux.audit import AuditLog
 from schemux.calls import CallsInFlight
 from schemux.capture import ScreenTracker
 from schemux.channels import ChannelWaits
+from schemux.client_log import ClientLog
 from schemux.config import Settings
 from schemux.hosts import Host
 from schemux.hosts.kinds import host_for
 from schemux.new_rows import RowCursors
 from schemux.programs.store import ProgramStore
 from schemux.resource_watch import ResourceWatches
+from schemux.tasks import ToolTasks
 from schemux.tmux import ServerAddress, TmuxServer, check_socket_name
 
 
@@ -40,6 +42,9 @@ class ToolContext:
         self.audit = AuditLog(settings.audit, self.where)  # one line per tool call
         self.resource_watches = ResourceWatches()  # what resource subscriptions follow
         self.calls = CallsInFlight()
+        # tool calls run as MCP tasks; none lives longer than the longest wait and a while
+        self.tasks = ToolTasks(self.calls, settings.wait_ceiling)
+        self.client_log = ClientLog()  # the log sent to clients that set a level
 
     def tmux(self, socket_name: str | None = None) -> TmuxServer:
         """The configured tmux server, or the one on ``socket_name`` when a call names one
@@ -65,13 +70,15 @@ class ToolContext:
         return server
 
     async def close(self) -> None:
-        """Every way schemux ends comes here. Cancel the calls in flight and let their
-        own cleanup run (a command interrupted, a program ended); end the resource watches;
-        end the programs still
-        running and remove their output; forget every cursor; end the tmux control
-        clients of every server used, then the host's connection; last, write out the
-        audit log (the calls that ended as the server did are in it)."""
+        """Every way schemux ends comes here. Cancel the calls in flight, those run as
+        tasks first, and let their own cleanup run (a command interrupted, a program
+        ended); end the resource watches; end the programs still running and remove their
+        output; forget every cursor; end the tmux control clients of every server used,
+        then the host's connection; last, write out the audit log (the calls that ended as
+        the server did are in it)."""
         try:
+            await self.client_log.detach()
+            await self.tasks.close()
             await self.calls.close()
             await self.resource_watches.close()
             await self.abandoned.close()

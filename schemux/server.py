@@ -12,7 +12,8 @@ outputSchema and sent like a result, with ``isError`` set. A call whose request 
 progressToken gets progress notifications while its handler waits (``progress``). Every
 call, refused or not, is a line in the audit log (``audit``). A result whose text was cut
 links to the resource holding all of it (``result_links``); the resources themselves are
-``resources``'s.
+``resources``'s. A call of a tool that may run as a task, from a client that declares the
+tasks extension, is answered at once with a task that runs the same pipeline (``tasks``).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from schemux.errors import (
     SchemuxError,
     bounded_message,
 )
+from schemux.generated.tool_facts import TASK_TOOLS
 from schemux.instructions import instructions
 from schemux.resources import serve_resources
 
@@ -164,19 +166,20 @@ def build_server(context: ToolContext, bindings: Mapping[str, ToolBinding]) -> S
     ) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tools)
 
-    async def call_tool(
-        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
-        binding = bindings.get(params.name)
+    def bound(name: str) -> ToolBinding:
+        binding = bindings.get(name)
         if binding is None:
             audit.note_outcome(UNKNOWN_TOOL)
             raise MCPError(
                 types.INVALID_PARAMS,
-                f"Unknown tool: {params.name}; this server serves {', '.join(bindings)}",
+                f"Unknown tool: {name}; this server serves {', '.join(bindings)}",
             )
+        return binding
+
+    async def answered(binding: ToolBinding, arguments: dict[str, Any]) -> types.CallToolResult:
+        """The call's result, linking to each resource that holds text it cut."""
         with result_links.collecting() as links:
-            async with progress.reporting(ctx.session.report_progress):
-                result = await call_bound_tool(binding, context, dict(params.arguments or {}))
+            result = await call_bound_tool(binding, context, arguments)
         if not result.is_error:
             result.content += [
                 types.ResourceLink(
@@ -190,12 +193,34 @@ def build_server(context: ToolContext, bindings: Mapping[str, ToolBinding]) -> S
             ]
         return result
 
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        binding = bound(params.name)
+        async with progress.reporting(ctx.session.report_progress):
+            return await answered(binding, dict(params.arguments or {}))
+
+    async def call_tool_in_task(
+        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        # no progress: the request was answered with the task (the extension sends none)
+        return await answered(bound(params.name), dict(params.arguments or {}))
+
     server: Server[Any] = Server(
         "schemux",
         version=__version__,
         instructions=instructions(bindings),
         on_list_tools=list_tools,
-        on_call_tool=context.audit.recording(call_tool),
+    )
+    # not on_set_logging_level=: the SDK warns of its deprecation (2026-07-28) on each start
+    server.add_request_handler(
+        "logging/setLevel", types.SetLevelRequestParams, context.client_log.set_level
+    )
+    context.tasks.serve(
+        server,
+        (name for name in TASK_TOOLS if name in bindings),
+        blocking=context.audit.recording(call_tool),
+        in_task=context.audit.recording(call_tool_in_task),
     )
     serve_resources(server, context)
     return server

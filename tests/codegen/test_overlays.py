@@ -160,6 +160,7 @@ def test_an_overlay_replaces_or_removes_a_schema_title() -> None:
         use="try",
         order=1,
         never_sent=(),
+        task=False,
         description=None,
         descriptions={},
         titles={"/outputSchema": "", "/inputSchema": "The arguments"},

