@@ -277,7 +277,7 @@ class LocalPrograms(TextFiles):
         if self._root is not None:
             await asyncio.to_thread(shutil.rmtree, self._root, ignore_errors=True)
             os.close(self._root_fd)
-            self._root_fd = -1
+            self._root, self._root_fd = None, -1  # closed: a second close has nothing to end
 
 
 def _write_private(path: Path, data: bytes) -> None:
