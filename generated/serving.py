@@ -389,12 +389,12 @@ SERVED_DOCUMENTS: dict[str, dict[str, Any]] = {
                 },
                 "output_truncated": {
                     "default": False,
-                    "description": "True when output was tail-preserved to stay within max_lines",
+                    "description": "True when the output is a tail: max_lines cut it, or tmux's history limit dropped its head while the command ran (pipe a long output into a file).",
                     "type": "boolean",
                 },
                 "output_truncated_lines": {
                     "default": 0,
-                    "description": "Number of pane lines dropped from the head when truncating",
+                    "description": "Lines dropped from the head: those max_lines cut, plus, when tmux's history limit dropped the head, the rows tmux is known to have dropped of it. That part is a lower bound, as tmux keeps no count of the rows it drops: the output may have lost many more.",
                     "type": "integer",
                 },
                 "pane_id": {"description": "Pane ID that received the command", "type": "string"},

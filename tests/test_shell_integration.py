@@ -187,7 +187,8 @@ async def test_output_exact_when_tmux_drops_history(
 ) -> None:
     """tmux drops a tenth of history-limit whenever the history is full: the start of
     the output is found again after such drops, and a start dropped itself gives the
-    tail, marked as cut."""
+    tail, marked as cut, with the rows tmux certainly dropped of it counted (never more
+    than it dropped: tmux keeps no count of the rest)."""
     pane = hooked_pane(shell, history_limit=200)
     await run(client, pane, "seq 1 195")  # the history is now nearly full
     for count in (30, 150):
@@ -199,6 +200,10 @@ async def test_output_exact_when_tmux_drops_history(
     tail = result["output"]
     assert 160 <= len(tail) < 500
     assert tail == [str(number) for number in range(501 - len(tail), 501)]
+    assert 0 < result["output_truncated_lines"] <= 500 - len(tail)
+    result = await run(client, pane, "seq 1 500", max_lines=10)
+    assert result["output"] == [str(number) for number in range(491, 501)]
+    assert 160 - 10 < result["output_truncated_lines"] <= 490
 
 
 @pytest.mark.parametrize("shell", SHELLS)
