@@ -230,9 +230,11 @@ async def measure_shell(name: str, args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def remove_home(home: Path, within: float = 5.0) -> None:
-    """Remove the temporary HOME, again while the killed server's shells still write into
-    it on their way out (bash its history, fish its completions)."""
+def remove_home(home: Path, within: float = 30.0) -> None:
+    """Remove the temporary HOME, again while the killed server's shells and what they
+    started still write into it (bash its history; fish's first start generates its
+    completions there in the background, for seconds): past ``within`` seconds, say what
+    is left rather than lose the figures."""
     deadline = time.monotonic() + within
     while True:
         try:
@@ -240,10 +242,11 @@ def remove_home(home: Path, within: float = 5.0) -> None:
             return
         except FileNotFoundError:
             return
-        except OSError:
+        except OSError as error:
             if time.monotonic() > deadline:
-                raise
-            time.sleep(0.1)
+                print(f"left {home}: {error}", file=sys.stderr)
+                return
+            time.sleep(0.2)
 
 
 def _first_error(error: BaseException) -> str:
