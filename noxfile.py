@@ -1,4 +1,4 @@
-"""The checks CI runs, in order: codegen is current, ruff, mypy, tests.
+"""The checks CI runs, in order: codegen is current, ruff, the layers, mypy, tests.
 
 Run them all with ``nox``; one with ``nox -s tests``.
 """
@@ -12,7 +12,7 @@ import nox
 
 os.environ.setdefault("UV_PYTHON_DOWNLOADS", "never")  # only the machine's Python exists
 nox.options.default_venv_backend = "uv|virtualenv"
-nox.options.sessions = ["codegen", "lint", "typecheck", "tests"]
+nox.options.sessions = ["codegen", "lint", "layers", "typecheck", "tests"]
 nox.options.reuse_existing_virtualenvs = True
 
 # Every session runs on the Python that runs nox (the README's python3): any 3.11 or newer.
@@ -43,6 +43,14 @@ def lint(session: nox.Session) -> None:
     session.install(*nox.project.dependency_groups(PYPROJECT, "lint"))
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+
+
+@nox.session(python=PYTHON)
+def layers(session: nox.Session) -> None:
+    """Fail on an import against the layers of ARCHITECTURE.md (the contracts in
+    pyproject.toml's ``[tool.importlinter]``)."""
+    install_project(session, "layers")
+    session.run("lint-imports")
 
 
 @nox.session(python=PYTHON)

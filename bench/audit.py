@@ -39,12 +39,11 @@ from mcp import Client
 if __package__ in (None, ""):  # run as a script: make `bench` importable from the root
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from schemux.audit import AuditSettings
-from schemux.config import Settings
+from schemux.config import AuditSettings, Settings
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
 from schemux.server import build_server
-from schemux.tmux import socket_directory
+from schemux.tmux_names import socket_directory
 
 CALLS: dict[str, dict[str, Any]] = {
     "refused": {"name": "run_command", "arguments": {"command": 5}},

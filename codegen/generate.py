@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import ast
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from codegen.formatting import format_python
+from codegen.document_edits import document_edits
+from codegen.formatting import format_json, format_python
 from codegen.models import model_source
 from codegen.overlays import Overlays
 from codegen.projection import Projection
@@ -20,6 +21,10 @@ from codegen.tmux_fields import TmuxFields, libtmux_fields
 from codegen.validation import wraps_result
 
 GENERATED_DIR = Path("generated")
+# The JSON files of generated/, package data read by schemux.binding.load_bindings: the
+# exact contracts, and what tools/list serves of each tool.
+CONTRACTS = GENERATED_DIR / "contracts.json"
+SERVING = GENERATED_DIR / "serving.json"
 HANDLERS_DIR = Path("handlers")
 
 
@@ -80,22 +85,6 @@ def render_generated(
             },
             exported=sorted(c for tool in tools for c in (tool.input_class, tool.output_class)),
         ),
-        GENERATED_DIR / "tools.py": _render(
-            "tools.py.j2", documents={name: documents[name] for name in names}
-        ),
-        GENERATED_DIR / "serving.py": _render(
-            "serving.py.j2",
-            documents={name: told[name] for name in names},
-            schemas={name: projections[name].schema for name in sorted(projections)},
-            strict={name: strict[name].schema for name in names},
-            absent_when_null={name: strict[name].nullable for name in names},
-            advice={
-                name: tuple((advice.needs, advice.text) for advice in overlay.advice)
-                for name, overlay in sorted(overlays.by_tool.items())
-                if overlay.advice
-            },
-            summaries={name: summary(told[name]) for name in names},
-        ),
         GENERATED_DIR / "tool_facts.py": _render(
             "tool_facts.py.j2",
             families={
@@ -119,13 +108,46 @@ def render_generated(
         GENERATED_DIR / "bindings.py": _render(
             "bindings.py.j2",
             served=served_modules,
-            projected=sorted(name for name in projections if name in served),
             unserved=tuple(name for name in names if name not in served),
         ),
     }
     for name, source in sources.items():
         files[GENERATED_DIR / "models" / f"{name}.py"] = source
-    return {path: format_python(root, path, source) for path, source in sorted(files.items())}
+    formatted = {path: format_python(root, path, source) for path, source in files.items()}
+    formatted[CONTRACTS] = format_json({name: documents[name] for name in names})
+    formatted[SERVING] = format_json(
+        {
+            name: _serving_entry(
+                documents[name], told[name], projections.get(name), strict[name], overlays
+            )
+            for name in names
+        }
+    )
+    return dict(sorted(formatted.items()))
+
+
+def _serving_entry(
+    contract: Mapping[str, Any],
+    told: Mapping[str, Any],
+    projection: Projection | None,
+    strict: StrictProjection,
+    overlays: Overlays,
+) -> dict[str, Any]:
+    """What tools/list serves of one tool, as ``schemux.binding.load_bindings`` reads it."""
+    overlay = overlays.by_tool.get(str(contract["name"]))
+    entry: dict[str, Any] = {
+        "summary": summary(told),
+        "edits": document_edits(contract, told),
+        "advice": [
+            {"needs": list(advice.needs), "text": advice.text}
+            for advice in (overlay.advice if overlay is not None else ())
+        ],
+    }
+    if projection is not None:
+        entry["projectedInputSchema"] = projection.schema
+    entry["strictInputSchema"] = strict.schema
+    entry["absentWhenNull"] = list(strict.nullable)
+    return entry
 
 
 def _tool_module(document: Mapping[str, Any], models_text: str) -> ToolModule:
@@ -148,41 +170,20 @@ def _render(template: str, **context: Any) -> str:
 
 
 def served_documents(root: Path) -> dict[str, dict[str, Any]]:
-    """The tool documents the current ``generated/tools.py`` holds; empty when it has none.
-
-    Read as a literal, without importing the package (which needs the runtime).
-    """
-    documents: dict[str, dict[str, Any]] = _generated_literal(root, "tools.py", "TOOL_DOCUMENTS")
+    """The tool documents the current ``generated/contracts.json`` holds; empty when none."""
+    documents: dict[str, dict[str, Any]] = _generated_json(root, CONTRACTS)
     return documents
 
 
-def served_projections(root: Path) -> dict[str, dict[str, Any]]:
-    """The projected input schemas the current ``generated/serving.py`` holds."""
-    schemas: dict[str, dict[str, Any]] = _generated_literal(
-        root, "serving.py", "SERVED_INPUT_SCHEMAS"
-    )
-    return schemas
+def served_entries(root: Path) -> dict[str, dict[str, Any]]:
+    """What the current ``generated/serving.json`` serves of each tool; empty when none."""
+    entries: dict[str, dict[str, Any]] = _generated_json(root, SERVING)
+    return entries
 
 
-def served_told(root: Path) -> dict[str, dict[str, Any]]:
-    """The documents as the current ``generated/serving.py`` serves them (overlays merged)."""
-    documents: dict[str, dict[str, Any]] = _generated_literal(
-        root, "serving.py", "SERVED_DOCUMENTS"
-    )
-    return documents
-
-
-def _generated_literal(root: Path, module: str, name: str) -> Any:
-    """The literal assigned to ``name`` in ``generated/<module>``; {} when there is none."""
-    path = root / GENERATED_DIR / module
+def _generated_json(root: Path, relative: Path) -> Any:
+    """The JSON a file of ``generated/`` holds; {} when there is no such file."""
+    path = root / relative
     if not path.is_file():
         return {}
-    for statement in ast.parse(path.read_text(encoding="utf-8")).body:
-        if (
-            isinstance(statement, ast.AnnAssign)
-            and isinstance(statement.target, ast.Name)
-            and statement.target.id == name
-            and statement.value is not None
-        ):
-            return ast.literal_eval(statement.value)
-    return {}
+    return json.loads(path.read_text(encoding="utf-8"))

@@ -32,6 +32,8 @@ from codegen.upstream import UpstreamFormatError, UpstreamTool, parse_upstream
 from codegen.validation import document_problems
 
 UPSTREAM_DIR = Path("schemas/upstream")
+# Codegen's index of the upstream files (codegen.upstream_readme), not one of them.
+UPSTREAM_INDEX = UPSTREAM_DIR / "README.md"
 TOOLS_DIR = Path("schemas/tools")
 OUTPUTS_DIR = Path("schemas/outputs")
 PROVENANCE = "io.schemux/provenance"
@@ -135,9 +137,9 @@ def _import_all(root: Path) -> dict[str, tuple[Path, dict[str, Any]]]:
     defined_by: dict[str, Path] = {}
     problems: list[str] = []
     for path in sorted((root / UPSTREAM_DIR).iterdir()):
-        if not path.is_file():
-            continue
         relative = path.relative_to(root)
+        if not path.is_file() or relative == UPSTREAM_INDEX:
+            continue
         data = path.read_bytes()
         try:
             tool = parse_upstream(data.decode("utf-8"))

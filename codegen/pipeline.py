@@ -8,15 +8,15 @@ from pathlib import Path
 from typing import Any
 
 from codegen.contract_diff import Change, diff_tool, diff_tools, format_report
+from codegen.document_edits import document_edits
 from codegen.generate import (
     GENERATED_DIR,
     render_generated,
     served_documents,
-    served_projections,
-    served_told,
+    served_entries,
     served_tools,
 )
-from codegen.importer import ImportFailed, plan_import
+from codegen.importer import UPSTREAM_INDEX, ImportFailed, plan_import
 from codegen.model_defaults import model_defaults
 from codegen.overlays import Overlays, load_overlays, overlaid, overlay_problems
 from codegen.projection import Projection, project
@@ -32,6 +32,7 @@ from codegen.served_text import schema_texts, served_text_problems, vocabulary
 from codegen.strict_projection import StrictProjection, strict_projection
 from codegen.tmux_fields import libtmux_fields
 from codegen.tool_docs import TOOLS_DOC, tools_doc
+from codegen.upstream_readme import upstream_readme
 
 README = Path("README.md")
 
@@ -79,9 +80,11 @@ def make_plan(root: Path) -> Plan:
     )
     files = {**imported.files, **generated}
     files[TOOLS_DOC] = tools_doc(root, documents, told, served, projections, overlays)
-    for path in sorted((root / GENERATED_DIR).rglob("*.py")):
+    files[UPSTREAM_INDEX] = upstream_readme(root, documents)
+    for path in sorted((root / GENERATED_DIR).rglob("*")):
         # generated/ is codegen's alone: whatever it would not write now is stale.
-        files.setdefault(path.relative_to(root), None)
+        if path.suffix in (".py", ".json"):
+            files.setdefault(path.relative_to(root), None)
     readme_path = root / README
     if readme_path.is_file():
         original = readme_path.read_text(encoding="utf-8")
@@ -95,24 +98,34 @@ def make_plan(root: Path) -> Plan:
             readme = with_section(readme, section, text) or readme
         if readme != original:
             files[README] = readme
+    previous_contracts, previous_entries = served_documents(root), served_entries(root)
     return Plan(
         files=files,
-        changes=diff_tools(served_documents(root), documents),
+        changes=diff_tools(previous_contracts, documents),
         projections=projections,
-        previous_projections=served_projections(root),
-        overlay_changes=_overlay_changes(documents, told, served_told(root)),
+        previous_projections={
+            name: entry["projectedInputSchema"]
+            for name, entry in previous_entries.items()
+            if "projectedInputSchema" in entry
+        },
+        overlay_changes=_overlay_changes(documents, told, previous_contracts, previous_entries),
     )
 
 
 def _overlay_changes(
     documents: Mapping[str, Mapping[str, Any]],
     told: Mapping[str, Mapping[str, Any]],
-    previous: Mapping[str, Mapping[str, Any]],
+    previous_contracts: Mapping[str, Mapping[str, Any]],
+    previous_entries: Mapping[str, Mapping[str, Any]],
 ) -> list[Change]:
+    """What each overlay changes over its contract, for the tools whose served document
+    is not the one generated/ serves now (its contract or its overlay's edits changed)."""
     return [
         change
         for name in sorted(told)
-        if previous.get(name) != told[name]
+        if previous_contracts.get(name) != documents[name]
+        or previous_entries.get(name, {}).get("edits")
+        != document_edits(documents[name], told[name])
         for change in diff_tool(name, documents[name], told[name])
     ]
 

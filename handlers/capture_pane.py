@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from schemux import result_links
 from schemux.context import ToolContext
 from schemux.generated.models.capture_pane import CapturePaneInput, CapturePaneOutput
+from schemux.resource_uris import pane_uri
 from schemux.targets import PaneTarget, resolve_pane
 from schemux.tmux_command import THEN
 from schemux.tmux_format import parse_row, row_format, tmux_row
@@ -16,6 +18,7 @@ class _Screen:
     cursor_x: int
     cursor_y: int
     alternate_on: bool
+    history_size: int
 
 
 async def handle(ctx: ToolContext, request: CapturePaneInput) -> CapturePaneOutput:
@@ -29,6 +32,12 @@ async def handle(ctx: ToolContext, request: CapturePaneInput) -> CapturePaneOutp
     )  # fmt: skip
     screen = parse_row(_Screen, lines[0])
     rows = lines[1:]
+    if screen.history_size > wanted:
+        result_links.link(
+            pane_uri(ctx.where, pane.pane_id, "scrollback"),
+            f"scrollback of {pane.pane_id}",
+            f"all {screen.history_size} rows of the pane's history and its screen",
+        )
     return CapturePaneOutput(
         pane_id=pane.pane_id,
         width=screen.pane_width,

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from schemux import progress
+from schemux import progress, result_links
 from schemux.context import ToolContext
 from schemux.generated.models.run_program import RunProgramInput, RunProgramOutput
 from schemux.programs.launch import program_spec
 from schemux.programs.run import run
+from schemux.resource_uris import program_uri
 
 
 async def handle(ctx: ToolContext, request: RunProgramInput) -> RunProgramOutput:
@@ -23,6 +24,13 @@ async def handle(ctx: ToolContext, request: RunProgramInput) -> RunProgramOutput
         hold=True,
     )
     result = await run(ctx.programs, server, spec, timeout, request.max_lines)
+    if result.kept_output is not None:
+        result_links.link(
+            program_uri(ctx.where, result.kept_output),
+            f"output of {result.kept_output}",
+            "all the program printed; read_program reads it too, "
+            f"with program_id {result.kept_output}",
+        )
     return RunProgramOutput(
         outcome="timed_out" if result.timed_out else "completed",
         exit_status=None if result.timed_out else result.ending.exit_status,

@@ -36,10 +36,10 @@ from pathlib import Path
 
 from schemux.abandoned_wrappers import release_abandoned_wrappers
 from schemux.errors import SchemuxError
-from schemux.owned_session import OWNED_SESSION
 from schemux.processes import Owner, this_process
 from schemux.tmux import ServerAddress, TmuxServer
 from schemux.tmux_command import THEN
+from schemux.tmux_names import OWNED_SESSION
 
 PANE_OPTION = "@schemux-program"
 RUNTIME_PREFIX = "schemux-"

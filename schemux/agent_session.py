@@ -21,19 +21,15 @@ import asyncio
 import contextlib
 import os
 import pwd
-import re
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
 
-from schemux.owned_session import OWNED_SESSION
+from schemux.config import AgentSession
 from schemux.processes import executable, read_stat
 from schemux.references import CreatedSessionRow
 from schemux.tmux_format import row_format, tmux_row
 
 AGENT_MARK = "@schemux_agent"
-DEFAULT_AGENT_SESSION = "agent"
-DEFAULT_AGENT_SIZE = (160, 48)
 FALLBACK_SHELL = "/bin/sh"
 
 # what a Python launcher or schemux itself puts in the environment, never the user's
@@ -43,50 +39,6 @@ _NOT_THE_USERS = frozenset(
 # the tmux server (or pane) schemux runs inside, which the agent's shell is not part of
 _OTHER_TMUX = frozenset({"TMUX", "TMUX_PANE"})
 _SCHEMUX_PREFIX = "SCHEMUX_"
-
-
-@dataclass(frozen=True)
-class AgentSession:
-    """The name and size of the agent's session (``SCHEMUX_AGENT_SESSION``,
-    ``SCHEMUX_AGENT_SIZE``)."""
-
-    name: str = DEFAULT_AGENT_SESSION
-    width: int = DEFAULT_AGENT_SIZE[0]
-    height: int = DEFAULT_AGENT_SIZE[1]
-
-
-def agent_name_problem(name: str) -> str | None:
-    """Why ``name`` cannot name the agent's session, or None. tmux would rewrite a ``:``
-    or ``.`` (they separate a target's parts) and escape a backslash or a control
-    character, and tmux 3.3 and 3.4 store ``$`` before a letter, ``_`` or ``{`` as
-    ``\\$``, so the session would not have the name asked for."""
-    if name == "":
-        return "it is empty"
-    if name == OWNED_SESSION:
-        return f"{OWNED_SESSION!r} is schemux's own session"
-    if re.search(r"\$[A-Za-z_{]", name):
-        return (
-            "it contains '$' before a letter, '_' or '{', which tmux 3.3 and 3.4 store "
-            "as '\\$' in a session name"
-        )
-    for char in name:
-        if char in ":.\\":
-            return f"it contains {char!r}, which tmux does not keep in a session name"
-        if ord(char) < 0x20 or ord(char) == 0x7F:
-            return "it contains a control character"
-        if 0xDC80 <= ord(char) <= 0xDCFF:
-            return "it is not valid UTF-8"
-    return None
-
-
-def parse_size(text: str) -> tuple[int, int] | None:
-    """``"160x48"`` -> (160, 48); None unless both are whole numbers tmux takes (1 to
-    10000)."""
-    width, separator, height = text.strip().partition("x")
-    if not separator or not all(part.isascii() and part.isdigit() for part in (width, height)):
-        return None
-    size = int(width), int(height)
-    return size if all(1 <= part <= 10000 for part in size) else None
 
 
 # what an account that may not log in has as its shell: it would end the pane at once

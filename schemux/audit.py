@@ -40,10 +40,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from schemux.config import AuditSettings
 from schemux.errors import CANCELLED, INTERNAL_ERROR
 
 if TYPE_CHECKING:
@@ -57,7 +59,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger("schemux")
 
 OK = "ok"
-DEFAULT_MAX_BYTES = 10 * 1024 * 1024  # of one file; with BACKUPS old ones, 50 MiB at most
 BACKUPS = 4
 QUEUE_RECORDS = 1024  # calls waiting to be written; beyond, a record is dropped and counted
 CLOSE_SECONDS = 2.0  # for the writer to write what is queued, at exit
@@ -70,33 +71,14 @@ REDACTED_FIELDS = frozenset({"command", "keys", "input", "argv"})
 
 # The arguments naming a call's target, for a call that resolved none (refused, failed
 # early); a reference object (tmux_capture's target) by its id.
-TARGET_ARGUMENTS: Mapping[str, tuple[str, ...]] = {
-    "pane": ("pane_id", "paneId", "target"),
-    "program": ("programId",),
-}
+TARGET_ARGUMENTS: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "pane": ("pane_id", "paneId", "target"),
+        "program": ("programId",),
+    }
+)
 
 _TRACEPARENT = re.compile(r"[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}")
-
-
-@dataclass(frozen=True)
-class AuditSettings:
-    """Where the audit goes (``path``; None: no audit), whether the text of
-    ``REDACTED_FIELDS`` is replaced by its hash, and the size at which the file rotates.
-    ``Settings()`` audits nothing; ``config.settings_from`` gives the default path
-    (:func:`default_path`) unless told otherwise."""
-
-    path: Path | None = None
-    redact: bool = False
-    max_bytes: int = DEFAULT_MAX_BYTES
-
-
-def default_path(env: Mapping[str, str]) -> Path:
-    """``$XDG_STATE_HOME/schemux/audit.jsonl``, or ``~/.local/state/...``; a relative
-    ``XDG_STATE_HOME`` is ignored, as the XDG specification says."""
-    state = env.get("XDG_STATE_HOME", "")
-    if not os.path.isabs(state):
-        state = os.path.join(env.get("HOME") or os.path.expanduser("~"), ".local", "state")
-    return Path(state) / "schemux" / "audit.jsonl"
 
 
 @dataclass(frozen=True)

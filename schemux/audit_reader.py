@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, TextIO
 
 from schemux.audit import BACKUPS, rotated
@@ -24,7 +25,7 @@ from schemux.errors import ConfigError
 COMMAND_CHARACTERS = 72  # of what a call ran, on its line
 FOLLOW_SECONDS = 0.2  # between looks at the file when following it
 _DURATION = re.compile(r"(\d+)([smhdw])")
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+_UNITS = MappingProxyType({"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800})
 # the fields showing what a call ran, per tool family, in this order
 _RAN = ("command", "keys", "argv", "patterns", "channel")
 

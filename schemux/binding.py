@@ -1,24 +1,30 @@
 """One generic binding for every tool: its document, validators, models and handler.
 
-``schemux.generated.bindings`` (written by codegen) holds one :class:`ToolBinding` per
-tool that has a handler module, as data; the server only ever sees bindings. What a
-call needs beyond the document is made at the tool's first call, so start-up (and
-tools/list) pays for none of it: the handler module ``schemux.handlers.<name>`` and its
-models ``schemux.generated.models.<name>`` are imported, and the validators are built
-from each schema's own ``$schema`` (``schemux.validation.contract_validator``).
+``schemux.generated.bindings`` (written by codegen) lists the tools that have a handler
+module; :func:`load_bindings` makes their bindings from the JSON codegen writes beside it
+(the contracts, and what tools/list serves of each); the server only ever sees
+bindings. What a call needs beyond the documents is made at the tool's first call, so
+start-up (and tools/list) pays for none of it: the handler module
+``schemux.handlers.<name>`` and its models ``schemux.generated.models.<name>`` are
+imported, and the validators are built from each schema's own ``$schema``
+(``schemux.validation.contract_validator``).
 """
 
 from __future__ import annotations
 
 import copy
 import importlib
+import importlib.resources
+import json
 import typing
-from collections.abc import Awaitable, Callable, Collection, Mapping
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, get_args
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel
+
+from schemux.config import SchemaMode
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
@@ -29,8 +35,10 @@ if TYPE_CHECKING:
 # takes), "compact" (that, without the outputSchema), "exact" (the contract's schemas),
 # "openai-strict" (the inputSchema OpenAI's strict mode takes). Every mode but "compact"
 # serves the contract's outputSchema.
-SchemaMode = Literal["projected", "compact", "exact", "openai-strict"]
-SCHEMA_MODES: tuple[SchemaMode, ...] = get_args(SchemaMode)
+
+# The package codegen writes: the tools' models, their bindings, and the JSON they are
+# made from.
+GENERATED_PACKAGE = "schemux.generated"
 
 RequestT = TypeVar("RequestT", bound=BaseModel)
 ResultT = TypeVar("ResultT", bound=BaseModel)
@@ -100,7 +108,7 @@ class ToolBinding:
     @cached_property
     def handler(self) -> BoundHandler[Any, Any]:
         """The tool's handler and request model, imported now if not yet."""
-        models = importlib.import_module(f"schemux.generated.models.{self.name}")
+        models = importlib.import_module(f"{GENERATED_PACKAGE}.models.{self.name}")
         module = importlib.import_module(f"schemux.handlers.{self.name}")
         request_model: type[BaseModel] = getattr(models, self.input_model)
         # codegen names the model; the handler is typed against it (mypy checks that):
@@ -182,3 +190,64 @@ def _drop_null(value: Any, parts: list[str]) -> None:
                 del value[head]
         else:
             _drop_null(value[head], rest)
+
+
+@dataclass(frozen=True)
+class HandledTool:
+    """A tool that has a handler module, as ``schemux.generated.bindings`` lists it."""
+
+    name: str
+    input_model: str
+    wraps_result: bool = False
+
+
+def load_bindings(handled: Iterable[HandledTool]) -> dict[str, ToolBinding]:
+    """The binding of each ``handled`` tool, in that order, from the package data codegen
+    writes: ``contracts.json`` (the exact documents) and ``serving.json`` (per tool: the
+    overlay as edits over its contract, summary, advice, projections)."""
+    contracts, serving = generated_json("contracts.json"), generated_json("serving.json")
+    bindings: dict[str, ToolBinding] = {}
+    for tool in handled:
+        document, served = contracts[tool.name], serving[tool.name]
+        bindings[tool.name] = ToolBinding(
+            document=document,
+            input_model=tool.input_model,
+            told=edited(document, served["edits"]),
+            summary=served["summary"],
+            served_input_schema=served.get("projectedInputSchema"),
+            strict_input_schema=served["strictInputSchema"],
+            absent_when_null=tuple(served["absentWhenNull"]),
+            advice=tuple((tuple(each["needs"]), each["text"]) for each in served["advice"]),
+            wraps_result=tool.wraps_result,
+        )
+    return bindings
+
+
+def generated_json(name: str) -> Any:
+    """The JSON file ``name`` that codegen writes into the generated package (package
+    data, read where the package is installed: a wheel, or the source tree)."""
+    return json.loads(importlib.resources.files(GENERATED_PACKAGE).joinpath(name).read_bytes())
+
+
+def edited(document: Mapping[str, Any], edits: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """``document`` with the JSON Patch (RFC 6902) ``edits`` made that codegen writes:
+    ``add`` and ``remove`` of object members, ``replace`` of a member or an array item.
+    ``document`` is left as it is; the result shares every part the edits do not touch."""
+    result = dict(document)
+    for edit in edits:
+        parts = [part.replace("~1", "/").replace("~0", "~") for part in edit["path"].split("/")[1:]]
+        result = _edited_at(result, parts, edit)
+    return result
+
+
+def _edited_at(value: Any, parts: list[str], edit: Mapping[str, Any]) -> Any:
+    """A copy of the object or array ``value`` with ``edit`` made at ``parts`` below it."""
+    changed: Any = list(value) if isinstance(value, list) else dict(value)
+    key: int | str = int(parts[0]) if isinstance(value, list) else parts[0]
+    if len(parts) > 1:
+        changed[key] = _edited_at(value[key], parts[1:], edit)
+    elif edit["op"] == "remove":
+        del changed[key]
+    else:
+        changed[key] = edit["value"]
+    return changed

@@ -24,20 +24,17 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import NoReturn
 
+from schemux.config import TrackingSetting
 from schemux.errors import ConnectionLost, Refused, TmuxCommandError, TrackingUnavailable
-from schemux.owned_session import CONTROL_MARK, OWNED_SESSION, is_control_window
-from schemux.process_identity import (
-    ProcessHandle,
-    ProcessIdentity,
-    TrackingSetting,
-    open_process,
-)
+from schemux.owned_session import CONTROL_MARK, is_control_window
+from schemux.process_identity import ProcessHandle, ProcessIdentity, open_process
 from schemux.references import IdentityRow, ServerIdentity, server_identity
 from schemux.screen import EncodedRows, Splice, encode_rows, limit_rows
 from schemux.screen import splice_between as splice_rows
 from schemux.tmux import TmuxServer
 from schemux.tmux_command import THEN
 from schemux.tmux_format import option, parse_row, row_format, tmux_row
+from schemux.tmux_names import OWNED_SESSION
 from schemux.tmux_version import parse_version
 
 MAX_DELTA_CURSORS = 128

@@ -17,14 +17,15 @@ from typing import Any
 import anyio
 
 from schemux import __version__, logs
-from schemux.binding import SCHEMA_MODES, ToolBinding
-from schemux.config import Settings, settings_from
+from schemux.binding import ToolBinding
+from schemux.config import SCHEMA_MODES, Settings, settings_from
 from schemux.context import ToolContext
 from schemux.environment import help_text
 from schemux.errors import ConfigError, SchemuxError, TmuxUnavailable
 from schemux.generated.tool_facts import FAMILIES
 from schemux.hosts import Host, SshHost, host_for
 from schemux.http_config import HttpConfig, http_config_from
+from schemux.programs.gate import check_gate_setting
 from schemux.selection import select
 from schemux.start_notice import TERMINAL_HINT, start_line
 from schemux.tmux import check_tmux
@@ -222,6 +223,7 @@ def main(argv: list[str] | None = None) -> int:
             no_audit=getattr(args, "no_audit", False),
             audit_redact=getattr(args, "audit_redact", False),
         )
+        check_gate_setting(settings.program_gate)
         if args.command in ("serve", "call"):
             logs.configure(os.environ, args.log_level, args.log_file)
         selected = select(BINDINGS, settings.tools)

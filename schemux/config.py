@@ -1,4 +1,6 @@
-"""Server configuration, from command-line options and the environment."""
+"""Server configuration, from command-line options and the environment: the settings
+and the value types they are made of. A leaf: every layer may read settings, and this
+module reads none of theirs (``schemux.errors`` and ``schemux.tmux_names`` alone)."""
 
 from __future__ import annotations
 
@@ -7,23 +9,10 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import Literal, TypeVar, get_args
 
-from schemux.agent_session import (
-    DEFAULT_AGENT_SESSION,
-    DEFAULT_AGENT_SIZE,
-    AgentSession,
-    agent_name_problem,
-    parse_size,
-)
-from schemux.audit import DEFAULT_MAX_BYTES, AuditSettings, default_path
-from schemux.binding import SCHEMA_MODES, SchemaMode
 from schemux.errors import ConfigError
-from schemux.hosts import SshTarget, destination_problem
-from schemux.process_identity import ENV_TRACKING_BACKEND, TRACKING_SETTINGS, TrackingSetting
-from schemux.programs import ProgramLimits
-from schemux.programs.gate import GATE_SETTINGS, GateSetting, choose_gate
-from schemux.tmux import socket_name_problem
+from schemux.tmux_names import agent_name_problem, socket_name_problem
 
 DEFAULT_WAIT_CEILING_SECONDS = 120.0
 
@@ -48,6 +37,99 @@ ENV_AUDIT_MAX_BYTES = "SCHEMUX_AUDIT_MAX_BYTES"
 
 Choice = TypeVar("Choice", bound=str)
 
+# how tools/list serves the schemas (schemux.binding)
+SchemaMode = Literal["projected", "compact", "exact", "openai-strict"]
+SCHEMA_MODES: tuple[SchemaMode, ...] = get_args(SchemaMode)
+
+# how tmux_capture binds the tmux server's identity (schemux.process_identity)
+TrackingSetting = Literal["auto", "peer-pidfd", "pidfd-open"]
+TRACKING_SETTINGS: tuple[TrackingSetting, ...] = ("auto", "peer-pidfd", "pidfd-open")
+ENV_TRACKING_BACKEND = "SCHEMUX_TRACKING_BACKEND"
+
+# the gate program panes run (schemux.programs.gate)
+GateSetting = Literal["auto", "perl", "python"]
+GATE_SETTINGS: tuple[GateSetting, ...] = ("auto", "perl", "python")
+
+DEFAULT_AGENT_SESSION = "agent"
+DEFAULT_AGENT_SIZE = (160, 48)
+
+# of one audit log file; with schemux.audit.BACKUPS old ones, 50 MiB at most
+DEFAULT_MAX_BYTES = 10 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class AgentSession:
+    """The name and size of the agent's session (``SCHEMUX_AGENT_SESSION``,
+    ``SCHEMUX_AGENT_SIZE``)."""
+
+    name: str = DEFAULT_AGENT_SESSION
+    width: int = DEFAULT_AGENT_SIZE[0]
+    height: int = DEFAULT_AGENT_SIZE[1]
+
+
+def parse_size(text: str) -> tuple[int, int] | None:
+    """``"160x48"`` -> (160, 48); None unless both are whole numbers tmux takes (1 to
+    10000)."""
+    width, separator, height = text.strip().partition("x")
+    if not separator or not all(part.isascii() and part.isdigit() for part in (width, height)):
+        return None
+    size = int(width), int(height)
+    return size if all(1 <= part <= 10000 for part in size) else None
+
+
+@dataclass(frozen=True)
+class AuditSettings:
+    """Where the audit goes (``path``; None: no audit), whether the text of
+    ``schemux.audit.REDACTED_FIELDS`` is replaced by its hash, and the size at which the
+    file rotates.
+    ``Settings()`` audits nothing; ``settings_from`` gives the default path
+    (:func:`default_path`) unless told otherwise."""
+
+    path: Path | None = None
+    redact: bool = False
+    max_bytes: int = DEFAULT_MAX_BYTES
+
+
+def default_path(env: Mapping[str, str]) -> Path:
+    """``$XDG_STATE_HOME/schemux/audit.jsonl``, or ``~/.local/state/...``; a relative
+    ``XDG_STATE_HOME`` is ignored, as the XDG specification says."""
+    state = env.get("XDG_STATE_HOME", "")
+    if not os.path.isabs(state):
+        state = os.path.join(env.get("HOME") or os.path.expanduser("~"), ".local", "state")
+    return Path(state) / "schemux" / "audit.jsonl"
+
+
+@dataclass(frozen=True)
+class ProgramLimits:
+    """What protects the machine: programs running at once, ended programs whose output
+    stays readable, bytes of text kept per program, and lifetimes."""
+
+    max_running: int = 16
+    retained_ended: int = 32
+    output_limit: int = 64 * 1024 * 1024
+    default_lifetime: float = 600.0
+    max_lifetime: float = 24 * 3600.0
+
+
+@dataclass(frozen=True)
+class SshTarget:
+    """``--ssh DEST`` and ``--ssh-config FILE``: the host, as ssh takes it (an alias of
+    the ssh config, ``host``, ``user@host``, ``ssh://user@host:port``)."""
+
+    destination: str
+    config: str | None = None
+
+
+def destination_problem(destination: str) -> str | None:
+    """Why ``destination`` cannot be given to ssh as a host, or None."""
+    if destination == "":
+        return "it is empty"
+    if destination.startswith("-"):
+        return "it starts with '-', which ssh would read as an option"
+    if any(char.isspace() or ord(char) < 0x20 or char == "\x7f" for char in destination):
+        return "it contains whitespace or a control character"
+    return None
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -56,16 +138,17 @@ class Settings:
     ``socket_name`` and ``socket_path`` name the tmux server (``-L``/``-S``); with
     neither, tmux's own default server is used. ``wait_ceiling`` clamps every wait a
     tool makes, whatever timeout the call asks for. ``schemas`` is how tools/list serves
-    the schemas (``schemux.binding.SchemaMode``); ``tools`` names the tools or
-    families to serve (empty: all), checked against the tools at start
-    (``schemux.selection``). ``program_gate`` is the gate program panes run
-    (``schemux.programs.gate``): "auto" (Perl where it can run, else Python), "perl" or
-    "python". ``tracking_backend`` chooses how ``tmux_capture`` binds the tmux server's
-    identity (``schemux.process_identity``). ``agent`` is the session schemux makes, with the login
-    shell the default target runs in, when the configured server is not running.
-    ``ssh`` puts every tmux server (the configured one, and any a call names) on that
-    host, reached with OpenSSH (``schemux.hosts``). ``audit`` says where each tool call
-    is recorded (``schemux.audit``; by default nowhere here, in the state directory from
+    the schemas (``SchemaMode``); ``tools`` names the tools or families to serve (empty:
+    all), checked against the tools at start (``schemux.selection``). ``program_gate``
+    is the gate program panes run (``schemux.programs.gate``): "auto" (Perl where it can
+    run, else Python), "perl" or "python" (whether a forced Perl gate can run here is
+    checked as schemux starts, ``schemux.cli``). ``tracking_backend`` chooses how
+    ``tmux_capture`` binds the tmux server's identity (``schemux.process_identity``).
+    ``agent`` is the session schemux makes, with the login shell the default target runs
+    in, when the configured server is not running. ``ssh`` puts every tmux server (the
+    configured one, and any a call names) on that host, reached with OpenSSH
+    (``schemux.hosts``). ``audit`` says where each tool call is recorded
+    (``schemux.audit``; by default nowhere here, in the state directory from
     ``settings_from``).
     """
 
@@ -103,10 +186,6 @@ class Settings:
             raise ConfigError(
                 f"{ENV_PROGRAM_GATE}={self.program_gate!r}: expected {' or '.join(GATE_SETTINGS)}"
             )
-        try:
-            choose_gate(self.program_gate)
-        except ValueError as error:
-            raise ConfigError(f"{ENV_PROGRAM_GATE}={self.program_gate}: {error}") from None
         if self.schemas not in SCHEMA_MODES:
             raise ConfigError(
                 f"the schema mode (--schemas, {ENV_SCHEMAS}) {self.schemas!r}: expected "

@@ -15,6 +15,7 @@ from schemux.hosts import Host, SshHost, host_for
 from schemux.new_rows import RowCursors
 from schemux.programs import ProgramStore
 from schemux.programs.remote import RemoteHost
+from schemux.resource_watch import ResourceWatches
 from schemux.tmux import ServerAddress, TmuxServer, check_socket_name
 
 
@@ -36,7 +37,9 @@ class ToolContext:
         self.row_cursors = RowCursors()  # capture_since's cursors
         self.channels = ChannelWaits()  # wait_for_channel's waits, per server and channel
         where = self.host.target.destination if isinstance(self.host, SshHost) else "local"
+        self.where = where  # the host, as the audit log and resource URIs name it
         self.audit = AuditLog(settings.audit, where)  # one line per tool call
+        self.resource_watches = ResourceWatches()  # what resource subscriptions follow
         self.calls = CallsInFlight()
 
     def tmux(self, socket_name: str | None = None) -> TmuxServer:
@@ -64,12 +67,14 @@ class ToolContext:
 
     async def close(self) -> None:
         """Every way schemux ends comes here. Cancel the calls in flight and let their
-        own cleanup run (a command interrupted, a program ended); end the programs still
+        own cleanup run (a command interrupted, a program ended); end the resource watches;
+        end the programs still
         running and remove their output; forget every cursor; end the tmux control
         clients of every server used, then the host's connection; last, write out the
         audit log (the calls that ended as the server did are in it)."""
         try:
             await self.calls.close()
+            await self.resource_watches.close()
             await self.abandoned.close()
             await self.programs.close()
             self.screens.close()

@@ -16,6 +16,7 @@ import os
 import signal
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from schemux.errors import ConnectionLost, SchemuxError, TmuxCommandError
 from schemux.framing import Answer, FrameReader
@@ -38,7 +39,7 @@ class Notification:
     line: str
 
 
-_ARG_COUNTS = {"output": 2, "extended-output": 3, "exit": 1, "message": 1}
+_ARG_COUNTS = MappingProxyType({"output": 2, "extended-output": 3, "exit": 1, "message": 1})
 
 
 def parse_notification(line: str) -> Notification:

@@ -26,8 +26,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from schemux.audit import AuditSettings
-from schemux.config import ENV_PROGRAM_GATE, Settings, settings_from
+from schemux.config import (
+    ENV_PROGRAM_GATE,
+    ENV_TRACKING_BACKEND,
+    AuditSettings,
+    GateSetting,
+    Settings,
+    TrackingSetting,
+    settings_from,
+)
 from schemux.errors import (
     ConfigError,
     SchemuxError,
@@ -38,17 +45,11 @@ from schemux.errors import (
 )
 from schemux.hosts import LOCAL, Host, SshHost, host_for, run_briefly
 from schemux.http_config import ENV_TOKEN, http_config_from, is_loopback
-from schemux.owned_session import OWNED_SESSION
-from schemux.process_identity import (
-    ENV_TRACKING_BACKEND,
-    TrackingSetting,
-    choose_backend,
-    peer_pidfd_problem,
-    pidfd_open_problem,
-)
-from schemux.programs.gate import PERL_GATE, Gate, GateSetting, choose_gate, perl_gate
+from schemux.process_identity import choose_backend, peer_pidfd_problem, pidfd_open_problem
+from schemux.programs.gate import PERL_GATE, Gate, choose_gate, perl_gate
 from schemux.selection import select
 from schemux.tmux import ServerAddress, check_tmux, tmux_binary
+from schemux.tmux_names import OWNED_SESSION
 from schemux.tmux_version import MINIMUM_VERSION, MISMATCH_FIX, mismatch, server_refusal
 
 Status = Literal["ok", "warn", "fail"]

@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 from schemux.control_connection import Connection, Notification, answer
 from schemux.errors import ConnectionLost, SchemuxError
-from schemux.owned_session import OWNED_SESSION
+from schemux.tmux_names import OWNED_SESSION
 
 DEFAULT_TIMEOUT = 10.0
 MAX_IDLE_WAITERS = 32

@@ -6,10 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from schemux import audit, config, http_config, logs, process_identity
-from schemux.agent_session import DEFAULT_AGENT_SESSION, DEFAULT_AGENT_SIZE
-from schemux.binding import SCHEMA_MODES
-from schemux.programs import ProgramLimits
+from schemux import audit, config, http_config, logs
+from schemux.config import DEFAULT_AGENT_SESSION, DEFAULT_AGENT_SIZE, SCHEMA_MODES, ProgramLimits
 
 
 @dataclass(frozen=True)
@@ -65,7 +63,7 @@ VARIABLES: tuple[Variable, ...] = (
         "the gate program panes run: auto (Perl where it can run, else Python), perl, python",
     ),
     Variable(
-        process_identity.ENV_TRACKING_BACKEND,
+        config.ENV_TRACKING_BACKEND,
         "auto",
         "how tmux_capture binds the server: auto, peer-pidfd (Linux 6.5+), pidfd-open",
     ),
@@ -98,7 +96,7 @@ VARIABLES: tuple[Variable, ...] = (
     ),
     Variable(
         config.ENV_AUDIT_MAX_BYTES,
-        _mib(audit.DEFAULT_MAX_BYTES),
+        _mib(config.DEFAULT_MAX_BYTES),
         f"the audit log rotates at this size; {audit.BACKUPS} old files are kept",
     ),
     Variable(logs.ENV_LOG_LEVEL, logs.DEFAULT_LEVEL, f"server log level: {', '.join(logs.LEVELS)}"),

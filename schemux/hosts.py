@@ -30,10 +30,10 @@ import shutil
 import socket
 import subprocess
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 
 from schemux.agent_session import home_directory, until_shell_ready
+from schemux.config import SshTarget
 from schemux.errors import ServerUnavailable, TmuxUnavailable, preview, shorten
 from schemux.tethered import tethered
 from schemux.tmux_version import MINIMUM_VERSION, parse_version
@@ -72,26 +72,6 @@ while [ "$count" -lt 250 ]; do
   count=$((count + 1))
 done
 """
-
-
-@dataclass(frozen=True)
-class SshTarget:
-    """``--ssh DEST`` and ``--ssh-config FILE``: the host, as ssh takes it (an alias of
-    the ssh config, ``host``, ``user@host``, ``ssh://user@host:port``)."""
-
-    destination: str
-    config: str | None = None
-
-
-def destination_problem(destination: str) -> str | None:
-    """Why ``destination`` cannot be given to ssh as a host, or None."""
-    if destination == "":
-        return "it is empty"
-    if destination.startswith("-"):
-        return "it starts with '-', which ssh would read as an option"
-    if any(char.isspace() or ord(char) < 0x20 or char == "\x7f" for char in destination):
-        return "it contains whitespace or a control character"
-    return None
 
 
 def run_briefly(argv: list[str], timeout: float) -> subprocess.CompletedProcess[str]:

@@ -12,8 +12,8 @@ from __future__ import annotations
 from schemux.references import CreatedSessionRow
 from schemux.tmux_command import THEN
 from schemux.tmux_format import row_format
+from schemux.tmux_names import OWNED_SESSION
 
-OWNED_SESSION = "_schemux"
 OWNED_TARGET = f"={OWNED_SESSION}"  # the session exactly, never a prefix match
 CONTROL_MARK = "@schemux_control"  # window option of the owned session's control window
 

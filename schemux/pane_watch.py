@@ -24,7 +24,10 @@ check's rows and state goes over the watcher's own client, never the shared one.
 ``%output`` is not the whole truth (tmux 3.3a lost some for short-lived programs, and a
 pane that dies under ``remain-on-exit`` writes nothing), so a waiter also re-checks once
 a second without a wake-up: a second's worth of one ``display-message`` and one
-``capture-pane``.
+``capture-pane``. A resource subscription's watch (``changed``, ``schemux.resource_watch``)
+waits for no condition and has no deadline: it wakes only on the pane's ``%output``, a
+``%layout-change`` of its window (after which ``check`` tells whether the pane is still
+there) or the window's close.
 
 Each link is marked, in the same command line, with a server option naming its owner
 (``abandoned.link_mark``: ``@schemux-link-PID-TICKS-TOKEN``, value the window id), and the
@@ -56,11 +59,12 @@ from schemux.abandoned import link_mark
 from schemux.control_connection import Notification
 from schemux.engine import Watcher
 from schemux.errors import SchemuxError, TmuxCommandError
-from schemux.owned_session import OWNED_SESSION, in_other_sessions
+from schemux.owned_session import in_other_sessions
 from schemux.targets import PaneInfo
 from schemux.tmux import TmuxServer
 from schemux.tmux_command import THEN
 from schemux.tmux_format import parse_row, printed_nothing, row_format, tmux_row
+from schemux.tmux_names import OWNED_SESSION
 
 logger = logging.getLogger("schemux.pane_watch")
 
@@ -121,6 +125,7 @@ class PaneWatch:
         self._watcher: Watcher | None = None
         self._wrote = False  # the pane wrote since the last check began
         self._window_event = False  # a %window-close or the client's %exit
+        self._layout_changed = False  # a %layout-change of the window (a pane may be gone)
         self._to_mute: set[str] = set()
         self._muted: set[str] = set()
         self._woken = asyncio.Event()
@@ -153,6 +158,9 @@ class PaneWatch:
             name in ("window-close", "unlinked-window-close") and args[:1] == (self.window_id,)
         ):
             self._window_event = True
+            self._woken.set()
+        elif name == "layout-change" and args[:1] == (self.window_id,):
+            self._layout_changed = True
             self._woken.set()
 
     async def state(self) -> PaneState:
@@ -254,6 +262,22 @@ class PaneWatch:
         pause = min(self._last_check + interval, deadline) - time.monotonic()
         if pause > 0:
             await asyncio.sleep(pause)
+
+    async def changed(self) -> None:
+        """Wait, with no deadline and no re-check, until the pane wrote since the last
+        ``check``, its window's layout changed or the window closed (the pane may be gone:
+        ``check`` says), or the watcher ended. A pane that wrote is paused until the next
+        ``check``, which takes its output again."""
+        self._layout_changed = False
+        while not (self._wrote or self._window_event or self._layout_changed):
+            if self._to_mute:
+                await self._run(*self._flags(on=None))
+            self._woken.clear()
+            if self._wrote or self._window_event or self._layout_changed or self._to_mute:
+                continue
+            await self._woken.wait()
+        if self._wrote and self.watcher.alive:
+            await self._run(*self._flags(on=False))
 
     def _flags(self, *, on: bool | None) -> list[str]:
         """One ``refresh-client`` pausing the other panes that wrote, and continuing or

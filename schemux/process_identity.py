@@ -34,6 +34,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from schemux.config import ENV_TRACKING_BACKEND, TrackingSetting
 from schemux.errors import TrackingUnavailable
 from schemux.processes import pid_namespace, pidfd_exited, pidfd_pid, read_start_ticks
 from schemux.references import ServerIdentity
@@ -42,9 +43,6 @@ SO_PEERPIDFD = 77  # Linux 6.5+; Python 3.11's socket module has no name for it
 _SO_PEERCRED_SIZE = struct.calcsize("3i")
 
 Backend = Literal["peer-pidfd", "pidfd-open"]
-TrackingSetting = Literal["auto", "peer-pidfd", "pidfd-open"]
-TRACKING_SETTINGS: tuple[TrackingSetting, ...] = ("auto", "peer-pidfd", "pidfd-open")
-ENV_TRACKING_BACKEND = "SCHEMUX_TRACKING_BACKEND"
 
 # asks the tmux server for its identity again (over schemux's own connection to it)
 Confirm = Callable[[], Awaitable[ServerIdentity]]

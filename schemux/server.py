@@ -10,7 +10,9 @@ tool whose contract describes failures as results (the ``tmux_*`` envelope,
 call's effects, ``schemux.failures``): then it is the envelope, checked against the
 outputSchema and sent like a result, with ``isError`` set. A call whose request carries a
 progressToken gets progress notifications while its handler waits (``progress``). Every
-call, refused or not, is a line in the audit log (``audit``).
+call, refused or not, is a line in the audit log (``audit``). A result whose text was cut
+links to the resource holding all of it (``result_links``); the resources themselves are
+``resources``'s.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
-from schemux import __version__, audit, progress
+from schemux import __version__, audit, progress, result_links
 from schemux.arguments import text_violation
 from schemux.binding import ToolBinding
 from schemux.context import ToolContext
@@ -37,6 +39,7 @@ from schemux.errors import (
     bounded_message,
 )
 from schemux.instructions import instructions
+from schemux.resources import serve_resources
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
@@ -171,13 +174,28 @@ def build_server(context: ToolContext, bindings: Mapping[str, ToolBinding]) -> S
                 types.INVALID_PARAMS,
                 f"Unknown tool: {params.name}; this server serves {', '.join(bindings)}",
             )
-        async with progress.reporting(ctx.session.report_progress):
-            return await call_bound_tool(binding, context, dict(params.arguments or {}))
+        with result_links.collecting() as links:
+            async with progress.reporting(ctx.session.report_progress):
+                result = await call_bound_tool(binding, context, dict(params.arguments or {}))
+        if not result.is_error:
+            result.content += [
+                types.ResourceLink(
+                    type="resource_link",
+                    uri=link.uri,
+                    name=link.name,
+                    description=link.description,
+                    mime_type="text/plain",
+                )
+                for link in links
+            ]
+        return result
 
-    return Server(
+    server: Server[Any] = Server(
         "schemux",
         version=__version__,
         instructions=instructions(bindings),
         on_list_tools=list_tools,
         on_call_tool=context.audit.recording(call_tool),
     )
+    serve_resources(server, context)
+    return server

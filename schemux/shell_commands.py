@@ -28,7 +28,7 @@ from schemux.shell_output import (
     through_interrupt_echo,
     without_interrupt_echo,
 )
-from schemux.shell_settling import mark_settling, occupying, settle, until_settled
+from schemux.shell_settling import PaneSettling
 from schemux.shell_typing import HookedTypist, Typist, WrapperTypist
 from schemux.shell_wrapper import (
     FISH,
@@ -54,7 +54,7 @@ TYPING_GRACE_SECONDS = 2.0
 WAKE_SECONDS = 1.0
 
 # keep_tail is the tail rule of every tool that returns a command's output lines
-__all__ = ["ShellCommandResult", "check_command", "keep_tail", "run_in_shell"]
+__all__ = ("ShellCommandResult", "check_command", "keep_tail", "run_in_shell")
 
 
 @dataclass(frozen=True)
@@ -105,8 +105,9 @@ async def run_in_shell(
     check_command(command, suppress_history)
     started = time.monotonic()
     facts = shell_facts(server)  # read where the server runs (schemux.shell_facts)
+    settling = server.kept(PaneSettling)
     hooks = await pane_hooks(server, pane, timeout)  # a first prompt may be on its way
-    await until_settled(pane, facts)
+    await settling.until_settled(pane, facts)
     shell = await shell_once_started(facts, pane, started + timeout)
     typist: Typist
     if hooks is not None and (hooks.bracketed_paste or "\n" not in command):
@@ -116,7 +117,7 @@ async def run_in_shell(
         syntax = FISH if shell == "fish" else POSIX
         typist = WrapperTypist(Wrapper(server, pane, suppress_history, syntax=syntax))
     left = max(timeout - (time.monotonic() - started), 0.0)
-    with occupying(pane):  # another call may have taken the pane while this one waited
+    with settling.occupying(pane):  # another call may have taken the pane while this one waited
         result = await _run_typed(server, pane, typist, command, left)
     return dataclasses.replace(result, elapsed=time.monotonic() - started)
 
@@ -141,19 +142,21 @@ async def _run_typed(
     server: TmuxServer, pane: PaneInfo, typist: Typist, command: str, timeout: float
 ) -> ShellCommandResult:
     wrapper = typist.wrapper
-    key = (pane.socket_path, pane.pane_id)
+    settle = server.kept(PaneSettling).settle
     started = time.monotonic()
     typing = asyncio.ensure_future(server.run(*typist.keys(command)))
     try:
         typist.typed(await asyncio.shield(typing))
     except asyncio.CancelledError:
-        await asyncio.shield(settle(key, _cancelled_typing(server, wrapper, typing)))
+        await asyncio.shield(settle(pane.pane_id, _cancelled_typing(server, wrapper, typing)))
         raise
     waiting = asyncio.ensure_future(server.wait(wrapper.done))
     try:
         ended = await _until_done_or_gone(server, pane, typist, waiting, timeout)
     except asyncio.CancelledError:
-        await asyncio.shield(settle(key, abandon(server, wrapper, waiting, interrupting=True)))
+        await asyncio.shield(
+            settle(pane.pane_id, abandon(server, wrapper, waiting, interrupting=True))
+        )
         raise
     except BaseException:
         await asyncio.shield(abandon(server, wrapper, waiting, interrupting=False))
@@ -163,7 +166,7 @@ async def _run_typed(
     try:
         done = await asyncio.shield(finishing)
     except asyncio.CancelledError:
-        await asyncio.shield(settle(key, _cancelled_finishing(server, wrapper, finishing)))
+        await asyncio.shield(settle(pane.pane_id, _cancelled_finishing(server, wrapper, finishing)))
         raise
     return ShellCommandResult(
         done.exit_status,
@@ -265,7 +268,7 @@ async def _finish(
             output = await typist.read(
                 server, report.end, (THEN, *wrapper.release), report.exit_status
             )
-            mark_settling((pane.socket_path, pane.pane_id))
+            server.kept(PaneSettling).mark_settling(pane.pane_id)
         except SchemuxError:  # the pane went with its shell: only the hold flag is left
             await drop_hold_flag(server, wrapper)
             raise

@@ -62,7 +62,11 @@ class ShellFacts(Protocol):
 
 
 class LocalShellFacts:
-    """This machine's ``/proc`` and terminals (``schemux.shell_panes`` as it is)."""
+    """This machine's ``/proc`` and terminals (``schemux.shell_panes`` as it is), for the
+    panes of ``server``."""
+
+    def __init__(self, server: TmuxServer) -> None:
+        self.server = server
 
     async def check_shell_pane(self, pane: PaneInfo) -> str:
         return shell_panes.check_shell_pane(pane)
@@ -77,13 +81,12 @@ class LocalShellFacts:
         await shell_panes.until_shell_has_terminal(shell_pid, within)
 
     async def until_line_editor_reads(self, shell_pid: int, within: float) -> None:
-        await shell_panes.until_line_editor_reads(shell_pid, within)
+        without_editor = self.server.kept(shell_panes.ShellsWithoutEditor)
+        await shell_panes.until_line_editor_reads(shell_pid, without_editor, within)
 
     async def echo_on(self, tty: str) -> bool:
         return shell_panes.echo_on(tty)
 
-
-LOCAL_FACTS = LocalShellFacts()
 
 # Runs on the server's host (``sh -c``, by run-shell), for process PID (digits): one line,
 # "STATE PGRP TPGID LEADER ICANON ECHO TTY<TAB>NAME", where LEADER tells what leads the
@@ -282,14 +285,15 @@ class RemoteShellFacts:
         if facts is None or not facts.tty.startswith("/"):
             return
         key = (shell_pid, facts.tty)
-        if facts.name not in shell_panes.EDITOR_SHELLS or key in shell_panes.without_editor:
+        without_editor = self.server.kept(shell_panes.ShellsWithoutEditor)
+        if facts.name not in shell_panes.EDITOR_SHELLS or key in without_editor:
             return
         loop = asyncio.get_running_loop()
         deadline = loop.time() + within
         while facts is not None and facts.canonical:
             if loop.time() > deadline:
                 if facts.groups is not None and facts.pgrp == facts.tpgid and facts.state == "S":
-                    shell_panes.without_editor.add(key)  # as shell_panes says why
+                    without_editor.add(key)  # as shell_panes says why
                 return
             await asyncio.sleep(POLL_SECONDS)
             facts = await self.snapshot(shell_pid, fresh=True)
@@ -308,4 +312,4 @@ def shell_facts(server: TmuxServer) -> ShellFacts:
     """Where the facts of ``server``'s shells are read: here, or on its host."""
     if server.address.host.remote:
         return RemoteShellFacts(server)
-    return LOCAL_FACTS
+    return LocalShellFacts(server)

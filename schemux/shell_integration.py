@@ -41,6 +41,7 @@ import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 
 # pane options the hooks read and write
 ON_COMMAND = "@schemux_on_command"
@@ -237,14 +238,16 @@ end
 set -e __SCHEMUX_TMUX
 """
 
-_FILES = {
-    "bashrc": _BASH_RC,
-    "zsh/.zshenv": _ZSHENV,
-    "zsh/.zprofile": _ZPROFILE,
-    "zsh/.zshrc": _ZSHRC,
-    "zsh/.zlogin": _ZLOGIN,
-    "init.fish": _FISH_INIT,
-}
+_FILES = MappingProxyType(
+    {
+        "bashrc": _BASH_RC,
+        "zsh/.zshenv": _ZSHENV,
+        "zsh/.zprofile": _ZPROFILE,
+        "zsh/.zshrc": _ZSHRC,
+        "zsh/.zlogin": _ZLOGIN,
+        "init.fish": _FISH_INIT,
+    }
+)
 
 INTEGRATED_SHELLS = frozenset({"bash", "zsh", "fish"})
 

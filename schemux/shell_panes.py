@@ -161,11 +161,17 @@ def echo_on(tty: str) -> bool:
 # shells that read their prompt with a line editor, which takes the terminal out of
 # canonical mode while it reads (unless editing is turned off)
 EDITOR_SHELLS = frozenset({"bash", "zsh", "ksh", "ksh93", "mksh", "oksh", "loksh", "yash"})
-# (shell pid, start of its terminal path) whose editor never came: not waited for again
-without_editor: set[tuple[int, str]] = set()
 
 
-async def until_line_editor_reads(shell_pid: int, within: float = 1.0) -> None:
+class ShellsWithoutEditor(set[tuple[int, str]]):
+    """The shells of one tmux server's panes, as (pid, terminal path), whose line editor
+    never came (editing is off): not waited for again. Kept by the server's
+    ``TmuxServer`` (``server.kept(ShellsWithoutEditor)``): its pids are its host's."""
+
+
+async def until_line_editor_reads(
+    shell_pid: int, without_editor: ShellsWithoutEditor, within: float = 1.0
+) -> None:
     """Return once a shell that edits its prompt's line is doing so (or after ``within``).
 
     Between a command's end and its prompt, the shell holds its terminal in canonical

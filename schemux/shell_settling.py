@@ -26,76 +26,80 @@ SETTLE_SECONDS = 2.0
 # cancelled it, its notification still on the way) before it finds the pane busy
 IN_FLIGHT_GRACE_SECONDS = 2.0  # a loaded machine was seen to need more than 0.5
 
-PaneKey = tuple[str, str]  # (socket path, pane id)
 
-# panes with a call of ours in flight: set when it has ended, its cleanup included
-_in_flight: dict[PaneKey, asyncio.Event] = {}
+class PaneSettling:
+    """Which panes of one tmux server have a call of ours in flight or settling: kept by
+    the server's ``TmuxServer`` (``server.kept(PaneSettling)``), so it lives as long as
+    the server does and is never another context's."""
 
-# panes whose shell a cancelled call of ours is bringing back to its prompt: the
-# cleanup (which interrupts the command), and until when the command may still be leaving
-_settling: dict[PaneKey, tuple[asyncio.Future[None], float]] = {}
+    def __init__(self) -> None:
+        # panes (by id) with a call of ours in flight: set when it has ended, its cleanup
+        # included
+        self._in_flight: dict[str, asyncio.Event] = {}
+        # panes whose shell a cancelled call of ours is bringing back to its prompt: the
+        # cleanup (which interrupts the command), and until when the command may still
+        # be leaving
+        self._settling: dict[str, tuple[asyncio.Future[None], float]] = {}
 
+    @contextlib.contextmanager
+    def occupying(self, pane: PaneInfo) -> Iterator[None]:
+        """The pane is in flight for the block; refused as busy when another call of ours
+        took it (while this one waited for it to settle)."""
+        if pane.pane_id in self._in_flight:
+            raise SchemuxError(
+                f"pane {pane.pane_id} is busy: another run_command call is running in it",
+                suggestion="wait for that call to return, or target another pane",
+            )
+        self._in_flight[pane.pane_id] = finished = asyncio.Event()
+        try:
+            yield
+        finally:
+            finished.set()
+            if self._in_flight.get(pane.pane_id) is finished:
+                del self._in_flight[pane.pane_id]
 
-@contextlib.contextmanager
-def occupying(pane: PaneInfo) -> Iterator[None]:
-    """The pane is in flight for the block; refused as busy when another call of ours
-    took it (while this one waited for it to settle)."""
-    key = (pane.socket_path, pane.pane_id)
-    if key in _in_flight:
-        raise SchemuxError(
-            f"pane {pane.pane_id} is busy: another run_command call is running in it",
-            suggestion="wait for that call to return, or target another pane",
-        )
-    _in_flight[key] = finished = asyncio.Event()
-    try:
-        yield
-    finally:
-        finished.set()
-        if _in_flight.get(key) is finished:
-            del _in_flight[key]
+    def settle(self, pane_id: str, cleanup: Coroutine[Any, Any, None]) -> asyncio.Future[None]:
+        """Run ``cleanup`` as a task that the next call on the pane waits for. Registered
+        before the first await: a next call that overtakes the cancellation sees it."""
+        task = asyncio.ensure_future(cleanup)
+        self.mark_settling(pane_id, task)
+        return task
 
+    def mark_settling(self, pane_id: str, task: asyncio.Future[None] | None = None) -> None:
+        """The pane's shell is on its way back to its prompt (after a released wrapper, or
+        ``task``): the next call within SETTLE_SECONDS waits for it, e.g. for a slow
+        prompt command, rather than finding the pane busy."""
+        now = time.monotonic()
+        settled = [
+            old for old, (done, until) in self._settling.items() if done.done() and until < now
+        ]
+        for old in settled:
+            del self._settling[old]
+        if task is None:
+            task = asyncio.get_running_loop().create_future()
+            task.set_result(None)
+        self._settling[pane_id] = (task, now + SETTLE_SECONDS)
 
-def settle(key: PaneKey, cleanup: Coroutine[Any, Any, None]) -> asyncio.Future[None]:
-    """Run ``cleanup`` as a task that the next call on the pane waits for. Registered
-    before the first await: a next call that overtakes the cancellation sees it."""
-    task = asyncio.ensure_future(cleanup)
-    mark_settling(key, task)
-    return task
-
-
-def mark_settling(key: PaneKey, task: asyncio.Future[None] | None = None) -> None:
-    """The pane's shell is on its way back to its prompt (after a released wrapper, or
-    ``task``): the next call within SETTLE_SECONDS waits for it, e.g. for a slow prompt
-    command, rather than finding the pane busy."""
-    now = time.monotonic()
-    for old in [old for old, (done, until) in _settling.items() if done.done() and until < now]:
-        del _settling[old]
-    if task is None:
-        task = asyncio.get_running_loop().create_future()
-        task.set_result(None)
-    _settling[key] = (task, now + SETTLE_SECONDS)
-
-
-async def until_settled(pane: PaneInfo, facts: ShellFacts) -> None:
-    """Wait (boundedly) for what an earlier call left leaving the pane's terminal: the
-    cleanup of a cancelled call and the command it interrupted, or the tmux client of a
-    released wrapper."""
-    running = _in_flight.get((pane.socket_path, pane.pane_id))
-    if running is not None:  # perhaps cancelled, the cancellation not arrived yet
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(running.wait(), IN_FLIGHT_GRACE_SECONDS)
-    entry = _settling.pop((pane.socket_path, pane.pane_id), None)
-    if entry is not None and not (entry[0].done() and entry[1] < time.monotonic()):
-        if not entry[0].done():
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(asyncio.shield(entry[0]), SETTLE_SECONDS)
-        # from now, not from when the cleanup began: the interrupted command (a trap, say)
-        # may still be on its way out when the cleanup's own work is done
-        await _until_at_prompt(facts, pane.pid, SETTLE_SECONDS)
-    elif await facts.earlier_wrapper_leaving(pane.pid):
-        await facts.until_shell_has_terminal(pane.pid, SETTLE_SECONDS)
-    if await facts.shell_reads_input(pane.pid):
-        await facts.until_line_editor_reads(pane.pid, SETTLE_SECONDS)
+    async def until_settled(self, pane: PaneInfo, facts: ShellFacts) -> None:
+        """Wait (boundedly) for what an earlier call left leaving the pane's terminal: the
+        cleanup of a cancelled call and the command it interrupted, or the tmux client of
+        a released wrapper."""
+        running = self._in_flight.get(pane.pane_id)
+        if running is not None:  # perhaps cancelled, the cancellation not arrived yet
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(running.wait(), IN_FLIGHT_GRACE_SECONDS)
+        entry = self._settling.pop(pane.pane_id, None)
+        if entry is not None and not (entry[0].done() and entry[1] < time.monotonic()):
+            if not entry[0].done():
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(asyncio.shield(entry[0]), SETTLE_SECONDS)
+            # from now, not from when the cleanup began: the interrupted command (a trap,
+            # say) may still be on its way out when the cleanup's own work is done
+            await _until_at_prompt(facts, pane.pid, SETTLE_SECONDS)
+        elif await facts.earlier_wrapper_leaving(pane.pid):
+            await facts.until_shell_has_terminal(pane.pid, SETTLE_SECONDS)
+        if await facts.shell_reads_input(pane.pid):
+            await facts.until_line_editor_reads(pane.pid, SETTLE_SECONDS)
 
 
 async def _until_at_prompt(facts: ShellFacts, shell_pid: int, within: float) -> None:

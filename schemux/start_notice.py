@@ -7,7 +7,7 @@ import os
 
 from schemux import __version__
 from schemux.config import Settings
-from schemux.tmux import socket_directory
+from schemux.tmux_names import socket_directory
 
 TERMINAL_HINT = """\
 schemux: this is an MCP server: an MCP client (Claude Code, Cursor, VS Code, ...) starts it

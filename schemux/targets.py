@@ -25,20 +25,24 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Protocol, TypeVar
 
 from schemux import audit
 from schemux.agent_session import AGENT_MARK
 from schemux.errors import SchemuxError, TmuxCommandError, preview
-from schemux.owned_session import CONTROL_MARK, OWNED_SESSION, is_control_window
+from schemux.owned_session import CONTROL_MARK, is_control_window
 from schemux.tmux import TmuxServer, agent_shell, agent_shell_ended
 from schemux.tmux_format import option, query, tmux_row
+from schemux.tmux_names import OWNED_SESSION
 
-_ID_SHAPES = {
-    "pane_id": (re.compile(r"%\d+"), "%3"),
-    "window_id": (re.compile(r"@\d+"), "@1"),
-    "session_id": (re.compile(r"\$\d+"), "$0"),
-}
+_ID_SHAPES = MappingProxyType(
+    {
+        "pane_id": (re.compile(r"%\d+"), "%3"),
+        "window_id": (re.compile(r"@\d+"), "@1"),
+        "session_id": (re.compile(r"\$\d+"), "$0"),
+    }
+)
 
 _PANE_ID = _ID_SHAPES["pane_id"][0]
 

@@ -55,9 +55,10 @@ from __future__ import annotations
 import codecs
 import re
 from functools import lru_cache
+from types import MappingProxyType
 from typing import Final
 
-__all__ = ["STRING_LIMIT", "TextFilter", "terminal_text"]
+__all__ = ("STRING_LIMIT", "TextFilter", "terminal_text")
 
 STRING_LIMIT: Final = 1 << 20
 """Payload bytes after which an unterminated OSC, DCS, SOS, PM or APC string ends."""
@@ -71,7 +72,7 @@ _OSC: Final = 4  # ESC ] and part of its payload
 _STR: Final = 5  # ESC P/X/^/_ and part of its payload
 
 # Bytes that recreate a short open sequence in front of the next chunk.
-_REOPEN: Final = {_ESC: b"\x1b", _ESC_INTER: b"\x1b ", _CSI: b"\x1b["}
+_REOPEN: Final = MappingProxyType({_ESC: b"\x1b", _ESC_INTER: b"\x1b ", _CSI: b"\x1b["})
 
 # An escape sequence still open at the end of the bytes (matched from the last ESC).
 _OPEN: Final = re.compile(

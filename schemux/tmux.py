@@ -18,15 +18,16 @@ import shutil
 import subprocess
 from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import TypeVar
 
 from schemux.agent_session import (
     AGENT_MARK,
-    AgentSession,
     AgentSessionMade,
     login_shell,
     new_session_arguments,
     user_environment,
 )
+from schemux.config import AgentSession
 from schemux.engine import ControlEngine
 from schemux.errors import (
     ConnectionLost,
@@ -44,6 +45,7 @@ from schemux.references import CreatedSessionRow, created_session
 from schemux.shell_integration import PENDING, integrated_command
 from schemux.tmux_command import THEN, command_arguments
 from schemux.tmux_format import parse_row
+from schemux.tmux_names import socket_name_problem
 from schemux.tmux_version import (
     MINIMUM_VERSION,
     MISMATCH_FIX,
@@ -53,7 +55,7 @@ from schemux.tmux_version import (
 )
 
 logger = logging.getLogger("schemux")
-SOCKET_ADDRESS_BYTES = 107  # a Unix socket's path, as sockaddr_un holds it (with its NUL)
+Kept = TypeVar("Kept")
 
 
 def tmux_binary() -> str:
@@ -76,34 +78,6 @@ def check_tmux() -> str:
     if parse_version(text) < MINIMUM_VERSION:
         raise TmuxUnavailable(f"{text} is too old: schemux needs tmux 3.3 or newer")
     return text
-
-
-def socket_directory() -> str:
-    """Where ``tmux -L NAME`` puts its sockets: ``$TMUX_TMPDIR/tmux-UID`` (``/tmp`` by
-    default)."""
-    base = os.environ.get("TMUX_TMPDIR") or "/tmp"
-    return os.path.join(os.path.realpath(base), f"tmux-{os.getuid()}")
-
-
-def socket_name_problem(name: str) -> str | None:
-    """Why ``name`` is not a socket name as ``tmux -L`` takes it (a name in tmux's socket
-    directory, never a path), or None when it is one."""
-    if name == "":
-        return "it is empty"
-    if "\x00" in name:
-        return "it contains a NUL character"
-    if "/" in name:
-        return "it contains '/': a name is not a path"
-    if name in (".", ".."):
-        return "it names a directory"
-    path = os.path.join(socket_directory(), name)
-    size = len(path.encode("utf-8", "surrogateescape"))
-    if size > SOCKET_ADDRESS_BYTES:
-        return (
-            f"the socket path it makes is {size} bytes long, more than the "
-            f"{SOCKET_ADDRESS_BYTES} a Unix socket address holds"
-        )
-    return None
 
 
 def check_socket_name(name: str, field: str = "socket_name") -> None:
@@ -189,6 +163,17 @@ class TmuxServer:
         # and the version of the client binary that talks to it
         self._server_version: str | None = None
         self._client_version: str | None = None
+        self._kept: dict[type, object] = {}
+
+    def kept(self, kind: type[Kept]) -> Kept:
+        """The one ``kind()`` this object keeps for the layers above it, made at its first
+        use: what lives as long as the server does (which panes have a call of ours in
+        flight, say), so that two contexts, each with its own TmuxServer, share none of
+        it, and this module need not know what it is."""
+        found = self._kept.get(kind)
+        if not isinstance(found, kind):
+            found = self._kept[kind] = kind()
+        return found
 
     def argv(self, *args: str) -> list[str]:
         return self.address.host.command([self.binary, *self.address.flags(), *args])

@@ -42,6 +42,7 @@ import types
 import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, Protocol, TypeVar
 
 from schemux.errors import SchemuxError
@@ -50,11 +51,11 @@ from schemux.tmux_version import MINIMUM_VERSION, parse_version
 
 # the order matters: "!" first, so that the codes the others leave are not encoded again
 _ESCAPES = (("!", "!21"), ("\t", "!09"), ("\n", "!0A"), ("\x1f", "!1F"), ("\\", "!5C"))
-_DECODE = {code: raw for raw, code in _ESCAPES}
+_DECODE = MappingProxyType({code: raw for raw, code in _ESCAPES})
 _CODE = re.compile("!(?:21|09|0A|1F|5C)")
 # how each character is written as a regular expression in tmux's ``s/`` modifier: a
 # backslash alone would escape what follows it, in a bracket expression it is itself
-_PATTERNS = {"\\": "[\\]"}
+_PATTERNS = MappingProxyType({"\\": "[\\]"})
 # the substitutions as one chain of tmux ``s/PATTERN/REPLACEMENT/`` modifiers (the tab,
 # newline and 0x1f are literal bytes here; schemux.tmux_command quotes them on the way out)
 _MODIFIERS = ";".join(f"s/{_PATTERNS.get(raw, raw)}/{code}/" for raw, code in _ESCAPES)
@@ -62,7 +63,9 @@ SEPARATOR = "\t"
 # tmux 3.4/3.5's escapes of what they print (vis(3) with VIS_OCTAL|VIS_CSTYLE|VIS_NOSLASH;
 # tab and newline are left alone) and 3.4's ``\$``
 _PRINTED_ESCAPE = re.compile(rb"\\(?:([0-7]{3})|([abvfr$]))")
-_C_STYLE = {b"a": b"\a", b"b": b"\b", b"v": b"\v", b"f": b"\f", b"r": b"\r", b"$": b"$"}
+_C_STYLE = MappingProxyType(
+    {b"a": b"\a", b"b": b"\b", b"v": b"\v", b"f": b"\f", b"r": b"\r", b"$": b"$"}
+)
 
 
 def field(name: str) -> str:
@@ -107,7 +110,7 @@ def decode(text: str) -> str:
 # byte or DEL, or bytes that are not UTF-8, becomes empty: tmux keeps nothing of it.
 SANITIZED_SINCE = (3, 7)
 _SANITIZED_ESCAPE = re.compile(rb"\\(?:([0-7]{3})|([abtnvfr\\]))")
-_SANITIZED_C_STYLE = {**_C_STYLE, b"t": b"\t", b"n": b"\n", b"\\": b"\\"}
+_SANITIZED_C_STYLE = MappingProxyType({**_C_STYLE, b"t": b"\t", b"n": b"\n", b"\\": b"\\"})
 
 
 def unsanitized(name: str, version: tuple[int, int]) -> str:

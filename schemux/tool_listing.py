@@ -11,7 +11,8 @@ from typing import Any
 
 import mcp_types as types
 
-from schemux.binding import SchemaMode, ToolBinding
+from schemux.binding import ToolBinding
+from schemux.config import SchemaMode
 from schemux.selection import family_of
 
 _HEADER = ("TOOL", "FAMILY", "BYTES", "TOKENS", "SERVED", "SUMMARY")

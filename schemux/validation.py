@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterator, Mapping
+from types import MappingProxyType
 from typing import Any
 
 import regress
@@ -32,7 +33,7 @@ from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError
 from jsonschema.protocols import Validator
 
-_STRINGS = {"type": "string"}
+_STRINGS = MappingProxyType({"type": "string"})
 
 
 @functools.cache

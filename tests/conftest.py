@@ -12,11 +12,9 @@ from pathlib import Path
 import pytest
 from mcp import Client, StdioServerParameters
 
-from schemux.config import Settings
+from schemux.config import ProgramLimits, Settings, SshTarget
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
-from schemux.hosts import SshTarget
-from schemux.programs import ProgramLimits
 from schemux.server import build_server
 from tests.leftovers import (
     busy_threads,

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from schemux.abandoned import RUNTIME_PREFIX
 from schemux.shell_integration import SHELLS_CACHE
-from schemux.tmux import socket_directory
+from schemux.tmux_names import socket_directory
 
 RUN_TAG = f"run{uuid.uuid4().hex[:8]}"
 SERVER_EXIT_SECONDS = 5.0  # kill-server returns before the server has gone

@@ -22,11 +22,10 @@ from libtmux.server import Server
 from mcp import Client
 
 from schemux.binding import ToolBinding
-from schemux.config import ENV_PROGRAM_GATE
+from schemux.config import ENV_PROGRAM_GATE, GateSetting
 from schemux.context import ToolContext
 from schemux.programs import gate as program_gates
 from schemux.programs import store as program_store
-from schemux.programs.gate import GateSetting
 from schemux.references import IDENTITY_FORMAT, ServerIdentity
 from schemux.tmux import TmuxServer
 from tests.leftovers import RUN_TAG

@@ -30,7 +30,6 @@ from schemux.audit import (
     LIMITS,
     REDACTED_FIELDS,
     AuditFile,
-    AuditSettings,
     CallRecord,
     recorded_arguments,
     rotated,
@@ -42,13 +41,14 @@ from schemux.config import (
     ENV_AUDIT_LOG,
     ENV_AUDIT_REDACT,
     ENV_NO_AUDIT,
+    AuditSettings,
     Settings,
+    SshTarget,
     audit_settings,
 )
 from schemux.context import ToolContext
 from schemux.errors import ConfigError
 from schemux.generated.bindings import BINDINGS
-from schemux.hosts import SshTarget
 from schemux.server import build_server
 from tests.conftest import STDIO_WAIT_CEILING, stdio_parameters
 from tests.support import call, new_pane, wait_until

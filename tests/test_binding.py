@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from schemux.binding import ToolBinding
-from schemux.generated.tools import TOOL_DOCUMENTS
+from tests.generated_data import TOOL_DOCUMENTS
 
 # Run outside the repository, so ``schemux`` is the installed package (with its generated/
 # and handlers/), not the bare source folder.

@@ -20,16 +20,16 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from schemux.config import Settings
+from schemux.config import Settings, SshTarget
 from schemux.context import ToolContext
 from schemux.errors import UnsendableArgument
 from schemux.generated.bindings import BINDINGS
-from schemux.hosts import Host, SshTarget, host_for
-from schemux.owned_session import OWNED_SESSION
+from schemux.hosts import Host, host_for
 from schemux.server import build_server
-from schemux.tmux import ServerAddress, TmuxServer, socket_directory, socket_name_problem
+from schemux.tmux import ServerAddress, TmuxServer
 from schemux.tmux_command import THEN
 from schemux.tmux_format import SANITIZED_SINCE, decode, field, readable
+from schemux.tmux_names import OWNED_SESSION, socket_directory, socket_name_problem
 from schemux.tmux_version import parse_version
 from tests.support import (
     SHELL,

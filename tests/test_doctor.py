@@ -15,8 +15,7 @@ from pathlib import Path
 import pytest
 
 from schemux import process_identity
-from schemux.audit import AuditSettings
-from schemux.config import Settings
+from schemux.config import AuditSettings, GateSetting, Settings
 from schemux.doctor import (
     Check,
     Options,
@@ -31,8 +30,8 @@ from schemux.doctor import (
     diagnose,
     exit_status,
 )
-from schemux.programs.gate import GateSetting, choose_gate
-from schemux.tmux import socket_directory
+from schemux.programs.gate import choose_gate
+from schemux.tmux_names import socket_directory
 from tests.support import private_tmux_server, tmux
 
 TOKEN = "a-token-of-enough-length"

@@ -19,23 +19,19 @@ from mcp import Client
 
 from schemux.agent_session import (
     AGENT_MARK,
-    AgentSession,
-    agent_name_problem,
     login_shell,
-    parse_size,
     shell_holds_terminal,
     user_environment,
     virtual_environment_bins,
 )
-from schemux.config import Settings, settings_from
+from schemux.config import AgentSession, Settings, parse_size, settings_from
 from schemux.context import ToolContext
 from schemux.errors import ConfigError
 from schemux.generated.bindings import BINDINGS
-from schemux.owned_session import OWNED_SESSION
 from schemux.references import ServerIdentity
 from schemux.server import build_server
-from schemux.tmux import socket_directory
 from schemux.tmux_format import decode, field
+from schemux.tmux_names import OWNED_SESSION, agent_name_problem, socket_directory
 from tests.conftest import stdio_parameters
 from tests.support import call, call_error, remove_server, tagged_socket_name, tmux, wait_until
 

@@ -14,11 +14,11 @@ import pytest
 
 from schemux.control_connection import Notification, parse_notification
 from schemux.errors import SchemuxError, TmuxCommandError
-from schemux.owned_session import OWNED_SESSION
 from schemux.targets import PaneTarget, resolve_pane
 from schemux.tmux import ServerAddress, TmuxServer
 from schemux.tmux_command import THEN, command_line
 from schemux.tmux_format import decode, field
+from schemux.tmux_names import OWNED_SESSION
 from tests.support import control_client_pid, new_pane, private_tmux_server, tmux, wait_until
 
 pytestmark = pytest.mark.anyio

@@ -29,9 +29,9 @@ from schemux.errors import (
 )
 from schemux.failures import attempt
 from schemux.generated.bindings import BINDINGS
-from schemux.generated.tools import TOOL_DOCUMENTS
 from schemux.server import build_server, call_bound_tool
 from schemux.tmux import ServerAddress, TmuxServer
+from tests.generated_data import TOOL_DOCUMENTS
 from tests.support import StandInBinding
 
 pytestmark = pytest.mark.anyio

@@ -216,13 +216,16 @@ def busy_and_killed(process: subprocess.Popen[bytes], socket_name: str) -> list[
     """``process`` killed with SIGKILL while run_command waits for a command that keeps
     tmux busy (windows come and go, and tmux tells every control client) and
     wait_for_text watches a pane that prints; the processes it had started."""
+    made: list[Pane] = []
     try:
         pane = new_pane(socket_name)
+        made.append(pane)
         wait_for_shell(pane)
         arguments = {"command": BUSY_TMUX, "pane_id": pane.pane_id}
         _rpc(process, {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                        "params": {"name": "run_command", "arguments": arguments}})  # fmt: skip
         printing = new_pane(socket_name, command="sh -c 'while :; do echo x; sleep 0.01; done'")
+        made.append(printing)
         waiting = {"patterns": ["never printed"], "pane_id": printing.pane_id, "timeout": 60}
         _rpc(process, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                        "params": {"name": "wait_for_text", "arguments": waiting}})  # fmt: skip
@@ -236,6 +239,9 @@ def busy_and_killed(process: subprocess.Popen[bytes], socket_name: str) -> list[
         # its runtime directory stays, for the next schemux to reap (tested elsewhere)
         for directory in Path(tempfile.gettempdir()).glob(f"schemux-{process.pid}-*"):
             shutil.rmtree(directory)
+        # the loop would go on making windows on a server other tests share (over ssh)
+        for made_pane in made:
+            tmux(socket_name, "kill-session", "-t", made_pane.session_id, check=False)
     return spawned
 
 

@@ -19,10 +19,10 @@ from schemux.context import ToolContext
 from schemux.errors import SchemuxError, UnsendableArgument
 from schemux.framing import Answer, FrameReader
 from schemux.generated.bindings import BINDINGS
-from schemux.owned_session import OWNED_SESSION
 from schemux.server import build_server
 from schemux.tmux import ServerAddress, TmuxServer
 from schemux.tmux_command import THEN
+from schemux.tmux_names import OWNED_SESSION
 from tests.support import (
     Pane,
     call,

@@ -25,13 +25,12 @@ from jsonschema.exceptions import best_match
 from mcp import Client
 
 from schemux.arguments import text_violation
-from schemux.audit import AuditSettings
-from schemux.config import Settings
+from schemux.config import AuditSettings, Settings
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
-from schemux.generated.tools import TOOL_DOCUMENTS
 from schemux.server import build_server, describe_violation
 from tests import hypothesis_compat
+from tests.generated_data import TOOL_DOCUMENTS
 from tests.support import new_pane, private_tmux_server, wait_until
 
 hypothesis_compat.install()

@@ -34,7 +34,8 @@ from schemux.http_config import (
     is_loopback,
 )
 from schemux.http_security import presented_token
-from schemux.tmux import check_tmux, socket_directory
+from schemux.tmux import check_tmux
+from schemux.tmux_names import socket_directory
 from tests.support import new_pane
 from tests.test_server import free_port
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from schemux.abandoned import RUNTIME_PREFIX
-from schemux.tmux import socket_directory
+from schemux.tmux_names import socket_directory
 from tests.leftovers import RUN_TAG, USER_TMUX_DIRECTORY, find_leftovers, tagged_servers
 from tests.support import private_tmux_server, remove_server, tagged_socket_name, tmux
 

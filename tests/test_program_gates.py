@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from schemux.cli import main
 from schemux.config import Settings, settings_from
 from schemux.errors import ConfigError
 from schemux.programs import gate as program_gates
-from schemux.programs.gate import PYTHON_GATE, Gate, choose_gate, scan
+from schemux.programs.gate import PYTHON_GATE, Gate, check_gate_setting, choose_gate, scan
 from schemux.programs.program_gate import TABLE_BYTES
 
 # what would change a Perl's or a Python's behaviour, were the gate to honour it
@@ -161,6 +162,16 @@ def test_the_gate_setting(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(ConfigError, match="SCHEMUX_PROGRAM_GATE='bash'"):
         Settings(program_gate="bash")  # type: ignore[arg-type]
     monkeypatch.setattr("shutil.which", lambda name: None)
+    forced = settings_from({"SCHEMUX_PROGRAM_GATE": "perl"})  # a value: checked at start
     with pytest.raises(ConfigError, match=r"SCHEMUX_PROGRAM_GATE=perl: .*no perl on PATH"):
-        settings_from({"SCHEMUX_PROGRAM_GATE": "perl"})
-    assert settings_from({}).program_gate == "auto"  # and programs get the Python gate
+        check_gate_setting(forced.program_gate)
+    check_gate_setting(settings_from({}).program_gate)  # and programs get the Python gate
+
+
+def test_schemux_does_not_start_with_a_forced_gate_that_cannot_run(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("SCHEMUX_PROGRAM_GATE", "perl")
+    monkeypatch.setattr("shutil.which", lambda name: None)
+    assert main(["tools"]) == 2
+    assert "SCHEMUX_PROGRAM_GATE=perl: the Perl gate cannot run here" in capsys.readouterr().err

@@ -22,11 +22,11 @@ import pytest
 from mcp import Client
 
 from schemux.abandoned import PANE_OPTION, own_identity, owner_alive, reap_runtime_directories
-from schemux.config import Settings
+from schemux.config import ProgramLimits, Settings
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
 from schemux.processes import this_process
-from schemux.programs import ProgramLimits, ProgramSpec
+from schemux.programs import ProgramSpec
 from schemux.programs import output as output_module
 from schemux.programs import store as store_module
 from schemux.programs.gate import MARKER_PREFIX, report_token, scan

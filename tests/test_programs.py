@@ -9,10 +9,10 @@ import anyio
 import pytest
 from mcp import Client
 
-from schemux.config import Settings
+from schemux.config import ProgramLimits, Settings
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
-from schemux.programs import ProgramLimits
+from schemux.owned_session import OWNED_TARGET
 from schemux.programs.gate import marker_start
 from schemux.server import build_server
 from tests.support import call, call_error, new_pane, tmux
@@ -179,14 +179,17 @@ async def test_bad_input_is_refused_and_changes_nothing(
     programs: tuple[Client, ToolContext], programs_socket: str
 ) -> None:
     client, _ = programs
-    windows = tmux(programs_socket, "list-windows", "-a", "-F", WINDOWS)
+    await call(client, "run_program", argv=["true"])  # the server's own sessions made first
+    # programs without fromPaneId get windows in _schemux; the ssh variant's tmux server is
+    # shared with other tests, whose own sessions may change meanwhile
+    windows = tmux(programs_socket, "list-windows", "-t", OWNED_TARGET, "-F", WINDOWS)
     assert "not found" in await call_error(client, "start_program", argv=["no-such-program-x"])
     assert "cannot be entered" in await call_error(
         client, "start_program", argv=["true"], startDirectory="/no/such/dir"
     )
     assert "minItems" in await call_error(client, "start_program", argv=[])
     assert "no program 'p0'" in await call_error(client, "read_program", programId="p0")
-    assert tmux(programs_socket, "list-windows", "-a", "-F", WINDOWS) == windows
+    assert tmux(programs_socket, "list-windows", "-t", OWNED_TARGET, "-F", WINDOWS) == windows
     first = await call(client, "start_program", argv=["echo", "one"])
     second = await call(client, "start_program", argv=["echo", "two"])
     page = await call(client, "read_program", programId=first["programId"], timeoutMs=5000)
@@ -279,12 +282,15 @@ async def test_run_program_keep_leaves_the_pane(
 ) -> None:
     client, _ = programs
     await call(client, "run_program", argv=["true"])  # the server's own sessions made first
-    before = set(tmux(programs_socket, "list-panes", "-a", "-F", "#{pane_id}").split())
+    # the kept pane is in _schemux, as every program's without fromPaneId: other tests' sessions
+    # on the ssh variant's shared tmux server may gain panes meanwhile
+    owned = ("list-panes", "-s", "-t", OWNED_TARGET)
+    before = set(tmux(programs_socket, *owned, "-F", "#{pane_id}").split())
     result = await call(client, "run_program", argv=["echo", "kept"], keep=True)
     assert result["output"] == "kept"
 
     def new_panes() -> list[str]:
-        listing = tmux(programs_socket, "list-panes", "-a", "-F", "#{pane_id} #{pane_dead}")
+        listing = tmux(programs_socket, *owned, "-F", "#{pane_id} #{pane_dead}")
         return [line.split()[1] for line in listing.splitlines() if line.split()[0] not in before]
 
     # one new pane, left for a person; dead once the released gate has gone (over ssh its

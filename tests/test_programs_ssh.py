@@ -20,11 +20,9 @@ import anyio
 import pytest
 from mcp import Client
 
-from schemux.config import Settings
+from schemux.config import ProgramLimits, Settings, SshTarget
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
-from schemux.hosts import SshTarget
-from schemux.programs import ProgramLimits
 from schemux.programs.remote import RemoteHost
 from schemux.programs.store import GATE_GRACE_SECONDS
 from schemux.server import build_server

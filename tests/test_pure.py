@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from schemux.audit import AuditSettings
-from schemux.config import Settings, settings_from
+from schemux.config import AuditSettings, Settings, settings_from
 from schemux.errors import ConfigError, SchemuxError, TmuxUnavailable
 from schemux.http_config import parse_http_address
 from schemux.server import describe_violation

@@ -12,7 +12,7 @@ import uuid
 import pytest
 from mcp import Client
 
-from schemux.generated.tools import TOOL_DOCUMENTS
+from tests.generated_data import TOOL_DOCUMENTS
 from tests.support import call, new_pane, tmux, wait_until
 
 pytestmark = pytest.mark.anyio

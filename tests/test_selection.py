@@ -14,18 +14,17 @@ import pytest
 from mcp import Client, MCPError
 
 from codegen.provider_rules import lint_openai_strict
-from schemux.binding import SchemaMode
-from schemux.config import Settings, settings_from
+from schemux.config import SchemaMode, Settings, settings_from
 from schemux.context import ToolContext
 from schemux.errors import ConfigError
 from schemux.generated.bindings import BINDINGS
-from schemux.generated.serving import SERVED_INPUT_SCHEMAS
 from schemux.generated.tool_facts import FAMILIES
 from schemux.instructions import instructions
 from schemux.selection import family_of, select
 from schemux.server import build_server
 from schemux.tool_listing import model_tokens, served_size
 from tests.conftest import stdio_parameters
+from tests.generated_data import SERVED_INPUT_SCHEMAS
 
 pytestmark = pytest.mark.anyio
 

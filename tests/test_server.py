@@ -20,10 +20,9 @@ from schemux.config import Settings
 from schemux.context import ToolContext
 from schemux.errors import Created, Effects, Refused
 from schemux.generated.bindings import BINDINGS, UNSERVED
-from schemux.generated.serving import SERVED_DOCUMENTS, SERVED_INPUT_SCHEMAS
-from schemux.generated.tools import TOOL_DOCUMENTS
 from schemux.server import build_server
 from tests.conftest import stdio_parameters
+from tests.generated_data import SERVED_DOCUMENTS, SERVED_INPUT_SCHEMAS, TOOL_DOCUMENTS
 from tests.support import StandInBinding, new_pane, wait_until
 
 pytestmark = pytest.mark.anyio

@@ -10,10 +10,10 @@ from pathlib import Path
 import anyio
 import pytest
 
-from schemux.config import Settings
+from schemux.config import Settings, SshTarget
 from schemux.context import ToolContext
 from schemux.errors import SchemuxError
-from schemux.hosts import SshHost, SshTarget
+from schemux.hosts import SshHost
 from schemux.programs.remote import HELPERS
 from schemux.shell_facts import _ECHO_SCRIPT, _RUN_SHELL_ONLY, RemoteShellFacts, Snapshot
 from tests.support import new_pane, pane_format, tmux, wait_until

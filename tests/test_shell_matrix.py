@@ -39,13 +39,13 @@ import pytest
 from mcp import Client
 
 from schemux import tmux as tmux_module
-from schemux.agent_session import AGENT_MARK, AgentSession
-from schemux.config import Settings
+from schemux.agent_session import AGENT_MARK
+from schemux.config import AgentSession, Settings
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
-from schemux.owned_session import OWNED_SESSION
 from schemux.server import build_server
 from schemux.shell_integration import INTEGRATED_SHELLS
+from schemux.tmux_names import OWNED_SESSION
 from tests.support import Pane, call, remove_server, tagged_socket_name, tmux
 
 pytestmark = pytest.mark.anyio

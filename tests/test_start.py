@@ -15,7 +15,8 @@ import pytest
 
 from schemux import __version__
 from schemux.environment import VARIABLES, help_text
-from schemux.tmux import check_tmux, socket_directory
+from schemux.tmux import check_tmux
+from schemux.tmux_names import socket_directory
 from tests.test_server import free_port
 
 RUNTIME = Path(__file__).resolve().parent.parent / "schemux"

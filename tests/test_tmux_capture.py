@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 from schemux.config import Settings
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
-from schemux.owned_session import OWNED_SESSION
 from schemux.process_identity import peer_pidfd_problem
 from schemux.references import ServerIdentity
 from schemux.server import call_bound_tool
+from schemux.tmux_names import OWNED_SESSION
 from tests.support import Pane, new_pane, pane_format, private_tmux_server, tmux, wait_until
 
 pytestmark = pytest.mark.anyio

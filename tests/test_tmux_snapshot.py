@@ -6,10 +6,9 @@ from typing import Any
 
 import pytest
 
-from schemux.config import Settings
+from schemux.config import Settings, SshTarget
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
-from schemux.hosts import SshTarget
 from schemux.server import call_bound_tool
 from tests.support import new_pane, pane_format, private_tmux_server, tmux, wait_until
 

@@ -18,8 +18,8 @@ import pytest
 from schemux.config import Settings
 from schemux.doctor import check_server
 from schemux.errors import TmuxUnavailable
-from schemux.owned_session import OWNED_SESSION
 from schemux.tmux import ServerAddress, TmuxServer
+from schemux.tmux_names import OWNED_SESSION
 from schemux.tmux_version import mismatch, release, server_refusal
 from tests.support import private_tmux_server, tmux
 

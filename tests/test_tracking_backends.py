@@ -12,16 +12,11 @@ from typing import Any
 import pytest
 
 from schemux import process_identity, processes
-from schemux.config import Settings, settings_from
+from schemux.config import TRACKING_SETTINGS, Settings, TrackingSetting, settings_from
 from schemux.context import ToolContext
 from schemux.errors import ConfigError, TrackingUnavailable
 from schemux.generated.bindings import BINDINGS
-from schemux.process_identity import (
-    ProcessIdentity,
-    TrackingSetting,
-    choose_backend,
-    open_server_process,
-)
+from schemux.process_identity import ProcessIdentity, choose_backend, open_server_process
 from schemux.references import ServerIdentity, server_identity
 from schemux.server import call_bound_tool
 from schemux.tmux import ServerAddress, TmuxServer
@@ -95,7 +90,7 @@ def test_choose_backend_without_pidfds(monkeypatch: pytest.MonkeyPatch) -> None:
         raise OSError(errno.ENOSYS, os.strerror(errno.ENOSYS))
 
     monkeypatch.setattr(os, "pidfd_open", no_pidfd_open)
-    for setting in process_identity.TRACKING_SETTINGS:
+    for setting in TRACKING_SETTINGS:
         with pytest.raises(TrackingUnavailable, match=r"Linux 5\.3"):
             choose_backend(setting)
 

@@ -11,8 +11,8 @@ from jsonschema.protocols import Validator
 from mcp import Client
 
 from schemux.generated.bindings import BINDINGS
-from schemux.generated.tools import TOOL_DOCUMENTS
 from schemux.validation import ecma_patterns, ecma_regex, ecma_search, fast_arrays
+from tests.generated_data import TOOL_DOCUMENTS
 from tests.support import call, call_error
 
 PANE_ID = {"type": "string", "pattern": "^%\\d+$"}

@@ -33,7 +33,7 @@ How one runs, and why each step:
   fill.
 """
 
-from schemux.programs.program import Program, ProgramLimits, ProgramSpec
+from schemux.programs.program import Program, ProgramSpec
 from schemux.programs.store import STOP_GRACE_SECONDS, ProgramStore
 
-__all__ = ["STOP_GRACE_SECONDS", "Program", "ProgramLimits", "ProgramSpec", "ProgramStore"]
+__all__ = ("STOP_GRACE_SECONDS", "Program", "ProgramSpec", "ProgramStore")

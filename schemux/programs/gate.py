@@ -16,25 +16,29 @@ import platform
 import shutil
 import signal as signals
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Literal
 
+from schemux.config import ENV_PROGRAM_GATE, GateSetting
+from schemux.errors import ConfigError
 from schemux.programs import program_gate
 from schemux.programs.program_gate import TABLE_BYTES, TOKEN_BYTES, token_index
 
-GateSetting = Literal["auto", "perl", "python"]
-GATE_SETTINGS: tuple[GateSetting, ...] = ("auto", "perl", "python")
 PERL_GATE = Path(__file__).with_name("program_gate.pl")
 
 # prctl, rt_sigprocmask, rt_sigtimedwait, by platform.machine(): x86_64's own table
 # (asm/unistd_64.h) and asm-generic's (asm-generic/unistd.h: arm64, riscv64); all three
 # have Linux's usual signal numbers, which the Perl gate takes for granted
-PERL_SYSCALLS: dict[str, tuple[int, int, int]] = {
-    "x86_64": (157, 14, 128),
-    "aarch64": (167, 135, 137),
-    "riscv64": (167, 135, 137),
-}
+PERL_SYSCALLS: Mapping[str, tuple[int, int, int]] = MappingProxyType(
+    {
+        "x86_64": (157, 14, 128),
+        "aarch64": (167, 135, 137),
+        "riscv64": (167, 135, 137),
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -92,7 +96,16 @@ def choose_gate(setting: GateSetting) -> Gate:
     return PYTHON_GATE
 
 
-SIGNAL_NAMES = {int(number): number.name for number in signals.Signals}
+def check_gate_setting(setting: GateSetting) -> None:
+    """Refuse, naming the setting, a forced gate that cannot run here (as schemux starts:
+    the settings themselves are values, not facts of this machine)."""
+    try:
+        choose_gate(setting)
+    except ValueError as error:
+        raise ConfigError(f"{ENV_PROGRAM_GATE}={setting}: {error}") from None
+
+
+SIGNAL_NAMES = MappingProxyType({int(number): number.name for number in signals.Signals})
 MARKER_PREFIX = b"\x1b]7777;schemux-end;"
 MAX_MARKER = 128  # an unterminated "marker" longer than this is plain output
 Report = tuple[int, str]  # the exit status (128+N for signal N), and "x" or "n" (not run)

@@ -5,6 +5,7 @@ the variables of that pane's shell read when inheritShell asks for them."""
 from __future__ import annotations
 
 import re
+from types import MappingProxyType
 from typing import Protocol
 
 from schemux.errors import SchemuxError
@@ -16,7 +17,7 @@ from schemux.tmux import TmuxServer
 
 # what every program gets: no pager waits for a key nobody presses
 _HEX = re.compile("(?:[0-9a-f]{2})*")  # what ``od -An -v -tx1`` prints, blanks removed
-FIXED_ENVIRONMENT = {"PAGER": "cat", "GIT_PAGER": "cat"}
+FIXED_ENVIRONMENT = MappingProxyType({"PAGER": "cat", "GIT_PAGER": "cat"})
 
 
 class LaunchRequest(Protocol):

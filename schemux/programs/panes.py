@@ -6,10 +6,10 @@ import contextlib
 
 from schemux.abandoned import PANE_OPTION
 from schemux.errors import SchemuxError
-from schemux.owned_session import OWNED_SESSION
 from schemux.programs.program import ProgramSpec
 from schemux.tmux import TmuxServer
 from schemux.tmux_command import THEN
+from schemux.tmux_names import OWNED_SESSION
 
 
 async def create_pane(server: TmuxServer, spec: ProgramSpec, gate: list[str]) -> list[str]:

@@ -21,18 +21,6 @@ logger = logging.getLogger("schemux")
 
 
 @dataclass(frozen=True)
-class ProgramLimits:
-    """What protects the machine: programs running at once, ended programs whose output
-    stays readable, bytes of text kept per program, and lifetimes."""
-
-    max_running: int = 16
-    retained_ended: int = 32
-    output_limit: int = 64 * 1024 * 1024
-    default_lifetime: float = 600.0
-    max_lifetime: float = 24 * 3600.0
-
-
-@dataclass(frozen=True)
 class ProgramSpec:
     argv: list[str]
     start_directory: str

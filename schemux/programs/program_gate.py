@@ -38,7 +38,7 @@ PR_SET_CHILD_SUBREAPER = 36
 MARKER = "\x1b]7777;schemux-end;{status};{flag};{token}\x07"
 TOKEN_BYTES = 8
 TABLE_BYTES = 256 * 2 * TOKEN_BYTES  # 4096, PIPE_BUF: schemux writes it in one atomic write
-WATCHED = {signal.SIGCHLD, signal.SIGHUP, signal.SIGTERM, signal.SIGUSR1, signal.SIGUSR2}
+WATCHED = frozenset({signal.SIGCHLD, signal.SIGHUP, signal.SIGTERM, signal.SIGUSR1, signal.SIGUSR2})
 SETTLE_SECONDS = 5.0  # at most this long killing a tree that keeps forking
 
 

@@ -27,9 +27,10 @@ import itertools
 import shutil
 import struct
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 
 from schemux.abandoned import make_runtime_directory
 from schemux.errors import SchemuxError, ServerUnavailable, shorten
@@ -45,13 +46,15 @@ REQUEST_SECONDS = 10.0  # a request's answer; a helper this slow is as good as l
 _LENGTH = struct.Struct(">I")
 # each host's helper owner, for schemux.shell_facts (which is handed a tmux server alone)
 HELPERS: weakref.WeakKeyDictionary[SshHost, RemoteHost] = weakref.WeakKeyDictionary()
-_PROBLEMS: dict[bytes, LaunchProblem] = {
-    b"notdir": "notdir",
-    b"denied": "denied",
-    b"missing": "missing",
-    b"noexec": "noexec",
-    b"notfound": "notfound",
-}
+_PROBLEMS: Mapping[bytes, LaunchProblem] = MappingProxyType(
+    {
+        b"notdir": "notdir",
+        b"denied": "denied",
+        b"missing": "missing",
+        b"noexec": "noexec",
+        b"notfound": "notfound",
+    }
+)
 
 
 def encode_frame(*fields: bytes) -> bytes:

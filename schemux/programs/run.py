@@ -30,6 +30,9 @@ class RunResult:
     stderr: str | None
     lost_start: bool
     lost_end: bool
+    # the program whose output stays readable (read_program, its output resource) when
+    # this result's output is not all of it
+    kept_output: str | None = None
 
     @property
     def output_complete(self) -> bool:
@@ -45,10 +48,12 @@ async def run(
 ) -> RunResult:  # fmt: skip
     """Run ``spec`` for up to ``timeout`` seconds (then it is stopped), the wait for a
     slot at the running limit included; also when the call is cancelled, the program ends
-    as at a timeout and its pane goes (unless kept)."""
+    as at a timeout and its pane goes (unless kept). When the result's output is not all
+    of what the program printed, its output stays readable under its id."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     program = await store.start(server, spec, slot_deadline=deadline)
+    cut = False
     try:
         timed_out = not await store.wait_end(program, max(0.0, deadline - loop.time()))
         # over ssh: the connection dropped, and the program's end with it
@@ -66,14 +71,18 @@ async def run(
             if spec.separate_stderr
             else (None, 0)
         )
+        lines, dropped = keep_tail(rows, max_lines)
+        output, omitted = tail_within("\n".join(lines), RESULT_CEILING)
+        cut = bool(dropped or omitted or lost_start) and program.text is not None
     finally:
         with anyio.CancelScope(shield=True):
             await store.terminate(program, "stopped")
             await store.release(program)
-            await store.discard(program, keep_pane=program.keep)
+            if cut:
+                await store.keep_output(program)
+            else:
+                await store.discard(program, keep_pane=program.keep)
     assert program.ending is not None
-    lines, dropped = keep_tail(rows, max_lines)
-    output, omitted = tail_within("\n".join(lines), RESULT_CEILING)
     stderr_tail, stderr_omitted = tail_within(stderr, RESULT_CEILING) if stderr else (stderr, 0)
     return RunResult(
         ending=program.ending,
@@ -84,6 +93,7 @@ async def run(
         stderr=stderr_tail,
         lost_start=lost_start,
         lost_end=program.lost_end,
+        kept_output=program.id if cut else None,
     )
 
 

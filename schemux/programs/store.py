@@ -17,12 +17,13 @@ import anyio
 
 from schemux import audit
 from schemux.abandoned import own_identity
+from schemux.config import GateSetting, ProgramLimits
 from schemux.errors import SchemuxError
-from schemux.programs.gate import Ending, GateSetting, Outcome, choose_gate, ending_from_marker
+from schemux.programs.gate import Ending, Outcome, choose_gate, ending_from_marker
 from schemux.programs.host import LocalHost, ProgramHost
 from schemux.programs.output import Page, copy_output, cursor_for, offset_of, page_at
 from schemux.programs.panes import create_pane, kill_pane, leave_pane, start_copy
-from schemux.programs.program import Program, ProgramLimits, ProgramSpec, Tasks
+from schemux.programs.program import Program, ProgramSpec, Tasks
 from schemux.tmux import TmuxServer
 
 STOP_GRACE_SECONDS = 2.0
@@ -68,6 +69,10 @@ class ProgramStore:
             )
         audit.note_program(program.id, program.pane_id)
         return program
+
+    def listed(self) -> list[Program]:
+        """The programs whose output can be read, oldest first."""
+        return list(self._programs.values())
 
     def lookup_pane(self, server: TmuxServer, pane_id: str) -> str | None:
         """The id of the program running in ``pane_id`` of ``server``, if schemux started
@@ -331,6 +336,13 @@ class ProgramStore:
             await kill_pane(program.server, program.pane_id)
         await self._gate_gone(program)
         await self._forget(program)
+
+    async def keep_output(self, program: Program) -> None:
+        """Keep an ended program's output readable, as a started program's is (until
+        enough later programs end), once its gate has ended its whole tree and exited (or
+        a second passed); its pane goes as ``release`` left it."""
+        await self._gate_gone(program)
+        self._retire_old()
 
     async def _forget(self, program: Program) -> None:
         self._programs.pop(program.id, None)

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from codegen.pipeline import Plan, make_plan
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # Where the schemux package's parts live in the checkout, as pyproject.toml maps them.
 PACKAGE_DIRS = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text("utf-8"))["tool"][
@@ -40,6 +42,13 @@ Snapshot = dict[str, bytes]
 def repo_root() -> Path:
     """The real repository: only ever read."""
     return REPO_ROOT
+
+
+@pytest.fixture(scope="session")
+def repo_plan(repo_root: Path) -> Plan:
+    """Codegen's plan for the real repository, made once for the session (a run costs
+    seconds): what every file should hold, and what it reports."""
+    return make_plan(repo_root)
 
 
 @pytest.fixture(scope="session")

@@ -14,7 +14,9 @@ from jsonschema import Draft7Validator, Draft202012Validator
 
 from codegen.__main__ import main
 from codegen.dialects import UnknownDialectError, validator_class
+from codegen.formatting import format_json
 from codegen.importer import is_upstream_document
+from codegen.pipeline import Plan, out_of_date
 
 Snapshot = dict[str, bytes]
 
@@ -119,43 +121,53 @@ def served_repo(copy_repo: Callable[[str], Path]) -> Path:
     return root
 
 
-def test_generation_is_deterministic(
-    copy_repo: Callable[[str], Path], snapshot: Callable[..., Snapshot], repo_root: Path
+def test_generation_is_deterministic_and_a_second_run_changes_nothing(
+    copy_repo: Callable[[str], Path],
+    snapshot: Callable[..., Snapshot],
+    repo_root: Path,
+    repo_plan: Plan,
 ) -> None:
-    generated = []
-    for name in ("first", "second"):
-        root = copy_repo(name)
-        for path in (root / "generated").rglob("*.*"):
-            path.unlink()
-        for path in (root / "schemas" / "tools").glob("*.json"):
-            if is_upstream_document(json.loads(path.read_text("utf-8"))):
-                path.unlink()  # authored documents are codegen's input, not its output
-        assert main(["--root", str(root)]) == 0
-        generated.append(snapshot(root, "generated", "schemas/tools"))
+    root = copy_repo("afresh")
+    for path in (root / "generated").rglob("*.*"):
+        path.unlink()
+    for path in (root / "schemas" / "tools").glob("*.json"):
+        if is_upstream_document(json.loads(path.read_text("utf-8"))):
+            path.unlink()  # authored documents are codegen's input, not its output
+    assert main(["--root", str(root)]) == 0
+    generated = snapshot(root, "generated", "schemas/tools")
 
-    assert generated[0] == generated[1]
-    assert generated[0] == snapshot(repo_root, "generated", "schemas/tools")
+    # the same as the repository's, and as the session's other run (repo_plan) plans, so a
+    # second run here would change nothing (and report nothing: test_check)
+    assert generated == snapshot(repo_root, "generated", "schemas/tools")
+    assert out_of_date(root, repo_plan) == []
+    planned = {
+        path.as_posix(): text.encode("utf-8")
+        for path, text in repo_plan.files.items()
+        if text is not None
+        and (path.parts[0] == "generated" or path.parent.as_posix() == "schemas/tools")
+    }
+    assert {name: generated.get(name) for name in planned} == planned
+    for name in set(generated) - set(planned):  # only the authored documents, never planned
+        assert not is_upstream_document(json.loads(generated[name]))
 
 
 def test_public_names_of_the_generated_package(repo_root: Path) -> None:
     bindings = (repo_root / "generated" / "bindings.py").read_text("utf-8")
-    tools = (repo_root / "generated" / "tools.py").read_text("utf-8")
     models = (repo_root / "generated" / "models" / "__init__.py").read_text("utf-8")
 
-    assert "\nBINDINGS: dict[str, ToolBinding] = {\n" in bindings
+    assert "\nBINDINGS: dict[str, ToolBinding] = load_bindings(HANDLED)\n" in bindings
     assert "\nUNSERVED: tuple[str, ...] = (" in bindings
-    assert "\nTOOL_DOCUMENTS: dict[str, dict[str, Any]] = {\n" in tools
     for model in ("RunCommandInput", "ReadProgramOutput", "TmuxCaptureInput", "RunProgramOutput"):
         assert f'    "{model}",\n' in models
 
 
-def test_tool_documents_are_the_schema_files(
+def test_bound_documents_are_the_schema_files(
     served_repo: Path, schemux_package: Callable[[Path], Path]
 ) -> None:
     tree = schemux_package(served_repo)
     probe = (
-        "import json; from schemux.generated.tools import TOOL_DOCUMENTS; "
-        "print(json.dumps(TOOL_DOCUMENTS))"
+        "import json; from schemux.generated.bindings import BINDINGS; "
+        "print(json.dumps({name: b.document for name, b in BINDINGS.items()}))"
     )
     completed = subprocess.run(
         [sys.executable, "-c", probe], cwd=tree, capture_output=True, text=True, check=True
@@ -163,9 +175,17 @@ def test_tool_documents_are_the_schema_files(
 
     served = json.loads(completed.stdout)
 
+    assert set(served) == {path.stem for path in (served_repo / "schemas" / "tools").iterdir()}
     for name, document in served.items():
         on_disk = (served_repo / "schemas" / "tools" / f"{name}.json").read_text("utf-8")
         assert json.dumps(document) == json.dumps(json.loads(on_disk))
+
+
+def test_generated_json_is_laid_out_stably(repo_root: Path) -> None:
+    for name in ("contracts.json", "serving.json"):
+        text = (repo_root / "generated" / name).read_text("utf-8")
+        assert text.endswith("}\n")
+        assert format_json(json.loads(text)) == text
 
 
 def test_generated_code_passes_ruff(served_repo: Path) -> None:
@@ -233,7 +253,7 @@ def test_unserved_tools_are_named_without_bindings(repo_root: Path) -> None:
     assert assignment.value is not None
     assert ast.literal_eval(assignment.value) == tuple(unserved)
     for name in tools & handlers:
-        assert f'    "{name}": ToolBinding(\n' in bindings
+        assert f'    HandledTool("{name}", ' in bindings
 
 
 def test_validator_class_follows_dollar_schema() -> None:

@@ -13,7 +13,7 @@ import pytest
 from codegen.model_defaults import MODEL_DEFAULTS, model_defaults, resolve
 from schemux.generated.models.read_program import ReadProgramInput
 from schemux.generated.models.tmux_capture import TmuxCaptureInput, TmuxCaptureInputWithoutCursor
-from schemux.generated.tools import TOOL_DOCUMENTS
+from tests.generated_data import TOOL_DOCUMENTS
 
 CodegenCli = Callable[..., subprocess.CompletedProcess[str]]
 

@@ -16,8 +16,8 @@ from codegen.overlays import HINTS, Overlay, load_overlays, overlaid, overlay_pr
 from codegen.pipeline import make_plan
 from schemux.generated.bindings import BINDINGS
 from schemux.generated.tool_facts import FAMILIES, JOBS, NEVER_SENT, USES
-from schemux.generated.tools import TOOL_DOCUMENTS
 from tests.codegen.overlay_files import OVERLAYS, write_overlay
+from tests.generated_data import TOOL_DOCUMENTS
 
 
 def test_every_served_tool_has_an_overlay_and_the_tables_are_theirs(repo_root: Path) -> None:

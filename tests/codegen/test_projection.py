@@ -12,8 +12,7 @@ from jsonschema import Draft202012Validator
 
 from codegen.projection import project
 from codegen.provider_rules import lint_tool
-from schemux.generated.serving import SERVED_DOCUMENTS, SERVED_INPUT_SCHEMAS
-from schemux.generated.tools import TOOL_DOCUMENTS
+from tests.generated_data import SERVED_DOCUMENTS, SERVED_INPUT_SCHEMAS, TOOL_DOCUMENTS
 from tests.support import fill
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "schemas" / "examples"

@@ -9,7 +9,7 @@ import pytest
 from codegen import provider_rules as rules
 from codegen.provider_rules import RULES, Rule, lint_tool
 from schemux.generated.bindings import BINDINGS
-from schemux.generated.tools import TOOL_DOCUMENTS
+from tests.generated_data import TOOL_DOCUMENTS
 
 
 def violated(name: str, schema: dict[str, Any]) -> set[tuple[str, str]]:

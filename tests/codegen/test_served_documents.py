@@ -17,10 +17,10 @@ CodegenCli = Callable[..., subprocess.CompletedProcess[str]]
 def test_a_run_reports_new_and_changed_projections_once(
     repo: Path, codegen_cli: CodegenCli
 ) -> None:
-    serving = repo / "generated" / "serving.py"
-    serving.write_text(
-        serving.read_text("utf-8").replace('"minimum": 1,', '"minimum": 2,'), "utf-8"
-    )
+    serving = repo / "generated" / "serving.json"
+    entries = json.loads(serving.read_text("utf-8"))
+    entries["read_program"]["projectedInputSchema"]["properties"]["maxLines"]["minimum"] = 2
+    serving.write_text(json.dumps(entries), "utf-8")
     (repo / "schemas" / "tools" / "capture_pane.json").unlink()  # no longer exists at all
     remove_overlay(repo, "capture_pane")
 
@@ -43,7 +43,7 @@ def test_a_run_reports_new_and_changed_projections_once(
 def test_a_run_reports_every_projection_as_new_when_none_was_generated(
     repo: Path, codegen_cli: CodegenCli
 ) -> None:
-    (repo / "generated" / "serving.py").unlink()
+    (repo / "generated" / "serving.json").unlink()
 
     completed = codegen_cli(repo)
 
@@ -57,7 +57,7 @@ def test_a_run_reports_every_projection_as_new_when_none_was_generated(
 def test_check_covers_projections_and_their_readme_section(
     repo: Path, codegen_cli: CodegenCli
 ) -> None:
-    serving = repo / "generated" / "serving.py"
+    serving = repo / "generated" / "serving.json"
     serving.write_text(serving.read_text("utf-8").replace("one of 2 forms", "one of 3"), "utf-8")
     readme = repo / "README.md"
     readme.write_text(readme.read_text("utf-8").replace("- `tmux_capture`:", "- `x`:"), "utf-8")
@@ -67,7 +67,7 @@ def test_check_covers_projections_and_their_readme_section(
     assert completed.returncode == 1
     assert completed.stderr.splitlines() == [
         "would change: README.md",
-        "would change: generated/serving.py",
+        "would change: generated/serving.json",
     ]
 
 

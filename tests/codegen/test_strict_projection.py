@@ -12,9 +12,13 @@ from jsonschema import Draft202012Validator
 from codegen.provider_rules import lint_openai_strict
 from codegen.strict_projection import strict_projection
 from schemux.generated.bindings import BINDINGS
-from schemux.generated.serving import ABSENT_WHEN_NULL, SERVED_DOCUMENTS, STRICT_INPUT_SCHEMAS
-from schemux.generated.tools import TOOL_DOCUMENTS
 from tests.codegen.test_projection import accepted_example_arguments
+from tests.generated_data import (
+    ABSENT_WHEN_NULL,
+    SERVED_DOCUMENTS,
+    STRICT_INPUT_SCHEMAS,
+    TOOL_DOCUMENTS,
+)
 
 
 def test_every_strict_schema_is_what_generated_serves_and_breaks_no_strict_rule() -> None:

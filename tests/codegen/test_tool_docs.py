@@ -11,7 +11,7 @@ import pytest
 
 from codegen.tool_docs import Argument, arguments_of, example_of, result_fields, type_text
 from schemux.generated.bindings import BINDINGS
-from schemux.generated.serving import SERVED_INPUT_SCHEMAS
+from tests.generated_data import SERVED_INPUT_SCHEMAS
 
 CodegenCli = Callable[..., subprocess.CompletedProcess[str]]
 

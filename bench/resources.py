@@ -1,0 +1,169 @@
+"""Resource subscriptions: how soon a pane's change reaches a subscriber, against tmux's
+own ``%output`` to a control client; and a resource read against a capture_pane call.
+
+It starts a private tmux server (socket ``schemux-bench-resources-<pid>``, ``-f
+/dev/null``, never the default server) with one idle 80x24 pane, and kills it at the end.
+Each change is written straight to the pane's terminal (untimed setup: its tty is opened
+once), so no tmux client command sits between the clock and the change. Then:
+
+- **raw %output**: a ``tmux -C attach`` of the pane's session; from the write to the
+  first ``%output`` line for the pane: what any tmux-based watcher waits at least;
+- **listen**: schemux in this process (``mcp.Client`` in memory, 2026-07-28),
+  ``subscriptions/listen`` on the pane's screen URI; from the write to the
+  ``notifications/resources/updated`` the client is given. Changes are 0.3 s apart, more
+  than the coalescing interval, so none is held back;
+- **read** against **capture_pane**: ``resources/read`` of the screen, and the
+  ``capture_pane`` tool call, the same rows, through the same client.
+
+Bars: listen at most 20 ms over raw %output (median); read at most capture_pane's time.
+
+Usage: ``python bench/resources.py [--changes N] [--reads N] [--json PATH]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from mcp import Client
+
+if __package__ in (None, ""):  # run as a script: make `bench` importable from the root
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from schemux.config import Settings
+from schemux.context import ToolContext
+from schemux.generated.bindings import BINDINGS
+from schemux.resource_uris import pane_uri
+from schemux.server import build_server
+
+CHANGE_GAP = 0.3  # seconds between changes: beyond the coalescing interval
+
+
+def tmux(socket: str, *args: str) -> str:
+    done = subprocess.run(
+        ["tmux", "-L", socket, "-f", "/dev/null", *args], capture_output=True, text=True
+    )
+    if done.returncode:
+        raise RuntimeError(f"tmux {args}: {done.stderr}")
+    return done.stdout
+
+
+def summary(values: list[float]) -> dict[str, float]:
+    ordered = sorted(values)
+    return {
+        "median": statistics.median(ordered),
+        "p90": ordered[int(len(ordered) * 0.9) - 1],
+        "min": ordered[0],
+        "max": ordered[-1],
+    }
+
+
+async def raw_output(socket: str, session: str, pane: str, tty: int, changes: int) -> list[float]:
+    client = await asyncio.create_subprocess_exec(
+        "tmux", "-L", socket, "-C", "attach", "-t", session,
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert client.stdout is not None
+    assert client.stdin is not None
+    await asyncio.sleep(0.5)  # attached, its first lines read below
+    prefix = f"%output {pane} ".encode()
+    times = []
+    try:
+        for index in range(changes):
+            await asyncio.sleep(CHANGE_GAP)
+            while True:  # what arrived meanwhile
+                try:
+                    await asyncio.wait_for(client.stdout.readline(), 0.01)
+                except TimeoutError:
+                    break
+            written = time.monotonic()
+            os.write(tty, f"raw {index}\r\n".encode())
+            while not (await client.stdout.readline()).startswith(prefix):
+                pass
+            times.append((time.monotonic() - written) * 1000)
+    finally:
+        client.stdin.close()
+        client.terminate()
+        await client.wait()
+    return times
+
+
+async def schemux(
+    socket: str, pane: str, tty: int, changes: int, reads: int
+) -> dict[str, list[float]]:
+    context = ToolContext(Settings(socket_name=socket))
+    figures: dict[str, list[float]] = {"listen": [], "read": [], "capture_pane": []}
+    try:
+        async with Client(build_server(context, BINDINGS), cache=None) as client:
+            uri = pane_uri("local", pane)
+            async with client.listen(resource_subscriptions=[uri]) as subscription:
+                for index in range(changes):
+                    await asyncio.sleep(CHANGE_GAP)
+                    written = time.monotonic()
+                    os.write(tty, f"listen {index}\r\n".encode())
+                    await subscription.__anext__()
+                    figures["listen"].append((time.monotonic() - written) * 1000)
+            for _ in range(5):  # warm-up
+                await client.read_resource(uri)
+                await client.call_tool("capture_pane", {"paneId": pane})
+            for _ in range(reads):
+                started = time.monotonic()
+                await client.read_resource(uri)
+                figures["read"].append((time.monotonic() - started) * 1000)
+                started = time.monotonic()
+                result = await client.call_tool("capture_pane", {"paneId": pane})
+                figures["capture_pane"].append((time.monotonic() - started) * 1000)
+                assert not result.is_error
+    finally:
+        await context.close()
+    return figures
+
+
+async def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--changes", type=int, default=30)
+    parser.add_argument("--reads", type=int, default=200)
+    parser.add_argument("--json", type=Path)
+    options = parser.parse_args()
+    socket = f"schemux-bench-resources-{os.getpid()}"
+    session = "bench"
+    pane, tty_path = tmux(
+        socket, "new-session", "-d", "-s", session, "-x", "80", "-y", "24",
+        "-P", "-F", "#{pane_id} #{pane_tty}", "sleep 100000",
+    ).split()  # fmt: skip
+    tty = os.open(tty_path, os.O_WRONLY | os.O_NOCTTY)
+    try:
+        raw = await raw_output(socket, session, pane, tty, options.changes)
+        figures = {
+            "raw %output": raw,
+            **await schemux(socket, pane, tty, options.changes, options.reads),
+        }
+    finally:
+        os.close(tty)
+        tmux(socket, "kill-server")
+    results = {name: summary(values) for name, values in figures.items()}
+    for name, result in results.items():
+        print(f"{name:>13}: median {result['median']:.2f} ms, p90 {result['p90']:.2f} ms")
+    over = results["listen"]["median"] - results["raw %output"]["median"]
+    ratio = results["read"]["median"] / results["capture_pane"]["median"]
+    print(
+        f"listen - raw %output (median): {over:.2f} ms; read / capture_pane (median): {ratio:.2f}"
+    )
+    if options.json:
+        options.json.write_text(
+            json.dumps(
+                {"figures": results, "listen_over_raw_ms": over, "read_ratio": ratio}, indent=2
+            )
+        )
+    return 0 if over <= 20 and ratio <= 1.0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))

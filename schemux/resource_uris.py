@@ -1,0 +1,145 @@
+"""The URIs of schemux's resources: written, parsed strictly, and their templates (pure).
+
+One scheme, ``tmux://HOST/KIND/ID/VIEW``, three resources:
+
+* ``tmux://local/pane/%2512/screen``: pane ``%12``'s visible screen;
+* ``tmux://local/pane/%2512/scrollback``: its history and screen;
+* ``tmux://local/program/p0123456789ab/output``: what program ``p0123456789ab`` printed.
+
+``HOST`` is ``local``, or over ssh the destination schemux was given, percent-encoded
+(``alice%40build``). Ids are percent-encoded as RFC 6570 expands a template variable: a
+pane id's ``%`` is ``%25``. A URI is accepted only in exactly the form this module writes
+(no other encoding, case, query, fragment, dot segment or trailing slash), so each
+resource has one URI and a subscription to it is found by plain string comparison. What
+does not parse is refused by a :class:`ResourceUriError` that says what is wrong.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+from urllib.parse import quote
+
+SCHEME = "tmux"
+LOCAL_HOST = "local"
+MAX_URI_LENGTH = 512
+
+View = Literal["screen", "scrollback", "output"]
+PANE_VIEWS: tuple[View, ...] = ("screen", "scrollback")
+
+_PANE_ID = re.compile(r"%[0-9]{1,9}")
+_ESCAPED_PANE_ID = re.compile(r"%25[0-9]{1,9}")
+_PROGRAM_ID = re.compile(r"p[0-9a-f]{12}")
+# an authority of unreserved characters and percent-escapes: what quote(safe="") writes
+_HOST = r"(?:[A-Za-z0-9._~-]|%[0-9A-F]{2})+"
+_URI = re.compile(
+    rf"{SCHEME}://(?P<host>{_HOST})/(?:"
+    r"pane/%25(?P<pane>[0-9]{1,9})/(?P<pane_view>screen|scrollback)"
+    r"|program/(?P<program>p[0-9a-f]{12})/output)"
+)
+
+
+_HOST_NOT_ENCODED = "has a host written otherwise than percent-encoded (alice@h is alice%40h)"
+
+
+class ResourceUriError(ValueError):
+    """A URI that names no resource of this server; the message says why."""
+
+
+@dataclass(frozen=True)
+class ResourceAddress:
+    """What one URI names: a pane's screen or scrollback, or a program's output."""
+
+    kind: Literal["pane", "program"]
+    id: str  # "%12" or "p0123456789ab", as the tools name them
+    view: View
+
+    def uri(self, host: str) -> str:
+        return resource_uri(host, self.kind, self.id, self.view)
+
+
+def host_authority(host: str) -> str:
+    """``host`` as the URI's authority: every character but the unreserved ones escaped."""
+    return quote(host, safe="")
+
+
+def resource_uri(host: str, kind: Literal["pane", "program"], id_: str, view: View) -> str:
+    return f"{SCHEME}://{host_authority(host)}/{kind}/{quote(id_, safe='')}/{view}"
+
+
+def pane_uri(host: str, pane_id: str, view: View = "screen") -> str:
+    return resource_uri(host, "pane", pane_id, view)
+
+
+def program_uri(host: str, program_id: str) -> str:
+    return resource_uri(host, "program", program_id, "output")
+
+
+def template(host: str, kind: Literal["pane", "program"], view: View) -> str:
+    """The RFC 6570 template of one kind of resource on ``host``."""
+    variable = "pane_id" if kind == "pane" else "program_id"
+    return f"{SCHEME}://{host_authority(host)}/{kind}/{{{variable}}}/{view}"
+
+
+def parse(uri: str, host: str) -> ResourceAddress:
+    """The resource ``uri`` names on ``host``; ``ResourceUriError`` when it names none."""
+    if len(uri) > MAX_URI_LENGTH:
+        raise ResourceUriError(
+            f"uri: {len(uri)} characters, more than the {MAX_URI_LENGTH} any resource's has"
+        )
+    prefix = f"{SCHEME}://"
+    if not uri.startswith(prefix):
+        raise ResourceUriError(
+            f"uri: {_shown(uri)} is not a {SCHEME}:// URI; resources are "
+            f"{template(host, 'pane', 'screen')}, .../scrollback and "
+            f"{template(host, 'program', 'output')}"
+        )
+    found = _URI.fullmatch(uri)
+    if found is None:
+        raise ResourceUriError(f"uri: {_shown(uri)} {_why_not(uri[len(prefix) :])}")
+    if found["host"] != host_authority(host):
+        raise ResourceUriError(
+            f"uri: host {_shown(found['host'])} is not this server's: its resources are on "
+            f"{prefix}{host_authority(host)}/"
+        )
+    if found["pane"] is not None:
+        view: View = "screen" if found["pane_view"] == "screen" else "scrollback"
+        return ResourceAddress("pane", f"%{found['pane']}", view)
+    return ResourceAddress("program", found["program"], "output")
+
+
+def _why_not(rest: str) -> str:
+    """What is wrong with a ``tmux://`` URI that does not match (the part after ``//``)."""
+    _, _, path = rest.partition("/")
+    segments = path.split("/")
+    if any(ord(char) < 0x20 or char == "\x7f" for char in rest):
+        return "contains a control character"
+    if "?" in rest or "#" in rest:
+        return "has a query or fragment; resource URIs have neither"
+    if any(segment in (".", "..") or segment.lower() in ("%2e", "%2e%2e") for segment in segments):
+        return "has a dot segment; resource URIs have none"
+    if len(segments) != 3 or segments[0] not in ("pane", "program"):
+        return (
+            "is not a pane's or a program's: its path is pane/ID/screen, "
+            "pane/ID/scrollback or program/ID/output"
+        )
+    kind, id_, view = segments
+    if kind == "pane":
+        if _ESCAPED_PANE_ID.fullmatch(id_) and view not in PANE_VIEWS:
+            return f"names no view of a pane ({_shown(view)}): a pane has screen and scrollback"
+        if _ESCAPED_PANE_ID.fullmatch(id_):
+            return _HOST_NOT_ENCODED
+        if _PANE_ID.fullmatch(id_):
+            return f"writes the pane id unescaped: {id_} is written %25{id_[1:]}"
+        return f"has {_shown(id_)} for a pane id: a pane id is %25 and digits (%2512 is %12)"
+    if view != "output":
+        return f"names no view of a program ({_shown(view)}): a program has output"
+    if not _PROGRAM_ID.fullmatch(id_):
+        return f"has {_shown(id_)} for a program id: p and 12 hex digits, as start_program gives"
+    return _HOST_NOT_ENCODED
+
+
+def _shown(text: str) -> str:
+    """``text`` quoted for an error message, cut short, control characters escaped."""
+    return repr(text if len(text) <= 80 else text[:77] + "...")

@@ -1,0 +1,345 @@
+"""Panes and programs as MCP resources: listing, templates, reads, completion of ids, and
+subscriptions (``resources/subscribe`` for handshake-era clients, ``subscriptions/listen``
+for 2026-07-28 ones).
+
+The URIs are ``resource_uris``'s; reads are exact: a pane's screen is the rows
+``capture_pane`` returns for it, joined by ``"\\n"`` (its scrollback: those of
+``capture_pane`` with all its history); a program's output is its whole text, as
+``read_program``'s pages put together give it. A URI that does not parse is refused with
+``INVALID_PARAMS`` saying why; one naming no pane or program here, with
+``RESOURCE_NOT_FOUND``. A subscription is a watch (``resource_watch``) held by the
+client's connection (``resources/subscribe``; the connection's end releases it) or by its
+listen stream (the stream's end does).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Awaitable, Callable, Mapping
+from functools import partial
+from types import MappingProxyType
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server import Server
+from mcp.server.connection import Connection
+from mcp.server.context import ServerRequestContext
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ServerEvent
+from mcp.shared.exceptions import MCPError
+from mcp.shared.subscriptions import ResourceUpdated
+
+from schemux.context import ToolContext
+from schemux.errors import SchemuxError
+from schemux.owned_session import is_control_window
+from schemux.resource_uris import (
+    ResourceAddress,
+    ResourceUriError,
+    pane_uri,
+    parse,
+    program_uri,
+    template,
+)
+from schemux.resource_watch import Follow, follow_pane, follow_program
+from schemux.targets import PaneRow, PaneTarget, resolve_pane
+from schemux.tmux_format import query
+
+RESOURCE_NOT_FOUND = -32002  # the MCP specification's code for a resource that is not there
+MAX_COMPLETIONS = 100  # the most values a completion/complete result may carry
+MAX_LISTENERS = 256  # subscriptions/listen streams open at once
+TEXT = "text/plain"
+_CONNECTION_KEY = "schemux.resource_subscriptions"
+
+_DESCRIPTIONS: Mapping[str, str] = MappingProxyType(
+    {
+        "screen": "the pane's visible screen, one line per row, as capture_pane gives it",
+        "scrollback": "the pane's history and screen, one line per row, as capture_pane "
+        "gives them with all the history",
+        "output": "all the program printed, as text (escape sequences removed), as "
+        "read_program's pages put together give it",
+    }
+)
+
+
+class _Subscriptions:
+    """One holder's subscriptions (a connection's or a listen stream's), by URI."""
+
+    def __init__(self) -> None:
+        self.releases: dict[str, Callable[[], Awaitable[None]]] = {}
+
+    async def release(self, uri: str) -> None:
+        release = self.releases.pop(uri, None)
+        if release is not None:
+            with anyio.CancelScope(shield=True):
+                await release()
+
+    async def close(self) -> None:
+        for uri in list(self.releases):
+            await self.release(uri)
+
+
+class _PendingBus(InMemorySubscriptionBus):
+    """A listen stream's own bus: an update published before the stream listens (between
+    its subscriptions' start and its acknowledgement) is held and delivered then."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._held: dict[str, ServerEvent] = {}
+        self._listening = False
+
+    async def publish(self, event: ServerEvent) -> None:
+        if not self._listening and isinstance(event, ResourceUpdated):
+            self._held[event.uri] = event
+            return
+        await super().publish(event)
+
+    def subscribe(self, listener: Callable[[ServerEvent], None]) -> Callable[[], None]:
+        unsubscribe = super().subscribe(listener)
+        self._listening = True
+        for event in self._held.values():
+            listener(event)
+        self._held.clear()
+        return unsubscribe
+
+
+class ResourceService:
+    """The resource requests of one server, over ``context``'s tmux server and programs."""
+
+    def __init__(self, context: ToolContext) -> None:
+        self.context = context
+        self._listeners = 0
+
+    @property
+    def host(self) -> str:
+        return self.context.where
+
+    def address(self, uri: str) -> ResourceAddress:
+        try:
+            return parse(uri, self.host)
+        except ResourceUriError as error:
+            raise MCPError(types.INVALID_PARAMS, str(error)) from None
+
+    async def list_templates(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        templates = [
+            types.ResourceTemplate(
+                uri_template=template(self.host, "pane", view),
+                name=f"pane {view}",
+                title=f"A pane's {view}",
+                description=f"{_DESCRIPTIONS[view]}; pane_id is a tmux pane id such as %12",
+                mime_type=TEXT,
+            )
+            for view in ("screen", "scrollback")
+        ]
+        templates.append(
+            types.ResourceTemplate(
+                uri_template=template(self.host, "program", "output"),
+                name="program output",
+                title="A program's output",
+                description=f"{_DESCRIPTIONS['output']}; program_id as start_program gives it",
+                mime_type=TEXT,
+            )
+        )
+        return types.ListResourceTemplatesResult(resource_templates=templates)
+
+    async def list_resources(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        """Every pane of the configured tmux server (screen and scrollback), then every
+        program whose output can be read."""
+        resources = []
+        for row in await self._pane_rows():
+            where = f"{row.session_name}: {row.pane_current_command}"
+            for view in ("screen", "scrollback"):
+                resources.append(
+                    types.Resource(
+                        uri=pane_uri(self.host, row.pane_id, view),
+                        name=f"{row.pane_id} {view}",
+                        title=f"{view} of pane {row.pane_id} ({where})",
+                        description=_DESCRIPTIONS[view],
+                        mime_type=TEXT,
+                    )
+                )
+        for program in self.context.programs.listed():
+            resources.append(
+                types.Resource(
+                    uri=program_uri(self.host, program.id),
+                    name=f"{program.id} output",
+                    title=f"output of program {program.id}",
+                    description=_DESCRIPTIONS["output"],
+                    mime_type=TEXT,
+                    size=program.text_size,
+                )
+            )
+        return types.ListResourcesResult(resources=resources)
+
+    async def _pane_rows(self) -> list[PaneRow]:
+        """Each pane once (a window in several sessions is listed under its first),
+        without schemux's control window."""
+        rows = await query(self.context.tmux(), PaneRow, "list-panes", "-a")
+        seen: dict[str, PaneRow] = {}
+        for row in rows:
+            if not is_control_window(row.session_name, row.control):
+                seen.setdefault(row.pane_id, row)
+        return list(seen.values())
+
+    async def read(
+        self, ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        address = self.address(params.uri)
+        try:
+            text = await self._text(address)
+        except SchemuxError as error:
+            raise MCPError(RESOURCE_NOT_FOUND, f"{params.uri}: {error.render()}") from None
+        return types.ReadResourceResult(
+            contents=[types.TextResourceContents(uri=params.uri, mime_type=TEXT, text=text)]
+        )
+
+    async def _text(self, address: ResourceAddress) -> str:
+        if address.kind == "program":
+            program = self.context.programs.get(address.id)
+            size, text_file = program.text_size, program.text
+            if text_file is None:
+                raise SchemuxError(f"the output of {program.id} was let go")
+            data = await self.context.programs.host.read_at(text_file, 0, size)
+            return data.decode("utf-8", "replace")
+        server = self.context.tmux()
+        pane = await resolve_pane(server, PaneTarget(pane_id=address.id))
+        start = "0" if address.view == "screen" else "-"
+        rows = await server.run("capture-pane", "-p", "-t", pane.pane_id, "-S", start, "-E", "-")
+        return "\n".join(rows)
+
+    async def complete(
+        self, ctx: ServerRequestContext[Any], params: types.CompleteRequestParams
+    ) -> types.CompleteResult:
+        """Pane ids and program ids for the templates' arguments, those that begin with
+        what the client typed."""
+        ref, argument = params.ref, params.argument
+        values: list[str] = []
+        if isinstance(ref, types.ResourceTemplateReference):
+            panes = {template(self.host, "pane", view) for view in ("screen", "scrollback")}
+            programs = template(self.host, "program", "output")
+            if ref.uri in panes and argument.name == "pane_id":
+                values = [row.pane_id for row in await self._pane_rows()]
+            elif ref.uri == programs and argument.name == "program_id":
+                values = [program.id for program in self.context.programs.listed()]
+        matching = [value for value in values if value.startswith(argument.value)]
+        return types.CompleteResult(
+            completion=types.Completion(
+                values=matching[:MAX_COMPLETIONS],
+                total=len(matching),
+                has_more=len(matching) > MAX_COMPLETIONS,
+            )
+        )
+
+    async def _follow(self, address: ResourceAddress) -> tuple[str, Follow]:
+        """The watch key of what ``address`` names, and how to follow it; a
+        ``SchemuxError`` when it is not there."""
+        if address.kind == "program":
+            program = self.context.programs.get(address.id)
+            return f"program {program.id}", partial(follow_program, program)
+        server = self.context.tmux()
+        pane = await resolve_pane(server, PaneTarget(pane_id=address.id))
+        return f"pane {pane.pane_id}", partial(follow_pane, server, pane)
+
+    async def _subscribe(
+        self, holder: _Subscriptions, uri: str, deliver: Callable[[str], Awaitable[None]]
+    ) -> None:
+        if uri in holder.releases:
+            return
+        key, follow = await self._follow(self.address(uri))
+        holder.releases[uri] = await self.context.resource_watches.subscribe(
+            key, uri, follow, deliver
+        )
+
+    async def subscribe(
+        self, ctx: ServerRequestContext[Any], params: types.SubscribeRequestParams
+    ) -> types.EmptyResult:
+        connection = _connection(ctx)
+        holder = connection.state.get(_CONNECTION_KEY)
+        if not isinstance(holder, _Subscriptions):
+            holder = connection.state[_CONNECTION_KEY] = _Subscriptions()
+            connection.exit_stack.push_async_callback(holder.close)
+        try:
+            await self._subscribe(holder, params.uri, connection.send_resource_updated)
+        except SchemuxError as error:
+            raise MCPError(RESOURCE_NOT_FOUND, f"{params.uri}: {error.render()}") from None
+        return types.EmptyResult()
+
+    async def unsubscribe(
+        self, ctx: ServerRequestContext[Any], params: types.UnsubscribeRequestParams
+    ) -> types.EmptyResult:
+        self.address(params.uri)
+        holder = _connection(ctx).state.get(_CONNECTION_KEY)
+        if isinstance(holder, _Subscriptions):
+            await holder.release(params.uri)
+        return types.EmptyResult()
+
+    async def listen(
+        self, ctx: ServerRequestContext[Any], params: types.SubscriptionsListenRequestParams
+    ) -> types.SubscriptionsListenResult:
+        """One listen stream: updates of the resources it names that are there (the
+        acknowledgement lists those); list changes are not sent, so never acknowledged.
+        A URI that does not parse refuses the stream."""
+        uris = list(dict.fromkeys(params.notifications.resource_subscriptions or ()))
+        for uri in uris:
+            self.address(uri)
+        if self._listeners >= MAX_LISTENERS:
+            raise MCPError(
+                types.INTERNAL_ERROR,
+                f"{self._listeners} listen streams are open already, the most this server allows",
+            )
+        self._listeners += 1
+        bus = _PendingBus()
+        holder = _Subscriptions()
+
+        async def deliver(uri: str) -> None:
+            await bus.publish(ResourceUpdated(uri))
+
+        try:
+            for uri in uris:
+                # one that is not there is left out of what the stream honours
+                with contextlib.suppress(SchemuxError):
+                    await self._subscribe(holder, uri, deliver)
+            honored = types.SubscriptionsListenRequestParams(
+                notifications=types.SubscriptionFilter(
+                    resource_subscriptions=list(holder.releases) or None
+                )
+            )
+            return await ListenHandler(bus)(ctx, honored)
+        finally:
+            self._listeners -= 1
+            with anyio.CancelScope(shield=True):
+                await holder.close()
+
+
+def _connection(ctx: ServerRequestContext[Any]) -> Connection:
+    """The client's connection: its subscriptions are kept in its ``state`` and released
+    by its ``exit_stack`` when it closes. (mcp 2.3 hands low-level handlers only the
+    request's session, which holds the connection without exposing it.)"""
+    connection: Connection = ctx.session._connection
+    return connection
+
+
+def serve_resources(server: Server[Any], context: ToolContext) -> None:
+    """Serve panes and programs as resources on ``server`` (which then declares the
+    ``resources`` capability, with subscriptions, and ``completions``)."""
+    service = ResourceService(context)
+    server.add_request_handler(
+        "resources/list", types.PaginatedRequestParams, service.list_resources
+    )
+    server.add_request_handler(
+        "resources/templates/list", types.PaginatedRequestParams, service.list_templates
+    )
+    server.add_request_handler("resources/read", types.ReadResourceRequestParams, service.read)
+    server.add_request_handler(
+        "resources/subscribe", types.SubscribeRequestParams, service.subscribe
+    )
+    server.add_request_handler(
+        "resources/unsubscribe", types.UnsubscribeRequestParams, service.unsubscribe
+    )
+    server.add_request_handler(
+        "subscriptions/listen", types.SubscriptionsListenRequestParams, service.listen
+    )
+    server.add_request_handler("completion/complete", types.CompleteRequestParams, service.complete)

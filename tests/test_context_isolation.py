@@ -1,0 +1,103 @@
+"""Two ToolContexts in one process share nothing: what a call of one leaves on a tmux
+server (a pane with a call in flight, a pane settling, a shell known to have no line
+editor) is kept by that context's own TmuxServer, never seen by the other's, even on the
+same tmux server. Real tmux on a private socket, through the in-memory MCP client."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import anyio
+import pytest
+from mcp import Client
+
+from schemux.config import Settings
+from schemux.context import ToolContext
+from schemux.errors import SchemuxError
+from schemux.generated.bindings import BINDINGS
+from schemux.server import build_server
+from schemux.shell_panes import ShellsWithoutEditor
+from schemux.shell_settling import PaneSettling
+from schemux.targets import PaneTarget, resolve_pane
+from tests.support import call, call_error, new_pane, shell_holds_terminal, wait_until
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+async def two_contexts(
+    anyio_backend: str, main_tmux_socket: str
+) -> AsyncIterator[tuple[ToolContext, ToolContext]]:
+    """Two contexts on the same tmux server, as two schemux processes would have, but in
+    one process."""
+    first = ToolContext(Settings(socket_name=main_tmux_socket))
+    second = ToolContext(Settings(socket_name=main_tmux_socket))
+    try:
+        yield first, second
+    finally:
+        await first.close()
+        await second.close()
+
+
+async def test_a_pane_busy_with_one_contexts_call_is_not_busy_for_another(
+    two_contexts: tuple[ToolContext, ToolContext], main_tmux_socket: str
+) -> None:
+    """While the first context's call runs in the pane, the second context knows nothing
+    of it: it does not wait for that call (as a call of its own context does, up to
+    ``IN_FLIGHT_GRACE_SECONDS``), it sees a shell that is not at its prompt, and says so at once."""
+    first, second = two_contexts
+    pane = new_pane(main_tmux_socket)
+    outcome: dict[str, object] = {}
+    async with (
+        Client(build_server(first, BINDINGS)) as first_client,
+        Client(build_server(second, BINDINGS)) as second_client,
+    ):
+
+        async def in_first() -> None:
+            outcome["first"] = await call(
+                first_client, "run_command", command="sleep 1.5; echo first", pane_id=pane.pane_id
+            )
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(in_first)
+            await anyio.to_thread.run_sync(wait_until, lambda: not shell_holds_terminal(pane))
+            started = anyio.current_time()
+            refused = await call_error(
+                second_client, "run_command", command="echo second", pane_id=pane.pane_id
+            )
+            waited = anyio.current_time() - started
+            still_running = "first" not in outcome
+    assert "not a shell at its prompt" in refused, refused
+    assert still_running, "the second context waited for the first context's call"
+    assert waited < 1.0, waited
+    first_result = outcome["first"]
+    assert isinstance(first_result, dict)
+    assert first_result["output"] == ["first"]
+
+
+async def test_each_contexts_server_keeps_its_own_pane_state(
+    two_contexts: tuple[ToolContext, ToolContext], main_tmux_socket: str
+) -> None:
+    """The state of panes lives in each context's TmuxServer: a pane in flight or settling
+    in one, or a shell known to read without a line editor, is not so in the other's;
+    within one context, every call reaches the same state."""
+    first, second = two_contexts
+    pane_id = new_pane(main_tmux_socket).pane_id
+    first_server, second_server = first.tmux(), second.tmux()
+    assert first.tmux() is first_server
+    assert first_server.kept(PaneSettling) is first.tmux().kept(PaneSettling)
+    assert first_server.kept(PaneSettling) is not second_server.kept(PaneSettling)
+    pane = await resolve_pane(first_server, PaneTarget(pane_id=pane_id))
+
+    with first_server.kept(PaneSettling).occupying(pane):
+        with (
+            pytest.raises(SchemuxError, match="busy"),
+            first_server.kept(PaneSettling).occupying(pane),
+        ):
+            pass
+        with second_server.kept(PaneSettling).occupying(pane):
+            pass  # not busy there
+
+    first_server.kept(ShellsWithoutEditor).add((pane.pid, "/dev/pts/0"))
+    assert (pane.pid, "/dev/pts/0") not in second_server.kept(ShellsWithoutEditor)
+    assert second_server.kept(ShellsWithoutEditor) == set()

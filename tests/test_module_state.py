@@ -1,0 +1,166 @@
+"""No module of schemux holds mutable state at module level (issue 19, item 3).
+
+What lives as long as a tmux server belongs to its ``TmuxServer`` (``TmuxServer.kept``),
+what lives as long as a host to its host, and the ``ToolContext`` owns those: two
+contexts in one process share nothing. A module keeps constants only: strings, numbers,
+tuples, frozensets, ``MappingProxyType`` tables, frozen dataclasses of those, compiled
+patterns; never a dict, list or set, a weak registry, an object with attributes that
+change, or a cache, unless it is listed below with why.
+
+Each module's names bound at its top level (and in the bodies of its classes) are read
+from its source; their values, from the imported module.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import enum
+import importlib
+import inspect
+import logging
+import pkgutil
+import types
+from collections.abc import Iterator, MutableMapping, MutableSequence, MutableSet
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+
+import schemux
+
+# What helper "hosts" (issue 19, item 1) moves into the host objects; the lead deletes
+# these three once that branch is merged.
+HOST_STATE_BEING_MOVED = frozenset(
+    {
+        "schemux.programs.remote.HELPERS",
+        "schemux.shell_facts._IDENTITIES",
+        "schemux.shell_facts._RUN_SHELL_ONLY",
+    }
+)
+
+# Caches of what is the same for every context of the process, whatever the server:
+# pure functions of their arguments, and this process's own identity.
+PROCESS_WIDE_CACHES = frozenset(
+    {
+        "schemux.processes._owner",  # this process's pid, start time and machine
+        "schemux.processes.machine_tag",  # this machine and boot
+        "schemux.terminal_text._sequences",  # a pattern per string limit
+        "schemux.validation.ecma_regex",  # a compiled pattern per pattern text
+        "schemux.validation.ecma_patterns",
+        "schemux.validation.fast_arrays",
+    }
+)
+
+# Each row class's query and converters, filled as the classes are defined (``@tmux_row``):
+# what the code is, the same for every context of the process.
+FILLED_AS_CLASSES_ARE_DEFINED = frozenset({"schemux.tmux_format._SPECS"})
+
+# Code generated from the schemas (``schemux.generated``, codegen's output) is data that
+# codegen writes; helper "data" reworks it (issue 19, item 5).
+NOT_SCANNED = ("schemux.generated",)
+
+# Module constants that are objects of the standard library whose state is not a
+# context's: the logging tree is the process's by design.
+PROCESS_OBJECTS: tuple[type, ...] = (logging.Logger,)
+
+
+def schemux_modules() -> Iterator[types.ModuleType]:
+    for info in pkgutil.walk_packages(schemux.__path__, "schemux."):
+        if info.name.startswith(NOT_SCANNED) or info.name == "schemux.__main__":
+            continue
+        yield importlib.import_module(info.name)
+
+
+def top_level_names(module: types.ModuleType) -> Iterator[tuple[str, Any]]:
+    """(qualified name, value) of each name the module's source binds at its top level,
+    and of each class attribute its classes' bodies assign."""
+    path = module.__file__
+    assert path is not None
+    tree = ast.parse(Path(path).read_text())
+    for node in tree.body:
+        for name in _bound(node):
+            if name in vars(module):
+                yield f"{module.__name__}.{name}", vars(module)[name]
+        if isinstance(node, ast.ClassDef) and isinstance(vars(module).get(node.name), type):
+            cls = vars(module)[node.name]
+            for statement in node.body:
+                for name in _bound(statement):
+                    if name in vars(cls) and not isinstance(statement, ast.FunctionDef):
+                        yield f"{module.__name__}.{node.name}.{name}", vars(cls)[name]
+
+
+def _bound(node: ast.stmt) -> Iterator[str]:
+    if isinstance(node, ast.Assign):
+        for target in node.targets:
+            yield from (n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+    elif isinstance(node, ast.AnnAssign) and node.value is not None:
+        yield from (n.id for n in ast.walk(node.target) if isinstance(n, ast.Name))
+    elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        yield node.name
+
+
+def mutable(value: Any, seen: frozenset[int] = frozenset()) -> str | None:
+    """Why ``value`` is state that can change, or None for a constant."""
+    if id(value) in seen:
+        return None
+    seen = seen | {id(value)}
+    if isinstance(value, MutableMapping | MutableSequence | MutableSet | bytearray):
+        return f"a {type(value).__name__}"
+    if callable(value) and hasattr(value, "cache_info"):
+        return "a cache"
+    if isinstance(value, type | types.ModuleType | types.FunctionType | types.BuiltinFunctionType):
+        return None
+    if isinstance(value, tuple | frozenset):
+        return next((why for item in value if (why := mutable(item, seen))), None)
+    if isinstance(value, types.MappingProxyType):
+        return next((why for item in value.values() if (why := mutable(item, seen))), None)
+    if isinstance(value, (enum.Enum, *PROCESS_OBJECTS)):
+        return None
+    if dataclasses.is_dataclass(value):
+        parameters = getattr(type(value), "__dataclass_params__", None)
+        if parameters is None or not parameters.frozen:
+            return f"a {type(value).__name__} whose fields can be set"
+        fields = (getattr(value, field.name) for field in dataclasses.fields(value))
+        return next((why for item in fields if (why := mutable(item, seen))), None)
+    if isinstance(value, TypeVar | types.GenericAlias) or type(value).__module__ == "typing":
+        return None  # a type annotation's alias
+    if hasattr(value, "__dict__") and vars(value) and not inspect.isroutine(value):
+        return f"a {type(value).__name__} with attributes ({', '.join(vars(value))})"
+    return None
+
+
+def test_no_module_holds_mutable_state() -> None:
+    found = []
+    for module in schemux_modules():
+        for name, value in top_level_names(module):
+            why = mutable(value)
+            exempt = HOST_STATE_BEING_MOVED | PROCESS_WIDE_CACHES | FILLED_AS_CLASSES_ARE_DEFINED
+            if why is not None and name not in exempt:
+                found.append(f"{name}: {why}")
+    assert not found, "module-level state:\n" + "\n".join(sorted(set(found)))
+
+
+def test_the_exemptions_name_what_is_there() -> None:
+    """An exemption whose name is gone (moved, renamed) is dropped from the lists, not
+    kept: each must still name mutable state."""
+    values = {name: value for m in schemux_modules() for name, value in top_level_names(m)}
+    for name in HOST_STATE_BEING_MOVED | PROCESS_WIDE_CACHES | FILLED_AS_CLASSES_ARE_DEFINED:
+        assert name in values, name
+        assert mutable(values[name]) is not None, name
+
+
+@pytest.mark.parametrize(
+    ("value", "constant"),
+    [
+        ({}, False),
+        ([1], False),
+        ({1}, False),
+        ((1, [2]), False),
+        (types.MappingProxyType({"a": []}), False),
+        ((1, "a", frozenset({2})), True),
+        (types.MappingProxyType({"a": (1,)}), True),
+    ],
+)
+def test_the_scan_tells_constants_from_state(value: Any, constant: bool) -> None:
+    assert (mutable(value) is None) is constant
