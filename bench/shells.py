@@ -202,8 +202,8 @@ async def interleave(contenders: list[Contender], calls: int, warmup: int, batch
 async def measure_shell(name: str, args: argparse.Namespace) -> dict[str, Any]:
     """Each contender's figures in this shell, or the error that stopped it."""
     shell, profile = SHELLS[name]
-    with tempfile.TemporaryDirectory(prefix=f"schemux-bench-{name}-") as directory:
-        home = Path(directory)
+    home = Path(tempfile.mkdtemp(prefix=f"schemux-bench-{name}-"))
+    try:
         make_home(profile, home)
         server = ShellServer(f"schemux-shells-{os.getpid()}-{name}")
         try:
@@ -222,10 +222,31 @@ async def measure_shell(name: str, args: argparse.Namespace) -> dict[str, Any]:
                 await interleave(contenders, args.calls, args.warmup, args.batch)
         finally:
             server.kill()
+    finally:
+        remove_home(home)
     return {
         each.name: {"error": each.error} if each.error else summary(each.seconds)
         for each in contenders
     }
+
+
+def remove_home(home: Path, within: float = 30.0) -> None:
+    """Remove the temporary HOME, again while the killed server's shells and what they
+    started still write into it (bash its history; fish's first start generates its
+    completions there in the background, for seconds): past ``within`` seconds, say what
+    is left rather than lose the figures."""
+    deadline = time.monotonic() + within
+    while True:
+        try:
+            shutil.rmtree(home)
+            return
+        except FileNotFoundError:
+            return
+        except OSError as error:
+            if time.monotonic() > deadline:
+                print(f"left {home}: {error}", file=sys.stderr)
+                return
+            time.sleep(0.2)
 
 
 def _first_error(error: BaseException) -> str:

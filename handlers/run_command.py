@@ -35,5 +35,5 @@ async def handle(ctx: ToolContext, request: RunCommandInput) -> RunCommandOutput
         effective_timeout=effective_timeout,
         output=lines,
         output_truncated=dropped > 0 or result.head_lost,
-        output_truncated_lines=dropped,
+        output_truncated_lines=dropped + result.rows_lost,
     )

@@ -8,7 +8,7 @@ import secrets
 
 from schemux.errors import SchemuxError
 from schemux.shell_facts import shell_facts
-from schemux.shell_output import OutputEnd, Prompt, locate_output
+from schemux.shell_output import Located, OutputEnd, Prompt, locate_output
 from schemux.shell_wrapper import Wrapper, in_pane
 from schemux.targets import PaneInfo
 from schemux.tmux import TmuxServer
@@ -55,7 +55,7 @@ async def read_output(
     end: OutputEnd,
     then: tuple[str, ...],
     status: int | None,
-) -> tuple[list[str], bool]:
+) -> Located:
     """The output rows up to ``end``, and whether they are all of it.
 
     ``then`` (further tmux commands) runs in the same tmux call as the capture;
@@ -76,11 +76,11 @@ async def read_output(
             lines, wrapper.token, prompt.echo_head(wrapper.first_line), wrapper.last_line
         )
         if located is not None:
-            return located.lines, located.exact
+            return located
         if first is None and await shell_facts(server).echo_on(await _pane_tty(server, wrapper)):
             # the echo was on and is gone: tmux dropped it, and every row older than it,
             # so every row left came after it
-            return lines, False
+            return Located(lines, exact=False)
     finally:
         if later:
             await asyncio.shield(in_pane(server, wrapper, *later))
@@ -117,9 +117,10 @@ async def read_marked_output(
     end: OutputEnd,
     then: tuple[str, ...],
     eol_mark: str,
-) -> tuple[list[str], bool]:
+) -> Located:
     """The output rows between where the shell's hooks saw the command start and end
-    (``schemux.shell_integration``), and whether they are all of it.
+    (``schemux.shell_integration``), and whether they are all of it; when tmux dropped
+    the start, how many rows of the output it certainly dropped.
 
     ``then`` (further tmux commands) runs in the same tmux call as the capture.
     ``eol_mark`` is zsh's mark for output without a final newline: zsh writes it (and moves
@@ -129,16 +130,17 @@ async def read_marked_output(
     first = end.first_row_since(start)
     zsh_marked = bool(eol_mark) and end.column == 0
     last = end.row if zsh_marked else end.last_output_row
-    exact = True
+    rows_lost = 0
     if first is None:  # tmux may have dropped history rows since
         first = await _start_after_drops(server, wrapper, start, end)
-        exact = first is not None
+        if first is None and wrapper.echo_row:  # looked for, and gone
+            rows_lost = end.rows_dropped_from(start)
     if first is None:  # the start is gone: every row kept came after it
         first_arg = "-"
     elif first > last:  # no output
         if then:
             await in_pane(server, wrapper, *then[1:])
-        return [], True
+        return Located([], exact=True)
     else:
         first_arg = str(first)
     lines = await in_pane(
@@ -147,7 +149,7 @@ async def read_marked_output(
     )  # fmt: skip
     if zsh_marked:
         lines = mark_ended_output(lines, eol_mark)
-    return lines, exact
+    return Located(lines, exact=first_arg != "-", rows_lost=rows_lost)
 
 
 async def _start_after_drops(

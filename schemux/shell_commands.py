@@ -22,6 +22,7 @@ from schemux.shell_facts import ShellFacts, shell_facts
 from schemux.shell_hooks import pane_hooks
 from schemux.shell_output import (
     INTERRUPTED_STATUS,
+    Located,
     Report,
     keep_tail,
     through_interrupt_echo,
@@ -63,12 +64,14 @@ class ShellCommandResult:
     lines: list[str]
     head_lost: bool  # the lines are a tail of the output: its start is not certain
     elapsed: float
+    # of a tail, the rows of the output's head tmux is known to have dropped (a lower
+    # bound: tmux keeps no count of the rows its history-limit drops)
+    rows_lost: int = 0
 
 
 @dataclass(frozen=True)
 class _Finished:
-    lines: list[str]
-    exact: bool
+    output: Located
     exit_status: int | None
     timed_out: bool
 
@@ -166,7 +169,12 @@ async def _run_typed(
         await asyncio.shield(settle(pane.pane_id, _cancelled_finishing(server, wrapper, finishing)))
         raise
     return ShellCommandResult(
-        done.exit_status, done.timed_out, done.lines, not done.exact, time.monotonic() - started
+        done.exit_status,
+        done.timed_out,
+        done.output.lines,
+        not done.output.exact,
+        time.monotonic() - started,
+        done.output.rows_lost,
     )
 
 
@@ -257,22 +265,24 @@ async def _finish(
     report = Report.parse(state)
     if report is not None:  # ended, possibly between the timeout and the disarm
         try:
-            lines, exact = await typist.read(
+            output = await typist.read(
                 server, report.end, (THEN, *wrapper.release), report.exit_status
             )
             server.kept(PaneSettling).mark_settling(pane.pane_id)
         except SchemuxError:  # the pane went with its shell: only the hold flag is left
             await drop_hold_flag(server, wrapper)
             raise
-        lines = without_interrupt_echo(lines, report.exit_status)
-        return _Finished(lines, exact, report.exit_status, timed_out=False)
+        lines = without_interrupt_echo(output.lines, report.exit_status)
+        output = dataclasses.replace(output, lines=lines)
+        return _Finished(output, report.exit_status, timed_out=False)
     if ended is _Outcome.ABORTED:
         # the shell drew its prompt after the interrupt: the output ends on the row above
         now = await output_end_now(server, wrapper)
         end = dataclasses.replace(now, column=0)
-        lines, exact = await typist.read(server, end, (), INTERRUPTED_STATUS)
-        lines = without_interrupt_echo(through_interrupt_echo(lines), INTERRUPTED_STATUS)
-        return _Finished(lines, exact, INTERRUPTED_STATUS, timed_out=False)
+        output = await typist.read(server, end, (), INTERRUPTED_STATUS)
+        lines = without_interrupt_echo(through_interrupt_echo(output.lines), INTERRUPTED_STATUS)
+        output = dataclasses.replace(output, lines=lines)
+        return _Finished(output, INTERRUPTED_STATUS, timed_out=False)
     if ended is _Outcome.REPORTED:
         raise SchemuxError(
             f"the wrapper in pane {pane.pane_id} reported {state!r}, not an end",
@@ -288,8 +298,7 @@ async def _finish(
             suggestion="check the command's quoting; the pane is at its prompt again",
         )
     end = await output_end_now(server, wrapper)
-    lines, exact = await typist.read(server, end, (), None)
-    return _Finished(lines, exact, None, timed_out=True)
+    return _Finished(await typist.read(server, end, (), None), None, timed_out=True)
 
 
 async def _woken(waiting: asyncio.Future[None]) -> None:

@@ -17,6 +17,7 @@ import asyncio
 from schemux.errors import SchemuxError
 from schemux.processes import process_name
 from schemux.shell_integration import ON_PROMPT, PENDING, SHELL, HookedShell
+from schemux.shell_panes import TMUX_FORK
 from schemux.targets import PaneInfo
 from schemux.tmux import TmuxServer
 from schemux.tmux_format import option, parse_row, row_format, tmux_row
@@ -44,8 +45,10 @@ async def _read(server: TmuxServer, pane: PaneInfo) -> tuple[HookedShell | None,
     shell = HookedShell.parse(row.shell)
     if shell is not None and shell.pid == pane.pid and shell.name == name:
         return shell, row.on_prompt != ""
-    # until it has exec'd the shell, the pane runs the env that starts it with the hooks
-    return None, row.pending != "" and name in (row.pending, "env")
+    # until it has exec'd the shell, the pane runs the env that starts it with the hooks,
+    # and before that tmux's own fork of itself (a call right after the pane was made)
+    starting = name in (row.pending, "env") or name.startswith(TMUX_FORK)
+    return None, row.pending != "" and starting
 
 
 async def pane_hooks(server: TmuxServer, pane: PaneInfo, within: float) -> HookedShell | None:

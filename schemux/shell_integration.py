@@ -80,20 +80,19 @@ if [ -n "${TMUX_PANE-}" ] && [ -n "${__SCHEMUX_TMUX-}" ]; then
     "$__schemux_tmux" -S "$__schemux_socket" \
       set -pt "$__schemux_pane" @schemux_status "$s" \; \
       set -pt "$__schemux_pane" @schemux_shell "bash $$ $__schemux_paste -" \; \
-      run -t "$__schemux_pane" -C '#{@schemux_on_prompt}' >/dev/null 2>&1
+      run -t "$__schemux_pane" -C '#{@schemux_on_prompt}' </dev/null >/dev/null 2>&1
     return "$s"
-  }
-  __schemux_preexec() {
-    "$__schemux_tmux" -S "$__schemux_socket" \
-      run -t "$__schemux_pane" -C '#{E:@schemux_on_command}' >/dev/null 2>&1
-    printf '\033]133;C\007'
   }
   if [[ $(declare -p PROMPT_COMMAND 2>/dev/null) == "declare -a"* ]]; then
     PROMPT_COMMAND=(__schemux_precmd "${PROMPT_COMMAND[@]}")
   else
     PROMPT_COMMAND="__schemux_precmd${PROMPT_COMMAND:+;$PROMPT_COMMAND}"
   fi
-  PS0="${PS0-}"'$(__schemux_preexec)'
+  # before the command: the substitution's one fork becomes the tmux client (exec, where
+  # a function would fork once more for it), then the mark (bash's \e and \a escapes)
+  __schemux_preexec=("$__schemux_tmux" -S "$__schemux_socket" \
+    run -t "$__schemux_pane" -C '#{E:@schemux_on_command}')
+  PS0="${PS0-}"'$(exec "${__schemux_preexec[@]}" </dev/null >/dev/null 2>&1)\e]133;C\a'
   # an `exit` reports like a prompt, so the call that typed it gets its status; a trap
   # of the user's own on EXIT still runs, after
   __schemux_exit_trap_of() { __schemux_user_exit_trap=${3-}; }  # of `trap -- 'BODY' EXIT`
@@ -174,12 +173,12 @@ if [[ -n ${TMUX_PANE-} && -n ${__SCHEMUX_TMUX-} ]]; then
     "$__schemux_tmux" -S "$__schemux_socket" \
       set -pt "$__schemux_pane" @schemux_status "$s" \; \
       set -pt "$__schemux_pane" @schemux_shell "zsh $$ $paste $eol" \; \
-      run -t "$__schemux_pane" -C '#{@schemux_on_prompt}' >/dev/null 2>&1
+      run -t "$__schemux_pane" -C '#{@schemux_on_prompt}' </dev/null >/dev/null 2>&1
     return $s
   }
   __schemux_preexec() {
     "$__schemux_tmux" -S "$__schemux_socket" \
-      run -t "$__schemux_pane" -C '#{E:@schemux_on_command}' >/dev/null 2>&1
+      run -t "$__schemux_pane" -C '#{E:@schemux_on_command}' </dev/null >/dev/null 2>&1
     printf '\033]133;C\007'
   }
   precmd_functions=(__schemux_precmd $precmd_functions)
@@ -223,17 +222,17 @@ if set -q TMUX_PANE; and set -q __SCHEMUX_TMUX
         $__schemux_tmux -S $__schemux_socket \
             set -pt $__schemux_pane @schemux_status $s \; \
             set -pt $__schemux_pane @schemux_shell "fish $fish_pid 1 -" \; \
-            run -t $__schemux_pane -C '#{@schemux_on_prompt}' >/dev/null 2>&1
+            run -t $__schemux_pane -C '#{@schemux_on_prompt}' </dev/null >/dev/null 2>&1
     end
     function __schemux_preexec --on-event fish_preexec
         $__schemux_tmux -S $__schemux_socket \
-            run -t $__schemux_pane -C '#{E:@schemux_on_command}' >/dev/null 2>&1
+            run -t $__schemux_pane -C '#{E:@schemux_on_command}' </dev/null >/dev/null 2>&1
         test $__schemux_marks = 1; and printf '\e]133;C\a'
     end
     function __schemux_first_prompt --on-event fish_prompt
         functions -e __schemux_first_prompt
         $__schemux_tmux -S $__schemux_socket \
-            set -pt $__schemux_pane @schemux_shell "fish $fish_pid 1 -" >/dev/null 2>&1
+            set -pt $__schemux_pane @schemux_shell "fish $fish_pid 1 -" </dev/null >/dev/null 2>&1
     end
 end
 set -e __SCHEMUX_TMUX

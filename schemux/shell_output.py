@@ -63,6 +63,16 @@ class OutputEnd:
         """Row (relative to the visible screen) of the last output line."""
         return self.row if self.column > 0 else self.row - 1
 
+    def rows_dropped_from(self, start: Prompt) -> int:
+        """How many rows from ``start``'s on tmux has certainly dropped, once it dropped
+        that row itself: it drops history-limit/10 rows at a time from the top, so at
+        least the first multiple of that reaching past ``start``'s row; any more
+        (another tenth for every tenth the output scrolled by since) it keeps no count of.
+        """
+        tenth = max(1, self.history_limit // 10)
+        index = start.history + start.row  # from the top of the history then
+        return -(-(index + 1) // tenth) * tenth - index
+
     def first_row_since(self, prompt: Prompt) -> int | None:
         """Row (relative to the visible screen) where ``prompt`` is now; None when tmux may
         have dropped history rows since, so that the prompt's row is no longer known.
@@ -103,10 +113,13 @@ PS2_SLACK = 160
 
 @dataclass(frozen=True)
 class Located:
-    """The output lines, and whether they are certainly all of it (else a tail)."""
+    """The output lines, and whether they are certainly all of it (else a tail); of a
+    tail, how many rows of its head tmux is known to have dropped (a lower bound: see
+    ``OutputEnd.rows_dropped_from``; 0 where that is not known)."""
 
     lines: list[str]
     exact: bool
+    rows_lost: int = 0
 
 
 def locate_output(

@@ -23,7 +23,7 @@ from schemux.shell_capture import (
 )
 from schemux.shell_facts import shell_facts
 from schemux.shell_integration import HookedShell
-from schemux.shell_output import OutputEnd, Prompt
+from schemux.shell_output import Located, OutputEnd, Prompt
 from schemux.shell_wrapper import Wrapper
 from schemux.targets import PaneInfo
 from schemux.tmux import TmuxServer
@@ -53,10 +53,10 @@ class Typist(Protocol):
 
     async def read(
         self, server: TmuxServer, end: OutputEnd, then: tuple[str, ...], status: int | None
-    ) -> tuple[list[str], bool]:
-        """The output rows up to ``end`` and whether they are all of it; ``then`` runs in
-        the same tmux call as the capture; ``status`` is the exit status (None while the
-        command runs)."""
+    ) -> Located:
+        """The output rows up to ``end``, whether they are all of it, and how many rows of
+        its head are known lost; ``then`` runs in the same tmux call as the capture;
+        ``status`` is the exit status (None while the command runs)."""
         ...
 
 
@@ -111,7 +111,7 @@ class WrapperTypist:
 
     async def read(
         self, server: TmuxServer, end: OutputEnd, then: tuple[str, ...], status: int | None
-    ) -> tuple[list[str], bool]:
+    ) -> Located:
         return await read_output(server, self.wrapper, self.prompt, end, then, status)
 
 
@@ -137,7 +137,7 @@ class HookedTypist:
 
     async def read(
         self, server: TmuxServer, end: OutputEnd, then: tuple[str, ...], status: int | None
-    ) -> tuple[list[str], bool]:
+    ) -> Located:
         start = start_from(self.wrapper.start)
         if start is None:
             if then:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -55,7 +56,8 @@ MakePane = Callable[..., Pane]
 @pytest.fixture
 def hooked_pane(shells_socket: str, tmp_path: Path) -> Iterator[MakePane]:
     """Makes a pane running ``shell`` with the hooks, as a login shell, in a home of its
-    own whose startup file holds ``rc``; waits for its first prompt unless told not to."""
+    own whose startup file holds ``rc``; waits for its first prompt unless told not to.
+    ``before`` is an argv that execs the rest (the shell's command line) when it is done."""
     made: list[str] = []
 
     def make(
@@ -66,6 +68,7 @@ def hooked_pane(shells_socket: str, tmp_path: Path) -> Iterator[MakePane]:
         wait: bool = True,
         login: bool = True,
         history_limit: int = 2000,
+        before: tuple[str, ...] = (),
     ) -> Pane:
         path = shutil.which(shell)
         if path is None:
@@ -87,7 +90,7 @@ def hooked_pane(shells_socket: str, tmp_path: Path) -> Iterator[MakePane]:
         args = ["new-window", "-d", "-t", f"={name}:"]
         for key, value in variables.items():
             args += ["-e", f"{key}={value}"]
-        args += ["-P", "-F", "#{pane_id} #{window_id} #{session_id}", "--", *argv]
+        args += ["-P", "-F", "#{pane_id} #{window_id} #{session_id}", "--", *before, *argv]
         pane_id, window_id, session_id = tmux(shells_socket, *args).split()
         tmux(shells_socket, "kill-window", "-t", f"={name}:0")
         tmux(shells_socket, "set-option", "-p", "-t", pane_id, PENDING, shell)
@@ -167,6 +170,25 @@ async def test_a_first_call_waits_for_a_slow_startup(
     assert result["output"] == ["after-startup"]
 
 
+# a pane's process as it is between tmux's fork and its exec of the pane's program: run
+# as "tmux: server" (the name of tmux's fork), for a second, then the program after it
+AS_TMUX_FORK = "import os, sys, time; time.sleep(1); os.execv(sys.argv[1], sys.argv[1:])"
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+async def test_a_first_call_before_the_pane_execs_its_shell_waits_for_the_prompt(
+    client: Client, hooked_pane: MakePane, shell: str, tmp_path: Path
+) -> None:
+    """A call that finds the pane still tmux's fork waits for the hooks' first prompt,
+    as for the shell's startup files, rather than find the shell busy with them."""
+    fork = tmp_path / "tmux: server"  # a process's name is its program file's
+    fork.symlink_to(sys.executable)
+    before = (str(fork), "-c", AS_TMUX_FORK)
+    pane = hooked_pane(shell, "sleep 2\n", wait=False, before=before)
+    result = await run(client, pane, "echo after-startup", timeout=20)
+    assert result["output"] == ["after-startup"]
+
+
 @pytest.mark.parametrize("shell", SHELLS)
 async def test_a_startup_slower_than_the_timeout_types_nothing(
     client: Client, hooked_pane: MakePane, shell: str
@@ -187,7 +209,8 @@ async def test_output_exact_when_tmux_drops_history(
 ) -> None:
     """tmux drops a tenth of history-limit whenever the history is full: the start of
     the output is found again after such drops, and a start dropped itself gives the
-    tail, marked as cut."""
+    tail, marked as cut, with the rows tmux certainly dropped of it counted (never more
+    than it dropped: tmux keeps no count of the rest)."""
     pane = hooked_pane(shell, history_limit=200)
     await run(client, pane, "seq 1 195")  # the history is now nearly full
     for count in (30, 150):
@@ -199,6 +222,10 @@ async def test_output_exact_when_tmux_drops_history(
     tail = result["output"]
     assert 160 <= len(tail) < 500
     assert tail == [str(number) for number in range(501 - len(tail), 501)]
+    assert 0 < result["output_truncated_lines"] <= 500 - len(tail)
+    result = await run(client, pane, "seq 1 500", max_lines=10)
+    assert result["output"] == [str(number) for number in range(491, 501)]
+    assert 160 - 10 < result["output_truncated_lines"] <= 490
 
 
 @pytest.mark.parametrize("shell", SHELLS)

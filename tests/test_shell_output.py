@@ -155,3 +155,22 @@ def test_after_last_mention() -> None:
 )
 def test_keep_tail(max_lines: int | None, kept: list[str], dropped: int) -> None:
     assert keep_tail(["a", "b", "c"], max_lines) == (kept, dropped)
+
+
+@pytest.mark.parametrize(
+    ("history", "row", "limit", "known"),
+    [
+        (0, 1, 2000, 199),  # a fresh pane: the first tenth went, all but the prompt's row
+        (1950, 19, 2000, 31),  # near the top of a full history: 1969-2000 went
+        (199, 0, 2000, 1),  # the start was the tenth's last row
+        (200, 0, 2000, 200),  # ... or the next tenth's first
+        (3, 2, 5, 1),  # history-limit below 10: one row at a time
+    ],
+)
+def test_rows_known_dropped_reach_from_the_start_to_the_first_tenth_past_it(
+    history: int, row: int, limit: int, known: int
+) -> None:
+    """tmux drops history-limit/10 rows at a time from the top: once it dropped the
+    output's first row, at least the rows from it to the end of that tenth went."""
+    end = OutputEnd(history=limit - 10, row=19, column=0, history_limit=limit)
+    assert end.rows_dropped_from(Prompt(history, row)) == known
