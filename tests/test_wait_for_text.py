@@ -171,7 +171,8 @@ async def test_a_moment_on_the_alternate_screen_is_seen(
     memory_client: Client, tmux_socket: str
 ) -> None:
     pane = new_pane(tmux_socket)
-    waiting = await armed_wait(memory_client, pane, patterns=["never"], timeout=1.5)
+    # 3 s, as below: over ssh on a loaded machine 1.5 s ran out before the printf ran
+    waiting = await armed_wait(memory_client, pane, patterns=["never"], timeout=3)
     await send(memory_client, pane, r"printf '\033[?1049hX\033[?1049l'")
     result = await waiting
     assert (result["outcome"], result["alternate_screen"]) == ("alternate_screen", True)
