@@ -207,6 +207,18 @@ def _user() -> str:
     return pwd.getpwuid(os.getuid()).pw_name
 
 
+def _without_penalties(config: Path) -> list[str]:
+    """sshd's options that turn off OpenSSH 9.8's PerSourcePenalties, where this sshd has
+    them (Debian 13's 10.0 does, by default; Debian 12's 9.2 refuses the option): every
+    test connects from 127.0.0.1, so the listening probes (no login) and the bad-key and
+    unknown-host tests would have sshd refuse every later connection for a while."""
+    option = ["-o", "PerSourcePenalties=no"]
+    known = subprocess.run(
+        [SSHD, "-t", "-f", str(config), *option], capture_output=True, check=False
+    )
+    return option if known.returncode == 0 else []
+
+
 def _until_listening(process: subprocess.Popen[bytes], ports: list[int]) -> None:
     deadline = time.monotonic() + START_SECONDS
     for port in ports:
@@ -237,12 +249,13 @@ def ssh_server() -> Iterator[SshServer]:
         if os.getuid() == 0:
             # sshd running as root insists on its privilege separation directory
             Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
+        options = _without_penalties(server_config)
         with open(root / "sshd.log", "wb") as log:  # its complaints about probes
             # --kill-child: sshd (the namespace's init) ends with unshare, and with it
             # every process of the namespace
             isolated = ["unshare", "--pid", "--fork", "--mount-proc", "--kill-child=SIGTERM"]
             process = subprocess.Popen(
-                [*isolated, SSHD, "-D", "-e", "-f", str(server_config)],
+                [*isolated, SSHD, "-D", "-e", "-f", str(server_config), *options],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=log,

@@ -171,7 +171,8 @@ async def test_a_moment_on_the_alternate_screen_is_seen(
     memory_client: Client, tmux_socket: str
 ) -> None:
     pane = new_pane(tmux_socket)
-    waiting = await armed_wait(memory_client, pane, patterns=["never"], timeout=1.5)
+    # 3 s, as below: over ssh on a loaded machine 1.5 s ran out before the printf ran
+    waiting = await armed_wait(memory_client, pane, patterns=["never"], timeout=3)
     await send(memory_client, pane, r"printf '\033[?1049hX\033[?1049l'")
     result = await waiting
     assert (result["outcome"], result["alternate_screen"]) == ("alternate_screen", True)
@@ -181,7 +182,8 @@ async def test_typed_escapes_are_not_the_alternate_screen(
     memory_client: Client, tmux_socket: str
 ) -> None:
     pane = new_pane(tmux_socket)
-    waiting = await armed_wait(memory_client, pane, patterns=["never"], timeout=1)
+    # 3 s: over ssh on a loaded machine the wait's own start and the typing took 1 s
+    waiting = await armed_wait(memory_client, pane, patterns=["never"], timeout=3)
     await send(memory_client, pane, r"echo '\033[?1049h'", literal=True)
     result = await waiting
     assert (result["outcome"], result["alternate_screen"]) == ("timeout", False)
@@ -365,8 +367,10 @@ async def test_a_wait_begins_in_two_round_trips_on_its_watcher(
 
     monkeypatch.setattr(Watcher, "run", counted_run)
     monkeypatch.setattr(PaneWatch, "wait", first_wait)
+    # 1 s: a deadline that passes during the two round trips never waits (seen over ssh
+    # under load at 0.3 s)
     result = await call(
-        memory_client, "wait_for_text", pane_id=pane.pane_id, patterns=["never"], timeout=0.3
+        memory_client, "wait_for_text", pane_id=pane.pane_id, patterns=["never"], timeout=1
     )
     assert result["outcome"] == "timeout"
     (lines,) = before_waiting
