@@ -821,6 +821,9 @@ def test_audit_follow_prints_new_calls(tmp_path: Path) -> None:
         [sys.executable, "-m", "schemux", "audit", "--follow", "--audit-log", str(log)],
         stdout=subprocess.PIPE,
         text=True,
+        # as a person's terminal starts it: a run started in the background by a
+        # non-interactive shell ignores SIGINT, and Python keeps an ignored SIGINT ignored
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     assert process.stdout is not None
     try:
