@@ -213,12 +213,18 @@ if set -q TMUX_PANE; and set -q __SCHEMUX_TMUX
     set -g __schemux_socket (string split -f1 , -- $TMUX)
     set -g __schemux_pane $TMUX_PANE
     set -g __schemux_marks 1
+    set -g __schemux_paste ''
     if string match -qr '^[4-9]|^[1-9][0-9]' -- $version
         set __schemux_marks 0  # fish 4 writes the OSC 133 marks itself
+        # fish 4 turns bracketed paste on only after drawing the prompt, after these
+        # hooks report it ready: a multi-line command pasted in between would run line
+        # by line. Turned on here, before the report, as fish 3 does at fish_prompt
+        set __schemux_paste '\e[?2004h'
     end
     function __schemux_postexec --on-event fish_postexec
         set -l s $status
         test $__schemux_marks = 1; and printf '\e]133;D;%s\a\e]133;A\a' $s
+        printf $__schemux_paste
         $__schemux_tmux -S $__schemux_socket \
             set -pt $__schemux_pane @schemux_status $s \; \
             set -pt $__schemux_pane @schemux_shell "fish $fish_pid 1 -" \; \
@@ -231,6 +237,7 @@ if set -q TMUX_PANE; and set -q __SCHEMUX_TMUX
     end
     function __schemux_first_prompt --on-event fish_prompt
         functions -e __schemux_first_prompt
+        printf $__schemux_paste
         $__schemux_tmux -S $__schemux_socket \
             set -pt $__schemux_pane @schemux_shell "fish $fish_pid 1 -" </dev/null >/dev/null 2>&1
     end

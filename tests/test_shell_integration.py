@@ -159,6 +159,17 @@ async def test_multi_line_and_wide_commands(
     assert result["output"] == ["w" * 150]
 
 
+async def test_a_multi_line_command_right_after_a_slow_fish_prompt_runs_as_one(
+    client: Client, hooked_pane: MakePane
+) -> None:
+    # fish 4 turns bracketed paste on after drawing the prompt, so a prompt that takes a
+    # second holds open the gap between the hooks' report and paste being on
+    slow_prompt = "function fish_prompt; sleep 1; echo '$ '; end\n"
+    pane = hooked_pane("fish", slow_prompt, wait=False)
+    result = await run(client, pane, "echo first\necho second", suppress_history=False, timeout=20)
+    assert result["output"] == ["first", "second"]
+
+
 @pytest.mark.parametrize("shell", SHELLS)
 async def test_a_first_call_waits_for_a_slow_startup(
     client: Client, hooked_pane: MakePane, shell: str
