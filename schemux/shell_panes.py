@@ -8,7 +8,7 @@ import contextlib
 import os
 import termios
 
-from schemux.errors import SchemuxError, ShellNotStarted
+from schemux.errors import SchemuxError, ShellBusy, ShellNotStarted
 from schemux.processes import command_line, process_exit, process_name, standard_input, stat_of
 from schemux.targets import PaneInfo
 
@@ -44,9 +44,7 @@ def check_shell_pane(pane: PaneInfo) -> str:
     check_pane_state(pane)
     groups = _terminal_groups(pane.pid)
     idle = groups is not None and groups[0] == groups[1]  # the pane's own program is idle
-    name = process_name(pane.pid) if idle else ""
-    own_fork = groups is not None and not idle and _own_fork(pane.pid, groups[1])
-    return check_shell_command(pane, groups, name, own_fork=own_fork)
+    return check_shell_command(pane, groups, process_name(pane.pid) if idle else "")
 
 
 def check_pane_state(pane: PaneInfo) -> None:
@@ -63,13 +61,11 @@ def check_pane_state(pane: PaneInfo) -> None:
         )
 
 
-def check_shell_command(
-    pane: PaneInfo, groups: tuple[int, int] | None, name: str, *, own_fork: bool = False
-) -> str:
+def check_shell_command(pane: PaneInfo, groups: tuple[int, int] | None, name: str) -> str:
     """Refuse a pane whose shell is not idle at its prompt: ``groups`` as
-    ``_terminal_groups`` reads them, ``name`` the pane process's name (read when idle),
-    ``own_fork`` whether the terminal's foreground is a fork of the shell itself, not yet
-    a program (``_own_fork``): a shell on its way to its prompt, waited for.
+    ``_terminal_groups`` reads them, ``name`` the pane process's name (read when idle);
+    one whose terminal a job holds with ``ShellBusy`` (``shell_once_started`` waits when
+    that job is its startup files').
     Return the name of the shell that reads the typed keys, which decides the wrapper's
     syntax: the pane process's own name where it is seen idle, never tmux's
     ``pane_current_command``, which names whatever held the terminal's foreground when
@@ -81,34 +77,15 @@ def check_shell_command(
         command = pane.current_command.removeprefix("-")
     if command.startswith(TMUX_FORK):
         raise ShellNotStarted(f"pane {pane.pane_id} has not started its shell yet")
-    if own_fork:
-        raise ShellNotStarted(
-            f"the shell in pane {pane.pane_id}, whose terminal a fork of its own holds "
-            "(its startup files', or a subshell's), has not shown its prompt"
-        )
-    if (groups is not None and groups[0] != groups[1]) or command not in TYPED_SHELLS:
-        raise SchemuxError(
+    busy = groups is not None and groups[0] != groups[1]
+    if busy or command not in TYPED_SHELLS:
+        raise (ShellBusy if busy else SchemuxError)(
             f"pane {pane.pane_id} is running {command!r}, not a shell at its prompt",
             suggestion="wait for it to finish, or interrupt it as a person would with "
             f'send_keys {{"pane_id": "{pane.pane_id}", "keys": "C-c", "enter": false}}, '
             "or target a pane idle at a shell prompt (bash, zsh, fish, sh, ...)",
         )
     return command
-
-
-def _own_fork(shell_pid: int, leader: int) -> bool:
-    """Whether the terminal's foreground group ``leader`` is a child of the shell that
-    runs no program of its own: a fork with the shell's command line, or one exiting.
-
-    Startup files fork short jobs in the foreground (seen before zsh's first prompt with
-    Debian 13's zsh-autosuggestions and zsh-syntax-highlighting); a program the user
-    started at the prompt (``sleep 30``, vim) has exec'd it, so shows its own command
-    line, and is refused at once."""
-    stat = stat_of(leader)
-    if stat is None or stat.ppid != shell_pid:
-        return False
-    cmdline = command_line(leader)
-    return cmdline == b"" or cmdline == command_line(shell_pid)
 
 
 def earlier_wrapper_leaving(shell_pid: int) -> bool:
