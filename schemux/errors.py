@@ -145,7 +145,12 @@ class Refused(SchemuxError):
 
 class ShellNotStarted(SchemuxError):
     """A pane made a moment ago still runs tmux's own fork, which has not yet become the
-    pane's shell: a call waits for it within its time rather than refuse the pane."""
+    pane's shell, or its shell is still on its way to its first prompt: a call waits for
+    it within its time rather than refuse the pane."""
+
+
+class ShellBusy(SchemuxError):
+    """A pane's shell has handed its terminal to a job: it is not at its prompt."""
 
 
 class ServerUnavailable(SchemuxError):

@@ -200,6 +200,21 @@ def mark_ended_output(lines: list[str], eol_mark: str) -> list[str]:
     return [*lines[:-1], last.removesuffix(eol_mark)]
 
 
+async def shows_nothing_yet(server: TmuxServer, pane: PaneInfo) -> bool:
+    """Whether the pane's terminal is as its program found it: nothing written, nothing
+    scrolled, the cursor at its top left (a shell whose startup files run a job before
+    its first prompt; a program started at a prompt has the prompt above it)."""
+    lines = await server.run(
+        "display-message", "-p", "-t", pane.pane_id, CURSOR_FORMAT,
+        THEN, "capture-pane", "-p", "-t", pane.pane_id,
+    )  # fmt: skip
+    if not lines:
+        return False
+    at = parse_row(TerminalCursorRow, lines[0])
+    origin = (at.history_size, at.cursor_y, at.cursor_x) == (0, 0, 0)
+    return origin and not any(line.strip() for line in lines[1:])
+
+
 async def until_prompt_shown(server: TmuxServer, pane: PaneInfo, within: float) -> None:
     """Return once the pane's screen shows a prompt: text before the cursor on its row
     (a shell holding its terminal may still be on its way to the prompt: its startup

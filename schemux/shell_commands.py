@@ -16,8 +16,8 @@ import enum
 import time
 from dataclasses import dataclass
 
-from schemux.errors import SchemuxError, ShellNotStarted, TmuxCommandError
-from schemux.shell_capture import output_end_now, until_prompt_shown
+from schemux.errors import SchemuxError, ShellBusy, ShellNotStarted, TmuxCommandError
+from schemux.shell_capture import output_end_now, shows_nothing_yet, until_prompt_shown
 from schemux.shell_facts import ShellFacts, shell_facts
 from schemux.shell_hooks import pane_hooks
 from schemux.shell_output import (
@@ -108,7 +108,7 @@ async def run_in_shell(
     settling = server.kept(PaneSettling)
     hooks = await pane_hooks(server, pane, timeout)  # a first prompt may be on its way
     await settling.until_settled(pane, facts)
-    shell = await shell_once_started(facts, pane, started + timeout)
+    shell = await shell_once_started(server, facts, pane, started + timeout)
     typist: Typist
     if hooks is not None and (hooks.bracketed_paste or "\n" not in command):
         typist = HookedTypist(Wrapper(server, pane, suppress_history, hooked=True), hooks)
@@ -122,20 +122,32 @@ async def run_in_shell(
     return dataclasses.replace(result, elapsed=time.monotonic() - started)
 
 
-async def shell_once_started(facts: ShellFacts, pane: PaneInfo, deadline: float) -> str:
+async def shell_once_started(
+    server: TmuxServer, facts: ShellFacts, pane: PaneInfo, deadline: float
+) -> str:
     """The shell that reads the typed keys (``check_shell_pane``), once a pane made a
     moment ago has become its shell (its first call may come before tmux's fork execs
-    it): waited for until ``deadline`` (``time.monotonic``), then refused."""
+    it) and reached its first prompt (its startup files may run a job in the foreground
+    first, while the pane shows nothing): waited for until ``deadline``
+    (``time.monotonic``), then refused. A job started at a prompt is refused at once."""
     while True:
         try:
             return await facts.check_shell_pane(pane)
-        except ShellNotStarted as starting:
-            if time.monotonic() >= deadline:
-                raise SchemuxError(
-                    f"{starting.message} after the call's timeout; nothing was typed",
-                    suggestion="call again with a longer timeout",
-                ) from None
-            await asyncio.sleep(SHELL_START_POLL_SECONDS)
+        except ShellBusy:
+            if not await shows_nothing_yet(server, pane):
+                raise
+            starting = ShellNotStarted(
+                f"the shell in pane {pane.pane_id} has not shown its prompt (a job of its "
+                "startup files holds its terminal, and the pane shows nothing yet)"
+            )
+        except ShellNotStarted as not_started:
+            starting = not_started
+        if time.monotonic() >= deadline:
+            raise SchemuxError(
+                f"{starting.message} after the call's timeout; nothing was typed",
+                suggestion="call again with a longer timeout",
+            ) from None
+        await asyncio.sleep(SHELL_START_POLL_SECONDS)
 
 
 async def _run_typed(

@@ -8,7 +8,7 @@ import contextlib
 import os
 import termios
 
-from schemux.errors import SchemuxError, ShellNotStarted
+from schemux.errors import SchemuxError, ShellBusy, ShellNotStarted
 from schemux.processes import command_line, process_exit, process_name, standard_input, stat_of
 from schemux.targets import PaneInfo
 
@@ -63,7 +63,9 @@ def check_pane_state(pane: PaneInfo) -> None:
 
 def check_shell_command(pane: PaneInfo, groups: tuple[int, int] | None, name: str) -> str:
     """Refuse a pane whose shell is not idle at its prompt: ``groups`` as
-    ``_terminal_groups`` reads them, ``name`` the pane process's name (read when idle).
+    ``_terminal_groups`` reads them, ``name`` the pane process's name (read when idle);
+    one whose terminal a job holds with ``ShellBusy`` (``shell_once_started`` waits when
+    that job is its startup files').
     Return the name of the shell that reads the typed keys, which decides the wrapper's
     syntax: the pane process's own name where it is seen idle, never tmux's
     ``pane_current_command``, which names whatever held the terminal's foreground when
@@ -75,8 +77,9 @@ def check_shell_command(pane: PaneInfo, groups: tuple[int, int] | None, name: st
         command = pane.current_command.removeprefix("-")
     if command.startswith(TMUX_FORK):
         raise ShellNotStarted(f"pane {pane.pane_id} has not started its shell yet")
-    if (groups is not None and groups[0] != groups[1]) or command not in TYPED_SHELLS:
-        raise SchemuxError(
+    busy = groups is not None and groups[0] != groups[1]
+    if busy or command not in TYPED_SHELLS:
+        raise (ShellBusy if busy else SchemuxError)(
             f"pane {pane.pane_id} is running {command!r}, not a shell at its prompt",
             suggestion="wait for it to finish, or interrupt it as a person would with "
             f'send_keys {{"pane_id": "{pane.pane_id}", "keys": "C-c", "enter": false}}, '

@@ -1,17 +1,26 @@
 """A pane's first call made before tmux's fork has become the pane's shell waits for it,
 within the call's time, instead of refusing the pane (seen: ``'tmux: server'``, not a
-shell at its prompt, for a call right after ``new-session``)."""
+shell at its prompt, for a call right after ``new-session``); so does one made while the
+shell's startup files run a job in the foreground, the pane still empty (seen: ``'zsh'``,
+not a shell at its prompt, for a login zsh with Debian 13's zsh plugins)."""
 
 from __future__ import annotations
 
+import shutil
 import time
+from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
+from mcp import Client
 
-from schemux.errors import SchemuxError, ShellNotStarted
+from schemux.errors import SchemuxError, ShellBusy, ShellNotStarted
 from schemux.shell_commands import shell_once_started
 from schemux.shell_panes import check_shell_command
+from schemux.shell_settling import SETTLE_SECONDS
+from tests.support import Pane as TestPane
+from tests.support import call, call_error, shell_holds_terminal, tmux, wait_until
 
 pytestmark = pytest.mark.anyio
 
@@ -19,6 +28,10 @@ pytestmark = pytest.mark.anyio
 class Pane:
     pane_id = "%7"
     current_command = "tmux: server"
+
+
+class JobPane(Pane):
+    current_command = "zsh"  # a fork of the shell holds the terminal's foreground
 
 
 class StartingFacts:
@@ -37,13 +50,16 @@ class StartingFacts:
 def test_tmuxs_fork_is_a_shell_not_started_yet() -> None:
     with pytest.raises(ShellNotStarted):
         check_shell_command(Pane(), (5, 5), "tmux: server")  # type: ignore[arg-type]
-    with pytest.raises(SchemuxError, match="running 'vim', not a shell"):
+    with pytest.raises(SchemuxError, match="running 'vim', not a shell") as refused:
         check_shell_command(Pane(), (5, 5), "vim")  # type: ignore[arg-type]
+    assert not isinstance(refused.value, ShellBusy)  # the pane's own program: never waited for
+    with pytest.raises(ShellBusy):  # a job holds the shell's terminal
+        check_shell_command(JobPane(), (5, 6), "")  # type: ignore[arg-type]
 
 
 async def test_the_call_waits_for_the_shell() -> None:
     facts = StartingFacts(after=4)
-    shell = await shell_once_started(facts, Pane(), time.monotonic() + 5)  # type: ignore[arg-type]
+    shell = await shell_once_started(None, facts, Pane(), time.monotonic() + 5)  # type: ignore[arg-type]
     assert (shell, facts.readings) == ("fish", 4)
 
 
@@ -51,6 +67,47 @@ async def test_a_shell_that_never_starts_is_refused_at_the_deadline() -> None:
     facts = StartingFacts(after=10**9)
     started = time.monotonic()
     with pytest.raises(SchemuxError, match="has not started its shell yet after") as refused:
-        await shell_once_started(facts, Pane(), started + 0.2)  # type: ignore[arg-type]
+        await shell_once_started(None, facts, Pane(), started + 0.2)  # type: ignore[arg-type]
     assert not isinstance(refused.value, ShellNotStarted)
     assert 0.2 <= time.monotonic() - started < 2
+
+
+# jobs a zshrc runs in the foreground before the first prompt: a subshell of two
+# commands, which stays a fork of the shell (its last command alone would be exec'd), as
+# Debian 13's zsh plugins fork; and a program (slow init)
+STARTUP_JOBS = ["( sleep 1; : )", "sleep 1"]
+
+
+@pytest.mark.parametrize("job", STARTUP_JOBS)
+async def test_a_job_of_the_startup_files_is_waited_for(
+    memory_client: Client, main_tmux_socket: str, tmp_path: Path, job: str
+) -> None:
+    """The first call comes while the rc's job holds the terminal: it waits for the
+    prompt and runs; a program started at that prompt is still refused at once."""
+    if shutil.which("zsh") is None:
+        pytest.skip("zsh is not installed")
+    (tmp_path / ".zshrc").write_text(f"{job}\nPROMPT='ready%# '\n")
+    name = f"forking{id(tmp_path)}"
+    pane_id, window_id, session_id = tmux(
+        main_tmux_socket, "new-session", "-d", "-s", name, "-x", "80", "-y", "20",
+        "-e", f"ZDOTDIR={tmp_path}", "-e", "LANG=C.UTF-8",
+        "-P", "-F", "#{pane_id} #{window_id} #{session_id}", "zsh",
+    ).split()  # fmt: skip
+    pane = TestPane(main_tmux_socket, pane_id, window_id, session_id, name)
+    try:
+        wait_until(lambda: not shell_holds_terminal(pane))  # the rc's fork runs
+        first = await call(
+            memory_client, "run_command", command="echo first-ok", pane_id=pane_id, timeout=10
+        )
+        assert (first["output"], first["exit_status"]) == (["first-ok"], 0)
+        await anyio.sleep(SETTLE_SECONDS)  # a next call that soon waits for the prompt
+        tmux(main_tmux_socket, "send-keys", "-t", pane_id, "sleep 30", "Enter")
+        wait_until(lambda: not shell_holds_terminal(pane))
+        started = anyio.current_time()
+        refused = await call_error(
+            memory_client, "run_command", command="echo no", pane_id=pane_id, timeout=10
+        )
+        assert "is running 'sleep', not a shell at its prompt" in refused, refused
+        assert anyio.current_time() - started < 1.0
+    finally:
+        tmux(main_tmux_socket, "kill-session", "-t", f"={name}", check=False)
