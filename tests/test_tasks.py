@@ -218,6 +218,9 @@ def test_a_cancelled_run_command_gives_the_shell_its_prompt_back(
 
 
 def test_a_task_whose_pane_dies_ends_in_the_tools_error(server: RawStdio, tmux_socket: str) -> None:
+    # another session keeps the server up once the pane goes (as the last pane, its
+    # end would end the server, and the call would answer that instead)
+    keeper = new_pane(tmux_socket, command="sleep 300")
     pane = new_pane(tmux_socket)
     wait_for_shell(pane)
     created = server.call("run_command", {"command": "sleep 30.43", "pane_id": pane.pane_id})
@@ -225,6 +228,7 @@ def test_a_task_whose_pane_dies_ends_in_the_tools_error(server: RawStdio, tmux_s
     wait_until(lambda: pane_format(pane, "#{pane_current_command}") == "sleep", timeout=10)
     tmux(tmux_socket, "kill-pane", "-t", pane.pane_id)
     task = server.ended(task_id)
+    tmux(tmux_socket, "kill-session", "-t", keeper.session_id, check=False)
     # a tool error is a completed task whose result says so (failed is for JSON-RPC errors)
     assert task["status"] == "completed"
     assert task["statusMessage"] == "run_command ended with an error"
