@@ -108,7 +108,7 @@ async def run_in_shell(
     settling = server.kept(PaneSettling)
     hooks = await pane_hooks(server, pane, timeout)  # a first prompt may be on its way
     await settling.until_settled(pane, facts)
-    shell = await shell_once_started(server, facts, pane, started + timeout)
+    shell = await shell_once_started(server, facts, pane, started, timeout)
     typist: Typist
     if hooks is not None and (hooks.bracketed_paste or "\n" not in command):
         typist = HookedTypist(Wrapper(server, pane, suppress_history, hooked=True), hooks)
@@ -123,13 +123,15 @@ async def run_in_shell(
 
 
 async def shell_once_started(
-    server: TmuxServer, facts: ShellFacts, pane: PaneInfo, deadline: float
+    server: TmuxServer, facts: ShellFacts, pane: PaneInfo, started: float, timeout: float
 ) -> str:
     """The shell that reads the typed keys (``check_shell_pane``), once a pane made a
     moment ago has become its shell (its first call may come before tmux's fork execs
     it) and reached its first prompt (its startup files may run a job in the foreground
-    first, while the pane shows nothing): waited for until ``deadline``
-    (``time.monotonic``), then refused. A job started at a prompt is refused at once."""
+    first, while the pane shows nothing): waited for until ``timeout`` seconds after
+    ``started`` (``time.monotonic``), then refused. A job started at a prompt is refused at
+    once."""
+    deadline = started + timeout
     while True:
         try:
             return await facts.check_shell_pane(pane)
@@ -144,7 +146,7 @@ async def shell_once_started(
             starting = not_started
         if time.monotonic() >= deadline:
             raise SchemuxError(
-                f"{starting.message} after the call's timeout; nothing was typed",
+                f"{starting.message} after {timeout:g} s (the call's timeout); nothing was typed",
                 suggestion="call again with a longer timeout",
             ) from None
         await asyncio.sleep(SHELL_START_POLL_SECONDS)
