@@ -27,6 +27,20 @@ def test_breaking_upstream_change_reaches_the_handler(
     outputs["properties"]["elapsed_seconds"]["type"] = "string"
     upstream.write_text(json.dumps(descriptor, indent=2) + "\n", "utf-8")
 
+    # schemux's overlay still describes the removed field: codegen names it, writes nothing
+    stale = codegen_cli(repo)
+    assert stale.returncode == 1
+    assert "output_truncated_lines is no schema of the contract" in stale.stderr
+    overlay = repo / "schemas" / "overlays" / "run_command.toml"
+    overlay.write_text(
+        "".join(
+            line
+            for line in overlay.read_text("utf-8").splitlines(keepends=True)
+            if "/output_truncated_lines" not in line
+        ),
+        "utf-8",
+    )
+
     generated = codegen_cli(repo)
 
     assert generated.returncode == 0, generated.stderr
