@@ -214,14 +214,16 @@ class ResourceService:
         self, ctx: ServerRequestContext[Any], params: types.CompleteRequestParams
     ) -> types.CompleteResult:
         """Pane ids and program ids for the templates' arguments, those that begin with
-        what the client typed."""
+        what the client typed; pane ids newest first (the highest numbers), so that the
+        first page of a busy server holds the panes made last."""
         ref, argument = params.ref, params.argument
         values: list[str] = []
         if isinstance(ref, types.ResourceTemplateReference):
             panes = {template(self.host, "pane", view) for view in ("screen", "scrollback")}
             programs = template(self.host, "program", "output")
             if ref.uri in panes and argument.name == "pane_id":
-                values = [row.pane_id for row in await self._pane_rows()]
+                rows = await self._pane_rows()
+                values = sorted({row.pane_id for row in rows}, key=lambda id_: -int(id_[1:]))
             elif ref.uri == programs and argument.name == "program_id":
                 values = [program.id for program in self.context.programs.listed()]
         matching = [value for value in values if value.startswith(argument.value)]

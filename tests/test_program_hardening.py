@@ -148,9 +148,11 @@ async def test_a_semicolon_is_an_argument(
         startDirectory=str(tmp_path),
     )  # fmt: skip
     assert (found["output"], found["exitStatus"]) == ("./x", 0)
+    server_pid = tmux(programs_socket, "display-message", "-p", "#{pid}")
     done = await call(client, "run_program", argv=["true", ";", "kill-server"])
     assert (done["outcome"], done["exitStatus"]) == ("completed", 0)
-    assert "keepalive" in tmux(programs_socket, "list-sessions")
+    # the same server still runs (not one started again): kill-server was an argument
+    assert tmux(programs_socket, "display-message", "-p", "#{pid}") == server_pid
 
 
 async def test_a_hostile_temporary_directory_carries_the_copy(

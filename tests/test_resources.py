@@ -130,6 +130,8 @@ async def test_ids_are_completed_from_the_live_server(client: Client, tmux_socke
     completion = (await client.complete(ref, {"name": "pane_id", "value": "%"})).completion
     assert pane.pane_id in completion.values
     assert all(value.startswith("%") for value in completion.values)
+    numbers = [int(value[1:]) for value in completion.values]  # newest first: a page of a
+    assert numbers == sorted(numbers, reverse=True)  # busy server holds the panes made last
     only = await client.complete(ref, {"name": "pane_id", "value": pane.pane_id})
     assert pane.pane_id in only.completion.values
     started = await call(client, "start_program", argv=["sleep", "30"])
