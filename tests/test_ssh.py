@@ -195,6 +195,7 @@ def test_serve_and_doctor_check_the_host_at_start(
     """``schemux call`` (like ``serve``) connects before it serves; doctor says how it
     went, with the remote tmux's version."""
     options = ["--ssh", alias, "--ssh-config", str(sshd.config), "-L", tmux_socket]
+    seen = new_pane(tmux_socket, command="sleep 300")  # a session the snapshot must list
     doctor = subprocess.run(
         [sys.executable, "-m", "schemux", "doctor", *options],
         capture_output=True,
@@ -212,7 +213,7 @@ def test_serve_and_doctor_check_the_host_at_start(
     )
     if expected is None:
         assert tools.returncode == 0, tools.stderr
-        assert '"keepalive"' in tools.stdout  # the session of the server on that host
+        assert f'"{seen.session_name}"' in tools.stdout  # a session of the server there
         assert ssh_line.startswith("OK"), ssh_line
         assert "tmux 3." in ssh_line
         assert f"host {alias!r}" in ssh_line
@@ -229,6 +230,7 @@ def test_serve_and_doctor_check_the_host_at_start(
         assert tools.returncode == 2
         assert tools.stderr.count("\n") == 1, tools.stderr
         assert expected in tools.stderr, tools.stderr
+    tmux(tmux_socket, "kill-session", "-t", seen.session_id)
 
 
 async def test_programs_run_over_ssh(
