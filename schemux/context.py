@@ -33,7 +33,7 @@ class ToolContext:
         limits = settings.program_limits
         # programs run on the host, in the program host it makes
         programs = self.host.program_host(limits.max_running, settings.program_gate)
-        self.programs = ProgramStore(limits, settings.program_gate, host=programs)
+        self.programs = ProgramStore(programs, limits)
         self.screens = ScreenTracker(settings.tracking_backend)  # tmux_capture's delta cursors
         self.abandoned = AbandonedReaper()  # what dead schemux processes left, per server
         self.row_cursors = RowCursors()  # capture_since's cursors

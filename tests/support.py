@@ -25,7 +25,6 @@ from schemux.config import ENV_PROGRAM_GATE, GateSetting
 from schemux.context import ToolContext
 from schemux.hosts import local as local_host
 from schemux.programs import gate as program_gates
-from schemux.programs import store as program_store
 from schemux.references import IDENTITY_FORMAT, ServerIdentity
 from schemux.tmux import TmuxServer
 from tests.leftovers import RUN_TAG
@@ -225,9 +224,8 @@ def force_gate(gate: GateSetting, monkeypatch: pytest.MonkeyPatch) -> str:
         chosen = program_gates.choose_gate(gate)
     except ValueError as error:
         pytest.skip(str(error))
-    # where a program host of this machine is made: the host's, or the store's own
+    # where this machine's program host is made (``LocalHost.program_host``)
     monkeypatch.setattr(local_host, "choose_gate", lambda setting: chosen)
-    monkeypatch.setattr(program_store, "choose_gate", lambda setting: chosen)
     monkeypatch.setenv(ENV_PROGRAM_GATE, gate)
     return gate
 

@@ -16,10 +16,10 @@ from typing import Any
 import anyio
 
 from schemux import audit
-from schemux.config import GateSetting, ProgramLimits
+from schemux.config import ProgramLimits
 from schemux.errors import SchemuxError
-from schemux.programs.gate import Ending, Outcome, choose_gate, ending_from_marker
-from schemux.programs.host import LocalPrograms, ProgramHost
+from schemux.programs.gate import Ending, Outcome, ending_from_marker
+from schemux.programs.host import ProgramHost
 from schemux.programs.output import Page, copy_output, cursor_for, offset_of, page_at
 from schemux.programs.panes import create_pane, kill_pane, leave_pane, start_copy
 from schemux.programs.program import Program, ProgramSpec, Tasks
@@ -36,17 +36,10 @@ logger = logging.getLogger("schemux")
 class ProgramStore:
     """The programs of one running schemux, their files on ``host``."""
 
-    def __init__(
-        self,
-        limits: ProgramLimits | None = None,
-        gate: GateSetting = "auto",
-        host: ProgramHost | None = None,
-    ) -> None:
-        """Programs on ``host``, or on this machine under the ``gate`` setting's gate."""
-        self.limits = limits or ProgramLimits()
-        self.host: ProgramHost = (
-            host if host is not None else LocalPrograms(self.limits.max_running, choose_gate(gate))
-        )
+    def __init__(self, host: ProgramHost, limits: ProgramLimits) -> None:
+        """Programs on ``host``, the program host the context's host made."""
+        self.limits = limits
+        self.host = host
         self._programs: OrderedDict[str, Program] = OrderedDict()
         self._starting = 0  # slots taken by starts still under way
         # run_program calls waiting for a slot, first come first served: each future is
