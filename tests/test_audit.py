@@ -833,7 +833,13 @@ def test_audit_follow_prints_new_calls(tmp_path: Path) -> None:
         assert process.stdout.readline().rstrip().endswith("after rotation")
     finally:
         process.send_signal(signal.SIGINT)
-        assert process.wait(timeout=10) == 0
+        try:
+            ended = process.wait(timeout=10)
+        finally:
+            if process.poll() is None:  # never left running when the test fails
+                process.kill()
+                process.wait()
+    assert ended == 0
 
 
 async def test_http_records_each_mcp_session(
