@@ -14,7 +14,7 @@ import contextlib
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 
-from schemux.config import AgentSession, GateSetting, NamedHost, Settings
+from schemux.config import AgentSession, GateSetting, HostTarget, NamedHost, Settings
 from schemux.errors import SchemuxError, preview
 from schemux.hosts import Host
 from schemux.hosts.kinds import host_for
@@ -38,6 +38,7 @@ class ConnectingHost:
         self._slots = slots
         self._scope = scope
         self.connected = False  # a connect succeeded since the last close
+        self._connecting = asyncio.Lock()
 
     @property
     def kind(self) -> str:
@@ -75,15 +76,21 @@ class ConnectingHost:
     async def connect(self) -> None:
         """Connected already (and not lost): the host's own quick check. Otherwise the
         connect waits for a slot: the fleet's hosts connect a few at a time, and a host
-        that is slow to connect holds only its own slot, never another host's calls."""
+        that is slow to connect holds only its own slot, never another host's calls. The
+        callers of one host at once share its one connect (and slot)."""
         self._scope.touch()
-        if self.connected and self.inner.lost() is None:
-            await self.inner.connect()
-            return
-        async with self._slots:
-            self._scope.connects += 1
-            await self.inner.connect()
-        self.connected = True
+        if not self._up():
+            async with self._connecting:
+                if not self._up():
+                    async with self._slots:
+                        self._scope.connects += 1
+                        await self.inner.connect()
+                    self.connected = True
+                    return
+        await self.inner.connect()
+
+    def _up(self) -> bool:
+        return self.connected and self.inner.lost() is None
 
     def check_tmux(self) -> str:
         return self.inner.check_tmux()
@@ -120,11 +127,13 @@ class HostScope:
         self.name = name
         self.where = name
         self.settings = settings
-        self.host = ConnectingHost(host, slots, self)
+        self.host = host
+        # what its tmux servers reach it by: connects bounded, use noted
+        self.connecting = ConnectingHost(host, slots, self)
         limits = settings.program_limits
         # programs run on the host, in the program host it makes
         self.programs = ProgramStore(
-            self.host.program_host(limits.max_running, settings.program_gate), limits
+            host.program_host(limits.max_running, settings.program_gate), limits
         )
         self.connects = 0  # connects begun (the first call's, and each after a close)
         self.last_used = time.monotonic()
@@ -137,16 +146,17 @@ class HostScope:
 
     @property
     def connected(self) -> bool:
-        return self.host.connected
+        return self.connecting.connected
 
     def tmux(self, socket_name: str | None = None, agent: AgentSession | None = None) -> TmuxServer:
         """The configured tmux server on this host, or the one on ``socket_name`` (a name
         as ``tmux -L`` takes it, refused otherwise: never a path). The configured one is
         made with ``agent``, the session it is started with."""
-        configured = ServerAddress(self.settings.socket_name, self.settings.socket_path, self.host)
+        settings, host = self.settings, self.connecting
+        configured = ServerAddress(settings.socket_name, settings.socket_path, host)
         if socket_name is not None:
             check_socket_name(socket_name)
-            address = ServerAddress(socket_name=socket_name, host=self.host)
+            address = ServerAddress(socket_name=socket_name, host=host)
         else:
             address = configured
         server = self._servers.get(address)
@@ -194,7 +204,7 @@ class HostScope:
     async def _close_connection(self) -> None:
         for server in self._servers.values():
             await server.close()
-        await asyncio.to_thread(self.host.close)
+        await asyncio.to_thread(self.connecting.close)
 
     async def close(self) -> None:
         """End the programs still running, the tmux control clients and the connection."""
@@ -204,13 +214,15 @@ class HostScope:
 
 class Fleet:
     """The hosts of one running schemux, by name (see the module). ``held(name)`` says
-    whether something outside the calls (a resource subscription) keeps a host in use."""
+    whether something outside the calls (a resource subscription) keeps a host in use;
+    ``make_host`` makes a named host from its settings."""
 
     def __init__(
         self,
         settings: Settings,
         host: Host | None = None,
         held: Callable[[str], bool] = lambda name: False,
+        make_host: Callable[[HostTarget | None], Host] = host_for,
     ) -> None:
         self.settings = settings
         fleet = settings.fleet
@@ -220,7 +232,7 @@ class Fleet:
             self._targets = {each.name: each for each in configured}
             self.default = fleet.default if fleet.default is not None else configured[0].name
         else:
-            only = host if host is not None else host_for(settings.host_target)
+            only = host if host is not None else make_host(settings.host_target)
             self.default = only.label()
             self._made = {self.default: only}
             self._targets = {self.default: NamedHost(self.default, settings.host_target)}
@@ -234,6 +246,7 @@ class Fleet:
         self._slots = asyncio.Semaphore(fleet.max_connecting)
         self._scopes: dict[str, HostScope] = {}
         self._held = held
+        self._make_host = make_host
         self._sweeper: asyncio.Task[None] | None = None
         self._idle_closes: set[asyncio.Task[bool]] = set()
 
@@ -280,10 +293,17 @@ class Fleet:
         if scope is None:
             host = self._made.get(self.check(name))
             if host is None:
-                host = self._made[name] = host_for(self._targets[name].target)
+                host = self._made[name] = self._make_host(self._targets[name].target)
             scope = self._scopes[name] = HostScope(name, host, self.settings, self._slots)
         self._watch_idle()
         return scope
+
+    def program_host(self, program_id: str) -> str | None:
+        """The host whose programs include ``program_id`` (ids are random, never reused)."""
+        for scope in self.scopes:
+            if any(program.id == program_id for program in scope.programs.listed()):
+                return scope.name
+        return None
 
     @property
     def scopes(self) -> list[HostScope]:

@@ -40,6 +40,7 @@ from schemux.errors import (
     bounded_message,
 )
 from schemux.generated.tool_facts import TASK_TOOLS
+from schemux.host_addressing import HostChoice, addressed, stamped
 from schemux.instructions import instructions
 from schemux.resources import serve_resources
 
@@ -108,6 +109,17 @@ async def call_bound_tool(
     from jsonschema.exceptions import best_match
 
     arguments = binding.wire_arguments(arguments, context.settings.schemas)
+    choice = host_choice(context)
+    if choice is not None:
+        try:
+            call = addressed(arguments, choice, context.fleet.program_host)
+        except SchemuxError as error:
+            return error_result(
+                f"Invalid arguments for {binding.name}: {error.message}", INVALID_ARGUMENTS
+            )
+        arguments = call.arguments
+        context = context.routed(call.host)
+        audit.note_host(call.host)
     violation = best_match(binding.input_validator.iter_errors(arguments))
     if violation is not None:
         return error_result(
@@ -121,7 +133,8 @@ async def call_bound_tool(
         )
     failed = False
     try:
-        result = await context.calls.run(binding.call(context, arguments))
+        async with context.scope.in_use():
+            result = await context.calls.run(binding.call(context, arguments))
     except SchemuxError as error:
         if error.effects is None or not binding.error_envelope:
             return error_result(error.render(), error.code)
@@ -136,6 +149,8 @@ async def call_bound_tool(
             "(details are in the server's log)",
             INTERNAL_ERROR,
         )
+    if choice is not None:
+        result = stamped(result, context.where)
     broken = best_match(binding.output_validator.iter_errors(result))
     if broken is not None:
         violation = describe_violation(broken, root="(result)")
@@ -153,11 +168,19 @@ async def call_bound_tool(
     return tool_result(result, is_error=failed, wrapped=binding.wraps_result)
 
 
+def host_choice(context: ToolContext) -> HostChoice | None:
+    """The hosts a call may name: None with one (a call names none, as the contracts say)."""
+    fleet = context.fleet
+    return HostChoice(fleet.names, fleet.default) if fleet.several else None
+
+
 def build_server(context: ToolContext, bindings: Mapping[str, ToolBinding]) -> Server[Any]:
     """A server of ``bindings`` (the selected tools): tools/list serves each one as
-    the settings' schema mode says, with the advice that names only served tools."""
+    the settings' schema mode says, with the advice that names only served tools (and,
+    with several hosts, the ``host`` each call may name)."""
+    mode, hosts = context.settings.schemas, host_choice(context)
     tools = [
-        types.Tool.model_validate(binding.served_document(context.settings.schemas, bindings))
+        types.Tool.model_validate(binding.served_document(mode, bindings, hosts))
         for binding in bindings.values()
     ]
 
