@@ -13,8 +13,9 @@ being that host's (ids are random and never reused). With one host nothing of th
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from schemux.errors import INVALID_ARGUMENTS, SchemuxError, preview
@@ -24,6 +25,9 @@ STAMP = ":"  # between a host's name and what it stamps (no name or digest holds
 STAMPED_KEYS = frozenset({"generation"})  # a reference's, wherever it is
 STAMPED_TOP = frozenset({"cursor"})  # capture_since's (a string; other cursors are numbers)
 PROGRAM_ID = "programId"
+# the tools that, given no host, answer for every host: their list (under ``data``) is
+# every host's, host after host, each reference's generation naming its host
+EVERY_HOST_LISTS = MappingProxyType({"tmux_snapshot": "sessions"})
 
 
 @dataclass(frozen=True)
@@ -36,7 +40,9 @@ class HostChoice:
     def property(self, *, strict: bool = False) -> dict[str, Any]:
         description = (
             f"The configured host to run on; omitted: {self.default}. A programId or a "
-            "target from a result runs on its own host without it."
+            "target from a result runs on its own host without it; tmux_snapshot without "
+            "it lists every host's server, host after host (a generation begins with its "
+            "host's name)."
         )
         if strict:  # every property required; null is the argument left out
             return {
@@ -69,9 +75,10 @@ class HostChoice:
 
 @dataclass(frozen=True)
 class Addressed:
-    """A call's host and its arguments as the contract reads them (no ``host``, no stamps)."""
+    """A call's host (None: every host) and its arguments as the contract reads them (no
+    ``host``, no stamps)."""
 
-    host: str
+    host: str | None
     arguments: dict[str, Any]
 
 
@@ -79,11 +86,13 @@ def addressed(
     arguments: Mapping[str, Any],
     choice: HostChoice,
     program_host: Callable[[str], str | None],
+    every_host: bool = False,
 ) -> Addressed:
     """The host the call runs on: its ``host``, else the one its references were read on,
-    else the default. SchemuxError (invalid arguments, naming the field) when ``host`` is
-    not a configured host's name, or the references are of another host than ``host`` (or
-    of several). ``program_host(id)`` is the host holding program ``id``, if any does."""
+    else (``every_host``) every host, else the default. SchemuxError (invalid arguments,
+    naming the field) when ``host`` is not a configured host's name, or the references
+    are of another host than ``host`` (or of several). ``program_host(id)`` is the host
+    holding program ``id``, if any does."""
     given = arguments.get(HOST)
     if given is not None and (not isinstance(given, str) or given not in choice.names):
         raise _invalid(
@@ -117,7 +126,18 @@ def addressed(
                     f"leave {HOST} out, or give {name}"
                 )
         return Addressed(given, cleaned)
-    return Addressed(next(iter(found), choice.default), cleaned)
+    if found:
+        return Addressed(next(iter(found)), cleaned)
+    return Addressed(None if every_host else choice.default, cleaned)
+
+
+def merged(tool: str, results: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """One result of ``tool`` (an ``EVERY_HOST_LISTS`` tool) of several hosts' (stamped,
+    in the hosts' order): the first's, its list holding every host's items in turn."""
+    key = EVERY_HOST_LISTS[tool]
+    first = results[0]
+    items = [item for result in results for item in result["data"][key]]
+    return {**first, "data": {**first["data"], key: items}}
 
 
 def stamped(result: dict[str, Any], host: str) -> dict[str, Any]:

@@ -165,13 +165,14 @@ async def test_each_tool_acts_on_its_host_only(
 ) -> None:
     client, _ = fleet
     pane = (await call(client, "run_command", command="true", host="beta"))["pane_id"]
-    marker = "fleet-beta-" + tagged_socket_name("m")[-6:]
-    waiting = asyncio.ensure_future(
-        call(client, "wait_for_text", patterns=[marker], pane_id=pane, timeout=10, host="beta")
+    # the typed line does not hold the marker; the output, printed a while later, does
+    marker = "fleet-beta-42"
+    typed = 'sleep 1; echo fleet-"beta"-$((40+2))'
+    await call(client, "send_keys", keys=typed, enter=True, host="beta")
+    found = await call(
+        client, "wait_for_text", patterns=[marker], pane_id=pane, timeout=15, host="beta"
     )
-    await asyncio.sleep(0.5)
-    await call(client, "send_keys", keys=f"echo {marker}", enter=True, host="beta")
-    assert (await waiting)["found"] is True
+    assert found["found"] is True
     elsewhere = await call(client, "wait_for_text", patterns=[marker], timeout=0.3, host="alpha")
     assert elsewhere["found"] is False
     screen = await call(client, "capture_pane", paneId=pane, host="beta")
@@ -224,6 +225,26 @@ async def test_a_snapshot_and_its_references_route_themselves(
     assert "names host 'gamma', which is not configured" in await call_error(
         client, "tmux_capture", target=forged
     )
+
+
+async def test_a_snapshot_without_host_lists_every_host_in_turn(
+    fleet: tuple[Client, ToolContext],
+) -> None:
+    client, _ = fleet
+    result = await client.call_tool("tmux_snapshot", {})
+    assert not result.is_error
+    assert result.structured_content is not None
+    sessions = result.structured_content["data"]["sessions"]
+    hosts = [session["target"]["generation"].partition(":")[0] for session in sessions]
+    assert hosts == sorted(hosts, key=NAMES.index)  # grouped, in the configured order
+    assert set(hosts) == set(NAMES)
+    for session in sessions:  # every reference of a session is its host's
+        host = session["target"]["generation"].partition(":")[0]
+        for window in session["windows"]:
+            assert window["target"]["generation"].startswith(host + ":")
+            for pane in window["panes"]:
+                assert pane["target"]["generation"].startswith(host + ":")
+    assert len(result.content) == 1  # every host answered
 
 
 async def test_a_capture_since_cursor_routes_itself(fleet: tuple[Client, ToolContext]) -> None:
@@ -333,6 +354,11 @@ async def test_a_host_that_cannot_be_reached_fails_alone(
             assert not waiting.done()
             (Path(gate) / "go").touch()  # the slow host answers from now on
             assert (await asyncio.wait_for(waiting, 60))["output"] == ["slow"]
+            listed = await client.call_tool("tmux_snapshot", {})
+            assert not listed.is_error
+            notes = [block.text for block in listed.content[1:] if block.type == "text"]
+            assert len(notes) == 1
+            assert notes[0].startswith("host down is not listed: ")
     finally:
         await context.close()
         shutil.rmtree(gate, ignore_errors=True)
