@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 
@@ -26,6 +27,7 @@ from schemux.tmux import ServerAddress, TmuxServer, check_socket_name
 # how often, at most, the idle hosts are looked for: a fraction of the idle time
 SWEEPS_PER_IDLE = 4
 LONGEST_SWEEP_SECONDS = 30.0
+logger = logging.getLogger("schemux")
 
 
 class ConnectingHost:
@@ -208,8 +210,10 @@ class HostScope:
 
     async def close(self) -> None:
         """End the programs still running, the tmux control clients and the connection."""
-        await self.programs.close()
-        await self._close_connection()
+        try:
+            await self.programs.close()
+        finally:
+            await self._close_connection()
 
 
 class Fleet:
@@ -311,7 +315,9 @@ class Fleet:
         return [self._scopes[name] for name in self.names if name in self._scopes]
 
     def _watch_idle(self) -> None:
-        if self._sweeper is not None:
+        """Hosts configured by name are closed when idle; the one host of ``--ssh`` or
+        ``--exec`` stays connected as long as schemux serves, as it always did."""
+        if self._sweeper is not None or not self.settings.named_hosts:
             return
         with contextlib.suppress(RuntimeError):  # no event loop: nothing to sweep with
             asyncio.get_running_loop()
@@ -334,7 +340,12 @@ class Fleet:
         if self._sweeper is not None:
             self._sweeper.cancel()
             await asyncio.gather(self._sweeper, *self._idle_closes, return_exceptions=True)
-        await asyncio.gather(*(scope.close() for scope in self.scopes), return_exceptions=True)
+        closed = await asyncio.gather(
+            *(scope.close() for scope in self.scopes), return_exceptions=True
+        )
+        for scope, outcome in zip(self.scopes, closed, strict=True):
+            if isinstance(outcome, BaseException):  # the others were closed all the same
+                logger.error("closing host %s failed", scope.name, exc_info=outcome)
         for name, host in self._made.items():
             if name not in self._scopes and host is not None:
                 await asyncio.to_thread(host.close)

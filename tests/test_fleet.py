@@ -12,9 +12,12 @@ helper and Perl gate). The ssh fixture's sshd adds a host reached by OpenSSH.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
+import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
@@ -24,7 +27,15 @@ import anyio
 import pytest
 from mcp import Client
 
-from schemux.config import ExecTarget, FleetSettings, HostTarget, NamedHost, Settings, SshTarget
+from schemux.config import (
+    AuditSettings,
+    ExecTarget,
+    FleetSettings,
+    HostTarget,
+    NamedHost,
+    Settings,
+    SshTarget,
+)
 from schemux.context import ToolContext
 from schemux.errors import SchemuxError
 from schemux.fleet import Fleet
@@ -33,6 +44,7 @@ from schemux.host_addressing import HostChoice
 from schemux.hosts import Host
 from schemux.hosts.local import LocalHost
 from schemux.server import build_server
+from tests.conftest import stdio_parameters
 from tests.support import call, call_error, remove_server, tagged_socket_name
 
 pytestmark = pytest.mark.anyio
@@ -293,6 +305,26 @@ async def test_a_host_not_configured_is_refused_before_anything_runs(
         await context.close()
 
 
+async def test_the_audit_names_each_call_s_host(
+    anyio_backend: str, fleet_socket: str, host_dirs: dict[str, str], tmp_path: Path
+) -> None:
+    log = tmp_path / "audit.jsonl"
+    settings = fleet_settings(fleet_socket, host_dirs)
+    context = ToolContext(dataclasses.replace(settings, audit=AuditSettings(log)))
+    try:
+        async with Client(build_server(context, BINDINGS)) as client:
+            await call(client, "run_command", command="true", host="beta")
+            await call(client, "run_command", command="true")
+            await call_error(client, "run_command", command="true", host="gamma")
+            await call(client, "tmux_snapshot")
+    finally:
+        await context.close()
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [record["host"] for record in records] == ["beta", "here", "here", "here,alpha,beta"]
+    assert records[1]["outcome"] == "ok"
+    assert records[2]["outcome"] == "invalid_arguments"
+
+
 async def test_nothing_connects_before_a_call_needs_it(
     anyio_backend: str, fleet_socket: str, host_dirs: dict[str, str]
 ) -> None:
@@ -459,3 +491,82 @@ async def test_an_ssh_host_beside_exec_hosts(
         await context.close()
         alpha = [*exec_target(host_dirs["alpha"]).prefix, "tmux", "-L", remote_tmux_socket]
         await anyio.run_process([*alpha, "kill-server"], check=False)
+
+
+def doctor(*args: str, env: dict[str, str] | None = None) -> tuple[int, list[str]]:
+    """Exit status and lines of ``schemux doctor`` run as a user would."""
+    done = subprocess.run(
+        [sys.executable, "-m", "schemux", "doctor", *args],
+        env={**os.environ, **(env or {})},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.stderr == "", done.stderr
+    return done.returncode, done.stdout.splitlines()
+
+
+def host_line(lines: list[str], name: str) -> str:
+    [line] = [line for line in lines if f" host {name}: " in line]
+    return line
+
+
+def test_doctor_checks_every_host_at_once(tmp_path: Path, host_dirs: dict[str, str]) -> None:
+    """One line a host; "waits" connects only once "opens" has, so checking one host after
+    the other (waits is first) would fail it."""
+    flag = tmp_path / "opened"
+    waits = f'i=0; while [ ! -e {flag} ] && [ $i -lt 150 ]; do sleep 0.1; i=$((i+1)); done; [ -e {flag} ] && exec "$@"'  # noqa: E501
+    opens = f'touch {flag}; exec "$@"'
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text(
+        f"""
+[hosts.waits]
+kind = "exec"
+prefix = ["sh", "-c", {json.dumps(waits)}, "sh"]
+[hosts.opens]
+kind = "exec"
+prefix = ["sh", "-c", {json.dumps(opens)}, "sh", "env", "TMUX_TMPDIR={host_dirs["alpha"]}"]
+[hosts.here]
+kind = "local"
+"""
+    )
+    status, lines = doctor("--hosts", str(hosts), "--host", "down=exec:false")
+    assert host_line(lines, "waits").startswith("OK    host waits: exec: reached; tmux ")
+    assert "perl " in host_line(lines, "waits")
+    assert host_line(lines, "opens").startswith("OK ")
+    assert host_line(lines, "here").startswith("OK    host here: local: tmux ")
+    down = host_line(lines, "down")
+    assert down.startswith("FAIL  host down: the host of 'false': ")
+    assert "did not run a command given to it" in down
+    assert status == 1
+    status, lines = doctor(env={"SCHEMUX_HOSTS": str(hosts)})
+    assert status == 0
+    assert [line.split()[2] for line in lines if " host " in line] == ["waits:", "opens:", "here:"]
+
+
+def test_doctor_refuses_a_bad_host_setting() -> None:
+    status, lines = doctor("--host", "Web=local")
+    assert status == 1
+    assert any("settings: --host 'Web=local': 'Web' is not a host name" in line for line in lines)
+
+
+async def test_serve_over_stdio_with_named_hosts(
+    anyio_backend: str, fleet_socket: str, host_dirs: dict[str, str]
+) -> None:
+    """The command as a client starts it: the hosts from options and the environment."""
+    parameters = stdio_parameters(
+        "--socket-name", fleet_socket, "--host", "here=local",
+        "--host", f"alpha=exec:env TMUX_TMPDIR={host_dirs['alpha']}",
+        env={"SCHEMUX_DEFAULT_HOST": "alpha"},
+    )  # fmt: skip
+    async with Client(parameters) as client:
+        tools = (await client.list_tools()).tools
+        assert all(
+            tool.input_schema["properties"]["host"]["enum"] == ["here", "alpha"] for tool in tools
+        )
+        result = await call(client, "run_command", command='echo "at:$TMUX"')
+        assert result["output"][0].startswith("at:" + host_dirs["alpha"])
+        result = await call(client, "run_command", command='echo "at:$TMUX"', host="here")
+        assert not result["output"][0].startswith("at:" + host_dirs["alpha"])
