@@ -12,6 +12,7 @@ helper and Perl gate). The ssh fixture's sshd adds a host reached by OpenSSH.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import os
@@ -45,7 +46,9 @@ from schemux.hosts import Host
 from schemux.hosts.local import LocalHost
 from schemux.server import build_server
 from tests.conftest import stdio_parameters
+from tests.ssh_server import ALIAS, SshServer, ssh_server
 from tests.support import call, call_error, remove_server, tagged_socket_name
+from tests.test_ssh import HOSTILE_WORDS
 
 pytestmark = pytest.mark.anyio
 
@@ -207,6 +210,29 @@ async def test_each_tool_acts_on_its_host_only(
     await asyncio.sleep(0.3)
     await call(client, "signal_channel", channel="fleet-done", host="alpha")
     assert (await signalled)["result"]
+
+
+async def test_hostile_words_reach_each_host_as_words(
+    fleet: tuple[Client, ToolContext], tmp_path: Path
+) -> None:
+    """Routing changes nothing of what a call sends: a program's argv arrives word for
+    word on every host, and nothing a word says is run."""
+    client, _ = fleet
+    mark = tmp_path / "owned"
+    # printable words (a terminal shows a control character otherwise than it is), the
+    # empty one first (a last empty line is not output)
+    words = sorted(
+        (
+            word.replace("{mark}", str(mark))
+            for word in HOSTILE_WORDS
+            if word.isprintable() and "\udcff" not in word
+        ),
+        key=bool,
+    )
+    for name in NAMES:
+        result = await call(client, "run_program", argv=["printf", "%s\\n", *words], host=name)
+        assert result["output"] == "\n".join(words), name
+    assert not mark.exists()
 
 
 async def test_a_snapshot_and_its_references_route_themselves(
@@ -457,40 +483,79 @@ def test_select_by_names_group_and_every(anyio_backend: str) -> None:
         fleet.select(group="db")
 
 
-async def test_an_ssh_host_beside_exec_hosts(
+@pytest.fixture(scope="module")
+def second_sshd(sshd: SshServer) -> Iterator[tuple[SshServer, str]]:
+    """Another sshd, in a pid namespace of its own, whose sessions have a TMUX_TMPDIR of
+    their own (a tmux server of the same name there is another server, as on another
+    machine); and that directory."""
+    directory = tempfile.mkdtemp(prefix="sxf-ssh-", dir="/tmp")
+    try:
+        with contextlib.ExitStack() as running:
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setenv("TMUX_TMPDIR", directory)  # what its sessions are given
+                server = running.enter_context(ssh_server())
+            yield server, directory
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+async def test_two_ssh_hosts_beside_an_exec_host(
     anyio_backend: str,
     ssh_target: SshTarget,
     remote_tmux_socket: str,
+    second_sshd: tuple[SshServer, str],
     host_dirs: dict[str, str],
 ) -> None:
-    """The sshd fixture's host as one of the fleet: routed by name, its programs by id."""
+    """Two sshd (each its own pid namespace) and an exec host in one fleet: each routed by
+    name, programs and references by themselves."""
+    farther, farther_dir = second_sshd
     hosts = (
         NamedHost("alpha", exec_target(host_dirs["alpha"])),
         NamedHost("far", ssh_target),
+        NamedHost("farther", SshTarget(ALIAS, str(farther.config))),
     )
-    context = ToolContext(
-        Settings(socket_name=remote_tmux_socket, wait_ceiling=30, fleet=FleetSettings(hosts))
-    )
+    settings = Settings(socket_name=remote_tmux_socket, wait_ceiling=30, fleet=FleetSettings(hosts))
+    context = ToolContext(settings)
     try:
         async with Client(build_server(context, BINDINGS)) as client:
-            result = await call(
-                client, "run_command", command="echo far:$SSH_CONNECTION", host="far"
-            )
-            assert result["output"][0].startswith("far:127.0.0.1")
+            ports = {}
+            for name in ("far", "farther"):
+                result = await call(
+                    client, "run_command", command="echo $SSH_CONNECTION", host=name
+                )
+                ports[name] = result["output"][0].split()[-1]
+            assert ports["farther"] == str(farther.port)
+            assert ports["far"] != ports["farther"]
             started = await call(
-                client, "start_program", argv=["sh", "-c", "echo hi-far"], host="far"
+                client, "start_program", argv=["sh", "-c", "echo hi-farther"], host="farther"
             )
             read = await call(
                 client, "read_program", programId=started["programId"], timeoutMs=5000
             )
-            assert "hi-far" in read["text"]
-            snapshot = await call(client, "tmux_snapshot", host="far")
+            assert "hi-farther" in read["text"]
+            snapshot = await call(client, "tmux_snapshot", host="farther")
+            assert snapshot["data"]["server"]["socket_path"].startswith(farther_dir)
             target = snapshot["data"]["sessions"][0]["windows"][0]["panes"][0]["target"]
             assert (await call(client, "tmux_capture", target=target))["ok"] is True
+            wrong = await call_error(client, "tmux_capture", target=target, host="far")
+            assert "is of host farther, not of host far" in wrong
+            everywhere = await call(client, "tmux_snapshot")
+            named = {
+                s["target"]["generation"].partition(":")[0] for s in everywhere["data"]["sessions"]
+            }
+            assert named == {"alpha", "far", "farther"}
     finally:
         await context.close()
-        alpha = [*exec_target(host_dirs["alpha"]).prefix, "tmux", "-L", remote_tmux_socket]
-        await anyio.run_process([*alpha, "kill-server"], check=False)
+        for directory in (host_dirs["alpha"], farther_dir):
+            kill = [
+                "env",
+                f"TMUX_TMPDIR={directory}",
+                "tmux",
+                "-L",
+                remote_tmux_socket,
+                "kill-server",
+            ]
+            await anyio.run_process(kill, check=False)
 
 
 def doctor(*args: str, env: dict[str, str] | None = None) -> tuple[int, list[str]]:
