@@ -170,7 +170,8 @@ async def test_run_command_runs_on_the_host_named(
     for name in (*NAMES, None):
         given = {} if name is None else {"host": name}
         result = await call(client, "run_command", command='echo "at:$TMUX"', **given)
-        [line] = result["output"]
+        line = result["output"][0]
+        assert result["output"] == [line], result
         assert line.startswith("at:" + socket_dir_of(name or "here", host_dirs)), line
     assert [scope.name for scope in context.fleet.scopes] == list(NAMES)
 
