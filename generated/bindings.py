@@ -32,4 +32,4 @@ HANDLED: tuple[HandledTool, ...] = (
 BINDINGS: dict[str, ToolBinding] = load_bindings(HANDLED)
 
 # Documented in schemas/tools/ but without a handler module yet.
-UNSERVED: tuple[str, ...] = ()
+UNSERVED: tuple[str, ...] = ("run_command_on_hosts",)
