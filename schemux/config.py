@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import shlex
+import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, TypeVar, get_args
 
-from schemux.errors import ConfigError
+from schemux.errors import ConfigError, preview
 from schemux.tmux_names import agent_name_problem, socket_name_problem
 
 DEFAULT_WAIT_CEILING_SECONDS = 120.0
@@ -32,6 +34,11 @@ ENV_AGENT_SIZE = "SCHEMUX_AGENT_SIZE"
 ENV_SSH = "SCHEMUX_SSH"
 ENV_SSH_CONFIG = "SCHEMUX_SSH_CONFIG"
 ENV_EXEC = "SCHEMUX_EXEC"
+ENV_HOST = "SCHEMUX_HOST"
+ENV_HOSTS = "SCHEMUX_HOSTS"
+ENV_DEFAULT_HOST = "SCHEMUX_DEFAULT_HOST"
+ENV_MAX_CONNECTING = "SCHEMUX_MAX_CONNECTING"
+ENV_HOST_IDLE = "SCHEMUX_HOST_IDLE"
 ENV_AUDIT_LOG = "SCHEMUX_AUDIT_LOG"
 ENV_NO_AUDIT = "SCHEMUX_NO_AUDIT"
 ENV_AUDIT_REDACT = "SCHEMUX_AUDIT_REDACT"
@@ -164,6 +171,195 @@ def prefix_problem(prefix: tuple[str, ...]) -> str | None:
 
 HostTarget = SshTarget | ExecTarget
 
+# a configured host's name: what a call's ``host`` says, the audit log records and a
+# resource URI's authority is (lower case, so it reads the same in a URI)
+HOST_NAME = re.compile(r"[a-z0-9][a-z0-9_.-]{0,62}")
+HOST_NAME_RULE = "1 to 63 of a-z 0-9 _ . -, starting with a letter or digit"
+DEFAULT_MAX_CONNECTING = 8
+DEFAULT_HOST_IDLE_SECONDS = 600.0
+HOST_KINDS = ("local", "ssh", "exec")
+
+
+def host_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot name a configured host, or None."""
+    if HOST_NAME.fullmatch(name) is None:
+        return f"{preview(name)} is not a host name ({HOST_NAME_RULE})"
+    return None
+
+
+@dataclass(frozen=True)
+class NamedHost:
+    """One host of the fleet (``--host NAME=DEST``, a ``[hosts.NAME]`` table of
+    ``--hosts FILE``): its name, where it is (None: this machine) and its groups."""
+
+    name: str
+    target: HostTarget | None = None
+    groups: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class FleetSettings:
+    """The hosts configured by name (none: the one host of ``--ssh``/``--exec``, or this
+    machine), the one a call without ``host`` goes to (None: the first), how many hosts
+    may be connecting at once, and how long an unused host stays connected."""
+
+    hosts: tuple[NamedHost, ...] = ()
+    default: str | None = None
+    max_connecting: int = DEFAULT_MAX_CONNECTING
+    idle_seconds: float = DEFAULT_HOST_IDLE_SECONDS
+
+    def __post_init__(self) -> None:
+        seen: set[str] = set()
+        for host in self.hosts:
+            problem = host_name_problem(host.name)
+            if problem is not None:
+                raise ConfigError(f"a host's name (--host, --hosts): {problem}")
+            if host.name in seen:
+                raise ConfigError(f"the host name {host.name!r} is configured twice")
+            seen.add(host.name)
+            for group in host.groups:
+                problem = host_name_problem(group)
+                if problem is not None:
+                    raise ConfigError(f"a group of host {host.name!r}: {problem}")
+                if any(group == other.name for other in self.hosts):
+                    raise ConfigError(
+                        f"the group {group!r} of host {host.name!r} has a host's name"
+                    )
+            problem = _target_problem(host.target)
+            if problem is not None:
+                raise ConfigError(f"host {host.name!r}: {problem}")
+        if self.default is not None and self.default not in seen:
+            raise ConfigError(
+                f"the default host ({ENV_DEFAULT_HOST}, --default-host) {preview(self.default)} "
+                "is not a configured host"
+            )
+        if self.max_connecting < 1:
+            raise ConfigError(f"at most {self.max_connecting} hosts connecting: give 1 or more")
+        if not (math.isfinite(self.idle_seconds) and self.idle_seconds > 0):
+            raise ConfigError(
+                f"the idle time of a host ({ENV_HOST_IDLE}) must be a positive number of "
+                f"seconds, not {self.idle_seconds!r}"
+            )
+
+
+def _target_problem(target: HostTarget | None) -> str | None:
+    match target:
+        case SshTarget():
+            problem = destination_problem(target.destination)
+            return None if problem is None else f"the ssh destination is not one: {problem}"
+        case ExecTarget():
+            problem = prefix_problem(target.prefix)
+            return None if problem is None else f"the command prefix is not one: {problem}"
+        case None:
+            return None
+
+
+def parse_host_option(text: str, ssh_config: str | None = None) -> NamedHost:
+    """``NAME=DEST`` (an ssh destination, as ``--ssh`` takes it), ``NAME=local`` or
+    ``NAME=exec:PREFIX`` (split as a POSIX shell splits it); ConfigError naming what is
+    wrong."""
+    name, separator, where = text.partition("=")
+    if not separator:
+        raise ConfigError(f"--host {preview(text)}: give NAME=DEST, NAME=local or NAME=exec:PREFIX")
+    problem = host_name_problem(name)
+    if problem is not None:
+        raise ConfigError(f"--host {preview(text)}: {problem}")
+    if where == "local":
+        return NamedHost(name)
+    if where.startswith("exec:"):
+        try:
+            prefix = tuple(shlex.split(where.removeprefix("exec:")))
+        except ValueError as error:
+            raise ConfigError(f"--host {name}: the command prefix is not one: {error}") from None
+        return NamedHost(name, ExecTarget(prefix))
+    return NamedHost(name, SshTarget(where, ssh_config))
+
+
+_FILE_KEYS = frozenset({"kind", "destination", "prefix", "ssh_config", "groups"})
+
+
+def parse_hosts_file(path: str) -> tuple[tuple[NamedHost, ...], str | None]:
+    """The hosts of a TOML file (``--hosts FILE``) and its default host::
+
+        default = "web1"            # optional: the first host otherwise
+        [hosts.web1]
+        kind = "ssh"                # "ssh" (the default), "exec" or "local"
+        destination = "alice@web1.example.com"
+        ssh_config = "/home/alice/.ssh/fleet_config"   # optional (ssh -F)
+        groups = ["web"]
+        [hosts.db]
+        kind = "exec"
+        prefix = ["docker", "exec", "-i", "db"]
+
+    ConfigError names the file and the field that is wrong."""
+    try:
+        with open(path, "rb") as file:
+            data = tomllib.load(file)
+    except OSError as error:
+        raise ConfigError(
+            f"the hosts file (--hosts, {ENV_HOSTS}) cannot be read: {error}"
+        ) from None
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"the hosts file {path} is not TOML: {error}") from None
+    unknown = sorted(set(data) - {"default", "hosts"})
+    if unknown:
+        raise ConfigError(
+            f"the hosts file {path}: unknown key {unknown[0]!r} (expected default, hosts)"
+        )
+    default = data.get("default")
+    if default is not None and not isinstance(default, str):
+        raise ConfigError(f"the hosts file {path}: default must be a host's name")
+    tables = data.get("hosts", {})
+    if not isinstance(tables, dict) or not tables:
+        raise ConfigError(f"the hosts file {path} configures no host: add [hosts.NAME] tables")
+    return tuple(_file_host(path, name, table) for name, table in tables.items()), default
+
+
+def _file_host(path: str, name: str, table: object) -> NamedHost:
+    where = f"the hosts file {path}, hosts.{preview(name)}"
+    problem = host_name_problem(name)
+    if problem is not None:
+        raise ConfigError(f"{where}: {problem}")
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: must be a table")
+    unknown = sorted(set(table) - _FILE_KEYS)
+    if unknown:
+        raise ConfigError(
+            f"{where}: unknown key {preview(unknown[0])} (expected {', '.join(sorted(_FILE_KEYS))})"
+        )
+    kind = table.get("kind", "ssh")
+    groups = table.get("groups", [])
+    if not isinstance(groups, list) or not all(isinstance(group, str) for group in groups):
+        raise ConfigError(f"{where}.groups: must be a list of group names")
+
+    def field_(key: str, kinds: tuple[str, ...]) -> object:
+        if key in table and kind not in kinds:
+            raise ConfigError(f"{where}.{key}: a {kind} host takes none")
+        return table.get(key)
+
+    destination = field_("destination", ("ssh",))
+    prefix = field_("prefix", ("exec",))
+    config = field_("ssh_config", ("ssh",))
+    target: HostTarget | None
+    if kind == "local":
+        target = None
+    elif kind == "ssh":
+        if not isinstance(destination, str):
+            raise ConfigError(f"{where}.destination: an ssh host needs its destination (a string)")
+        if config is not None and not isinstance(config, str):
+            raise ConfigError(f"{where}.ssh_config: must be a file's path")
+        target = SshTarget(destination, config)
+    elif kind == "exec":
+        if not isinstance(prefix, list) or not all(isinstance(word, str) for word in prefix):
+            raise ConfigError(f"{where}.prefix: an exec host needs its prefix (a list of words)")
+        target = ExecTarget(tuple(prefix))
+    else:
+        raise ConfigError(f"{where}.kind: {preview(str(kind))}: expected {', '.join(HOST_KINDS)}")
+    problem = _target_problem(target)
+    if problem is not None:
+        raise ConfigError(f"{where}: {problem}")
+    return NamedHost(name, target, tuple(groups))
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -199,8 +395,13 @@ class Settings:
     ssh: SshTarget | None = None
     exec_prefix: ExecTarget | None = None
     audit: AuditSettings = field(default_factory=AuditSettings)
+    fleet: FleetSettings = field(default_factory=FleetSettings)
 
     def __post_init__(self) -> None:
+        if self.fleet.hosts and (self.ssh is not None or self.exec_prefix is not None):
+            raise ConfigError(
+                "give the host by --ssh/--exec or the hosts by name (--host, --hosts), not both"
+            )
         problem = None if self.ssh is None else destination_problem(self.ssh.destination)
         if problem is not None:
             raise ConfigError(f"the ssh destination (--ssh, {ENV_SSH}) is not one: {problem}")
@@ -240,8 +441,13 @@ class Settings:
 
     @property
     def host_target(self) -> HostTarget | None:
-        """The host every tmux server is on: None for this machine."""
+        """The host of ``--ssh``/``--exec``: None for this machine (or a fleet)."""
         return self.ssh if self.ssh is not None else self.exec_prefix
+
+    @property
+    def named_hosts(self) -> bool:
+        """Whether the hosts are configured by name (``--host``, ``--hosts``)."""
+        return bool(self.fleet.hosts)
 
     def clamp_wait(self, seconds: float) -> float:
         return min(seconds, self.wait_ceiling)
@@ -261,6 +467,10 @@ def settings_from(
     audit_log: str | None = None,
     no_audit: bool = False,
     audit_redact: bool = False,
+    hosts: tuple[str, ...] = (),
+    hosts_file: str | None = None,
+    default_host: str | None = None,
+    max_connecting: int | None = None,
 ) -> Settings:
     """Options win over the environment; an option given for one of the two socket
     settings also overrides the environment's value for the other."""
@@ -292,10 +502,56 @@ def settings_from(
         program_gate=_choice(env, ENV_PROGRAM_GATE, GATE_SETTINGS),
         tracking_backend=_choice(env, ENV_TRACKING_BACKEND, TRACKING_SETTINGS),
         agent=_agent(env),
-        ssh=_ssh(env, ssh, ssh_config),
+        ssh=_ssh(
+            env,
+            ssh,
+            ssh_config,
+            by_name=bool(hosts or hosts_file or env.get(ENV_HOST) or env.get(ENV_HOSTS)),
+        ),
         exec_prefix=_exec_prefix(env, exec_prefix),
         audit=audit_settings(env, audit_log=audit_log, no_audit=no_audit, redact=audit_redact),
+        fleet=fleet_settings(
+            env,
+            hosts=hosts,
+            hosts_file=hosts_file,
+            default_host=default_host,
+            max_connecting=max_connecting,
+            ssh_config=ssh_config,
+        ),
     )
+
+
+def fleet_settings(
+    env: Mapping[str, str],
+    *,
+    hosts: tuple[str, ...] = (),
+    hosts_file: str | None = None,
+    default_host: str | None = None,
+    max_connecting: int | None = None,
+    ssh_config: str | None = None,
+) -> FleetSettings:
+    """The named hosts: the hosts file's (``--hosts``, ``SCHEMUX_HOSTS``), then each
+    ``--host`` (or, with none, ``SCHEMUX_HOST``'s, one a line or separated by ``;``)."""
+    named: list[NamedHost] = []
+    default = default_host if default_host is not None else env.get(ENV_DEFAULT_HOST) or None
+    path = hosts_file if hosts_file is not None else env.get(ENV_HOSTS) or None
+    if path is not None:
+        from_file, file_default = parse_hosts_file(path)
+        named.extend(from_file)
+        default = default if default is not None else file_default
+    options = hosts or tuple(
+        part.strip() for part in re.split(r"[;\n]", env.get(ENV_HOST, "")) if part.strip()
+    )
+    config = ssh_config if ssh_config is not None else env.get(ENV_SSH_CONFIG) or None
+    named.extend(parse_host_option(option, config) for option in options)
+    if max_connecting is None:
+        max_connecting = _count(env, ENV_MAX_CONNECTING, DEFAULT_MAX_CONNECTING)
+    idle = env.get(ENV_HOST_IDLE)
+    try:
+        idle_seconds = DEFAULT_HOST_IDLE_SECONDS if not idle else float(idle)
+    except ValueError:
+        raise ConfigError(f"{ENV_HOST_IDLE}={idle!r} is not a number of seconds") from None
+    return FleetSettings(tuple(named), default, max_connecting, idle_seconds)
 
 
 def audit_settings(
@@ -323,11 +579,14 @@ def audit_path(env: Mapping[str, str], audit_log: str | None = None) -> Path:
     return Path(os.path.abspath(named))
 
 
-def _ssh(env: Mapping[str, str], ssh: str | None, ssh_config: str | None) -> SshTarget | None:
+def _ssh(
+    env: Mapping[str, str], ssh: str | None, ssh_config: str | None, *, by_name: bool
+) -> SshTarget | None:
+    """``--ssh``'s host; ``--ssh-config`` alone is for the hosts named (``by_name``)."""
     destination = ssh if ssh is not None else env.get(ENV_SSH) or None
     config = ssh_config if ssh_config is not None else env.get(ENV_SSH_CONFIG) or None
     if destination is None:
-        if config is not None:
+        if config is not None and not by_name:
             raise ConfigError(f"an ssh config (--ssh-config, {ENV_SSH_CONFIG}) needs --ssh")
         return None
     return SshTarget(destination, config)

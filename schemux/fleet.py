@@ -1,0 +1,320 @@
+"""The hosts one schemux serves, by name: each host's scope (its tmux servers, its
+programs), made at its first use; connections made at a call's first command, at most a
+few at once, and closed when the host has been idle a while.
+
+A ``Fleet`` is owned by its ``ToolContext``. Configured by name (``--host``, ``--hosts``)
+it holds those hosts; otherwise the one host of the settings (``--ssh``, ``--exec``,
+this machine), named by its label, as the audit log and resource URIs always named it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+
+from schemux.config import AgentSession, GateSetting, NamedHost, Settings
+from schemux.errors import SchemuxError, preview
+from schemux.hosts import Host
+from schemux.hosts.kinds import host_for
+from schemux.hosts.protocol import FactsHelper
+from schemux.programs.host import ProgramHost
+from schemux.programs.store import ProgramStore
+from schemux.tmux import ServerAddress, TmuxServer, check_socket_name
+
+# how often, at most, the idle hosts are looked for: a fraction of the idle time
+SWEEPS_PER_IDLE = 4
+LONGEST_SWEEP_SECONDS = 30.0
+
+
+class ConnectingHost:
+    """A host of the fleet as its tmux servers use it: the host itself, but its connect
+    waits for one of the fleet's connect slots (when it is not connected already) and
+    marks the scope used. Everything else is the host's."""
+
+    def __init__(self, host: Host, slots: asyncio.Semaphore, scope: HostScope) -> None:
+        self.inner = host
+        self._slots = slots
+        self._scope = scope
+        self.connected = False  # a connect succeeded since the last close
+
+    @property
+    def kind(self) -> str:
+        return self.inner.kind
+
+    @property
+    def pids_here(self) -> bool:
+        return self.inner.pids_here
+
+    @property
+    def files_here(self) -> bool:
+        return self.inner.files_here
+
+    def describe(self) -> str:
+        return self.inner.describe()
+
+    def where(self) -> str:
+        return self.inner.where()
+
+    def label(self) -> str:
+        return self.inner.label()
+
+    def tmux_binary(self) -> str:
+        return self.inner.tmux_binary()
+
+    def command(self, argv: list[str]) -> list[str]:
+        return self.inner.command(argv)
+
+    def client_command(self, argv: list[str]) -> list[str]:
+        return self.inner.client_command(argv)
+
+    def exec_command(self, argv: list[str]) -> list[str]:
+        return self.inner.exec_command(argv)
+
+    async def connect(self) -> None:
+        """Connected already (and not lost): the host's own quick check. Otherwise the
+        connect waits for a slot: the fleet's hosts connect a few at a time, and a host
+        that is slow to connect holds only its own slot, never another host's calls."""
+        self._scope.touch()
+        if self.connected and self.inner.lost() is None:
+            await self.inner.connect()
+            return
+        async with self._slots:
+            self._scope.connects += 1
+            await self.inner.connect()
+        self.connected = True
+
+    def check_tmux(self) -> str:
+        return self.inner.check_tmux()
+
+    def lost(self) -> str | None:
+        return self.inner.lost()
+
+    def reached(self, status: int) -> bool:
+        return self.inner.reached(status)
+
+    def home(self) -> str:
+        return self.inner.home()
+
+    async def until_shell_ready(self, pid: int, tmux_binary: str) -> None:
+        await self.inner.until_shell_ready(pid, tmux_binary)
+
+    def program_host(self, max_running: int, gate: GateSetting) -> ProgramHost:
+        return self.inner.program_host(max_running, gate)
+
+    def facts_helper(self) -> FactsHelper | None:
+        return self.inner.facts_helper()
+
+    def close(self) -> None:
+        self.connected = False
+        self.inner.close()
+
+
+class HostScope:
+    """One host of the fleet and what schemux holds there: its tmux servers (``tmux``),
+    its programs (``programs``) and its name (``name``, which the audit log and resource
+    URIs say as ``where``). Owned by its ``Fleet``."""
+
+    def __init__(self, name: str, host: Host, settings: Settings, slots: asyncio.Semaphore) -> None:
+        self.name = name
+        self.where = name
+        self.settings = settings
+        self.host = ConnectingHost(host, slots, self)
+        limits = settings.program_limits
+        # programs run on the host, in the program host it makes
+        self.programs = ProgramStore(
+            self.host.program_host(limits.max_running, settings.program_gate), limits
+        )
+        self.connects = 0  # connects begun (the first call's, and each after a close)
+        self.last_used = time.monotonic()
+        self._calls = 0  # calls under way here (``in_use``)
+        self._servers: dict[ServerAddress, TmuxServer] = {}
+        self._changing = asyncio.Lock()  # a call's start waits out an idle close
+
+    def touch(self) -> None:
+        self.last_used = time.monotonic()
+
+    @property
+    def connected(self) -> bool:
+        return self.host.connected
+
+    def tmux(self, socket_name: str | None = None, agent: AgentSession | None = None) -> TmuxServer:
+        """The configured tmux server on this host, or the one on ``socket_name`` (a name
+        as ``tmux -L`` takes it, refused otherwise: never a path). The configured one is
+        made with ``agent``, the session it is started with."""
+        configured = ServerAddress(self.settings.socket_name, self.settings.socket_path, self.host)
+        if socket_name is not None:
+            check_socket_name(socket_name)
+            address = ServerAddress(socket_name=socket_name, host=self.host)
+        else:
+            address = configured
+        server = self._servers.get(address)
+        if server is None:
+            # only the configured server is started when it is not running (with the
+            # agent's session); naming it by socket_name is naming the same server
+            started_with = agent if address == configured else None
+            server = self._servers[address] = TmuxServer(address, agent=started_with)
+        return server
+
+    @property
+    def servers(self) -> list[TmuxServer]:
+        return list(self._servers.values())
+
+    @contextlib.asynccontextmanager
+    async def in_use(self) -> AsyncIterator[HostScope]:
+        """A call runs here: the host is not closed as idle until it ends."""
+        async with self._changing:
+            self._calls += 1
+        try:
+            yield self
+        finally:
+            self._calls -= 1
+            self.touch()
+
+    def idle(self, now: float, idle_seconds: float) -> bool:
+        """Connected, and for ``idle_seconds`` no call and nothing of schemux's kept
+        there: no program (its output is read through the connection)."""
+        return (
+            self.connected
+            and self._calls == 0
+            and now - self.last_used >= idle_seconds
+            and not self.programs.listed()
+        )
+
+    async def close_idle(self, idle_seconds: float) -> bool:
+        """Close the connection when the host is still idle; it opens again at the next
+        call. Whether it was closed."""
+        async with self._changing:
+            if not self.idle(time.monotonic(), idle_seconds):
+                return False
+            await self._close_connection()
+            return True
+
+    async def _close_connection(self) -> None:
+        for server in self._servers.values():
+            await server.close()
+        await asyncio.to_thread(self.host.close)
+
+    async def close(self) -> None:
+        """End the programs still running, the tmux control clients and the connection."""
+        await self.programs.close()
+        await self._close_connection()
+
+
+class Fleet:
+    """The hosts of one running schemux, by name (see the module). ``held(name)`` says
+    whether something outside the calls (a resource subscription) keeps a host in use."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        host: Host | None = None,
+        held: Callable[[str], bool] = lambda name: False,
+    ) -> None:
+        self.settings = settings
+        fleet = settings.fleet
+        if fleet.hosts:
+            configured: Sequence[NamedHost] = fleet.hosts
+            self._made: dict[str, Host | None] = {each.name: None for each in configured}
+            self._targets = {each.name: each for each in configured}
+            self.default = fleet.default if fleet.default is not None else configured[0].name
+        else:
+            only = host if host is not None else host_for(settings.host_target)
+            self.default = only.label()
+            self._made = {self.default: only}
+            self._targets = {self.default: NamedHost(self.default, settings.host_target)}
+        self.names: tuple[str, ...] = tuple(self._targets)
+        groups: dict[str, list[str]] = {}
+        for named in self._targets.values():
+            for group in named.groups:
+                groups.setdefault(group, []).append(named.name)
+        self.groups: dict[str, tuple[str, ...]] = {g: tuple(n) for g, n in groups.items()}
+        self.idle_seconds = fleet.idle_seconds
+        self._slots = asyncio.Semaphore(fleet.max_connecting)
+        self._scopes: dict[str, HostScope] = {}
+        self._held = held
+        self._sweeper: asyncio.Task[None] | None = None
+        self._idle_closes: set[asyncio.Task[bool]] = set()
+
+    @property
+    def several(self) -> bool:
+        """Whether calls choose among hosts (more than one is configured)."""
+        return len(self.names) > 1
+
+    def check(self, name: str, field: str = "host") -> str:
+        """``name``, when it is a configured host's; SchemuxError naming ``field`` else."""
+        if name not in self._targets:
+            raise SchemuxError(
+                f"{field}: {preview(name)} is not a configured host",
+                suggestion=f"give one of {', '.join(self.names)}",
+            )
+        return name
+
+    def select(
+        self,
+        names: Sequence[str] | None = None,
+        group: str | None = None,
+        every: bool = False,
+    ) -> list[str]:
+        """The hosts named, those of ``group``, or ``every`` one, in configuration order
+        and each once; SchemuxError naming the unknown host or group."""
+        chosen: set[str] = set()
+        if every:
+            chosen.update(self.names)
+        for name in names or ():
+            chosen.add(self.check(name, "hosts"))
+        if group is not None:
+            if group not in self.groups:
+                known = ", ".join(self.groups) or "none are configured"
+                raise SchemuxError(
+                    f"group: {preview(group)} is not a configured group of hosts ({known})"
+                )
+            chosen.update(self.groups[group])
+        return [name for name in self.names if name in chosen]
+
+    def on(self, name: str) -> HostScope:
+        """The scope of host ``name``, made at its first use (its host is connected at
+        its first command, not now)."""
+        scope = self._scopes.get(name)
+        if scope is None:
+            host = self._made.get(self.check(name))
+            if host is None:
+                host = self._made[name] = host_for(self._targets[name].target)
+            scope = self._scopes[name] = HostScope(name, host, self.settings, self._slots)
+        self._watch_idle()
+        return scope
+
+    @property
+    def scopes(self) -> list[HostScope]:
+        """The scopes made so far, in configuration order."""
+        return [self._scopes[name] for name in self.names if name in self._scopes]
+
+    def _watch_idle(self) -> None:
+        if self._sweeper is not None:
+            return
+        with contextlib.suppress(RuntimeError):  # no event loop: nothing to sweep with
+            asyncio.get_running_loop()
+            self._sweeper = asyncio.ensure_future(self._sweep())
+
+    async def _sweep(self) -> None:
+        pause = min(self.idle_seconds / SWEEPS_PER_IDLE, LONGEST_SWEEP_SECONDS)
+        while True:
+            await asyncio.sleep(pause)
+            now = time.monotonic()
+            for scope in self.scopes:
+                if scope.idle(now, self.idle_seconds) and not self._held(scope.name):
+                    # each host on its own: a slow close holds up no other host
+                    closing = asyncio.ensure_future(scope.close_idle(self.idle_seconds))
+                    self._idle_closes.add(closing)
+                    closing.add_done_callback(self._idle_closes.discard)
+
+    async def close(self) -> None:
+        """Every scope closed, in parallel (one slow host delays none of the others)."""
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            await asyncio.gather(self._sweeper, *self._idle_closes, return_exceptions=True)
+        await asyncio.gather(*(scope.close() for scope in self.scopes), return_exceptions=True)
+        for name, host in self._made.items():
+            if name not in self._scopes and host is not None:
+                await asyncio.to_thread(host.close)
