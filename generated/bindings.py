@@ -15,6 +15,7 @@ HANDLED: tuple[HandledTool, ...] = (
     HandledTool("capture_since", "CaptureSinceInput"),
     HandledTool("read_program", "ReadProgramInput"),
     HandledTool("run_command", "RunCommandInput"),
+    HandledTool("run_command_on_hosts", "RunCommandOnHostsInput"),
     HandledTool("run_program", "RunProgramInput"),
     HandledTool("run_shell_command", "RunShellCommandInput"),
     HandledTool("send_keys", "SendKeysInput", wraps_result=True),
@@ -32,4 +33,4 @@ HANDLED: tuple[HandledTool, ...] = (
 BINDINGS: dict[str, ToolBinding] = load_bindings(HANDLED)
 
 # Documented in schemas/tools/ but without a handler module yet.
-UNSERVED: tuple[str, ...] = ("run_command_on_hosts",)
+UNSERVED: tuple[str, ...] = ()

@@ -53,3 +53,6 @@ TASK_TOOLS: tuple[str, ...] = (
     "wait_for_channel",
     "wait_for_text",
 )
+
+# the tools served only while more than one host is configured, in name order
+SEVERAL_HOSTS_TOOLS: tuple[str, ...] = ("run_command_on_hosts",)

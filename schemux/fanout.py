@@ -1,11 +1,14 @@
 """One shell command run in the agent pane of many hosts at once, each host's answer its own.
 
-Each host runs the command as ``run_command`` runs one without a target there
-(``shell_commands.run_in_shell`` in the pane ``targets.resolve_pane`` picks), in a task of
-its own: a host that cannot be reached, whose tmux server goes away, or that is slow
-answers its own error or timeout, and the others are not held up by it. The call's
-timeout is each host's, counted from the call's start and connecting included. A host's
-fault is its answer, never the call's; only bad input, refused before anything runs, is.
+Each host of the context's fleet runs the command as ``run_command`` runs one without a
+target there (``shell_commands.run_in_shell`` in the pane ``targets.resolve_pane`` picks),
+in a task of its own, the host held in use meanwhile (never closed as idle under it); the
+fleet lets only a few hosts connect at once, so a thousand hosts never open a thousand
+connections in one burst. A host that cannot be reached, whose tmux server goes away,
+or that is slow answers its own error or timeout, and the others are not held up by it.
+The call's timeout is each host's, counted from the call's start and connecting
+included. A host's fault is its answer, never the call's; only bad input, refused before
+anything runs, is.
 
 Cancelled, the call cancels every host's run, each of which interrupts its command and
 cleans up as a cancelled ``run_command`` does; the call ends once all of them have.
@@ -16,19 +19,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from schemux import progress
+from schemux.context import ToolContext
 from schemux.errors import SchemuxError
 from schemux.shell_commands import ShellCommandResult, check_command, run_in_shell
 from schemux.targets import PaneTarget, resolve_pane
-from schemux.tmux import TmuxServer
 
 logger = logging.getLogger("schemux")
-
-# a host's tmux server, once the host is reached (or SchemuxError saying why not)
-ServerOpener = Callable[[], Awaitable[TmuxServer]]
 
 
 @dataclass(frozen=True)
@@ -51,22 +51,26 @@ class HostAnswer:
 
 
 async def run_on_hosts(
-    hosts: Sequence[tuple[str, ServerOpener]],
+    ctx: ToolContext,
+    hosts: Sequence[str],
     command: str,
     *,
     timeout: float,
     suppress_history: bool,
 ) -> list[HostAnswer]:
-    """Run ``command`` on every host of ``hosts`` (name, and how to reach its server) at
-    once; their answers in the same order. A command the shells could not take is
-    refused before any host is reached."""
+    """Run ``command`` on every host named in ``hosts`` (configured ones) at once; their
+    answers in the same order. A command the shells could not take is refused before
+    any host is reached."""
     check_command(command, suppress_history)
     started = time.monotonic()
     answered = 0
 
-    async def one(name: str, opener: ServerOpener) -> HostAnswer:
+    async def one(name: str) -> HostAnswer:
         nonlocal answered
-        answer = await _run_on_host(name, opener, command, started, timeout, suppress_history)
+        async with ctx.on(name).in_use():
+            answer = await _run_on_host(
+                ctx.routed(name), command, started, timeout, suppress_history
+            )
         answered += 1
         await progress.announce(
             f"host {name}: {answer.describe()}; {answered} of {len(hosts)} hosts answered"
@@ -74,24 +78,24 @@ async def run_on_hosts(
         return answer
 
     async with asyncio.TaskGroup() as group:
-        runs = [group.create_task(one(name, opener)) for name, opener in hosts]
+        runs = [group.create_task(one(name)) for name in hosts]
     return [run.result() for run in runs]
 
 
 async def _run_on_host(
-    name: str,
-    opener: ServerOpener,
+    ctx: ToolContext,
     command: str,
     started: float,
     timeout: float,
     suppress_history: bool,
 ) -> HostAnswer:
-    """One host's run; whatever goes wrong on it is its answer."""
+    """One host's run (``ctx`` routed to it); whatever goes wrong on it is its answer."""
+    name = ctx.where
     pane_id = None
     try:
         try:
             async with asyncio.timeout(timeout):
-                server = await opener()
+                server = ctx.tmux()
                 pane = await resolve_pane(server, PaneTarget())
         except TimeoutError:
             raise SchemuxError(

@@ -7,17 +7,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel
-
-
-class Hosts(RootModel[list[str]]):
-    root: Annotated[
-        list[str],
-        Field(
-            description="The configured hosts to run it on, by name. The results come in this order.",
-            min_length=1,
-        ),
-    ] = None
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class RunCommandOnHostsInput(BaseModel):
@@ -27,10 +17,7 @@ class RunCommandOnHostsInput(BaseModel):
     )
     command: Annotated[str, Field(description="Shell command to run in each host's agent pane.")]
     hosts: Annotated[
-        Hosts | None,
-        Field(
-            description="The configured hosts to run it on, by name. The results come in this order."
-        ),
+        list[str] | None, Field(description="The configured hosts to run it on, by name.")
     ] = None
     group: Annotated[
         str | None, Field(description="A configured group of hosts to run it on, instead of hosts.")
@@ -113,9 +100,7 @@ class RunCommandOnHostsOutput(BaseModel):
     )
     results: Annotated[
         list[HostCommandResult],
-        Field(
-            description="One entry per host, in the order of hosts (or of the group, or of the configuration)."
-        ),
+        Field(description="One entry per host, in the order the hosts are configured."),
     ]
     exited_zero: Annotated[int, Field(description="How many hosts' commands exited with status 0.")]
     exited_nonzero: Annotated[
