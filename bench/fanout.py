@@ -40,7 +40,7 @@ from mcp import Client, StdioServerParameters
 if __package__ in (None, ""):  # run as a script: make `bench` importable from the root
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import machine_facts, schemux_params, summary
+from bench.common import cpu_seconds, machine_facts, schemux_params, summary
 from schemux.config import ENV_HOST, ENV_SSH_CONFIG
 from tests.process_table import processes
 from tests.ssh_server import ALIAS, available, ssh_server
@@ -152,13 +152,18 @@ class Holdings:
         }
 
 
-def schemux_pid() -> int:
-    """The one ``python -m schemux serve`` child of this process."""
-    found = [
+def schemux_pids() -> list[int]:
+    """The ``python -m schemux serve`` children of this process."""
+    return [
         process.pid
         for process in processes()
         if process.ppid == os.getpid() and b"schemux" in process.argv and b"serve" in process.argv
     ]
+
+
+def schemux_pid() -> int:
+    """The one ``python -m schemux serve`` child of this process."""
+    found = schemux_pids()
     if len(found) != 1:
         raise RuntimeError(f"expected one schemux serve child, found {found}")
     return found[0]
@@ -211,25 +216,36 @@ def _rss_mb(pid: int) -> float:
 
 
 async def ratio_run(args: argparse.Namespace, socket: str) -> dict[str, Any]:
-    """Fan-out to ``args.hosts`` hosts against one host's run_command, alternating."""
+    """Fan-out to ``args.hosts`` hosts against one host's run_command, alternating; and
+    the CPU each schemux spent on its calls (its own, from /proc), apart from its hosts'
+    (here on this machine too, on a fleet on each host)."""
     with exec_hosts(args.hosts, socket, "f") as fleet, exec_hosts(1, socket, "s") as single:
         named = [f"{host.name}=exec:{host.prefix}" for host in fleet]
         timings: dict[str, list[float]] = {"fan_out": [], "one_host": []}
-        async with (
-            Client(fleet_params(socket, named)) as many,
-            Client(single_params(socket, single[0])) as one,
-        ):
-            for index in range(args.warmup + args.calls):
-                fan = await fan_out(many, args.hosts)
-                alone = await one_host(one)
-                if index >= args.warmup:
-                    timings["fan_out"].append(fan)
-                    timings["one_host"].append(alone)
+        cpu = dict.fromkeys(timings, 0.0)
+        async with Client(fleet_params(socket, named)) as many:
+            many_pid = schemux_pid()
+            async with Client(single_params(socket, single[0])) as one:
+                one_pid = next(pid for pid in schemux_pids() if pid != many_pid)
+                for index in range(args.warmup + args.calls):
+                    timed = index >= args.warmup
+                    before = cpu_seconds(many_pid).own
+                    fan = await fan_out(many, args.hosts)
+                    middle = cpu_seconds(many_pid).own, cpu_seconds(one_pid).own
+                    alone = await one_host(one)
+                    if timed:
+                        timings["fan_out"].append(fan)
+                        timings["one_host"].append(alone)
+                        cpu["fan_out"] += middle[0] - before
+                        cpu["one_host"] += cpu_seconds(one_pid).own - middle[1]
     figures = {name: summary(seconds) for name, seconds in timings.items()}
+    schemux_cpu_ms = {name: total * 1000 / args.calls for name, total in cpu.items()}
     return {
         "hosts": args.hosts,
         **figures,
         "ratio": figures["fan_out"]["median_ms"] / figures["one_host"]["median_ms"],
+        "schemux_cpu_ms": schemux_cpu_ms,
+        "schemux_cpu_ratio": schemux_cpu_ms["fan_out"] / figures["one_host"]["median_ms"],
     }
 
 
@@ -325,8 +341,13 @@ def render(report: dict[str, Any]) -> str:
             f"{row['min_ms']:10.1f}{row['max_ms']:10.1f}"
         )
     verdict = "PASS" if fan["ratio"] <= FAN_OUT_BAR else "MISS"
+    cpu = fan["schemux_cpu_ms"]
     lines += [
         f"  fan-out / one host (median): {fan['ratio']:.2f} (bar {FAN_OUT_BAR:g}: {verdict})",
+        f"  schemux's own CPU per call: fan-out {cpu['fan_out']:.1f} ms "
+        f"({cpu['fan_out'] / fan['hosts']:.1f} ms a host), one host {cpu['one_host']:.1f} ms; "
+        f"the fan-out's / one host's wall time {fan['schemux_cpu_ratio']:.2f} (what bounds "
+        "it when the hosts' shells and tmux run on the hosts)",
         "",
         "an idle connected host, on this machine, per host (schemux's descendants; fds and "
         "RSS of schemux itself, then of its descendants)",
