@@ -232,6 +232,7 @@ class CallRecord:
     outcome: str = OK
     pane: str | None = None
     program: str | None = None
+    host: str | None = None  # the host the call ran on, when it chose one
     returned: int = 0
     ended: bool = False  # tasks the call started may outlive it: their notes are not its
 
@@ -253,7 +254,7 @@ class CallRecord:
             "session": self.session,
             "pid": pid,
             "tool": self.tool[: LIMITS.text],
-            "host": host,
+            "host": self.host or host,
         }
         pane = self.pane or targets.get("pane")
         program = self.program or targets.get("program")
@@ -301,6 +302,13 @@ def note_program(program_id: str, pane_id: str) -> None:
     if call is not None:
         call.program = program_id
         call.pane = pane_id or call.pane
+
+
+def note_host(name: str) -> None:
+    """The call in progress runs on the configured host ``name``."""
+    call = _in_progress()
+    if call is not None:
+        call.host = name
 
 
 def _client(request_context: Any) -> dict[str, str] | None:

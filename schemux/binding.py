@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from pydantic import BaseModel
 
 from schemux.config import SchemaMode
+from schemux.host_addressing import HostChoice
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
@@ -143,12 +144,24 @@ class ToolBinding:
         )
 
     def served_document(
-        self, mode: SchemaMode = "projected", served: Collection[str] | None = None
+        self,
+        mode: SchemaMode = "projected",
+        served: Collection[str] | None = None,
+        hosts: HostChoice | None = None,
     ) -> dict[str, Any]:
         """The Tool document tools/list serves in ``mode`` when the tools ``served`` are
         (all when None; advice needing another is left out). Every mode but ``compact``
         carries the exact outputSchema, which clients check results against (a model
-        never sees it); ``compact`` saves its bytes for clients that never read it."""
+        never sees it); ``compact`` saves its bytes for clients that never read it. With
+        ``hosts`` (several configured), the inputSchema also takes ``host``."""
+        told = self._served_document(mode, served)
+        if hosts is not None:
+            told["inputSchema"] = hosts.with_host(
+                told["inputSchema"], strict=mode == "openai-strict"
+            )
+        return told
+
+    def _served_document(self, mode: SchemaMode, served: Collection[str] | None) -> dict[str, Any]:
         told = dict(self.told if self.told is not None else self.document)
         told.pop("_meta", None)
         advice = [

@@ -59,6 +59,35 @@ def build_parser() -> argparse.ArgumentParser:
         "'docker exec -i CTR', 'kubectl exec -i POD --' (env SCHEMUX_EXEC)",
     )
     tmux_options.add_argument(
+        "--host",
+        dest="hosts",
+        action="append",
+        default=[],
+        metavar="NAME=DEST",
+        help="serve the host NAME too (repeatable): DEST as --ssh takes it, 'local' (this "
+        "machine) or 'exec:PREFIX' (as --exec takes it); with several hosts, each tool takes "
+        "'host' (env SCHEMUX_HOST, one a line or ';'-separated)",
+    )
+    tmux_options.add_argument(
+        "--hosts",
+        dest="hosts_file",
+        metavar="FILE",
+        help="serve the hosts of the TOML file FILE: [hosts.NAME] tables of kind, "
+        "destination or prefix, ssh_config, groups (env SCHEMUX_HOSTS)",
+    )
+    tmux_options.add_argument(
+        "--default-host",
+        metavar="NAME",
+        help="the host of a call that names none (env SCHEMUX_DEFAULT_HOST; default the "
+        "first configured)",
+    )
+    tmux_options.add_argument(
+        "--max-connecting",
+        type=int,
+        metavar="N",
+        help="at most N hosts connecting at once (env SCHEMUX_MAX_CONNECTING, default 8)",
+    )
+    tmux_options.add_argument(
         "--wait-ceiling",
         type=float,
         metavar="SECONDS",
@@ -230,14 +259,22 @@ def main(argv: list[str] | None = None) -> int:
             audit_log=getattr(args, "audit_log", None),
             no_audit=getattr(args, "no_audit", False),
             audit_redact=getattr(args, "audit_redact", False),
+            hosts=tuple(getattr(args, "hosts", ())),
+            hosts_file=getattr(args, "hosts_file", None),
+            default_host=getattr(args, "default_host", None),
+            max_connecting=getattr(args, "max_connecting", None),
         )
         check_gate_setting(settings.program_gate)
         if args.command in ("serve", "call"):
             logs.configure(os.environ, args.log_level, args.log_file)
         selected = select(BINDINGS, settings.tools, several_hosts=settings.several_hosts)
         http = http_options(args) if args.command == "serve" else None
-        host = host_for(settings.host_target)
-        tmux_version = host.check_tmux() if args.command != "tools" else ""
+        if settings.named_hosts:  # each host is connected at its first call
+            names = [named.name for named in settings.fleet.hosts]
+            tmux_version = f"{len(names)} hosts ({', '.join(names)})"
+        else:
+            host = host_for(settings.host_target)
+            tmux_version = host.check_tmux() if args.command != "tools" else ""
         listener = http.listen() if http is not None else None
     except (ConfigError, TmuxUnavailable, SchemuxError) as error:
         print(f"schemux: {error}", file=sys.stderr)
@@ -282,6 +319,10 @@ def run_doctor(args: argparse.Namespace) -> int:
         audit_log=args.audit_log,
         no_audit=args.no_audit,
         audit_redact=args.audit_redact,
+        hosts=tuple(args.hosts),
+        hosts_file=args.hosts_file,
+        default_host=args.default_host,
+        max_connecting=args.max_connecting,
     )
     checks = diagnose(os.environ, options)
     print(f"schemux {__version__} doctor")

@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -31,6 +32,7 @@ from schemux.config import (
     ENV_TRACKING_BACKEND,
     AuditSettings,
     GateSetting,
+    NamedHost,
     Settings,
     TrackingSetting,
     settings_from,
@@ -95,6 +97,10 @@ class Options:
     audit_log: str | None = None
     no_audit: bool = False
     audit_redact: bool = False
+    hosts: tuple[str, ...] = ()
+    hosts_file: str | None = None
+    default_host: str | None = None
+    max_connecting: int | None = None
 
 
 def diagnose(env: Mapping[str, str], options: Options) -> list[Check]:
@@ -114,10 +120,31 @@ def diagnose(env: Mapping[str, str], options: Options) -> list[Check]:
             audit_log=options.audit_log,
             no_audit=options.no_audit,
             audit_redact=options.audit_redact,
+            hosts=options.hosts,
+            hosts_file=options.hosts_file,
+            default_host=options.default_host,
+            max_connecting=options.max_connecting,
         )
     except ConfigError as error:
         problem = Check("settings", "fail", str(error), "correct or unset that setting")
         settings = None
+    if settings is not None and settings.named_hosts:
+        checks = check_fleet(settings)
+    else:
+        checks = _check_the_host(settings, problem)
+    checks.append(check_runtime_directory())
+    checks.append(check_tracking(settings.tracking_backend if settings else None))
+    checks.append(check_program_gate(settings.program_gate if settings else "auto"))
+    checks.append(check_http(env, options))
+    if settings is not None:
+        checks.append(check_tools(settings))
+        checks.append(check_audit(settings.audit))
+    return checks
+
+
+def _check_the_host(settings: Settings | None, problem: Check | None) -> list[Check]:
+    """The one host (``--ssh``, ``--exec`` or this machine): tmux there, perl for
+    programs on another host, and the configured server."""
     host = host_for(settings.host_target if settings is not None else None)
     try:  # the run owns its host: an ssh master ends with the checks that used it
         tmux = check_tmux_program() if host.pids_here else check_host(host)
@@ -131,14 +158,33 @@ def diagnose(env: Mapping[str, str], options: Options) -> list[Check]:
                 checks.append(check_server(settings, host))
     finally:
         host.close()
-    checks.append(check_runtime_directory())
-    checks.append(check_tracking(settings.tracking_backend if settings else None))
-    checks.append(check_program_gate(settings.program_gate if settings else "auto"))
-    checks.append(check_http(env, options))
-    if settings is not None:
-        checks.append(check_tools(settings))
-        checks.append(check_audit(settings.audit))
     return checks
+
+
+def check_fleet(settings: Settings) -> list[Check]:
+    """Every host configured by name (``--host``, ``--hosts``), all at once (at most
+    ``--max-connecting`` connecting together): one line each, in configuration order."""
+    hosts = settings.fleet.hosts
+    with ThreadPoolExecutor(settings.fleet.max_connecting) as pool:
+        return list(pool.map(check_named_host, hosts))
+
+
+def check_named_host(named: NamedHost) -> Check:
+    """One host of the fleet: reached, its tmux, and perl where programs need it there
+    (a host that is not this machine); the run owns the host it makes."""
+    name = f"host {named.name}"
+    host = host_for(named.target)
+    try:
+        tmux = check_tmux_program() if host.pids_here else check_host(host)
+        if tmux.status != "ok":
+            return Check(name, tmux.status, f"{host.describe()}: {tmux.found}", tmux.fix)
+        if host.pids_here:
+            return Check(name, "ok", f"{host.kind}: {tmux.found}")
+        perl = check_remote_perl(host)
+        found = f"{host.kind}: {tmux.found}; {perl.found}"
+        return Check(name, perl.status, found, perl.fix)
+    finally:
+        host.close()
 
 
 def exit_status(checks: Sequence[Check]) -> int:

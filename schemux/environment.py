@@ -34,6 +34,26 @@ VARIABLES: tuple[Variable, ...] = (
         "the tmux server is where this command prefix runs commands (--exec)",
     ),
     Variable(
+        config.ENV_HOST,
+        "unset",
+        "hosts by name, NAME=DEST, NAME=local or NAME=exec:PREFIX, one a line or ';'-separated "
+        "(--host)",
+    ),
+    Variable(config.ENV_HOSTS, "unset", "a TOML file of hosts by name (--hosts)"),
+    Variable(
+        config.ENV_DEFAULT_HOST, "the first", "the host of a call naming none (--default-host)"
+    ),
+    Variable(
+        config.ENV_MAX_CONNECTING,
+        f"{config.DEFAULT_MAX_CONNECTING}",
+        "at most this many hosts connecting at once (--max-connecting)",
+    ),
+    Variable(
+        config.ENV_HOST_IDLE,
+        f"{config.DEFAULT_HOST_IDLE_SECONDS:g}",
+        "seconds a host goes unused before its connection is closed (reopened on use)",
+    ),
+    Variable(
         config.ENV_WAIT_CEILING,
         f"{config.DEFAULT_WAIT_CEILING_SECONDS:g}",
         "longest wait of any call, in seconds (--wait-ceiling)",

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 
-from schemux.config import AgentSession, GateSetting, NamedHost, Settings
+from schemux.config import AgentSession, GateSetting, HostTarget, NamedHost, Settings
 from schemux.errors import SchemuxError, preview
 from schemux.hosts import Host
 from schemux.hosts.kinds import host_for
@@ -26,6 +27,7 @@ from schemux.tmux import ServerAddress, TmuxServer, check_socket_name
 # how often, at most, the idle hosts are looked for: a fraction of the idle time
 SWEEPS_PER_IDLE = 4
 LONGEST_SWEEP_SECONDS = 30.0
+logger = logging.getLogger("schemux")
 
 
 class ConnectingHost:
@@ -38,6 +40,7 @@ class ConnectingHost:
         self._slots = slots
         self._scope = scope
         self.connected = False  # a connect succeeded since the last close
+        self._connecting = asyncio.Lock()
 
     @property
     def kind(self) -> str:
@@ -75,15 +78,21 @@ class ConnectingHost:
     async def connect(self) -> None:
         """Connected already (and not lost): the host's own quick check. Otherwise the
         connect waits for a slot: the fleet's hosts connect a few at a time, and a host
-        that is slow to connect holds only its own slot, never another host's calls."""
+        that is slow to connect holds only its own slot, never another host's calls. The
+        callers of one host at once share its one connect (and slot)."""
         self._scope.touch()
-        if self.connected and self.inner.lost() is None:
-            await self.inner.connect()
-            return
-        async with self._slots:
-            self._scope.connects += 1
-            await self.inner.connect()
-        self.connected = True
+        if not self._up():
+            async with self._connecting:
+                if not self._up():
+                    async with self._slots:
+                        self._scope.connects += 1
+                        await self.inner.connect()
+                    self.connected = True
+                    return
+        await self.inner.connect()
+
+    def _up(self) -> bool:
+        return self.connected and self.inner.lost() is None
 
     def check_tmux(self) -> str:
         return self.inner.check_tmux()
@@ -120,11 +129,13 @@ class HostScope:
         self.name = name
         self.where = name
         self.settings = settings
-        self.host = ConnectingHost(host, slots, self)
+        self.host = host
+        # what its tmux servers reach it by: connects bounded, use noted
+        self.connecting = ConnectingHost(host, slots, self)
         limits = settings.program_limits
         # programs run on the host, in the program host it makes
         self.programs = ProgramStore(
-            self.host.program_host(limits.max_running, settings.program_gate), limits
+            host.program_host(limits.max_running, settings.program_gate), limits
         )
         self.connects = 0  # connects begun (the first call's, and each after a close)
         self.last_used = time.monotonic()
@@ -137,16 +148,17 @@ class HostScope:
 
     @property
     def connected(self) -> bool:
-        return self.host.connected
+        return self.connecting.connected
 
     def tmux(self, socket_name: str | None = None, agent: AgentSession | None = None) -> TmuxServer:
         """The configured tmux server on this host, or the one on ``socket_name`` (a name
         as ``tmux -L`` takes it, refused otherwise: never a path). The configured one is
         made with ``agent``, the session it is started with."""
-        configured = ServerAddress(self.settings.socket_name, self.settings.socket_path, self.host)
+        settings, host = self.settings, self.connecting
+        configured = ServerAddress(settings.socket_name, settings.socket_path, host)
         if socket_name is not None:
             check_socket_name(socket_name)
-            address = ServerAddress(socket_name=socket_name, host=self.host)
+            address = ServerAddress(socket_name=socket_name, host=host)
         else:
             address = configured
         server = self._servers.get(address)
@@ -194,23 +206,27 @@ class HostScope:
     async def _close_connection(self) -> None:
         for server in self._servers.values():
             await server.close()
-        await asyncio.to_thread(self.host.close)
+        await asyncio.to_thread(self.connecting.close)
 
     async def close(self) -> None:
         """End the programs still running, the tmux control clients and the connection."""
-        await self.programs.close()
-        await self._close_connection()
+        try:
+            await self.programs.close()
+        finally:
+            await self._close_connection()
 
 
 class Fleet:
     """The hosts of one running schemux, by name (see the module). ``held(name)`` says
-    whether something outside the calls (a resource subscription) keeps a host in use."""
+    whether something outside the calls (a resource subscription) keeps a host in use;
+    ``make_host`` makes a named host from its settings."""
 
     def __init__(
         self,
         settings: Settings,
         host: Host | None = None,
         held: Callable[[str], bool] = lambda name: False,
+        make_host: Callable[[HostTarget | None], Host] = host_for,
     ) -> None:
         self.settings = settings
         fleet = settings.fleet
@@ -220,7 +236,7 @@ class Fleet:
             self._targets = {each.name: each for each in configured}
             self.default = fleet.default if fleet.default is not None else configured[0].name
         else:
-            only = host if host is not None else host_for(settings.host_target)
+            only = host if host is not None else make_host(settings.host_target)
             self.default = only.label()
             self._made = {self.default: only}
             self._targets = {self.default: NamedHost(self.default, settings.host_target)}
@@ -234,6 +250,7 @@ class Fleet:
         self._slots = asyncio.Semaphore(fleet.max_connecting)
         self._scopes: dict[str, HostScope] = {}
         self._held = held
+        self._make_host = make_host
         self._sweeper: asyncio.Task[None] | None = None
         self._idle_closes: set[asyncio.Task[bool]] = set()
 
@@ -280,10 +297,17 @@ class Fleet:
         if scope is None:
             host = self._made.get(self.check(name))
             if host is None:
-                host = self._made[name] = host_for(self._targets[name].target)
+                host = self._made[name] = self._make_host(self._targets[name].target)
             scope = self._scopes[name] = HostScope(name, host, self.settings, self._slots)
         self._watch_idle()
         return scope
+
+    def program_host(self, program_id: str) -> str | None:
+        """The host whose programs include ``program_id`` (ids are random, never reused)."""
+        for scope in self.scopes:
+            if any(program.id == program_id for program in scope.programs.listed()):
+                return scope.name
+        return None
 
     @property
     def scopes(self) -> list[HostScope]:
@@ -291,7 +315,9 @@ class Fleet:
         return [self._scopes[name] for name in self.names if name in self._scopes]
 
     def _watch_idle(self) -> None:
-        if self._sweeper is not None:
+        """Hosts configured by name are closed when idle; the one host of ``--ssh`` or
+        ``--exec`` stays connected as long as schemux serves, as it always did."""
+        if self._sweeper is not None or not self.settings.named_hosts:
             return
         with contextlib.suppress(RuntimeError):  # no event loop: nothing to sweep with
             asyncio.get_running_loop()
@@ -314,7 +340,12 @@ class Fleet:
         if self._sweeper is not None:
             self._sweeper.cancel()
             await asyncio.gather(self._sweeper, *self._idle_closes, return_exceptions=True)
-        await asyncio.gather(*(scope.close() for scope in self.scopes), return_exceptions=True)
+        closed = await asyncio.gather(
+            *(scope.close() for scope in self.scopes), return_exceptions=True
+        )
+        for scope, outcome in zip(self.scopes, closed, strict=True):
+            if isinstance(outcome, BaseException):  # the others were closed all the same
+                logger.error("closing host %s failed", scope.name, exc_info=outcome)
         for name, host in self._made.items():
             if name not in self._scopes and host is not None:
                 await asyncio.to_thread(host.close)

@@ -21,7 +21,7 @@ def tmux_server_text(settings: Settings) -> str:
     if settings.socket_path is not None:
         return f"-S {settings.socket_path}"
     name = settings.socket_name
-    if settings.host_target is not None:  # the socket is in the other host's tmux directory
+    if settings.host_target is not None or settings.named_hosts:  # in each host's directory
         return f"-L {name}" if name is not None else "default"
     socket = os.path.join(socket_directory(), name or "default")
     return f"-L {name} ({socket})" if name is not None else f"default ({socket})"

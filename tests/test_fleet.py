@@ -1,0 +1,637 @@
+"""Many hosts in one schemux (issue 20): hosts configured by name, every tool routed by
+its ``host``, references and program ids routing themselves, bad hosts refused before
+anything runs, and connections made lazily, bounded, closed when idle.
+
+The hosts are this machine and two exec-kind hosts whose prefix (``env TMUX_TMPDIR=DIR``)
+puts their tmux servers in a directory of their own: three tmux servers of one socket
+name, told apart by where tmux runs, as hosts are. Exec-kind hosts are reached as other
+machines are (their pids are not taken for this machine's: programs there run under the
+helper and Perl gate). The ssh fixture's sshd adds a host reached by OpenSSH.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from schemux.config import (
+    AuditSettings,
+    ExecTarget,
+    FleetSettings,
+    HostTarget,
+    NamedHost,
+    Settings,
+    SshTarget,
+)
+from schemux.context import ToolContext
+from schemux.errors import SchemuxError
+from schemux.fleet import Fleet
+from schemux.generated.bindings import BINDINGS
+from schemux.host_addressing import HostChoice
+from schemux.hosts import Host
+from schemux.hosts.local import LocalHost
+from schemux.server import build_server
+from tests.conftest import stdio_parameters
+from tests.ssh_server import ALIAS, SshServer, ssh_server
+from tests.support import call, call_error, remove_server, tagged_socket_name
+from tests.test_ssh import HOSTILE_WORDS
+
+pytestmark = pytest.mark.anyio
+
+NAMES = ("here", "alpha", "beta")
+HOSTILE_HOSTS: list[Any] = [
+    "", "gamma", "HERE", "here ", " here", "-L", "here;id", "$(id)", "../alpha", "alpha\n",
+    "alpha\x00", "al*", 7, True, ["alpha"], {"name": "alpha"},
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def host_dirs() -> Iterator[dict[str, str]]:
+    """The TMUX_TMPDIR of each exec host (short: a socket's path is at most 107 bytes)."""
+    dirs = {name: tempfile.mkdtemp(prefix="sxf-", dir="/tmp") for name in NAMES[1:]}
+    try:
+        yield dirs
+    finally:
+        for path in dirs.values():
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def exec_target(directory: str) -> ExecTarget:
+    return ExecTarget(("env", f"TMUX_TMPDIR={directory}"))
+
+
+@pytest.fixture(scope="module")
+def fleet_socket(host_dirs: dict[str, str]) -> Iterator[str]:
+    """The socket name of every host's server; each is killed afterwards."""
+    name = tagged_socket_name("fleet")
+    try:
+        yield name
+    finally:
+        for directory in host_dirs.values():
+            subprocess.run(
+                [*exec_target(directory).prefix, "tmux", "-L", name, "kill-server"],
+                capture_output=True, timeout=30, check=False,
+            )  # fmt: skip
+        remove_server(name)
+
+
+def fleet_settings(socket: str, dirs: dict[str, str], **fleet: Any) -> Settings:
+    hosts = (
+        NamedHost("here"),
+        NamedHost("alpha", exec_target(dirs["alpha"]), ("remote",)),
+        NamedHost("beta", exec_target(dirs["beta"]), ("remote",)),
+    )
+    return Settings(socket_name=socket, wait_ceiling=30, fleet=FleetSettings(hosts, **fleet))
+
+
+@pytest.fixture(scope="module")
+async def fleet(
+    anyio_backend: str, fleet_socket: str, host_dirs: dict[str, str]
+) -> AsyncIterator[tuple[Client, ToolContext]]:
+    context = ToolContext(fleet_settings(fleet_socket, host_dirs))
+    try:
+        async with Client(build_server(context, BINDINGS)) as client:
+            yield client, context
+    finally:
+        await context.close()
+
+
+def socket_dir_of(name: str, dirs: dict[str, str]) -> str:
+    """What a pane's ``$TMUX`` starts with on host ``name``."""
+    return dirs.get(name, tempfile.gettempdir()) + "/tmux-"
+
+
+async def test_every_tool_serves_host_as_the_configured_names(
+    fleet: tuple[Client, ToolContext],
+) -> None:
+    client, _ = fleet
+    tools = (await client.list_tools()).tools
+    assert {tool.name for tool in tools} == set(BINDINGS)
+    for tool in tools:
+        properties = dict(tool.input_schema["properties"])
+        host = properties.pop("host")
+        assert host["enum"] == list(NAMES)
+        assert host["type"] == "string"
+        assert "omitted: here" in host["description"]
+        # the rest is the one-host schema, unchanged
+        alone = BINDINGS[tool.name].served_document("projected", BINDINGS)["inputSchema"]
+        assert properties == alone["properties"]
+        assert tool.input_schema.get("required") == alone.get("required")
+
+
+@pytest.mark.parametrize("mode", ["exact", "openai-strict", "compact"])
+def test_each_schema_mode_takes_host(mode: Any) -> None:
+    choice = HostChoice(NAMES, "here")
+    for binding in BINDINGS.values():
+        schema = binding.served_document(mode, BINDINGS, choice)["inputSchema"]
+        forms = schema.get("oneOf") or [schema]
+        for form in forms:  # the exact tmux_capture: each closed form takes it
+            assert set(form["properties"]["host"]["enum"]) - {None} == set(NAMES)
+        if mode == "openai-strict":
+            assert "host" in schema["required"]
+            assert None in schema["properties"]["host"]["enum"]
+
+
+@pytest.mark.parametrize("mode", ["projected", "compact", "exact", "openai-strict"])
+async def test_one_host_serves_the_tools_as_before(
+    anyio_backend: str, main_tmux_socket: str, mode: Any
+) -> None:
+    context = ToolContext(Settings(socket_name=main_tmux_socket, schemas=mode))
+    try:
+        async with Client(build_server(context, BINDINGS)) as client:
+            tools = (await client.list_tools()).tools
+    finally:
+        await context.close()
+    for tool in tools:
+        served = tool.model_dump(mode="json", by_alias=True, exclude_none=True)
+        before = BINDINGS[tool.name].served_document(mode, BINDINGS)
+        assert json.dumps(served, sort_keys=True) == json.dumps(before, sort_keys=True)
+        assert "host" not in json.dumps(tool.input_schema.get("properties", {}))
+
+
+async def test_run_command_runs_on_the_host_named(
+    fleet: tuple[Client, ToolContext], host_dirs: dict[str, str]
+) -> None:
+    client, context = fleet
+    for name in (*NAMES, None):
+        given = {} if name is None else {"host": name}
+        result = await call(client, "run_command", command='echo "at:$TMUX"', **given)
+        [line] = result["output"]
+        assert line.startswith("at:" + socket_dir_of(name or "here", host_dirs)), line
+    assert [scope.name for scope in context.fleet.scopes] == list(NAMES)
+
+
+async def test_each_tool_acts_on_its_host_only(
+    fleet: tuple[Client, ToolContext], host_dirs: dict[str, str]
+) -> None:
+    client, _ = fleet
+    pane = (await call(client, "run_command", command="true", host="beta"))["pane_id"]
+    # the typed line does not hold the marker; the output, printed a while later, does
+    marker = "fleet-beta-42"
+    typed = 'sleep 1; echo fleet-"beta"-$((40+2))'
+    await call(client, "send_keys", keys=typed, enter=True, host="beta")
+    found = await call(
+        client, "wait_for_text", patterns=[marker], pane_id=pane, timeout=15, host="beta"
+    )
+    assert found["found"] is True
+    elsewhere = await call(client, "wait_for_text", patterns=[marker], timeout=0.3, host="alpha")
+    assert elsewhere["found"] is False
+    screen = await call(client, "capture_pane", paneId=pane, host="beta")
+    assert any(marker in row for row in screen["rows"])
+    snap = await call(client, "snapshot_pane", pane_id=pane, host="beta")
+    assert marker in snap["content"]
+    assert marker not in (await call(client, "snapshot_pane", host="alpha"))["content"]
+    batch = await call(
+        client, "send_keys_batch", operations=[{"keys": "echo batch", "pane_id": pane}],
+        host="beta",
+    )  # fmt: skip
+    assert batch["succeeded"] == 1
+    shell = await call(client, "run_shell_command", command='echo "at:$TMUX"', host="alpha")
+    assert shell["output"].startswith("at:" + host_dirs["alpha"])
+    program = await call(client, "run_program", argv=["sh", "-c", 'echo "at:$TMUX"'], host="beta")
+    assert program["output"].startswith("at:" + host_dirs["beta"]), program
+    signalled = asyncio.ensure_future(
+        call(client, "wait_for_channel", channel="fleet-done", timeout=10, host="alpha")
+    )
+    await asyncio.sleep(0.3)
+    await call(client, "signal_channel", channel="fleet-done", host="alpha")
+    assert (await signalled)["result"]
+
+
+async def test_hostile_words_reach_each_host_as_words(
+    fleet: tuple[Client, ToolContext], tmp_path: Path
+) -> None:
+    """Routing changes nothing of what a call sends: a program's argv arrives word for
+    word on every host, and nothing a word says is run."""
+    client, _ = fleet
+    mark = tmp_path / "owned"
+    # printable words (a terminal shows a control character otherwise than it is), the
+    # empty one first (a last empty line is not output)
+    words = sorted(
+        (
+            word.replace("{mark}", str(mark))
+            for word in HOSTILE_WORDS
+            if word.isprintable() and "\udcff" not in word
+        ),
+        key=bool,
+    )
+    for name in NAMES:
+        result = await call(client, "run_program", argv=["printf", "%s\\n", *words], host=name)
+        assert result["output"] == "\n".join(words), name
+    assert not mark.exists()
+
+
+async def test_a_snapshot_and_its_references_route_themselves(
+    fleet: tuple[Client, ToolContext], host_dirs: dict[str, str]
+) -> None:
+    client, _ = fleet
+    await call(client, "run_command", command="true", host="alpha")
+    snapshot = await call(client, "tmux_snapshot", host="alpha")
+    assert snapshot["data"]["server"]["socket_path"].startswith(host_dirs["alpha"])
+    session = snapshot["data"]["sessions"][0]
+    target = session["windows"][0]["panes"][0]["target"]
+    assert target["generation"].startswith("alpha:")
+    assert session["target"]["generation"].startswith("alpha:")
+    captured = await call(client, "tmux_capture", target=target)  # no host: alpha's
+    assert captured["ok"] is True
+    assert captured["data"]["target"] == target
+    # a tracked capture's cursor goes with its target (tracking needs this machine's pids)
+    here = (await call(client, "tmux_snapshot", host="here"))["data"]["sessions"]
+    local = here[0]["windows"][0]["panes"][0]["target"]
+    tracked = await call(client, "tmux_capture", target=local, track=True)
+    cursor = tracked["data"]["next_cursor"]
+    again = await call(client, "tmux_capture", target=local, cursor=cursor)
+    assert again["ok"] is True
+    assert await call(client, "tmux_capture", target=target, host="alpha")
+    wrong = await call_error(client, "tmux_capture", target=target, host="beta")
+    assert "target.generation is of host alpha, not of host beta" in wrong
+    forged = {**target, "generation": "gamma:" + target["generation"].partition(":")[2]}
+    assert "names host 'gamma', which is not configured" in await call_error(
+        client, "tmux_capture", target=forged
+    )
+
+
+async def test_a_snapshot_without_host_lists_every_host_in_turn(
+    fleet: tuple[Client, ToolContext],
+) -> None:
+    client, _ = fleet
+    result = await client.call_tool("tmux_snapshot", {})
+    assert not result.is_error
+    assert result.structured_content is not None
+    sessions = result.structured_content["data"]["sessions"]
+    hosts = [session["target"]["generation"].partition(":")[0] for session in sessions]
+    assert hosts == sorted(hosts, key=NAMES.index)  # grouped, in the configured order
+    assert set(hosts) == set(NAMES)
+    for session in sessions:  # every reference of a session is its host's
+        host = session["target"]["generation"].partition(":")[0]
+        for window in session["windows"]:
+            assert window["target"]["generation"].startswith(host + ":")
+            for pane in window["panes"]:
+                assert pane["target"]["generation"].startswith(host + ":")
+    assert len(result.content) == 1  # every host answered
+
+
+async def test_a_capture_since_cursor_routes_itself(fleet: tuple[Client, ToolContext]) -> None:
+    client, _ = fleet
+    first = await call(client, "capture_since", host="beta")
+    assert first["cursor"].startswith("beta:")
+    await call(client, "send_keys", keys="echo since-beta", enter=True, host="beta")
+    later = await call(client, "capture_since", cursor=first["cursor"])
+    assert later["cursor"].startswith("beta:")
+    assert "on host alpha" not in json.dumps(later)
+    wrong = await call_error(client, "capture_since", cursor=first["cursor"], host="alpha")
+    assert "cursor is of host beta, not of host alpha" in wrong
+
+
+async def test_program_ids_route_themselves(fleet: tuple[Client, ToolContext]) -> None:
+    client, context = fleet
+    started = await call(
+        client, "start_program", argv=["sh", "-c", "echo hi-beta; sleep 30"], host="beta"
+    )
+    program = started["programId"]
+    assert context.on("beta").programs.get(program)
+    read = await call(client, "read_program", programId=program, timeoutMs=5000)
+    assert "hi-beta" in read["text"]
+    wrong = await call_error(client, "stop_program", programId=program, host="alpha")
+    assert "programId is of host beta, not of host alpha" in wrong
+    stopped = await call(client, "stop_program", programId=program)
+    assert stopped["wasRunning"] is True
+    snapshot = await call(client, "tmux_snapshot", host="beta")
+    assert snapshot["ok"] is True
+
+
+@pytest.mark.parametrize("host", HOSTILE_HOSTS)
+async def test_a_host_not_configured_is_refused_before_anything_runs(
+    anyio_backend: str, fleet_socket: str, host_dirs: dict[str, str], host: Any
+) -> None:
+    context = ToolContext(fleet_settings(fleet_socket, host_dirs))
+    try:
+        async with Client(build_server(context, BINDINGS)) as client:
+            text = await call_error(client, "run_command", command="touch /tmp/never", host=host)
+            assert "Invalid arguments for run_command: host:" in text
+            assert "is not a configured host (one of here, alpha, beta)" in text
+            stopped = await call_error(client, "stop_program", programId="p", host=host)
+            assert "Invalid arguments for stop_program: host:" in stopped
+        assert [scope.connects for scope in context.fleet.scopes] == [0]
+    finally:
+        await context.close()
+
+
+async def test_the_audit_names_each_call_s_host(
+    anyio_backend: str, fleet_socket: str, host_dirs: dict[str, str], tmp_path: Path
+) -> None:
+    log = tmp_path / "audit.jsonl"
+    settings = fleet_settings(fleet_socket, host_dirs)
+    context = ToolContext(dataclasses.replace(settings, audit=AuditSettings(log)))
+    try:
+        async with Client(build_server(context, BINDINGS)) as client:
+            await call(client, "run_command", command="true", host="beta")
+            await call(client, "run_command", command="true")
+            await call_error(client, "run_command", command="true", host="gamma")
+            await call(client, "tmux_snapshot")
+    finally:
+        await context.close()
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [record["host"] for record in records] == ["beta", "here", "here", "here,alpha,beta"]
+    assert records[1]["outcome"] == "ok"
+    assert records[2]["outcome"] == "invalid_arguments"
+
+
+async def test_nothing_connects_before_a_call_needs_it(
+    anyio_backend: str, fleet_socket: str, host_dirs: dict[str, str]
+) -> None:
+    context = ToolContext(fleet_settings(fleet_socket, host_dirs))
+    try:
+        async with Client(build_server(context, BINDINGS)) as client:
+            await client.list_tools()
+            assert [(s.name, s.connects) for s in context.fleet.scopes] == [("here", 0)]
+            await call(client, "run_command", command="true", host="alpha")
+            made = {scope.name: scope.connects for scope in context.fleet.scopes}
+            assert made == {"here": 0, "alpha": 1}  # beta is not even made
+    finally:
+        await context.close()
+
+
+async def test_an_idle_host_is_closed_and_opened_again_on_use(
+    anyio_backend: str, fleet_socket: str, host_dirs: dict[str, str]
+) -> None:
+    context = ToolContext(fleet_settings(fleet_socket, host_dirs, idle_seconds=0.4))
+    try:
+        async with Client(build_server(context, BINDINGS)) as client:
+            await call(client, "run_command", command="true", host="alpha")
+            alpha = context.on("alpha")
+            assert alpha.connected
+            assert alpha.connects == 1
+            await until(lambda: not alpha.connected)
+            result = await call(client, "run_command", command="echo again", host="alpha")
+            assert result["output"] == ["again"]
+            assert alpha.connects == 2
+    finally:
+        await context.close()
+
+
+async def test_a_host_that_cannot_be_reached_fails_alone(
+    anyio_backend: str, fleet_socket: str, host_dirs: dict[str, str]
+) -> None:
+    """A host slow to connect holds up no other host's call; one refused says so."""
+    gate = tempfile.mkdtemp(prefix="sxf-gate-", dir="/tmp")
+    held = f'while [ ! -e {gate}/go ]; do sleep 0.05; done; exec "$@"'
+    slow = ExecTarget(("sh", "-c", held, "sh", "env", f"TMUX_TMPDIR={host_dirs['alpha']}"))
+    refused = ExecTarget(("false",))
+    settings = fleet_settings(fleet_socket, host_dirs)
+    hosts = (*settings.fleet.hosts, NamedHost("slow", slow), NamedHost("down", refused))
+    context = ToolContext(
+        Settings(
+            socket_name=fleet_socket, wait_ceiling=30, fleet=FleetSettings(hosts, max_connecting=2)
+        )
+    )
+    try:
+        async with Client(build_server(context, BINDINGS)) as client:
+            waiting = asyncio.ensure_future(
+                call(client, "run_command", command="echo slow", host="slow")
+            )
+            down = await call_error(client, "run_command", command="true", host="down")
+            assert "did not run a command given to it" in down
+            for name in ("alpha", "beta"):  # slow holds one of the two slots
+                result = await call(client, "run_command", command=f"echo {name}", host=name)
+                assert result["output"] == [name]
+            assert not waiting.done()
+            (Path(gate) / "go").touch()  # the slow host answers from now on
+            assert (await asyncio.wait_for(waiting, 60))["output"] == ["slow"]
+            listed = await client.call_tool("tmux_snapshot", {})
+            assert not listed.is_error
+            notes = [block.text for block in listed.content[1:] if block.type == "text"]
+            assert len(notes) == 1
+            assert notes[0].startswith("host down is not listed: ")
+    finally:
+        await context.close()
+        shutil.rmtree(gate, ignore_errors=True)
+
+
+async def until(condition: Callable[[], bool], within: float = 10.0) -> None:
+    """Poll ``condition`` (state of schemux's, which no event announces)."""
+    with anyio.fail_after(within):
+        while not condition():  # noqa: ASYNC110 (no event tells it)
+            await anyio.sleep(0.05)
+
+
+class CountingHost(LocalHost):
+    """This machine, whose connect takes a while and counts how many run at once."""
+
+    def __init__(self, counts: dict[str, int], release: asyncio.Event) -> None:
+        self.counts = counts
+        self.release = release
+
+    async def connect(self) -> None:
+        self.counts["now"] += 1
+        self.counts["most"] = max(self.counts["most"], self.counts["now"])
+        try:
+            await self.release.wait()
+        finally:
+            self.counts["now"] -= 1
+
+
+async def test_at_most_the_bound_connect_at_once(anyio_backend: str) -> None:
+    counts = {"now": 0, "most": 0}
+    release = asyncio.Event()
+
+    def make(target: HostTarget | None) -> Host:
+        return CountingHost(counts, release)
+
+    hosts = tuple(NamedHost(f"h{index}") for index in range(6))
+    fleet = Fleet(Settings(fleet=FleetSettings(hosts, max_connecting=2)), make_host=make)
+    try:
+        connecting = [
+            asyncio.ensure_future(fleet.on(name).connecting.connect()) for name in fleet.names
+        ]
+        await asyncio.sleep(0.2)
+        assert counts == {"now": 2, "most": 2}
+        release.set()
+        await asyncio.gather(*connecting)
+        assert counts["most"] == 2
+        assert all(scope.connected for scope in fleet.scopes)
+        assert [scope.connects for scope in fleet.scopes] == [1] * 6
+    finally:
+        await fleet.close()
+
+
+def test_select_by_names_group_and_every(anyio_backend: str) -> None:
+    hosts = (NamedHost("a", groups=("web",)), NamedHost("b"), NamedHost("c", groups=("web",)))
+    fleet = Fleet(Settings(fleet=FleetSettings(hosts)))
+    assert fleet.select(every=True) == ["a", "b", "c"]
+    assert fleet.select(group="web") == ["a", "c"]
+    assert fleet.select(names=["c", "a", "c"]) == ["a", "c"]
+    assert fleet.groups == {"web": ("a", "c")}
+    assert (fleet.default, fleet.several) == ("a", True)
+    with pytest.raises(SchemuxError, match="hosts: 'd' is not a configured host"):
+        fleet.select(names=["d"])
+    with pytest.raises(SchemuxError, match="group: 'db' is not a configured group"):
+        fleet.select(group="db")
+
+
+@pytest.fixture(scope="module")
+def second_sshd(sshd: SshServer) -> Iterator[tuple[SshServer, str]]:
+    """Another sshd, in a pid namespace of its own, whose sessions have a TMUX_TMPDIR of
+    their own (a tmux server of the same name there is another server, as on another
+    machine); and that directory."""
+    directory = tempfile.mkdtemp(prefix="sxf-ssh-", dir="/tmp")
+    try:
+        with contextlib.ExitStack() as running:
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setenv("TMUX_TMPDIR", directory)  # what its sessions are given
+                server = running.enter_context(ssh_server())
+            yield server, directory
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+async def test_two_ssh_hosts_beside_an_exec_host(
+    anyio_backend: str,
+    ssh_target: SshTarget,
+    remote_tmux_socket: str,
+    second_sshd: tuple[SshServer, str],
+    host_dirs: dict[str, str],
+) -> None:
+    """Two sshd (each its own pid namespace) and an exec host in one fleet: each routed by
+    name, programs and references by themselves."""
+    farther, farther_dir = second_sshd
+    hosts = (
+        NamedHost("alpha", exec_target(host_dirs["alpha"])),
+        NamedHost("far", ssh_target),
+        NamedHost("farther", SshTarget(ALIAS, str(farther.config))),
+    )
+    settings = Settings(socket_name=remote_tmux_socket, wait_ceiling=30, fleet=FleetSettings(hosts))
+    context = ToolContext(settings)
+    try:
+        async with Client(build_server(context, BINDINGS)) as client:
+            ports = {}
+            for name in ("far", "farther"):
+                result = await call(
+                    client, "run_command", command="echo $SSH_CONNECTION", host=name
+                )
+                ports[name] = result["output"][0].split()[-1]
+            assert ports["farther"] == str(farther.port)
+            assert ports["far"] != ports["farther"]
+            started = await call(
+                client, "start_program", argv=["sh", "-c", "echo hi-farther"], host="farther"
+            )
+            read = await call(
+                client, "read_program", programId=started["programId"], timeoutMs=5000
+            )
+            assert "hi-farther" in read["text"]
+            snapshot = await call(client, "tmux_snapshot", host="farther")
+            assert snapshot["data"]["server"]["socket_path"].startswith(farther_dir)
+            target = snapshot["data"]["sessions"][0]["windows"][0]["panes"][0]["target"]
+            assert (await call(client, "tmux_capture", target=target))["ok"] is True
+            wrong = await call_error(client, "tmux_capture", target=target, host="far")
+            assert "is of host farther, not of host far" in wrong
+            everywhere = await call(client, "tmux_snapshot")
+            named = {
+                s["target"]["generation"].partition(":")[0] for s in everywhere["data"]["sessions"]
+            }
+            assert named == {"alpha", "far", "farther"}
+    finally:
+        await context.close()
+        for directory in (host_dirs["alpha"], farther_dir):
+            kill = [
+                "env",
+                f"TMUX_TMPDIR={directory}",
+                "tmux",
+                "-L",
+                remote_tmux_socket,
+                "kill-server",
+            ]
+            await anyio.run_process(kill, check=False)
+
+
+def doctor(*args: str, env: dict[str, str] | None = None) -> tuple[int, list[str]]:
+    """Exit status and lines of ``schemux doctor`` run as a user would."""
+    done = subprocess.run(
+        [sys.executable, "-m", "schemux", "doctor", *args],
+        env={**os.environ, **(env or {})},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.stderr == "", done.stderr
+    return done.returncode, done.stdout.splitlines()
+
+
+def host_line(lines: list[str], name: str) -> str:
+    [line] = [line for line in lines if f" host {name}: " in line]
+    return line
+
+
+def test_doctor_checks_every_host_at_once(tmp_path: Path, host_dirs: dict[str, str]) -> None:
+    """One line a host; "waits" connects only once "opens" has, so checking one host after
+    the other (waits is first) would fail it."""
+    flag = tmp_path / "opened"
+    waits = f'i=0; while [ ! -e {flag} ] && [ $i -lt 150 ]; do sleep 0.1; i=$((i+1)); done; [ -e {flag} ] && exec "$@"'  # noqa: E501
+    opens = f'touch {flag}; exec "$@"'
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text(
+        f"""
+[hosts.waits]
+kind = "exec"
+prefix = ["sh", "-c", {json.dumps(waits)}, "sh"]
+[hosts.opens]
+kind = "exec"
+prefix = ["sh", "-c", {json.dumps(opens)}, "sh", "env", "TMUX_TMPDIR={host_dirs["alpha"]}"]
+[hosts.here]
+kind = "local"
+"""
+    )
+    status, lines = doctor("--hosts", str(hosts), "--host", "down=exec:false")
+    assert host_line(lines, "waits").startswith("OK    host waits: exec: reached; tmux ")
+    assert "perl " in host_line(lines, "waits")
+    assert host_line(lines, "opens").startswith("OK ")
+    assert host_line(lines, "here").startswith("OK    host here: local: tmux ")
+    down = host_line(lines, "down")
+    assert down.startswith("FAIL  host down: the host of 'false': ")
+    assert "did not run a command given to it" in down
+    assert status == 1
+    status, lines = doctor(env={"SCHEMUX_HOSTS": str(hosts)})
+    assert status == 0
+    assert [line.split()[2] for line in lines if " host " in line] == ["waits:", "opens:", "here:"]
+
+
+def test_doctor_refuses_a_bad_host_setting() -> None:
+    status, lines = doctor("--host", "Web=local")
+    assert status == 1
+    assert any("settings: --host 'Web=local': 'Web' is not a host name" in line for line in lines)
+
+
+async def test_serve_over_stdio_with_named_hosts(
+    anyio_backend: str, fleet_socket: str, host_dirs: dict[str, str]
+) -> None:
+    """The command as a client starts it: the hosts from options and the environment."""
+    parameters = stdio_parameters(
+        "--socket-name", fleet_socket, "--host", "here=local",
+        "--host", f"alpha=exec:env TMUX_TMPDIR={host_dirs['alpha']}",
+        env={"SCHEMUX_DEFAULT_HOST": "alpha"},
+    )  # fmt: skip
+    async with Client(parameters) as client:
+        tools = (await client.list_tools()).tools
+        assert all(
+            tool.input_schema["properties"]["host"]["enum"] == ["here", "alpha"] for tool in tools
+        )
+        result = await call(client, "run_command", command='echo "at:$TMUX"')
+        assert result["output"][0].startswith("at:" + host_dirs["alpha"])
+        result = await call(client, "run_command", command='echo "at:$TMUX"', host="here")
+        assert not result["output"][0].startswith("at:" + host_dirs["alpha"])
