@@ -22,7 +22,8 @@ import anyio
 import pytest
 from mcp import Client
 
-from schemux.config import ExecTarget, FleetSettings, NamedHost, SshTarget
+from schemux.config import ENV_HOST, ExecTarget, FleetSettings, NamedHost, SshTarget
+from tests.conftest import stdio_parameters
 from tests.contexts import Contexts, client_of
 from tests.process_table import processes
 from tests.ssh_server import BAD_KEY
@@ -363,3 +364,30 @@ def held_on(tmux_there: Tmux, pane_id: str) -> list[str]:
     held = [line for line in options if "schemux" in line]
     command = tmux_there("display-message", "-p", "-t", pane_id, "#{pane_current_command}")
     return [*held, f"running {command.strip()}"]
+
+
+async def test_it_chooses_its_hosts_itself_and_takes_no_host(fleet: Fleet) -> None:
+    fleet.exec_host("near")
+    fleet.exec_host("other")
+    async with fleet.client() as client:
+        listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+        text = await call_error(client, "run_command_on_hosts", command="true", host="near")
+    assert "host" not in listed["run_command_on_hosts"].input_schema["properties"]
+    assert "host" in listed["run_command"].input_schema["properties"]  # the others take one
+    assert "Invalid arguments for run_command_on_hosts" in text
+    assert "host" in text
+    for host in fleet.exec_hosts.values():  # refused before any host was reached
+        assert host.tmux("list-sessions", check=False) == ""
+
+
+async def test_served_over_stdio_only_with_several_hosts(tmux_socket: str) -> None:
+    """As ``schemux serve`` chooses its tools (``schemux.selection``)."""
+    lists = []
+    for hosts in ("", f"here=local;also=exec:env TMUX_TMPDIR={tempfile.gettempdir()}"):
+        parameters = stdio_parameters("--socket-name", tmux_socket, env={ENV_HOST: hosts})
+        async with Client(parameters) as client:
+            lists.append({tool.name for tool in (await client.list_tools()).tools})
+    one, several = lists
+    assert "run_command" in one
+    assert "run_command_on_hosts" not in one
+    assert several - one == {"run_command_on_hosts"}
