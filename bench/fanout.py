@@ -140,6 +140,7 @@ class Holdings:
     fds_children: int  # and of its descendants
     rss_mb: float  # resident memory of schemux itself
     rss_children_mb: float  # and of its descendants (shared pages counted in each)
+    pss_children_mb: float  # their proportional share: what they add to the machine's use
 
     def minus(self, other: Holdings) -> dict[str, float]:
         return {
@@ -149,6 +150,7 @@ class Holdings:
             "fds_children": self.fds_children - other.fds_children,
             "rss_mb": round(self.rss_mb - other.rss_mb, 2),
             "rss_children_mb": round(self.rss_children_mb - other.rss_children_mb, 2),
+            "pss_children_mb": round(self.pss_children_mb - other.pss_children_mb, 2),
         }
 
 
@@ -191,7 +193,18 @@ def holdings(pid: int) -> Holdings:
         fds_children=sum(_fds(child) for child in descendants),
         rss_mb=_rss_mb(pid),
         rss_children_mb=sum(_rss_mb(child) for child in descendants),
+        pss_children_mb=sum(_pss_mb(child) for child in descendants),
     )
+
+
+def _pss_mb(pid: int) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
 
 
 def _threads(pid: int) -> int:
@@ -349,8 +362,9 @@ def render(report: dict[str, Any]) -> str:
         f"the fan-out's / one host's wall time {fan['schemux_cpu_ratio']:.2f} (what bounds "
         "it when the hosts' shells and tmux run on the hosts)",
         "",
-        "an idle connected host, on this machine, per host (schemux's descendants; fds and "
-        "RSS of schemux itself, then of its descendants)",
+        "an idle connected host, on this machine, per host (schemux's descendants and ssh "
+        "masters; threads, fds and RSS of schemux itself, then fds, RSS and PSS of the "
+        "others)",
         f"  before any call: {idle['before']}",
         f"  exec-kind ({idle['exec_hosts']} hosts): {idle['exec_per_host']}",
     ]
