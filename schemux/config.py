@@ -592,7 +592,9 @@ def _ssh(
     config = ssh_config if ssh_config is not None else env.get(ENV_SSH_CONFIG) or None
     if destination is None:
         if config is not None and not by_name:
-            raise ConfigError(f"an ssh config (--ssh-config, {ENV_SSH_CONFIG}) needs --ssh")
+            raise ConfigError(
+                f"an ssh config (--ssh-config, {ENV_SSH_CONFIG}) needs --ssh or a --host"
+            )
         return None
     return SshTarget(destination, config)
 

@@ -169,10 +169,6 @@ class HostScope:
             server = self._servers[address] = TmuxServer(address, agent=started_with)
         return server
 
-    @property
-    def servers(self) -> list[TmuxServer]:
-        return list(self._servers.values())
-
     @contextlib.asynccontextmanager
     async def in_use(self) -> AsyncIterator[HostScope]:
         """A call runs here: the host is not closed as idle until it ends."""
@@ -331,9 +327,16 @@ class Fleet:
             for scope in self.scopes:
                 if scope.idle(now, self.idle_seconds) and not self._held(scope.name):
                     # each host on its own: a slow close holds up no other host
-                    closing = asyncio.ensure_future(scope.close_idle(self.idle_seconds))
+                    closing = asyncio.ensure_future(self._close_idle(scope))
                     self._idle_closes.add(closing)
                     closing.add_done_callback(self._idle_closes.discard)
+
+    async def _close_idle(self, scope: HostScope) -> bool:
+        try:
+            return await scope.close_idle(self.idle_seconds)
+        except Exception:  # the next call finds it closed or not, and connects as needed
+            logger.warning("closing idle host %s failed", scope.name, exc_info=True)
+            return False
 
     async def close(self) -> None:
         """Every scope closed, in parallel (one slow host delays none of the others)."""

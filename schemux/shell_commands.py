@@ -40,6 +40,7 @@ from schemux.shell_wrapper import (
     drop_hold_flag,
     interrupt,
     pane_closed,
+    woken,
 )
 from schemux.targets import PaneInfo
 from schemux.tmux import TmuxServer
@@ -50,8 +51,6 @@ GONE_POLL_SECONDS = 0.25
 SHELL_START_POLL_SECONDS = 0.02  # a new pane's fork execs its shell in a few ms
 # how long past its timeout a call waits for a shell still taking in the typed line
 TYPING_GRACE_SECONDS = 2.0
-# how long a call waits for its waiter to wake once the wrapper is disarmed
-WAKE_SECONDS = 1.0
 
 # keep_tail is the tail rule of every tool that returns a command's output lines
 __all__ = ("ShellCommandResult", "check_command", "keep_tail", "run_in_shell")
@@ -275,7 +274,7 @@ async def _finish(
     except BaseException:
         await abandon(server, wrapper, waiting, interrupting=False)
         raise
-    await _woken(waiting)
+    await woken(waiting)
     report = Report.parse(state)
     if report is not None:  # ended, possibly between the timeout and the disarm
         try:
@@ -313,18 +312,6 @@ async def _finish(
         )
     end = await output_end_now(server, wrapper)
     return _Finished(await typist.read(server, end, (), None), None, timed_out=True)
-
-
-async def _woken(waiting: asyncio.Future[None]) -> None:
-    """The waiter, which the disarm signalled if the wrapper had not: given up after
-    ``WAKE_SECONDS`` (the signal went to a waiter left on the channel, or the waiter's
-    client was lost), ending its client, rather than waited for forever."""
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(asyncio.shield(waiting), WAKE_SECONDS)
-    if not waiting.done():
-        waiting.cancel()
-        with contextlib.suppress(BaseException):
-            await waiting
 
 
 async def _cancelled_typing(

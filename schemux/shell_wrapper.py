@@ -60,6 +60,8 @@ from schemux.tmux_command import THEN
 
 # how long a wrapper holds its shell for the capture at most (the capture takes ms)
 HOLD_SECONDS = 5
+# how long a call waits for its waiter to wake once the wrapper is disarmed
+WAKE_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
@@ -274,5 +276,16 @@ async def abandon(
         if waiting is not None:
             waiting.cancel()  # end the waiter's client
     if waiting is not None:
-        with contextlib.suppress(BaseException):
-            await waiting
+        await woken(waiting)
+
+
+async def woken(waiting: asyncio.Future[None]) -> None:
+    """The waiter, which the disarm signalled if the wrapper had not: given up after
+    ``WAKE_SECONDS`` (the signal went to another waiter left on the channel, or the
+    waiter's client was lost), ending its client, rather than waited for forever."""
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(asyncio.shield(waiting), WAKE_SECONDS)
+    if not waiting.done():
+        waiting.cancel()
+    with contextlib.suppress(BaseException):
+        await waiting

@@ -25,6 +25,7 @@ from tests.leftovers import (
     release_fifo_openers,
     run_environment,
 )
+from tests.node import install_scripts
 from tests.ssh_server import ALIAS, SshServer, available, remote_tmux_server, ssh_server
 from tests.support import force_gate, private_tmux_server, tagged_socket_name
 
@@ -294,3 +295,9 @@ async def transport_client(
     )
     async with client_of(context) as client:
         yield client
+
+
+@pytest.fixture(scope="session")
+def node_scripts(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The TypeScript clients' packages, installed once for the run (``tests.node``)."""
+    return install_scripts(tmp_path_factory.mktemp("node"))

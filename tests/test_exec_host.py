@@ -14,10 +14,8 @@ from __future__ import annotations
 import os
 import pwd
 import shlex
-import shutil
 import subprocess
 import sys
-import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
@@ -34,8 +32,8 @@ from schemux.hosts.exec_prefix import ExecHost
 from schemux.server import build_server
 from tests.ssh_server import ALIAS, SshServer
 from tests.support import call, tagged_socket_name
-from tests.test_login_shells import end_processes_of, getpwnam_or_none, user_processes
 from tests.test_ssh import HOSTILE_WORDS
+from tests.users import throwaway_user, user_processes
 
 pytestmark = pytest.mark.anyio
 
@@ -43,37 +41,12 @@ pytestmark = pytest.mark.anyio
 TEXT_WORDS = [word for word in HOSTILE_WORDS if "\udcff" not in word]
 
 
-def cannot_make_users() -> str | None:
-    """Why this run cannot make a throwaway user and run commands as it, or None."""
-    if os.geteuid() != 0:
-        return "making a throwaway user (useradd) needs root"
-    for tool in ("useradd", "userdel", "runuser", "perl"):
-        if shutil.which(tool) is None:
-            return f"{tool} is not installed"
-    return None
-
-
 @pytest.fixture(scope="module")
 def user() -> Iterator[pwd.struct_passwd]:
-    """A throwaway user (bash its login shell); afterwards its processes are ended and
-    the user and its home (its tmux sockets and temporary files with it) removed."""
-    problem = cannot_make_users()
-    if problem is not None:
-        pytest.skip(problem)
-    name = f"sx{uuid.uuid4().hex[:10]}"
-    subprocess.run(
-        ["useradd", "--create-home", "--shell", "/bin/bash", "--comment", "schemux test", name],
-        check=True, capture_output=True,
-    )  # fmt: skip
-    entry = pwd.getpwnam(name)
-    try:
-        yield entry
-    finally:
-        end_processes_of(entry.pw_uid)
-        removed = subprocess.run(
-            ["userdel", "--remove", name], capture_output=True, text=True, check=False
-        )
-        assert getpwnam_or_none(name) is None, f"userdel {name}: {removed.stderr}"
+    """A throwaway user (bash its login shell), removed with its home (its tmux sockets
+    and temporary files with it) afterwards."""
+    with throwaway_user("/bin/bash", "runuser", "perl") as user:
+        yield user
 
 
 @pytest.fixture(scope="module")

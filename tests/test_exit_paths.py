@@ -22,6 +22,7 @@ from schemux.calls import CallsInFlight
 from schemux.errors import SchemuxError
 from schemux.processes import stat_of
 from tests import process_table
+from tests.http_serving import free_port, serve_http
 from tests.ssh_server import ALIAS, SshServer
 from tests.support import (
     Pane,
@@ -32,10 +33,9 @@ from tests.support import (
     wait_for_shell,
     wait_until,
 )
-from tests.test_program_hardening import _read_reply, _rpc, serve_http
+from tests.test_program_hardening import _read_reply, _rpc
 from tests.test_run_command import private_options
 from tests.test_run_command_interrupts import current_command, hold_options, until
-from tests.test_server import free_port
 
 
 class ShieldedCleanup:

@@ -45,6 +45,7 @@ from schemux.generated.tool_facts import SEVERAL_HOSTS_TOOLS
 from schemux.host_addressing import HostChoice
 from schemux.hosts import Host
 from schemux.hosts.local import LocalHost
+from schemux.hosts.ssh import SshHost
 from schemux.server import build_server
 from tests.conftest import stdio_parameters
 from tests.ssh_server import ALIAS, SshServer, ssh_server
@@ -175,7 +176,8 @@ async def test_run_command_runs_on_the_host_named(
     for name in (*NAMES, None):
         given = {} if name is None else {"host": name}
         result = await call(client, "run_command", command='echo "at:$TMUX"', **given)
-        [line] = result["output"]
+        line = result["output"][0]
+        assert result["output"] == [line], result
         assert line.startswith("at:" + socket_dir_of(name or "here", host_dirs)), line
     assert [scope.name for scope in context.fleet.scopes] == list(NAMES)
 
@@ -544,6 +546,18 @@ async def test_two_ssh_hosts_beside_an_exec_host(
             assert (await call(client, "tmux_capture", target=target))["ok"] is True
             wrong = await call_error(client, "tmux_capture", target=target, host="far")
             assert "is of host farther, not of host far" in wrong
+            # a dropped connection (its master ended) is made again by the next call
+            far = context.on("far")
+            assert isinstance(far.host, SshHost)
+            ended = [
+                "ssh", "-F", str(ssh_target.config), "-S", far.host.control_path, "-O", "exit",
+                "--", ALIAS,
+            ]  # fmt: skip
+            await anyio.run_process(ended, check=False)
+            assert far.host.lost() is not None
+            again = await call(client, "run_command", command="echo back", host="far")
+            assert again["output"] == ["back"]
+            assert far.connects == 2
             everywhere = await call(client, "tmux_snapshot")
             named = {
                 s["target"]["generation"].partition(":")[0] for s in everywhere["data"]["sessions"]

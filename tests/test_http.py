@@ -36,8 +36,8 @@ from schemux.http_config import (
 )
 from schemux.http_security import presented_token
 from schemux.tmux_names import socket_directory
+from tests.http_serving import free_port
 from tests.support import new_pane
-from tests.test_server import free_port
 
 pytestmark = pytest.mark.anyio
 

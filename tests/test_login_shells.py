@@ -10,15 +10,10 @@ interpreter cannot be run by another user. About 3 s per shell.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import pwd
-import shutil
-import signal
 import subprocess
 import sys
-import time
-import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
@@ -28,8 +23,8 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from tests.process_table import processes
 from tests.support import call, tagged_socket_name
+from tests.users import throwaway_user
 
 pytestmark = pytest.mark.anyio
 
@@ -37,38 +32,15 @@ pytestmark = pytest.mark.anyio
 MACHINERY = ("schemux", "wait-for", "@schemux", "tmux -S", "printf '\\r", "run -b")
 
 
-def cannot_make_users() -> str | None:
-    """Why this run cannot make throwaway users and run schemux as them, or None."""
-    if os.geteuid() != 0:
-        return "making throwaway users (useradd) needs root"
-    for tool in ("useradd", "userdel", "setpriv"):
-        if shutil.which(tool) is None:
-            return f"{tool} is not installed"
-    return None
-
-
 def as_user(user: pwd.struct_passwd) -> list[str]:
     return ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--init-groups"]
 
 
-def user_processes(uid: int) -> list[int]:
-    return [process.pid for process in processes() if process.uid() == uid]
-
-
 @contextmanager
-def throwaway_user(shell: str) -> Iterator[pwd.struct_passwd]:
-    """A new user whose login shell is ``shell``; afterwards its processes are ended and
-    the user and its home removed."""
-    problem = cannot_make_users()
-    if problem is not None:
-        pytest.skip(problem)
-    name = f"sx{uuid.uuid4().hex[:10]}"
-    subprocess.run(
-        ["useradd", "--create-home", "--shell", shell, "--comment", "schemux test", name],
-        check=True, capture_output=True,
-    )  # fmt: skip
-    user = pwd.getpwnam(name)
-    try:
+def user_who_runs_schemux(shell: str) -> Iterator[pwd.struct_passwd]:
+    """A throwaway user whose login shell is ``shell`` and who can run this test's
+    interpreter (skipped otherwise)."""
+    with throwaway_user(shell, "setpriv") as user:
         interpreter = subprocess.run(
             [*as_user(user), sys.executable, "-c", "import schemux"],
             capture_output=True, text=True, cwd=user.pw_dir, check=False,
@@ -80,30 +52,6 @@ def throwaway_user(shell: str) -> Iterator[pwd.struct_passwd]:
                 "Python in a directory every user can read"
             )
         yield user
-    finally:
-        end_processes_of(user.pw_uid)
-        removed = subprocess.run(
-            ["userdel", "--remove", name], capture_output=True, text=True, check=False
-        )
-        assert getpwnam_or_none(name) is None, f"userdel {name}: {removed.stderr}"
-
-
-def end_processes_of(uid: int) -> None:
-    """SIGKILL to every process of ``uid`` (only ever a throwaway user's), until none is
-    left: userdel refuses a user that still runs one."""
-    deadline = time.monotonic() + 5
-    while (left := user_processes(uid)) and time.monotonic() < deadline:
-        for pid in left:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-        time.sleep(0.05)
-
-
-def getpwnam_or_none(name: str) -> pwd.struct_passwd | None:
-    try:
-        return pwd.getpwnam(name)
-    except KeyError:
-        return None
 
 
 def login_environment(user: pwd.struct_passwd, tmux_directory: Path) -> dict[str, str]:
@@ -188,7 +136,7 @@ async def run(client: Client, **arguments: Any) -> dict[str, Any]:
 async def test_the_agent_session_in_the_users_login_shell(anyio_backend: str, shell: str) -> None:
     if not Path(shell).exists():
         pytest.fail(f"{shell} is not installed (.ci/run installs it)")
-    with throwaway_user(shell) as user:
+    with user_who_runs_schemux(shell) as user:
         for name, text in LOGIN_FILES[Path(shell).name].items():
             write_as(user, name, text)
         async with schemux_as(user, tagged_socket_name("login")) as (client, socket_path):

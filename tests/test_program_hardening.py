@@ -35,6 +35,7 @@ from schemux.runtime_identity import own_identity, owner_alive
 from schemux.server import build_server
 from schemux.terminal_text import TextFilter
 from tests.contexts import Contexts, client_of
+from tests.http_serving import serve_http
 from tests.process_table import processes
 from tests.support import call, call_error, new_pane, tmux, wait_until
 
@@ -502,13 +503,6 @@ def test_every_exit_path_cleans_up(tmux_socket: str, how: str) -> None:
     process.wait(timeout=10)
     assert time.monotonic() - began < 3.0
     assert_nothing_left(tmux_socket, tag, process.pid)
-
-
-def serve_http(tmux_socket: str, port: int) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "schemux", "serve", "--socket-name", tmux_socket,
-         "--http", str(port)], stderr=subprocess.DEVNULL,
-    )  # fmt: skip
 
 
 @pytest.mark.parametrize("how", ["SIGTERM", "SIGINT", "SIGHUP"])

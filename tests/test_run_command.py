@@ -20,6 +20,7 @@ from schemux.context import ToolContext
 from schemux.engine import ControlEngine
 from schemux.generated.bindings import BINDINGS
 from schemux.server import build_server
+from schemux.tmux import TmuxServer
 from tests.support import (
     SHELL_ENVIRONMENT,
     Pane,
@@ -112,14 +113,18 @@ def waits(monkeypatch: pytest.MonkeyPatch) -> Waits:
 
 
 def left_behind(pane: Pane, token: str, waits: Waits) -> list[str]:
-    """What a finished call left in tmux or in the engine: empty when it left nothing."""
+    """What a finished call left in tmux or in the engine: empty when it left nothing.
+    The channels are looked at only once no wait of the engine's is in progress: a look
+    is a ``wait-for`` of its own, woken by a signal meant for the engine's waiter."""
     left = [f"pane option {line!r}" for line in private_options(pane)]
     server_options = tmux(pane.socket_name, "show-options", "-s")
     left += [f"server option {line!r}" for line in server_options.splitlines() if "schemux" in line]
     if waits.in_progress:
-        left.append(f"{waits.in_progress} wait(s) in progress")
-    left += [f"signalled channel {c}" for c in channels_left_signalled(pane.socket_name, token)]
-    return left
+        return [*left, f"{waits.in_progress} wait(s) in progress"]
+    return left + [
+        f"signalled channel {channel}"
+        for channel in channels_left_signalled(pane.socket_name, token)
+    ]
 
 
 def nothing_left_behind(pane: Pane, token: str, waits: Waits) -> bool:
@@ -228,6 +233,74 @@ async def test_cancelled_call_leaves_nothing_behind(
     # option had the cancelled call's name, and that call's disarm, still on its way over
     # ssh, removed it, so its wrapper reported nothing (30 s, "still reading input")
     monkeypatch.undo()
+    after = await run(memory_client, command="echo next", pane_id=pane.pane_id)
+    assert after["output"] == ["next"]
+
+
+async def test_a_call_cancelled_while_its_keys_are_on_their_way_leaves_nothing_behind(
+    memory_client: Client,
+    tmux_socket: str,
+    known_token: str,
+    waits: Waits,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Cancelled before any waiter waits on the call's channel: the clean-up must not
+    signal that channel (tmux would keep the signal for a waiter that never comes)."""
+    pane = new_pane(tmux_socket)
+    typing = asyncio.Event()
+    tmux_run = TmuxServer.run
+
+    async def slow_typing(server: TmuxServer, *args: str) -> list[str]:
+        if "send-keys" in args and not typing.is_set():
+            typing.set()
+            await asyncio.sleep(0.5)  # the keys still on their way when the call is cancelled
+        return await tmux_run(server, *args)
+
+    monkeypatch.setattr(TmuxServer, "run", slow_typing)
+    async with anyio.create_task_group() as group:
+
+        async def cancel_while_typing() -> None:
+            await typing.wait()
+            group.cancel_scope.cancel()
+
+        group.start_soon(cancel_while_typing)
+        await memory_client.call_tool(
+            "run_command", {"command": "sleep 1", "pane_id": pane.pane_id, "timeout": 10}
+        )
+    assert await left_behind_once_settled(pane, known_token, waits) == []
+    wait_until(lambda: shell_holds_terminal(pane), timeout=5)
+    monkeypatch.undo()
+    after = await run(memory_client, command="echo next", pane_id=pane.pane_id)
+    assert after["output"] == ["next"]
+
+
+async def test_a_cancelled_call_whose_waiter_is_never_woken_still_ends(
+    memory_client: Client, tmux_socket: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The clean-up of a cancelled call waits for its waiter a bounded while: a waiter
+    whose signal went elsewhere (another client waiting on the channel woke instead, its
+    own ``wait-for`` arriving after the signal was taken) is ended, not waited for."""
+    pane = new_pane(tmux_socket)
+    lost = Waits()
+
+    async def never_woken(engine: ControlEngine, channel: str, sent: object = None) -> None:
+        lost.in_progress += 1
+        try:
+            await asyncio.Event().wait()
+        finally:
+            lost.in_progress -= 1
+
+    monkeypatch.setattr(ControlEngine, "wait", never_woken)
+    with anyio.move_on_after(0.4) as scope:
+        await memory_client.call_tool(
+            "run_command", {"command": "sleep 1", "pane_id": pane.pane_id, "timeout": 10}
+        )
+    assert scope.cancelled_caught
+    with anyio.fail_after(10):
+        while lost.in_progress or private_options(pane):  # noqa: ASYNC110
+            await anyio.sleep(0.05)
+    monkeypatch.undo()
+    wait_until(lambda: shell_holds_terminal(pane), timeout=5)
     after = await run(memory_client, command="echo next", pane_id=pane.pane_id)
     assert after["output"] == ["next"]
 

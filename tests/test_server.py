@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -24,6 +23,7 @@ from schemux.server import build_server
 from tests import process_table
 from tests.conftest import stdio_parameters
 from tests.generated_data import SERVED_DOCUMENTS, SERVED_INPUT_SCHEMAS, TOOL_DOCUMENTS
+from tests.http_serving import free_port
 from tests.support import StandInBinding, new_pane, wait_until
 
 pytestmark = pytest.mark.anyio
@@ -179,12 +179,6 @@ async def test_unknown_tool_is_a_protocol_error_naming_the_served_ones(
 ) -> None:
     with pytest.raises(MCPError, match=r"^Unknown tool: nope; this server serves run_command$"):
         await faulty_client.call_tool("nope", {})
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 async def test_streamable_http(tmux_socket: str) -> None:

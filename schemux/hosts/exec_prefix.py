@@ -28,11 +28,10 @@ import subprocess
 import threading
 from collections.abc import Mapping
 
-from schemux.config import ExecTarget, GateSetting
+from schemux.config import ExecTarget
 from schemux.errors import ServerUnavailable, preview
 from schemux.hosts import remote_side
-from schemux.hosts.protocol import FactsHelper, run_briefly
-from schemux.programs.remote import RemotePrograms
+from schemux.hosts.protocol import run_briefly
 from schemux.tethered import tethered
 
 SETTINGS_PREFIX = "SCHEMUX_"
@@ -49,7 +48,7 @@ def _without_settings(env: Mapping[str, str]) -> list[str]:
     return ["env", *(f"--unset={name}" for name in names)] if names else []
 
 
-class ExecHost:
+class ExecHost(remote_side.RemoteHost):
     """A host reached by running ``target.prefix`` before each command (see the module).
 
     Owned by whoever made it, which closes it (nothing stays open between commands;
@@ -64,7 +63,6 @@ class ExecHost:
         self._lock = threading.Lock()
         self._joined = False  # the prefix joins words into one shell string (ssh)
         self._probed: remote_side.Probed | None = None
-        self._programs: RemotePrograms | None = None  # its helper reads shell facts too
 
     @property
     def tmux_version(self) -> str | None:
@@ -173,18 +171,6 @@ class ExecHost:
     def home(self) -> str:
         """The target user's home directory (known once probed)."""
         return "/" if self._probed is None else self._probed.home
-
-    async def until_shell_ready(self, pid: int, tmux_binary: str) -> None:
-        """``hosts.local.until_shell_ready``, on the host, in one command there."""
-        await remote_side.run_until_shell_ready(self.exec_command(remote_side.shell_ready(pid)))
-
-    def program_host(self, max_running: int, gate: GateSetting) -> RemotePrograms:
-        """Programs on the host, always under its Perl gate (``schemux.programs.remote``)."""
-        self._programs = RemotePrograms(self)
-        return self._programs
-
-    def facts_helper(self) -> FactsHelper | None:
-        return self._programs
 
     def close(self) -> None:
         """Nothing runs between commands; the next connect probes again."""

@@ -29,6 +29,19 @@ class FactsHelper(Protocol):
     ) -> list[bytes] | None: ...
 
 
+class HelperHost(Protocol):
+    """What a helper of schemux's on a host (``schemux.programs.remote``) needs of it: a
+    session there, the connection that carries it, and words for messages."""
+
+    def describe(self) -> str: ...
+
+    def exec_command(self, argv: list[str]) -> list[str]: ...
+
+    async def connect(self) -> None: ...
+
+    def lost(self) -> str | None: ...
+
+
 class Host(Protocol):
     """One host: owned by whoever made it (a ``ToolContext``, a doctor's run, the CLI
     until serving starts), which closes it."""

@@ -7,16 +7,22 @@ fixed argvs (no value of a call in them), each run through the host's ``exec_com
 - the reading of the probe at connection (``read_probe``): the host user's home and
   ``tmux -V``;
 - the wait for the agent's new login shell (``shell_ready``), as
-  ``hosts.local.until_shell_ready`` does from this machine's /proc.
+  ``hosts.local.until_shell_ready`` does from this machine's /proc;
+- what every such host does alike (``RemoteHost``): the shell wait and the programs,
+  both through its ``exec_command``.
 """
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import contextlib
 from dataclasses import dataclass
 
+from schemux.config import GateSetting
 from schemux.errors import ServerUnavailable, TmuxUnavailable, shorten
+from schemux.hosts.protocol import FactsHelper
+from schemux.programs.remote import RemotePrograms
 from schemux.tmux_version import MINIMUM_VERSION, parse_version
 
 SHELL_READY_SECONDS = 5.0
@@ -115,3 +121,36 @@ def said(stderr: str, status: int, way: str) -> str:
     """What ``way`` (or the host's shell) said, as one line."""
     lines = [line.strip() for line in stderr.splitlines() if line.strip()]
     return shorten(" ".join(lines), 500) if lines else f"{way} exited with status {status}"
+
+
+class RemoteHost(abc.ABC):
+    """The part of a host on another machine that is the same whatever reaches it (ssh,
+    a command prefix): what runs there runs through ``exec_command``."""
+
+    _programs: RemotePrograms | None = None  # its helper reads shell facts too
+
+    @abc.abstractmethod
+    def describe(self) -> str: ...
+
+    @abc.abstractmethod
+    def exec_command(self, argv: list[str]) -> list[str]: ...
+
+    @abc.abstractmethod
+    async def connect(self) -> None: ...
+
+    @abc.abstractmethod
+    def lost(self) -> str | None: ...
+
+    async def until_shell_ready(self, pid: int, tmux_binary: str) -> None:
+        """``hosts.local.until_shell_ready``, on the host, in one command there (which
+        finds the host's own tmux: ``tmux_binary`` is this machine's name for it)."""
+        await run_until_shell_ready(self.exec_command(shell_ready(pid)))
+
+    def program_host(self, max_running: int, gate: GateSetting) -> RemotePrograms:
+        """Programs on the host, always under its Perl gate (``schemux.programs.remote``):
+        the gate setting is this machine's."""
+        self._programs = RemotePrograms(self)
+        return self._programs
+
+    def facts_helper(self) -> FactsHelper | None:
+        return self._programs

@@ -30,11 +30,10 @@ import subprocess
 import threading
 from pathlib import Path
 
-from schemux.config import GateSetting, SshTarget
+from schemux.config import SshTarget
 from schemux.errors import ServerUnavailable, preview
 from schemux.hosts import remote_side
-from schemux.hosts.protocol import FactsHelper, run_briefly
-from schemux.programs.remote import RemotePrograms
+from schemux.hosts.protocol import run_briefly
 from schemux.runtime_identity import make_runtime_directory
 from schemux.tethered import tethered
 
@@ -45,7 +44,7 @@ PERSIST_SECONDS = 30  # an orphaned master (schemux killed) ends this long after
 _SOCKET = "ssh"  # the master's socket, in the runtime directory (short: sun_path holds 108)
 
 
-class SshHost:
+class SshHost(remote_side.RemoteHost):
     """A host reached with OpenSSH over one multiplexed connection (see the module).
 
     Owned by whoever made it (a ``ToolContext``, a doctor's run), which closes it: every
@@ -64,7 +63,6 @@ class SshHost:
         self._directory: Path | None = None
         self._home: str | None = None
         self.tmux_version: str | None = None
-        self._programs: RemotePrograms | None = None  # its helper reads shell facts too
 
     def describe(self) -> str:
         return f"host {preview(self.target.destination)}"
@@ -227,20 +225,6 @@ class SshHost:
     def home(self) -> str:
         """The remote user's home directory (known once connected)."""
         return self._home or "/"
-
-    async def until_shell_ready(self, pid: int, tmux_binary: str) -> None:
-        """``hosts.local.until_shell_ready``, on the host, in one session (which finds
-        the host's own tmux: ``tmux_binary`` is this machine's name for it)."""
-        await remote_side.run_until_shell_ready(self.exec_command(remote_side.shell_ready(pid)))
-
-    def program_host(self, max_running: int, gate: GateSetting) -> RemotePrograms:
-        """Programs on the host, always under its Perl gate (``schemux.programs.remote``):
-        the gate setting is this machine's."""
-        self._programs = RemotePrograms(self)
-        return self._programs
-
-    def facts_helper(self) -> FactsHelper | None:
-        return self._programs
 
     def close(self) -> None:
         """End the master and remove the runtime directory (nothing stays)."""

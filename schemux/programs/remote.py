@@ -33,7 +33,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from schemux.errors import SchemuxError, ServerUnavailable, shorten
-from schemux.hosts.protocol import Host
+from schemux.hosts.protocol import HelperHost
 from schemux.programs.gate import PERL_GATE, PERL_SYSCALLS, Gate
 from schemux.programs.host import COPY_BUFFER, LaunchProblem, TextFiles
 from schemux.runtime_identity import make_runtime_directory
@@ -98,7 +98,7 @@ class RemotePrograms(TextFiles):
     """Programs on ``host``, their text files in a local runtime directory. The host
     that made it offers its helper for shell facts too (``Host.facts_helper``)."""
 
-    def __init__(self, host: Host) -> None:
+    def __init__(self, host: HelperHost) -> None:
         self._host = host
         # this machine's side: the runtime directory of the text files, made when needed
         self._root: Path | None = None

