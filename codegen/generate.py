@@ -101,6 +101,9 @@ def render_generated(
             task_tools=tuple(
                 name for name, overlay in sorted(overlays.by_tool.items()) if overlay.task
             ),
+            several_hosts_tools=tuple(
+                name for name, overlay in sorted(overlays.by_tool.items()) if overlay.several_hosts
+            ),
         ),
         GENERATED_DIR / "tmux_fields.py": _render(
             "tmux_fields.py.j2",

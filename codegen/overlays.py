@@ -5,7 +5,8 @@ the description, whole or one schema's, replace or remove one schema's title, gi
 annotations (each hint with why it holds for schemux's handler), add advice that is
 served only with the tools it names, and carries schemux's own facts about the tool: its
 family (``--tools``), its use in the server's instructions, the arguments whose text
-never reaches tmux, whether a call may run as a task (``schemux.tasks``). The families,
+never reaches tmux, whether a call may run as a task (``schemux.tasks``), whether it is
+served only while several hosts are configured (``schemux.selection``). The families,
 in the order the instructions give them, are ``schemas/families.toml``.
 
 TOML because overlays are prose written by people: multi-line text without escapes, and
@@ -46,6 +47,7 @@ class Overlay:
     order: int
     never_sent: tuple[str, ...]
     task: bool
+    several_hosts: bool
     description: str | None
     descriptions: dict[str, str]
     titles: dict[str, str]
@@ -118,6 +120,7 @@ def _overlay(tool: str, data: Mapping[str, Any]) -> Overlay:
         order=data["instructions"]["order"],
         never_sent=tuple(data.get("never_sent", ())),
         task=bool(data.get("task", False)),
+        several_hosts=bool(data.get("several_hosts", False)),
         description=data.get("description"),
         descriptions=dict(data.get("descriptions", {})),
         titles=dict(data.get("titles", {})),

@@ -15,6 +15,7 @@ HANDLED: tuple[HandledTool, ...] = (
     HandledTool("capture_since", "CaptureSinceInput"),
     HandledTool("read_program", "ReadProgramInput"),
     HandledTool("run_command", "RunCommandInput"),
+    HandledTool("run_command_on_hosts", "RunCommandOnHostsInput"),
     HandledTool("run_program", "RunProgramInput"),
     HandledTool("run_shell_command", "RunShellCommandInput"),
     HandledTool("send_keys", "SendKeysInput", wraps_result=True),

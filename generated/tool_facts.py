@@ -7,7 +7,7 @@ read them here.
 
 # family -> its tools, in the order the server's instructions name them (--tools)
 FAMILIES: dict[str, tuple[str, ...]] = {
-    "commands": ("run_command", "run_shell_command"),
+    "commands": ("run_command", "run_shell_command", "run_command_on_hosts"),
     "programs": ("run_program", "start_program", "read_program", "stop_program"),
     "keys": ("send_keys", "send_keys_batch", "wait_for_text", "wait_for_channel", "signal_channel"),
     "capture": ("tmux_snapshot", "tmux_capture", "capture_pane", "snapshot_pane", "capture_since"),
@@ -33,6 +33,7 @@ USES: dict[str, str] = {
     "tmux_capture": "a pane's exact rows, with cursors for what changed",
     "capture_pane": "a pane's screen as text, such as a program's",
     "read_program": "read as it goes",
+    "run_command_on_hosts": "the same command on several hosts at once",
     "wait_for_text": "wait for new output",
     "snapshot_pane": "a pane's text with its cursor, mode and process",
     "stop_program": "stop",
@@ -45,4 +46,13 @@ USES: dict[str, str] = {
 NEVER_SENT: dict[str, tuple[str, ...]] = {"run_program": ("input",), "start_program": ("input",)}
 
 # the tools whose calls may run as tasks (io.modelcontextprotocol/tasks), in name order
-TASK_TOOLS: tuple[str, ...] = ("run_command", "run_program", "wait_for_channel", "wait_for_text")
+TASK_TOOLS: tuple[str, ...] = (
+    "run_command",
+    "run_command_on_hosts",
+    "run_program",
+    "wait_for_channel",
+    "wait_for_text",
+)
+
+# the tools served only while more than one host is configured, in name order
+SEVERAL_HOSTS_TOOLS: tuple[str, ...] = ("run_command_on_hosts",)

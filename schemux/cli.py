@@ -267,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
         check_gate_setting(settings.program_gate)
         if args.command in ("serve", "call"):
             logs.configure(os.environ, args.log_level, args.log_file)
-        selected = select(BINDINGS, settings.tools)
+        selected = select(BINDINGS, settings.tools, several_hosts=settings.several_hosts)
         http = http_options(args) if args.command == "serve" else None
         if settings.named_hosts:  # each host is connected at its first call
             names = [named.name for named in settings.fleet.hosts]

@@ -449,6 +449,11 @@ class Settings:
         """Whether the hosts are configured by name (``--host``, ``--hosts``)."""
         return bool(self.fleet.hosts)
 
+    @property
+    def several_hosts(self) -> bool:
+        """Whether more than one host is configured: calls choose among them."""
+        return len(self.fleet.hosts) > 1
+
     def clamp_wait(self, seconds: float) -> float:
         return min(seconds, self.wait_ceiling)
 

@@ -438,7 +438,7 @@ def check_tools(settings: Settings) -> Check:
     from schemux.generated.bindings import BINDINGS
 
     try:
-        served = select(BINDINGS, settings.tools)
+        served = select(BINDINGS, settings.tools, several_hosts=settings.several_hosts)
     except ConfigError as error:
         return Check("tools", "fail", str(error), "name tools or families that exist")
     schemas = {

@@ -9,7 +9,9 @@ ceiling (120 s by default).
 
 The pipeline (``server.call_tool``) runs each call inside :func:`reporting`; a handler
 states its wait with :func:`expect` (so handler signatures stay as they are), which
-starts the call's ticker; the ticker is cancelled when the call ends. The session's
+starts the call's ticker, and tells of a step it finished with :func:`announce` (a
+notification at once, between the ticks); the ticker is cancelled when the call ends.
+Every notification's ``progress`` is above the last one's, as MCP requires. The session's
 ``report_progress`` sends against the caller's token and does nothing without one (and
 on the SDK's in-memory transport calls the caller's callback), so no notification goes
 to a caller that asked for none.
@@ -44,6 +46,20 @@ class _CallProgress:
     ends_by: float = 0.0  # seconds after ``started``
     message: str = ""
     ticker: asyncio.Task[None] | None = None
+    last: float = -1.0  # the progress last sent: each one sent must be above it
+    # one notification at a time, so that they go out in the order of their values
+    sending: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    async def send_now(self, message: str | None = None) -> None:
+        """A notification now; its message is the waiting one's, or ``message``."""
+        async with self.sending:
+            elapsed = round(time.monotonic() - self.started, 1)
+            value = elapsed if elapsed > self.last else round(self.last + 0.1, 1)
+            total = max(self.ends_by, value)
+            if message is None:
+                message = f"{self.message}: {elapsed:.0f} s of at most {total:.0f} s"
+            self.last = value
+            await self.send(value, round(total, 1), message)
 
 
 _current: ContextVar[_CallProgress | None] = ContextVar("schemux_progress_call", default=None)
@@ -60,6 +76,19 @@ def expect(total_seconds: float, message: str) -> None:
     call.message = message
     if call.ticker is None:
         call.ticker = asyncio.get_running_loop().create_task(_tick(call))
+
+
+async def announce(message: str) -> None:
+    """Tell the caller at once that a step of the wait ended (``message``, such as "host
+    web1 answered: 3 of 10 hosts done"); outside :func:`reporting`, or before the call's
+    first :func:`expect`, nothing. A client that cannot take it does not fail the call."""
+    call = _current.get()
+    if call is None or call.ticker is None:
+        return
+    try:
+        await call.send_now(message)
+    except Exception:
+        logger.debug("progress notification not sent", exc_info=True)
 
 
 @asynccontextmanager
@@ -81,11 +110,8 @@ async def reporting(send: Send) -> AsyncIterator[None]:
 
 async def _tick(call: _CallProgress) -> None:
     while True:
-        elapsed = time.monotonic() - call.started
-        total = max(call.ends_by, elapsed)
-        message = f"{call.message}: {elapsed:.0f} s of at most {total:.0f} s"
         try:
-            await call.send(round(elapsed, 1), round(total, 1), message)
+            await call.send_now()
         except Exception:
             # a client that is gone or cannot take it: the call goes on without progress
             logger.debug("progress notification not sent", exc_info=True)

@@ -4,6 +4,8 @@ Each tool's schema costs an agent's context on every request, so a deployment ca
 only what it uses. A family is a name for tools that do one kind of job; a tool belongs
 to one, named in its overlay (``schemas/overlays/<tool>.toml``, generated into
 ``schemux.generated.tool_facts``). A name the user gives must be a bound tool or a family.
+A tool whose overlay says ``several_hosts`` (fanning out to hosts) is served only while
+more than one host is configured.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import TypeVar
 
 from schemux.errors import ConfigError
-from schemux.generated.tool_facts import FAMILIES
+from schemux.generated.tool_facts import FAMILIES, SEVERAL_HOSTS_TOOLS
 
 Bound = TypeVar("Bound")
 
@@ -24,13 +26,25 @@ def family_of(tool: str) -> str | None:
     return None
 
 
-def select(bound: Mapping[str, Bound], requested: Iterable[str]) -> dict[str, Bound]:
+def select(
+    bound: Mapping[str, Bound], requested: Iterable[str], *, several_hosts: bool
+) -> dict[str, Bound]:
     """The tools of ``bound`` that ``requested`` names (all when it names none), in
-    ``bound``'s order.
+    ``bound``'s order; without ``several_hosts`` (one host configured), none of those
+    that need several.
 
-    Raises :class:`ConfigError` naming every unknown name and listing the valid ones.
+    Raises :class:`ConfigError` naming every unknown name and listing the valid ones, and
+    a tool named that needs several hosts when there is one.
     """
     requested = list(requested)
+    if not several_hosts:
+        needing = [name for name in requested if name in SEVERAL_HOSTS_TOOLS]
+        if needing:
+            raise ConfigError(
+                f"{', '.join(needing)} in --tools: served only with more than one host "
+                "configured (--host, --hosts)"
+            )
+        bound = {name: value for name, value in bound.items() if name not in SEVERAL_HOSTS_TOOLS}
     if not requested:
         return dict(bound)
     chosen: set[str] = set()

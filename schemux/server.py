@@ -40,7 +40,7 @@ from schemux.errors import (
     SchemuxError,
     bounded_message,
 )
-from schemux.generated.tool_facts import TASK_TOOLS
+from schemux.generated.tool_facts import SEVERAL_HOSTS_TOOLS, TASK_TOOLS
 from schemux.host_addressing import EVERY_HOST_LISTS, HostChoice, addressed, merged, stamped
 from schemux.instructions import instructions
 from schemux.resources import serve_resources
@@ -110,7 +110,7 @@ async def call_bound_tool(
     from jsonschema.exceptions import best_match
 
     arguments = binding.wire_arguments(arguments, context.settings.schemas)
-    choice = host_choice(context)
+    choice = host_choice(context, binding.name)
     if choice is not None:
         try:
             every = binding.name in EVERY_HOST_LISTS
@@ -214,19 +214,25 @@ async def on_every_host(
     return merged(binding.name, results)
 
 
-def host_choice(context: ToolContext) -> HostChoice | None:
-    """The hosts a call may name: None with one (a call names none, as the contracts say)."""
+def host_choice(context: ToolContext, tool: str) -> HostChoice | None:
+    """The hosts a call of ``tool`` may name: None with one (a call names none, as the
+    contracts say), and for a tool that chooses its hosts in its own arguments
+    (``SEVERAL_HOSTS_TOOLS``: run_command_on_hosts's ``hosts`` and ``group``)."""
     fleet = context.fleet
-    return HostChoice(fleet.names, fleet.default) if fleet.several else None
+    if not fleet.several or tool in SEVERAL_HOSTS_TOOLS:
+        return None
+    return HostChoice(fleet.names, fleet.default)
 
 
 def build_server(context: ToolContext, bindings: Mapping[str, ToolBinding]) -> Server[Any]:
     """A server of ``bindings`` (the selected tools): tools/list serves each one as
     the settings' schema mode says, with the advice that names only served tools (and,
     with several hosts, the ``host`` each call may name)."""
-    mode, hosts = context.settings.schemas, host_choice(context)
+    mode = context.settings.schemas
     tools = [
-        types.Tool.model_validate(binding.served_document(mode, bindings, hosts))
+        types.Tool.model_validate(
+            binding.served_document(mode, bindings, host_choice(context, binding.name))
+        )
         for binding in bindings.values()
     ]
 

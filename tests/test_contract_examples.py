@@ -18,16 +18,20 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from jsonschema import Draft202012Validator
 from mcp import Client
 
-from schemux.config import ENV_PROGRAM_GATE
+from schemux.config import ENV_HOST, ENV_PROGRAM_GATE
 from schemux.generated.bindings import BINDINGS
+from schemux.generated.tool_facts import SEVERAL_HOSTS_TOOLS
 from tests.conftest import STDIO_WAIT_CEILING, stdio_parameters
 from tests.support import SHELL, fill, new_pane, pane_format, tmux, wait_until
 
@@ -76,7 +80,11 @@ def test_example_names_are_unique() -> None:
 @pytest.mark.anyio
 @pytest.mark.parametrize(
     ("tool", "example"),
-    [pytest.param(tool, ex, id=f"{tool}: {ex['name']}") for tool, ex in EXAMPLES],
+    [
+        pytest.param(tool, ex, id=f"{tool}: {ex['name']}")
+        for tool, ex in EXAMPLES
+        if tool not in SEVERAL_HOSTS_TOOLS
+    ],
 )
 async def test_example(
     stdio_client: Client,
@@ -88,6 +96,49 @@ async def test_example(
     if tool not in BINDINGS:
         pytest.skip(f"{tool} has no handler yet")
     await replay(stdio_client, tmux_socket, other_tmux_socket, tool, example)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("tool", "example"),
+    [
+        pytest.param(tool, ex, id=f"{tool}: {ex['name']}")
+        for tool, ex in EXAMPLES
+        if tool in SEVERAL_HOSTS_TOOLS
+    ],
+)
+async def test_example_with_several_hosts(
+    fleet_stdio_client: Client,
+    tmux_socket: str,
+    other_tmux_socket: str,
+    tool: str,
+    example: dict[str, Any],
+) -> None:
+    """A tool served only with several hosts configured, replayed where it is."""
+    await replay(fleet_stdio_client, tmux_socket, other_tmux_socket, tool, example)
+
+
+@pytest.fixture(scope="module")
+async def fleet_stdio_client(anyio_backend: str, tmux_socket: str) -> AsyncIterator[Client]:
+    """schemux over stdio serving two hosts: ``here``, this machine (its server is
+    ``tmux_socket``, where each example's pane is made, so the pane a call without a
+    target takes there), and ``there``, an exec-kind host on this machine with a tmux
+    directory and an (empty) home of its own, whose server schemux starts with the
+    agent's session."""
+    directory = Path(tempfile.mkdtemp(prefix="sxex", dir="/tmp"))  # a socket path is short
+    (directory / "home").mkdir()
+    prefix = f"env TMUX_TMPDIR={directory} HOME={directory}/home"
+    parameters = stdio_parameters(
+        "--socket-name", tmux_socket, "--wait-ceiling", str(STDIO_WAIT_CEILING),
+        env={ENV_HOST: f"here=local;there=exec:{prefix}"},
+    )  # fmt: skip
+    try:
+        async with Client(parameters) as client:
+            yield client
+    finally:
+        there = ["env", f"TMUX_TMPDIR={directory}", "tmux", "-L", tmux_socket, "kill-server"]
+        await anyio.run_process(there, check=False)
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 PROGRAM_TOOLS = {"start_program", "read_program", "stop_program", "run_program"}

@@ -43,20 +43,30 @@ def test_families_cover_every_tool_once() -> None:
 
 
 def test_select_by_names_and_families_keeps_the_bound_order() -> None:
-    chosen = select(BINDINGS, ["tmux_capture", "commands"])
+    chosen = select(BINDINGS, ["tmux_capture", "commands"], several_hosts=False)
     assert list(chosen) == [
         n for n in BINDINGS if n in ("run_command", "run_shell_command", "tmux_capture")
     ]
-    assert select(BINDINGS, []) == BINDINGS
+    assert select(BINDINGS, [], several_hosts=True) == BINDINGS
     # a family whose tools are not bound yet selects what is bound of it: nothing, here
-    assert select({"run_command": 1}, ["keys", "run_command"]) == {"run_command": 1}
+    bound = {"run_command": 1}
+    assert select(bound, ["keys", "run_command"], several_hosts=True) == bound
+
+
+def test_a_tool_for_several_hosts_is_served_only_with_several() -> None:
+    one_host = select(BINDINGS, [], several_hosts=False)
+    assert set(BINDINGS) - set(one_host) == {"run_command_on_hosts"}
+    with_commands = select(BINDINGS, ["commands"], several_hosts=True)
+    assert "run_command_on_hosts" in with_commands
+    with pytest.raises(ConfigError, match="run_command_on_hosts in --tools: served only with"):
+        select(BINDINGS, ["run_command_on_hosts"], several_hosts=False)
 
 
 @pytest.mark.parametrize("name", ["nope", "send_keys", "Commands", "", "run_command;ls"])
 def test_select_refuses_a_name_that_is_no_bound_tool_nor_family(name: str) -> None:
     bound = {"run_command": 1, "tmux_capture": 2}
     with pytest.raises(ConfigError) as refused:
-        select(bound, [name or " "])
+        select(bound, [name or " "], several_hosts=True)
     assert str(refused.value) == (
         f"unknown tool or family {(name or ' ')!r} in --tools; "
         "valid tools: run_command, tmux_capture; valid families: commands, capture"
@@ -180,9 +190,10 @@ def test_serve_with_an_unknown_tool_stops_at_start_listing_the_valid_ones() -> N
     done = schemux("serve", "--socket-name", NEVER_STARTED, "--tools", "commands,bogus")
     assert done.returncode == 2
     assert done.stdout == ""
+    one_host = select(BINDINGS, [], several_hosts=False)  # run_command_on_hosts is not valid
     assert done.stderr == (
         "schemux: unknown tool or family 'bogus' in --tools; "
-        f"valid tools: {', '.join(BINDINGS)}; "
+        f"valid tools: {', '.join(one_host)}; "
         f"valid families: {', '.join(f for f in FAMILIES if set(FAMILIES[f]) & set(BINDINGS))}\n"
     )
 
@@ -194,7 +205,7 @@ def test_tools_prints_every_tool_with_family_size_tokens_and_summary() -> None:
     assert header.split() == ["TOOL", "FAMILY", "BYTES", "TOKENS", "SERVED", "SUMMARY"]
     assert [row.split()[0] for row in rows] == sorted(BINDINGS)
     served_bytes = served_tokens = 0
-    commands = select(BINDINGS, ["commands"])
+    commands = select(BINDINGS, ["commands"], several_hosts=False)
     for row in rows:
         name, family, size, tokens, served, *summary = row.split()
         binding = BINDINGS[name]
@@ -202,7 +213,7 @@ def test_tools_prints_every_tool_with_family_size_tokens_and_summary() -> None:
         assert int(size) == served_size(binding, "projected", commands)
         assert int(tokens) == model_tokens(binding, "projected", commands)
         assert 0 < int(tokens) < int(size) / 3  # name, description and inputSchema only
-        assert served == ("yes" if family == "commands" else "no")
+        assert served == ("yes" if name in commands else "no")
         assert " ".join(summary) == " ".join(binding.summary.split())
         if served == "yes":
             served_bytes, served_tokens = served_bytes + int(size), served_tokens + int(tokens)
@@ -279,7 +290,7 @@ def served_tool_names(text: str) -> set[str]:
 
 @pytest.mark.parametrize("requested", [["keys"], ["keys", "commands"], ["programs"], []])
 async def test_advice_is_served_only_with_the_tools_it_needs(requested: list[str]) -> None:
-    served = select(BINDINGS, requested)
+    served = select(BINDINGS, requested, several_hosts=True)
     context = ToolContext(Settings(socket_name=NEVER_STARTED))
     async with Client(build_server(context, served)) as client:
         listed = (await client.list_tools()).tools
@@ -320,15 +331,17 @@ async def test_hints_say_what_each_handler_does() -> None:
             name
             in {
                 "run_command", "run_shell_command", "run_program", "start_program",
-                "send_keys", "send_keys_batch", "signal_channel",
+                "send_keys", "send_keys_batch", "signal_channel", "run_command_on_hosts",
             }
         )  # fmt: skip
 
 
 async def tools_list_bytes(mode: SchemaMode) -> tuple[int, list[dict[str, Any]]]:
-    """The bytes of tools/list's result (compact JSON) in ``mode``, and its entries."""
+    """The bytes of tools/list's result (compact JSON) in ``mode``, and its entries, as
+    one host serves them."""
     context = ToolContext(Settings(socket_name=NEVER_STARTED, schemas=mode))
-    async with Client(build_server(context, BINDINGS)) as client:
+    served = select(BINDINGS, [], several_hosts=context.settings.several_hosts)
+    async with Client(build_server(context, served)) as client:
         listed = await client.list_tools()
     entries = [
         tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in listed.tools

@@ -154,7 +154,9 @@ def test_the_extension_is_declared_and_only_the_long_tools_run_as_tasks(
 ) -> None:
     discovered = server.request("server/discover", {})["result"]
     assert discovered["capabilities"]["extensions"] == {EXTENSION: {}}
-    assert TASK_TOOLS == ("run_command", "run_program", "wait_for_channel", "wait_for_text")
+    assert TASK_TOOLS == (
+        "run_command", "run_command_on_hosts", "run_program", "wait_for_channel", "wait_for_text"
+    )  # fmt: skip
     snapshot = server.call("tmux_snapshot", {})
     assert "resultType" not in snapshot or snapshot["resultType"] == "complete"
     assert snapshot["isError"] is False

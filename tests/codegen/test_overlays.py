@@ -161,6 +161,7 @@ def test_an_overlay_replaces_or_removes_a_schema_title() -> None:
         order=1,
         never_sent=(),
         task=False,
+        several_hosts=False,
         description=None,
         descriptions={},
         titles={"/outputSchema": "", "/inputSchema": "The arguments"},

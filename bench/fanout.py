@@ -1,0 +1,406 @@
+"""Benchmark ``run_command_on_hosts``: one command fanned out to many hosts, and what hosts cost.
+
+Every host is an exec-kind host on this machine (``env TMUX_TMPDIR=DIR HOME=DIR/home``: a
+tmux server of its own, started by schemux with the agent's session and a login bash of
+an empty home, as on a fresh host), so the figures are schemux's, not a network's. One
+run measures:
+
+* **fan-out / one host**: ``run_command_on_hosts {"command": "true"}`` to 10 hosts against
+  ``run_command {"command": "true"}`` in the agent pane of one host of the same kind
+  (a schemux of its own), calls alternating between the two, medians after warm-up;
+* **an idle connected host**: what one schemux holds on this machine for each host once
+  a call used it (processes it started, file descriptors, resident memory), exec-kind
+  hosts and, with ``--ssh``, a host over OpenSSH (the test suite's sshd on 127.0.0.1);
+* **50 hosts used once**: a schemux with 50 hosts configured, its first fan-out (every
+  host connected, its server and agent shell started) and a second one, timed; then
+  its processes, descriptors and memory.
+
+Usage: ``python bench/fanout.py [--hosts N] [--calls N] [--many N] [--ssh] [--json PATH]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mcp import Client, StdioServerParameters
+
+if __package__ in (None, ""):  # run as a script: make `bench` importable from the root
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.common import cpu_seconds, machine_facts, schemux_params, summary
+from schemux.config import ENV_HOST, ENV_SSH_CONFIG
+from tests.process_table import processes
+from tests.ssh_server import ALIAS, available, ssh_server
+
+FAN_OUT_BAR = 2.0  # fan-out to 10 hosts / one host's run_command, medians
+TRUE = {"command": "true"}
+
+
+@dataclass(frozen=True)
+class ExecHost:
+    """A host of this machine with its own tmux directory and an empty home."""
+
+    name: str
+    directory: Path
+
+    @property
+    def prefix(self) -> str:
+        return f"env TMUX_TMPDIR={self.directory} HOME={self.directory}/home"
+
+    def kill(self, socket: str) -> None:
+        env = ["env", f"TMUX_TMPDIR={self.directory}", "tmux", "-L", socket, "kill-server"]
+        subprocess.run(env, capture_output=True, check=False)
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+@contextmanager
+def exec_hosts(count: int, socket: str, label: str) -> Iterator[list[ExecHost]]:
+    """``count`` hosts, their servers (on ``socket``) killed and directories removed after."""
+    made = []
+    try:
+        for number in range(count):
+            # short: a socket's path must fit in 108 bytes
+            directory = Path(tempfile.mkdtemp(prefix=f"sxb{label}", dir="/tmp"))
+            (directory / "home").mkdir()
+            made.append(ExecHost(f"{label}{number}", directory))
+        yield made
+    finally:
+        for host in made:
+            host.kill(socket)
+
+
+def fleet_params(
+    socket: str, hosts: list[str], ssh_config: Path | None = None
+) -> StdioServerParameters:
+    """schemux serving the named hosts (``NAME=DEST`` each), as ``SCHEMUX_HOST`` gives them."""
+    params = schemux_params(socket)
+    env = {ENV_HOST: ";".join(hosts)}
+    if ssh_config is not None:
+        env[ENV_SSH_CONFIG] = str(ssh_config)
+    return StdioServerParameters(command=params.command, args=params.args, cwd=params.cwd, env=env)
+
+
+def single_params(socket: str, host: ExecHost) -> StdioServerParameters:
+    params = schemux_params(socket)
+    return StdioServerParameters(
+        command=params.command, args=[*params.args, "--exec", host.prefix], cwd=params.cwd
+    )
+
+
+def checked(label: str, result: Any) -> dict[str, Any]:
+    if result.is_error:
+        text = " ".join(getattr(part, "text", "") for part in result.content)
+        raise RuntimeError(f"{label}: {text}")
+    payload: dict[str, Any] = result.structured_content or {}
+    return payload
+
+
+async def fan_out(client: Client, count: int, **arguments: Any) -> float:
+    """Seconds of one ``run_command_on_hosts`` of ``true``; all ``count`` hosts must exit 0."""
+    start = time.perf_counter()
+    called = await client.call_tool("run_command_on_hosts", {**TRUE, **arguments})
+    elapsed = time.perf_counter() - start
+    result = checked("fan-out", called)
+    if result["exited_zero"] != count:
+        raise RuntimeError(f"fan-out: not every host exited 0: {result['results']}")
+    return elapsed
+
+
+async def one_host(client: Client) -> float:
+    start = time.perf_counter()
+    result = checked("run_command", await client.call_tool("run_command", TRUE))
+    elapsed = time.perf_counter() - start
+    if result.get("exit_status") != 0:
+        raise RuntimeError(f"run_command: {result!r}")
+    return elapsed
+
+
+@dataclass(frozen=True)
+class Holdings:
+    """What a schemux process and the processes it started hold on this machine."""
+
+    # its descendants (tmux clients, ssh sessions, helpers) and the ssh masters it started
+    # (which leave it, ssh's ControlPersist), itself not counted
+    processes: int
+    threads: int  # of schemux itself
+    fds: int  # open descriptors of schemux itself
+    fds_children: int  # and of its descendants
+    rss_mb: float  # resident memory of schemux itself
+    rss_children_mb: float  # and of its descendants (shared pages counted in each)
+    pss_children_mb: float  # their proportional share: what they add to the machine's use
+
+    def minus(self, other: Holdings) -> dict[str, float]:
+        return {
+            "processes": self.processes - other.processes,
+            "threads": self.threads - other.threads,
+            "fds": self.fds - other.fds,
+            "fds_children": self.fds_children - other.fds_children,
+            "rss_mb": round(self.rss_mb - other.rss_mb, 2),
+            "rss_children_mb": round(self.rss_children_mb - other.rss_children_mb, 2),
+            "pss_children_mb": round(self.pss_children_mb - other.pss_children_mb, 2),
+        }
+
+
+def schemux_pids() -> list[int]:
+    """The ``python -m schemux serve`` children of this process."""
+    return [
+        process.pid
+        for process in processes()
+        if process.ppid == os.getpid() and b"schemux" in process.argv and b"serve" in process.argv
+    ]
+
+
+def schemux_pid() -> int:
+    """The one ``python -m schemux serve`` child of this process."""
+    found = schemux_pids()
+    if len(found) != 1:
+        raise RuntimeError(f"expected one schemux serve child, found {found}")
+    return found[0]
+
+
+def holdings(pid: int) -> Holdings:
+    table = processes()
+    children: dict[int, list[int]] = {}
+    for process in table:
+        children.setdefault(process.ppid, []).append(process.pid)
+    # its private runtime directory (schemux.runtime_identity) names the ssh masters
+    runtime = f"/schemux-{pid}-".encode()
+    roots = [p.pid for p in table if p.ppid != pid and any(runtime in word for word in p.argv)]
+    descendants, stack = [], [*children.get(pid, []), *roots]
+    while stack:
+        child = stack.pop()
+        if child in descendants:
+            continue
+        descendants.append(child)
+        stack += children.get(child, [])
+    return Holdings(
+        processes=len(descendants),
+        threads=_threads(pid),
+        fds=_fds(pid),
+        fds_children=sum(_fds(child) for child in descendants),
+        rss_mb=_rss_mb(pid),
+        rss_children_mb=sum(_rss_mb(child) for child in descendants),
+        pss_children_mb=sum(_pss_mb(child) for child in descendants),
+    )
+
+
+def _pss_mb(pid: int) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def _threads(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/task"))
+
+
+def _fds(pid: int) -> int:
+    try:
+        return len(os.listdir(f"/proc/{pid}/fd"))
+    except OSError:
+        return 0
+
+
+def _rss_mb(pid: int) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+async def ratio_run(args: argparse.Namespace, socket: str) -> dict[str, Any]:
+    """Fan-out to ``args.hosts`` hosts against one host's run_command, alternating; and
+    the CPU each schemux spent on its calls (its own, from /proc), apart from its hosts'
+    (here on this machine too, on a fleet on each host)."""
+    with exec_hosts(args.hosts, socket, "f") as fleet, exec_hosts(1, socket, "s") as single:
+        named = [f"{host.name}=exec:{host.prefix}" for host in fleet]
+        timings: dict[str, list[float]] = {"fan_out": [], "one_host": []}
+        cpu = dict.fromkeys(timings, 0.0)
+        async with Client(fleet_params(socket, named)) as many:
+            many_pid = schemux_pid()
+            async with Client(single_params(socket, single[0])) as one:
+                one_pid = next(pid for pid in schemux_pids() if pid != many_pid)
+                for index in range(args.warmup + args.calls):
+                    timed = index >= args.warmup
+                    before = cpu_seconds(many_pid).own
+                    fan = await fan_out(many, args.hosts)
+                    middle = cpu_seconds(many_pid).own, cpu_seconds(one_pid).own
+                    alone = await one_host(one)
+                    if timed:
+                        timings["fan_out"].append(fan)
+                        timings["one_host"].append(alone)
+                        cpu["fan_out"] += middle[0] - before
+                        cpu["one_host"] += cpu_seconds(one_pid).own - middle[1]
+    figures = {name: summary(seconds) for name, seconds in timings.items()}
+    schemux_cpu_ms = {name: total * 1000 / args.calls for name, total in cpu.items()}
+    return {
+        "hosts": args.hosts,
+        **figures,
+        "ratio": figures["fan_out"]["median_ms"] / figures["one_host"]["median_ms"],
+        "schemux_cpu_ms": schemux_cpu_ms,
+        "schemux_cpu_ratio": schemux_cpu_ms["fan_out"] / figures["one_host"]["median_ms"],
+    }
+
+
+async def idle_host_cost(socket: str, hosts: int, ssh_config: Path | None) -> dict[str, Any]:
+    """What ``hosts`` exec-kind hosts (and one ssh host ``far``, with ``ssh_config``) cost
+    once used: the schemux's holdings before any call and after a fan-out to them."""
+    with exec_hosts(hosts, socket, "i") as fleet:
+        named = [f"{host.name}=exec:{host.prefix}" for host in fleet]
+        if ssh_config is not None:
+            named.append(f"far={ALIAS}")
+        async with Client(fleet_params(socket, named, ssh_config)) as client:
+            pid = schemux_pid()
+            await client.list_tools()
+            before = holdings(pid)
+            names = [host.name for host in fleet]
+            await fan_out(client, hosts, hosts=names)
+            await asyncio.sleep(0.5)  # helpers and clients settled
+            after_exec = holdings(pid)
+            report: dict[str, Any] = {
+                "before": vars(before),
+                "exec_hosts": hosts,
+                "exec_per_host": {
+                    key: round(value / hosts, 2) for key, value in after_exec.minus(before).items()
+                },
+            }
+            if ssh_config is not None:
+                await fan_out(client, 1, hosts=["far"])
+                await asyncio.sleep(0.5)
+                report["ssh_per_host"] = holdings(pid).minus(after_exec)
+    return report
+
+
+async def many_hosts(socket: str, count: int) -> dict[str, Any]:
+    """``count`` exec-kind hosts configured, each used by one fan-out (then a second)."""
+    with exec_hosts(count, socket, "m") as fleet:
+        named = [f"{host.name}=exec:{host.prefix}" for host in fleet]
+        start = time.perf_counter()
+        async with Client(fleet_params(socket, named)) as client:
+            listed = time.perf_counter() - start
+            pid = schemux_pid()
+            before = holdings(pid)
+            first = await fan_out(client, count)
+            second = await fan_out(client, count)
+            await asyncio.sleep(0.5)
+            after = holdings(pid)
+    return {
+        "hosts": count,
+        "start_to_tools_ms": listed * 1000,
+        "first_fan_out_ms": first * 1000,
+        "second_fan_out_ms": second * 1000,
+        "before": vars(before),
+        "after": vars(after),
+        "per_host": {key: round(value / count, 2) for key, value in after.minus(before).items()},
+    }
+
+
+async def measure(args: argparse.Namespace, socket: str) -> dict[str, Any]:
+    report: dict[str, Any] = {"machine": machine_facts()}
+    report["fan_out"] = await ratio_run(args, socket)
+    with ExitStack() as stack:
+        ssh_config = None
+        if args.ssh:
+            problem = available()
+            if problem is not None:
+                raise RuntimeError(problem)
+            ssh_config = stack.enter_context(ssh_server()).config
+            # the server started over ssh is in this machine's tmux directory
+            stack.callback(
+                subprocess.run, ["tmux", "-L", socket, "kill-server"], capture_output=True
+            )
+        report["idle_host"] = await idle_host_cost(socket, args.hosts, ssh_config)
+    report["many_hosts"] = await many_hosts(socket, args.many)
+    return report
+
+
+def render(report: dict[str, Any]) -> str:
+    facts, fan, idle, many = (
+        report["machine"], report["fan_out"], report["idle_host"], report["many_hosts"]
+    )  # fmt: skip
+    lines = [
+        f"{facts['tmux']}, nproc {facts['nproc']}, Python {facts['python']}, "
+        f"Linux {facts['kernel']}, schemux {facts['schemux']}",
+        "",
+        f"`true` on {fan['hosts']} exec-kind hosts at once against one host's run_command, "
+        f"{fan['fan_out']['n']} calls each, alternating",
+        f"  {'':34}{'median ms':>10}{'p90 ms':>10}{'min ms':>10}{'max ms':>10}",
+    ]
+    for key, label in (("fan_out", f"run_command_on_hosts ({fan['hosts']})"),
+                       ("one_host", "run_command (one host)")):  # fmt: skip
+        row = fan[key]
+        lines.append(
+            f"  {label:34}{row['median_ms']:10.1f}{row['p90_ms']:10.1f}"
+            f"{row['min_ms']:10.1f}{row['max_ms']:10.1f}"
+        )
+    verdict = "PASS" if fan["ratio"] <= FAN_OUT_BAR else "MISS"
+    cpu = fan["schemux_cpu_ms"]
+    lines += [
+        f"  fan-out / one host (median): {fan['ratio']:.2f} (bar {FAN_OUT_BAR:g}: {verdict})",
+        f"  schemux's own CPU per call: fan-out {cpu['fan_out']:.1f} ms "
+        f"({cpu['fan_out'] / fan['hosts']:.1f} ms a host), one host {cpu['one_host']:.1f} ms; "
+        f"the fan-out's / one host's wall time {fan['schemux_cpu_ratio']:.2f} (what bounds "
+        "it when the hosts' shells and tmux run on the hosts)",
+        "",
+        "an idle connected host, on this machine, per host (schemux's descendants and ssh "
+        "masters; threads, fds and RSS of schemux itself, then fds, RSS and PSS of the "
+        "others)",
+        f"  before any call: {idle['before']}",
+        f"  exec-kind ({idle['exec_hosts']} hosts): {idle['exec_per_host']}",
+    ]
+    if "ssh_per_host" in idle:
+        lines.append(f"  ssh (one host): {idle['ssh_per_host']}")
+    lines += [
+        "",
+        f"{many['hosts']} exec-kind hosts configured, used once",
+        f"  start to tools/list {many['start_to_tools_ms']:.0f} ms; first fan-out (connect, "
+        f"start servers and shells) {many['first_fan_out_ms']:.0f} ms; second "
+        f"{many['second_fan_out_ms']:.0f} ms",
+        f"  before: {many['before']}",
+        f"  after:  {many['after']}",
+        f"  per host: {many['per_host']}",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--hosts", type=int, default=10, help="hosts of the fan-out (10)")
+    parser.add_argument("--calls", type=int, default=30, help="timed calls of each (30)")
+    parser.add_argument("--warmup", type=int, default=3, help="untimed calls first (3)")
+    parser.add_argument("--many", type=int, default=50, help="hosts configured and used once (50)")
+    parser.add_argument("--ssh", action="store_true", help="also an ssh host's cost (test sshd)")
+    parser.add_argument("--json", type=Path, metavar="PATH", help="also write the figures here")
+    args = parser.parse_args(argv)
+    if args.hosts < 1 or args.calls < 1 or args.many < 1 or args.warmup < 0:
+        parser.error("--hosts, --calls and --many must be at least 1, --warmup at least 0")
+    socket = f"schemux-bench-fanout-{os.getpid()}"
+    report = asyncio.run(measure(args, socket))
+    print(render(report))
+    if args.json is not None:
+        args.json.write_text(json.dumps(report, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,70 @@
+"""run_command_on_hosts: one shell command in the agent pane of many hosts at once."""
+
+from __future__ import annotations
+
+import time
+
+from schemux import progress
+from schemux.context import ToolContext
+from schemux.errors import SchemuxError
+from schemux.fanout import HostAnswer, run_on_hosts
+from schemux.generated.models.run_command_on_hosts import (
+    HostCommandResult,
+    RunCommandOnHostsInput,
+    RunCommandOnHostsOutput,
+)
+from schemux.shell_commands import keep_tail
+
+
+async def handle(ctx: ToolContext, request: RunCommandOnHostsInput) -> RunCommandOnHostsOutput:
+    if request.timeout <= 0:
+        raise SchemuxError("timeout must be positive", suggestion="pass a number of seconds > 0")
+    if request.max_lines is not None and request.max_lines < 0:
+        raise SchemuxError("max_lines must not be negative", suggestion="omit it to get all lines")
+    names = request.hosts
+    if names == []:
+        raise SchemuxError("hosts is empty", suggestion="name a host, or omit hosts for all")
+    if names is not None and request.group is not None:
+        raise SchemuxError(
+            "hosts and group: give one of them", suggestion="omit both to run on every host"
+        )
+    hosts = ctx.fleet.select(
+        names=names, group=request.group, every=names is None and request.group is None
+    )
+    started = time.monotonic()
+    effective_timeout = ctx.settings.clamp_wait(request.timeout)
+    progress.expect(effective_timeout, f"waiting for the command on {len(hosts)} hosts")
+    answers = await run_on_hosts(
+        ctx,
+        hosts,
+        request.command,
+        timeout=effective_timeout,
+        suppress_history=request.suppress_history,
+    )
+    results = [_result(answer, request.max_lines) for answer in answers]
+    return RunCommandOnHostsOutput(
+        results=results,
+        exited_zero=sum(result.exit_status == 0 for result in results),
+        exited_nonzero=sum(result.exit_status not in (None, 0) for result in results),
+        timed_out=sum(result.timed_out for result in results),
+        errors=sum(result.error is not None for result in results),
+        effective_timeout=effective_timeout,
+        elapsed_seconds=time.monotonic() - started,
+    )
+
+
+def _result(answer: HostAnswer, max_lines: int | None) -> HostCommandResult:
+    """Every field set, so that each entry has them all (an error's as nulls)."""
+    ran = answer.result
+    lines, dropped = keep_tail(ran.lines if ran is not None else [], max_lines)
+    return HostCommandResult(
+        host=answer.host,
+        pane_id=answer.pane_id,
+        exit_status=ran.exit_status if ran is not None else None,
+        timed_out=ran.timed_out if ran is not None else False,
+        output=lines,
+        output_truncated=dropped > 0 or (ran is not None and ran.head_lost),
+        output_truncated_lines=dropped + (ran.rows_lost if ran is not None else 0),
+        elapsed_seconds=answer.elapsed,
+        error=answer.error,
+    )
