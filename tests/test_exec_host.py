@@ -267,7 +267,7 @@ def test_a_prefix_that_runs_no_command_is_refused_in_one_line() -> None:
     saying so, before any call."""
     for prefix, said in (
         (("sh", "-c", "exit 3"), "did not run a command given to it"),
-        (("/nonexistent/prefix",), "the --exec prefix cannot be run"),
+        (("/nonexistent/prefix",), "the exec prefix cannot be run"),
     ):
         host = ExecHost(ExecTarget(prefix))
         with pytest.raises(ServerUnavailable, match=said):

@@ -125,9 +125,9 @@ class ExecHost(remote_side.RemoteHost):
             said = remote_side.said(verbatim.stderr, verbatim.returncode, self.target.prefix[0])
             raise ServerUnavailable(
                 f"{self.describe()} did not run a command given to it: {said}",
-                suggestion="give --exec a prefix that runs the command after it on the "
-                f"target, with stdin and stdout (try `{shlex.join(self.target.prefix)} sh -c "
-                "'tmux -V'`)",
+                suggestion="give a prefix (--exec, or a host's exec:) that runs the command "
+                "after it on the target, with stdin and stdout "
+                f"(try `{shlex.join(self.target.prefix)} sh -c 'tmux -V'`)",
             )
 
     def _probe(self, *, joined: bool) -> subprocess.CompletedProcess[str]:
@@ -135,9 +135,10 @@ class ExecHost(remote_side.RemoteHost):
         # program would be env's complaint, not an OSError of ours
         if shutil.which(self.target.prefix[0]) is None:
             raise ServerUnavailable(
-                f"the --exec prefix cannot be run: {self.target.prefix[0]!r} is not a "
+                f"the exec prefix cannot be run: {self.target.prefix[0]!r} is not a "
                 "program on the PATH",
-                suggestion="give --exec a command on the PATH, such as `docker exec -i NAME`",
+                suggestion="begin the prefix (--exec, or a host's exec:) with a command on "
+                "the PATH, such as `docker exec -i NAME`",
             )
         try:
             return run_briefly(self._given(joined, list(_PROBE)), START_SECONDS)
@@ -147,8 +148,9 @@ class ExecHost(remote_side.RemoteHost):
             ) from None
         except OSError as error:
             raise ServerUnavailable(
-                f"the --exec prefix cannot be run: {error}",
-                suggestion="give --exec a command on the PATH, such as `docker exec -i NAME`",
+                f"the exec prefix cannot be run: {error}",
+                suggestion="begin the prefix (--exec, or a host's exec:) with a command on "
+                "the PATH, such as `docker exec -i NAME`",
             ) from None
 
     def _read(self, done: subprocess.CompletedProcess[str], *, joined: bool) -> None:
