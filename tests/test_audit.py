@@ -138,6 +138,7 @@ async def test_every_tool_is_recorded(
         await made_call("send_keys_batch", operations=[{"keys": "# a", "pane_id": pane.pane_id}])
         await made_call("signal_channel", channel=f"audit-{pane.session_name}")
         await made_call("wait_for_channel", channel=f"audit-{pane.session_name}", timeout=5)
+        await made_call("run_command_on_hosts", command="echo fanned")  # the one host
     assert {tool for tool, _, _ in made} == set(BINDINGS)  # a new tool needs its line here
     found = records(log)
     assert [record["tool"] for record in found] == [tool for tool, _, _ in made]
