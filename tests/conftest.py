@@ -37,11 +37,20 @@ _temporary: list[Path] = []
 
 def pytest_configure(config: pytest.Config) -> None:
     """The run gets a temporary directory of its own, so that its end can tell what it left
-    from what other runs on the machine leave; and a state directory in it, so that no
-    schemux it starts writes its audit log into the real ~/.local/state."""
+    from what other runs on the machine leave; a state directory in it, so that no
+    schemux it starts writes its audit log into the real ~/.local/state; and a home in it,
+    so that the login shells its servers start read no rc file of the user running it
+    (tests that need a profile give one). A login bash of root's home here runs ``pyenv
+    rehash``, whose lock a shell killed mid-start leaves behind: every later login bash
+    then waited 60 s for it. The caches stay the user's: nothing is fetched again."""
     temporary = private_temporary_directory()
     _temporary.append(temporary)
     os.environ["XDG_STATE_HOME"] = str(temporary / "state")
+    os.environ.setdefault("XDG_CACHE_HOME", str(Path.home() / ".cache"))
+    os.environ.setdefault("npm_config_cache", str(Path.home() / ".npm"))
+    home = temporary / "home"
+    home.mkdir(mode=0o700)
+    os.environ["HOME"] = str(home)
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(WorkerLeftovers(), WORKER_LEFTOVERS)
 
