@@ -49,7 +49,7 @@ class ToolContext:
         self.client_log = ClientLog()  # the log sent to clients that set a level
 
     def _watched(self, name: str) -> bool:
-        return name == self.fleet.default and self.resource_watches.watching > 0
+        return self.resource_watches.watching_on(name)
 
     @property
     def scope(self) -> HostScope:

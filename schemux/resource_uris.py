@@ -6,7 +6,8 @@ One scheme, ``tmux://HOST/KIND/ID/VIEW``, three resources:
 * ``tmux://local/pane/%2512/scrollback``: its history and screen;
 * ``tmux://local/program/p0123456789ab/output``: what program ``p0123456789ab`` printed.
 
-``HOST`` is ``local``, or over ssh the destination schemux was given, percent-encoded
+``HOST`` is the host's name: ``local``, or over ssh the destination schemux was given, or
+with hosts configured by name (``--host``, ``--hosts``) that name; percent-encoded
 (``alice%40build``). Ids are percent-encoded as RFC 6570 expands a template variable: a
 pane id's ``%`` is ``%25``. A URI is accepted only in exactly the form this module writes
 (no other encoding, case, query, fragment, dot segment or trailing slash), so each
@@ -17,6 +18,7 @@ does not parse is refused by a :class:`ResourceUriError` that says what is wrong
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import quote
@@ -40,6 +42,7 @@ _URI = re.compile(
 )
 
 
+_HOSTS_SHOWN = 5  # a refusal names this many of the server's hosts at most
 _HOST_NOT_ENCODED = "has a host written otherwise than percent-encoded (alice@h is alice%40h)"
 
 
@@ -49,14 +52,16 @@ class ResourceUriError(ValueError):
 
 @dataclass(frozen=True)
 class ResourceAddress:
-    """What one URI names: a pane's screen or scrollback, or a program's output."""
+    """What one URI names: a pane's screen or scrollback, or a program's output, on a
+    host."""
 
     kind: Literal["pane", "program"]
     id: str  # "%12" or "p0123456789ab", as the tools name them
     view: View
+    host: str  # the host's name, as the fleet knows it
 
-    def uri(self, host: str) -> str:
-        return resource_uri(host, self.kind, self.id, self.view)
+    def uri(self) -> str:
+        return resource_uri(self.host, self.kind, self.id, self.view)
 
 
 def host_authority(host: str) -> str:
@@ -82,8 +87,10 @@ def template(host: str, kind: Literal["pane", "program"], view: View) -> str:
     return f"{SCHEME}://{host_authority(host)}/{kind}/{{{variable}}}/{view}"
 
 
-def parse(uri: str, host: str) -> ResourceAddress:
-    """The resource ``uri`` names on ``host``; ``ResourceUriError`` when it names none."""
+def parse(uri: str, hosts: Sequence[str]) -> ResourceAddress:
+    """The resource ``uri`` names on one of ``hosts`` (the first is the one messages
+    show); ``ResourceUriError`` when it names none."""
+    host = hosts[0]
     if len(uri) > MAX_URI_LENGTH:
         raise ResourceUriError(
             f"uri: {len(uri)} characters, more than the {MAX_URI_LENGTH} any resource's has"
@@ -98,15 +105,18 @@ def parse(uri: str, host: str) -> ResourceAddress:
     found = _URI.fullmatch(uri)
     if found is None:
         raise ResourceUriError(f"uri: {_shown(uri)} {_why_not(uri[len(prefix) :])}")
-    if found["host"] != host_authority(host):
+    named = {host_authority(name): name for name in hosts}.get(found["host"])
+    if named is None:
+        shown = ", ".join(f"{prefix}{host_authority(name)}/" for name in hosts[:_HOSTS_SHOWN])
+        more = f" and {len(hosts) - _HOSTS_SHOWN} more hosts" if len(hosts) > _HOSTS_SHOWN else ""
         raise ResourceUriError(
             f"uri: host {_shown(found['host'])} is not this server's: its resources are on "
-            f"{prefix}{host_authority(host)}/"
+            f"{shown}{more}"
         )
     if found["pane"] is not None:
         view: View = "screen" if found["pane_view"] == "screen" else "scrollback"
-        return ResourceAddress("pane", f"%{found['pane']}", view)
-    return ResourceAddress("program", found["program"], "output")
+        return ResourceAddress("pane", f"%{found['pane']}", view, named)
+    return ResourceAddress("program", found["program"], "output", named)
 
 
 def _why_not(rest: str) -> str:

@@ -39,11 +39,16 @@ Changed = Callable[[], Awaitable[None]]
 Follow = Callable[[Changed, Callable[[], None]], Coroutine[Any, Any, None]]
 
 
+# what a watch follows: its host's name, and the pane or program there ("pane %3")
+WatchKey = tuple[str, str]
+
+
 class _Watch:
     """One followed pane or program and the subscriptions to its URIs."""
 
-    def __init__(self, key: str) -> None:
+    def __init__(self, key: WatchKey) -> None:
         self.key = key
+        self.name = f"{key[1]} on {key[0]}"
         self.subscribers: dict[object, tuple[str, Deliver]] = {}
         self.ready = asyncio.Event()  # the watch sees every change from here on
         self.task: asyncio.Task[None] | None = None
@@ -61,7 +66,7 @@ class ResourceWatches:
 
     def __init__(self, limit: int = MAX_WATCHES) -> None:
         self._limit = limit
-        self._watches: dict[str, _Watch] = {}
+        self._watches: dict[WatchKey, _Watch] = {}
         self._closing = False
 
     @property
@@ -69,8 +74,13 @@ class ResourceWatches:
         """How many panes and programs are watched now."""
         return len(self._watches)
 
+    def watching_on(self, host: str) -> bool:
+        """Whether a pane or program of ``host`` is watched now (its connection is in
+        use, never closed as idle)."""
+        return any(key[0] == host for key in self._watches)
+
     async def subscribe(
-        self, key: str, uri: str, follow: Follow, deliver: Deliver
+        self, key: WatchKey, uri: str, follow: Follow, deliver: Deliver
     ) -> Callable[[], Awaitable[None]]:
         """Have ``deliver`` told of each change of ``uri`` (its source named ``key``,
         followed by ``follow`` unless a watch follows it already); returns once the watch
@@ -88,7 +98,7 @@ class ResourceWatches:
                 )
             watch = self._watches[key] = _Watch(key)
             watch.task = asyncio.get_running_loop().create_task(
-                self._run(watch, follow), name=f"watch {key}"
+                self._run(watch, follow), name=f"watch {watch.name}"
             )
         token = object()
         watch.subscribers[token] = (uri, deliver)
@@ -105,7 +115,7 @@ class ResourceWatches:
             finally:
                 ready.cancel()
             if not watch.ready.is_set():
-                raise task.exception() or SchemuxError(f"{key} cannot be watched")
+                raise task.exception() or SchemuxError(f"{watch.name} cannot be watched")
         except BaseException:
             with anyio.CancelScope(shield=True):
                 await release()
@@ -121,11 +131,11 @@ class ResourceWatches:
         except SchemuxError as error:
             if not watch.ready.is_set():
                 raise
-            logger.info("watch of %s ended: %s", watch.key, error)
+            logger.info("watch of %s ended: %s", watch.name, error)
         except Exception:
             if not watch.ready.is_set():
                 raise
-            logger.exception("watch of %s failed", watch.key)
+            logger.exception("watch of %s failed", watch.name)
         finally:
             if self._watches.get(watch.key) is watch:
                 del self._watches[watch.key]

@@ -103,68 +103,89 @@ class _PendingBus(InMemorySubscriptionBus):
 
 
 class ResourceService:
-    """The resource requests of one server, over ``context``'s tmux server and programs."""
+    """The resource requests of one server, over ``context``'s hosts: each host's tmux
+    server and programs, under URIs that name the host."""
 
     def __init__(self, context: ToolContext) -> None:
         self.context = context
         self._listeners = 0
 
     @property
-    def host(self) -> str:
-        return self.context.where
+    def hosts(self) -> tuple[str, ...]:
+        """The hosts' names, the default host first (the one messages show)."""
+        default = self.context.fleet.default
+        return (default, *(name for name in self.context.fleet.names if name != default))
 
     def address(self, uri: str) -> ResourceAddress:
         try:
-            return parse(uri, self.host)
+            return parse(uri, self.hosts)
         except ResourceUriError as error:
             raise MCPError(types.INVALID_PARAMS, str(error)) from None
+
+    def _on(self, host: str) -> ToolContext:
+        return self.context.routed(host)
 
     async def list_templates(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
-        templates = [
-            types.ResourceTemplate(
-                uri_template=template(self.host, "pane", view),
-                name=f"pane {view}",
-                title=f"A pane's {view}",
-                description=f"{_DESCRIPTIONS[view]}; pane_id is a tmux pane id such as %12",
-                mime_type=TEXT,
+        """Each host's three templates, the default host's first."""
+        templates = []
+        for host in self.hosts:
+            on = "" if host == self.context.fleet.default else f" on {host}"
+            templates += [
+                types.ResourceTemplate(
+                    uri_template=template(host, "pane", view),
+                    name=f"pane {view}{on}",
+                    title=f"A pane's {view}{on}",
+                    description=f"{_DESCRIPTIONS[view]}; pane_id is a tmux pane id such as %12",
+                    mime_type=TEXT,
+                )
+                for view in ("screen", "scrollback")
+            ]
+            templates.append(
+                types.ResourceTemplate(
+                    uri_template=template(host, "program", "output"),
+                    name=f"program output{on}",
+                    title=f"A program's output{on}",
+                    description=f"{_DESCRIPTIONS['output']}; program_id as start_program gives it",
+                    mime_type=TEXT,
+                )
             )
-            for view in ("screen", "scrollback")
-        ]
-        templates.append(
-            types.ResourceTemplate(
-                uri_template=template(self.host, "program", "output"),
-                name="program output",
-                title="A program's output",
-                description=f"{_DESCRIPTIONS['output']}; program_id as start_program gives it",
-                mime_type=TEXT,
-            )
-        )
         return types.ListResourceTemplatesResult(resource_templates=templates)
 
     async def list_resources(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
         """Every pane of the configured tmux server (screen and scrollback), then every
-        program whose output can be read."""
+        program whose output can be read: on the default host, and on every other host
+        a call has used (a listing connects no host)."""
         resources = []
-        for row in await self._pane_rows():
+        used = {scope.name for scope in self.context.fleet.scopes}
+        for host in self.hosts:
+            if host != self.context.fleet.default and host not in used:
+                continue
+            resources += await self._host_resources(host)
+        return types.ListResourcesResult(resources=resources)
+
+    async def _host_resources(self, host: str) -> list[types.Resource]:
+        on = self._on(host)
+        resources = []
+        for row in await self._pane_rows(on):
             where = f"{row.session_name}: {row.pane_current_command}"
             for view in ("screen", "scrollback"):
                 resources.append(
                     types.Resource(
-                        uri=pane_uri(self.host, row.pane_id, view),
+                        uri=pane_uri(host, row.pane_id, view),
                         name=f"{row.pane_id} {view}",
                         title=f"{view} of pane {row.pane_id} ({where})",
                         description=_DESCRIPTIONS[view],
                         mime_type=TEXT,
                     )
                 )
-        for program in self.context.programs.listed():
+        for program in on.programs.listed():
             resources.append(
                 types.Resource(
-                    uri=program_uri(self.host, program.id),
+                    uri=program_uri(host, program.id),
                     name=f"{program.id} output",
                     title=f"output of program {program.id}",
                     description=_DESCRIPTIONS["output"],
@@ -172,12 +193,13 @@ class ResourceService:
                     size=program.text_size,
                 )
             )
-        return types.ListResourcesResult(resources=resources)
+        return resources
 
-    async def _pane_rows(self) -> list[PaneRow]:
+    @staticmethod
+    async def _pane_rows(on: ToolContext) -> list[PaneRow]:
         """Each pane once (a window in several sessions is listed under its first),
         without schemux's control window."""
-        rows = await query(self.context.tmux(), PaneRow, "list-panes", "-a")
+        rows = await query(on.tmux(), PaneRow, "list-panes", "-a")
         seen: dict[str, PaneRow] = {}
         for row in rows:
             if not is_control_window(row.session_name, row.control):
@@ -197,14 +219,15 @@ class ResourceService:
         )
 
     async def _text(self, address: ResourceAddress) -> str:
+        on = self._on(address.host)
         if address.kind == "program":
-            program = self.context.programs.get(address.id)
+            program = on.programs.get(address.id)
             size, text_file = program.text_size, program.text
             if text_file is None:
                 raise SchemuxError(f"the output of {program.id} was let go")
-            data = await self.context.programs.host.read_at(text_file, 0, size)
+            data = await on.programs.host.read_at(text_file, 0, size)
             return data.decode("utf-8", "replace")
-        server = self.context.tmux()
+        server = on.tmux()
         pane = await resolve_pane(server, PaneTarget(pane_id=address.id))
         start = "0" if address.view == "screen" else "-"
         rows = await server.run("capture-pane", "-p", "-t", pane.pane_id, "-S", start, "-E", "-")
@@ -219,13 +242,15 @@ class ResourceService:
         ref, argument = params.ref, params.argument
         values: list[str] = []
         if isinstance(ref, types.ResourceTemplateReference):
-            panes = {template(self.host, "pane", view) for view in ("screen", "scrollback")}
-            programs = template(self.host, "program", "output")
-            if ref.uri in panes and argument.name == "pane_id":
-                rows = await self._pane_rows()
-                values = sorted({row.pane_id for row in rows}, key=lambda id_: -int(id_[1:]))
-            elif ref.uri == programs and argument.name == "program_id":
-                values = [program.id for program in self.context.programs.listed()]
+            for host in self.hosts:
+                panes = {template(host, "pane", view) for view in ("screen", "scrollback")}
+                if ref.uri in panes and argument.name == "pane_id":
+                    rows = await self._pane_rows(self._on(host))
+                    values = sorted({row.pane_id for row in rows}, key=lambda id_: -int(id_[1:]))
+                elif ref.uri == template(host, "program", "output") and (
+                    argument.name == "program_id"
+                ):
+                    values = [program.id for program in self._on(host).programs.listed()]
         matching = [value for value in values if value.startswith(argument.value)]
         return types.CompleteResult(
             completion=types.Completion(
@@ -235,15 +260,16 @@ class ResourceService:
             )
         )
 
-    async def _follow(self, address: ResourceAddress) -> tuple[str, Follow]:
-        """The watch key of what ``address`` names, and how to follow it; a
-        ``SchemuxError`` when it is not there."""
+    async def _follow(self, address: ResourceAddress) -> tuple[tuple[str, str], Follow]:
+        """The watch key of what ``address`` names (its host, and the pane or program),
+        and how to follow it; a ``SchemuxError`` when it is not there."""
+        on = self._on(address.host)
         if address.kind == "program":
-            program = self.context.programs.get(address.id)
-            return f"program {program.id}", partial(follow_program, program)
-        server = self.context.tmux()
+            program = on.programs.get(address.id)
+            return (address.host, f"program {program.id}"), partial(follow_program, program)
+        server = on.tmux()
         pane = await resolve_pane(server, PaneTarget(pane_id=address.id))
-        return f"pane {pane.pane_id}", partial(follow_pane, server, pane)
+        return (address.host, f"pane {pane.pane_id}"), partial(follow_pane, server, pane)
 
     async def _subscribe(
         self, holder: _Subscriptions, uri: str, deliver: Callable[[str], Awaitable[None]]

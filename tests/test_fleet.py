@@ -25,8 +25,11 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import mcp_types as types
 import pytest
 from mcp import Client
+from mcp.shared.exceptions import MCPError
+from mcp.shared.subscriptions import ResourceUpdated
 
 from schemux.config import (
     AuditSettings,
@@ -46,6 +49,7 @@ from schemux.host_addressing import HostChoice
 from schemux.hosts import Host
 from schemux.hosts.local import LocalHost
 from schemux.hosts.ssh import SshHost
+from schemux.resource_uris import pane_uri, program_uri, template
 from schemux.server import build_server
 from tests.conftest import stdio_parameters
 from tests.ssh_server import ALIAS, SshServer, ssh_server
@@ -664,3 +668,60 @@ async def test_serve_over_stdio_with_named_hosts(
         assert result["output"][0].startswith("at:" + host_dirs["alpha"])
         result = await call(client, "run_command", command='echo "at:$TMUX"', host="here")
         assert not result["output"][0].startswith("at:" + host_dirs["alpha"])
+
+
+async def test_each_host_has_its_resources_and_its_links_read_back(
+    fleet: tuple[Client, ToolContext],
+) -> None:
+    """URIs name the host: a result's link from host beta reads beta's program, a pane id
+    of alpha reads alpha's pane, templates and completion are per host, and a
+    subscription keeps only its own host in use."""
+    client, context = fleet
+    listed_templates = (await client.list_resource_templates()).resource_templates
+    assert [each.uri_template for each in listed_templates] == [
+        uri
+        for host in NAMES
+        for uri in (
+            template(host, "pane", "screen"),
+            template(host, "pane", "scrollback"),
+            template(host, "program", "output"),
+        )
+    ]
+    ran = await client.call_tool(
+        "run_program",
+        {"argv": ["seq", "1", "300"], "maxLines": 3, "timeoutMs": 20000, "host": "beta"},
+    )
+    [link] = [block for block in ran.content if block.type == "resource_link"]
+    assert isinstance(link, types.ResourceLink)
+    assert link.uri.startswith("tmux://beta/program/p")
+    read = (await client.read_resource(link.uri)).contents[0]
+    assert isinstance(read, types.TextResourceContents)
+    assert read.text == "".join(f"{n}\n" for n in range(1, 301))
+    program_id = link.uri.split("/")[-2]
+    with pytest.raises(MCPError, match=rf"{program_id}"):  # not alpha's
+        await client.read_resource(program_uri("alpha", program_id))
+
+    alpha_pane = (await call(client, "run_command", command="echo on-alpha", host="alpha"))[
+        "pane_id"
+    ]
+    uri = pane_uri("alpha", alpha_pane)
+    screen = (await client.read_resource(uri)).contents[0]
+    assert isinstance(screen, types.TextResourceContents)
+    assert "\non-alpha" in screen.text
+    completed = await client.complete(
+        types.ResourceTemplateReference(uri=template("alpha", "pane", "screen")),
+        {"name": "pane_id", "value": alpha_pane},
+    )
+    assert alpha_pane in completed.completion.values
+    with pytest.raises(MCPError, match="host 'gamma' is not this server's"):
+        await client.read_resource(pane_uri("gamma", alpha_pane))
+
+    async with client.listen(resource_subscriptions=[uri]) as subscription:
+        assert subscription.honored.resource_subscriptions == [uri]
+        assert context.resource_watches.watching_on("alpha")
+        assert not context.resource_watches.watching_on("beta")
+        await call(client, "send_keys", keys="echo seen-on-alpha", pane_id=alpha_pane, host="alpha")
+        with anyio.fail_after(10):
+            assert await subscription.__anext__() == ResourceUpdated(uri)
+    listed = {resource.uri for resource in (await client.list_resources()).resources}
+    assert {uri, link.uri} <= listed

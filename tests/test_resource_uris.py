@@ -18,26 +18,26 @@ from schemux.resource_uris import (
 @pytest.mark.parametrize(
     ("uri", "address"),
     [
-        ("tmux://local/pane/%2512/screen", ResourceAddress("pane", "%12", "screen")),
-        ("tmux://local/pane/%250/scrollback", ResourceAddress("pane", "%0", "scrollback")),
+        ("tmux://local/pane/%2512/screen", ResourceAddress("pane", "%12", "screen", "local")),
+        ("tmux://local/pane/%250/scrollback", ResourceAddress("pane", "%0", "scrollback", "local")),
         (
             "tmux://local/program/p0123456789ab/output",
-            ResourceAddress("program", "p0123456789ab", "output"),
+            ResourceAddress("program", "p0123456789ab", "output", "local"),
         ),
     ],
 )
 def test_a_uri_names_its_resource_and_is_written_back_the_same(
     uri: str, address: ResourceAddress
 ) -> None:
-    assert parse(uri, "local") == address
-    assert address.uri("local") == uri
+    assert parse(uri, ["local"]) == address
+    assert address.uri() == uri
 
 
 def test_an_ssh_host_is_percent_encoded_in_the_authority() -> None:
     host = "alice@build.example:2222"
     uri = pane_uri(host, "%3", "screen")
     assert uri == "tmux://alice%40build.example%3A2222/pane/%253/screen"
-    assert parse(uri, host) == ResourceAddress("pane", "%3", "screen")
+    assert parse(uri, [host]) == ResourceAddress("pane", "%3", "screen", host)
     assert program_uri(host, "p0123456789ab").startswith("tmux://alice%40build.example%3A2222/")
 
 
@@ -79,6 +79,30 @@ def test_templates_expand_as_rfc_6570_expands_an_id() -> None:
 )
 def test_every_other_form_is_refused_saying_why(uri: str, says: str) -> None:
     with pytest.raises(ResourceUriError) as refused:
-        parse(uri, "local")
+        parse(uri, ["local"])
     assert str(refused.value).startswith("uri: ")
     assert says in str(refused.value)
+
+
+def test_each_configured_host_has_its_own_uris_and_no_other_host_is_taken() -> None:
+    hosts = ["web1", "db.eu", "alice@build:22"]
+    for host in hosts:
+        address = parse(pane_uri(host, "%7", "scrollback"), hosts)
+        assert address == ResourceAddress("pane", "%7", "scrollback", host)
+        assert address.uri() == pane_uri(host, "%7", "scrollback")
+    with pytest.raises(ResourceUriError, match="host 'web2' is not this server's"):
+        parse("tmux://web2/pane/%257/screen", hosts)
+    with pytest.raises(ResourceUriError) as refused:
+        parse("tmux://web/pane/%257/screen", hosts)
+    assert "its resources are on tmux://web1/, tmux://db.eu/, tmux://alice%40build%3A22/" in str(
+        refused.value
+    )
+    with pytest.raises(ResourceUriError, match="percent-encoded"):
+        parse("tmux://alice@build:22/pane/%257/screen", hosts)
+
+
+def test_a_refusal_names_a_few_of_many_hosts() -> None:
+    hosts = [f"h{number}" for number in range(1000)]
+    with pytest.raises(ResourceUriError) as refused:
+        parse("tmux://elsewhere/pane/%251/screen", hosts)
+    assert str(refused.value).endswith("tmux://h4/ and 995 more hosts")
