@@ -214,8 +214,15 @@ async def test_cancellation_stops_the_wait_and_changes_nothing(
     memory_client: Client, tmux_socket: str
 ) -> None:
     pane = new_pane(tmux_socket)
-    await send(memory_client, pane, "clear")
-    wait_until(lambda: tmux(tmux_socket, "capture-pane", "-p", "-t", pane.pane_id).strip() != "")
+    await send(memory_client, pane, "echo settled")
+
+    def settled() -> bool:
+        """The echo ran and the next prompt is drawn: nothing more comes to the screen (a
+        screen read while the command line was still typed changed under a loaded run)."""
+        lines = tmux(tmux_socket, "capture-pane", "-p", "-t", pane.pane_id).strip().splitlines()
+        return len(lines) >= 3 and lines[-2] == "settled" and lines[-1].strip() != ""
+
+    wait_until(settled)
     screen = tmux(tmux_socket, "capture-pane", "-p", "-t", pane.pane_id)
     started = time.monotonic()
     armed = anyio.Event()
