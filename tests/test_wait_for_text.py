@@ -19,8 +19,8 @@ import regex
 from mcp import Client
 
 from schemux.engine import Watcher
-from schemux.pane_watch import PaneWatch
-from tests.support import Pane, call, call_error, new_pane, tmux, wait_until
+from schemux.pane_watch import PaneState, PaneWatch
+from tests.support import Pane, call, call_error, new_pane, pane_format, tmux, wait_until
 
 pytestmark = pytest.mark.anyio
 
@@ -159,6 +159,42 @@ async def test_a_pager_suppresses_matching(memory_client: Client, tmux_socket: s
     waiting = await armed_wait(memory_client, pane, patterns=["root"], timeout=2)
     await send(memory_client, pane, "less /etc/passwd")
     result = await waiting
+    assert (result["outcome"], result["found"], result["alternate_screen"]) == (
+        "alternate_screen",
+        False,
+        True,
+    )
+    await send(memory_client, pane, "q", enter=False)
+
+
+async def test_a_pager_entered_between_the_state_and_the_rows_is_not_matched(
+    memory_client: Client, tmux_socket: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pane enters the alternate screen after a check read its state and before the
+    rows are read (a loaded run on Debian 13): the pager's screen is not matched."""
+    pane = new_pane(tmux_socket)
+    check = PaneWatch.check
+    paged = False
+
+    async def check_then_page(watch: PaneWatch) -> PaneState:
+        nonlocal paged
+        state = await check(watch)
+        if not paged:
+            paged = True
+            tmux(tmux_socket, "send-keys", "-t", pane.pane_id, "less /etc/passwd", "Enter")
+            wait_until(
+                lambda: (
+                    "root" in tmux(tmux_socket, "capture-pane", "-p", "-t", pane.pane_id)
+                    and pane_format(pane, "#{alternate_on}") == "1"
+                )
+            )
+        return state
+
+    monkeypatch.setattr(PaneWatch, "check", check_then_page)
+    result = await call(
+        memory_client, "wait_for_text", pane_id=pane.pane_id, patterns=["root"], timeout=2
+    )
+    assert paged
     assert (result["outcome"], result["found"], result["alternate_screen"]) == (
         "alternate_screen",
         False,
