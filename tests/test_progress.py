@@ -45,6 +45,7 @@ class Progress:
         for _, value, got_total, got_message in self.received:
             # the total counts from the call's start: the wait's own, plus what the call
             # did before it (a tenth of a second or more on a loaded machine)
+            assert got_total is not None
             assert total <= got_total <= total + 1.0
             assert value <= got_total
             assert got_message is not None
