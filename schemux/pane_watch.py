@@ -100,6 +100,14 @@ class PaneState:
     in_other_sessions: bool  # the window is in a session besides _schemux
 
 
+@dataclass(frozen=True)
+class Rows:
+    """Rows of the pane and the screen they were read from."""
+
+    lines: list[str]
+    alternate_on: bool
+
+
 def parse_state(line: str) -> PaneState:
     row = parse_row(_StateRow, line)
     return PaneState(
@@ -233,10 +241,17 @@ class PaneWatch:
             raise SchemuxError(f"pane {self.pane_id} was closed while waiting")
         return parse_state(lines[-1])
 
-    async def rows(self, start: int) -> list[str]:
-        """Rows from ``start`` down (``-J``: a wrapped line is one row)."""
-        lines = await self._run("capture-pane", "-p", "-J", "-t", self.pane_id, "-S", str(start))
-        return _without_trailing_blanks(lines)
+    async def rows(self, start: int) -> Rows:
+        """Rows from ``start`` down (``-J``: a wrapped line is one row), and whether they
+        are the alternate screen's: read in one command line, since a program that enters
+        it after a ``check`` has its own screen captured."""
+        lines = await self._run(
+            "display-message", "-p", "-t", self.pane_id, "#{alternate_on}", THEN,
+            "capture-pane", "-p", "-J", "-t", self.pane_id, "-S", str(start),
+        )  # fmt: skip
+        if not lines or lines[0] not in ("0", "1"):
+            raise SchemuxError(f"pane {self.pane_id} was closed while waiting")
+        return Rows(lines=_without_trailing_blanks(lines[1:]), alternate_on=lines[0] == "1")
 
     async def wait(self, deadline: float, interval: float) -> None:
         """Return once the pane wrote since the last ``read`` (no sooner than ``interval``

@@ -136,7 +136,9 @@ async def shell_once_started(
             return await facts.check_shell_pane(pane)
         except ShellBusy:
             if not await shows_nothing_yet(server, pane):
-                raise
+                # read again: the job (the prompt hook's tmux client, say) may have ended
+                # and the prompt been drawn between the two readings
+                return await facts.check_shell_pane(pane)
             starting = ShellNotStarted(
                 f"the shell in pane {pane.pane_id} has not shown its prompt (a job of its "
                 "startup files holds its terminal, and the pane shows nothing yet)"

@@ -248,12 +248,15 @@ async def wait_for_new_text(
             await watch.wait(deadline, interval)
             state = await watch.check()
             _check_lifecycle(watch, entry, state)
-            result.alternate_screen |= state.alternate_on or watch.saw_alternate
             start = anchor - state.history_size
-            rows = await watch.rows(start) if start < state.height else []
+            alternate_on, rows = state.alternate_on, []
+            if start < state.height:
+                read = await watch.rows(start)
+                alternate_on, rows = read.alternate_on, read.lines
+            result.alternate_screen |= state.alternate_on or alternate_on or watch.saw_alternate
             new_lines = [line for line in rows if line not in entry_rows]
             result.saw_new_output |= bool(new_lines)
-            if not state.alternate_on and await _decide(result, patterns, stop, new_lines):
+            if not alternate_on and await _decide(result, patterns, stop, new_lines):
                 break
     if result.outcome == "timeout" and result.alternate_screen:
         result.outcome = "alternate_screen"

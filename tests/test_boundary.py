@@ -538,8 +538,11 @@ def wait_until_named(world: World, pane_id: str) -> None:
         current = subprocess_tmux(
             world.socket, ["display-message", "-p", "-t", pane_id, "#{pane_current_command}"]
         )
-        # (tmux 3.7 and later print it empty)
-        return current is not None and current not in ("bash", "sleep")
+        # the name's end, after the 0x1f that tmux 3.4 and 3.5 print escaped (tmux 3.7 and
+        # later print it empty); the line ends in a newline, so it is never just "bash"
+        return current is not None and (
+            current.strip() == "" or ODD_NAME.split("\x1f")[-1] in current
+        )
 
     wait_until(named)
 

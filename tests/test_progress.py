@@ -43,11 +43,14 @@ class Progress:
         ), arrivals
         assert values == sorted(set(values)), "progress only grows"
         for _, value, got_total, got_message in self.received:
-            assert got_total == total
-            assert value <= total
+            # the total counts from the call's start: the wait's own, plus what the call
+            # did before it (a tenth of a second or more on a loaded machine)
+            assert got_total is not None
+            assert total <= got_total <= total + 1.0
+            assert value <= got_total
             assert got_message is not None
             assert got_message.startswith(f"{message}: ")
-            assert got_message.endswith(f" s of at most {total:.0f} s")
+            assert got_message.endswith(f" s of at most {got_total:.0f} s")
 
 
 async def test_every_wait_reports_progress(memory_client: Client, tmux_socket: str) -> None:

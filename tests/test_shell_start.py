@@ -15,6 +15,7 @@ import anyio
 import pytest
 from mcp import Client
 
+from schemux import shell_commands
 from schemux.errors import SchemuxError, ShellBusy, ShellNotStarted
 from schemux.shell_commands import shell_once_started
 from schemux.shell_panes import check_shell_command
@@ -70,6 +71,35 @@ async def test_a_shell_that_never_starts_is_refused_at_the_deadline() -> None:
         await shell_once_started(None, facts, Pane(), started, 0.2)  # type: ignore[arg-type]
     assert not isinstance(refused.value, ShellNotStarted)
     assert 0.2 <= time.monotonic() - started < 2
+
+
+class EndingJobFacts:
+    """Facts of a pane whose job holds the terminal at the first reading only."""
+
+    def __init__(self) -> None:
+        self.readings = 0
+
+    async def check_shell_pane(self, pane: Any) -> str:
+        self.readings += 1
+        if self.readings == 1:
+            raise ShellBusy(f"pane {pane.pane_id} is running 'bash', not a shell at its prompt")
+        return "bash"
+
+
+async def test_a_job_that_ends_before_the_screen_is_read_is_not_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The job holding the terminal (the first prompt hook's tmux client) ends, and the
+    prompt is drawn, between the reading of the terminal and the reading of the screen:
+    the shell is at its prompt (seen refused, 'running bash', on a loaded Debian 13 run)."""
+
+    async def prompt_shown(server: Any, pane: Any) -> bool:
+        return False
+
+    monkeypatch.setattr(shell_commands, "shows_nothing_yet", prompt_shown)
+    facts = EndingJobFacts()
+    shell = await shell_once_started(None, facts, JobPane(), time.monotonic(), 5)  # type: ignore[arg-type]
+    assert (shell, facts.readings) == ("bash", 2)
 
 
 # jobs a zshrc runs in the foreground before the first prompt: a subshell of two

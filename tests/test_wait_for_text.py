@@ -19,8 +19,8 @@ import regex
 from mcp import Client
 
 from schemux.engine import Watcher
-from schemux.pane_watch import PaneWatch
-from tests.support import Pane, call, call_error, new_pane, tmux, wait_until
+from schemux.pane_watch import PaneState, PaneWatch
+from tests.support import Pane, call, call_error, new_pane, pane_format, tmux, wait_until
 
 pytestmark = pytest.mark.anyio
 
@@ -167,6 +167,42 @@ async def test_a_pager_suppresses_matching(memory_client: Client, tmux_socket: s
     await send(memory_client, pane, "q", enter=False)
 
 
+async def test_a_pager_entered_between_the_state_and_the_rows_is_not_matched(
+    memory_client: Client, tmux_socket: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pane enters the alternate screen after a check read its state and before the
+    rows are read (a loaded run on Debian 13): the pager's screen is not matched."""
+    pane = new_pane(tmux_socket)
+    check = PaneWatch.check
+    paged = False
+
+    async def check_then_page(watch: PaneWatch) -> PaneState:
+        nonlocal paged
+        state = await check(watch)
+        if not paged:
+            paged = True
+            tmux(tmux_socket, "send-keys", "-t", pane.pane_id, "less /etc/passwd", "Enter")
+            wait_until(
+                lambda: (
+                    "root" in tmux(tmux_socket, "capture-pane", "-p", "-t", pane.pane_id)
+                    and pane_format(pane, "#{alternate_on}") == "1"
+                )
+            )
+        return state
+
+    monkeypatch.setattr(PaneWatch, "check", check_then_page)
+    result = await call(
+        memory_client, "wait_for_text", pane_id=pane.pane_id, patterns=["root"], timeout=2
+    )
+    assert paged
+    assert (result["outcome"], result["found"], result["alternate_screen"]) == (
+        "alternate_screen",
+        False,
+        True,
+    )
+    await send(memory_client, pane, "q", enter=False)
+
+
 async def test_a_moment_on_the_alternate_screen_is_seen(
     memory_client: Client, tmux_socket: str
 ) -> None:
@@ -214,8 +250,15 @@ async def test_cancellation_stops_the_wait_and_changes_nothing(
     memory_client: Client, tmux_socket: str
 ) -> None:
     pane = new_pane(tmux_socket)
-    await send(memory_client, pane, "clear")
-    wait_until(lambda: tmux(tmux_socket, "capture-pane", "-p", "-t", pane.pane_id).strip() != "")
+    await send(memory_client, pane, "echo settled")
+
+    def settled() -> bool:
+        """The echo ran and the next prompt is drawn: nothing more comes to the screen (a
+        screen read while the command line was still typed changed under a loaded run)."""
+        lines = tmux(tmux_socket, "capture-pane", "-p", "-t", pane.pane_id).strip().splitlines()
+        return len(lines) >= 3 and lines[-2] == "settled" and lines[-1].strip() != ""
+
+    wait_until(settled)
     screen = tmux(tmux_socket, "capture-pane", "-p", "-t", pane.pane_id)
     started = time.monotonic()
     armed = anyio.Event()
