@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 from mcp import Client, StdioServerParameters
 
 from schemux.config import ProgramLimits, SshTarget
@@ -33,6 +34,11 @@ STDIO_WAIT_CEILING = 60
 THREAD_EXIT_SECONDS = 5.0
 WORKER_LEFTOVERS = "schemux-worker-leftovers"
 _temporary: list[Path] = []
+
+# Property tests judge behaviour; how fast an example runs or is drawn is the machine's
+# load (other runs, other test workers), and speed is measured in bench/, not in tests.
+settings.register_profile("schemux", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("schemux")
 
 
 def pytest_configure(config: pytest.Config) -> None:

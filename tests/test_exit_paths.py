@@ -224,9 +224,11 @@ def busy_and_killed(process: subprocess.Popen[bytes], socket_name: str) -> list[
         # its runtime directory stays, for the next schemux to reap (tested elsewhere)
         for directory in Path(tempfile.gettempdir()).glob(f"schemux-{process.pid}-*"):
             shutil.rmtree(directory)
-        # the loop would go on making windows on a server other tests share (over ssh)
+        # the loop would go on making windows on a server other tests share (over ssh), and
+        # the printing pane printing: its window is linked into _schemux too (the wait's
+        # link, which the killed schemux left), so killing its session would not end it
         for made_pane in made:
-            tmux(socket_name, "kill-session", "-t", made_pane.session_id, check=False)
+            tmux(socket_name, "kill-pane", "-t", made_pane.pane_id, check=False)
     return spawned
 
 

@@ -51,8 +51,19 @@ HOSTILE_NAMES = [
 PRINT_CWD = "import os; print(repr(os.getcwd()))"
 
 
-def alive_with(word: str) -> list[int]:
-    """Live ``sleep`` processes whose argument starts with ``word``."""
+# what a test's sleeps are told by: this process's pid, fixed width so that no run's is the
+# start of another's, since the suite may run beside another run of it (or in workers)
+RUN_DIGITS = f"{os.getpid():07d}"
+
+
+def sleep_argument(tag: str) -> str:
+    """A ``sleep`` duration that names this run and ``tag`` (50 minutes, and digits)."""
+    return f"3000.{RUN_DIGITS}{tag}"
+
+
+def alive_with(tag: str) -> list[int]:
+    """Live ``sleep`` processes of this run whose argument starts with ``tag``'s."""
+    word = sleep_argument(tag)
     return [
         process.pid
         for process in processes()
@@ -66,10 +77,11 @@ def alive_with(word: str) -> list[int]:
 
 def resistant_tree(tag: str) -> list[str]:
     """A program whose child ignores SIGTERM and SIGHUP, with a daemon that setsid's and
-    forks twice: ``sleep`` processes with arguments 3000.TAG1 and 3000.TAG2."""
+    forks twice: ``sleep`` processes of ``sleep_argument`` TAG1 and TAG2."""
+    child, daemon = sleep_argument(f"{tag}1"), sleep_argument(f"{tag}2")
     script = (
-        f"(trap '' TERM HUP; exec sleep 3000.{tag}1) & "
-        f'setsid sh -c \'sh -c "trap \\"\\" TERM HUP; exec sleep 3000.{tag}2" & exit\' & '
+        f"(trap '' TERM HUP; exec sleep {child}) & "
+        f'setsid sh -c \'sh -c "trap \\"\\" TERM HUP; exec sleep {daemon}" & exit\' & '
         "trap '' TERM HUP; echo started; wait"
     )
     return ["sh", "-c", script]
@@ -78,7 +90,7 @@ def resistant_tree(tag: str) -> list[str]:
 def tree_gone(tag: str, timeout: float = 4.0) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if not alive_with(f"3000.{tag}"):
+        if not alive_with(tag):
             return True
         time.sleep(0.05)
     return False
@@ -405,12 +417,12 @@ async def test_stop_and_expiry_end_the_whole_tree(programs: tuple[Client, ToolCo
     client, _ = programs
     stopped = await call(client, "start_program", argv=resistant_tree("4"))
     await call(client, "read_program", programId=stopped["programId"], timeoutMs=5000)
-    await anyio.to_thread.run_sync(wait_until, lambda: len(alive_with("3000.4")) == 2)
+    await anyio.to_thread.run_sync(wait_until, lambda: len(alive_with("4")) == 2)
     await call(client, "stop_program", programId=stopped["programId"])
     assert await anyio.to_thread.run_sync(tree_gone, "4")
     expiring = await call(client, "start_program", argv=resistant_tree("5"), lifetimeMs=1500)
     await call(client, "read_program", programId=expiring["programId"], timeoutMs=5000)
-    await anyio.to_thread.run_sync(wait_until, lambda: len(alive_with("3000.5")) == 2)
+    await anyio.to_thread.run_sync(wait_until, lambda: len(alive_with("5")) == 2)
     assert await anyio.to_thread.run_sync(tree_gone, "5", 8.0)
 
 
@@ -479,7 +491,7 @@ def serve_with_programs(tmux_socket: str, tag: str, *extra: str) -> subprocess.P
         _rpc(process, {"jsonrpc": "2.0", "id": n, "method": "tools/call",
                        "params": {"name": "start_program", "arguments": arguments}})  # fmt: skip
         assert not _read_reply(process, n)["result"].get("isError")
-    wait_until(lambda: len(alive_with(f"3000.{tag}")) == 4)
+    wait_until(lambda: len(alive_with(tag)) == 4)
     return process
 
 
@@ -522,7 +534,7 @@ async def test_http_exit_cleans_up(tmux_socket: str, anyio_backend: str, how: st
                     if process.poll() is not None:
                         raise
                     await anyio.sleep(0.2)
-        await anyio.to_thread.run_sync(wait_until, lambda: len(alive_with(f"3000.{tag}")) == 4)
+        await anyio.to_thread.run_sync(wait_until, lambda: len(alive_with(tag)) == 4)
         began = time.monotonic()
         process.send_signal(getattr(signal, how))
         process.wait(timeout=10)
@@ -537,7 +549,7 @@ async def test_after_kill_9_the_next_schemux_reaps(tmux_socket: str, anyio_backe
     process = serve_with_programs(tmux_socket, "91")
     process.kill()
     process.wait()
-    assert len(alive_with("3000.91")) == 4  # left behind, for now
+    assert len(alive_with("91")) == 4  # left behind, for now
     assert list(Path(tempfile.gettempdir()).glob(f"schemux-{process.pid}-*"))
     context = ToolContext(Settings(socket_name=tmux_socket))
     await context.abandoned.settled(context.tmux())
@@ -555,7 +567,9 @@ async def test_a_failed_copy_ends_the_program_as_gone(
             raise RuntimeError("a copy that fails")
 
     monkeypatch.setattr(output_module, "TextFilter", Broken)
-    started = await call(client, "start_program", argv=["sh", "-c", "echo x; exec sleep 3000.95"])
+    started = await call(
+        client, "start_program", argv=["sh", "-c", f"echo x; exec sleep {sleep_argument('95')}"]
+    )
     page = await call(client, "read_program", programId=started["programId"], timeoutMs=5000)
     assert (page["outcome"], page["ended"], page["lostEnd"]) == ("gone", True, True)
     assert await anyio.to_thread.run_sync(tree_gone, "95")
@@ -571,7 +585,9 @@ async def test_a_failed_gate_watch_ends_the_program_as_gone(
         raise RuntimeError("a watch that fails")
 
     monkeypatch.setattr(context.programs.host, "exited", broken)  # this machine's, or ssh's
-    started = await call(client, "start_program", argv=["sh", "-c", "echo x; exec sleep 3000.96"])
+    started = await call(
+        client, "start_program", argv=["sh", "-c", f"echo x; exec sleep {sleep_argument('96')}"]
+    )
     page: dict[str, Any] = {"cursor": 0, "ended": False}
     with anyio.fail_after(10):
         while not page["ended"]:
@@ -591,7 +607,7 @@ def program_tasks(program_id: str) -> list[str]:
 
 async def test_no_task_outlives_its_program(programs: tuple[Client, ToolContext]) -> None:
     client, _ = programs
-    started = await call(client, "start_program", argv=["sleep", "3000.94"])
+    started = await call(client, "start_program", argv=["sleep", sleep_argument("94")])
     program_id = started["programId"]
     assert program_tasks(program_id) == [
         f"{program_id} {name}" for name in ("copy", "gate", "lifetime")
@@ -610,7 +626,7 @@ async def test_a_start_cancelled_while_its_copy_opens_leaves_no_descriptor(
     await server.run("display-message", "-p", "x")  # the connection, before counting
     before = set(os.listdir("/proc/self/fd"))
     monkeypatch.setattr(store_module, "start_copy", lambda *arguments: anyio.sleep_forever())
-    spec = ProgramSpec(["sleep", "3000.93"], "/", {})
+    spec = ProgramSpec(["sleep", sleep_argument("93")], "/", {})
     for _ in range(2):
         with anyio.move_on_after(0.3) as scope:
             await context.programs.start(server, spec)

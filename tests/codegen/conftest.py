@@ -103,11 +103,17 @@ def schemux_package(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Path]
 
 @pytest.fixture(scope="session")
 def mypy_strict(
-    schemux_package: Callable[[Path], Path],
+    tmp_path_factory: pytest.TempPathFactory, schemux_package: Callable[[Path], Path]
 ) -> Callable[[Path], subprocess.CompletedProcess[str]]:
-    """Type-check a repository copy's ``schemux`` package with ``mypy --strict``."""
+    """Type-check a repository copy's ``schemux`` package with ``mypy --strict``.
+
+    Every run shares one cache: the libraries schemux imports (pydantic, mcp, the standard
+    library) are analysed once for the session. mypy's incremental mode checks each cached
+    module against its source's hash, so a copy whose files differ is checked afresh where
+    they differ, and in every module that depends on what changed."""
     if importlib.util.find_spec("mypy") is None:
         pytest.fail("mypy is not installed here: these tests need it (and types-jsonschema)")
+    cache = tmp_path_factory.mktemp("mypy-cache")
 
     def run(root: Path) -> subprocess.CompletedProcess[str]:
         tree = schemux_package(root)
@@ -119,7 +125,7 @@ def mypy_strict(
             "--config-file",
             str(root / "pyproject.toml"),
             "--cache-dir",
-            str(tree / ".mypy_cache"),
+            str(cache),
             "-p",
             "schemux",
         ]
