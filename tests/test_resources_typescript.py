@@ -1,7 +1,7 @@
-"""The TypeScript SDK's client watching a pane through schemux's resources over
-streamable HTTP (``resources_client.mjs``): the templates, completion, a read, a
+"""TypeScript clients of schemux's resources over streamable HTTP: the TypeScript SDK's
+client watching a pane (``resources_client.mjs``: the templates, completion, a read, a
 subscription in both of the protocol's eras, the update a change brings and the read
-after it."""
+after it), and the MCP Inspector's CLI listing and reading them."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.http_serving import serving_over_http
-from tests.node import run_node
+from tests.node import run_inspector, run_node
 from tests.support import new_pane, tmux, wait_until
 
 
@@ -50,3 +50,35 @@ def test_the_typescript_client_reads_and_watches_a_pane(
     assert seen["updatedUri"] == uri
     # the screen after the update shows the command and what it printed
     assert "\nseen-by-the-ts-client" in seen["after"]
+
+
+def test_the_inspector_lists_and_reads_the_resources(
+    served: str, tmux_socket: str, node_scripts: Path
+) -> None:
+    pane = new_pane(tmux_socket)
+    tmux(tmux_socket, "send-keys", "-t", pane.pane_id, "echo shown-to-the-inspector", "Enter")
+    wait_until(
+        lambda: (
+            "\nshown-to-the-inspector"
+            in tmux(tmux_socket, "capture-pane", "-p", "-t", pane.pane_id)
+        )
+    )
+    uri = f"tmux://local/pane/%25{pane.pane_id[1:]}/screen"
+    http = (served, "--transport", "http")
+    listed = run_inspector(node_scripts, *http, "--method", "resources/list")
+    assert uri in [resource["uri"] for resource in listed["result"]["resources"]]
+    templates = run_inspector(node_scripts, *http, "--method", "resources/templates/list")
+    assert [each["uriTemplate"] for each in templates["result"]["resourceTemplates"]] == [
+        "tmux://local/pane/{pane_id}/screen",
+        "tmux://local/pane/{pane_id}/scrollback",
+        "tmux://local/program/{program_id}/output",
+    ]
+    read = run_inspector(node_scripts, *http, "--method", "resources/read", "--uri", uri)
+    [contents] = read["result"]["contents"]
+    assert contents["uri"] == uri
+    assert contents["mimeType"] == "text/plain"
+    assert contents["text"] == "\n".join(
+        tmux(tmux_socket, "capture-pane", "-p", "-t", pane.pane_id, "-S", "0", "-E", "-").split(
+            "\n"
+        )[:-1]
+    )
