@@ -20,7 +20,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +72,16 @@ def violations(expected: Any, actual: Any) -> list[str]:
     ]
 
 
+def examples_of(chosen: Callable[[str], bool]) -> list[Any]:
+    """The examples of the tools ``chosen`` takes, as test parameters named by tool and
+    example."""
+    return [
+        pytest.param(tool, example, id=f"{tool}: {example['name']}")
+        for tool, example in EXAMPLES
+        if chosen(tool)
+    ]
+
+
 def test_example_names_are_unique() -> None:
     names = [(tool, example["name"]) for tool, example in EXAMPLES]
     assert len(names) == len(set(names))
@@ -79,12 +89,7 @@ def test_example_names_are_unique() -> None:
 
 @pytest.mark.anyio
 @pytest.mark.parametrize(
-    ("tool", "example"),
-    [
-        pytest.param(tool, ex, id=f"{tool}: {ex['name']}")
-        for tool, ex in EXAMPLES
-        if tool not in SEVERAL_HOSTS_TOOLS
-    ],
+    ("tool", "example"), examples_of(lambda tool: tool not in SEVERAL_HOSTS_TOOLS)
 )
 async def test_example(
     stdio_client: Client,
@@ -99,14 +104,7 @@ async def test_example(
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize(
-    ("tool", "example"),
-    [
-        pytest.param(tool, ex, id=f"{tool}: {ex['name']}")
-        for tool, ex in EXAMPLES
-        if tool in SEVERAL_HOSTS_TOOLS
-    ],
-)
+@pytest.mark.parametrize(("tool", "example"), examples_of(lambda tool: tool in SEVERAL_HOSTS_TOOLS))
 async def test_example_with_several_hosts(
     fleet_stdio_client: Client,
     tmux_socket: str,
@@ -157,14 +155,7 @@ async def python_gate_client(anyio_backend: str, tmux_socket: str) -> AsyncItera
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize(
-    ("tool", "example"),
-    [
-        pytest.param(tool, ex, id=f"{tool}: {ex['name']}")
-        for tool, ex in EXAMPLES
-        if tool in PROGRAM_TOOLS
-    ],
-)
+@pytest.mark.parametrize(("tool", "example"), examples_of(lambda tool: tool in PROGRAM_TOOLS))
 async def test_program_example_under_the_python_gate(
     python_gate_client: Client,
     tmux_socket: str,
