@@ -47,7 +47,7 @@ def doctor(*args: str, **env: str) -> tuple[int, list[str]]:
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=120,  # a fleet's hosts are checked at once, each within its own bound
         check=False,
     )
     assert done.stderr == "", done.stderr

@@ -15,10 +15,8 @@ import asyncio
 import contextlib
 import dataclasses
 import json
-import os
 import shutil
 import subprocess
-import sys
 import tempfile
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
@@ -54,6 +52,7 @@ from schemux.server import build_server
 from tests.conftest import stdio_parameters
 from tests.ssh_server import ALIAS, SshServer, ssh_server
 from tests.support import call, call_error, remove_server, tagged_socket_name
+from tests.test_doctor import doctor
 from tests.test_ssh import HOSTILE_WORDS
 
 pytestmark = pytest.mark.anyio
@@ -588,21 +587,6 @@ async def test_two_ssh_hosts_beside_an_exec_host(
             await anyio.run_process(kill, check=False)
 
 
-def doctor(*args: str, env: dict[str, str] | None = None) -> tuple[int, list[str]]:
-    """Exit status and lines of ``schemux doctor`` run as a user would."""
-    done = subprocess.run(
-        [sys.executable, "-m", "schemux", "doctor", *args],
-        env={**os.environ, **(env or {})},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.stderr == "", done.stderr
-    return done.returncode, done.stdout.splitlines()
-
-
 def host_line(lines: list[str], name: str) -> str:
     [line] = [line for line in lines if f" host {name}: " in line]
     return line
@@ -636,7 +620,7 @@ kind = "local"
     assert down.startswith("FAIL  host down: the host of 'false': ")
     assert "did not run a command given to it" in down
     assert status == 1
-    status, lines = doctor(env={"SCHEMUX_HOSTS": str(hosts)})
+    status, lines = doctor(SCHEMUX_HOSTS=str(hosts))
     assert status == 0
     assert [line.split()[2] for line in lines if " host " in line] == ["waits:", "opens:", "here:"]
 
