@@ -211,6 +211,15 @@ async def test_timeout_leaves_nothing_behind(
     assert nothing_left_behind(pane, known_token, waits)
 
 
+async def takes_the_next_call(client: Client, pane: Pane, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pane's shell is back at its prompt and runs the next call as ever (with what
+    the test patched undone: the next call has a token of its own, as every call has)."""
+    wait_until(lambda: shell_holds_terminal(pane), timeout=5)
+    monkeypatch.undo()
+    after = await run(client, command="echo next", pane_id=pane.pane_id)
+    assert after["output"] == ["next"]
+
+
 async def test_cancelled_call_leaves_nothing_behind(
     memory_client: Client,
     tmux_socket: str,
@@ -228,13 +237,10 @@ async def test_cancelled_call_leaves_nothing_behind(
     # clean-up takes round trips (when the command had reported, the option goes with
     # the disarm, the hold flag a round trip later with the release): wait for all of it
     assert await left_behind_once_settled(pane, known_token, waits) == []
-    wait_until(lambda: shell_holds_terminal(pane), timeout=5)
-    # the next call with a token of its own, as every call has: with the known token its
-    # option had the cancelled call's name, and that call's disarm, still on its way over
-    # ssh, removed it, so its wrapper reported nothing (30 s, "still reading input")
-    monkeypatch.undo()
-    after = await run(memory_client, command="echo next", pane_id=pane.pane_id)
-    assert after["output"] == ["next"]
+    # the next call with a token of its own: with the known token its option had the
+    # cancelled call's name, and that call's disarm, still on its way over ssh, removed
+    # it, so its wrapper reported nothing (30 s, "still reading input")
+    await takes_the_next_call(memory_client, pane, monkeypatch)
 
 
 async def test_a_call_cancelled_while_its_keys_are_on_their_way_leaves_nothing_behind(
@@ -268,10 +274,7 @@ async def test_a_call_cancelled_while_its_keys_are_on_their_way_leaves_nothing_b
             "run_command", {"command": "sleep 1", "pane_id": pane.pane_id, "timeout": 10}
         )
     assert await left_behind_once_settled(pane, known_token, waits) == []
-    wait_until(lambda: shell_holds_terminal(pane), timeout=5)
-    monkeypatch.undo()
-    after = await run(memory_client, command="echo next", pane_id=pane.pane_id)
-    assert after["output"] == ["next"]
+    await takes_the_next_call(memory_client, pane, monkeypatch)
 
 
 async def test_a_cancelled_call_whose_waiter_is_never_woken_still_ends(
@@ -299,10 +302,7 @@ async def test_a_cancelled_call_whose_waiter_is_never_woken_still_ends(
     with anyio.fail_after(10):
         while lost.in_progress or private_options(pane):  # noqa: ASYNC110
             await anyio.sleep(0.05)
-    monkeypatch.undo()
-    wait_until(lambda: shell_holds_terminal(pane), timeout=5)
-    after = await run(memory_client, command="echo next", pane_id=pane.pane_id)
-    assert after["output"] == ["next"]
+    await takes_the_next_call(memory_client, pane, monkeypatch)
 
 
 async def test_unfinished_input_is_cancelled_and_explained(
