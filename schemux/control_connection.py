@@ -83,7 +83,10 @@ class Connection:
     def send(self, args: tuple[str, ...]) -> asyncio.Future[list[str]]:
         """Queue one line, with its sentinels (``schemux.framing``); the line is encoded
         first, so a command that cannot be sent is refused with nothing queued (a queued
-        call without its line would take the next caller's answer)."""
+        call without its line would take the next caller's answer); an ended connection
+        refuses too, as its answers would never come."""
+        if not self.alive:
+            raise ConnectionLost(f"the tmux control client on {self.describe} has ended")
         commands = split_commands(args)
         answer = Answer.expecting(self.loop.create_future(), commands)
         framed: list[str] = []

@@ -1,9 +1,9 @@
 """Waking when a pane writes: tmux's own ``%output`` notifications, for any pane.
 
 tmux sends ``%output`` only to control clients whose session holds the pane's window,
-and schemux's shared control clients attach to ``_schemux`` with ``no-output``. So a
-watch opens a control client of its own (``ControlEngine.open_watcher``: attached to
-``_schemux``, ``ignore-size``, without ``no-output``) and, when the pane's window is not
+and schemux's control clients attach to ``_schemux`` with ``no-output``. So a watch
+borrows a spare client and turns its output on (``ControlEngine.open_watcher``; it is
+given back with its output off) and, when the pane's window is not
 in ``_schemux`` already (program windows are), links it in with ``link-window -d`` for
 the duration of the watch, in the same command line as the first reads of its rows
 (``PaneWatch.begin``: a watch starts in two round trips, the pane's state, then that
@@ -194,10 +194,12 @@ class PaneWatch:
             self.linked = True
         # each capture's rows end at a token of this line's own: no pane can print it
         separator = secrets.token_hex(8)
-        for index, start in enumerate(starts):
-            if index:
-                line += [THEN, "display-message", "-p", separator, THEN]
-            line += ["capture-pane", "-p", "-J", "-t", self.pane_id, "-S", str(start)]
+        # the watcher may be a client that another watch paused this pane on: continued,
+        # its %continue line (if any) ends before the first separator
+        line += [*self._flags(on=True), THEN, "display-message", "-p", separator]
+        for start in starts:
+            line += [THEN, "capture-pane", "-p", "-J", "-t", self.pane_id, "-S", str(start)]
+            line += [THEN, "display-message", "-p", separator]
         self._wrote = False
         self._window_event = False
         self._last_check = time.monotonic()
@@ -215,7 +217,7 @@ class PaneWatch:
                 captures.append([])
             else:
                 captures[-1].append(text)
-        return [_without_trailing_blanks(rows) for rows in captures]
+        return [_without_trailing_blanks(rows) for rows in captures[1:-1]]
 
     async def _marked(self) -> bool:
         with contextlib.suppress(SchemuxError):
@@ -325,7 +327,7 @@ def _without_trailing_blanks(lines: list[str]) -> list[str]:
 @contextlib.asynccontextmanager
 async def watch_pane(server: TmuxServer, pane: PaneInfo) -> AsyncIterator[PaneWatch]:
     """A watch of ``pane`` for the duration of the ``async with`` (``state``, then
-    ``begin``, then ``wait`` and ``check``); everything it set up (the watcher client,
+    ``begin``, then ``wait`` and ``check``); everything it set up (the watcher's output,
     the window's link into ``_schemux``) is gone when it exits, also when the block is
     cancelled. A window of another session gets a link of this watch's own (another
     watch's link may go first); a program's window is in ``_schemux`` alone."""
@@ -339,8 +341,8 @@ async def watch_pane(server: TmuxServer, pane: PaneInfo) -> AsyncIterator[PaneWa
 
 async def _end(server: TmuxServer, watch: PaneWatch) -> None:
     """Unlink what the watch linked and remove its mark (a window gone meanwhile needs
-    no unlink; a watcher that died leaves both to the shared client), then end the
-    watcher."""
+    no unlink; a watcher that died leaves both to the shared client), then give the
+    watcher back."""
     watcher = watch.watcher
     try:
         if watch.linked:

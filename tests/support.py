@@ -261,3 +261,12 @@ async def interrupted_by_a_person(client: Client, pane: Pane) -> dict[str, Any]:
                 pane_id=pane.pane_id, timeout=20,
             )  # fmt: skip
     return result
+
+
+def watching_clients(socket_name: str) -> int:
+    """schemux's control clients that take output: only a watch's watcher does (the
+    shared client and the idle spares have ``no-output``)."""
+    flags = tmux(
+        socket_name, "list-clients", "-t", "=_schemux", "-F", "#{client_flags}", check=False
+    )
+    return sum("no-output" not in line for line in flags.splitlines())

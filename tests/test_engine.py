@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 
 from schemux.control_connection import Notification, parse_notification
+from schemux.engine import SPARE_CLIENTS
 from schemux.errors import SchemuxError, TmuxCommandError
 from schemux.targets import PaneTarget, resolve_pane
 from schemux.tmux import ServerAddress, TmuxServer
@@ -282,7 +283,10 @@ async def test_the_user_sees_only_the_owned_session(server: TmuxServer, socket: 
     assert OWNED_SESSION in sessions
     assert subprocess_lines(socket, "list-clients", "-t", f"={pane.session_name}") == []
     clients = subprocess_lines(socket, "list-clients", "-F", "#{client_session} #{client_pid}")
-    assert clients == [f"{OWNED_SESSION} {pid}"]
+    # the shared client and its spares, all on the owned session
+    assert len(clients) == 1 + SPARE_CLIENTS
+    assert {client.split()[0] for client in clients} == {OWNED_SESSION}
+    assert f"{OWNED_SESSION} {pid}" in clients
     size = subprocess_lines(
         socket, "display-message", "-p", "-t", pane.pane_id, "#{window_width}x#{window_height}"
     )
@@ -338,17 +342,20 @@ async def test_clients_ended_while_attaching_leave_tmux_running(
 ) -> None:
     """tmux 3.3a dereferences a NULL control state (control_stop) when a control client
     dies after announcing itself and before its identification ends: waits cancelled
-    at every moment of their client's start must leave the server up."""
+    at every moment of their clients' start (the engine closed while it starts, as on
+    schemux's exit) must leave the server up."""
     for index in range(300):  # one identification message each: a longer window
         monkeypatch.setenv(f"SCHEMUX_TEST_PAD_{index}", "x" * 60)
     pid = tmux(socket, "display-message", "-p", "#{pid}").strip()
-    for attempt in range(200):
-        waiting = asyncio.ensure_future(server.wait(f"never-{attempt}"))
-        await asyncio.sleep((attempt % 10) * 0.0006)
-        waiting.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await waiting
+    await server.run("display-message", "-p", "the owned session made")
     await server.close()
+    monkeypatch.setattr(server.engine, "prepare", lambda: None)  # straight to the clients
+    for attempt in range(100):
+        running = asyncio.ensure_future(server.run("display-message", "-p", "x"))
+        await asyncio.sleep((attempt % 10) * 0.0006)
+        await server.close()
+        with contextlib.suppress(asyncio.CancelledError, SchemuxError):
+            await running
     assert tmux(socket, "display-message", "-p", "#{pid}").strip() == pid
 
 
@@ -371,3 +378,100 @@ async def test_a_pane_id_with_its_session_is_resolved_in_one_round_trip(
     assert commands == ["list-panes"]
     with pytest.raises(SchemuxError, match="no pane matches"):
         await resolve_pane(server, PaneTarget(pane_id="%99999"))
+
+
+def control_client_pids(socket: str) -> set[str]:
+    """The pids of the control clients attached (plain clients such as ``wait-for`` have
+    no session, so tmux does not list them)."""
+    return set(subprocess_lines(socket, "list-clients", "-F", "#{client_pid}"))
+
+
+async def test_waits_and_watches_start_no_control_client_after_the_first(
+    server: TmuxServer, socket: str
+) -> None:
+    await server.run("display-message", "-p", "start")
+    started = control_client_pids(socket)
+    assert len(started) == 1 + SPARE_CLIENTS
+    for attempt in range(10):  # given up: the client stays blocked until the signal
+        waiting = asyncio.ensure_future(server.wait(f"given-up-{attempt}"))
+        await asyncio.sleep(0.01)
+        waiting.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await waiting
+        await server.run("wait-for", "-S", "--", f"given-up-{attempt}")
+    # more waits at once than spares: the others are plain wait-for clients
+    waits = [asyncio.ensure_future(server.wait(f"together-{n}")) for n in range(SPARE_CLIENTS + 3)]
+    await asyncio.sleep(0.2)
+    for n in range(SPARE_CLIENTS + 3):
+        await server.run("wait-for", "-S", "--", f"together-{n}")
+    await asyncio.wait_for(asyncio.gather(*waits), 5)
+    for _ in range(5):
+        watcher = await server.engine.open_watcher(lambda notification: None)
+        assert await watcher.run("display-message", "-p", "watching") == ["watching"]
+        await watcher.close()
+    assert control_client_pids(socket) == started
+    flags = subprocess_lines(socket, "list-clients", "-F", "#{client_flags}")
+    assert all("no-output" in client for client in flags)  # the watchers' output is off again
+
+
+async def test_a_watcher_borrowed_after_another_gets_output_of_a_pane_it_paused(
+    server: TmuxServer, socket: str
+) -> None:
+    pane = new_pane(socket, command="cat")
+    await server.run("link-window", "-d", "-s", pane.window_id, "-t", f"={OWNED_SESSION}:")
+    outputs: list[str] = []
+    first = await server.engine.open_watcher(lambda notification: None)
+    await first.run("refresh-client", "-A", f"{pane.pane_id}:pause")
+    await first.close()
+    heard = asyncio.Event()
+
+    def notify(notification: Notification) -> None:
+        if notification.name == "output" and notification.args[0] == pane.pane_id:
+            outputs.append(notification.args[-1])
+            heard.set()
+
+    second = await server.engine.open_watcher(notify)
+    try:
+        await second.run("refresh-client", "-A", f"{pane.pane_id}:continue")
+        await server.run("send-keys", "-t", pane.pane_id, "-l", "hello")
+        await asyncio.wait_for(heard.wait(), 5)
+        assert "hello" in "".join(outputs)
+    finally:
+        await second.close()
+        await server.run("unlink-window", "-t", f"={OWNED_SESSION}:{pane.window_id}")
+
+
+async def test_waits_and_watches_beside_a_churning_server_leave_it_running(
+    server: TmuxServer, socket: str
+) -> None:
+    """tmux 3.3a to 3.5a crash when a notification (here: sessions made and closed,
+    panes killed) reaches a control client still identifying itself; schemux starts its
+    control clients once, so no number of waits and watches gives tmux that moment."""
+    pid = tmux(socket, "display-message", "-p", "#{pid}").strip()
+    await server.run("display-message", "-p", "start")
+    stop = False
+
+    def churn() -> int:
+        cycles = 0
+        while not stop:
+            name = f"churn-{cycles}"
+            tmux(socket, "new-session", "-d", "-s", name, "sleep 5")
+            tmux(socket, "kill-session", "-t", f"={name}")
+            cycles += 1
+        return cycles
+
+    churning = asyncio.ensure_future(asyncio.to_thread(churn))
+    try:
+        for attempt in range(60):
+            waiting = asyncio.ensure_future(server.wait(f"churn-wait-{attempt}"))
+            await asyncio.sleep(0.005)
+            waiting.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await waiting
+            watcher = await server.engine.open_watcher(lambda notification: None)
+            await watcher.close()
+    finally:
+        stop = True
+        cycles = await churning
+    assert cycles > 20
+    assert tmux(socket, "display-message", "-p", "#{pid}").strip() == pid

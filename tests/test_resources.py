@@ -25,7 +25,7 @@ from schemux.resource_uris import pane_uri, program_uri
 from schemux.resources import RESOURCE_NOT_FOUND
 from schemux.server import build_server
 from tests.conftest import STDIO_WAIT_CEILING, stdio_parameters
-from tests.support import Pane, call, new_pane, tmux, wait_until
+from tests.support import Pane, call, new_pane, tmux, wait_until, watching_clients
 from tests.test_http import serve
 
 pytestmark = pytest.mark.anyio
@@ -47,10 +47,6 @@ async def client(context: ToolContext) -> AsyncIterator[Client]:
     """A 2026-07-28 client in this process, with no response cache (each read is read)."""
     async with Client(build_server(context, BINDINGS), cache=None) as client:
         yield client
-
-
-def control_clients(socket_name: str) -> int:
-    return len(tmux(socket_name, "list-clients", "-F", "#{client_pid}").split())
 
 
 def linked_sessions(pane: Pane) -> str:
@@ -181,7 +177,7 @@ async def test_a_listen_subscription_sees_a_pane_change_within_250_ms_and_leaves
     pane = new_pane(tmux_socket)
     uri = pane_uri("local", pane.pane_id)
     await read_text(client, uri)  # schemux's shared control client runs from here on
-    clients_before, sessions_before = control_clients(tmux_socket), linked_sessions(pane)
+    clients_before, sessions_before = watching_clients(tmux_socket), linked_sessions(pane)
     missing = pane_uri("local", "%999999")
     async with client.listen(resource_subscriptions=[uri, missing]) as subscription:
         assert subscription.honored.resource_subscriptions == [uri]
@@ -198,7 +194,7 @@ async def test_a_listen_subscription_sees_a_pane_change_within_250_ms_and_leaves
                     await subscription.__anext__()
             await anyio.sleep(0.3)  # the coalescing interval
     await eventually(lambda: context.resource_watches.watching == 0)
-    await eventually(lambda: control_clients(tmux_socket) == clients_before)
+    await eventually(lambda: watching_clients(tmux_socket) == clients_before)
     assert linked_sessions(pane) == sessions_before
 
 
@@ -256,7 +252,7 @@ async def test_handshake_clients_subscribe_unsubscribe_and_leave_nothing_when_go
     server = build_server(context, BINDINGS)
     async with Client(server, mode="legacy", message_handler=on_message, cache=None) as client:
         await read_text(client, uri)  # schemux's shared control client runs from here on
-        clients_before = control_clients(tmux_socket)
+        clients_before = watching_clients(tmux_socket)
         await client.session.subscribe_resource(uri)
         await client.session.subscribe_resource(uri)  # once is enough: a second is the same
         assert context.resource_watches.watching == 1
@@ -276,7 +272,7 @@ async def test_handshake_clients_subscribe_unsubscribe_and_leave_nothing_when_go
         assert context.resource_watches.watching == 1
     # the client went without unsubscribing: its connection's end released the watch
     await eventually(lambda: context.resource_watches.watching == 0)
-    await eventually(lambda: control_clients(tmux_socket) == clients_before)
+    await eventually(lambda: watching_clients(tmux_socket) == clients_before)
 
 
 async def test_a_programs_output_reads_byte_exact_as_read_program_reassembles_it(
@@ -383,14 +379,14 @@ async def test_resources_over_http(tmux_socket: str, anyio_backend: str) -> None
             assert len(templates) == 3
             rows = (await call(client, "capture_pane", paneId=pane.pane_id))["rows"]
             assert await read_text(client, uri) == "\n".join(rows)
-            clients_before = control_clients(tmux_socket)
+            clients_before = watching_clients(tmux_socket)
             async with client.listen(resource_subscriptions=[uri]) as subscription:
-                assert control_clients(tmux_socket) == clients_before + 1
+                assert watching_clients(tmux_socket) == clients_before + 1
                 tmux(tmux_socket, "send-keys", "-t", pane.pane_id, "echo over-http", "Enter")
                 with anyio.fail_after(5):
                     assert await subscription.__anext__() == ResourceUpdated(uri)
             # the stream's end (the client aborts its response) ends the watch
-            await eventually(lambda: control_clients(tmux_socket) == clients_before)
+            await eventually(lambda: watching_clients(tmux_socket) == clients_before)
             with pytest.raises(MCPError) as refused:
                 await client.read_resource("tmux://local/pane/%0/screen")
             assert refused.value.error.code == types.INVALID_PARAMS
@@ -429,12 +425,12 @@ async def test_schemux_ending_ends_every_watch_and_its_link(
     try:
         async with Client(build_server(context, BINDINGS), cache=None) as client:
             await read_text(client, uri)
-            clients_before = control_clients(tmux_socket)
+            clients_before = watching_clients(tmux_socket)
             async with client.listen(resource_subscriptions=[uri]):
-                assert control_clients(tmux_socket) == clients_before + 1
+                assert watching_clients(tmux_socket) == clients_before + 1
                 await context.close()  # schemux ends with the subscription open
                 assert context.resource_watches.watching == 0
-                assert control_clients(tmux_socket) < clients_before + 1
+                assert watching_clients(tmux_socket) < clients_before + 1
                 assert "_schemux" not in linked_sessions(pane)
     finally:
         await context.close()
@@ -464,14 +460,14 @@ async def test_a_handshake_session_over_http_is_told_and_its_end_ends_the_watch(
             ) as client,
         ):
             await read_text(client, uri)  # schemux's shared control client runs from here on
-            clients_before = control_clients(tmux_socket)
+            clients_before = watching_clients(tmux_socket)
             await client.session.subscribe_resource(uri)
-            assert control_clients(tmux_socket) == clients_before + 1
+            assert watching_clients(tmux_socket) == clients_before + 1
             tmux(tmux_socket, "send-keys", "-t", pane.pane_id, "echo session", "Enter")
             with anyio.fail_after(5):
                 await told.wait()
         # the session ended (the client's DELETE) with the subscription in place
-        await eventually(lambda: control_clients(tmux_socket) == clients_before)
+        await eventually(lambda: watching_clients(tmux_socket) == clients_before)
         assert "_schemux" not in linked_sessions(pane)
     finally:
         served.process.terminate()

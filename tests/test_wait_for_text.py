@@ -20,7 +20,16 @@ from mcp import Client
 
 from schemux.engine import Watcher
 from schemux.pane_watch import PaneState, PaneWatch
-from tests.support import Pane, call, call_error, new_pane, pane_format, tmux, wait_until
+from tests.support import (
+    Pane,
+    call,
+    call_error,
+    new_pane,
+    pane_format,
+    tmux,
+    wait_until,
+    watching_clients,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -49,15 +58,6 @@ def linked(pane: Pane) -> bool:
     return pane.window_id in windows.split()
 
 
-def watchers(socket_name: str) -> int:
-    """Control clients on _schemux that take output: only a wait's watcher does (the
-    shared ones attach with no-output)."""
-    flags = tmux(
-        socket_name, "list-clients", "-t", "=_schemux", "-F", "#{client_flags}", check=False
-    )
-    return sum("no-output" not in line for line in flags.splitlines())
-
-
 async def armed_wait(client: Client, pane: Pane, **arguments: Any) -> asyncio.Task[dict[str, Any]]:
     """A wait_for_text call running in the background, once it has taken its entry rows."""
     call_made: Awaitable[dict[str, Any]] = call(
@@ -81,7 +81,7 @@ async def left_behind(pane: Pane) -> None:
     """Wait (a cancellation arrives as a notification, a moment later) until neither
     the link nor a watcher client is left; fail if they stay."""
     for _ in range(200):
-        if not linked(pane) and watchers(pane.socket_name) == 0:
+        if not linked(pane) and watching_clients(pane.socket_name) == 0:
             return
         await asyncio.sleep(0.02)
     raise AssertionError("the wait left its link or its control client behind")
