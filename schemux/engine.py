@@ -70,12 +70,6 @@ class Watcher:
             )
         return await answer(connection, args, self._engine.timeout)
 
-    def _starts_in_progress(self) -> list[asyncio.Future[Any]]:
-        starting: list[asyncio.Future[Any]] = [*self._spares_starting, *self._attaching]
-        if self._starting is not None:
-            starting.append(self._starting)
-        return starting
-
     async def close(self) -> None:
         """Give the client back (its output off again), or end it if it cannot be."""
         connection, self._connection = self._connection, None
