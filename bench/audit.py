@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import statistics
 import subprocess
@@ -39,6 +38,7 @@ from mcp import Client
 if __package__ in (None, ""):  # run as a script: make `bench` importable from the root
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.common import publish
 from schemux.config import AuditSettings, Settings
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
@@ -88,6 +88,21 @@ async def measure(socket: str, log: Path, rounds: int, calls: int) -> dict[str, 
     return report
 
 
+def render(report: dict[str, Any], rounds: int, calls: int) -> str:
+    lines = [f"audit log cost, {rounds} rounds of {calls} calls, in process"]
+    for name in CALLS:
+        figures = report[name]
+        lines.append(
+            f"  {name:<14} off {figures['off_ms']:7.3f} ms  on {figures['on_ms']:7.3f} ms  "
+            f"on / off {figures['on_vs_off']:.2f}x"
+        )
+    ratio = report["tmux_snapshot"]["on_vs_off"]
+    verdict = "met" if ratio <= BAR else "MISSED"
+    lines.append(f"  bar: tmux_snapshot on / off at most {BAR:.2f}x: {verdict}")
+    lines.append(f"  records written: {report['records_written']}")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--rounds", type=int, default=10)
@@ -106,19 +121,7 @@ def main(argv: list[str] | None = None) -> int:
         socket_file = os.path.join(socket_directory(), socket)
         subprocess.run([*tmux, "kill-server"], capture_output=True, check=False)
         Path(socket_file).unlink(missing_ok=True)  # tmux 3.3a leaves it behind
-    print(f"audit log cost, {options.rounds} rounds of {options.calls} calls, in process")
-    for name in CALLS:
-        figures = report[name]
-        print(
-            f"  {name:<14} off {figures['off_ms']:7.3f} ms  on {figures['on_ms']:7.3f} ms  "
-            f"on / off {figures['on_vs_off']:.2f}x"
-        )
-    ratio = report["tmux_snapshot"]["on_vs_off"]
-    verdict = "met" if ratio <= BAR else "MISSED"
-    print(f"  bar: tmux_snapshot on / off at most {BAR:.2f}x: {verdict}")
-    print(f"  records written: {report['records_written']}")
-    if options.json is not None:
-        options.json.write_text(json.dumps(report, indent=2) + "\n")
+    publish(render(report, options.rounds, options.calls), report, options.json)
     return 0
 
 

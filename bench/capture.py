@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import statistics
 import subprocess
@@ -39,6 +38,7 @@ from mcp import Client, StdioServerParameters
 if __package__ in (None, ""):  # run as a script: make `bench` importable from the root
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.common import publish
 from schemux.config import Settings
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
@@ -156,6 +156,25 @@ def ms(values: list[float]) -> float:
     return statistics.median(values) * 1000
 
 
+def render(report: dict[str, Any]) -> str:
+    snapshot_verdict = "met" if report["snapshot_vs_raw"] <= 1.5 else "MISSED"
+    delta_verdict = "met" if report["delta_vs_snapshot"] <= 1.0 else "MISSED"
+    return "\n".join(
+        [
+            f"tmux_capture, {WIDTH}x{HEIGHT} pane, {HISTORY} history rows, 1,000 rows captured",
+            f"  raw tmux capture-pane CLI      {report['raw_cli_ms']:8.2f} ms (median)",
+            f"  snapshot, in process          {report['snapshot_in_process_ms']:8.2f} ms",
+            f"  snapshot, MCP over stdio      {report['snapshot_stdio_ms']:8.2f} ms",
+            f"  delta after one row changed   {report['delta_in_process_ms']:8.2f} ms "
+            f"(one row; result {report['delta_result_chars']:.0f} chars)",
+            f"  snapshot / raw CLI   {report['snapshot_vs_raw']:.2f}x (bar 1.5x) "
+            f"{snapshot_verdict}",
+            f"  stdio snapshot / raw {report['snapshot_stdio_vs_raw']:.2f}x",
+            f"  delta / snapshot     {report['delta_vs_snapshot']:.2f}x (bar 1.0x) {delta_verdict}",
+        ]
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--runs", type=int, default=100)
@@ -183,19 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     report["snapshot_vs_raw"] = report["snapshot_in_process_ms"] / report["raw_cli_ms"]
     report["snapshot_stdio_vs_raw"] = report["snapshot_stdio_ms"] / report["raw_cli_ms"]
     report["delta_vs_snapshot"] = report["delta_in_process_ms"] / report["snapshot_in_process_ms"]
-    print(f"tmux_capture, {WIDTH}x{HEIGHT} pane, {HISTORY} history rows, 1,000 rows captured")
-    print(f"  raw tmux capture-pane CLI      {report['raw_cli_ms']:8.2f} ms (median)")
-    print(f"  snapshot, in process          {report['snapshot_in_process_ms']:8.2f} ms")
-    print(f"  snapshot, MCP over stdio      {report['snapshot_stdio_ms']:8.2f} ms")
-    print(f"  delta after one row changed   {report['delta_in_process_ms']:8.2f} ms "
-          f"(one row; result {report['delta_result_chars']:.0f} chars)")  # fmt: skip
-    print(f"  snapshot / raw CLI   {report['snapshot_vs_raw']:.2f}x (bar 1.5x) "
-          f"{'met' if report['snapshot_vs_raw'] <= 1.5 else 'MISSED'}")  # fmt: skip
-    print(f"  stdio snapshot / raw {report['snapshot_stdio_vs_raw']:.2f}x")
-    print(f"  delta / snapshot     {report['delta_vs_snapshot']:.2f}x (bar 1.0x) "
-          f"{'met' if report['delta_vs_snapshot'] <= 1.0 else 'MISSED'}")  # fmt: skip
-    if options.json is not None:
-        options.json.write_text(json.dumps(report, indent=2) + "\n")
+    publish(render(report), report, options.json)
     return 0
 
 

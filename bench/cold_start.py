@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import resource
 import sys
@@ -39,7 +38,7 @@ from mcp.client.stdio import stdio_client
 if __package__ in (None, ""):  # run as a script: make `bench` importable from the root
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import summary
+from bench.common import publish, summary
 
 FIGURES = ("floor", "tools", "serve")
 MEASURES = {
@@ -172,7 +171,7 @@ def render(report: dict[str, Any]) -> str:
         for label, ratios in report["ratios"][measure].items():
             named = "   ".join(f"{name} {value:.2f}" for name, value in ratios.items())
             lines.append(f"  {label:10} {named}")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines)
 
 
 def _installation(text: str) -> Installation:
@@ -199,9 +198,7 @@ def main() -> int:
     installations = args.python or [Installation("this", Path(sys.executable))]
     with open(os.devnull, "w") as quiet:
         report = asyncio.run(measure(installations, args.runs, quiet))
-    print(render(report), end="")
-    if args.json is not None:
-        args.json.write_text(json.dumps(report, indent=2) + "\n", "utf-8")
+    publish(render(report), report, args.json)
     return 0
 
 

@@ -1,10 +1,11 @@
 """What the benchmarks share: a private tmux server with a bare bash pane, the servers
 they compare (schemux over stdio, the anchor libtmux-mcp in a venv of its own), the
-figures (a summary of timings, the machine's facts), and a process's CPU time and memory
-as /proc tells them."""
+figures (a summary of timings, the machine's facts, and how every script ends: printed,
+and written as JSON), and a process's CPU time and memory as /proc tells them."""
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import shutil
@@ -12,6 +13,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -166,6 +168,14 @@ def machine_facts() -> dict[str, Any]:
         "schemux": version("schemux"),
         "libtmux_mcp": ANCHOR_VERSION,
     }
+
+
+def publish(text: str, report: Mapping[str, Any], json_path: Path | None) -> None:
+    """How every benchmark ends: its figures printed as a person reads them, and all of
+    them written as JSON to ``json_path`` when one was given (``--json``)."""
+    print(text)
+    if json_path is not None:
+        json_path.write_text(json.dumps(report, indent=2) + "\n", "utf-8")
 
 
 def find_server_pid(argv: list[str]) -> int:

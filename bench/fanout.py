@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import shutil
 import subprocess
@@ -40,7 +39,7 @@ from mcp import Client, StdioServerParameters
 if __package__ in (None, ""):  # run as a script: make `bench` importable from the root
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import cpu_seconds, machine_facts, schemux_params, summary
+from bench.common import cpu_seconds, machine_facts, publish, schemux_params, summary
 from schemux.config import ENV_HOST, ENV_SSH_CONFIG
 from tests.process_table import processes
 from tests.ssh_server import ALIAS, available, ssh_server
@@ -396,9 +395,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--hosts, --calls and --many must be at least 1, --warmup at least 0")
     socket = f"schemux-bench-fanout-{os.getpid()}"
     report = asyncio.run(measure(args, socket))
-    print(render(report))
-    if args.json is not None:
-        args.json.write_text(json.dumps(report, indent=2) + "\n")
+    publish(render(report), report, args.json)
     return 0
 
 

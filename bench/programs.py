@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import statistics
 import subprocess
@@ -40,7 +39,15 @@ from mcp import Client, StdioServerParameters
 if __package__ in (None, ""):  # run as a script: make `bench` importable from the root
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import Tmux, find_server_pid, machine_facts, resident_mb, schemux_params, summary
+from bench.common import (
+    Tmux,
+    find_server_pid,
+    machine_facts,
+    publish,
+    resident_mb,
+    schemux_params,
+    summary,
+)
 from bench.program_throughput import (
     READ_TIMEOUT_MS,
     measure_throughput,
@@ -396,9 +403,7 @@ def main(argv: list[str] | None = None) -> int:
             report = asyncio.run(measure(sizes, tmux, Path(work), args.gate))
     finally:
         tmux.kill()
-    print(render(report))
-    if args.json is not None:
-        args.json.write_text(json.dumps(report, indent=2) + "\n")
+    publish(render(report), report, args.json)
     return 0
 
 

@@ -24,19 +24,20 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from mcp import Client
 
 if __package__ in (None, ""):  # run as a script: make `bench` importable from the root
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.common import publish
 from schemux.config import Settings
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
@@ -126,6 +127,18 @@ async def schemux(
     return figures
 
 
+def render(report: dict[str, Any]) -> str:
+    lines = [
+        f"{name:>13}: median {result['median']:.2f} ms, p90 {result['p90']:.2f} ms"
+        for name, result in report["figures"].items()
+    ]
+    lines.append(
+        f"listen - raw %output (median): {report['listen_over_raw_ms']:.2f} ms; "
+        f"read / capture_pane (median): {report['read_ratio']:.2f}"
+    )
+    return "\n".join(lines)
+
+
 async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--changes", type=int, default=30)
@@ -149,19 +162,10 @@ async def main() -> int:
         os.close(tty)
         tmux(socket, "kill-server")
     results = {name: summary(values) for name, values in figures.items()}
-    for name, result in results.items():
-        print(f"{name:>13}: median {result['median']:.2f} ms, p90 {result['p90']:.2f} ms")
     over = results["listen"]["median"] - results["raw %output"]["median"]
     ratio = results["read"]["median"] / results["capture_pane"]["median"]
-    print(
-        f"listen - raw %output (median): {over:.2f} ms; read / capture_pane (median): {ratio:.2f}"
-    )
-    if options.json:
-        options.json.write_text(
-            json.dumps(
-                {"figures": results, "listen_over_raw_ms": over, "read_ratio": ratio}, indent=2
-            )
-        )
+    report = {"figures": results, "listen_over_raw_ms": over, "read_ratio": ratio}
+    publish(render(report), report, options.json)
     return 0 if over <= 20 and ratio <= 1.0 else 1
 
 

@@ -38,6 +38,7 @@ from bench.common import (
     check_result,
     ensure_anchor,
     machine_facts,
+    publish,
     schemux_params,
     summary,
 )
@@ -198,9 +199,7 @@ def main(argv: list[str] | None = None) -> int:
         report = asyncio.run(measure(args, tmux, tmux.start()))
     finally:
         tmux.kill()
-    print(render(report))
-    if args.json is not None:
-        args.json.write_text(json.dumps(report, indent=2) + "\n")
+    publish(render(report), report, args.json)
     return 0
 
 

@@ -33,7 +33,6 @@ import argparse
 import asyncio
 import contextlib
 import itertools
-import json
 import os
 import pwd
 import shutil
@@ -57,6 +56,7 @@ from bench.common import (
     check_result,
     ensure_anchor,
     machine_facts,
+    publish,
     summary,
 )
 
@@ -364,9 +364,7 @@ def main(argv: list[str] | None = None) -> int:
         "shells": {name: asyncio.run(measure_shell(name, args)) for name in shells},
     }
     report["ratios"] = ratios(report)
-    print(render(report))
-    if args.json is not None:
-        args.json.write_text(json.dumps(report, indent=2) + "\n")
+    publish(render(report), report, args.json)
     return 0
 
 

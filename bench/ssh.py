@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import shlex
 import statistics
@@ -42,7 +41,15 @@ from mcp import Client, StdioServerParameters
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import COMMAND, Tmux, check_result, machine_facts, schemux_params, summary
+from bench.common import (
+    COMMAND,
+    Tmux,
+    check_result,
+    machine_facts,
+    publish,
+    schemux_params,
+    summary,
+)
 from tests.ssh_server import ALIAS, SshServer, available, remote_tmux_server, ssh_server
 
 LOCAL_BAR = 1.5
@@ -267,9 +274,7 @@ def main(argv: list[str] | None = None) -> int:
             report = asyncio.run(measure(args, server, tmux, Tmux(remote_name)))
         finally:
             tmux.kill()
-    print(render(report))
-    if args.json is not None:
-        args.json.write_text(json.dumps(report, indent=2))
+    publish(render(report), report, args.json)
     return 0
 
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import statistics
 import sys
@@ -43,6 +42,7 @@ from bench.common import (
     ensure_anchor,
     find_server_pid,
     machine_facts,
+    publish,
     resident_mb,
     schemux_params,
     summary,
@@ -387,9 +387,7 @@ def main(argv: list[str] | None = None) -> int:
         report = asyncio.run(measure(sizes, tmux, anchor))
     finally:
         tmux.kill()
-    print(render(report))
-    if args.json is not None:
-        args.json.write_text(json.dumps(report, indent=2) + "\n")
+    publish(render(report), report, args.json)
     return 0
 
 

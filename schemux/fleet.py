@@ -15,12 +15,10 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 
-from schemux.config import AgentSession, GateSetting, HostTarget, NamedHost, Settings
+from schemux.config import AgentSession, HostTarget, NamedHost, Settings
 from schemux.errors import SchemuxError, preview
 from schemux.hosts import Host
 from schemux.hosts.kinds import host_for
-from schemux.hosts.protocol import FactsHelper
-from schemux.programs.host import ProgramHost
 from schemux.programs.store import ProgramStore
 from schemux.tmux import ServerAddress, TmuxServer, check_socket_name
 
@@ -30,50 +28,17 @@ LONGEST_SWEEP_SECONDS = 30.0
 logger = logging.getLogger("schemux")
 
 
-class ConnectingHost:
-    """A host of the fleet as its tmux servers use it: the host itself, but its connect
-    waits for one of the fleet's connect slots (when it is not connected already) and
-    marks the scope used. Everything else is the host's."""
+class HostConnection:
+    """The way a fleet's tmux servers connect to one of its hosts: a connect waits for
+    one of the fleet's connect slots (when the host is not connected already) and marks
+    the scope used. The host itself is what the servers run their commands through."""
 
     def __init__(self, host: Host, slots: asyncio.Semaphore, scope: HostScope) -> None:
-        self.inner = host
+        self.host = host
         self._slots = slots
         self._scope = scope
         self.connected = False  # a connect succeeded since the last close
         self._connecting = asyncio.Lock()
-
-    @property
-    def kind(self) -> str:
-        return self.inner.kind
-
-    @property
-    def pids_here(self) -> bool:
-        return self.inner.pids_here
-
-    @property
-    def files_here(self) -> bool:
-        return self.inner.files_here
-
-    def describe(self) -> str:
-        return self.inner.describe()
-
-    def where(self) -> str:
-        return self.inner.where()
-
-    def label(self) -> str:
-        return self.inner.label()
-
-    def tmux_binary(self) -> str:
-        return self.inner.tmux_binary()
-
-    def command(self, argv: list[str]) -> list[str]:
-        return self.inner.command(argv)
-
-    def client_command(self, argv: list[str]) -> list[str]:
-        return self.inner.client_command(argv)
-
-    def exec_command(self, argv: list[str]) -> list[str]:
-        return self.inner.exec_command(argv)
 
     async def connect(self) -> None:
         """Connected already (and not lost): the host's own quick check. Otherwise the
@@ -86,38 +51,17 @@ class ConnectingHost:
                 if not self._up():
                     async with self._slots:
                         self._scope.connects += 1
-                        await self.inner.connect()
+                        await self.host.connect()
                     self.connected = True
                     return
-        await self.inner.connect()
+        await self.host.connect()
 
     def _up(self) -> bool:
-        return self.connected and self.inner.lost() is None
-
-    def check_tmux(self) -> str:
-        return self.inner.check_tmux()
-
-    def lost(self) -> str | None:
-        return self.inner.lost()
-
-    def reached(self, status: int) -> bool:
-        return self.inner.reached(status)
-
-    def home(self) -> str:
-        return self.inner.home()
-
-    async def until_shell_ready(self, pid: int, tmux_binary: str) -> None:
-        await self.inner.until_shell_ready(pid, tmux_binary)
-
-    def program_host(self, max_running: int, gate: GateSetting) -> ProgramHost:
-        return self.inner.program_host(max_running, gate)
-
-    def facts_helper(self) -> FactsHelper | None:
-        return self.inner.facts_helper()
+        return self.connected and self.host.lost() is None
 
     def close(self) -> None:
         self.connected = False
-        self.inner.close()
+        self.host.close()
 
 
 class HostScope:
@@ -130,8 +74,8 @@ class HostScope:
         self.where = name
         self.settings = settings
         self.host = host
-        # what its tmux servers reach it by: connects bounded, use noted
-        self.connecting = ConnectingHost(host, slots, self)
+        # how its tmux servers connect to it: connects bounded, use noted
+        self.connection = HostConnection(host, slots, self)
         limits = settings.program_limits
         # programs run on the host, in the program host it makes
         self.programs = ProgramStore(
@@ -148,13 +92,13 @@ class HostScope:
 
     @property
     def connected(self) -> bool:
-        return self.connecting.connected
+        return self.connection.connected
 
     def tmux(self, socket_name: str | None = None, agent: AgentSession | None = None) -> TmuxServer:
         """The configured tmux server on this host, or the one on ``socket_name`` (a name
         as ``tmux -L`` takes it, refused otherwise: never a path). The configured one is
         made with ``agent``, the session it is started with."""
-        settings, host = self.settings, self.connecting
+        settings, host = self.settings, self.host
         configured = ServerAddress(settings.socket_name, settings.socket_path, host)
         if socket_name is not None:
             check_socket_name(socket_name)
@@ -166,7 +110,9 @@ class HostScope:
             # only the configured server is started when it is not running (with the
             # agent's session); naming it by socket_name is naming the same server
             started_with = agent if address == configured else None
-            server = self._servers[address] = TmuxServer(address, agent=started_with)
+            server = self._servers[address] = TmuxServer(
+                address, agent=started_with, connect=self.connection.connect
+            )
         return server
 
     @contextlib.asynccontextmanager
@@ -202,7 +148,7 @@ class HostScope:
     async def _close_connection(self) -> None:
         for server in self._servers.values():
             await server.close()
-        await asyncio.to_thread(self.connecting.close)
+        await asyncio.to_thread(self.connection.close)
 
     async def close(self) -> None:
         """End the programs still running, the tmux control clients and the connection."""

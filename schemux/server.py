@@ -14,11 +14,11 @@ call, refused or not, is a line in the audit log (``audit``). A result whose tex
 links to the resource holding all of it (``result_links``); the resources themselves are
 ``resources``'s. A call of a tool that may run as a task, from a client that declares the
 tasks extension, is answered at once with a task that runs the same pipeline (``tasks``).
+With several hosts, a call runs on the host its arguments name (``host_routing``).
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from collections.abc import Mapping
@@ -40,8 +40,8 @@ from schemux.errors import (
     SchemuxError,
     bounded_message,
 )
-from schemux.generated.tool_facts import SEVERAL_HOSTS_TOOLS, TASK_TOOLS
-from schemux.host_addressing import EVERY_HOST_LISTS, HostChoice, addressed, merged, stamped
+from schemux.generated.tool_facts import TASK_TOOLS
+from schemux.host_routing import host_choice, routed
 from schemux.instructions import instructions
 from schemux.resources import serve_resources
 
@@ -110,21 +110,13 @@ async def call_bound_tool(
     from jsonschema.exceptions import best_match
 
     arguments = binding.wire_arguments(arguments, context.settings.schemas)
-    choice = host_choice(context, binding.name)
-    if choice is not None:
-        try:
-            every = binding.name in EVERY_HOST_LISTS
-            call = addressed(arguments, choice, context.fleet.program_host, every)
-        except SchemuxError as error:
-            return error_result(
-                f"Invalid arguments for {binding.name}: {error.message}", INVALID_ARGUMENTS
-            )
-        arguments = call.arguments
-        if call.host is not None:
-            context = context.routed(call.host)
-            audit.note_host(call.host)
-        else:
-            audit.note_host(",".join(choice.names))
+    try:
+        route = routed(binding, context, arguments)
+    except SchemuxError as error:
+        return error_result(
+            f"Invalid arguments for {binding.name}: {error.message}", INVALID_ARGUMENTS
+        )
+    arguments = route.arguments
     violation = best_match(binding.input_validator.iter_errors(arguments))
     if violation is not None:
         return error_result(
@@ -139,23 +131,14 @@ async def call_bound_tool(
     failed = False
     unreached: list[str] = []  # of every host's answer: the hosts that gave none
     try:
-        if choice is not None and call.host is None:
-            work = on_every_host(binding, context, arguments, unreached)
-            result = await context.calls.run(work)
-        else:
-            async with context.scope.in_use():
-                result = await context.calls.run(binding.call(context, arguments))
-            if choice is not None:
-                result = stamped(result, context.where)
+        result = await route.run(binding, unreached)
     except SchemuxError as error:
         if error.effects is None or not binding.error_envelope:
             return error_result(error.render(), error.code)
         # the contract's own error object: checked and sent like a result, marked failed
         audit.note_outcome(error.code)
         failed = True
-        result = error.envelope()
-        if choice is not None:
-            result = stamped(result, context.where)
+        result = route.stamped(error.envelope())
     except Exception as error:
         logger.exception("%s failed unexpectedly", binding.name)
         return error_result(
@@ -180,48 +163,6 @@ async def call_bound_tool(
     answer = tool_result(result, is_error=failed, wrapped=binding.wraps_result)
     answer.content += [types.TextContent(type="text", text=text) for text in unreached]
     return answer
-
-
-async def on_every_host(
-    binding: ToolBinding, context: ToolContext, arguments: dict[str, Any], unreached: list[str]
-) -> dict[str, Any]:
-    """``binding``'s call on every host at once, the results merged (``host_addressing.
-    merged``); a host that fails is left out and said in ``unreached``, one line each
-    (all failing: the first host's error)."""
-
-    async def on(name: str) -> dict[str, Any]:
-        routed = context.routed(name)
-        async with routed.scope.in_use():
-            return stamped(await binding.call(routed, arguments), name)
-
-    names = context.fleet.names
-    outcomes = await asyncio.gather(*(on(name) for name in names), return_exceptions=True)
-    results: list[dict[str, Any]] = []
-    for name, outcome in zip(names, outcomes, strict=True):
-        if isinstance(outcome, dict):
-            results.append(outcome)
-        elif isinstance(outcome, SchemuxError):
-            unreached.append(f"host {name} is not listed: {outcome.render()}")
-        elif isinstance(outcome, Exception):
-            logger.error("%s on host %s failed", binding.name, name, exc_info=outcome)
-            unreached.append(f"host {name} is not listed: {type(outcome).__name__}: {outcome}")
-        else:
-            raise outcome
-    if not results:  # the default host's error, as a call naming no host would have had
-        failure = outcomes[names.index(context.fleet.default)]
-        assert isinstance(failure, BaseException)
-        raise failure
-    return merged(binding.name, results)
-
-
-def host_choice(context: ToolContext, tool: str) -> HostChoice | None:
-    """The hosts a call of ``tool`` may name: None with one (a call names none, as the
-    contracts say), and for a tool that chooses its hosts in its own arguments
-    (``SEVERAL_HOSTS_TOOLS``: run_command_on_hosts's ``hosts`` and ``group``)."""
-    fleet = context.fleet
-    if not fleet.several or tool in SEVERAL_HOSTS_TOOLS:
-        return None
-    return HostChoice(fleet.names, fleet.default)
 
 
 def build_server(context: ToolContext, bindings: Mapping[str, ToolBinding]) -> Server[Any]:

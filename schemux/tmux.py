@@ -14,6 +14,7 @@ import contextlib
 import logging
 import os
 import re
+from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TypeVar
@@ -118,9 +119,16 @@ class TmuxServer:
     """
 
     def __init__(
-        self, address: ServerAddress, binary: str | None = None, agent: AgentSession | None = None
+        self,
+        address: ServerAddress,
+        binary: str | None = None,
+        agent: AgentSession | None = None,
+        connect: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.address = address
+        # how a command first makes sure the host is reached: the host's own connect, or
+        # its owner's (a fleet's, which bounds how many hosts connect at once)
+        self._connect_host = connect or address.host.connect
         self.binary = binary or address.host.tmux_binary()
         self.agent = agent
         self.engine = ControlEngine(
@@ -330,7 +338,7 @@ class TmuxServer:
         """``run`` by a tmux client process of its own (about 2.5 ms a command); ``env``
         is the client's environment (a client that starts the server gives it to the
         server; on a remote host, the environment ssh gives the command there)."""
-        await self.address.host.connect()
+        await self._connect_host()
         proc = await asyncio.create_subprocess_exec(
             *self.argv(*command_arguments(args)),
             env=env,

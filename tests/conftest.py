@@ -16,8 +16,6 @@ from mcp import Client, StdioServerParameters
 
 from schemux.config import ProgramLimits, SshTarget
 from schemux.context import ToolContext
-from schemux.generated.bindings import BINDINGS
-from schemux.server import build_server
 from tests.contexts import Contexts, client_of
 from tests.leftovers import (
     busy_threads,
@@ -137,8 +135,8 @@ def main_tmux_socket() -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def tmux_socket(main_tmux_socket: str) -> str:
-    """``main_tmux_socket``; a module that runs over both transports overrides it with
-    ``transport_socket``."""
+    """``main_tmux_socket``; a test that runs over both transports takes
+    ``transport_socket`` instead."""
     return main_tmux_socket
 
 
@@ -174,11 +172,8 @@ async def make_context(anyio_backend: str) -> AsyncIterator[Contexts]:
     """``make_context(**settings)``: a ToolContext of ``Settings(**settings)``, closed
     after the test as the server closes its own (programs ended, runtime directory
     removed, ssh master ended)."""
-    contexts = Contexts()
-    try:
+    async with Contexts() as contexts:
         yield contexts
-    finally:
-        await contexts.close()
 
 
 @pytest.fixture
@@ -192,7 +187,7 @@ def tool_context(make_context: Contexts, main_tmux_socket: str) -> ToolContext:
 @pytest.fixture
 async def memory_client(anyio_backend: str, tool_context: ToolContext) -> AsyncIterator[Client]:
     """schemux in this process, over the SDK's in-memory transport."""
-    async with Client(build_server(tool_context, BINDINGS)) as client:
+    async with client_of(tool_context) as client:
         yield client
 
 
@@ -243,13 +238,6 @@ def programs_socket(programs: tuple[Client, ToolContext]) -> str:
     return socket_name
 
 
-@pytest.fixture
-async def local_client(anyio_backend: str, tool_context: ToolContext) -> AsyncIterator[Client]:
-    """``memory_client`` on this machine only, where a module runs it over ssh as well."""
-    async with Client(build_server(tool_context, BINDINGS)) as client:
-        yield client
-
-
 @pytest.fixture(scope="session")
 def sshd() -> Iterator[SshServer]:
     """A real OpenSSH server on 127.0.0.1 (``tests.ssh_server``). Each ToolContext ends
@@ -293,8 +281,8 @@ def transport_ssh(request: pytest.FixtureRequest, transport: str) -> SshTarget |
 @pytest.fixture
 def transport_socket(request: pytest.FixtureRequest, transport: str) -> str:
     """The tmux server of the transport: this machine's, or one started over ssh (so
-    that this machine's /proc would be wrong about its panes). A module overrides
-    ``tmux_socket`` with it, so that its tests make their panes there."""
+    that this machine's /proc would be wrong about its panes): a test that runs over
+    both transports makes its panes there, where ``transport_client`` reaches them."""
     if transport == "ssh":
         return str(request.getfixturevalue("remote_tmux_socket"))
     return str(request.getfixturevalue("main_tmux_socket"))

@@ -3,6 +3,9 @@ closed when what made it ends, and one a module shares reset between its tests."
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from types import TracebackType
 from typing import Any
 
 from mcp import Client
@@ -15,7 +18,7 @@ from schemux.server import build_server
 
 class Contexts:
     """ToolContexts made for a test (the ``make_context`` fixture) or a module, closed
-    together, the newest first, by ``close``."""
+    together, the newest first, by ``close`` (or at the end of ``async with``)."""
 
     def __init__(self) -> None:
         self._made: list[ToolContext] = []
@@ -41,6 +44,28 @@ class Contexts:
         while self._made:
             await self._made.pop().close()
         self._shared.clear()
+
+    async def __aenter__(self) -> Contexts:
+        return self
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    @asynccontextmanager
+    async def shared_client(self, **settings: Any) -> AsyncIterator[Client]:
+        """A new MCP session of the ``shared`` context of ``Settings(**settings)``, the
+        cursors its calls leave forgotten when it ends (``forget_calls``)."""
+        context = self.shared(**settings)
+        try:
+            async with client_of(context) as client:
+                yield client
+        finally:
+            forget_calls(context)
 
 
 def client_of(context: ToolContext) -> Client:

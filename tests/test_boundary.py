@@ -28,7 +28,7 @@ from schemux.tmux_command import THEN
 from schemux.tmux_format import SANITIZED_SINCE, decode, field, readable
 from schemux.tmux_names import OWNED_SESSION, socket_directory, socket_name_problem
 from schemux.tmux_version import parse_version
-from tests.contexts import Contexts, client_of, forget_calls
+from tests.contexts import Contexts, client_of
 from tests.support import (
     SHELL,
     new_pane,
@@ -101,11 +101,8 @@ async def shared_contexts(anyio_backend: str, world: World) -> AsyncIterator[Con
     """One context per transport for the module's tables (hundreds of values, each a
     test): over ssh, one master and one control client instead of one per value. Closed
     before ``world``'s server goes."""
-    contexts = Contexts()
-    try:
+    async with Contexts() as contexts:
         yield contexts
-    finally:
-        await contexts.close()
 
 
 @pytest.fixture
@@ -115,12 +112,8 @@ async def client(
     """A new MCP session of the transport's shared context, whose cursors a test's calls
     leave behind are forgotten after it; nothing else a call changes stays in the
     context (``observe`` checks the server after every call)."""
-    context = shared_contexts.shared(socket_name=world.socket, ssh=transport_ssh)
-    try:
-        async with client_of(context) as mcp_client:
-            yield mcp_client
-    finally:
-        forget_calls(context)
+    async with shared_contexts.shared_client(socket_name=world.socket, ssh=transport_ssh) as mcp:
+        yield mcp
 
 
 @pytest.fixture

@@ -466,7 +466,7 @@ async def test_at_most_the_bound_connect_at_once(anyio_backend: str) -> None:
     fleet = Fleet(Settings(fleet=FleetSettings(hosts, max_connecting=2)), make_host=make)
     try:
         connecting = [
-            asyncio.ensure_future(fleet.on(name).connecting.connect()) for name in fleet.names
+            asyncio.ensure_future(fleet.on(name).connection.connect()) for name in fleet.names
         ]
         await asyncio.sleep(0.2)
         assert counts == {"now": 2, "most": 2}

@@ -3,6 +3,8 @@
 Covers what the contract examples cannot show: history that tmux dropped during the
 command, what a timed-out or cancelled call leaves behind, the shell's history, input
 the shell never finished reading, and panes that keys would not reach.
+
+A test of ``transport_client`` runs twice: on this machine, and over ssh (``tests.ssh_server``).
 """
 
 from __future__ import annotations
@@ -36,18 +38,6 @@ from tests.support import (
 )
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def memory_client(transport_client: Client) -> Client:
-    """Every test here runs twice: on this machine, and over ssh (``tests.ssh_server``)."""
-    return transport_client
-
-
-@pytest.fixture
-def tmux_socket(transport_socket: str) -> str:
-    """The panes are made on the transport's server (``transport_socket``)."""
-    return transport_socket
 
 
 async def run(client: Client, **arguments: Any) -> dict[str, Any]:
@@ -160,20 +150,20 @@ def pane_with_history_limit(socket_name: str, limit: int) -> Pane:
 
 
 async def test_output_is_exact_when_history_is_collected_but_the_start_survives(
-    memory_client: Client, tmux_socket: str
+    transport_client: Client, transport_socket: str
 ) -> None:
-    pane = pane_with_history_limit(tmux_socket, 100)
-    await run(memory_client, command="seq 1 95", pane_id=pane.pane_id)  # history nearly full
-    result = await run(memory_client, command="seq 1 40", pane_id=pane.pane_id)
+    pane = pane_with_history_limit(transport_socket, 100)
+    await run(transport_client, command="seq 1 95", pane_id=pane.pane_id)  # history nearly full
+    result = await run(transport_client, command="seq 1 40", pane_id=pane.pane_id)
     assert result["output"] == [str(n) for n in range(1, 41)]
     assert result["output_truncated"] is False
 
 
 async def test_a_head_lost_to_history_limit_is_reported(
-    memory_client: Client, tmux_socket: str
+    transport_client: Client, transport_socket: str
 ) -> None:
-    pane = pane_with_history_limit(tmux_socket, 50)
-    result = await run(memory_client, command="seq 1 500", pane_id=pane.pane_id)
+    pane = pane_with_history_limit(transport_socket, 50)
+    result = await run(transport_client, command="seq 1 500", pane_id=pane.pane_id)
     output = result["output"]
     assert output[-1] == "500"
     assert output == [str(n) for n in range(501 - len(output), 501)]  # a clean tail
@@ -182,21 +172,21 @@ async def test_a_head_lost_to_history_limit_is_reported(
 
 
 async def test_trailing_spaces_blank_lines_and_wrapped_lines(
-    memory_client: Client, tmux_socket: str
+    transport_client: Client, transport_socket: str
 ) -> None:
-    pane = new_pane(tmux_socket, width=80)
+    pane = new_pane(transport_socket, width=80)
     result = await run(
-        memory_client, command="printf 'a\\n\\nb  \\n%0250d\\n' 0", pane_id=pane.pane_id
+        transport_client, command="printf 'a\\n\\nb  \\n%0250d\\n' 0", pane_id=pane.pane_id
     )
     assert result["output"] == ["a", "", "b  ", "0" * 250]
 
 
 async def test_timeout_leaves_nothing_behind(
-    memory_client: Client, tmux_socket: str, known_token: str, waits: Waits
+    transport_client: Client, transport_socket: str, known_token: str, waits: Waits
 ) -> None:
-    pane = new_pane(tmux_socket)
+    pane = new_pane(transport_socket)
     result = await run(
-        memory_client, command="echo started; sleep 1.5; echo late", pane_id=pane.pane_id,
+        transport_client, command="echo started; sleep 1.5; echo late", pane_id=pane.pane_id,
         timeout=0.4,
     )  # fmt: skip
     assert result["timed_out"] is True
@@ -206,7 +196,7 @@ async def test_timeout_leaves_nothing_behind(
     # the command finishes later: its wrapper must then do nothing at all
     wait_until(lambda: shell_holds_terminal(pane), timeout=5)
     assert nothing_left_behind(pane, known_token, waits)
-    after = await run(memory_client, command="echo next", pane_id=pane.pane_id)
+    after = await run(transport_client, command="echo next", pane_id=pane.pane_id)
     assert after["output"] == ["next"]
     assert nothing_left_behind(pane, known_token, waits)
 
@@ -221,15 +211,15 @@ async def takes_the_next_call(client: Client, pane: Pane, monkeypatch: pytest.Mo
 
 
 async def test_cancelled_call_leaves_nothing_behind(
-    memory_client: Client,
-    tmux_socket: str,
+    transport_client: Client,
+    transport_socket: str,
     known_token: str,
     waits: Waits,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    pane = new_pane(tmux_socket)
+    pane = new_pane(transport_socket)
     with anyio.move_on_after(0.4) as scope:
-        await memory_client.call_tool(
+        await transport_client.call_tool(
             "run_command", {"command": "sleep 1", "pane_id": pane.pane_id, "timeout": 10}
         )
     assert scope.cancelled_caught
@@ -240,19 +230,19 @@ async def test_cancelled_call_leaves_nothing_behind(
     # the next call with a token of its own: with the known token its option had the
     # cancelled call's name, and that call's disarm, still on its way over ssh, removed
     # it, so its wrapper reported nothing (30 s, "still reading input")
-    await takes_the_next_call(memory_client, pane, monkeypatch)
+    await takes_the_next_call(transport_client, pane, monkeypatch)
 
 
 async def test_a_call_cancelled_while_its_keys_are_on_their_way_leaves_nothing_behind(
-    memory_client: Client,
-    tmux_socket: str,
+    transport_client: Client,
+    transport_socket: str,
     known_token: str,
     waits: Waits,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Cancelled before any waiter waits on the call's channel: the clean-up must not
     signal that channel (tmux would keep the signal for a waiter that never comes)."""
-    pane = new_pane(tmux_socket)
+    pane = new_pane(transport_socket)
     typing = asyncio.Event()
     tmux_run = TmuxServer.run
 
@@ -270,20 +260,20 @@ async def test_a_call_cancelled_while_its_keys_are_on_their_way_leaves_nothing_b
             group.cancel_scope.cancel()
 
         group.start_soon(cancel_while_typing)
-        await memory_client.call_tool(
+        await transport_client.call_tool(
             "run_command", {"command": "sleep 1", "pane_id": pane.pane_id, "timeout": 10}
         )
     assert await left_behind_once_settled(pane, known_token, waits) == []
-    await takes_the_next_call(memory_client, pane, monkeypatch)
+    await takes_the_next_call(transport_client, pane, monkeypatch)
 
 
 async def test_a_cancelled_call_whose_waiter_is_never_woken_still_ends(
-    memory_client: Client, tmux_socket: str, monkeypatch: pytest.MonkeyPatch
+    transport_client: Client, transport_socket: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The clean-up of a cancelled call waits for its waiter a bounded while: a waiter
     whose signal went elsewhere (another client waiting on the channel woke instead, its
     own ``wait-for`` arriving after the signal was taken) is ended, not waited for."""
-    pane = new_pane(tmux_socket)
+    pane = new_pane(transport_socket)
     lost = Waits()
 
     async def never_woken(engine: ControlEngine, channel: str, sent: object = None) -> None:
@@ -295,111 +285,121 @@ async def test_a_cancelled_call_whose_waiter_is_never_woken_still_ends(
 
     monkeypatch.setattr(ControlEngine, "wait", never_woken)
     with anyio.move_on_after(0.4) as scope:
-        await memory_client.call_tool(
+        await transport_client.call_tool(
             "run_command", {"command": "sleep 1", "pane_id": pane.pane_id, "timeout": 10}
         )
     assert scope.cancelled_caught
     with anyio.fail_after(10):
         while lost.in_progress or private_options(pane):  # noqa: ASYNC110
             await anyio.sleep(0.05)
-    await takes_the_next_call(memory_client, pane, monkeypatch)
+    await takes_the_next_call(transport_client, pane, monkeypatch)
 
 
 async def test_unfinished_input_is_cancelled_and_explained(
-    memory_client: Client, tmux_socket: str
+    transport_client: Client, transport_socket: str
 ) -> None:
-    pane = new_pane(tmux_socket)
+    pane = new_pane(transport_socket)
     message = await run_error(
-        memory_client, command="echo 'unclosed", pane_id=pane.pane_id, timeout=0.5
+        transport_client, command="echo 'unclosed", pane_id=pane.pane_id, timeout=0.5
     )
     assert "still reading input" in message
     assert private_options(pane) == []
-    result = await run(memory_client, command="echo fine", pane_id=pane.pane_id)
+    result = await run(transport_client, command="echo fine", pane_id=pane.pane_id)
     assert result["output"] == ["fine"]
 
 
-async def test_suppress_history(memory_client: Client, tmux_socket: str) -> None:
-    pane = new_pane(tmux_socket)
-    await run(memory_client, command="echo hidden-one", pane_id=pane.pane_id)
-    await run(memory_client, command="echo shown-two", pane_id=pane.pane_id, suppress_history=False)
-    result = await run(memory_client, command="history", pane_id=pane.pane_id)
+async def test_suppress_history(transport_client: Client, transport_socket: str) -> None:
+    pane = new_pane(transport_socket)
+    await run(transport_client, command="echo hidden-one", pane_id=pane.pane_id)
+    await run(
+        transport_client, command="echo shown-two", pane_id=pane.pane_id, suppress_history=False
+    )
+    result = await run(transport_client, command="history", pane_id=pane.pane_id)
     history = "\n".join(result["output"])
     assert "shown-two" in history
     assert "hidden-one" not in history
 
 
-async def test_copy_mode_is_refused_without_typing(memory_client: Client, tmux_socket: str) -> None:
-    pane = new_pane(tmux_socket)
-    tmux(tmux_socket, "copy-mode", "-t", pane.pane_id)
-    message = await run_error(memory_client, command="echo x", pane_id=pane.pane_id)
+async def test_copy_mode_is_refused_without_typing(
+    transport_client: Client, transport_socket: str
+) -> None:
+    pane = new_pane(transport_socket)
+    tmux(transport_socket, "copy-mode", "-t", pane.pane_id)
+    message = await run_error(transport_client, command="echo x", pane_id=pane.pane_id)
     assert "copy mode" in message
     assert pane_format(pane, "#{pane_in_mode}") == "1"
     assert private_options(pane) == []
 
 
-async def test_state_changes_stay_in_the_subshell(memory_client: Client, tmux_socket: str) -> None:
-    pane = new_pane(tmux_socket)
+async def test_state_changes_stay_in_the_subshell(
+    transport_client: Client, transport_socket: str
+) -> None:
+    pane = new_pane(transport_socket)
     start = pane_format(pane, "#{pane_current_path}")
-    await run(memory_client, command="cd /; export SCHEMUX_PROBE=1", pane_id=pane.pane_id)
+    await run(transport_client, command="cd /; export SCHEMUX_PROBE=1", pane_id=pane.pane_id)
     result = await run(
-        memory_client, command='echo "$PWD ${SCHEMUX_PROBE:-unset}"', pane_id=pane.pane_id
+        transport_client, command='echo "$PWD ${SCHEMUX_PROBE:-unset}"', pane_id=pane.pane_id
     )
     assert result["output"] == [f"{start} unset"]
 
 
-async def test_a_pane_closed_during_the_command(memory_client: Client, tmux_socket: str) -> None:
-    pane = new_pane(tmux_socket)
+async def test_a_pane_closed_during_the_command(
+    transport_client: Client, transport_socket: str
+) -> None:
+    pane = new_pane(transport_socket)
 
     async def close_pane() -> None:
         # once the command runs (over ssh the call takes longer to get there)
         with anyio.fail_after(10):
             while pane_format(pane, "#{pane_current_command}") != "sleep":  # noqa: ASYNC110
                 await anyio.sleep(0.02)
-        await anyio.run_process(["tmux", "-L", tmux_socket, "kill-pane", "-t", pane.pane_id])
+        await anyio.run_process(["tmux", "-L", transport_socket, "kill-pane", "-t", pane.pane_id])
 
     async with anyio.create_task_group() as group:
         group.start_soon(close_pane)
-        message = await run_error(memory_client, command="sleep 5", pane_id=pane.pane_id, timeout=1)
+        message = await run_error(
+            transport_client, command="sleep 5", pane_id=pane.pane_id, timeout=1
+        )
     assert f"pane {pane.pane_id} was closed" in message
 
 
 async def test_a_closed_pane_is_reported_when_tmux_says_so(
-    memory_client: Client, tmux_socket: str
+    transport_client: Client, transport_socket: str
 ) -> None:
     """Not at the call's timeout (issue 18, item 7)."""
-    pane = new_pane(tmux_socket)
+    pane = new_pane(transport_socket)
 
     async def close_pane() -> None:
         with anyio.fail_after(10):
             while pane_format(pane, "#{pane_current_command}") != "sleep":  # noqa: ASYNC110
                 await anyio.sleep(0.02)
-        tmux(tmux_socket, "kill-pane", "-t", pane.pane_id)
+        tmux(transport_socket, "kill-pane", "-t", pane.pane_id)
 
     async with anyio.create_task_group() as group:
         group.start_soon(close_pane)
         started = anyio.current_time()
-        message = await run_error(memory_client, command="sleep 60", pane_id=pane.pane_id)
+        message = await run_error(transport_client, command="sleep 60", pane_id=pane.pane_id)
     assert f"pane {pane.pane_id} was closed" in message
     assert anyio.current_time() - started < 15
 
 
 async def test_a_signal_taken_by_another_waiter_does_not_hold_the_call(
-    memory_client: Client, tmux_socket: str, known_token: str, waits: Waits
+    transport_client: Client, transport_socket: str, known_token: str, waits: Waits
 ) -> None:
     """A client left waiting on the call's channel (a cancelled waiter whose client has not
     gone yet) takes the wrapper's signal: the call still ends at once, with its output,
     and the next one runs (issue 18, item 11: it waited forever)."""
-    pane = new_pane(tmux_socket)
+    pane = new_pane(transport_socket)
     channel = f"schemux_d_{known_token}"
-    stale = await anyio.open_process(["tmux", "-L", tmux_socket, "wait-for", channel])
+    stale = await anyio.open_process(["tmux", "-L", transport_socket, "wait-for", channel])
     try:
         with anyio.fail_after(10):
-            result = await run(memory_client, command="echo taken", pane_id=pane.pane_id)
+            result = await run(transport_client, command="echo taken", pane_id=pane.pane_id)
         assert result["output"] == ["taken"]
         with anyio.fail_after(5):
             assert await stale.wait() == 0  # it was the one woken
         with anyio.fail_after(10):
-            after = await run(memory_client, command="echo next", pane_id=pane.pane_id)
+            after = await run(transport_client, command="echo next", pane_id=pane.pane_id)
         assert after["output"] == ["next"]
         assert nothing_left_behind(pane, known_token, waits)
     finally:
@@ -430,16 +430,16 @@ async def test_a_tmux_server_killed_mid_command_fails_the_call_at_once() -> None
 
 
 async def test_two_calls_at_once_on_one_pane_never_type_into_each_other(
-    memory_client: Client, tmux_socket: str
+    transport_client: Client, transport_socket: str
 ) -> None:
     """Each call either runs alone (the second waits for the first) or is refused as busy:
     neither finds the shell idle while the other's command is being typed."""
-    pane = new_pane(tmux_socket)
+    pane = new_pane(transport_socket)
 
     async def one(word: str, outcomes: dict[str, Any]) -> None:
         try:
             outcomes[word] = await run(
-                memory_client, command=f"sleep 0.2; echo {word}", pane_id=pane.pane_id
+                transport_client, command=f"sleep 0.2; echo {word}", pane_id=pane.pane_id
             )
         except AssertionError as refused:
             outcomes[word] = str(refused)

@@ -4,6 +4,8 @@ A Python REPL driven as an agent would drive it; only rows written after the cal
 the alternate screen; what a wait leaves behind when it ends, times out or is cancelled
 (nothing: no link of the pane's window into _schemux, no control client); a session or
 pane closed under a wait; the cost of waiting.
+
+A test of ``transport_client`` runs twice: on this machine, and over ssh (``tests.ssh_server``).
 """
 
 from __future__ import annotations
@@ -32,18 +34,6 @@ from tests.support import (
 )
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def memory_client(transport_client: Client) -> Client:
-    """Every test here runs twice: on this machine, and over ssh (``tests.ssh_server``)."""
-    return transport_client
-
-
-@pytest.fixture
-def tmux_socket(transport_socket: str) -> str:
-    """The panes are made on the transport's server (``transport_socket``)."""
-    return transport_socket
 
 
 async def send(client: Client, pane: Pane, keys: str, **options: Any) -> None:
@@ -88,57 +78,57 @@ async def left_behind(pane: Pane) -> None:
 
 
 @pytest.fixture
-async def repl(memory_client: Client, tmux_socket: str) -> Pane:
-    pane = new_pane(tmux_socket, command="env -u PYTHONSTARTUP python3 -q -i")
-    wait_until(lambda: ">>>" in tmux(tmux_socket, "capture-pane", "-p", "-t", pane.pane_id))
+async def repl(transport_client: Client, transport_socket: str) -> Pane:
+    pane = new_pane(transport_socket, command="env -u PYTHONSTARTUP python3 -q -i")
+    wait_until(lambda: ">>>" in tmux(transport_socket, "capture-pane", "-p", "-t", pane.pane_id))
     return pane
 
 
-async def test_a_python_repl_driven_by_keys_and_waits(memory_client: Client, repl: Pane) -> None:
+async def test_a_python_repl_driven_by_keys_and_waits(transport_client: Client, repl: Pane) -> None:
     # an expression and its value
-    waiting = await armed_wait(memory_client, repl, patterns=["^42$"], regex=True, timeout=10)
-    await send(memory_client, repl, "6*7")
+    waiting = await armed_wait(transport_client, repl, patterns=["^42$"], regex=True, timeout=10)
+    await send(transport_client, repl, "6*7")
     result = await waiting
     assert (result["outcome"], result["matched_lines"]) == ("matched", ["42"])
     assert result["elapsed_seconds"] < 5
 
     # a slow expression: the wait begins before its value is written
-    await send(memory_client, repl, "import time; time.sleep(0.5); print('sl' + 'ow')")
-    result = await call(memory_client, "wait_for_text", pane_id=repl.pane_id, patterns=["slow"])
+    await send(transport_client, repl, "import time; time.sleep(0.5); print('sl' + 'ow')")
+    result = await call(transport_client, "wait_for_text", pane_id=repl.pane_id, patterns=["slow"])
     assert result["matched_lines"] == ["slow"]
 
     # a prompt, and the answer to it
-    waiting = await armed_wait(memory_client, repl, patterns=["[y/N]"], timeout=10)
-    await send(memory_client, repl, "answer = input('[y/N] ')")
+    waiting = await armed_wait(transport_client, repl, patterns=["[y/N]"], timeout=10)
+    await send(transport_client, repl, "answer = input('[y/N] ')")
     prompt = await waiting  # the echo of the typed line holds the text too
     assert prompt["matched_lines"][-1] == "[y/N] "
-    await send(memory_client, repl, "y")
-    waiting = await armed_wait(memory_client, repl, patterns=["answered 'y'"], timeout=10)
-    await send(memory_client, repl, "print('answered', repr(answer))")
+    await send(transport_client, repl, "y")
+    waiting = await armed_wait(transport_client, repl, patterns=["answered 'y'"], timeout=10)
+    await send(transport_client, repl, "print('answered', repr(answer))")
     assert (await waiting)["outcome"] == "matched"
 
     # a loop that runs too long, interrupted with C-c
-    await send(memory_client, repl, "while True: pass")
-    await send(memory_client, repl, "")  # ends the block; the loop runs
+    await send(transport_client, repl, "while True: pass")
+    await send(transport_client, repl, "")  # ends the block; the loop runs
     waiting = await armed_wait(
-        memory_client, repl, patterns=["KeyboardInterrupt"], stop=["Error"], timeout=10
+        transport_client, repl, patterns=["KeyboardInterrupt"], stop=["Error"], timeout=10
     )
-    await send(memory_client, repl, "C-c", enter=False)
+    await send(transport_client, repl, "C-c", enter=False)
     result = await waiting
     assert result["outcome"] == "matched", result
     # the REPL is back and answers
-    waiting = await armed_wait(memory_client, repl, patterns=["^7$"], regex=True, timeout=10)
-    await send(memory_client, repl, "3+4")
+    waiting = await armed_wait(transport_client, repl, patterns=["^7$"], regex=True, timeout=10)
+    await send(transport_client, repl, "3+4")
     assert (await waiting)["found"] is True
 
 
-async def test_only_rows_written_after_the_call_count(memory_client: Client, repl: Pane) -> None:
-    await send(memory_client, repl, "print('RE' + 'ADY')")
+async def test_only_rows_written_after_the_call_count(transport_client: Client, repl: Pane) -> None:
+    await send(transport_client, repl, "print('RE' + 'ADY')")
     wait_until(
         lambda: "\nREADY" in tmux(repl.socket_name, "capture-pane", "-p", "-t", repl.pane_id)
     )
     stale = await call(
-        memory_client, "wait_for_text", pane_id=repl.pane_id, patterns=["^READY$"], regex=True,
+        transport_client, "wait_for_text", pane_id=repl.pane_id, patterns=["^READY$"], regex=True,
         timeout=0.5,
     )  # fmt: skip
     assert (stale["outcome"], stale["found"], stale["matched_at_entry"]) == (
@@ -148,31 +138,31 @@ async def test_only_rows_written_after_the_call_count(memory_client: Client, rep
     )
     assert stale["saw_new_output"] is False
     # the same text written again is a fresh occurrence
-    waiting = await armed_wait(memory_client, repl, patterns=["^READY$"], regex=True, timeout=10)
-    await send(memory_client, repl, "print('RE' + 'ADY')")
+    waiting = await armed_wait(transport_client, repl, patterns=["^READY$"], regex=True, timeout=10)
+    await send(transport_client, repl, "print('RE' + 'ADY')")
     fresh = await waiting
     assert (fresh["outcome"], fresh["matched_at_entry"]) == ("matched", False)
 
 
-async def test_a_pager_suppresses_matching(memory_client: Client, tmux_socket: str) -> None:
-    pane = new_pane(tmux_socket)
-    waiting = await armed_wait(memory_client, pane, patterns=["root"], timeout=2)
-    await send(memory_client, pane, "less /etc/passwd")
+async def test_a_pager_suppresses_matching(transport_client: Client, transport_socket: str) -> None:
+    pane = new_pane(transport_socket)
+    waiting = await armed_wait(transport_client, pane, patterns=["root"], timeout=2)
+    await send(transport_client, pane, "less /etc/passwd")
     result = await waiting
     assert (result["outcome"], result["found"], result["alternate_screen"]) == (
         "alternate_screen",
         False,
         True,
     )
-    await send(memory_client, pane, "q", enter=False)
+    await send(transport_client, pane, "q", enter=False)
 
 
 async def test_a_pager_entered_between_the_state_and_the_rows_is_not_matched(
-    memory_client: Client, tmux_socket: str, monkeypatch: pytest.MonkeyPatch
+    transport_client: Client, transport_socket: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The pane enters the alternate screen after a check read its state and before the
     rows are read (a loaded run on Debian 13): the pager's screen is not matched."""
-    pane = new_pane(tmux_socket)
+    pane = new_pane(transport_socket)
     check = PaneWatch.check
     paged = False
 
@@ -181,10 +171,10 @@ async def test_a_pager_entered_between_the_state_and_the_rows_is_not_matched(
         state = await check(watch)
         if not paged:
             paged = True
-            tmux(tmux_socket, "send-keys", "-t", pane.pane_id, "less /etc/passwd", "Enter")
+            tmux(transport_socket, "send-keys", "-t", pane.pane_id, "less /etc/passwd", "Enter")
             wait_until(
                 lambda: (
-                    "root" in tmux(tmux_socket, "capture-pane", "-p", "-t", pane.pane_id)
+                    "root" in tmux(transport_socket, "capture-pane", "-p", "-t", pane.pane_id)
                     and pane_format(pane, "#{alternate_on}") == "1"
                 )
             )
@@ -192,7 +182,7 @@ async def test_a_pager_entered_between_the_state_and_the_rows_is_not_matched(
 
     monkeypatch.setattr(PaneWatch, "check", check_then_page)
     result = await call(
-        memory_client, "wait_for_text", pane_id=pane.pane_id, patterns=["root"], timeout=2
+        transport_client, "wait_for_text", pane_id=pane.pane_id, patterns=["root"], timeout=2
     )
     assert paged
     assert (result["outcome"], result["found"], result["alternate_screen"]) == (
@@ -200,66 +190,68 @@ async def test_a_pager_entered_between_the_state_and_the_rows_is_not_matched(
         False,
         True,
     )
-    await send(memory_client, pane, "q", enter=False)
+    await send(transport_client, pane, "q", enter=False)
 
 
 async def test_a_moment_on_the_alternate_screen_is_seen(
-    memory_client: Client, tmux_socket: str
+    transport_client: Client, transport_socket: str
 ) -> None:
-    pane = new_pane(tmux_socket)
+    pane = new_pane(transport_socket)
     # 3 s, as below: over ssh on a loaded machine 1.5 s ran out before the printf ran
-    waiting = await armed_wait(memory_client, pane, patterns=["never"], timeout=3)
-    await send(memory_client, pane, r"printf '\033[?1049hX\033[?1049l'")
+    waiting = await armed_wait(transport_client, pane, patterns=["never"], timeout=3)
+    await send(transport_client, pane, r"printf '\033[?1049hX\033[?1049l'")
     result = await waiting
     assert (result["outcome"], result["alternate_screen"]) == ("alternate_screen", True)
 
 
 async def test_typed_escapes_are_not_the_alternate_screen(
-    memory_client: Client, tmux_socket: str
+    transport_client: Client, transport_socket: str
 ) -> None:
-    pane = new_pane(tmux_socket)
+    pane = new_pane(transport_socket)
     # 3 s: over ssh on a loaded machine the wait's own start and the typing took 1 s
-    waiting = await armed_wait(memory_client, pane, patterns=["never"], timeout=3)
-    await send(memory_client, pane, r"echo '\033[?1049h'", literal=True)
+    waiting = await armed_wait(transport_client, pane, patterns=["never"], timeout=3)
+    await send(transport_client, pane, r"echo '\033[?1049h'", literal=True)
     result = await waiting
     assert (result["outcome"], result["alternate_screen"]) == ("timeout", False)
     assert result["saw_new_output"] is True
 
 
 async def test_timeout_and_result_leave_nothing_behind(
-    memory_client: Client, tmux_socket: str
+    transport_client: Client, transport_socket: str
 ) -> None:
-    pane = new_pane(tmux_socket)
-    await send(memory_client, pane, "true")  # schemux's own clients are up
+    pane = new_pane(transport_socket)
+    await send(transport_client, pane, "true")  # schemux's own clients are up
     timed_out = await call(
-        memory_client, "wait_for_text", pane_id=pane.pane_id, patterns=["x"], timeout=0.4
+        transport_client, "wait_for_text", pane_id=pane.pane_id, patterns=["x"], timeout=0.4
     )
     assert timed_out["outcome"] == "timeout"
     assert 0.4 <= timed_out["elapsed_seconds"] < 3
     await left_behind(pane)
-    waiting = await armed_wait(memory_client, pane, timeout=10)
-    await send(memory_client, pane, "echo moved")
+    waiting = await armed_wait(transport_client, pane, timeout=10)
+    await send(transport_client, pane, "echo moved")
     assert (await waiting)["outcome"] == "any_output"
     await left_behind(pane)
     assert tmux(
-        tmux_socket, "list-windows", "-t", pane.session_name, "-F", "#{window_id}"
+        transport_socket, "list-windows", "-t", pane.session_name, "-F", "#{window_id}"
     ).split() == [pane.window_id]
 
 
 async def test_cancellation_stops_the_wait_and_changes_nothing(
-    memory_client: Client, tmux_socket: str
+    transport_client: Client, transport_socket: str
 ) -> None:
-    pane = new_pane(tmux_socket)
-    await send(memory_client, pane, "echo settled")
+    pane = new_pane(transport_socket)
+    await send(transport_client, pane, "echo settled")
 
     def settled() -> bool:
         """The echo ran and the next prompt is drawn: nothing more comes to the screen (a
         screen read while the command line was still typed changed under a loaded run)."""
-        lines = tmux(tmux_socket, "capture-pane", "-p", "-t", pane.pane_id).strip().splitlines()
+        lines = (
+            tmux(transport_socket, "capture-pane", "-p", "-t", pane.pane_id).strip().splitlines()
+        )
         return len(lines) >= 3 and lines[-2] == "settled" and lines[-1].strip() != ""
 
     wait_until(settled)
-    screen = tmux(tmux_socket, "capture-pane", "-p", "-t", pane.pane_id)
+    screen = tmux(transport_socket, "capture-pane", "-p", "-t", pane.pane_id)
     started = time.monotonic()
     armed = anyio.Event()
 
@@ -273,119 +265,129 @@ async def test_cancellation_stops_the_wait_and_changes_nothing(
     async with anyio.create_task_group() as group:
         group.start_soon(see_the_link)
         with anyio.move_on_after(0.8) as scope:
-            await memory_client.call_tool(
+            await transport_client.call_tool(
                 "wait_for_text", {"pane_id": pane.pane_id, "patterns": ["never"], "timeout": 30}
             )
     assert scope.cancelled_caught
     assert armed.is_set()  # the wait was under way when it was cancelled
     await left_behind(pane)
     assert time.monotonic() - started < 10
-    assert tmux(tmux_socket, "capture-pane", "-p", "-t", pane.pane_id) == screen
-    after = await call(memory_client, "run_command", command="echo next", pane_id=pane.pane_id)
+    assert tmux(transport_socket, "capture-pane", "-p", "-t", pane.pane_id) == screen
+    after = await call(transport_client, "run_command", command="echo next", pane_id=pane.pane_id)
     assert after["output"] == ["next"]
 
 
 async def test_concurrent_waits_and_commands_on_one_pane(
-    memory_client: Client, tmux_socket: str
+    transport_client: Client, transport_socket: str
 ) -> None:
-    pane = new_pane(tmux_socket)
-    await call(memory_client, "run_command", command="true", pane_id=pane.pane_id)
-    first = await armed_wait(memory_client, pane, patterns=["^both$"], regex=True, timeout=10)
-    second = await armed_wait(memory_client, pane, patterns=["^both$"], regex=True, timeout=10)
-    ran = await call(memory_client, "run_command", command="echo both", pane_id=pane.pane_id)
+    pane = new_pane(transport_socket)
+    await call(transport_client, "run_command", command="true", pane_id=pane.pane_id)
+    first = await armed_wait(transport_client, pane, patterns=["^both$"], regex=True, timeout=10)
+    second = await armed_wait(transport_client, pane, patterns=["^both$"], regex=True, timeout=10)
+    ran = await call(transport_client, "run_command", command="echo both", pane_id=pane.pane_id)
     assert ran["output"] == ["both"]
     assert (await first)["outcome"] == (await second)["outcome"] == "matched"
     await left_behind(pane)
 
 
-async def test_a_program_pane_is_watched_without_a_link(local_client: Client) -> None:
+async def test_a_program_pane_is_watched_without_a_link(memory_client: Client) -> None:
     started = await call(
-        local_client, "start_program", argv=["sh", "-c", "sleep 0.5; echo late; sleep 30"]
+        memory_client, "start_program", argv=["sh", "-c", "sleep 0.5; echo late; sleep 30"]
     )
     result = await call(
-        local_client, "wait_for_text", pane_id=started["paneId"], patterns=["late"], timeout=10
+        memory_client, "wait_for_text", pane_id=started["paneId"], patterns=["late"], timeout=10
     )
     assert result["outcome"] == "matched"
-    await call(local_client, "stop_program", programId=started["programId"])
+    await call(memory_client, "stop_program", programId=started["programId"])
 
 
-async def test_the_session_closed_under_a_wait(memory_client: Client, tmux_socket: str) -> None:
-    pane = new_pane(tmux_socket)
-    waiting = await armed_wait(memory_client, pane, patterns=["never"], timeout=10)
-    tmux(tmux_socket, "kill-session", "-t", pane.session_name)
+async def test_the_session_closed_under_a_wait(
+    transport_client: Client, transport_socket: str
+) -> None:
+    pane = new_pane(transport_socket)
+    waiting = await armed_wait(transport_client, pane, patterns=["never"], timeout=10)
+    tmux(transport_socket, "kill-session", "-t", pane.session_name)
     with pytest.raises(AssertionError):
         await waiting
     # the window ends, as it would have without the wait's link
     wait_until(
-        lambda: pane.window_id not in tmux(tmux_socket, "list-windows", "-a", "-F", "#{window_id}")
+        lambda: (
+            pane.window_id not in tmux(transport_socket, "list-windows", "-a", "-F", "#{window_id}")
+        )
     )
 
 
-async def test_the_pane_killed_under_a_wait(memory_client: Client, tmux_socket: str) -> None:
-    pane = new_pane(tmux_socket)
+async def test_the_pane_killed_under_a_wait(
+    transport_client: Client, transport_socket: str
+) -> None:
+    pane = new_pane(transport_socket)
     waiting = asyncio.ensure_future(
-        call_error(memory_client, "wait_for_text", pane_id=pane.pane_id, timeout=10)
+        call_error(transport_client, "wait_for_text", pane_id=pane.pane_id, timeout=10)
     )
     await until_armed(pane, waiting)
-    tmux(tmux_socket, "kill-pane", "-t", pane.pane_id)
+    tmux(transport_socket, "kill-pane", "-t", pane.pane_id)
     assert f"pane {pane.pane_id} was closed while waiting" in await waiting
 
 
-async def test_waiting_costs_little(memory_client: Client, tmux_socket: str) -> None:
-    quiet = new_pane(tmux_socket)
+async def test_waiting_costs_little(transport_client: Client, transport_socket: str) -> None:
+    quiet = new_pane(transport_socket)
     cpu = time.process_time()
-    await call(memory_client, "wait_for_text", pane_id=quiet.pane_id, patterns=["x"], timeout=2)
+    await call(transport_client, "wait_for_text", pane_id=quiet.pane_id, patterns=["x"], timeout=2)
     assert time.process_time() - cpu < 0.2
     # a pane writing as fast as it can: one wake-up a check, not one per write
-    noisy = new_pane(tmux_socket, command="sh -c 'sleep 0.3; exec yes'")
+    noisy = new_pane(transport_socket, command="sh -c 'sleep 0.3; exec yes'")
     try:
         cpu = time.process_time()
         result = await call(
-            memory_client, "wait_for_text", pane_id=noisy.pane_id, patterns=["never"], timeout=2
+            transport_client, "wait_for_text", pane_id=noisy.pane_id, patterns=["never"], timeout=2
         )
         spent = time.process_time() - cpu
     finally:  # left running, it would keep a core busy for the rest of the run
-        tmux(tmux_socket, "kill-session", "-t", noisy.session_id)
+        tmux(transport_socket, "kill-session", "-t", noisy.session_id)
     assert result["saw_new_output"] is True
     assert spent < 0.6
 
 
-async def test_schemux_session_killed_under_a_wait(memory_client: Client, tmux_socket: str) -> None:
-    pane = new_pane(tmux_socket)
+async def test_schemux_session_killed_under_a_wait(
+    transport_client: Client, transport_socket: str
+) -> None:
+    pane = new_pane(transport_socket)
     failing = asyncio.ensure_future(
-        call_error(memory_client, "wait_for_text", pane_id=pane.pane_id, timeout=10)
+        call_error(transport_client, "wait_for_text", pane_id=pane.pane_id, timeout=10)
     )
     await until_armed(pane, failing)
-    tmux(tmux_socket, "kill-session", "-t", "=_schemux")
+    tmux(transport_socket, "kill-session", "-t", "=_schemux")
     assert "(the tmux server exited, or _schemux was closed)" in await failing
     # the user's window is untouched, and the next wait works (schemux makes _schemux again)
-    windows = tmux(tmux_socket, "list-windows", "-t", pane.session_name, "-F", "#{window_id}")
+    windows = tmux(transport_socket, "list-windows", "-t", pane.session_name, "-F", "#{window_id}")
     assert windows.split() == [pane.window_id]
-    waiting = await armed_wait(memory_client, pane, patterns=["^again$"], regex=True, timeout=10)
-    await send(memory_client, pane, "echo again")
+    waiting = await armed_wait(transport_client, pane, patterns=["^again$"], regex=True, timeout=10)
+    await send(transport_client, pane, "echo again")
     assert (await waiting)["outcome"] == "matched"
     await left_behind(pane)
 
 
 async def test_a_catastrophic_pattern_stalls_no_other_call_and_is_refused(
-    memory_client: Client, tmux_socket: str
+    transport_client: Client, transport_socket: str
 ) -> None:
-    pane = new_pane(tmux_socket)
+    pane = new_pane(transport_socket)
     line = "a" * 60 + "b"  # (a|aa)+$ tries about 2**40 ways on it before it fails
-    tmux(tmux_socket, "send-keys", "-t", pane.pane_id, "-l", f"echo {line}")
-    tmux(tmux_socket, "send-keys", "-t", pane.pane_id, "Enter")
-    wait_until(lambda: f"\n{line}" in tmux(tmux_socket, "capture-pane", "-p", "-t", pane.pane_id))
+    tmux(transport_socket, "send-keys", "-t", pane.pane_id, "-l", f"echo {line}")
+    tmux(transport_socket, "send-keys", "-t", pane.pane_id, "Enter")
+    wait_until(
+        lambda: f"\n{line}" in tmux(transport_socket, "capture-pane", "-p", "-t", pane.pane_id)
+    )
     started = time.monotonic()
     failing = asyncio.ensure_future(
         call_error(
-            memory_client, "wait_for_text", pane_id=pane.pane_id,
+            transport_client, "wait_for_text", pane_id=pane.pane_id,
             patterns=["(a|aa)+$"], regex=True, timeout=30,
         )
     )  # fmt: skip
     slept = time.monotonic()
     await asyncio.sleep(0.3)  # the entry's rows are being matched meanwhile
     assert time.monotonic() - slept < 0.8  # the event loop's own timers kept time (not 1 s late)
-    await call(memory_client, "capture_pane", paneId=pane.pane_id)
+    await call(transport_client, "capture_pane", paneId=pane.pane_id)
     assert not failing.done()  # another call was answered while the matching went on
     assert "patterns[0] '(a|aa)+$' took more than 1 s to match the pane's rows" in await failing
     assert time.monotonic() - started < 15  # refused at its limit, long before the timeout
@@ -393,12 +395,12 @@ async def test_a_catastrophic_pattern_stalls_no_other_call_and_is_refused(
 
 
 async def test_a_wait_begins_in_two_round_trips_on_its_watcher(
-    memory_client: Client, tmux_socket: str, monkeypatch: pytest.MonkeyPatch
+    transport_client: Client, transport_socket: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The pane's state, then the link with its mark and the entry's rows in one line:
     nothing more before the wait waits for output."""
-    pane = new_pane(tmux_socket)
-    await send(memory_client, pane, "true")  # schemux's own clients are up
+    pane = new_pane(transport_socket)
+    await send(transport_client, pane, "true")  # schemux's own clients are up
     sent: list[tuple[str, ...]] = []
     before_waiting: list[list[tuple[str, ...]]] = []
     run, wait = Watcher.run, PaneWatch.wait
@@ -417,7 +419,7 @@ async def test_a_wait_begins_in_two_round_trips_on_its_watcher(
     # 1 s: a deadline that passes during the two round trips never waits (seen over ssh
     # under load at 0.3 s)
     result = await call(
-        memory_client, "wait_for_text", pane_id=pane.pane_id, patterns=["never"], timeout=1
+        transport_client, "wait_for_text", pane_id=pane.pane_id, patterns=["never"], timeout=1
     )
     assert result["outcome"] == "timeout"
     (lines,) = before_waiting
@@ -456,14 +458,14 @@ async def lateness_until(client: Client, pane: Pane, answer: Awaitable[Any]) -> 
     ],
 )
 async def test_too_many_or_too_long_patterns_are_refused_at_once(
-    memory_client: Client, tmux_socket: str, arguments: dict[str, Any], message: str
+    transport_client: Client, transport_socket: str, arguments: dict[str, Any], message: str
 ) -> None:
     """Before the bounds, compiling a 1 MB literal held the event loop for seconds."""
-    pane = new_pane(tmux_socket)
-    await call(memory_client, "capture_pane", paneId=pane.pane_id)  # clients are up
+    pane = new_pane(transport_socket)
+    await call(transport_client, "capture_pane", paneId=pane.pane_id)  # clients are up
     started = time.monotonic()
     refused = call_error(
-        memory_client, "wait_for_text", pane_id=pane.pane_id, timeout=0.3, **arguments
+        transport_client, "wait_for_text", pane_id=pane.pane_id, timeout=0.3, **arguments
     )
     error = await refused
     assert message in error
@@ -473,16 +475,16 @@ async def test_too_many_or_too_long_patterns_are_refused_at_once(
 
 
 async def test_patterns_compile_off_the_loop_within_the_budget(
-    memory_client: Client, tmux_socket: str, monkeypatch: pytest.MonkeyPatch
+    transport_client: Client, transport_socket: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The largest patterns allowed, compiled in a worker thread: every other call is
     answered meanwhile, and a compile that outlasts the call's timeout ends the call
     at its timeout."""
-    pane = new_pane(tmux_socket)
-    await call(memory_client, "capture_pane", paneId=pane.pane_id)
+    pane = new_pane(transport_socket)
+    await call(transport_client, "capture_pane", paneId=pane.pane_id)
     heaviest = {"patterns": ["(?:x|y)" * 1428], "stop": ["(?:x|z)" * 1428], "regex": True}
-    waiting = call(memory_client, "wait_for_text", pane_id=pane.pane_id, timeout=3, **heaviest)
-    lateness, result = await lateness_until(memory_client, pane, waiting)
+    waiting = call(transport_client, "wait_for_text", pane_id=pane.pane_id, timeout=3, **heaviest)
+    lateness, result = await lateness_until(transport_client, pane, waiting)
     assert (lateness < 0.8, result["outcome"]) == (
         True,
         "timeout",
@@ -497,9 +499,13 @@ async def test_patterns_compile_off_the_loop_within_the_budget(
     monkeypatch.setattr(regex, "compile", slow_compile)
     started = time.monotonic()
     refused = call_error(
-        memory_client, "wait_for_text", pane_id=pane.pane_id, patterns=["slow" * 100], timeout=0.3
+        transport_client,
+        "wait_for_text",
+        pane_id=pane.pane_id,
+        patterns=["slow" * 100],
+        timeout=0.3,
     )  # longer than is compiled on the loop
-    lateness, error = await lateness_until(memory_client, pane, refused)
+    lateness, error = await lateness_until(transport_client, pane, refused)
     assert lateness < 0.8
     assert "compiling patterns and stop took longer than the call's timeout" in error
     assert time.monotonic() - started < 1.2
