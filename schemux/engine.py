@@ -39,7 +39,7 @@ from schemux.errors import ConnectionLost, SchemuxError
 from schemux.tmux_names import OWNED_SESSION
 
 DEFAULT_TIMEOUT = 10.0
-SPARE_CLIENTS = 3
+SPARE_CLIENTS = 2
 KEPT_FOR_WATCHES = 1  # idle clients a wait leaves for watches (which need a control client)
 MAX_IDLE_CLIENTS = 32
 MAX_GIVEN_UP_WAITS = 16  # clients left blocked in given-up waits, kept to be woken
