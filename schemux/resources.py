@@ -15,6 +15,7 @@ listen stream (the stream's end does).
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Awaitable, Callable, Mapping
 from functools import partial
 from types import MappingProxyType
@@ -47,6 +48,8 @@ from schemux.tmux_format import query
 RESOURCE_NOT_FOUND = -32002  # the MCP specification's code for a resource that is not there
 MAX_COMPLETIONS = 100  # the most values a completion/complete result may carry
 MAX_LISTENERS = 256  # subscriptions/listen streams open at once
+TEMPLATE_PAGE_HOSTS = 100  # hosts whose templates one resources/templates/list page holds
+_TEMPLATE_CURSOR = "hosts-from-"
 TEXT = "text/plain"
 _CONNECTION_KEY = "schemux.resource_subscriptions"
 
@@ -59,6 +62,20 @@ _DESCRIPTIONS: Mapping[str, str] = MappingProxyType(
         "read_program's pages put together give it",
     }
 )
+
+
+def _template_page_start(cursor: str | None, hosts: int) -> int:
+    """The index of the first host of the page ``cursor`` asks for."""
+    if cursor is None:
+        return 0
+    number = cursor.removeprefix(_TEMPLATE_CURSOR)
+    if number != cursor and re.fullmatch("[1-9][0-9]{0,8}", number) and int(number) < hosts:
+        return int(number)
+    raise MCPError(
+        types.INVALID_PARAMS,
+        f"cursor {cursor[:80]!r} is not one that resources/templates/list gave: list "
+        "again without a cursor",
+    )
 
 
 class _Subscriptions:
@@ -128,9 +145,15 @@ class ResourceService:
     async def list_templates(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
-        """Each host's three templates, the default host's first."""
+        """Each host's three templates, the default host's first, ``TEMPLATE_PAGE_HOSTS``
+        hosts a page (a fleet of 1,000 hosts has 3,000); the cursor is the next page's
+        first host, and a cursor this server did not give is refused."""
+        hosts = self.hosts
+        first = _template_page_start(params.cursor if params else None, len(hosts))
+        page = hosts[first : first + TEMPLATE_PAGE_HOSTS]
+        following = first + len(page)
         templates = []
-        for host in self.hosts:
+        for host in page:
             on = "" if host == self.context.fleet.default else f" on {host}"
             templates += [
                 types.ResourceTemplate(
@@ -151,7 +174,10 @@ class ResourceService:
                     mime_type=TEXT,
                 )
             )
-        return types.ListResourceTemplatesResult(resource_templates=templates)
+        return types.ListResourceTemplatesResult(
+            resource_templates=templates,
+            next_cursor=f"{_TEMPLATE_CURSOR}{following}" if following < len(hosts) else None,
+        )
 
     async def list_resources(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None

@@ -654,6 +654,40 @@ async def test_serve_over_stdio_with_named_hosts(
         assert not result["output"][0].startswith("at:" + host_dirs["alpha"])
 
 
+async def test_templates_of_a_large_fleet_come_in_pages(anyio_backend: str, tmp_path: Path) -> None:
+    """250 hosts (none connected: listing templates reaches no host) answer 750 templates
+    in pages of 100 hosts, in the fleet's order, each page's cursor the next; a cursor the
+    server did not give is refused."""
+    names = [f"h{index:03}" for index in range(250)]
+    hosts = tuple(NamedHost(name, exec_target(str(tmp_path))) for name in names)
+    context = ToolContext(Settings(socket_name="unused", fleet=FleetSettings(hosts)))
+    try:
+        async with Client(build_server(context, BINDINGS)) as client:
+            pages: list[list[str]] = []
+            cursor: str | None = None
+            while True:
+                listed = await client.list_resource_templates(cursor=cursor)
+                pages.append([each.uri_template for each in listed.resource_templates])
+                cursor = listed.next_cursor
+                if cursor is None:
+                    break
+            assert [len(page) for page in pages] == [300, 300, 150]
+            assert [uri for page in pages for uri in page] == [
+                uri
+                for name in names
+                for uri in (
+                    template(name, "pane", "screen"),
+                    template(name, "pane", "scrollback"),
+                    template(name, "program", "output"),
+                )
+            ]
+            for forged in ("hosts-from-250", "hosts-from-0", "hosts-from-01", "hosts-from-²", "x"):
+                with pytest.raises(MCPError, match="not one that resources/templates/list gave"):
+                    await client.list_resource_templates(cursor=forged)
+    finally:
+        await context.close()
+
+
 async def test_each_host_has_its_resources_and_its_links_read_back(
     fleet: tuple[Client, ToolContext],
 ) -> None:
