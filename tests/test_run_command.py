@@ -251,16 +251,36 @@ async def test_a_call_cancelled_while_its_keys_are_on_their_way_leaves_nothing_b
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Cancelled before any waiter waits on the call's channel: the clean-up must not
-    signal that channel (tmux would keep the signal for a waiter that never comes)."""
+    signal that channel (tmux would keep the signal for a waiter that never comes).
+
+    Cancelled while its shell is still taking in the typed lines: the interrupt must wait
+    for the shell to have read them. A C-c acts the moment it reaches the terminal (a
+    SIGINT, and the input not yet read is discarded); bash's line editor caught busy in a
+    line takes the signal without leaving the line, and sits in it with no prompt (the
+    next call found "the cursor's row is empty", or "still reading input" where it was
+    caught between two of the wrapper's lines). The shell is held mid-line here: its
+    terminal's output is stopped (C-s, as a person's scroll lock would) before the keys
+    come, so bash blocks echoing the first one, and resumed (C-q) half a second after the
+    keys were answered; a clean-up that interrupts at once interrupts bash mid-line."""
     pane = new_pane(tmux_socket)
     typing = asyncio.Event()
+    resumed: list[asyncio.Task[list[str]]] = []
     tmux_run = TmuxServer.run
 
+    async def resume(server: TmuxServer) -> list[str]:
+        await asyncio.sleep(0.5)
+        return await tmux_run(server, "send-keys", "-t", pane.pane_id, "C-q")
+
     async def slow_typing(server: TmuxServer, *args: str) -> list[str]:
-        if "send-keys" in args and not typing.is_set():
-            typing.set()
-            await asyncio.sleep(0.5)  # the keys still on their way when the call is cancelled
-        return await tmux_run(server, *args)
+        if "send-keys" not in args or typing.is_set():
+            return await tmux_run(server, *args)
+        typing.set()
+        await asyncio.sleep(0.5)  # the keys still on their way when the call is cancelled
+        await tmux_run(server, "send-keys", "-t", pane.pane_id, "C-s")
+        answer = await tmux_run(server, *args)
+        await asyncio.sleep(0.2)  # the shell takes the first key, and blocks echoing it
+        resumed.append(asyncio.create_task(resume(server)))
+        return answer
 
     monkeypatch.setattr(TmuxServer, "run", slow_typing)
     async with anyio.create_task_group() as group:
@@ -274,6 +294,7 @@ async def test_a_call_cancelled_while_its_keys_are_on_their_way_leaves_nothing_b
             "run_command", {"command": "sleep 1", "pane_id": pane.pane_id, "timeout": 10}
         )
     assert await left_behind_once_settled(pane, known_token, waits) == []
+    await asyncio.gather(*resumed)
     await takes_the_next_call(memory_client, pane, monkeypatch)
 
 
