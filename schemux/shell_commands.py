@@ -274,7 +274,7 @@ async def _finish(
     """Disarm, then read the output."""
     wrapper = typist.wrapper
     try:
-        state = await disarm(server, wrapper)
+        state = await disarm(server, wrapper, waited=True)
     except BaseException:
         await abandon(server, wrapper, waiting, interrupting=False)
         raise

@@ -112,19 +112,31 @@ def waits(monkeypatch: pytest.MonkeyPatch) -> Waits:
     return waits
 
 
-def left_behind(pane: Pane, token: str, waits: Waits) -> list[str]:
-    """What a finished call left in tmux or in the engine: empty when it left nothing.
-    The channels are looked at only once no wait of the engine's is in progress: a look
-    is a ``wait-for`` of its own, woken by a signal meant for the engine's waiter."""
+def still_settling(pane: Pane, waits: Waits) -> list[str]:
+    """What a call's clean-up has still to remove: its options, its engine's waits."""
     left = [f"pane option {line!r}" for line in private_options(pane)]
     server_options = tmux(pane.socket_name, "show-options", "-s")
     left += [f"server option {line!r}" for line in server_options.splitlines() if "schemux" in line]
     if waits.in_progress:
-        return [*left, f"{waits.in_progress} wait(s) in progress"]
-    return left + [
+        left.append(f"{waits.in_progress} wait(s) in progress")
+    return left
+
+
+def signalled_channels(pane: Pane, token: str) -> list[str]:
+    """The call's channels left signalled, looked at once: a look is a ``wait-for`` of
+    its own, which takes the signal it finds (a second look would see nothing)."""
+    return [
         f"signalled channel {channel}"
         for channel in channels_left_signalled(pane.socket_name, token)
     ]
+
+
+def left_behind(pane: Pane, token: str, waits: Waits) -> list[str]:
+    """What a finished call left in tmux or in the engine: empty when it left nothing.
+    The channels are looked at only once nothing is settling: no wait of the engine's in
+    progress (a look would take a signal meant for its waiter), no option of the call
+    (the disarm that removes them is what signals)."""
+    return still_settling(pane, waits) or signalled_channels(pane, token)
 
 
 def nothing_left_behind(pane: Pane, token: str, waits: Waits) -> bool:
@@ -135,12 +147,13 @@ async def left_behind_once_settled(
     pane: Pane, token: str, waits: Waits, deadline: float = 15
 ) -> list[str]:
     """What is still left once clean-up had ``deadline`` seconds: the checks run off the
-    loop, so the in-memory server keeps serving its clean-up while they run."""
+    loop, so the in-memory server keeps serving its clean-up while they run; the
+    channels are looked at once, when nothing is settling any more."""
     left = ["nothing checked in time"]
     with anyio.move_on_after(deadline):
-        while left := await anyio.to_thread.run_sync(left_behind, pane, token, waits):  # noqa: ASYNC110
+        while left := await anyio.to_thread.run_sync(still_settling, pane, waits):  # noqa: ASYNC110
             await anyio.sleep(0.05)
-        return []
+        return await anyio.to_thread.run_sync(signalled_channels, pane, token)
     return left
 
 
@@ -293,6 +306,9 @@ async def test_a_call_cancelled_while_its_keys_are_on_their_way_leaves_nothing_b
         await memory_client.call_tool(
             "run_command", {"command": "sleep 1", "pane_id": pane.pane_id, "timeout": 10}
         )
+    with anyio.fail_after(10):
+        while not resumed:  # noqa: ASYNC110 - the keys answered, the wrapper armed
+            await anyio.sleep(0.01)
     assert await left_behind_once_settled(pane, known_token, waits) == []
     await asyncio.gather(*resumed)
     await takes_the_next_call(memory_client, pane, monkeypatch)
