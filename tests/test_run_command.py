@@ -226,8 +226,10 @@ async def test_timeout_leaves_nothing_behind(
 
 async def takes_the_next_call(client: Client, pane: Pane, monkeypatch: pytest.MonkeyPatch) -> None:
     """The pane's shell is back at its prompt and runs the next call as ever (with what
-    the test patched undone: the next call has a token of its own, as every call has)."""
-    wait_until(lambda: shell_holds_terminal(pane), timeout=5)
+    the test patched undone: the next call has a token of its own, as every call has).
+    The wait runs off the loop, so the in-memory server keeps serving a clean-up still
+    on its way."""
+    await anyio.to_thread.run_sync(lambda: wait_until(lambda: shell_holds_terminal(pane), 5))
     monkeypatch.undo()
     after = await run(client, command="echo next", pane_id=pane.pane_id)
     assert after["output"] == ["next"]
@@ -256,6 +258,59 @@ async def test_cancelled_call_leaves_nothing_behind(
     await takes_the_next_call(memory_client, pane, monkeypatch)
 
 
+async def cancel_while_typing(
+    client: Client, pane: Pane, monkeypatch: pytest.MonkeyPatch, *, held: bool
+) -> None:
+    """Call run_command in ``pane`` and cancel the call while its keys are on their way:
+    they are typed half a second after the cancellation, and the clean-up can interrupt
+    the moment they are answered. Returns once they were (with ``held``, and the shell
+    resumed).
+
+    ``held``: the shell is held in the middle of the typed line. Its terminal's output is
+    stopped (C-s, as a person's scroll lock would) before the keys come, so a shell that
+    leaves the terminal's flow control on (bash, zsh) blocks echoing the first key, and
+    resumed (C-q) half a second after the keys were answered: a clean-up that interrupts
+    at once interrupts the shell mid-line."""
+    typing = asyncio.Event()
+    typed: list[asyncio.Task[list[str]]] = []
+    tmux_run = TmuxServer.run
+
+    async def resume(server: TmuxServer) -> list[str]:
+        if not held:
+            return []
+        await asyncio.sleep(0.5)
+        return await tmux_run(server, "send-keys", "-t", pane.pane_id, "C-q")
+
+    async def slow_typing(server: TmuxServer, *args: str) -> list[str]:
+        if "send-keys" not in args or typing.is_set():
+            return await tmux_run(server, *args)
+        typing.set()
+        await asyncio.sleep(0.5)  # the keys still on their way when the call is cancelled
+        if held:
+            await tmux_run(server, "send-keys", "-t", pane.pane_id, "C-s")
+        answer = await tmux_run(server, *args)
+        if held:
+            await asyncio.sleep(0.2)  # the shell takes the first key, and blocks echoing it
+        typed.append(asyncio.create_task(resume(server)))
+        return answer
+
+    monkeypatch.setattr(TmuxServer, "run", slow_typing)
+    async with anyio.create_task_group() as group:
+
+        async def cancel_once_typing() -> None:
+            await typing.wait()
+            group.cancel_scope.cancel()
+
+        group.start_soon(cancel_once_typing)
+        await client.call_tool(
+            "run_command", {"command": "sleep 1", "pane_id": pane.pane_id, "timeout": 10}
+        )
+    with anyio.fail_after(10):
+        while not typed:  # noqa: ASYNC110 - the keys answered, the wrapper armed
+            await anyio.sleep(0.01)
+    await typed[0]
+
+
 async def test_a_call_cancelled_while_its_keys_are_on_their_way_leaves_nothing_behind(
     memory_client: Client,
     tmux_socket: str,
@@ -271,46 +326,11 @@ async def test_a_call_cancelled_while_its_keys_are_on_their_way_leaves_nothing_b
     SIGINT, and the input not yet read is discarded); bash's line editor caught busy in a
     line takes the signal without leaving the line, and sits in it with no prompt (the
     next call found "the cursor's row is empty", or "still reading input" where it was
-    caught between two of the wrapper's lines). The shell is held mid-line here: its
-    terminal's output is stopped (C-s, as a person's scroll lock would) before the keys
-    come, so bash blocks echoing the first one, and resumed (C-q) half a second after the
-    keys were answered; a clean-up that interrupts at once interrupts bash mid-line."""
+    caught between two of the wrapper's lines). bash is held mid-line here
+    (``cancel_while_typing``): the race, about one run in three, every time."""
     pane = new_pane(tmux_socket)
-    typing = asyncio.Event()
-    resumed: list[asyncio.Task[list[str]]] = []
-    tmux_run = TmuxServer.run
-
-    async def resume(server: TmuxServer) -> list[str]:
-        await asyncio.sleep(0.5)
-        return await tmux_run(server, "send-keys", "-t", pane.pane_id, "C-q")
-
-    async def slow_typing(server: TmuxServer, *args: str) -> list[str]:
-        if "send-keys" not in args or typing.is_set():
-            return await tmux_run(server, *args)
-        typing.set()
-        await asyncio.sleep(0.5)  # the keys still on their way when the call is cancelled
-        await tmux_run(server, "send-keys", "-t", pane.pane_id, "C-s")
-        answer = await tmux_run(server, *args)
-        await asyncio.sleep(0.2)  # the shell takes the first key, and blocks echoing it
-        resumed.append(asyncio.create_task(resume(server)))
-        return answer
-
-    monkeypatch.setattr(TmuxServer, "run", slow_typing)
-    async with anyio.create_task_group() as group:
-
-        async def cancel_while_typing() -> None:
-            await typing.wait()
-            group.cancel_scope.cancel()
-
-        group.start_soon(cancel_while_typing)
-        await memory_client.call_tool(
-            "run_command", {"command": "sleep 1", "pane_id": pane.pane_id, "timeout": 10}
-        )
-    with anyio.fail_after(10):
-        while not resumed:  # noqa: ASYNC110 - the keys answered, the wrapper armed
-            await anyio.sleep(0.01)
+    await cancel_while_typing(memory_client, pane, monkeypatch, held=True)
     assert await left_behind_once_settled(pane, known_token, waits) == []
-    await asyncio.gather(*resumed)
     await takes_the_next_call(memory_client, pane, monkeypatch)
 
 
