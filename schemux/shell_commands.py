@@ -321,15 +321,16 @@ async def _finish(
 async def _cancelled_typing(
     server: TmuxServer, pane: PaneInfo, wrapper: Wrapper, typing: asyncio.Future[list[str]]
 ) -> None:
-    """Cancelled while typing: the keys may be on their way; let them arrive and the
-    shell take them in, then undo."""
+    """Cancelled while typing: the keys may be on their way; let them arrive, then undo as
+    a call cancelled while waiting does, with a waiter of its own: the command may end,
+    and its wrapper report (signalling the call's channel), before the undoing begins."""
     try:
         await typing
-    except Exception:  # the keys' tmux command failed: no key to wait for
-        pass
-    else:
-        await _until_line_taken_in(server, pane)
-    await abandon(server, wrapper, None, interrupting=True)
+    except Exception:  # the keys' tmux command failed: nothing typed, nothing to report
+        await abandon(server, wrapper, None, interrupting=True)
+        return
+    waiting = asyncio.ensure_future(server.wait(wrapper.done))
+    await _cancelled_waiting(server, pane, wrapper, waiting)
 
 
 async def _cancelled_waiting(

@@ -259,7 +259,13 @@ async def test_cancelled_call_leaves_nothing_behind(
 
 
 async def cancel_while_typing(
-    client: Client, pane: Pane, monkeypatch: pytest.MonkeyPatch, *, held: bool
+    client: Client,
+    pane: Pane,
+    monkeypatch: pytest.MonkeyPatch,
+    *,
+    held: bool,
+    command: str = "sleep 1",
+    reported_first: bool = False,
 ) -> None:
     """Call run_command in ``pane`` and cancel the call while its keys are on their way:
     they are typed half a second after the cancellation, and the clean-up can interrupt
@@ -270,7 +276,10 @@ async def cancel_while_typing(
     stopped (C-s, as a person's scroll lock would) before the keys come, so a shell that
     leaves the terminal's flow control on (bash, zsh) blocks echoing the first key, and
     resumed (C-q) half a second after the keys were answered: a clean-up that interrupts
-    at once interrupts the shell mid-line."""
+    at once interrupts the shell mid-line.
+
+    ``reported_first``: the clean-up's disarm waits until the wrapper has reported (a
+    command that ends before the clean-up looks)."""
     typing = asyncio.Event()
     typed: list[asyncio.Task[list[str]]] = []
     tmux_run = TmuxServer.run
@@ -282,6 +291,10 @@ async def cancel_while_typing(
         return await tmux_run(server, "send-keys", "-t", pane.pane_id, "C-q")
 
     async def slow_typing(server: TmuxServer, *args: str) -> list[str]:
+        if reported_first and typed and "if-shell" in args:  # the clean-up's disarm
+            with anyio.fail_after(5):  # its first command reads the wrapper's option
+                while not (await tmux_run(server, *args[:5]))[0].startswith("E"):  # noqa: ASYNC110
+                    await asyncio.sleep(0.01)
         if "send-keys" not in args or typing.is_set():
             return await tmux_run(server, *args)
         typing.set()
@@ -303,7 +316,7 @@ async def cancel_while_typing(
 
         group.start_soon(cancel_once_typing)
         await client.call_tool(
-            "run_command", {"command": "sleep 1", "pane_id": pane.pane_id, "timeout": 10}
+            "run_command", {"command": command, "pane_id": pane.pane_id, "timeout": 10}
         )
     with anyio.fail_after(10):
         while not typed:  # noqa: ASYNC110 - the keys answered, the wrapper armed
@@ -311,15 +324,21 @@ async def cancel_while_typing(
     await typed[0]
 
 
+@pytest.mark.parametrize(
+    ("command", "reported_first"), [("sleep 1", False), ("true", True)], ids=["runs", "reported"]
+)
 async def test_a_call_cancelled_while_its_keys_are_on_their_way_leaves_nothing_behind(
     memory_client: Client,
     tmux_socket: str,
     known_token: str,
     waits: Waits,
     monkeypatch: pytest.MonkeyPatch,
+    command: str,
+    reported_first: bool,
 ) -> None:
-    """Cancelled before any waiter waits on the call's channel: the clean-up must not
-    signal that channel (tmux would keep the signal for a waiter that never comes).
+    """Cancelled before any waiter waits on the call's channel: nothing may stay signalled
+    on it (tmux keeps a signal for a waiter that never comes), neither the clean-up's own
+    nor the wrapper's report, when the command ended before the clean-up looked.
 
     Cancelled while its shell is still taking in the typed lines: the interrupt must wait
     for the shell to have read them. A C-c acts the moment it reaches the terminal (a
@@ -329,7 +348,9 @@ async def test_a_call_cancelled_while_its_keys_are_on_their_way_leaves_nothing_b
     caught between two of the wrapper's lines). bash is held mid-line here
     (``cancel_while_typing``): the race, about one run in three, every time."""
     pane = new_pane(tmux_socket)
-    await cancel_while_typing(memory_client, pane, monkeypatch, held=True)
+    await cancel_while_typing(
+        memory_client, pane, monkeypatch, held=True, command=command, reported_first=reported_first
+    )
     assert await left_behind_once_settled(pane, known_token, waits) == []
     await takes_the_next_call(memory_client, pane, monkeypatch)
 
