@@ -51,6 +51,8 @@ GONE_POLL_SECONDS = 0.25
 SHELL_START_POLL_SECONDS = 0.02  # a new pane's fork execs its shell in a few ms
 # how long past its timeout a call waits for a shell still taking in the typed line
 TYPING_GRACE_SECONDS = 2.0
+# between two looks at a cancelled call's shell still taking in its typed line
+TAKING_IN_POLL_SECONDS = 0.005
 
 # keep_tail is the tail rule of every tool that returns a command's output lines
 __all__ = ("ShellCommandResult", "check_command", "keep_tail", "run_in_shell")
@@ -163,14 +165,14 @@ async def _run_typed(
     try:
         typist.typed(await asyncio.shield(typing))
     except asyncio.CancelledError:
-        await asyncio.shield(settle(pane.pane_id, _cancelled_typing(server, wrapper, typing)))
+        await asyncio.shield(settle(pane.pane_id, _cancelled_typing(server, pane, wrapper, typing)))
         raise
     waiting = asyncio.ensure_future(server.wait(wrapper.done))
     try:
         ended = await _until_done_or_gone(server, pane, typist, waiting, timeout)
     except asyncio.CancelledError:
         await asyncio.shield(
-            settle(pane.pane_id, abandon(server, wrapper, waiting, interrupting=True))
+            settle(pane.pane_id, _cancelled_waiting(server, pane, wrapper, waiting))
         )
         raise
     except BaseException:
@@ -272,7 +274,7 @@ async def _finish(
     """Disarm, then read the output."""
     wrapper = typist.wrapper
     try:
-        state = await disarm(server, wrapper)
+        state = await disarm(server, wrapper, waited=True)
     except BaseException:
         await abandon(server, wrapper, waiting, interrupting=False)
         raise
@@ -317,12 +319,49 @@ async def _finish(
 
 
 async def _cancelled_typing(
-    server: TmuxServer, wrapper: Wrapper, typing: asyncio.Future[list[str]]
+    server: TmuxServer, pane: PaneInfo, wrapper: Wrapper, typing: asyncio.Future[list[str]]
 ) -> None:
-    """Cancelled while typing: the keys may be on their way; let them arrive, then undo."""
-    with contextlib.suppress(Exception):
+    """Cancelled while typing: the keys may be on their way; let them arrive, then undo as
+    a call cancelled while waiting does, with a waiter of its own: the command may end,
+    and its wrapper report (signalling the call's channel), before the undoing begins."""
+    try:
         await typing
-    await abandon(server, wrapper, None, interrupting=True)
+    except Exception:  # the keys' tmux command failed: nothing typed, nothing to report
+        await abandon(server, wrapper, None, interrupting=True)
+        return
+    waiting = asyncio.ensure_future(server.wait(wrapper.done))
+    await _cancelled_waiting(server, pane, wrapper, waiting)
+
+
+async def _cancelled_waiting(
+    server: TmuxServer, pane: PaneInfo, wrapper: Wrapper, waiting: asyncio.Future[None]
+) -> None:
+    """Cancelled while its command ran, or while its shell still took the typed line in
+    (the call may be cancelled a moment after the keys were answered): undo once the shell
+    has taken it in."""
+    await _until_line_taken_in(server, pane)
+    await abandon(server, wrapper, waiting, interrupting=True)
+
+
+async def _until_line_taken_in(server: TmuxServer, pane: PaneInfo) -> None:
+    """Return once the shell no longer reads the typed line, so that a C-c reaches its
+    command, not the shell in the middle of the line: or after ``TYPING_GRACE_SECONDS``
+    (a line left unfinished: the shell reads on, idle, where a C-c is safe).
+
+    A C-c acts the moment the terminal gets it, not after the keys before it: it sends
+    SIGINT and discards the input not read yet. A shell still taking the line in (its
+    line editor busy with a key, not waiting for one) can miss it as the end of the line:
+    bash's readline takes the signal, then waits for a key with the line and no prompt
+    on the screen (between two lines of the wrapper, at its continuation prompt). Once
+    the shell has read the line, the line's command (or the report, holding the shell)
+    holds the terminal."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + TYPING_GRACE_SECONDS
+    while loop.time() < deadline:
+        # a reading of its own each time (a remote one keeps its first answer)
+        if not await shell_facts(server).shell_reads_input(pane.pid):
+            return
+        await asyncio.sleep(TAKING_IN_POLL_SECONDS)
 
 
 async def _cancelled_finishing(

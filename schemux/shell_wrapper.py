@@ -199,12 +199,14 @@ def pane_closed(pane_id: str) -> SchemuxError:
     )
 
 
-async def disarm(server: TmuxServer, wrapper: Wrapper) -> str:
+async def disarm(server: TmuxServer, wrapper: Wrapper, *, waited: bool) -> str:
     """Read and remove the option in one tmux call, after which the wrapper does nothing;
     unless the wrapper already reported (and so signalled DONE, and holds its shell until
-    we release it), signal DONE ourselves and remove the hold flag: our waiter always
-    wakes, and nothing stays signalled or set behind it."""
+    we release it), remove the hold flag and, when our waiter waits (``waited``), signal
+    DONE ourselves: our waiter always wakes, and nothing stays signalled or set behind it
+    (tmux keeps a signal nobody waits for, for a waiter that never comes)."""
     option, pane = wrapper.option, wrapper.pane_id
+    wake = f"wait-for -S {wrapper.done};" if waited else ""
     hooks: tuple[str, ...] = ()
     if wrapper.hooked:  # the hooks' options too, and where the output started
         hooks = (
@@ -220,7 +222,7 @@ async def disarm(server: TmuxServer, wrapper: Wrapper) -> str:
         server, wrapper,
         "display-message", "-p", "-t", pane, f"#{{{option}}}", THEN,
         "if-shell", "-F", "-t", pane, f"#{{!=:#{{=1:#{{{option}}}}},E}}",
-        f"wait-for -S {wrapper.done};set-option -s -u {wrapper.hold}", THEN,
+        f"{wake}set-option -s -u {wrapper.hold}", THEN,
         "set-option", "-p", "-u", "-t", pane, option, *hooks,
     )  # fmt: skip
     if wrapper.hooked:
@@ -266,7 +268,7 @@ async def abandon(
     """Leave nothing behind after a cancelled or failed call: no option, no waiter, no
     shell held by the wrapper; with ``interrupting``, no command still running either."""
     try:
-        state = await disarm(server, wrapper)
+        state = await disarm(server, wrapper, waited=waiting is not None)
         if Report.parse(state) is not None:
             await server.run(*wrapper.release)
         elif interrupting:

@@ -102,19 +102,31 @@ def waits(monkeypatch: pytest.MonkeyPatch) -> Waits:
     return waits
 
 
-def left_behind(pane: Pane, token: str, waits: Waits) -> list[str]:
-    """What a finished call left in tmux or in the engine: empty when it left nothing.
-    The channels are looked at only once no wait of the engine's is in progress: a look
-    is a ``wait-for`` of its own, woken by a signal meant for the engine's waiter."""
+def still_settling(pane: Pane, waits: Waits) -> list[str]:
+    """What a call's clean-up has still to remove: its options, its engine's waits."""
     left = [f"pane option {line!r}" for line in private_options(pane)]
     server_options = tmux(pane.socket_name, "show-options", "-s")
     left += [f"server option {line!r}" for line in server_options.splitlines() if "schemux" in line]
     if waits.in_progress:
-        return [*left, f"{waits.in_progress} wait(s) in progress"]
-    return left + [
+        left.append(f"{waits.in_progress} wait(s) in progress")
+    return left
+
+
+def signalled_channels(pane: Pane, token: str) -> list[str]:
+    """The call's channels left signalled, looked at once: a look is a ``wait-for`` of
+    its own, which takes the signal it finds (a second look would see nothing)."""
+    return [
         f"signalled channel {channel}"
         for channel in channels_left_signalled(pane.socket_name, token)
     ]
+
+
+def left_behind(pane: Pane, token: str, waits: Waits) -> list[str]:
+    """What a finished call left in tmux or in the engine: empty when it left nothing.
+    The channels are looked at only once nothing is settling: no wait of the engine's in
+    progress (a look would take a signal meant for its waiter), no option of the call
+    (the disarm that removes them is what signals)."""
+    return still_settling(pane, waits) or signalled_channels(pane, token)
 
 
 def nothing_left_behind(pane: Pane, token: str, waits: Waits) -> bool:
@@ -125,12 +137,13 @@ async def left_behind_once_settled(
     pane: Pane, token: str, waits: Waits, deadline: float = 15
 ) -> list[str]:
     """What is still left once clean-up had ``deadline`` seconds: the checks run off the
-    loop, so the in-memory server keeps serving its clean-up while they run."""
+    loop, so the in-memory server keeps serving its clean-up while they run; the
+    channels are looked at once, when nothing is settling any more."""
     left = ["nothing checked in time"]
     with anyio.move_on_after(deadline):
-        while left := await anyio.to_thread.run_sync(left_behind, pane, token, waits):  # noqa: ASYNC110
+        while left := await anyio.to_thread.run_sync(still_settling, pane, waits):  # noqa: ASYNC110
             await anyio.sleep(0.05)
-        return []
+        return await anyio.to_thread.run_sync(signalled_channels, pane, token)
     return left
 
 
@@ -203,8 +216,10 @@ async def test_timeout_leaves_nothing_behind(
 
 async def takes_the_next_call(client: Client, pane: Pane, monkeypatch: pytest.MonkeyPatch) -> None:
     """The pane's shell is back at its prompt and runs the next call as ever (with what
-    the test patched undone: the next call has a token of its own, as every call has)."""
-    wait_until(lambda: shell_holds_terminal(pane), timeout=5)
+    the test patched undone: the next call has a token of its own, as every call has).
+    The wait runs off the loop, so the in-memory server keeps serving a clean-up still
+    on its way."""
+    await anyio.to_thread.run_sync(lambda: wait_until(lambda: shell_holds_terminal(pane), 5))
     monkeypatch.undo()
     after = await run(client, command="echo next", pane_id=pane.pane_id)
     assert after["output"] == ["next"]
@@ -233,36 +248,104 @@ async def test_cancelled_call_leaves_nothing_behind(
     await takes_the_next_call(transport_client, pane, monkeypatch)
 
 
+async def cancel_while_typing(
+    client: Client,
+    pane: Pane,
+    monkeypatch: pytest.MonkeyPatch,
+    *,
+    held: bool,
+    command: str = "sleep 1",
+    reported_first: bool = False,
+) -> None:
+    """Call run_command in ``pane`` and cancel the call while its keys are on their way:
+    they are typed half a second after the cancellation, and the clean-up can interrupt
+    the moment they are answered. Returns once they were (with ``held``, and the shell
+    resumed).
+
+    ``held``: the shell is held in the middle of the typed line. Its terminal's output is
+    stopped (C-s, as a person's scroll lock would) before the keys come, so a shell that
+    leaves the terminal's flow control on (bash, zsh) blocks echoing the first key, and
+    resumed (C-q) half a second after the keys were answered: a clean-up that interrupts
+    at once interrupts the shell mid-line.
+
+    ``reported_first``: the clean-up's disarm waits until the wrapper has reported (a
+    command that ends before the clean-up looks)."""
+    typing = asyncio.Event()
+    typed: list[asyncio.Task[list[str]]] = []
+    tmux_run = TmuxServer.run
+
+    async def resume(server: TmuxServer) -> list[str]:
+        if not held:
+            return []
+        await asyncio.sleep(0.5)
+        return await tmux_run(server, "send-keys", "-t", pane.pane_id, "C-q")
+
+    async def slow_typing(server: TmuxServer, *args: str) -> list[str]:
+        if reported_first and typed and "if-shell" in args:  # the clean-up's disarm
+            with anyio.fail_after(5):  # its first command reads the wrapper's option
+                while not (await tmux_run(server, *args[:5]))[0].startswith("E"):  # noqa: ASYNC110
+                    await asyncio.sleep(0.01)
+        if "send-keys" not in args or typing.is_set():
+            return await tmux_run(server, *args)
+        typing.set()
+        await asyncio.sleep(0.5)  # the keys still on their way when the call is cancelled
+        if held:
+            await tmux_run(server, "send-keys", "-t", pane.pane_id, "C-s")
+        answer = await tmux_run(server, *args)
+        if held:
+            await asyncio.sleep(0.2)  # the shell takes the first key, and blocks echoing it
+        typed.append(asyncio.create_task(resume(server)))
+        return answer
+
+    monkeypatch.setattr(TmuxServer, "run", slow_typing)
+    async with anyio.create_task_group() as group:
+
+        async def cancel_once_typing() -> None:
+            await typing.wait()
+            group.cancel_scope.cancel()
+
+        group.start_soon(cancel_once_typing)
+        await client.call_tool(
+            "run_command", {"command": command, "pane_id": pane.pane_id, "timeout": 10}
+        )
+    with anyio.fail_after(10):
+        while not typed:  # noqa: ASYNC110 - the keys answered, the wrapper armed
+            await anyio.sleep(0.01)
+    await typed[0]
+
+
+@pytest.mark.parametrize(
+    ("command", "reported_first"), [("sleep 1", False), ("true", True)], ids=["runs", "reported"]
+)
 async def test_a_call_cancelled_while_its_keys_are_on_their_way_leaves_nothing_behind(
     transport_client: Client,
     transport_socket: str,
     known_token: str,
     waits: Waits,
     monkeypatch: pytest.MonkeyPatch,
+    command: str,
+    reported_first: bool,
 ) -> None:
-    """Cancelled before any waiter waits on the call's channel: the clean-up must not
-    signal that channel (tmux would keep the signal for a waiter that never comes)."""
+    """Cancelled before any waiter waits on the call's channel: nothing may stay signalled
+    on it (tmux keeps a signal for a waiter that never comes), neither the clean-up's own
+    nor the wrapper's report, when the command ended before the clean-up looked.
+
+    Cancelled while its shell is still taking in the typed lines: the interrupt must wait
+    for the shell to have read them. A C-c acts the moment it reaches the terminal (a
+    SIGINT, and the input not yet read is discarded); bash's line editor caught busy in a
+    line takes the signal without leaving the line, and sits in it with no prompt (the
+    next call found "the cursor's row is empty", or "still reading input" where it was
+    caught between two of the wrapper's lines). bash is held mid-line here
+    (``cancel_while_typing``): the race, about one run in three, every time."""
     pane = new_pane(transport_socket)
-    typing = asyncio.Event()
-    tmux_run = TmuxServer.run
-
-    async def slow_typing(server: TmuxServer, *args: str) -> list[str]:
-        if "send-keys" in args and not typing.is_set():
-            typing.set()
-            await asyncio.sleep(0.5)  # the keys still on their way when the call is cancelled
-        return await tmux_run(server, *args)
-
-    monkeypatch.setattr(TmuxServer, "run", slow_typing)
-    async with anyio.create_task_group() as group:
-
-        async def cancel_while_typing() -> None:
-            await typing.wait()
-            group.cancel_scope.cancel()
-
-        group.start_soon(cancel_while_typing)
-        await transport_client.call_tool(
-            "run_command", {"command": "sleep 1", "pane_id": pane.pane_id, "timeout": 10}
-        )
+    await cancel_while_typing(
+        transport_client,
+        pane,
+        monkeypatch,
+        held=True,
+        command=command,
+        reported_first=reported_first,
+    )
     assert await left_behind_once_settled(pane, known_token, waits) == []
     await takes_the_next_call(transport_client, pane, monkeypatch)
 

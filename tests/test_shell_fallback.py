@@ -24,6 +24,7 @@ from tests.support import (
     tmux,
     wait_until,
 )
+from tests.test_run_command import cancel_while_typing, takes_the_next_call
 from tests.test_wait_for_text import armed_wait
 
 pytestmark = pytest.mark.anyio
@@ -195,6 +196,19 @@ async def test_a_posix_shell_keeps_no_state_from_a_call(
     assert result["exit_status"] == 3
     result = await run(client, pane, "echo still-here")
     assert result["output"] == ["still-here"]
+
+
+async def test_a_call_cancelled_while_fish_takes_its_keys_in_leaves_its_line_empty(
+    client: Client, own_pane: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """fish reads the typed keys a few at a time; a C-c in the middle of them left what it
+    had read on its command line (" printf", the rest discarded with the C-c), and the
+    next call's keys after it. fish turns the terminal's flow control off, so it cannot be
+    held mid-line as bash is (``cancel_while_typing``); an interrupt sent as soon as the
+    keys are answered found it mid-line in every run before the fix."""
+    pane = own_pane("fish", width=80)
+    await cancel_while_typing(client, pane, monkeypatch, held=False)
+    await takes_the_next_call(client, pane, monkeypatch)
 
 
 async def test_fish_keeps_its_state_and_exit_ends_it(
