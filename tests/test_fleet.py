@@ -15,9 +15,11 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import shlex
 import shutil
 import subprocess
 import tempfile
+import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -51,7 +53,7 @@ from schemux.resource_uris import pane_uri, program_uri, template
 from schemux.server import build_server
 from tests.conftest import stdio_parameters
 from tests.ssh_server import ALIAS, SshServer, ssh_server
-from tests.support import call, call_error, remove_server, tagged_socket_name
+from tests.support import call, call_error, new_pane, remove_server, tagged_socket_name, tmux
 from tests.test_doctor import doctor
 from tests.test_ssh import HOSTILE_WORDS
 
@@ -526,13 +528,18 @@ async def test_two_ssh_hosts_beside_an_exec_host(
     )
     settings = Settings(socket_name=remote_tmux_socket, wait_ceiling=30, fleet=FleetSettings(hosts))
     context = ToolContext(settings)
+    # far's server is the run's shared one: its default pane is whichever session another
+    # test used last, and one made from here (tmux -L) has no SSH_CONNECTION (tmux's
+    # update-environment drops what the creating client lacks). So the calls on far name
+    # a session made over ssh, and a newer one made from here stands for those others.
+    over_ssh = session_over_ssh(ssh_target, remote_tmux_socket)
+    made_here = new_pane(remote_tmux_socket).session_name
+    on_far = {"host": "far", "session_name": over_ssh}
     try:
         async with Client(build_server(context, BINDINGS)) as client:
             ports = {}
-            for name in ("far", "farther"):
-                result = await call(
-                    client, "run_command", command="echo $SSH_CONNECTION", host=name
-                )
+            for name, where in (("far", on_far), ("farther", {"host": "farther"})):
+                result = await call(client, "run_command", command="echo $SSH_CONNECTION", **where)
                 ports[name] = result["output"][0].split()[-1]
             assert ports["farther"] == str(farther.port)
             assert ports["far"] != ports["farther"]
@@ -559,12 +566,10 @@ async def test_two_ssh_hosts_beside_an_exec_host(
             await anyio.run_process(ended, check=False)
             assert far.host.lost() is not None
             # a call the drop overtakes says so, as with --ssh; the next connects again
-            again = await client.call_tool("run_command", {"command": "echo back", "host": "far"})
+            again = await client.call_tool("run_command", {"command": "echo back", **on_far})
             if again.is_error:
                 assert "connection to host 'schemux-test' was lost" in str(again.content)
-                again = await client.call_tool(
-                    "run_command", {"command": "echo back", "host": "far"}
-                )
+                again = await client.call_tool("run_command", {"command": "echo back", **on_far})
             assert again.structured_content is not None
             assert again.structured_content["output"] == ["back"]
             assert far.connects == 2
@@ -575,6 +580,8 @@ async def test_two_ssh_hosts_beside_an_exec_host(
             assert named == {"alpha", "far", "farther"}
     finally:
         await context.close()
+        for session in (over_ssh, made_here):
+            tmux(remote_tmux_socket, "kill-session", "-t", f"={session}", check=False)
         for directory in (host_dirs["alpha"], farther_dir):
             kill = [
                 "env",
@@ -585,6 +592,17 @@ async def test_two_ssh_hosts_beside_an_exec_host(
                 "kill-server",
             ]
             await anyio.run_process(kill, check=False)
+
+
+def session_over_ssh(target: SshTarget, socket_name: str) -> str:
+    """The name of a new session on the tmux server ``socket_name`` of ``target``, made
+    over ssh, so that its shell has the ssh session's environment."""
+    assert target.config is not None
+    name = f"t{uuid.uuid4().hex[:8]}"
+    command = f"exec tmux -L {shlex.quote(socket_name)} new-session -d -s {name}"
+    ssh = ["ssh", "-F", target.config, target.destination, command]
+    subprocess.run(ssh, check=True, timeout=30)
+    return name
 
 
 def host_line(lines: list[str], name: str) -> str:
