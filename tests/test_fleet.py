@@ -188,17 +188,24 @@ async def test_run_command_runs_on_the_host_named(
 
 
 async def test_each_tool_acts_on_its_host_only(
-    fleet: tuple[Client, ToolContext], host_dirs: dict[str, str]
+    fleet: tuple[Client, ToolContext], fleet_socket: str, host_dirs: dict[str, str]
 ) -> None:
     client, _ = fleet
     pane = (await call(client, "run_command", command="true", host="beta"))["pane_id"]
-    # the typed line does not hold the marker; the output, printed a while later, does
+    # the typed line does not hold the marker; the output, printed a while later, does.
+    # Typed once the wait watches (only text written after it began counts): how long the
+    # call takes to get there (a tool's first call, under load, can take over a second)
+    # is no part of the test
     marker = "fleet-beta-42"
+    waiting = asyncio.ensure_future(
+        call(client, "wait_for_text", patterns=[marker], pane_id=pane, timeout=15, host="beta")
+    )
+    with anyio.fail_after(10):
+        while not watching_clients(fleet_socket, host_dirs["beta"]):  # noqa: ASYNC110
+            await anyio.sleep(0.02)
     typed = 'sleep 1; echo fleet-"beta"-$((40+2))'
     await call(client, "send_keys", keys=typed, enter=True, host="beta")
-    found = await call(
-        client, "wait_for_text", patterns=[marker], pane_id=pane, timeout=15, host="beta"
-    )
+    found = await waiting
     assert found["found"] is True
     elsewhere = await call(client, "wait_for_text", patterns=[marker], timeout=0.3, host="alpha")
     assert elsewhere["found"] is False
@@ -592,6 +599,16 @@ async def test_two_ssh_hosts_beside_an_exec_host(
                 "kill-server",
             ]
             await anyio.run_process(kill, check=False)
+
+
+def watching_clients(socket_name: str, directory: str) -> int:
+    """``tests.support.watching_clients`` of the server of an exec host's ``directory``."""
+    flags = subprocess.run(
+        ["env", f"TMUX_TMPDIR={directory}", "tmux", "-L", socket_name, "list-clients",
+         "-t", "=_schemux", "-F", "#{client_flags}"],
+        capture_output=True, text=True, check=False,
+    ).stdout  # fmt: skip
+    return sum("no-output" not in line for line in flags.splitlines())
 
 
 def session_over_ssh(target: SshTarget, socket_name: str) -> str:
