@@ -15,9 +15,11 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import shlex
 import shutil
 import subprocess
 import tempfile
+import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -51,7 +53,7 @@ from schemux.resource_uris import pane_uri, program_uri, template
 from schemux.server import build_server
 from tests.conftest import stdio_parameters
 from tests.ssh_server import ALIAS, SshServer, ssh_server
-from tests.support import call, call_error, remove_server, tagged_socket_name
+from tests.support import call, call_error, new_pane, remove_server, tagged_socket_name, tmux
 from tests.test_doctor import doctor
 from tests.test_ssh import HOSTILE_WORDS
 
@@ -186,17 +188,24 @@ async def test_run_command_runs_on_the_host_named(
 
 
 async def test_each_tool_acts_on_its_host_only(
-    fleet: tuple[Client, ToolContext], host_dirs: dict[str, str]
+    fleet: tuple[Client, ToolContext], fleet_socket: str, host_dirs: dict[str, str]
 ) -> None:
     client, _ = fleet
     pane = (await call(client, "run_command", command="true", host="beta"))["pane_id"]
-    # the typed line does not hold the marker; the output, printed a while later, does
+    # the typed line does not hold the marker; the output, printed a while later, does.
+    # Typed once the wait watches (only text written after it began counts): how long the
+    # call takes to get there (a tool's first call, under load, can take over a second)
+    # is no part of the test
     marker = "fleet-beta-42"
+    waiting = asyncio.ensure_future(
+        call(client, "wait_for_text", patterns=[marker], pane_id=pane, timeout=15, host="beta")
+    )
+    with anyio.fail_after(10):
+        while not watching_clients(fleet_socket, host_dirs["beta"]):  # noqa: ASYNC110
+            await anyio.sleep(0.02)
     typed = 'sleep 1; echo fleet-"beta"-$((40+2))'
     await call(client, "send_keys", keys=typed, enter=True, host="beta")
-    found = await call(
-        client, "wait_for_text", patterns=[marker], pane_id=pane, timeout=15, host="beta"
-    )
+    found = await waiting
     assert found["found"] is True
     elsewhere = await call(client, "wait_for_text", patterns=[marker], timeout=0.3, host="alpha")
     assert elsewhere["found"] is False
@@ -526,13 +535,18 @@ async def test_two_ssh_hosts_beside_an_exec_host(
     )
     settings = Settings(socket_name=remote_tmux_socket, wait_ceiling=30, fleet=FleetSettings(hosts))
     context = ToolContext(settings)
+    # far's server is the run's shared one: its default pane is whichever session another
+    # test used last, and one made from here (tmux -L) has no SSH_CONNECTION (tmux's
+    # update-environment drops what the creating client lacks). So the calls on far name
+    # a session made over ssh, and a newer one made from here stands for those others.
+    over_ssh = session_over_ssh(ssh_target, remote_tmux_socket)
+    made_here = new_pane(remote_tmux_socket).session_name
+    on_far = {"host": "far", "session_name": over_ssh}
     try:
         async with Client(build_server(context, BINDINGS)) as client:
             ports = {}
-            for name in ("far", "farther"):
-                result = await call(
-                    client, "run_command", command="echo $SSH_CONNECTION", host=name
-                )
+            for name, where in (("far", on_far), ("farther", {"host": "farther"})):
+                result = await call(client, "run_command", command="echo $SSH_CONNECTION", **where)
                 ports[name] = result["output"][0].split()[-1]
             assert ports["farther"] == str(farther.port)
             assert ports["far"] != ports["farther"]
@@ -559,12 +573,10 @@ async def test_two_ssh_hosts_beside_an_exec_host(
             await anyio.run_process(ended, check=False)
             assert far.host.lost() is not None
             # a call the drop overtakes says so, as with --ssh; the next connects again
-            again = await client.call_tool("run_command", {"command": "echo back", "host": "far"})
+            again = await client.call_tool("run_command", {"command": "echo back", **on_far})
             if again.is_error:
                 assert "connection to host 'schemux-test' was lost" in str(again.content)
-                again = await client.call_tool(
-                    "run_command", {"command": "echo back", "host": "far"}
-                )
+                again = await client.call_tool("run_command", {"command": "echo back", **on_far})
             assert again.structured_content is not None
             assert again.structured_content["output"] == ["back"]
             assert far.connects == 2
@@ -575,6 +587,8 @@ async def test_two_ssh_hosts_beside_an_exec_host(
             assert named == {"alpha", "far", "farther"}
     finally:
         await context.close()
+        for session in (over_ssh, made_here):
+            tmux(remote_tmux_socket, "kill-session", "-t", f"={session}", check=False)
         for directory in (host_dirs["alpha"], farther_dir):
             kill = [
                 "env",
@@ -585,6 +599,27 @@ async def test_two_ssh_hosts_beside_an_exec_host(
                 "kill-server",
             ]
             await anyio.run_process(kill, check=False)
+
+
+def watching_clients(socket_name: str, directory: str) -> int:
+    """``tests.support.watching_clients`` of the server of an exec host's ``directory``."""
+    flags = subprocess.run(
+        ["env", f"TMUX_TMPDIR={directory}", "tmux", "-L", socket_name, "list-clients",
+         "-t", "=_schemux", "-F", "#{client_flags}"],
+        capture_output=True, text=True, check=False,
+    ).stdout  # fmt: skip
+    return sum("no-output" not in line for line in flags.splitlines())
+
+
+def session_over_ssh(target: SshTarget, socket_name: str) -> str:
+    """The name of a new session on the tmux server ``socket_name`` of ``target``, made
+    over ssh, so that its shell has the ssh session's environment."""
+    assert target.config is not None
+    name = f"t{uuid.uuid4().hex[:8]}"
+    command = f"exec tmux -L {shlex.quote(socket_name)} new-session -d -s {name}"
+    ssh = ["ssh", "-F", target.config, target.destination, command]
+    subprocess.run(ssh, check=True, timeout=30)
+    return name
 
 
 def host_line(lines: list[str], name: str) -> str:
