@@ -35,6 +35,14 @@ def gates() -> list[Gate]:
     return [PYTHON_GATE, *([perl] if isinstance(perl, Gate) else [])]
 
 
+def ignore_what_a_background_start_ignores() -> None:
+    """The gate started as under ``nohup`` (SIGHUP ignored) in a background job (SIGINT
+    and SIGQUIT), by a parent that ignores SIGPIPE: none of it may reach the program, and
+    the gate's own signals still work (SIGUSR1 releases it)."""
+    for signum in (signal.SIGHUP, signal.SIGINT, signal.SIGQUIT, signal.SIGPIPE):
+        signal.signal(signum, signal.SIG_IGN)
+
+
 def run_gate(
     gate: Gate, tmp_path: Path, argv: list[str], table: bytes | None = None
 ) -> tuple[bytes, int]:
@@ -46,8 +54,9 @@ def run_gate(
     # a relative directory in PATH: what Perl's taint checks call insecure runs all the same
     env = {"PATH": f".:{os.environ['PATH']}", **HOSTILE_ENVIRONMENT}
     gate_process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env
-    )
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
+        preexec_fn=ignore_what_a_background_start_ignores,
+    )  # fmt: skip
     assert gate_process.stdout is not None
     try:
         os.write(fifo, table)

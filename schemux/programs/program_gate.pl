@@ -121,7 +121,11 @@ sub start_child {
     if ($pid == 0) {
         close $failed_r;
         syscall($SYS_sigprocmask, SIG_SETMASK, $mask, 0, SIGSET_BYTES);
-        $SIG{INT} = $SIG{QUIT} = 'DEFAULT';
+        # the gate's C-c, and whatever the gate's own start ignored (nohup: SIGHUP): not
+        # the program's
+        for my $name (keys %SIG) {
+            $SIG{$name} = 'DEFAULT' unless $name =~ /^(?:KILL|STOP|ZERO|__\w+__)$/;
+        }
         my ($ok, $in, $err) = (1);
         # opened, their names go: no other process can open them from now on
         if (length $stdin_path) {
@@ -158,7 +162,9 @@ sub start_child {
 
 # the terminal's C-c is for the program: the gate (in the same process group) stays
 $SIG{INT} = $SIG{QUIT} = 'IGNORE';
-$SIG{CHLD} = 'DEFAULT';
+# an ignored signal is discarded, blocked or not, so never waited for: the gate's start
+# may have ignored SIGHUP (nohup) or others
+$SIG{$_} = 'DEFAULT' for qw(CHLD HUP TERM USR1 USR2 ALRM);
 # schemux's signals wait (blocked) until the program runs: a stop before then is carried
 # out as soon as there is something to stop
 my $mask = "\0" x SIGSET_BYTES;

@@ -197,8 +197,9 @@ def start_child(
         try:
             os.close(failed_r)
             signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-            # the gate's C-c, and what Python ignores for itself: not the program's
-            for signum in (signal.SIGINT, signal.SIGQUIT, signal.SIGPIPE, signal.SIGXFSZ):
+            # the gate's C-c, what Python ignores for itself, and whatever the gate's own
+            # start ignored (nohup: SIGHUP): not the program's
+            for signum in signal.valid_signals() - {signal.SIGKILL, signal.SIGSTOP}:
                 signal.signal(signum, signal.SIG_DFL)
             # opened, their names go: no other process can open them from now on
             if stdin_path:
@@ -237,7 +238,10 @@ def main(args: list[str]) -> int:
     # the terminal's C-c is for the program: the gate (in the same process group) stays
     for signum in (signal.SIGINT, signal.SIGQUIT):
         signal.signal(signum, signal.SIG_IGN)
-    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    # an ignored signal is discarded, blocked or not, so never waited for: the gate's
+    # start may have ignored SIGHUP (nohup) or others
+    for signum in WATCHED:
+        signal.signal(signum, signal.SIG_DFL)
     # schemux's signals wait (blocked) until the program runs: a stop before then is
     # carried out as soon as there is something to stop
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, WATCHED)
