@@ -284,10 +284,12 @@ async def abandon(
 async def woken(waiting: asyncio.Future[None]) -> None:
     """The waiter, which the disarm signalled if the wrapper had not: given up after
     ``WAKE_SECONDS`` (the signal went to another waiter left on the channel, or the
-    waiter's client was lost), ending its client, rather than waited for forever."""
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(asyncio.shield(waiting), WAKE_SECONDS)
+    waiter's client was lost), ending its client, rather than waited for forever. How
+    the waiter ended (cancelled, say, by a clean-up that found the pane gone) is not the
+    caller's: only the caller's own cancellation goes on from here."""
+    await asyncio.wait({waiting}, timeout=WAKE_SECONDS)
     if not waiting.done():
         waiting.cancel()
-    with contextlib.suppress(BaseException):
-        await waiting
+        await asyncio.wait({waiting})
+    if not waiting.cancelled():
+        waiting.exception()  # retrieved: the waiter's failure is not the call's

@@ -3,11 +3,14 @@ counts as reading its input (schemux.shell_panes)."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from schemux.errors import SchemuxError
 from schemux.shell_commands import check_command
 from schemux.shell_panes import shell_reads_input
+from schemux.shell_wrapper import woken
 
 
 @pytest.mark.parametrize(
@@ -27,3 +30,25 @@ def test_check_command(command: str, suppress: bool, message: str) -> None:
 def test_a_vanished_shell_counts_as_running() -> None:
     # no /proc entry: nothing says the shell is still reading, so no C-c is sent
     assert shell_reads_input(2**22 + 1) is False
+
+
+@pytest.mark.anyio
+async def test_a_waiter_the_clean_up_cancelled_does_not_cancel_the_call(
+    anyio_backend: str,
+) -> None:
+    """A clean-up that found the pane gone cancels the call's waiter, whose client then
+    takes a moment to end (as a plain ``tmux wait-for``'s does): the call must go on to
+    report the pane's end, not end as cancelled itself (a task then stayed "working")."""
+
+    async def waiter() -> None:
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            await asyncio.sleep(0.01)  # its client ending
+            raise
+
+    waiting = asyncio.ensure_future(waiter())
+    await asyncio.sleep(0)
+    waiting.cancel()
+    await woken(waiting)
+    assert waiting.cancelled()
