@@ -222,7 +222,12 @@ async def _until_done_or_gone(
         left = deadline - loop.time()
         finished, _ = await asyncio.wait({waiting}, timeout=min(max(left, 0), GONE_POLL_SECONDS))
         if finished:
-            return _Outcome.REPORTED
+            failure = waiting.exception()
+            # a waiter whose client failed (a dropped ssh connection takes it with the
+            # others) woke for no report: the report alone says whether the command ended
+            if failure is None or await _pane_state(server, typist.wrapper) == "E":
+                return _Outcome.REPORTED
+            raise failure
         if left <= GONE_POLL_SECONDS:
             reading = await shell_facts(server).shell_reads_input(pane.pid)
             if graced or not reading:

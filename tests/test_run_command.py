@@ -10,6 +10,8 @@ A test of ``transport_client`` runs twice: on this machine, and over ssh (``test
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import subprocess
 from typing import Any
 
@@ -23,11 +25,13 @@ from schemux.engine import ControlEngine
 from schemux.generated.bindings import BINDINGS
 from schemux.server import build_server
 from schemux.tmux import TmuxServer
+from tests.process_table import children
 from tests.support import (
     SHELL_ENVIRONMENT,
     Pane,
     call,
     call_error,
+    control_client_pid,
     new_pane,
     pane_format,
     private_tmux_server,
@@ -538,3 +542,33 @@ async def test_two_calls_at_once_on_one_pane_never_type_into_each_other(
             else:
                 assert "busy" in outcome or "running" in outcome, outcomes
         assert any(isinstance(outcome, dict) for outcome in outcomes.values()), outcomes
+
+
+async def test_a_waiter_whose_client_dies_fails_the_call_with_that_not_a_false_report(
+    memory_client: Client, tool_context: ToolContext, main_tmux_socket: str
+) -> None:
+    """The waiters' control clients end while the command runs (as when an ssh connection
+    drops under them: ``test_ssh``'s dropped connection): the waiter's end is the call's error,
+    at once, not taken for the wrapper's report (which then read "reported ..., not an
+    end"). On this machine only: tmux gives the clients' pids as their own namespace
+    sees them."""
+    pane = new_pane(main_tmux_socket)
+    wait_for_shell(pane)
+    await call(memory_client, "run_command", command="true", pane_id=pane.pane_id)
+    shared = str(await control_client_pid(tool_context.tmux()))
+
+    async def kill_the_control_clients() -> None:
+        await anyio.sleep(0.5)
+        pids = tmux(main_tmux_socket, "list-clients", "-t", "=_schemux", "-F", "#{client_pid}")
+        ours = {str(child.pid) for child in children(os.getpid())}  # not another test's
+        for pid in set(pids.split()) & ours - {shared}:  # the spares, one the waiter's
+            os.kill(int(pid), signal.SIGKILL)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(kill_the_control_clients)
+        with anyio.fail_after(10):
+            error = await call_error(
+                memory_client, "run_command", command="sleep 30", pane_id=pane.pane_id
+            )
+    assert "not an end" not in error
+    assert "control client" in error or "connection" in error, error
