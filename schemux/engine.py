@@ -156,7 +156,7 @@ class ControlEngine:
         """The shared client, and the spares missing, all started at once."""
         try:
             await self._prepare()
-            self._forget_other_loops()
+            self._forget_unusable()
             missing = SPARE_CLIENTS - len(self._idle) - len(self._given_up)
             for _ in range(max(missing, 0)):
                 spare = asyncio.ensure_future(self._attach_new(SHARED_FLAGS, None))
@@ -172,14 +172,15 @@ class ControlEngine:
         if not spare.cancelled() and spare.exception() is None:
             self._keep(spare.result())
 
-    def _forget_other_loops(self) -> None:
-        """Connections of another (possibly closed) event loop cannot be used here."""
+    def _forget_unusable(self) -> None:
+        """Ended connections (the server restarted, say) and those of another (possibly
+        closed) event loop: not counted among the spares, which a start makes again."""
         loop = asyncio.get_running_loop()
         for connection in [*self._idle, *self._given_up]:
-            if connection.loop is not loop:
+            if connection.loop is not loop or not connection.alive:
                 connection.abandon()
-        self._idle = [c for c in self._idle if c.loop is loop]
-        self._given_up = [c for c in self._given_up if c.loop is loop]
+        self._idle = [c for c in self._idle if c.loop is loop and c.alive]
+        self._given_up = [c for c in self._given_up if c.loop is loop and c.alive]
 
     async def _borrow(self, leaving: int = 0) -> Connection | None:
         """An idle client, once the engine has started (waiting for its spares if they

@@ -259,6 +259,8 @@ async def test_server_killed_mid_command(server: TmuxServer, socket: str) -> Non
     )
     assert await server.run("display-message", "-p", "back") == ["back"]
     assert await control_client_pid(server) != pid
+    # the spares of the server that died are not counted: new ones started with it
+    assert len(control_client_pids(socket)) == 1 + SPARE_CLIENTS
 
 
 async def test_no_server() -> None:
