@@ -20,7 +20,7 @@ import shutil
 import subprocess
 import tempfile
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -689,6 +689,19 @@ async def test_serve_over_stdio_with_named_hosts(
         assert not result["output"][0].startswith("at:" + host_dirs["alpha"])
 
 
+def templates_of(hosts: Iterable[str]) -> list[str]:
+    """Each host's three templates, in the hosts' order."""
+    return [
+        uri
+        for host in hosts
+        for uri in (
+            template(host, "pane", "screen"),
+            template(host, "pane", "scrollback"),
+            template(host, "program", "output"),
+        )
+    ]
+
+
 async def test_templates_of_a_large_fleet_come_in_pages(anyio_backend: str, tmp_path: Path) -> None:
     """250 hosts (none connected: listing templates reaches no host) answer 750 templates
     in pages of 100 hosts, in the fleet's order, each page's cursor the next; a cursor the
@@ -707,15 +720,7 @@ async def test_templates_of_a_large_fleet_come_in_pages(anyio_backend: str, tmp_
                 if cursor is None:
                     break
             assert [len(page) for page in pages] == [300, 300, 150]
-            assert [uri for page in pages for uri in page] == [
-                uri
-                for name in names
-                for uri in (
-                    template(name, "pane", "screen"),
-                    template(name, "pane", "scrollback"),
-                    template(name, "program", "output"),
-                )
-            ]
+            assert [uri for page in pages for uri in page] == templates_of(names)
             for forged in ("hosts-from-250", "hosts-from-0", "hosts-from-01", "hosts-from-²", "x"):
                 with pytest.raises(MCPError, match="not one that resources/templates/list gave"):
                     await client.list_resource_templates(cursor=forged)
@@ -731,15 +736,7 @@ async def test_each_host_has_its_resources_and_its_links_read_back(
     subscription keeps only its own host in use."""
     client, context = fleet
     listed_templates = (await client.list_resource_templates()).resource_templates
-    assert [each.uri_template for each in listed_templates] == [
-        uri
-        for host in NAMES
-        for uri in (
-            template(host, "pane", "screen"),
-            template(host, "pane", "scrollback"),
-            template(host, "program", "output"),
-        )
-    ]
+    assert [each.uri_template for each in listed_templates] == templates_of(NAMES)
     ran = await client.call_tool(
         "run_program",
         {"argv": ["seq", "1", "300"], "maxLines": 3, "timeoutMs": 20000, "host": "beta"},
