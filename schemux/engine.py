@@ -188,11 +188,9 @@ class ControlEngine:
         await self._connect()
         loop = asyncio.get_running_loop()
         while True:
-            while len(self._idle) > leaving:
-                connection = self._idle.pop()
-                if connection.alive and connection.loop is loop:
-                    return connection
-                connection.abandon()
+            self._forget_unusable()
+            if len(self._idle) > leaving:
+                return self._idle.pop()
             starting = [spare for spare in self._spares_starting if spare.get_loop() is loop]
             if not starting:
                 return None
