@@ -103,7 +103,9 @@ class ControlEngine:
 
     ``command`` turns a whole tmux argv into the argv of the process to start: itself on
     this machine, the ssh session that runs it on a remote host, each made to end when
-    schemux does (``Host.client_command``).
+    schemux does (``Host.client_command``). ``control`` turns a tmux command
+    (``attach-session ...``) into the argv of a control client that runs it, before
+    ``command`` (``schemux.control_client``); by default ``argv`` with ``-u -C``.
     """
 
     def __init__(
@@ -114,11 +116,13 @@ class ControlEngine:
         *,
         timeout: float = DEFAULT_TIMEOUT,
         command: Callable[[list[str]], list[str]] = list,
+        control: Callable[[list[str]], list[str]] | None = None,
     ) -> None:
         self.describe = describe
         self.prepare = prepare
         self.argv = argv
         self.command = command
+        self.control = control or (lambda words: [*argv, "-u", "-C", *words])
         self.timeout = timeout
         self._connection: Connection | None = None
         self._starting: asyncio.Task[Connection] | None = None
@@ -283,9 +287,9 @@ class ControlEngine:
         return connection
 
     async def _spawn(self, flags: str, notify: Callable[[Notification], None] | None) -> Connection:
-        attach = ["-u", "-C", "attach-session", "-f", flags, "-t", f"={OWNED_SESSION}"]
+        attach = ["attach-session", "-f", flags, "-t", f"={OWNED_SESSION}"]
         proc = await asyncio.create_subprocess_exec(
-            *self.command([*self.argv, *attach]),
+            *self.command(self.control(attach)),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL,

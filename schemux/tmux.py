@@ -27,6 +27,7 @@ from schemux.agent_session import (
     user_environment,
 )
 from schemux.config import AgentSession
+from schemux.control_client import control_client_argv
 from schemux.engine import ControlEngine
 from schemux.errors import (
     ConnectionLost,
@@ -100,8 +101,9 @@ _NO_SERVER = re.compile(
 # prints the server's version
 _OWNED_AND_VERSION = (
     "has-session", "-t", OWNED_TARGET, THEN, "display-message", "-p", "-t", OWNED_TARGET,
-    "#{version}",
+    "#{version}", THEN, "display-message", "-p", "-t", OWNED_TARGET, "#{socket_path}",
 )  # fmt: skip
+_VERSION = ("display-message", "-p", "#{version}", THEN, "display-message", "-p", "#{socket_path}")
 
 # the servers whose next command, in this task, begins a call and so may start the server
 # (see allow_start): per task, so that a call never takes another's permission
@@ -136,6 +138,7 @@ class TmuxServer:
             self._prepare,
             [self.binary, *self.address.flags()],
             command=self.address.host.client_command,
+            control=self._control_client,
         )
         # the sessions made on this server by this object (the owned one, the agent's),
         # oldest first, so a failed call can report what it created
@@ -144,6 +147,7 @@ class TmuxServer:
         # and the version of the client binary that talks to it
         self._server_version: str | None = None
         self._client_version: str | None = None
+        self._socket_path: str | None = None  # as the server printed it, when checked
         self._kept: dict[type, object] = {}
         # for the shell facts of a host whose pids are not this machine's
         # (``schemux.shell_facts``): the server's pid and start time as tmux last said
@@ -181,6 +185,18 @@ class TmuxServer:
             raise self._connection_lost(error) from None
         finally:
             self._start_used()
+
+    def _control_client(self, command: list[str]) -> list[str]:
+        """A control client's argv for ``command``, for the server as last checked (see
+        ``schemux.control_client``); ``_prepare`` runs before every start."""
+        return control_client_argv(
+            [self.binary, *self.address.flags()],
+            command,
+            version=self._server_version,
+            socket_path=self._socket_path,
+            python=self.address.host.python,
+            source_here=self.address.host.files_here,
+        )
 
     def _connection_lost(self, error: ConnectionLost) -> ConnectionLost:
         """``error``, or on a remote host whose connection dropped, that cause."""
@@ -247,17 +263,17 @@ class TmuxServer:
             if not re.search(r"can't find session|no such session", error.stderr):
                 raise
             # a running server, before anything is made on it (of its sessions, tmux picks one)
-            await self._check_server_version(
-                await self.run_subprocess("display-message", "-p", "#{version}")
-            )
+            await self._check_server_version(await self.run_subprocess(*_VERSION))
         await self._make_owned_session(agent_shell()[1] if start_server else None)
         if start_server and self.agent is not None:
             await self.make_agent_session(self.agent)
 
     async def _check_server_version(self, shown: list[str]) -> None:
         """Refuse a server older than schemux serves, whatever the client's version
-        (``schemux.tmux_version``); say once when client and server differ."""
+        (``schemux.tmux_version``); say once when client and server differ. ``shown``:
+        ``#{version}``, then ``#{socket_path}`` (a path with a newline is whole again)."""
         server_version = shown[0] if shown else ""
+        self._socket_path = "\n".join(shown[1:]) or None
         if server_version == self._server_version:
             return
         if self._client_version is None:

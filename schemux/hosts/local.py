@@ -10,6 +10,7 @@ import os
 import pwd
 import shutil
 import subprocess
+import sys
 from collections.abc import Mapping
 
 from schemux.config import GateSetting
@@ -94,6 +95,7 @@ class LocalHost:
     kind = "local"
     pids_here = True
     files_here = True
+    python = sys.executable
 
     def describe(self) -> str:
         return "this machine"

@@ -63,6 +63,12 @@ class Host(Protocol):
         shells: the shell integration's startup files are written here."""
         ...
 
+    @property
+    def python(self) -> str:
+        """The Python 3 that runs schemux's standard-library helpers there (the control
+        client's attacher, ``schemux.control_client``), which checks that it is there."""
+        ...
+
     def describe(self) -> str:
         """The host in a message ("this machine", "host DEST")."""
         ...

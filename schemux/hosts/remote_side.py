@@ -58,8 +58,9 @@ def tmux_words(argv: list[str]) -> list[str]:
 
 
 def drained(argv: list[str]) -> list[str]:
-    """A lasting tmux client's argv there (see the module)."""
-    return ["sh", "-c", _DRAINED, "sh", *tmux_words(argv)]
+    """A lasting tmux client's argv there (see the module); ``argv`` is whole (the
+    control client's has its ``-u``, ``schemux.control_client``)."""
+    return ["sh", "-c", _DRAINED, "sh", *argv]
 
 
 def shell_ready(pid: int) -> list[str]:
@@ -128,6 +129,7 @@ class RemoteHost(abc.ABC):
     a command prefix): what runs there runs through ``exec_command``."""
 
     _programs: RemotePrograms | None = None  # its helper reads shell facts too
+    python = "python3"  # the one on the PATH there, if any
 
     @abc.abstractmethod
     def describe(self) -> str: ...

@@ -1,0 +1,72 @@
+"""The process that is a control client of a tmux server: schemux's attacher
+(``schemux.control_attach``) where tmux crashes when a notification comes while a
+control client identifies itself (3.3 to 3.6), ``tmux -C`` where it does not (3.7 on).
+
+The attacher runs under the host's Python (``Host.python``), found there by ``sh``:
+a host without it gets ``tmux -C``, as does a server whose socket path schemux could not
+read plainly.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+
+from schemux.errors import TmuxUnavailable
+from schemux.tmux_version import parse_version
+
+
+def header_for(version: str | None) -> str | None:
+    """The attacher's message header for a server of ``version`` (as ``#{version}``
+    prints it), or None where ``tmux -C`` is safe or the version is unknown."""
+    if version is None:
+        return None
+    try:
+        served = parse_version(version)
+    except TmuxUnavailable:
+        return None
+    if served < (3, 6):
+        return "flags"  # imsg with a 16-bit length and a flags word
+    if served < (3, 7):
+        return "mark"  # imsg with a 32-bit length, its top bit marking a descriptor
+    return None
+
+
+def plain_path(path: str) -> bool:
+    """Whether ``#{socket_path}`` printed ``path`` as it is: tmux 3.4 and 3.5 escape
+    control characters and backslashes, so such a path is not taken for the socket's."""
+    return path != "" and path.isprintable() and "\\" not in path
+
+
+def attacher(python: str, source_here: bool) -> list[str]:
+    """The attacher's program under ``python``: its file where this file is readable
+    (``ps`` then shows a short line), else its source."""
+    module = resources.files("schemux").joinpath("control_attach.py")
+    if source_here:
+        return [python, "-I", "-S", str(module)]
+    return [python, "-I", "-S", "-c", module.read_text()]
+
+
+def control_client_argv(
+    tmux: list[str],
+    command: list[str],
+    *,
+    version: str | None,
+    socket_path: str | None,
+    python: str,
+    source_here: bool,
+) -> list[str]:
+    """The argv of a control client that runs ``command`` (``attach-session ...``),
+    where ``tmux`` (the binary and its socket flags) runs a tmux client; the attacher
+    runs under ``python`` there, from its file when ``source_here``."""
+    tmux_client = [*tmux, "-u", "-C", *command]
+    header = header_for(version)
+    if header is None or socket_path is None or not plain_path(socket_path):
+        return tmux_client
+    program = attacher(python, source_here)
+    # "$@" runs the attacher if its interpreter is there, else (after the attacher's
+    # words) the same client as tmux -C
+    fallback = f'command -v "$1" >/dev/null 2>&1 && exec "$@"; shift {len(program) + 3}; exec "$@"'
+    return [
+        "sh", "-c", fallback, "sh",
+        *program, header, socket_path, str(len(command)), *tmux_client,
+    ]  # fmt: skip

@@ -1,0 +1,258 @@
+"""schemux's control client (``schemux.control_attach``, chosen by
+``schemux.control_client``): its messages, and the client against real tmux servers,
+beside a server that makes and closes sessions all the time (where ``tmux -C`` crashed
+tmux 3.3a at once, 3.5a and 3.6b within 40 rounds of 10 starts)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import struct
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+from schemux import control_attach
+from schemux.control_client import control_client_argv, header_for, plain_path
+from tests.support import private_tmux_server, tmux
+
+pytestmark = pytest.mark.anyio
+
+HOSTILE_SESSION = "a;b $(touch x) 'q' -t"  # new-session expands formats, doubles backslashes
+
+
+@pytest.mark.parametrize(
+    ("version", "header"),
+    [
+        ("3.3a", "flags"),
+        ("3.4", "flags"),
+        ("3.5a", "flags"),
+        ("3.6", "mark"),
+        ("3.6b", "mark"),
+        ("3.7c", None),
+        ("next-3.8", None),
+        ("master", None),
+        ("", None),
+        (None, None),
+    ],
+)
+def test_the_header_follows_the_server_version(version: str | None, header: str | None) -> None:
+    assert header_for(version) == header
+
+
+@pytest.mark.parametrize(
+    ("path", "plain"),
+    [
+        ("/tmp/tmux-0/default", True),
+        ("/tmp/a b/sock", True),
+        ("/tmp/a\\012b", False),  # tmux 3.4 and 3.5 print a newline so
+        ("/tmp/a\nb", False),
+        ("", False),
+    ],
+)
+def test_only_a_plainly_printed_socket_path_is_taken(path: str, plain: bool) -> None:
+    assert plain_path(path) is plain
+
+
+def test_tmux_runs_the_client_where_it_is_safe_or_the_path_is_not_plain() -> None:
+    tmux_argv = ["tmux", "-L", "x"]
+    command = ["attach-session", "-t", "=_schemux"]
+    plain = [*tmux_argv, "-u", "-C", *command]
+    for version, path in [("3.7c", "/tmp/s"), ("3.3a", None), ("3.3a", "/tmp/a\\012b")]:
+        argv = control_client_argv(
+            tmux_argv,
+            command,
+            version=version,
+            socket_path=path,
+            python="python3",
+            source_here=True,
+        )
+        assert argv == plain
+    for source_here in [True, False]:
+        argv = control_client_argv(
+            tmux_argv,
+            command,
+            version="3.3a",
+            socket_path="/tmp/s",
+            python="python3",
+            source_here=source_here,
+        )
+        assert argv[:4] == ["sh", "-c", argv[2], "sh"]
+        assert argv[-len(plain) :] == plain  # what sh falls back to
+
+
+@pytest.mark.parametrize("header", ["flags", "mark"])
+def test_a_message_carries_its_length_and_its_descriptor_mark(header: str) -> None:
+    plain = control_attach.message(header, 101, b"xterm\0", pid=7)
+    passed = control_attach.message(header, 104, with_fd=True, pid=7)
+    if header == "flags":
+        assert struct.unpack("=IHHII", plain[:16]) == (101, 22, 0, 8, 7)
+        assert struct.unpack("=IHHII", passed) == (104, 16, 1, 8, 7)
+    else:
+        assert struct.unpack("=IIII", plain[:16]) == (101, 22, 8, 7)
+        assert struct.unpack("=IIII", passed) == (104, 16 | 0x80000000, 8, 7)
+    assert plain[16:] == b"xterm\0"
+
+
+def test_the_flags_the_end_and_the_command_go_in_one_piece() -> None:
+    sent = control_attach.command("flags", [b"attach-session", b"-t", b"=s;x"], pid=1)
+    found, rest = control_attach.parse("flags", sent)
+    assert rest == b""
+    assert [kind for kind, _ in found] == [
+        control_attach.MSG_IDENTIFY_LONGFLAGS,
+        control_attach.MSG_IDENTIFY_DONE,
+        control_attach.MSG_COMMAND,
+    ]
+    flags = struct.unpack("=Q", found[0][1])[0]
+    assert flags == control_attach.CLIENT_CONTROL | control_attach.CLIENT_UTF8
+    assert found[2][1] == struct.pack("=i", 3) + b"attach-session\0-t\0=s;x\0"
+
+
+def test_identity_leaves_out_the_flags_and_what_tmux_leaves_out() -> None:
+    environ = {b"TERM": b"screen", b"BIG": b"x" * 20000, b"A": b"1"}
+    found, rest = control_attach.parse("flags", control_attach.identity("flags", environ, b"/", 5))
+    assert rest == b""
+    kinds = [kind for kind, _ in found]
+    assert control_attach.MSG_IDENTIFY_LONGFLAGS not in kinds
+    assert control_attach.MSG_IDENTIFY_DONE not in kinds
+    environment = [data for kind, data in found if kind == control_attach.MSG_IDENTIFY_ENVIRON]
+    assert environment == [b"A=1\0", b"TERM=screen\0"]  # BIG is over tmux's message size
+
+
+def test_parse_keeps_a_partial_message_and_refuses_a_broken_one() -> None:
+    whole = control_attach.message("mark", 203, struct.pack("=i", 0))
+    found, rest = control_attach.parse("mark", whole + whole[:10])
+    assert found == [(203, struct.pack("=i", 0))]
+    assert rest == whole[:10]
+    with pytest.raises(control_attach.Refused):
+        control_attach.parse("flags", struct.pack("=IHHII", 203, 3, 0, 8, 0))
+
+
+def test_a_command_too_long_is_refused_before_anything_is_sent() -> None:
+    with pytest.raises(control_attach.Refused, match="command too long"):
+        control_attach.command("flags", [b"x" * 20000], pid=1)
+
+
+@pytest.fixture
+def socket() -> Iterator[str]:
+    with private_tmux_server("attach") as socket_name:
+        tmux(socket_name, "new-session", "-d", "-s", "_schemux", "cat")
+        yield socket_name
+
+
+def server_facts(socket: str) -> tuple[str, str]:
+    version, path = tmux(socket, "display-message", "-p", "#{version}\t#{socket_path}").split("\t")
+    return version, path.strip()
+
+
+def client_argv(
+    socket: str, command: list[str], python: str = sys.executable, source_here: bool = True
+) -> list[str]:
+    version, path = server_facts(socket)
+    if header_for(version) is None:
+        pytest.skip(f"tmux {version} runs tmux -C as the control client")
+    return control_client_argv(
+        ["tmux", "-L", socket],
+        command,
+        version=version,
+        socket_path=path,
+        python=python,
+        source_here=source_here,
+    )
+
+
+async def run_client(argv: list[str], lines: bytes) -> tuple[int, str, str]:
+    proc = await asyncio.create_subprocess_exec(
+        *argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    out, err = await asyncio.wait_for(proc.communicate(lines), 10)
+    assert proc.returncode is not None
+    return proc.returncode, out.decode(), err.decode()
+
+
+def client_programs(socket: str) -> list[str]:
+    """The program of each control client attached to the server."""
+    pids = tmux(socket, "list-clients", "-F", "#{client_pid}").split()
+    return [os.path.basename(os.readlink(f"/proc/{pid}/exe")) for pid in pids]
+
+
+async def test_the_client_runs_commands_and_says_when_it_ends(socket: str) -> None:
+    tmux(socket, "new-session", "-d", "-s", HOSTILE_SESSION)
+    argv = client_argv(socket, ["attach-session", "-f", "no-output", "-t", f"={HOSTILE_SESSION}"])
+    status, out, _ = await run_client(argv, b"display-message -p '#{session_name}'\n")
+    assert status == 0
+    assert HOSTILE_SESSION in out.splitlines()
+    assert out.splitlines()[-1] == "%exit"
+
+
+@pytest.mark.parametrize("source_here", [True, False])
+async def test_the_client_is_the_attacher_and_else_tmux(socket: str, source_here: bool) -> None:
+    """From its file or its source; without its interpreter, tmux -C."""
+    command = ["attach-session", "-f", "no-output", "-t", "=_schemux"]
+    for python, program in [(sys.executable, "python"), ("/nonexistent/python3", "tmux")]:
+        proc = await asyncio.create_subprocess_exec(
+            *client_argv(socket, command, python, source_here),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        assert proc.stdout is not None
+        assert proc.stdin is not None
+        await asyncio.wait_for(proc.stdout.readline(), 10)  # attached: its first answer
+        assert [name.rstrip("0123456789.") for name in client_programs(socket)] == [program]
+        proc.stdin.close()
+        await asyncio.wait_for(proc.wait(), 10)
+
+
+async def test_a_server_not_running_is_said_on_stderr(socket: str) -> None:
+    argv = client_argv(socket, ["attach-session", "-t", "=_schemux"])
+    tmux(socket, "kill-server")
+    status, out, err = await run_client(argv, b"")
+    assert status == 1
+    assert "no server running on" in err
+    assert out == ""
+
+
+async def test_a_server_that_dies_ends_the_client_with_tmux_s_reason(socket: str) -> None:
+    proc = await asyncio.create_subprocess_exec(
+        *client_argv(socket, ["attach-session", "-f", "no-output", "-t", "=_schemux"]),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    assert proc.stdout is not None
+    await asyncio.wait_for(proc.stdout.readline(), 10)
+    os.kill(int(tmux(socket, "display-message", "-p", "#{pid}")), 9)
+    out = await asyncio.wait_for(proc.stdout.read(), 10)
+    assert out.decode().splitlines()[-1] == "%exit server exited unexpectedly"
+    assert await proc.wait() == 1
+
+
+async def test_clients_start_beside_a_churning_server_and_leave_it_running(socket: str) -> None:
+    """100 control clients start while three other clients make and close sessions."""
+    argv = client_argv(socket, ["attach-session", "-f", "no-output", "-t", "=_schemux"])
+    stop = asyncio.Event()
+
+    async def churn(index: int) -> int:
+        rounds = 0
+        while not stop.is_set():
+            name = f"churn{index}-{rounds}"
+            proc = await asyncio.create_subprocess_exec(
+                *["tmux", "-L", socket, "new-session", "-d", "-s", name, ";"],
+                *["kill-session", "-t", name],
+                stderr=subprocess.DEVNULL,
+            )
+            await proc.wait()
+            rounds += 1
+        return rounds
+
+    churners = [asyncio.create_task(churn(index)) for index in range(3)]
+    try:
+        for _ in range(10):
+            ends = await asyncio.gather(*(run_client(argv, b"") for _ in range(10)))
+            assert [status for status, _, _ in ends] == [0] * 10
+    finally:
+        stop.set()
+        churned = sum(await asyncio.gather(*churners))
+    assert churned > 50
+    assert tmux(socket, "display-message", "-p", "-t", "=_schemux", "ok").strip() == "ok"
