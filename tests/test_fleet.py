@@ -51,6 +51,7 @@ from schemux.hosts.local import LocalHost
 from schemux.hosts.ssh import SshHost
 from schemux.resource_uris import pane_uri, program_uri, template
 from schemux.server import build_server
+from schemux.tmux_names import OWNED_SESSION
 from tests.conftest import stdio_parameters
 from tests.ssh_server import ALIAS, SshServer, ssh_server
 from tests.support import call, call_error, new_pane, remove_server, tagged_socket_name, tmux
@@ -559,7 +560,15 @@ async def test_two_ssh_hosts_beside_an_exec_host(
             assert "hi-farther" in read["text"]
             snapshot = await call(client, "tmux_snapshot", host="farther")
             assert snapshot["data"]["server"]["socket_path"].startswith(farther_dir)
-            target = snapshot["data"]["sessions"][0]["windows"][0]["panes"][0]["target"]
+            # a pane of the agent's session: one in schemux's own may be a program's,
+            # which goes when its program has ended and been read
+            target = next(
+                pane["target"]
+                for session in snapshot["data"]["sessions"]
+                if session["name"] != OWNED_SESSION
+                for window in session["windows"]
+                for pane in window["panes"]
+            )
             assert (await call(client, "tmux_capture", target=target))["ok"] is True
             wrong = await call_error(client, "tmux_capture", target=target, host="far")
             assert "is of host farther, not of host far" in wrong
