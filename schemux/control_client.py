@@ -2,9 +2,9 @@
 (``schemux.control_attach``) where tmux crashes when a notification comes while a
 control client identifies itself (3.3 to 3.6), ``tmux -C`` where it does not (3.7 on).
 
-The attacher runs under the host's Python (``Host.python``), found there by ``sh``:
-a host without it gets ``tmux -C``, as does a server whose socket path schemux could not
-read plainly.
+The attacher runs under the host's Python (``Host.python``): schemux's own here, one
+that ``sh`` finds new enough on another host; a host without one gets ``tmux -C``, as
+does a server whose socket path schemux could not read plainly.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from importlib import resources
 
 from schemux.errors import TmuxUnavailable
 from schemux.tmux_version import parse_version
+
+MINIMUM_PYTHON = (3, 7)  # the attacher's syntax (postponed annotations, f-strings)
 
 
 def header_for(version: str | None) -> str | None:
@@ -56,17 +58,23 @@ def control_client_argv(
     source_here: bool,
 ) -> list[str]:
     """The argv of a control client that runs ``command`` (``attach-session ...``),
-    where ``tmux`` (the binary and its socket flags) runs a tmux client; the attacher
-    runs under ``python`` there, from its file when ``source_here``."""
+    where ``tmux`` (the binary and its socket flags) runs a tmux client. The attacher
+    runs under ``python``: here, from its file (``source_here``: this Python runs
+    schemux); elsewhere from its source, once ``sh`` has found that ``python`` is there
+    and new enough, else ``tmux -C`` runs instead."""
     tmux_client = [*tmux, "-u", "-C", *command]
     header = header_for(version)
     if header is None or socket_path is None or not plain_path(socket_path):
         return tmux_client
     program = attacher(python, source_here)
-    # "$@" runs the attacher if its interpreter is there, else (after the attacher's
-    # words) the same client as tmux -C
-    fallback = f'command -v "$1" >/dev/null 2>&1 && exec "$@"; shift {len(program) + 3}; exec "$@"'
-    return [
-        "sh", "-c", fallback, "sh",
-        *program, header, socket_path, str(len(command)), *tmux_client,
-    ]  # fmt: skip
+    attached = [*program, header, socket_path, str(len(command))]
+    if source_here:
+        return [*attached, *tmux_client]
+    return ["sh", "-c", _fallback(len(attached)), "sh", *attached, *tmux_client]
+
+
+def _fallback(words: int) -> str:
+    """``sh -c``'s script: ``"$@"`` (the attacher's ``words``, then tmux -C) runs the
+    attacher if its interpreter runs and is Python 3.7 or newer, else tmux -C."""
+    probe = f'"$1" -I -S -c "import sys; sys.exit(sys.version_info < {MINIMUM_PYTHON})"'
+    return f'{probe} >/dev/null 2>&1 && exec "$@"; shift {words}; exec "$@"'

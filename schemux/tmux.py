@@ -267,6 +267,8 @@ class TmuxServer:
         await self._make_owned_session(agent_shell()[1] if start_server else None)
         if start_server and self.agent is not None:
             await self.make_agent_session(self.agent)
+        if start_server:  # what the control clients need to know of it (control_client)
+            await self._check_server_version(await self.run_subprocess(*_VERSION))
 
     async def _check_server_version(self, shown: list[str]) -> None:
         """Refuse a server older than schemux serves, whatever the client's version

@@ -15,8 +15,10 @@ from collections.abc import Iterator
 import pytest
 
 from schemux import control_attach
+from schemux.config import AgentSession
 from schemux.control_client import control_client_argv, header_for, plain_path
-from tests.support import private_tmux_server, tmux
+from schemux.tmux import ServerAddress, TmuxServer
+from tests.support import private_tmux_server, remove_server, tagged_socket_name, tmux
 
 pytestmark = pytest.mark.anyio
 
@@ -70,17 +72,19 @@ def test_tmux_runs_the_client_where_it_is_safe_or_the_path_is_not_plain() -> Non
             source_here=True,
         )
         assert argv == plain
-    for source_here in [True, False]:
-        argv = control_client_argv(
-            tmux_argv,
-            command,
-            version="3.3a",
-            socket_path="/tmp/s",
-            python="python3",
-            source_here=source_here,
-        )
-        assert argv[:4] == ["sh", "-c", argv[2], "sh"]
-        assert argv[-len(plain) :] == plain  # what sh falls back to
+    here = control_client_argv(
+        tmux_argv, command, version="3.3a", socket_path="/tmp/s", python="py", source_here=True
+    )
+    assert here[:3] == ["py", "-I", "-S"]
+    assert here[4:7] == ["flags", "/tmp/s", "3"]
+    assert here[7:] == plain
+    there = control_client_argv(
+        tmux_argv, command, version="3.6", socket_path="/tmp/s", python="py", source_here=False
+    )
+    assert there[:4] == ["sh", "-c", there[2], "sh"]
+    assert there[4:8] == ["py", "-I", "-S", "-c"]
+    assert there[9:12] == ["mark", "/tmp/s", "3"]
+    assert there[12:] == plain  # what sh falls back to
 
 
 @pytest.mark.parametrize("header", ["flags", "mark"])
@@ -187,22 +191,30 @@ async def test_the_client_runs_commands_and_says_when_it_ends(socket: str) -> No
     assert out.splitlines()[-1] == "%exit"
 
 
-@pytest.mark.parametrize("source_here", [True, False])
-async def test_the_client_is_the_attacher_and_else_tmux(socket: str, source_here: bool) -> None:
-    """From its file or its source; without its interpreter, tmux -C."""
+@pytest.mark.parametrize(
+    ("python", "source_here", "program"),
+    [
+        (sys.executable, True, "python"),  # this machine: from its file
+        (sys.executable, False, "python"),  # another host: from its source
+        ("/nonexistent/python3", False, "tmux"),  # a host without python3
+        ("false", False, "tmux"),  # one too old (the probe fails)
+    ],
+)
+async def test_the_client_is_the_attacher_where_it_can_run_else_tmux(
+    socket: str, python: str, source_here: bool, program: str
+) -> None:
     command = ["attach-session", "-f", "no-output", "-t", "=_schemux"]
-    for python, program in [(sys.executable, "python"), ("/nonexistent/python3", "tmux")]:
-        proc = await asyncio.create_subprocess_exec(
-            *client_argv(socket, command, python, source_here),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-        )
-        assert proc.stdout is not None
-        assert proc.stdin is not None
-        await asyncio.wait_for(proc.stdout.readline(), 10)  # attached: its first answer
-        assert [name.rstrip("0123456789.") for name in client_programs(socket)] == [program]
-        proc.stdin.close()
-        await asyncio.wait_for(proc.wait(), 10)
+    proc = await asyncio.create_subprocess_exec(
+        *client_argv(socket, command, python, source_here),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    assert proc.stdout is not None
+    assert proc.stdin is not None
+    await asyncio.wait_for(proc.stdout.readline(), 10)  # attached: its first answer
+    assert [name.rstrip("0123456789.") for name in client_programs(socket)] == [program]
+    proc.stdin.close()
+    await asyncio.wait_for(proc.wait(), 10)
 
 
 async def test_a_server_not_running_is_said_on_stderr(socket: str) -> None:
@@ -256,3 +268,21 @@ async def test_clients_start_beside_a_churning_server_and_leave_it_running(socke
         churned = sum(await asyncio.gather(*churners))
     assert churned > 50
     assert tmux(socket, "display-message", "-p", "-t", "=_schemux", "ok").strip() == "ok"
+
+
+async def test_a_server_schemux_starts_gets_the_attacher_too() -> None:
+    """The version and socket path are learnt after starting the server as well, so its
+    first control clients are not tmux -C."""
+    socket_name = tagged_socket_name("attach-started")
+    server = TmuxServer(ServerAddress(socket_name=socket_name), agent=AgentSession())
+    try:
+        server.allow_start()
+        await server.run("display-message", "-p", "started")
+        version = tmux(socket_name, "display-message", "-p", "#{version}").strip()
+        if header_for(version) is None:
+            pytest.skip(f"tmux {version} runs tmux -C as the control client")
+        programs = {name.rstrip("0123456789.") for name in client_programs(socket_name)}
+        assert programs == {"python"}
+    finally:
+        await server.close()
+        remove_server(socket_name)
