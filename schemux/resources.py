@@ -15,6 +15,7 @@ listen stream (the stream's end does).
 from __future__ import annotations
 
 import contextlib
+import logging
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from functools import partial
@@ -45,11 +46,14 @@ from schemux.resource_watch import Follow, follow_pane, follow_program
 from schemux.targets import PaneRow, PaneTarget, resolve_pane
 from schemux.tmux_format import query
 
+logger = logging.getLogger("schemux")
+
 RESOURCE_NOT_FOUND = -32002  # the MCP specification's code for a resource that is not there
 MAX_COMPLETIONS = 100  # the most values a completion/complete result may carry
 MAX_LISTENERS = 256  # subscriptions/listen streams open at once
 TEMPLATE_PAGE_HOSTS = 100  # hosts whose templates one resources/templates/list page holds
-_TEMPLATE_CURSOR = "hosts-from-"
+RESOURCE_PAGE_HOSTS = 10  # hosts whose resources one resources/list page holds, read at once
+_HOSTS_CURSOR = "hosts-from-"
 TEXT = "text/plain"
 _CONNECTION_KEY = "schemux.resource_subscriptions"
 
@@ -64,17 +68,17 @@ _DESCRIPTIONS: Mapping[str, str] = MappingProxyType(
 )
 
 
-def _template_page_start(cursor: str | None, hosts: int) -> int:
-    """The index of the first host of the page ``cursor`` asks for."""
+def _page_start(cursor: str | None, hosts: int, method: str) -> int:
+    """The index (among the configured hosts) of the first host of the page ``cursor``
+    asks for; a cursor ``method`` did not give is refused."""
     if cursor is None:
         return 0
-    number = cursor.removeprefix(_TEMPLATE_CURSOR)
+    number = cursor.removeprefix(_HOSTS_CURSOR)
     if number != cursor and re.fullmatch("[1-9][0-9]{0,8}", number) and int(number) < hosts:
         return int(number)
     raise MCPError(
         types.INVALID_PARAMS,
-        f"cursor {cursor[:80]!r} is not one that resources/templates/list gave: list "
-        "again without a cursor",
+        f"cursor {cursor[:80]!r} is not one that {method} gave: list again without a cursor",
     )
 
 
@@ -149,7 +153,9 @@ class ResourceService:
         hosts a page (a fleet of 1,000 hosts has 3,000); the cursor is the next page's
         first host, and a cursor this server did not give is refused."""
         hosts = self.hosts
-        first = _template_page_start(params.cursor if params else None, len(hosts))
+        first = _page_start(
+            params.cursor if params else None, len(hosts), "resources/templates/list"
+        )
         page = hosts[first : first + TEMPLATE_PAGE_HOSTS]
         following = first + len(page)
         templates = []
@@ -176,7 +182,7 @@ class ResourceService:
             )
         return types.ListResourceTemplatesResult(
             resource_templates=templates,
-            next_cursor=f"{_TEMPLATE_CURSOR}{following}" if following < len(hosts) else None,
+            next_cursor=f"{_HOSTS_CURSOR}{following}" if following < len(hosts) else None,
         )
 
     async def list_resources(
@@ -184,14 +190,42 @@ class ResourceService:
     ) -> types.ListResourcesResult:
         """Every pane of the configured tmux server (screen and scrollback), then every
         program whose output can be read: on the default host, and on every other host
-        a call has used (a listing connects no host)."""
-        resources = []
+        a call has used (a listing connects no host). ``RESOURCE_PAGE_HOSTS`` such hosts
+        a page, read at once; the cursor is the next page's first host among the
+        configured ones, so a host used meanwhile neither shifts nor repeats a page. A
+        host whose listing fails is left out of its page, and the log says why; a page
+        that no host could list is that failure."""
+        hosts = self.hosts
+        first = _page_start(params.cursor if params else None, len(hosts), "resources/list")
         used = {scope.name for scope in self.context.fleet.scopes}
-        for host in self.hosts:
-            if host != self.context.fleet.default and host not in used:
-                continue
-            resources += await self._host_resources(host)
-        return types.ListResourcesResult(resources=resources)
+        listed = [
+            index
+            for index in range(first, len(hosts))
+            if index == 0 or hosts[index] in used  # the default host is first
+        ][:RESOURCE_PAGE_HOSTS]
+        found: dict[int, list[types.Resource]] = {}
+        failed: dict[int, SchemuxError] = {}
+
+        async def one(index: int) -> None:
+            try:
+                found[index] = await self._host_resources(hosts[index])
+            except SchemuxError as error:
+                failed[index] = error
+
+        async with anyio.create_task_group() as group:
+            for index in listed:
+                group.start_soon(one, index)
+        if failed and not found:  # the page is that host's (or those hosts') failure
+            index = min(failed)
+            raise MCPError(types.INTERNAL_ERROR, f"host {hosts[index]!r}: {failed[index].render()}")
+        for index, error in sorted(failed.items()):
+            logger.warning("resources/list left out host %r: %s", hosts[index], error)
+        following = listed[-1] + 1 if len(listed) == RESOURCE_PAGE_HOSTS else len(hosts)
+        more = any(hosts[index] in used for index in range(following, len(hosts)))
+        return types.ListResourcesResult(
+            resources=[resource for index in listed for resource in found.get(index, [])],
+            next_cursor=f"{_HOSTS_CURSOR}{following}" if more else None,
+        )
 
     async def _host_resources(self, host: str) -> list[types.Resource]:
         on = self._on(host)

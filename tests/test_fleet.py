@@ -31,6 +31,7 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ResourceUpdated
 
+from schemux import resources
 from schemux.config import (
     AuditSettings,
     ExecTarget,
@@ -735,6 +736,48 @@ async def test_templates_of_a_large_fleet_come_in_pages(anyio_backend: str, tmp_
                     await client.list_resource_templates(cursor=forged)
     finally:
         await context.close()
+
+
+async def test_resources_come_in_pages_of_hosts_and_a_failing_host_is_left_out(
+    fleet_socket: str,
+    host_dirs: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Two hosts a page (the default and each used host, in the fleet's order, read at
+    once); a used host that fails is left out of its page and the log says why, a page
+    of it alone is its error; a cursor the server did not give is refused."""
+    monkeypatch.setattr(resources, "RESOURCE_PAGE_HOSTS", 2)
+    settings = fleet_settings(fleet_socket, host_dirs)
+    hosts = (*settings.fleet.hosts, NamedHost("down", ExecTarget(("false",))))
+    context = ToolContext(Settings(socket_name=fleet_socket, fleet=FleetSettings(hosts)))
+    try:
+        async with Client(build_server(context, BINDINGS)) as client:
+            for name in ("alpha", "beta"):
+                await call(client, "run_command", command="true", host=name)
+            await call_error(client, "run_command", command="true", host="down")
+            pages: list[set[str]] = []
+            cursor: str | None = None
+            while True:
+                listed = await client.list_resources(cursor=cursor)
+                pages.append({uri_host(resource.uri) for resource in listed.resources})
+                cursor = listed.next_cursor
+                if cursor is None:
+                    break
+            assert pages == [{"here", "alpha"}, {"beta"}]
+            assert "resources/list left out host 'down'" in caplog.text
+            with pytest.raises(MCPError, match="did not run a command given to it"):
+                await client.list_resources(cursor="hosts-from-3")  # down's page alone
+            for forged in ("hosts-from-4", "hosts-from-0", "hosts-from-1 ", "x"):
+                with pytest.raises(MCPError, match="not one that resources/list gave"):
+                    await client.list_resources(cursor=forged)
+    finally:
+        await context.close()
+
+
+def uri_host(uri: str) -> str:
+    """The host a resource URI names (the default host's has none: "here")."""
+    return uri.split("/")[2] or "here"
 
 
 async def test_each_host_has_its_resources_and_its_links_read_back(
