@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import time
+import uuid
 from collections.abc import Awaitable
 from typing import Any
 
@@ -330,26 +331,36 @@ async def test_the_pane_killed_under_a_wait(
     assert f"pane {pane.pane_id} was closed while waiting" in await waiting
 
 
-def cpu_now() -> float:
-    """This process's CPU time, after a full collection: collecting what the run's earlier
-    tests left is not the wait's cost (late in a run it can take tenths of a second: the
-    likeliest cause of the one 0.62 s CI saw), and after one the next is far off."""
-    gc.collect()
-    return time.process_time()
-
-
 async def test_waiting_costs_little(transport_client: Client, transport_socket: str) -> None:
+    """What a wait costs this process. Each measurement begins after a full collection:
+    collecting what the run's earlier tests left is not the wait's cost (late in a run it
+    takes tenths of a second, the likeliest cause of a 0.62 s CI once saw), and after one
+    the next is far off."""
     quiet = new_pane(transport_socket)
-    cpu = cpu_now()
+    gc.collect()
+    cpu = time.process_time()
     await call(transport_client, "wait_for_text", pane_id=quiet.pane_id, patterns=["x"], timeout=2)
     assert time.process_time() - cpu < 0.2
-    # a pane writing as fast as it can: one wake-up a check, not one per write
-    noisy = new_pane(transport_socket, command="sh -c 'sleep 0.3; exec yes'")
+    # a pane writing as fast as it can: one wake-up a check, not one per write; it starts
+    # once the wait has begun (history that tmux trims from before the wait's start would
+    # be the wait's error, rightly)
+    go = f"go-{uuid.uuid4().hex}"
+    noisy = new_pane(transport_socket, command=f"sh -c 'tmux wait-for {go}; exec yes'")
     try:
-        cpu = cpu_now()
-        result = await call(
-            transport_client, "wait_for_text", pane_id=noisy.pane_id, patterns=["never"], timeout=2
+        gc.collect()
+        cpu = time.process_time()
+        waiting = asyncio.ensure_future(
+            call(
+                transport_client,
+                "wait_for_text",
+                pane_id=noisy.pane_id,
+                patterns=["never"],
+                timeout=2,
+            )
         )
+        await until_armed(noisy, waiting)
+        tmux(transport_socket, "wait-for", "-S", go)
+        result = await waiting
         spent = time.process_time() - cpu
     finally:  # left running, it would keep a core busy for the rest of the run
         tmux(transport_socket, "kill-session", "-t", noisy.session_id)
