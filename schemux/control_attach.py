@@ -31,6 +31,7 @@ import array
 import contextlib
 import errno
 import os
+import signal
 import socket
 import struct
 import sys
@@ -225,6 +226,10 @@ def attach(header: str, path: str, words: list[str]) -> int:
 
 
 def main(argv: list[str]) -> int:
+    # as tmux's client: a terminal's ^C, ^\ and job control reach schemux (whose orderly
+    # end still needs its clients) and not them; SIGTERM and SIGHUP end it
+    for ignored in (signal.SIGINT, signal.SIGQUIT, signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU):
+        signal.signal(ignored, signal.SIG_IGN)
     header, path, count = argv[0], argv[1], int(argv[2])
     words = argv[3:][len(argv) - 3 - count :]
     try:

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import struct
 import subprocess
 import sys
 from collections.abc import Iterator
 
+import anyio
 import pytest
 
 from schemux import control_attach
@@ -215,6 +217,30 @@ async def test_the_client_is_the_attacher_where_it_can_run_else_tmux(
     assert [name.rstrip("0123456789.") for name in client_programs(socket)] == [program]
     proc.stdin.close()
     await asyncio.wait_for(proc.wait(), 10)
+
+
+async def test_a_terminal_s_signals_leave_the_client_attached_and_sigterm_ends_it(
+    socket: str,
+) -> None:
+    """As tmux's own client: ^C, ^\\ and job control's signals are ignored."""
+    proc = await asyncio.create_subprocess_exec(
+        *client_argv(socket, ["attach-session", "-f", "no-output", "-t", "=_schemux"]),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    assert proc.stdout is not None
+    assert proc.stdin is not None
+    await asyncio.wait_for(proc.stdout.readline(), 10)
+    for ignored in (signal.SIGINT, signal.SIGQUIT, signal.SIGTSTP, signal.SIGTTIN):
+        proc.send_signal(ignored)
+    proc.stdin.write(b"display-message -p still-here\n")
+    with anyio.fail_after(10):
+        while (line := await proc.stdout.readline()) not in (b"still-here\n", b""):
+            pass
+    assert line == b"still-here\n"
+    proc.terminate()
+    assert await asyncio.wait_for(proc.wait(), 10) == -signal.SIGTERM
+    assert tmux(socket, "list-clients", "-F", "#{client_pid}") == ""
 
 
 async def test_a_server_not_running_is_said_on_stderr(socket: str) -> None:
