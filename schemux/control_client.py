@@ -54,17 +54,17 @@ def control_client_argv(
     *,
     version: str | None,
     socket_path: str | None,
-    python: str,
+    python: str | None,
     source_here: bool,
 ) -> list[str]:
     """The argv of a control client that runs ``command`` (``attach-session ...``),
     where ``tmux`` (the binary and its socket flags) runs a tmux client. The attacher
     runs under ``python``: here, from its file (``source_here``: this Python runs
     schemux); elsewhere from its source, once ``sh`` has found that ``python`` is there
-    and new enough, else ``tmux -C`` runs instead."""
+    and new enough, else ``tmux -C`` runs instead, as it does without ``python``."""
     tmux_client = [*tmux, "-u", "-C", *command]
     header = header_for(version)
-    if header is None or socket_path is None or not plain_path(socket_path):
+    if header is None or python is None or socket_path is None or not plain_path(socket_path):
         return tmux_client
     program = attacher(python, source_here)
     attached = [*program, header, socket_path, str(len(command))]

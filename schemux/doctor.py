@@ -267,8 +267,11 @@ def check_remote_python(host: Host) -> Check:
         f"install python3 ({'.'.join(map(str, MINIMUM_PYTHON))} or newer) on that host: its "
         f"{tmux} can crash under tmux -C, which schemux runs there without it"
     )
+    python = host.python
+    if python is None:
+        return Check("python3", "warn", f"none on {host.describe()}", fix)
     try:
-        probe = [host.python, "-I", "-S", "-c", _PYTHON_PROBE]
+        probe = [python, "-I", "-S", "-c", _PYTHON_PROBE]
         done = run_briefly(host.exec_command(probe), TMUX_SECONDS)
     except (subprocess.TimeoutExpired, OSError) as error:
         return Check("python3", "warn", f"not checked: {error}", fix)

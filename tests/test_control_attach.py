@@ -12,6 +12,7 @@ import struct
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import anyio
 import pytest
@@ -19,6 +20,7 @@ import pytest
 from schemux import control_attach
 from schemux.config import AgentSession
 from schemux.control_client import control_client_argv, header_for, plain_path
+from schemux.hosts.local import LocalHost
 from schemux.tmux import ServerAddress, TmuxServer
 from tests.support import private_tmux_server, remove_server, tagged_socket_name, tmux
 
@@ -64,13 +66,18 @@ def test_tmux_runs_the_client_where_it_is_safe_or_the_path_is_not_plain() -> Non
     tmux_argv = ["tmux", "-L", "x"]
     command = ["attach-session", "-t", "=_schemux"]
     plain = [*tmux_argv, "-u", "-C", *command]
-    for version, path in [("3.7c", "/tmp/s"), ("3.3a", None), ("3.3a", "/tmp/a\\012b")]:
+    for version, path, python in [
+        ("3.7c", "/tmp/s", "python3"),
+        ("3.3a", None, "python3"),
+        ("3.3a", "/tmp/a\\012b", "python3"),
+        ("3.3a", "/tmp/s", None),  # no Python to run the attacher with
+    ]:
         argv = control_client_argv(
             tmux_argv,
             command,
             version=version,
             socket_path=path,
-            python="python3",
+            python=python,
             source_here=True,
         )
         assert argv == plain
@@ -312,3 +319,14 @@ async def test_a_server_schemux_starts_gets_the_attacher_too() -> None:
     finally:
         await server.close()
         remove_server(socket_name)
+
+
+def test_this_machine_offers_its_interpreter_only_where_it_may_run_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    assert LocalHost().python == sys.executable
+    unrunnable = tmp_path / "python3"
+    unrunnable.write_text("")
+    unrunnable.chmod(0o600)
+    monkeypatch.setattr(sys, "executable", str(unrunnable))
+    assert LocalHost().python is None

@@ -95,7 +95,14 @@ class LocalHost:
     kind = "local"
     pids_here = True
     files_here = True
-    python = sys.executable
+
+    @property
+    def python(self) -> str | None:
+        """schemux's own interpreter, where this process may run it again (a process
+        whose user cannot reach it, as one started by root with its capabilities, may
+        not)."""
+        executable = sys.executable
+        return executable if executable and os.access(executable, os.X_OK) else None
 
     def describe(self) -> str:
         return "this machine"

@@ -64,9 +64,10 @@ class Host(Protocol):
         ...
 
     @property
-    def python(self) -> str:
+    def python(self) -> str | None:
         """The Python 3 that runs schemux's standard-library helpers there (the control
-        client's attacher, ``schemux.control_client``), which checks that it is there."""
+        client's attacher, ``schemux.control_client``, which checks one of another host
+        before it runs it); None where there is none to run."""
         ...
 
     def describe(self) -> str:
