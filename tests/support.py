@@ -152,8 +152,8 @@ def new_pane(
     pane = Pane(socket_name, pane_id, window_id, session_id, name)
     if command == SHELL:
         wait_for_shell(pane)
-    elif remain_on_exit:  # dead, its status in and "Pane is dead" drawn (pane_dead comes first)
-        wait_until(lambda: pane_format(pane, "#{pane_dead}#{?pane_dead_time,+,}") == "1+")
+    elif remain_on_exit:
+        wait_until(lambda: pane_format(pane, "#{pane_dead}") == "1")
     return pane
 
 
