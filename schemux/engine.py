@@ -105,7 +105,7 @@ class ControlEngine:
     this machine, the ssh session that runs it on a remote host, each made to end when
     schemux does (``Host.client_command``). ``control`` turns a tmux command
     (``attach-session ...``) into the argv of a control client that runs it, before
-    ``command`` (``schemux.control_client``); by default ``argv`` with ``-u -C``.
+    ``command`` (``schemux.control_client``).
     """
 
     def __init__(
@@ -116,13 +116,13 @@ class ControlEngine:
         *,
         timeout: float = DEFAULT_TIMEOUT,
         command: Callable[[list[str]], list[str]] = list,
-        control: Callable[[list[str]], list[str]] | None = None,
+        control: Callable[[list[str]], list[str]],
     ) -> None:
         self.describe = describe
         self.prepare = prepare
         self.argv = argv
         self.command = command
-        self.control = control or (lambda words: [*argv, "-u", "-C", *words])
+        self.control = control
         self.timeout = timeout
         self._connection: Connection | None = None
         self._starting: asyncio.Task[Connection] | None = None

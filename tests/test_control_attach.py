@@ -165,6 +165,23 @@ async def run_client(argv: list[str], lines: bytes) -> tuple[int, str, str]:
     return proc.returncode, out.decode(), err.decode()
 
 
+ATTACH_OWNED = ["attach-session", "-f", "no-output", "-t", "=_schemux"]
+
+
+async def attached(
+    argv: list[str],
+) -> tuple[asyncio.subprocess.Process, asyncio.StreamWriter, asyncio.StreamReader]:
+    """The client ``argv`` started and attached (its first answer read): the process,
+    its stdin and its stdout."""
+    proc = await asyncio.create_subprocess_exec(
+        *argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    assert proc.stdin is not None
+    assert proc.stdout is not None
+    await asyncio.wait_for(proc.stdout.readline(), 10)
+    return proc, proc.stdin, proc.stdout
+
+
 def client_programs(socket: str) -> list[str]:
     """The program of each control client attached to the server."""
     pids = tmux(socket, "list-clients", "-F", "#{client_pid}").split()
@@ -187,17 +204,9 @@ async def test_the_client_runs_commands_and_says_when_it_ends(socket: str) -> No
 async def test_the_client_is_the_attacher_where_it_can_run_else_tmux(
     socket: str, python: str | None, program: str
 ) -> None:
-    command = ["attach-session", "-f", "no-output", "-t", "=_schemux"]
-    proc = await asyncio.create_subprocess_exec(
-        *client_argv(socket, command, python),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-    )
-    assert proc.stdout is not None
-    assert proc.stdin is not None
-    await asyncio.wait_for(proc.stdout.readline(), 10)  # attached: its first answer
+    proc, stdin, _ = await attached(client_argv(socket, ATTACH_OWNED, python))
     assert [name.rstrip("0123456789.") for name in client_programs(socket)] == [program]
-    proc.stdin.close()
+    stdin.close()
     await asyncio.wait_for(proc.wait(), 10)
 
 
@@ -205,19 +214,12 @@ async def test_a_terminal_s_signals_leave_the_client_attached_and_sigterm_ends_i
     socket: str,
 ) -> None:
     """As tmux's own client: ^C, ^\\ and job control's signals are ignored."""
-    proc = await asyncio.create_subprocess_exec(
-        *client_argv(socket, ["attach-session", "-f", "no-output", "-t", "=_schemux"]),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-    )
-    assert proc.stdout is not None
-    assert proc.stdin is not None
-    await asyncio.wait_for(proc.stdout.readline(), 10)
+    proc, stdin, stdout = await attached(client_argv(socket, ATTACH_OWNED))
     for ignored in (signal.SIGINT, signal.SIGQUIT, signal.SIGTSTP, signal.SIGTTIN):
         proc.send_signal(ignored)
-    proc.stdin.write(b"display-message -p still-here\n")
+    stdin.write(b"display-message -p still-here\n")
     with anyio.fail_after(10):
-        while (line := await proc.stdout.readline()) not in (b"still-here\n", b""):
+        while (line := await stdout.readline()) not in (b"still-here\n", b""):
             pass
     assert line == b"still-here\n"
     proc.terminate()
@@ -235,22 +237,16 @@ async def test_a_server_not_running_is_said_on_stderr(socket: str) -> None:
 
 
 async def test_a_server_that_dies_ends_the_client_with_tmux_s_reason(socket: str) -> None:
-    proc = await asyncio.create_subprocess_exec(
-        *client_argv(socket, ["attach-session", "-f", "no-output", "-t", "=_schemux"]),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-    )
-    assert proc.stdout is not None
-    await asyncio.wait_for(proc.stdout.readline(), 10)
+    proc, _, stdout = await attached(client_argv(socket, ATTACH_OWNED))
     os.kill(int(tmux(socket, "display-message", "-p", "#{pid}")), 9)
-    out = await asyncio.wait_for(proc.stdout.read(), 10)
+    out = await asyncio.wait_for(stdout.read(), 10)
     assert out.decode().splitlines()[-1] == "%exit server exited unexpectedly"
     assert await proc.wait() == 1
 
 
 async def test_clients_start_beside_a_churning_server_and_leave_it_running(socket: str) -> None:
     """100 control clients start while three other clients make and close sessions."""
-    argv = client_argv(socket, ["attach-session", "-f", "no-output", "-t", "=_schemux"])
+    argv = client_argv(socket, ATTACH_OWNED)
     stop = asyncio.Event()
 
     async def churn(index: int) -> int:
