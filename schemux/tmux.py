@@ -356,6 +356,7 @@ class TmuxServer:
         is the client's environment (a client that starts the server gives it to the
         server; on a remote host, the environment ssh gives the command there)."""
         await self._connect_host()
+        connection = self.address.host.connection
         proc = await asyncio.create_subprocess_exec(
             *self.argv(*command_arguments(args)),
             env=env,
@@ -370,7 +371,7 @@ class TmuxServer:
             raise
         if proc.returncode != 0:
             reached = self.address.host.reached(proc.returncode or 0)
-            lost = None if reached else self.address.host.lost()
+            lost = None if reached else self.address.host.lost(connection)
             if lost is not None:  # the way to the host failed (ssh's own failure), not tmux
                 raise ServerUnavailable(f"{lost} ({err.decode(errors='replace').strip()})")
             raise self._error(args[0], err.decode(errors="replace").strip())

@@ -70,6 +70,11 @@ def master_pid(context: ToolContext) -> int:
     """The running master of the context's host, as ``ssh -O check`` reports it."""
     host = context.host
     assert isinstance(host, SshHost)
+    return master_of(host)
+
+
+def master_of(host: SshHost) -> int:
+    """The host's running master, as ``ssh -O check`` reports it."""
     config = str(host.target.config)
     done = subprocess.run(
         ["ssh", "-F", config, "-S", host.control_path, "-O", "check", "--", ALIAS],
@@ -122,6 +127,24 @@ def test_a_remote_command_receives_each_word_verbatim(
     assert done.returncode == 0, done.stderr
     assert done.stdout == os.fsencode(value) + b"\0second\0"
     assert not mark.exists()
+
+
+def test_a_connection_replaced_by_a_new_one_counts_as_lost(ssh_target: SshTarget) -> None:
+    """What began on a master that was killed was lost, even once another call has
+    started a new master that answers: the new one does not carry it."""
+    host = SshHost(ssh_target)
+    try:
+        anyio.run(host.connect)
+        first = host.connection
+        assert host.lost(first) is None
+        os.kill(master_of(host), signal.SIGKILL)
+        wait_until(lambda: host.lost() is not None)
+        anyio.run(host.connect)
+        assert host.lost() is None
+        assert host.lost(host.connection) is None
+        assert host.lost(first) == f"the ssh connection to host {ALIAS!r} was lost"
+    finally:
+        host.close()
 
 
 async def test_a_dropped_connection_fails_the_call_at_once_and_the_next_reconnects(

@@ -57,6 +57,7 @@ class ExecHost(remote_side.RemoteHost):
     kind = "exec"
     pids_here = False
     files_here = False
+    connection = 0  # each command is its own way there: none to replace
 
     def __init__(self, target: ExecTarget) -> None:
         self.target = target
@@ -161,7 +162,7 @@ class ExecHost(remote_side.RemoteHost):
         )
         self._joined = joined
 
-    def lost(self) -> str | None:
+    def lost(self, since: int | None = None) -> str | None:
         """None: there is no connection of schemux's to lose (each command's failure is
         its own)."""
         return None

@@ -95,6 +95,7 @@ class LocalHost:
     kind = "local"
     pids_here = True
     files_here = True
+    connection = 0  # no connection: the way here is never lost
 
     @property
     def python(self) -> str | None:
@@ -133,7 +134,7 @@ class LocalHost:
     def check_tmux(self) -> str:
         return check_tmux()
 
-    def lost(self) -> str | None:
+    def lost(self, since: int | None = None) -> str | None:
         return None
 
     def reached(self, status: int) -> bool:

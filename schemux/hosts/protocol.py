@@ -37,9 +37,12 @@ class HelperHost(Protocol):
 
     def exec_command(self, argv: list[str]) -> list[str]: ...
 
+    @property
+    def connection(self) -> int: ...
+
     async def connect(self) -> None: ...
 
-    def lost(self) -> str | None: ...
+    def lost(self, since: int | None = None) -> str | None: ...
 
 
 class Host(Protocol):
@@ -108,8 +111,16 @@ class Host(Protocol):
         TmuxUnavailable or ServerUnavailable saying why not."""
         ...
 
-    def lost(self) -> str | None:
-        """Why the way to the host is gone, or None."""
+    @property
+    def connection(self) -> int:
+        """Which way to the host is the current one: it counts up each time the way is
+        made again (a new ssh master), so a command begun under an earlier count was
+        carried by a way since lost, even when a new one already answers."""
+        ...
+
+    def lost(self, since: int | None = None) -> str | None:
+        """Why the way to the host is gone, or None; with ``since`` (a ``connection``
+        read when a command began), also when that way has been replaced."""
         ...
 
     def reached(self, status: int) -> bool:

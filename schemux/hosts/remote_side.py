@@ -143,8 +143,12 @@ class RemoteHost(abc.ABC):
     @abc.abstractmethod
     async def connect(self) -> None: ...
 
+    @property
     @abc.abstractmethod
-    def lost(self) -> str | None: ...
+    def connection(self) -> int: ...
+
+    @abc.abstractmethod
+    def lost(self, since: int | None = None) -> str | None: ...
 
     async def until_shell_ready(self, pid: int, tmux_binary: str) -> None:
         """``hosts.local.until_shell_ready``, on the host, in one command there (which

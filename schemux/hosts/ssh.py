@@ -63,6 +63,12 @@ class SshHost(remote_side.RemoteHost):
         self._directory: Path | None = None
         self._home: str | None = None
         self.tmux_version: str | None = None
+        self._masters_started = 0
+
+    @property
+    def connection(self) -> int:
+        """The masters started so far: each is a new connection."""
+        return self._masters_started
 
     def describe(self) -> str:
         return f"host {preview(self.target.destination)}"
@@ -123,9 +129,10 @@ class SshHost(remote_side.RemoteHost):
         destination = self.target.destination
         return ["ssh", *self._options(), "-o", "ControlMaster=no", "--", destination, remote]
 
-    def lost(self) -> str | None:
-        """Why the connection is gone (its master does not answer), or None."""
-        if self._master_answers():
+    def lost(self, since: int | None = None) -> str | None:
+        """Why the connection is gone (its master does not answer, or since ``since``
+        another master took its place), or None."""
+        if self._master_answers() and since in (None, self._masters_started):
             return None
         return f"the ssh connection to {self.describe()} was lost"
 
@@ -196,6 +203,7 @@ class SshHost(remote_side.RemoteHost):
                 + "` works without a prompt (a key the host accepts, in the agent or the "
                 "config; the host's key in known_hosts)",
             )
+        self._masters_started += 1
 
     def _destination_words(self) -> list[str]:
         config = ["-F", self.target.config] if self.target.config is not None else []

@@ -80,6 +80,7 @@ class _Helper:
     perl: str = ""
     path: str = ""
     directory: str = ""
+    connection: int = 0  # the host's way there it started under (``Host.connection``)
     ended: str | None = None  # why it ended, once it has
     replies: dict[int, asyncio.Future[list[bytes]]] = field(default_factory=dict)
     copies: dict[str, asyncio.StreamReader] = field(default_factory=dict)
@@ -148,6 +149,7 @@ class RemotePrograms(TextFiles):
 
     async def _start(self) -> _Helper:
         await self._host.connect()
+        connection = self._host.connection
         script = HELPER.read_text("utf-8")
         gate = PERL_GATE.read_text("utf-8")
         process = await asyncio.create_subprocess_exec(
@@ -157,7 +159,7 @@ class RemotePrograms(TextFiles):
             stderr=asyncio.subprocess.PIPE,
             limit=COPY_BUFFER,
         )
-        helper = _Helper(process)
+        helper = _Helper(process, connection=connection)
         try:
             async with asyncio.timeout(START_SECONDS):
                 fields = await _read_frame(process)
@@ -209,7 +211,7 @@ class RemotePrograms(TextFiles):
             self._ended(helper, await _stderr_of(helper.process))
 
     def _ended(self, helper: _Helper, said: str) -> None:
-        lost = self._host.lost()
+        lost = self._host.lost(helper.connection)
         helper.ended = lost or f"the program helper on {self._host.describe()} ended: {said}"
         error = ServerUnavailable(helper.ended)
         for reply in helper.replies.values():
