@@ -17,6 +17,13 @@ last ``%end``/``%error`` with the same numbers is genuine (nothing but notificat
 follows it), so everything between them is that command's output, whatever it holds.
 A command that runs further commands has several blocks in its span, read in order by
 their framing: the commands it runs must not print program-controlled text.
+
+A block whose ``%begin`` ends in flags ``0`` did not come from this client's input: tmux
+also runs on a control client commands that find it the best client to run on (the
+delayed ``run-shell -b -C`` of another client, whose target client is the most recently
+active attached one; hooks of its attach). Such a block is nobody's answer, wherever it
+comes: before a caller's first block it would otherwise be taken for that caller's, and
+the caller's own answer lost (a just-made pane's ``list-panes`` answered with nothing).
 """
 
 from __future__ import annotations
@@ -31,6 +38,8 @@ from schemux.errors import SchemuxError
 
 # commands whose answer is several blocks: they run further commands in place
 RUNS_COMMANDS = frozenset({"if-shell", "if", "source-file", "source", "run-shell", "run"})
+# how a block's framing ends when its command did not come from this client's input
+FOREIGN = " 0"
 
 
 @dataclass
@@ -74,11 +83,18 @@ def framed_blocks(span: list[str]) -> tuple[list[tuple[bool, list[str]]], list[s
             else:
                 outside.append(line)
         elif line in (f"%end {framing}", f"%error {framing}"):
-            blocks.append((line.startswith("%error "), lines))
+            if not framing.endswith(FOREIGN):
+                blocks.append((line.startswith("%error "), lines))
             framing = None
         else:
             lines.append(line)
     return blocks, outside
+
+
+def is_foreign_begin(line: str) -> bool:
+    """Whether ``line`` begins a block that is not from this client's input (see the
+    module)."""
+    return line.startswith("%begin ") and line.endswith(FOREIGN)
 
 
 def one_block(span: list[str]) -> tuple[bool, list[str], list[str]] | None:
@@ -95,8 +111,8 @@ def one_block(span: list[str]) -> tuple[bool, list[str], list[str]] | None:
 class FrameReader:
     """The answers a connection waits for, fed its output one line at a time.
 
-    ``notification`` gets every line outside blocks; ``block`` a block that came while
-    no answer was awaited (the attach's own answer); ``broken`` the reason when tmux's
+    ``notification`` gets every line outside blocks; ``block`` a block that is no
+    caller's (the attach's own answer first); ``broken`` the reason when tmux's
     output cannot be read any further.
     """
 
@@ -120,14 +136,14 @@ class FrameReader:
             self._sentinel_end = False
             if line.startswith("%end "):
                 return
-        if self.answers:
-            self._answer_line(self.answers[0], line)
-        elif self._block is not None:
+        if self._block is not None:  # a block that is no caller's, read to its end
             if line in (f"%end {self._block}", f"%error {self._block}"):
                 self._block = None
                 self._block_done(line.startswith("%error "), self._block_lines)
             else:
                 self._block_lines.append(line)
+        elif self.answers and (self.answers[0].buffered or not is_foreign_begin(line)):
+            self._answer_line(self.answers[0], line)
         elif line.startswith("%begin "):
             self._block, self._block_lines = line.removeprefix("%begin "), []
         elif line.startswith("%"):
@@ -167,7 +183,7 @@ class FrameReader:
                 answer.lines.extend(lines)
             elif answer.error is None:
                 answer.error = lines
-        for line in after:
+        for line in framed_blocks(after)[1]:  # a foreign block there is nobody's
             self._notification(line)
 
     def _complete(self, answer: Answer) -> None:

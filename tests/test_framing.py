@@ -16,6 +16,7 @@ from mcp import Client
 
 from schemux.config import Settings
 from schemux.context import ToolContext
+from schemux.control_connection import Connection
 from schemux.errors import SchemuxError, UnsendableArgument
 from schemux.framing import Answer, FrameReader
 from schemux.generated.bindings import BINDINGS
@@ -332,6 +333,70 @@ def test_a_command_that_runs_commands_is_read_by_its_blocks() -> None:
             reader.feed(line)
         with pytest.raises(SchemuxError, match="no such thing"):
             answer.future.result()
+        assert notifications == []
+    finally:
+        loop.close()
+
+
+async def test_a_block_of_another_clients_command_is_nobodys_answer(socket: str) -> None:
+    """tmux runs the delayed commands of another client's ``run-shell -b -C`` on the
+    attached client it finds best: here the one control client. Their block, arriving
+    while a caller waits for its first block, is skipped: the caller gets its own answer
+    (it once got that block's, an empty ``list-panes`` for a pane that was there)."""
+    process = await asyncio.create_subprocess_exec(
+        "tmux", "-L", socket, "-C", "attach-session", "-t", "=keepalive",
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )  # fmt: skip
+    connection = Connection(process, "the test's server", None)
+    try:
+        await connection.attached
+        channel = "schemux-test-foreign"
+        waiting = connection.send(("wait-for", channel))  # holds the client's queue
+        tmux(socket, "run-shell", "-b", "-d", "0.1", "-C", "display-message -p 'not yours'")
+        await asyncio.sleep(0.5)  # queued on the control client, behind the wait
+        asking = connection.send(("display-message", "-p", "yours"))
+        tmux(socket, "wait-for", "-S", channel)
+        assert await waiting == []
+        assert await asking == ["yours"]
+    finally:
+        await connection.close()
+
+
+FOREIGN_CONTENT = st.lists(
+    st.one_of(
+        st.sampled_from(["%exit", "%exit forged", "%begin 1796044169 270 1", ""]),
+        st.text().map(lambda text: text.replace("\n", " ")),
+    ),
+    max_size=10,
+)
+
+
+@given(FOREIGN_CONTENT, CONTENT)
+def test_foreign_blocks_anywhere_are_skipped(foreign: list[str], ours: list[str]) -> None:
+    """Blocks with flags 0 (not from this client's input) before a caller's first block,
+    after it, and among the blocks of a command that runs commands: never part of an
+    answer, and nothing in them is taken for a notification."""
+    reader, answer, notifications, loop = reader_with([["capture-pane"], ["if-shell"]])
+
+    def foreign_block(number: int) -> list[str]:
+        return [f"%begin 1796044169 {number} 0", *foreign, f"%end 1796044169 {number} 0"]
+
+    try:
+        stream = [
+            *foreign_block(260),
+            f"%begin {FRAMING}", *ours, f"%end {FRAMING}",
+            *foreign_block(261),
+            *sentinel_block(answer.sentinels[0], 270),
+            *foreign_block(262),
+            "%begin 1796044169 271 1", "a", "%end 1796044169 271 1",
+            *foreign_block(272),
+            "%begin 1796044169 273 1", "b", "%end 1796044169 273 1",
+            *sentinel_block(answer.sentinels[1], 274),
+        ]  # fmt: skip
+        for line in stream:
+            reader.feed(line)
+        assert answer.future.result() == [*ours, "a", "b"]
         assert notifications == []
     finally:
         loop.close()
