@@ -242,7 +242,7 @@ class TmuxServer:
 
     async def _prepare(self) -> None:
         """Before a control client attaches: the server must run (``has-session`` fails
-        without starting one), be of a version schemux serves (``_check_server_version``)
+        without starting one), be of a version schemux serves (``_learn_server``)
         and the owned session must exist (made detached, running an
         inert ``cat``; only a server that exited in between would be started by it). With
         ``agent``, a server not running is started, in the user's environment, by making
@@ -252,7 +252,7 @@ class TmuxServer:
         (a task ``ControlEngine`` starts from it), so it sees that call's permission."""
         start_server = False
         try:
-            await self._check_server_version(await self.run_subprocess(*_OWNED_AND_VERSION))
+            await self._learn_server(await self.run_subprocess(*_OWNED_AND_VERSION))
             return
         except ServerUnavailable:
             if self.agent is None or self not in _START_ALLOWED.get():
@@ -262,17 +262,20 @@ class TmuxServer:
             if not re.search(r"can't find session|no such session", error.stderr):
                 raise
             # a running server, before anything is made on it (of its sessions, tmux picks one)
-            await self._check_server_version(await self.run_subprocess(*_VERSION))
-        await self._make_owned_session(agent_shell()[1] if start_server else None)
+            await self._learn_server(await self.run_subprocess(*_VERSION))
+        shown = await self._make_owned_session(agent_shell()[1] if start_server else None)
+        if start_server:  # what the control clients need to know of it (control_client)
+            await self._learn_server(
+                await self.run_subprocess(*_VERSION) if shown is None else shown
+            )
         if start_server and self.agent is not None:
             await self.make_agent_session(self.agent)
-        if start_server:  # what the control clients need to know of it (control_client)
-            await self._check_server_version(await self.run_subprocess(*_VERSION))
 
-    async def _check_server_version(self, shown: list[str]) -> None:
-        """Refuse a server older than schemux serves, whatever the client's version
-        (``schemux.tmux_version``); say once when client and server differ. ``shown``:
-        ``#{version}``, then ``#{socket_path}`` (a path with a newline is whole again)."""
+    async def _learn_server(self, shown: list[str]) -> None:
+        """Record the server's version and socket path, ``shown`` as ``#{version}`` then
+        ``#{socket_path}`` (a path with a newline is whole again); refuse a server older
+        than schemux serves, whatever the client's version (``schemux.tmux_version``), and
+        say once when client and server differ."""
         server_version = shown[0] if shown else ""
         self._socket_path = "\n".join(shown[1:]) or None
         if server_version == self._server_version:
@@ -303,15 +306,28 @@ class TmuxServer:
             raise
         return out.decode(errors="replace").strip()
 
-    async def _make_owned_session(self, env: dict[str, str] | None) -> None:
+    async def _make_owned_session(self, env: dict[str, str] | None) -> list[str] | None:
+        """Make the owned session (which starts a server that is not running); what
+        ``_VERSION`` shows of the server, in the same call; None when the session was
+        there already (made meanwhile by another process)."""
         try:
-            created = await self.run_subprocess(*creation_command(), env=env)
+            created = await self.run_subprocess(*creation_command(), THEN, *_VERSION, env=env)
         except TmuxCommandError as error:
             if "duplicate session" not in error.stderr:
                 raise
-            return
-        self.created_sessions.extend(
-            created_session(parse_row(CreatedSessionRow, line)) for line in created[:1]
+            return None
+        if not created:
+            raise self._could_not_start()
+        self.created_sessions.append(created_session(parse_row(CreatedSessionRow, created[0])))
+        return created[1:]
+
+    def _could_not_start(self) -> SchemuxError:
+        """The error for a client that answered nothing, with status 0: the server it
+        forked could not listen."""
+        return SchemuxError(
+            f"tmux could not start a server on {self.address.describe()}",
+            suggestion="check that the socket's directory exists and is yours to write "
+            "in (try `tmux " + " ".join([*self.address.flags(), "new-session"]) + "`)",
         )
 
     async def make_agent_session(self, agent: AgentSession) -> None:
@@ -330,12 +346,8 @@ class TmuxServer:
             if "duplicate session" not in error.stderr:
                 raise
             return
-        if not made:  # the client answers 0 although the server it forked could not listen
-            raise SchemuxError(
-                f"tmux could not start a server on {self.address.describe()}",
-                suggestion="check that the socket's directory exists and is yours to write "
-                "in (try `tmux " + " ".join([*self.address.flags(), "new-session"]) + "`)",
-            )
+        if not made:
+            raise self._could_not_start()
         row = parse_row(AgentSessionMade, made[0])
         pane_id, pane_pid = row.pane_id, row.pane_pid
         self.created_sessions.append(created_session(row))
