@@ -1,9 +1,9 @@
 """A tmux control client that tells the server it is one only in its last message.
 
-Run as a program with the standard library only: schemux runs this file with
-``python -I -S`` (``schemux.control_client``)::
+Run as a program with the standard library only: schemux runs this file's source with
+``python3 -I -S -c`` on this machine and on a remote host alike (``schemux.control_client``)::
 
-    python -I -S control_attach.py HEADER SOCKET_PATH COUNT TMUX_ARGV...
+    python3 -c SOURCE HEADER SOCKET_PATH COUNT TMUX_ARGV...
 
 It is the control client ``TMUX_ARGV`` (``tmux ... -u -C attach-session ...``) would be,
 for the last ``COUNT`` words of it (the command), on the server at ``SOCKET_PATH``: its

@@ -37,6 +37,7 @@ from schemux.config import (
     TrackingSetting,
     settings_from,
 )
+from schemux.control_client import MINIMUM_PYTHON, header_for
 from schemux.errors import (
     ConfigError,
     SchemuxError,
@@ -151,6 +152,8 @@ def _check_the_host(settings: Settings | None, problem: Check | None) -> list[Ch
         checks = [tmux] if problem is None else [tmux, problem]
         if not host.pids_here:  # its programs run under the helper and gate in Perl
             checks.append(check_remote_perl(host))
+            if tmux.status == "ok":
+                checks.append(check_remote_python(host))
         if settings is not None:
             if tmux.status == "fail":
                 checks.append(Check("server", "warn", "not checked: tmux cannot run"))
@@ -181,8 +184,18 @@ def check_named_host(named: NamedHost) -> Check:
         if host.pids_here:
             return Check(name, "ok", f"{host.kind}: {tmux.found}")
         perl = check_remote_perl(host)
-        found = f"{host.kind}: {tmux.found}; {perl.found}"
-        return Check(name, perl.status, found, perl.fix)
+        python = check_remote_python(host)
+        found = f"{host.kind}: {tmux.found}; {perl.found}; {python.found}"
+        worst = next(
+            (
+                check
+                for status in ("fail", "warn")
+                for check in (perl, python)
+                if check.status == status
+            ),
+            perl,
+        )
+        return Check(name, worst.status, found, worst.fix)
     finally:
         host.close()
 
@@ -235,6 +248,40 @@ def check_remote_perl(host: Host) -> Check:
         reason = shorten(" ".join(done.stderr.split()), 200) or f"exit status {done.returncode}"
         return Check("perl", "fail", f"perl cannot run on {host.describe()}: {reason}", fix)
     return Check("perl", "ok", f"{said} on {host.describe()} (programs run under it)")
+
+
+_PYTHON_PROBE = (
+    "import sys; print('python %d.%d.%d at %s' % (*sys.version_info[:3], sys.executable)); "
+    f"sys.exit(sys.version_info < {MINIMUM_PYTHON})"
+)
+
+
+def check_remote_python(host: Host) -> Check:
+    """python3 on another host, where its tmux crashes under ``tmux -C`` (3.3 to 3.6):
+    schemux's control clients there are its attacher, which needs it
+    (``schemux.control_client``); without it they are ``tmux -C``."""
+    tmux = host.check_tmux().split(" on ")[0]
+    if header_for(tmux) is None:
+        return Check("python3", "ok", f"not needed: {tmux} runs tmux -C safely")
+    fix = (
+        f"install python3 ({'.'.join(map(str, MINIMUM_PYTHON))} or newer) on that host: its "
+        f"{tmux} can crash under tmux -C, which schemux runs there without it"
+    )
+    python = host.python
+    if python is None:
+        return Check("python3", "warn", f"none on {host.describe()}", fix)
+    try:
+        probe = [python, "-I", "-S", "-c", _PYTHON_PROBE]
+        done = run_briefly(host.exec_command(probe), TMUX_SECONDS)
+    except (subprocess.TimeoutExpired, OSError) as error:
+        return Check("python3", "warn", f"not checked: {error}", fix)
+    said = done.stdout.strip()
+    if done.returncode != 0 or not said.startswith("python "):
+        found = f"{said}, too old" if said.startswith("python ") else "no python3"
+        return Check(
+            "python3", "warn", f"{found} on {host.describe()}: control clients are tmux -C", fix
+        )
+    return Check("python3", "ok", f"{said} on {host.describe()} (control clients run under it)")
 
 
 def check_server(settings: Settings, host: Host = LOCAL) -> Check:

@@ -195,6 +195,7 @@ class TmuxServer:
             version=self._server_version,
             socket_path=self._socket_path,
             python=self.address.host.python,
+            source_here=self.address.host.files_here,
         )
 
     def _connection_lost(self, error: ConnectionLost) -> ConnectionLost:

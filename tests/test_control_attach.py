@@ -62,7 +62,7 @@ def test_only_a_plainly_printed_socket_path_is_taken(path: str, plain: bool) -> 
     assert plain_path(path) is plain
 
 
-def test_tmux_runs_the_client_where_it_is_safe_or_cannot_be_replaced() -> None:
+def test_tmux_runs_the_client_where_it_is_safe_or_the_path_is_not_plain() -> None:
     tmux_argv = ["tmux", "-L", "x"]
     command = ["attach-session", "-t", "=_schemux"]
     plain = [*tmux_argv, "-u", "-C", *command]
@@ -70,17 +70,30 @@ def test_tmux_runs_the_client_where_it_is_safe_or_cannot_be_replaced() -> None:
         ("3.7c", "/tmp/s", "python3"),
         ("3.3a", None, "python3"),
         ("3.3a", "/tmp/a\\012b", "python3"),
-        ("3.3a", "/tmp/s", None),  # no Python to run the attacher with (another host)
+        ("3.3a", "/tmp/s", None),  # no Python to run the attacher with
     ]:
         argv = control_client_argv(
-            tmux_argv, command, version=version, socket_path=path, python=python
+            tmux_argv,
+            command,
+            version=version,
+            socket_path=path,
+            python=python,
+            source_here=True,
         )
         assert argv == plain
-    here = control_client_argv(tmux_argv, command, version="3.6", socket_path="/tmp/s", python="py")
+    here = control_client_argv(
+        tmux_argv, command, version="3.3a", socket_path="/tmp/s", python="py", source_here=True
+    )
     assert here[:3] == ["py", "-I", "-S"]
-    assert here[3].endswith("/schemux/control_attach.py")
-    assert here[4:7] == ["mark", "/tmp/s", "3"]
+    assert here[4:7] == ["flags", "/tmp/s", "3"]
     assert here[7:] == plain
+    there = control_client_argv(
+        tmux_argv, command, version="3.6", socket_path="/tmp/s", python="py", source_here=False
+    )
+    assert there[:4] == ["sh", "-c", there[2], "sh"]
+    assert there[4:8] == ["py", "-I", "-S", "-c"]
+    assert there[9:12] == ["mark", "/tmp/s", "3"]
+    assert there[12:] == plain  # what sh falls back to
 
 
 @pytest.mark.parametrize("header", ["flags", "mark"])
@@ -147,12 +160,19 @@ def server_facts(socket: str) -> tuple[str, str]:
     return version, path.strip()
 
 
-def client_argv(socket: str, command: list[str], python: str | None = sys.executable) -> list[str]:
+def client_argv(
+    socket: str, command: list[str], python: str = sys.executable, source_here: bool = True
+) -> list[str]:
     version, path = server_facts(socket)
     if header_for(version) is None:
         pytest.skip(f"tmux {version} runs tmux -C as the control client")
     return control_client_argv(
-        ["tmux", "-L", socket], command, version=version, socket_path=path, python=python
+        ["tmux", "-L", socket],
+        command,
+        version=version,
+        socket_path=path,
+        python=python,
+        source_here=source_here,
     )
 
 
@@ -198,13 +218,18 @@ async def test_the_client_runs_commands_and_says_when_it_ends(socket: str) -> No
 
 
 @pytest.mark.parametrize(
-    ("python", "program"),
-    [(sys.executable, "python"), (None, "tmux")],  # here; where there is no Python
+    ("python", "source_here", "program"),
+    [
+        (sys.executable, True, "python"),  # this machine: from its file
+        (sys.executable, False, "python"),  # another host: from its source
+        ("/nonexistent/python3", False, "tmux"),  # a host without python3
+        ("false", False, "tmux"),  # one too old (the probe fails)
+    ],
 )
 async def test_the_client_is_the_attacher_where_it_can_run_else_tmux(
-    socket: str, python: str | None, program: str
+    socket: str, python: str, source_here: bool, program: str
 ) -> None:
-    proc, stdin, _ = await attached(client_argv(socket, ATTACH_OWNED, python))
+    proc, stdin, _ = await attached(client_argv(socket, ATTACH_OWNED, python, source_here))
     assert [name.rstrip("0123456789.") for name in client_programs(socket)] == [program]
     stdin.close()
     await asyncio.wait_for(proc.wait(), 10)

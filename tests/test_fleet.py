@@ -42,6 +42,7 @@ from schemux.config import (
     SshTarget,
 )
 from schemux.context import ToolContext
+from schemux.control_client import header_for
 from schemux.errors import SchemuxError
 from schemux.fleet import Fleet
 from schemux.generated.bindings import BINDINGS
@@ -668,6 +669,30 @@ kind = "local"
     status, lines = doctor(SCHEMUX_HOSTS=str(hosts))
     assert status == 0
     assert [line.split()[2] for line in lines if " host " in line] == ["waits:", "opens:", "here:"]
+
+
+def test_doctor_warns_of_a_host_without_python3_where_tmux_can_crash(tmp_path: Path) -> None:
+    """A host whose PATH has everything but python3: its control clients would be tmux -C,
+    which its tmux 3.3 to 3.6 can crash under; doctor warns and says what to install."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for directory in ("/usr/local/bin", "/usr/bin", "/bin"):
+        for program in Path(directory).iterdir():
+            link = bin_dir / program.name
+            if not program.name.startswith("python") and not link.exists():
+                link.symlink_to(program)
+    status, lines = doctor("--host", f"bare=exec:env PATH={bin_dir}", "--host", "here=local")
+    line = host_line(lines, "bare")
+    version = subprocess.run(["tmux", "-V"], capture_output=True, text=True).stdout
+    if header_for(version) is None:
+        assert line.startswith("OK "), line
+        assert "runs tmux -C safely" in line
+    else:
+        assert line.startswith("WARN  host bare: exec: reached; tmux "), line
+        assert "; no python3 on the host of 'env PATH=" in line, line
+        assert ": control clients are tmux -C; fix: " in line, line
+        assert "install python3 (3.7 or newer) on that host" in "\n".join(lines)
+    assert status == 0
 
 
 def test_doctor_refuses_a_bad_host_setting() -> None:

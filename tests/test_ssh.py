@@ -247,6 +247,9 @@ def test_serve_and_doctor_check_the_host_at_start(
         assert perl_line.startswith("OK"), perl_line
         assert "perl 5." in perl_line, perl_line
         assert f"on host {alias!r} (programs run under it)" in perl_line, perl_line
+        python_line = next(line for line in doctor.stdout.splitlines() if "  python3: " in line)
+        assert python_line.startswith("OK"), python_line
+        assert "(control clients run under it)" in python_line or "safely" in python_line
     else:
         assert ssh_line.startswith("FAIL"), ssh_line
         assert expected in ssh_line, ssh_line

@@ -68,8 +68,9 @@ class Host(Protocol):
 
     @property
     def python(self) -> str | None:
-        """The Python that runs schemux's control-client attacher there
-        (``schemux.control_client``); None where there is none to run."""
+        """The Python 3 that runs schemux's standard-library helpers there (the control
+        client's attacher, ``schemux.control_client``, which checks one of another host
+        before it runs it); None where there is none to run."""
         ...
 
     def describe(self) -> str:

@@ -129,10 +129,7 @@ class RemoteHost(abc.ABC):
     a command prefix): what runs there runs through ``exec_command``."""
 
     _programs: RemotePrograms | None = None  # its helper reads shell facts too
-    # no attacher there (schemux.control_client): its control clients are tmux -C, which
-    # the ssh tables of the test suite ran without the bursts of unseen panes that two
-    # runs of 3 showed with the attacher over ssh (cause not found; README, Known gaps)
-    python = None
+    python = "python3"  # the one on the PATH there, if any
 
     @abc.abstractmethod
     def describe(self) -> str: ...
