@@ -148,6 +148,8 @@ class TmuxServer:
         self._server_version: str | None = None
         self._client_version: str | None = None
         self._socket_path: str | None = None  # as the server printed it, when checked
+        # the host's connection the control clients were started on (``Host.connection``)
+        self._clients_connection: int | None = None
         self._kept: dict[type, object] = {}
         # for the shell facts of a host whose pids are not this machine's
         # (``schemux.shell_facts``): the server's pid and start time as tmux last said
@@ -199,8 +201,9 @@ class TmuxServer:
         )
 
     def _connection_lost(self, error: ConnectionLost) -> ConnectionLost:
-        """``error``, or on a remote host whose connection dropped, that cause."""
-        lost = self.address.host.lost()
+        """``error``, or on a remote host whose connection dropped (or was replaced
+        since the control clients started on it), that cause."""
+        lost = self.address.host.lost(self._clients_connection)
         if lost is None:
             return error
         return ConnectionLost(f"{lost} while this call ran; the next call connects again")
@@ -252,6 +255,8 @@ class TmuxServer:
         ``created_sessions``. It runs in the context of the command that needs the client
         (a task ``ControlEngine`` starts from it), so it sees that call's permission."""
         start_server = False
+        await self._connect_host()
+        self._clients_connection = self.address.host.connection
         try:
             await self._learn_server(await self.run_subprocess(*_OWNED_AND_VERSION))
             return
