@@ -100,9 +100,13 @@ async def test_a_python_repl_driven_by_keys_and_waits(transport_client: Client, 
     assert result["matched_lines"] == ["slow"]
 
     # a prompt, and the answer to it
-    waiting = await armed_wait(transport_client, repl, patterns=["[y/N]"], timeout=10)
+    # the prompt's own row: the echo of the typed line holds the text too, and Python
+    # 3.13's REPL draws that echo a moment before input() prints the prompt
+    waiting = await armed_wait(
+        transport_client, repl, patterns=[r"^\[y/N\] $"], regex=True, timeout=10
+    )
     await send(transport_client, repl, "answer = input('[y/N] ')")
-    prompt = await waiting  # the echo of the typed line holds the text too
+    prompt = await waiting
     assert prompt["matched_lines"][-1] == "[y/N] "
     await send(transport_client, repl, "y")
     waiting = await armed_wait(transport_client, repl, patterns=["answered 'y'"], timeout=10)
