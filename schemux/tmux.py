@@ -190,7 +190,9 @@ class TmuxServer:
 
     def _control_client(self, command: list[str]) -> list[str]:
         """A control client's argv for ``command``, for the server as last checked (see
-        ``schemux.control_client``); ``_prepare`` runs before every start."""
+        ``schemux.control_client``); ``_prepare`` runs before every start, so the host is
+        connected, and this is the connection the client starts on."""
+        self._clients_connection = self.address.host.connection
         return control_client_argv(
             [self.binary, *self.address.flags()],
             command,
@@ -255,8 +257,6 @@ class TmuxServer:
         ``created_sessions``. It runs in the context of the command that needs the client
         (a task ``ControlEngine`` starts from it), so it sees that call's permission."""
         start_server = False
-        await self._connect_host()
-        self._clients_connection = self.address.host.connection
         try:
             await self._learn_server(await self.run_subprocess(*_OWNED_AND_VERSION))
             return
