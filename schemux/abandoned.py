@@ -34,6 +34,8 @@ from pathlib import Path
 from schemux.abandoned_wrappers import release_abandoned_wrappers
 from schemux.errors import SchemuxError
 from schemux.runtime_identity import RUNTIME_NAME, own_identity, owner_alive
+from schemux.shell_channel import remove_abandoned_armed_files
+from schemux.shell_integration import armed_directory
 from schemux.tmux import ServerAddress, TmuxServer
 from schemux.tmux_command import THEN
 from schemux.tmux_names import OWNED_SESSION
@@ -76,6 +78,14 @@ async def remove_abandoned_program_panes(server: TmuxServer) -> None:
 
 async def remove_abandoned_runtime_directories(server: TmuxServer) -> None:
     await asyncio.to_thread(reap_runtime_directories)
+
+
+async def remove_armed_files_of_dead_owners(server: TmuxServer) -> None:
+    """The files by which dead schemux processes armed shells' hooks (harmless: the hooks
+    find their owner gone), where the shells run on this machine."""
+    if server.address.host.files_here:
+        directory = armed_directory(os.environ)
+        await asyncio.to_thread(remove_abandoned_armed_files, directory)
 
 
 def link_mark() -> str:
@@ -192,7 +202,11 @@ TMUX_STEPS: tuple[Step, ...] = (
     remove_abandoned_program_panes,
     remove_abandoned_links,
 )
-STEPS: tuple[Step, ...] = (*TMUX_STEPS, remove_abandoned_runtime_directories)
+STEPS: tuple[Step, ...] = (
+    *TMUX_STEPS,
+    remove_abandoned_runtime_directories,
+    remove_armed_files_of_dead_owners,
+)
 
 
 async def reap_abandoned(server: TmuxServer) -> None:

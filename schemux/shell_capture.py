@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+from dataclasses import dataclass
 
 from schemux.errors import SchemuxError
 from schemux.shell_facts import shell_facts
@@ -39,11 +40,10 @@ def prompt_from(typed: list[str]) -> Prompt:
     return Prompt.at(at.history_size, at.cursor_y, at.cursor_x, typed[1:])
 
 
-async def output_end_now(server: TmuxServer, wrapper: Wrapper) -> OutputEnd:
-    """Where the output ends so far, for a command still running: the terminal's cursor."""
-    now = await in_pane(
-        server, wrapper, "display-message", "-p", "-t", wrapper.pane_id, CURSOR_FORMAT
-    )
+async def output_end_now(server: TmuxServer, pane_id: str) -> OutputEnd:
+    """Where the output ends so far (the terminal's cursor): of a command still running,
+    or of one whose shell the hooks hold before its prompt."""
+    now = await in_pane(server, pane_id, "display-message", "-p", "-t", pane_id, CURSOR_FORMAT)
     at = parse_row(TerminalCursorRow, now[0])
     return OutputEnd(at.history_size, at.cursor_y, at.cursor_x, at.history_limit)
 
@@ -68,7 +68,7 @@ async def read_output(
     now, later = (then, ()) if first is not None else ((), then[1:])
     try:
         lines = await in_pane(
-            server, wrapper, "capture-pane", "-p", "-J", "-t", wrapper.pane_id,
+            server, wrapper.pane_id, "capture-pane", "-p", "-J", "-t", wrapper.pane_id,
             "-S", "-" if first is None else str(first), "-E", str(end.last_output_row),
             *now,
         )  # fmt: skip
@@ -83,7 +83,7 @@ async def read_output(
             return Located(lines, exact=False)
     finally:
         if later:
-            await asyncio.shield(in_pane(server, wrapper, *later))
+            await asyncio.shield(in_pane(server, wrapper.pane_id, *later))
     ran = "is still running" if status is None else f"ran and exited with status {status}"
     raise SchemuxError(
         f"the command in pane {wrapper.pane_id} {ran}, but its output cannot be told apart "
@@ -95,78 +95,91 @@ async def read_output(
 
 async def _pane_tty(server: TmuxServer, wrapper: Wrapper) -> str:
     lines = await in_pane(
-        server, wrapper, "display-message", "-p", "-t", wrapper.pane_id, "#{pane_tty}"
+        server, wrapper.pane_id, "display-message", "-p", "-t", wrapper.pane_id, "#{pane_tty}"
     )
     return lines[0] if lines else ""
 
 
-def start_from(value: str) -> Prompt | None:
-    """Where the hooks saw a command's output start (``history_size cursor_y cursor_x``,
-    see ``schemux.shell_integration``); None when they saw none."""
-    fields = value.split()
-    if len(fields) != 3 or not all(field.isdigit() for field in fields):
-        return None
-    history, row, column = (int(field) for field in fields)
-    return Prompt(history, row, column)
+@dataclass(frozen=True)
+class CommandStart:
+    """Where the hooks saw a command's output start (the cursor, in the grid's absolute
+    rows), and what the row above it showed: the echo's last row, to find the start
+    again should tmux drop history rows."""
+
+    at: Prompt
+    echo_row: str
+
+
+def command_start_from(lines: list[str]) -> CommandStart:
+    """From the lines of ``display-message -p CURSOR_FORMAT`` and ``capture-pane -p -S -1``
+    after it, read while the hooks held the shell before its command (``START_NOW``)."""
+    at = parse_row(TerminalCursorRow, lines[0])
+    rows = lines[1:]
+    above = at.cursor_y - 1 + (1 if at.history_size else 0)  # -S -1 is row 0 without history
+    echo_row = rows[above] if 0 <= above < len(rows) else ""
+    return CommandStart(Prompt(at.history_size, at.cursor_y, at.cursor_x), echo_row)
+
+
+def start_now(pane_id: str) -> tuple[str, ...]:
+    """The tmux commands whose lines ``command_start_from`` reads."""
+    return (
+        "display-message", "-p", "-t", pane_id, CURSOR_FORMAT,
+        THEN, "capture-pane", "-p", "-t", pane_id, "-S", "-1",
+    )  # fmt: skip
 
 
 async def read_marked_output(
     server: TmuxServer,
-    wrapper: Wrapper,
-    start: Prompt,
+    pane_id: str,
+    start: CommandStart,
     end: OutputEnd,
-    then: tuple[str, ...],
     eol_mark: str,
 ) -> Located:
     """The output rows between where the shell's hooks saw the command start and end
     (``schemux.shell_integration``), and whether they are all of it; when tmux dropped
     the start, how many rows of the output it certainly dropped.
 
-    ``then`` (further tmux commands) runs in the same tmux call as the capture.
     ``eol_mark`` is zsh's mark for output without a final newline: zsh writes it (and moves
     to a new row) before its precmd hook reports, so an end at the start of a row may
     follow that mark on the row above (``mark_ended_output``).
     """
-    first = end.first_row_since(start)
+    first = end.first_row_since(start.at)
     zsh_marked = bool(eol_mark) and end.column == 0
     last = end.row if zsh_marked else end.last_output_row
     rows_lost = 0
     if first is None:  # tmux may have dropped history rows since
-        first = await _start_after_drops(server, wrapper, start, end)
-        if first is None and wrapper.echo_row:  # looked for, and gone
-            rows_lost = end.rows_dropped_from(start)
+        first = await _start_after_drops(server, pane_id, start, end)
+        if first is None and start.echo_row:  # looked for, and gone
+            rows_lost = end.rows_dropped_from(start.at)
     if first is None:  # the start is gone: every row kept came after it
         first_arg = "-"
     elif first > last:  # no output
-        if then:
-            await in_pane(server, wrapper, *then[1:])
         return Located([], exact=True)
     else:
         first_arg = str(first)
     lines = await in_pane(
-        server, wrapper, "capture-pane", "-p", "-J", "-t", wrapper.pane_id,
-        "-S", first_arg, "-E", str(last), *then,
-    )  # fmt: skip
+        server, pane_id, "capture-pane", "-p", "-J", "-t", pane_id, "-S", first_arg, "-E", str(last)
+    )
     if zsh_marked:
         lines = mark_ended_output(lines, eol_mark)
     return Located(lines, exact=first_arg != "-", rows_lost=rows_lost)
 
 
 async def _start_after_drops(
-    server: TmuxServer, wrapper: Wrapper, start: Prompt, end: OutputEnd
+    server: TmuxServer, pane_id: str, start: CommandStart, end: OutputEnd
 ) -> int | None:
     """Where the output starts (a row relative to the screen) when tmux may have dropped
     history rows during the command; None when that row is gone, or cannot be told.
 
     tmux drops a tenth of history-limit at a time, so the start is where the hooks saw
     it, less some number of such tenths; the one whose row above shows what that row
-    showed when the command started (the echo's last row, which the hook kept) is it.
+    showed when the command started (the echo's last row, kept with the start) is it.
     """
     tenth = max(1, end.history_limit // 10)
-    seen = start.history + start.row - end.history
+    seen = start.at.history + start.at.row - end.history
     candidates = [seen - tenth * times for times in range(end.history_limit // tenth + 2)]
     candidates = [row for row in candidates if row - 1 >= -end.history and row <= end.row + 1]
-    if not candidates or not wrapper.echo_row:
+    if not candidates or not start.echo_row:
         return None
     separator = secrets.token_hex(8)
     line: list[str] = []
@@ -174,15 +187,15 @@ async def _start_after_drops(
         if line:  # each row's lines end at a token of this line's own
             line += [THEN, "display-message", "-p", separator, THEN]
         above = str(row - 1)
-        line += ["capture-pane", "-p", "-t", wrapper.pane_id, "-S", above, "-E", above]
+        line += ["capture-pane", "-p", "-t", pane_id, "-S", above, "-E", above]
     rows: list[list[str]] = [[]]
-    for text in await in_pane(server, wrapper, *line):
+    for text in await in_pane(server, pane_id, *line):
         if text == separator:
             rows.append([])
         else:
             rows[-1].append(text)
     for row, shown in zip(candidates, rows, strict=False):
-        if "\n".join(shown) == wrapper.echo_row:
+        if "\n".join(shown) == start.echo_row:
             return row
     return None
 

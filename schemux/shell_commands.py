@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from schemux.errors import SchemuxError, ShellBusy, ShellNotStarted, TmuxCommandError
 from schemux.shell_capture import output_end_now, shows_nothing_yet, until_prompt_shown
 from schemux.shell_facts import ShellFacts, shell_facts
+from schemux.shell_hooked import GONE_POLL_SECONDS, HookedCall, run_hooked
 from schemux.shell_hooks import pane_hooks
 from schemux.shell_output import (
     INTERRUPTED_STATUS,
@@ -28,8 +29,8 @@ from schemux.shell_output import (
     through_interrupt_echo,
     without_interrupt_echo,
 )
-from schemux.shell_settling import PaneSettling
-from schemux.shell_typing import HookedTypist, Typist, WrapperTypist
+from schemux.shell_settling import TYPING_GRACE_SECONDS, PaneSettling, until_line_taken_in
+from schemux.shell_typing import Typist, WrapperTypist
 from schemux.shell_wrapper import (
     FISH,
     HOLD_SECONDS,
@@ -46,13 +47,7 @@ from schemux.targets import PaneInfo
 from schemux.tmux import TmuxServer
 from schemux.tmux_command import THEN
 
-# how often a call waiting for its command checks that the pane is still there
-GONE_POLL_SECONDS = 0.25
 SHELL_START_POLL_SECONDS = 0.02  # a new pane's fork execs its shell in a few ms
-# how long past its timeout a call waits for a shell still taking in the typed line
-TYPING_GRACE_SECONDS = 2.0
-# between two looks at a cancelled call's shell still taking in its typed line
-TAKING_IN_POLL_SECONDS = 0.005
 
 # keep_tail is the tail rule of every tool that returns a command's output lines
 __all__ = ("ShellCommandResult", "check_command", "keep_tail", "run_in_shell")
@@ -110,15 +105,28 @@ async def run_in_shell(
     hooks = await pane_hooks(server, pane, timeout)  # a first prompt may be on its way
     await settling.until_settled(pane, facts)
     shell = await shell_once_started(server, facts, pane, started, timeout)
-    typist: Typist
+    hooked = None
     if hooks is not None and (hooks.bracketed_paste or "\n" not in command):
-        typist = HookedTypist(Wrapper(server, pane, suppress_history, hooked=True), hooks)
-    else:
+        with contextlib.suppress(OSError):  # its armed file's directory is not ours: the wrapper
+            hooked = HookedCall(server, pane, hooks)
+    if hooked is None:
         await until_prompt_shown(server, pane, timeout - (time.monotonic() - started))
+    left = max(timeout - (time.monotonic() - started), 0.0)
+    with settling.occupying(pane):  # another call may have taken it while this one waited
+        if hooked is not None:
+            done = await run_hooked(
+                server, hooked, command, timeout=left, suppress_history=suppress_history
+            )
+            return ShellCommandResult(
+                done.exit_status,
+                done.timed_out,
+                done.output.lines,
+                not done.output.exact,
+                time.monotonic() - started,
+                done.output.rows_lost,
+            )
         syntax = FISH if shell == "fish" else POSIX
         typist = WrapperTypist(Wrapper(server, pane, suppress_history, syntax=syntax))
-    left = max(timeout - (time.monotonic() - started), 0.0)
-    with settling.occupying(pane):  # another call may have taken the pane while this one waited
         result = await _run_typed(server, pane, typist, command, left)
     return dataclasses.replace(result, elapsed=time.monotonic() - started)
 
@@ -299,7 +307,7 @@ async def _finish(
         return _Finished(output, report.exit_status, timed_out=False)
     if ended is _Outcome.ABORTED:
         # the shell drew its prompt after the interrupt: the output ends on the row above
-        now = await output_end_now(server, wrapper)
+        now = await output_end_now(server, wrapper.pane_id)
         end = dataclasses.replace(now, column=0)
         output = await typist.read(server, end, (), INTERRUPTED_STATUS)
         lines = without_interrupt_echo(through_interrupt_echo(output.lines), INTERRUPTED_STATUS)
@@ -319,7 +327,7 @@ async def _finish(
             "heredoc?), so the typed input was cancelled with C-c",
             suggestion="check the command's quoting; the pane is at its prompt again",
         )
-    end = await output_end_now(server, wrapper)
+    end = await output_end_now(server, wrapper.pane_id)
     return _Finished(await typist.read(server, end, (), None), None, timed_out=True)
 
 
@@ -344,29 +352,8 @@ async def _cancelled_waiting(
     """Cancelled while its command ran, or while its shell still took the typed line in
     (the call may be cancelled a moment after the keys were answered): undo once the shell
     has taken it in."""
-    await _until_line_taken_in(server, pane)
+    await until_line_taken_in(server, pane)
     await abandon(server, wrapper, waiting, interrupting=True)
-
-
-async def _until_line_taken_in(server: TmuxServer, pane: PaneInfo) -> None:
-    """Return once the shell no longer reads the typed line, so that a C-c reaches its
-    command, not the shell in the middle of the line: or after ``TYPING_GRACE_SECONDS``
-    (a line left unfinished: the shell reads on, idle, where a C-c is safe).
-
-    A C-c acts the moment the terminal gets it, not after the keys before it: it sends
-    SIGINT and discards the input not read yet. A shell still taking the line in (its
-    line editor busy with a key, not waiting for one) can miss it as the end of the line:
-    bash's readline takes the signal, then waits for a key with the line and no prompt
-    on the screen (between two lines of the wrapper, at its continuation prompt). Once
-    the shell has read the line, the line's command (or the report, holding the shell)
-    holds the terminal."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + TYPING_GRACE_SECONDS
-    while loop.time() < deadline:
-        # a reading of its own each time (a remote one keeps its first answer)
-        if not await shell_facts(server).shell_reads_input(pane.pid):
-            return
-        await asyncio.sleep(TAKING_IN_POLL_SECONDS)
 
 
 async def _cancelled_finishing(

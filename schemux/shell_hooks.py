@@ -1,8 +1,10 @@
 """Whether a pane's shell has schemux's hooks (``schemux.shell_integration``), and waiting
 for its first prompt.
 
-The hooks say what the shell is in the pane option ``SHELL`` at every prompt: its name,
-its pid, whether its line editor takes a bracketed paste, and zsh's end-of-line mark.
+The hooks say what the shell is in the pane option ``SHELL`` at its first prompt: its
+name, its pid, whether its line editor takes a bracketed paste, zsh's end-of-line mark,
+and where its armed file is (``schemux.shell_channel``; a call that saw those change
+after its command sets them anew).
 They are taken as the pane's only while that shell is still the pane's process (a shell
 that ran ``exec dash`` keeps its pid, not its name). A pane schemux started with the
 integration is marked ``PENDING`` (the shell's name) until then: a call that comes before
@@ -16,35 +18,32 @@ import asyncio
 
 from schemux.errors import SchemuxError
 from schemux.processes import process_name
-from schemux.shell_integration import ON_PROMPT, PENDING, SHELL, HookedShell
+from schemux.shell_integration import PENDING, SHELL, HookedShell
 from schemux.shell_panes import TMUX_FORK
 from schemux.targets import PaneInfo
 from schemux.tmux import TmuxServer
 from schemux.tmux_format import option, parse_row, row_format, tmux_row
 
 POLL_SECONDS = 0.01  # between two readings while a shell's first prompt is awaited
-# how long a call waits for the late prompt hook of a command an earlier call interrupted
-INTERRUPTED_HOOK_SECONDS = 2.0
 
 
 @tmux_row
 class HooksRow:
     shell: str = option(SHELL)
     pending: str = option(PENDING)
-    on_prompt: str = option(ON_PROMPT)
 
 
 async def _read(server: TmuxServer, pane: PaneInfo) -> tuple[HookedShell | None, bool]:
     """The pane's hooked shell, if any; and whether its hooks are still to come (its
-    first prompt, or the prompt after a command an earlier call interrupted)."""
+    first prompt)."""
     if not server.address.host.files_here or not server.address.host.pids_here:
         return None, False  # the integration is put in where its files are this machine's
     lines = await server.run("display-message", "-p", "-t", pane.pane_id, row_format(HooksRow))
-    row = parse_row(HooksRow, lines[0]) if lines else HooksRow("", "", "")
+    row = parse_row(HooksRow, lines[0]) if lines else HooksRow("", "")
     name = process_name(pane.pid)
     shell = HookedShell.parse(row.shell)
     if shell is not None and shell.pid == pane.pid and shell.name == name:
-        return shell, row.on_prompt != ""
+        return shell, False
     # until it has exec'd the shell, the pane runs the env that starts it with the hooks,
     # and before that tmux's own fork of itself (a call right after the pane was made)
     starting = name in (row.pending, "env") or name.startswith(TMUX_FORK)
@@ -56,13 +55,10 @@ async def pane_hooks(server: TmuxServer, pane: PaneInfo, within: float) -> Hooke
     of one schemux started; None for a pane without hooks."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + within
-    hook_deadline = loop.time() + INTERRUPTED_HOOK_SECONDS
     while True:
         shell, pending = await _read(server, pane)
         if not pending:
             return shell
-        if shell is not None and loop.time() >= min(deadline, hook_deadline):
-            return shell  # the late hook did not come (or another call is armed): no wait
         if loop.time() >= deadline:
             raise SchemuxError(
                 f"the shell in pane {pane.pane_id} has not shown its prompt after "

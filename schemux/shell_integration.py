@@ -6,22 +6,21 @@ startup files of schemux's own, which run the user's own startup files first, ex
 the shell would have (login or not), and then add two hooks, after the user's own:
 
 * before a command runs (bash ``PS0``, zsh ``preexec``, fish ``fish_preexec``): the OSC
-  133 ``C`` mark (output starts), and one tmux client that runs what the pane option
-  ``ON_COMMAND`` holds;
+  133 ``C`` mark (output starts), and ``C`` told to the call that armed the shell, if one
+  did;
 * after it ends, before the prompt (bash first in ``PROMPT_COMMAND``, zsh first in
-  ``precmd_functions``, fish ``fish_postexec``): the marks ``D;status`` and ``A``, and one
-  tmux client that records the status (``STATUS``) and what the shell is (``SHELL``),
-  then runs what ``ON_PROMPT`` holds. An ``exit`` runs the same (bash's ``EXIT`` trap,
-  before the user's own; zsh ``zshexit_functions``; fish runs ``fish_postexec`` for it),
-  so the call that typed it gets the shell's status before its pane closes.
+  ``precmd_functions``, fish ``fish_postexec``): the marks ``D;status`` and ``A``, and
+  ``D`` with the status told to the armed call. An ``exit`` runs the same (bash's ``EXIT``
+  trap, before the user's own; zsh ``zshexit_functions``; fish runs ``fish_postexec`` for
+  it), so the call that typed it gets the shell's status before its pane closes.
 
-Both options are empty unless a run_command call armed them for its command: then
-``ON_COMMAND`` records the cursor (where the output starts, in the grid's absolute rows)
-and ``ON_PROMPT`` records the status and the cursor at the end, signals the call and
-holds the shell for its capture (``schemux.shell_wrapper``). tmux 3.3a does not parse OSC
-133 and 3.4+ keeps only prompt lines from it; neither tells where in the grid a mark was,
-so the positions come from tmux itself, in the same instant, and the marks are for
-terminals and tmux's own prompt navigation. fish 4 writes the marks itself.
+How a call arms the shell and what the hooks tell it: ``schemux.shell_channel`` (pipes
+of the call's process, opened through ``/proc``; shell builtins only, no process). At
+its first prompt the shell says what it is in the pane option ``SHELL``, with the one
+tmux client it ever starts. tmux 3.3a does not parse OSC 133 and 3.4+ keeps only prompt
+lines from it; neither tells where in the grid a mark was, so the positions come from
+tmux itself, read while the hook holds the shell, and the marks are for terminals and
+tmux's own prompt navigation. fish 4 writes the marks itself.
 
 No user file is changed: bash gets ``--rcfile`` (the login files are read by that file,
 in bash's order, when the pane is a login shell: bash ignores ``--rcfile`` as one); zsh a
@@ -35,6 +34,7 @@ directory (0700, checked to be ours) next to tmux's own sockets.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import os
 import stat
@@ -43,12 +43,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
-# pane options the hooks read and write
-ON_COMMAND = "@schemux_on_command"
-ON_PROMPT = "@schemux_on_prompt"
-STATUS = "@schemux_status"
-SHELL = "@schemux_shell"  # "NAME PID PASTE EOL": the shell that has the hooks
-START = "@schemux_start"  # where the output of the armed command starts
+# the pane option the hooks set at the first prompt: "NAME PID PASTE EOL ARMED-DIRECTORY"
+SHELL = "@schemux_shell"
 # set by schemux on a pane it started with the hooks (the shell's name): until the hooks
 # report, its shell has not reached its first prompt
 PENDING = "@schemux_hooks"
@@ -58,6 +54,7 @@ _TMUX_VARIABLE = "__SCHEMUX_TMUX"
 _LOGIN_VARIABLE = "__SCHEMUX_LOGIN"
 _USER_ZDOTDIR = "__SCHEMUX_USER_ZDOTDIR"
 _DIRECTORY_VARIABLE = "__SCHEMUX_INTEGRATION"
+_ARMED_VARIABLE = "__SCHEMUX_ARMED"
 
 _BASH_RC = r"""# schemux shell integration for bash: the user's startup files, then the hooks
 if [ -n "${__SCHEMUX_LOGIN-}" ]; then
@@ -72,15 +69,32 @@ fi
 unset __SCHEMUX_LOGIN __SCHEMUX_INTEGRATION
 if [ -n "${TMUX_PANE-}" ] && [ -n "${__SCHEMUX_TMUX-}" ]; then
   __schemux_tmux=$__SCHEMUX_TMUX __schemux_socket=${TMUX%%,*} __schemux_pane=$TMUX_PANE
+  __schemux_channels=$__SCHEMUX_ARMED __schemux_armed=$__SCHEMUX_ARMED/$$ __schemux_first=1
   __schemux_paste=0
   [[ $(bind -v 2>/dev/null) == *"enable-bracketed-paste on"* ]] && __schemux_paste=1
+  # tell the call that armed this shell (if one did) "$1" (C, or D and "$2"), and wait
+  # for its answer: the nonce this message carries
+  __schemux_tell() {
+    [[ -f $__schemux_armed ]] || return 0
+    local owner to from rest answer nonce=$BASHPID$RANDOM
+    {
+      read -r owner to from rest <"$__schemux_armed" && [[ -p /proc/$owner/fd/$to ]] &&
+        printf '%s\n' "$1 $nonce${2:+ $2}" >|"/proc/$owner/fd/$to" &&
+        while read -r -t 5 answer <"/proc/$owner/fd/$from"; do
+          [[ $answer == "$nonce" ]] && break
+        done
+    } 2>/dev/null
+    return 0
+  }
   __schemux_precmd() {
     local s=$?
     printf '\033]133;D;%s\007\033]133;A\007' "$s"
-    "$__schemux_tmux" -S "$__schemux_socket" \
-      set -pt "$__schemux_pane" @schemux_status "$s" \; \
-      set -pt "$__schemux_pane" @schemux_shell "bash $$ $__schemux_paste -" \; \
-      run -t "$__schemux_pane" -C '#{@schemux_on_prompt}' </dev/null >/dev/null 2>&1
+    __schemux_tell D "$s $__schemux_paste -"
+    if [[ -n $__schemux_first ]]; then
+      __schemux_first=
+      "$__schemux_tmux" -S "$__schemux_socket" set -pt "$__schemux_pane" @schemux_shell \
+        "bash $$ $__schemux_paste - $__schemux_channels" </dev/null >/dev/null 2>&1
+    fi
     return "$s"
   }
   if [[ $(declare -p PROMPT_COMMAND 2>/dev/null) == "declare -a"* ]]; then
@@ -88,11 +102,9 @@ if [ -n "${TMUX_PANE-}" ] && [ -n "${__SCHEMUX_TMUX-}" ]; then
   else
     PROMPT_COMMAND="__schemux_precmd${PROMPT_COMMAND:+;$PROMPT_COMMAND}"
   fi
-  # before the command: the substitution's one fork becomes the tmux client (exec, where
-  # a function would fork once more for it), then the mark (bash's \e and \a escapes)
-  __schemux_preexec=("$__schemux_tmux" -S "$__schemux_socket" \
-    run -t "$__schemux_pane" -C '#{E:@schemux_on_command}')
-  PS0="${PS0-}"'$(exec "${__schemux_preexec[@]}" </dev/null >/dev/null 2>&1)\e]133;C\a'
+  # before the command (in the one fork of PS0's substitution), then the mark (bash's \e
+  # and \a escapes)
+  PS0="${PS0-}"'$(__schemux_tell C)\e]133;C\a'
   # an `exit` reports like a prompt, so the call that typed it gets its status; a trap
   # of the user's own on EXIT still runs, after
   __schemux_exit_trap_of() { __schemux_user_exit_trap=${3-}; }  # of `trap -- 'BODY' EXIT`
@@ -106,7 +118,7 @@ if [ -n "${TMUX_PANE-}" ] && [ -n "${__SCHEMUX_TMUX-}" ]; then
   }
   trap __schemux_exit EXIT
 fi
-unset __SCHEMUX_TMUX
+unset __SCHEMUX_TMUX __SCHEMUX_ARMED
 """
 
 # zsh reads $ZDOTDIR/.zshenv, .zprofile (login), .zshrc (interactive), .zlogin (login):
@@ -157,6 +169,22 @@ _ZSHRC = (
 __schemux_to_ours
 if [[ -n ${TMUX_PANE-} && -n ${__SCHEMUX_TMUX-} ]]; then
   typeset -g __schemux_tmux=$__SCHEMUX_TMUX __schemux_socket=${TMUX%%,*} __schemux_pane=$TMUX_PANE
+  typeset -g __schemux_channels=$__SCHEMUX_ARMED __schemux_armed=$__SCHEMUX_ARMED/$$
+  typeset -g __schemux_first=1
+  # tell the call that armed this shell (if one did) "$1" (C, or D and "$2"), and wait
+  # for its answer: the nonce this message carries
+  __schemux_tell() {
+    [[ -f $__schemux_armed ]] || return 0
+    local owner to from rest answer nonce=$RANDOM$RANDOM
+    {
+      read -r owner to from rest <$__schemux_armed && [[ -p /proc/$owner/fd/$to ]] &&
+        print -r -- "$1 $nonce${2:+ $2}" >|/proc/$owner/fd/$to &&
+        while read -r -t 5 answer </proc/$owner/fd/$from; do
+          [[ $answer == $nonce ]] && break
+        done
+    } 2>/dev/null
+    return 0
+  }
   __schemux_precmd() {
     local s=$? paste=0 eol=-
     setopt localoptions extendedglob
@@ -170,15 +198,16 @@ if [[ -n ${TMUX_PANE-} && -n ${__SCHEMUX_TMUX-} ]]; then
       [[ -z $eol ]] && eol=-
     fi
     printf '\033]133;D;%s\007\033]133;A\007' "$s"
-    "$__schemux_tmux" -S "$__schemux_socket" \
-      set -pt "$__schemux_pane" @schemux_status "$s" \; \
-      set -pt "$__schemux_pane" @schemux_shell "zsh $$ $paste $eol" \; \
-      run -t "$__schemux_pane" -C '#{@schemux_on_prompt}' </dev/null >/dev/null 2>&1
+    __schemux_tell D "$s $paste $eol"
+    if [[ -n $__schemux_first ]]; then
+      __schemux_first=
+      "$__schemux_tmux" -S "$__schemux_socket" set -pt "$__schemux_pane" @schemux_shell \
+        "zsh $$ $paste $eol $__schemux_channels" </dev/null >/dev/null 2>&1
+    fi
     return $s
   }
   __schemux_preexec() {
-    "$__schemux_tmux" -S "$__schemux_socket" \
-      run -t "$__schemux_pane" -C '#{E:@schemux_on_command}' </dev/null >/dev/null 2>&1
+    __schemux_tell C
     printf '\033]133;C\007'
   }
   precmd_functions=(__schemux_precmd $precmd_functions)
@@ -186,7 +215,7 @@ if [[ -n ${TMUX_PANE-} && -n ${__SCHEMUX_TMUX-} ]]; then
   # an `exit` reports like a prompt, so the call that typed it gets its status
   zshexit_functions=(__schemux_precmd $zshexit_functions)
 fi
-unset __SCHEMUX_TMUX
+unset __SCHEMUX_TMUX __SCHEMUX_ARMED
 if [[ ! -o login ]]; then
   __schemux_to_user
   unset __schemux_zdotdir __schemux_user_zdotdir __schemux_user_has_zdotdir
@@ -221,28 +250,40 @@ if set -q TMUX_PANE; and set -q __SCHEMUX_TMUX
         # by line. Turned on here, before the report, as fish 3 does at fish_prompt
         set __schemux_paste '\e[?2004h'
     end
+    set -g __schemux_channels $__SCHEMUX_ARMED
+    set -g __schemux_armed $__SCHEMUX_ARMED/$fish_pid
+    # tell the call that armed this shell (if one did) $argv[1] (C, or D and $argv[2]),
+    # and wait for its answer: the nonce this message carries (fish's read has no
+    # timeout: the answer's pipe ends when its owner does)
+    function __schemux_tell
+        test -f $__schemux_armed; or return 0
+        read -l owner to from rest <$__schemux_armed
+        test -p /proc/$owner/fd/$to; or return 0
+        set -l nonce (random)(random)
+        echo $argv[1] $nonce $argv[2..] >/proc/$owner/fd/$to; or return 0
+        while test -p /proc/$owner/fd/$from; and read -l answer </proc/$owner/fd/$from
+            test "$answer" = $nonce; and break
+        end
+        return 0
+    end
     function __schemux_postexec --on-event fish_postexec
         set -l s $status
         test $__schemux_marks = 1; and printf '\e]133;D;%s\a\e]133;A\a' $s
         printf $__schemux_paste
-        $__schemux_tmux -S $__schemux_socket \
-            set -pt $__schemux_pane @schemux_status $s \; \
-            set -pt $__schemux_pane @schemux_shell "fish $fish_pid 1 -" \; \
-            run -t $__schemux_pane -C '#{@schemux_on_prompt}' </dev/null >/dev/null 2>&1
+        __schemux_tell D "$s 1 -"
     end
     function __schemux_preexec --on-event fish_preexec
-        $__schemux_tmux -S $__schemux_socket \
-            run -t $__schemux_pane -C '#{E:@schemux_on_command}' </dev/null >/dev/null 2>&1
+        __schemux_tell C
         test $__schemux_marks = 1; and printf '\e]133;C\a'
     end
     function __schemux_first_prompt --on-event fish_prompt
         functions -e __schemux_first_prompt
         printf $__schemux_paste
-        $__schemux_tmux -S $__schemux_socket \
-            set -pt $__schemux_pane @schemux_shell "fish $fish_pid 1 -" </dev/null >/dev/null 2>&1
+        $__schemux_tmux -S $__schemux_socket set -pt $__schemux_pane @schemux_shell \
+            "fish $fish_pid 1 - $__schemux_channels" </dev/null >/dev/null 2>&1
     end
 end
-set -e __SCHEMUX_TMUX
+set -e __SCHEMUX_TMUX __SCHEMUX_ARMED
 """
 
 _FILES = MappingProxyType(
@@ -267,18 +308,38 @@ class HookedShell:
     pid: int
     bracketed_paste: bool
     eol_mark: str  # zsh's mark for output without a final newline, "" when none
+    armed: Path  # the file a call writes to arm the hooks (``schemux.shell_channel``)
 
     @classmethod
     def parse(cls, value: str) -> HookedShell | None:
-        fields = value.split(" ")
-        if len(fields) != 4 or fields[0] not in INTEGRATED_SHELLS or not fields[1].isdigit():
+        fields = value.split(" ", 4)
+        if len(fields) != 5 or fields[0] not in INTEGRATED_SHELLS or not fields[1].isdigit():
+            return None
+        channels = Path(fields[4])
+        if not _is_channels_directory(channels):
             return None
         mark = "" if fields[3] == "-" else fields[3]
-        return cls(fields[0], int(fields[1]), fields[2] == "1", mark)
+        return cls(fields[0], int(fields[1]), fields[2] == "1", mark, channels / fields[1])
+
+    def after_command(self, paste: str, eol_mark: str) -> HookedShell:
+        """As the hooks told it again after a command (``D`` in ``schemux.shell_channel``)."""
+        mark = "" if eol_mark == "-" else eol_mark
+        return dataclasses.replace(self, bracketed_paste=paste == "1", eol_mark=mark)
+
+    @property
+    def value(self) -> str:
+        """What ``SHELL`` holds for this shell."""
+        mark = self.eol_mark or "-"
+        paste = int(self.bracketed_paste)
+        return f"{self.name} {self.pid} {paste} {mark} {self.armed.parent}"
 
 
 # the directory of the integration's files, per user, beside tmux's socket directory
 SHELLS_CACHE = "schemux-shells-"
+
+
+# where the files that arm a shell's hooks are, one per shell (named by its pid)
+ARMED = "armed"
 
 
 def _directory_base(env: Mapping[str, str]) -> Path:
@@ -286,8 +347,29 @@ def _directory_base(env: Mapping[str, str]) -> Path:
     return Path(env.get("TMUX_TMPDIR") or "/tmp")
 
 
-def _private_directory(path: Path) -> None:
-    """Make ``path`` a directory of ours alone, or refuse one that is not."""
+def _top(env: Mapping[str, str]) -> Path:
+    return _directory_base(env) / f"{SHELLS_CACHE}{os.getuid()}"
+
+
+def armed_directory(env: Mapping[str, str]) -> Path:
+    """Where the hooks of shells started with ``env`` look for the file that arms them."""
+    return _top(env) / ARMED
+
+
+def _is_channels_directory(path: Path) -> bool:
+    """Whether a directory the hooks named can be ``armed_directory`` of some
+    environment: nothing else is written to on their word (a program in the pane can set
+    the pane option they report in)."""
+    return (
+        path.is_absolute()
+        and path.name == ARMED
+        and path.parent.name == f"{SHELLS_CACHE}{os.getuid()}"
+        and ".." not in path.parts
+    )
+
+
+def private_directory(path: Path) -> None:
+    """Make ``path`` a directory of ours alone, or refuse one that is not (OSError)."""
     with contextlib.suppress(FileExistsError):
         path.mkdir(mode=0o700)
     info = path.lstat()
@@ -302,12 +384,13 @@ def install(env: Mapping[str, str]) -> Path:
     by their content, so a schemux of another version never changes files that a
     running shell may still read."""
     digest = hashlib.sha256(repr(sorted(_FILES.items())).encode()).hexdigest()[:16]
-    top = _directory_base(env) / f"{SHELLS_CACHE}{os.getuid()}"
-    _private_directory(top)
+    top = _top(env)
+    private_directory(top)
+    private_directory(top / ARMED)
     directory = top / digest
     if not (directory / "done").exists():
-        _private_directory(directory)
-        _private_directory(directory / "zsh")
+        private_directory(directory)
+        private_directory(directory / "zsh")
         for name, text in _FILES.items():
             target = directory / name
             temporary = target.with_name(f".{target.name}.{os.getpid()}")
@@ -330,7 +413,7 @@ def integrated_command(
         directory = install(env)
     except OSError:
         return None
-    variables = [f"{_TMUX_VARIABLE}={tmux_binary}"]
+    variables = [f"{_TMUX_VARIABLE}={tmux_binary}", f"{_ARMED_VARIABLE}={armed_directory(env)}"]
     if name == "bash":
         if login:
             variables.append(f"{_LOGIN_VARIABLE}=1")

@@ -17,11 +17,16 @@ from collections.abc import Coroutine, Iterator
 from typing import Any
 
 from schemux.errors import SchemuxError
-from schemux.shell_facts import ShellFacts
+from schemux.shell_facts import ShellFacts, shell_facts
 from schemux.targets import PaneInfo
+from schemux.tmux import TmuxServer
 
 # how long a call waits for a pane that an interrupt or an earlier wrapper is leaving
 SETTLE_SECONDS = 2.0
+# how long past its timeout a call waits for a shell still taking in the typed line
+TYPING_GRACE_SECONDS = 2.0
+# between two looks at a cancelled call's shell still taking in its typed line
+TAKING_IN_POLL_SECONDS = 0.005
 # how long a call waits for another call of ours on its pane to end (the client may have
 # cancelled it, its notification still on the way) before it finds the pane busy
 IN_FLIGHT_GRACE_SECONDS = 2.0  # a loaded machine was seen to need more than 0.5
@@ -115,3 +120,24 @@ async def _until_at_prompt(facts: ShellFacts, shell_pid: int, within: float) -> 
         if await facts.shell_reads_input(shell_pid):
             return
         await asyncio.sleep(0.001)  # where the facts cannot tell (the shell gone): no busy loop
+
+
+async def until_line_taken_in(server: TmuxServer, pane: PaneInfo) -> None:
+    """Return once the shell no longer reads the typed line, so that a C-c reaches its
+    command, not the shell in the middle of the line: or after ``TYPING_GRACE_SECONDS``
+    (a line left unfinished: the shell reads on, idle, where a C-c is safe).
+
+    A C-c acts the moment the terminal gets it, not after the keys before it: it sends
+    SIGINT and discards the input not read yet. A shell still taking the line in (its
+    line editor busy with a key, not waiting for one) can miss it as the end of the line:
+    bash's readline takes the signal, then waits for a key with the line and no prompt
+    on the screen (between two lines of the wrapper, at its continuation prompt). Once
+    the shell has read the line, the line's command (or the report, or a hook, holding
+    the shell) holds the terminal."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + TYPING_GRACE_SECONDS
+    while loop.time() < deadline:
+        # a reading of its own each time (a remote one keeps its first answer)
+        if not await shell_facts(server).shell_reads_input(pane.pid):
+            return
+        await asyncio.sleep(TAKING_IN_POLL_SECONDS)

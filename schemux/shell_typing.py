@@ -1,9 +1,9 @@
 """How a run_command command is typed into a pane and its output read back: a plug-in
 per kind of pane.
 
-* ``HookedTypist``: the shell has schemux's hooks (``schemux.shell_integration``): only
-  the command is typed (a bracketed paste where the line editor takes one), and the
-  hooks say where its output starts and ends.
+A shell with schemux's hooks is not typed into through a typist:
+``schemux.shell_hooked``.
+
 * ``WrapperTypist``: any other POSIX shell: the command is typed inside the wrapper
   (``schemux.shell_wrapper``), and where its output starts is found from the prompt read
   just before typing and the wrapper's echo (``schemux.shell_output``).
@@ -13,16 +13,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from schemux.errors import SchemuxError
-from schemux.shell_capture import (
-    CURSOR_FORMAT,
-    prompt_from,
-    read_marked_output,
-    read_output,
-    start_from,
-)
+from schemux.shell_capture import CURSOR_FORMAT, prompt_from, read_output
 from schemux.shell_facts import shell_facts
-from schemux.shell_integration import HookedShell
 from schemux.shell_output import Located, OutputEnd, Prompt
 from schemux.shell_wrapper import Wrapper
 from schemux.targets import PaneInfo
@@ -113,40 +105,3 @@ class WrapperTypist:
         self, server: TmuxServer, end: OutputEnd, then: tuple[str, ...], status: int | None
     ) -> Located:
         return await read_output(server, self.wrapper, self.prompt, end, then, status)
-
-
-class HookedTypist:
-    """Only the command, in a shell whose hooks report."""
-
-    def __init__(self, wrapper: Wrapper, shell: HookedShell) -> None:
-        self.wrapper = wrapper
-        self.shell = shell
-
-    def keys(self, command: str) -> tuple[str, ...]:
-        return self.wrapper.arm_hooks_and_type(command, paste=self.shell.bracketed_paste)
-
-    def typed(self, answer: list[str]) -> None:
-        """Nothing to read: the hooks tell where the output starts."""
-
-    async def dropped(self, server: TmuxServer, pane: PaneInfo) -> bool:
-        return False  # the hooks report an interrupted command too
-
-    @property
-    def started(self) -> bool:
-        return start_from(self.wrapper.start) is not None
-
-    async def read(
-        self, server: TmuxServer, end: OutputEnd, then: tuple[str, ...], status: int | None
-    ) -> Located:
-        start = start_from(self.wrapper.start)
-        if start is None:
-            if then:
-                await server.run(*then[1:])
-            ran = "is still running" if status is None else f"exited with status {status}"
-            raise SchemuxError(
-                f"the command in pane {self.wrapper.pane_id} {ran}, but its output cannot "
-                "be told apart from the typed line: the shell's hooks saw no command start "
-                "(did it not parse?)",
-                suggestion="check the command's syntax in the pane (capture_pane)",
-            )
-        return await read_marked_output(server, self.wrapper, start, end, then, self.shell.eol_mark)

@@ -33,11 +33,7 @@ option, not the pane's: it must not fail when the pane has gone, since tmux keep
 an error for the next client that attaches. Names and formats live in options rather
 than in the typed text because every character typed costs time.
 
-In a pane whose shell has schemux's hooks (``schemux.shell_integration``) nothing but the
-command is typed: the same report, with the same hold, is what the hook after the command
-runs (the pane option ``ON_PROMPT``, with the status the hook recorded), and the hook before
-it records where the output starts (``ON_COMMAND``, once: a pasted block of lines runs
-several commands). Disarming removes both with the option.
+A pane whose shell has schemux's hooks gets no wrapper: ``schemux.shell_hooked``.
 """
 
 from __future__ import annotations
@@ -52,7 +48,6 @@ from schemux.abandoned_wrappers import REPORT_FORMAT, TOKEN_BYTES, WrapperNames
 from schemux.errors import SchemuxError, TmuxCommandError
 from schemux.keys import leaving_modes
 from schemux.processes import this_process
-from schemux.shell_integration import ON_COMMAND, ON_PROMPT, START, STATUS
 from schemux.shell_output import Report
 from schemux.targets import PaneInfo
 from schemux.tmux import TmuxServer
@@ -87,7 +82,6 @@ class Wrapper:
         pane: PaneInfo,
         suppress_history: bool,
         *,
-        hooked: bool = False,
         syntax: Syntax = POSIX,
     ) -> None:
         self.token = secrets.token_hex(TOKEN_BYTES)
@@ -106,10 +100,6 @@ class Wrapper:
         self.syntax = syntax
         self.first_line = self.prefix + "printf '\\r\\33[K';" + syntax.open
         self.last_line = ""  # the wrapper's last typed line (set by ``keystrokes``)
-        self.hooked = hooked  # the shell's hooks report: only the command is typed
-        self.start = ""  # where the hooks saw the output start (read by ``disarm``)
-        self.echo_buffer = f"schemux_e_{self.token}"  # the row above it (see ``disarm``)
-        self.echo_row = ""
 
     @property
     def release(self) -> tuple[str, ...]:
@@ -124,44 +114,6 @@ class Wrapper:
             "set-option", "-p", "-t", pane, self.option, REPORT_FORMAT,
             THEN, "set-option", "-s", self.hold, self.names.hold_value(this_process()),
             THEN, *leaving_modes(pane), "send-keys", "-t", pane, "-l", self.keystrokes(command),
-            THEN, "send-keys", "-t", pane, "Enter",
-        )  # fmt: skip
-
-    def arm_hooks_and_type(self, command: str, *, paste: bool) -> tuple[str, ...]:
-        """The tmux commands that arm the shell's hooks for one command and type it as a
-        person would: keys and Enter, or a bracketed paste (``paste``: the lines of a
-        multi-line command reach the shell's line editor as one edit, run by one Enter).
-        """
-        pane, opt = self.pane_id, self.option
-        # expanded when the hook runs it (``#{E:}``): the row above the output, the echo's
-        # last, is kept to tell where the output starts should tmux drop history rows
-        above = "#{e|-:#{cursor_y},1}"
-        on_command = (
-            f"capture-pane -t{pane} -b {self.echo_buffer} -S {above} -E {above};"
-            f"set -pFt{pane} {START} '#{{history_size}} #{{cursor_y}} #{{cursor_x}}';"
-            f"set -put{pane} {ON_COMMAND}"
-        )
-        on_prompt = (
-            f"if -Ft{pane} '#{{{opt}}}' \"set -pFt{pane} {opt} 'E #{{{STATUS}}} #{{E:{opt}}}';"
-            f"wait -S {self.done};run -bd{HOLD_SECONDS} -C '#{{{self.hold}}}';"
-            f'wait {self.resume};set -put{pane} {opt}"'
-        )
-        text = self.prefix + command.rstrip("\n")
-        if paste:
-            buffer = f"schemux_{self.token}"
-            typing: tuple[str, ...] = (
-                "set-buffer", "-b", buffer, "--", text,
-                THEN, "paste-buffer", "-p", "-d", "-b", buffer, "-t", pane,
-            )  # fmt: skip
-        else:
-            typing = ("send-keys", "-t", pane, "-l", "--", text)
-        return (
-            "set-option", "-p", "-t", pane, opt, REPORT_FORMAT,
-            THEN, "set-option", "-s", self.hold, self.names.hold_value(this_process()),
-            THEN, "set-option", "-p", "-u", "-t", pane, START,
-            THEN, "set-option", "-p", "-t", pane, ON_COMMAND, on_command,
-            THEN, "set-option", "-p", "-t", pane, ON_PROMPT, on_prompt,
-            THEN, *leaving_modes(pane), *typing,
             THEN, "send-keys", "-t", pane, "Enter",
         )  # fmt: skip
 
@@ -180,14 +132,14 @@ class Wrapper:
         return f"{self.first_line}\n{command.rstrip()}\n{self.last_line}"
 
 
-async def in_pane(server: TmuxServer, wrapper: Wrapper, *args: str) -> list[str]:
-    """A tmux command on the wrapper's pane, which may have been closed meanwhile."""
+async def in_pane(server: TmuxServer, pane_id: str, *args: str) -> list[str]:
+    """A tmux command on a call's pane, which may have been closed meanwhile."""
     try:
         return await server.run(*args)
     except TmuxCommandError as error:
         if not error.target_gone:
             raise
-        raise pane_closed(wrapper.pane_id) from None
+        raise pane_closed(pane_id) from None
 
 
 def pane_closed(pane_id: str) -> SchemuxError:
@@ -207,29 +159,13 @@ async def disarm(server: TmuxServer, wrapper: Wrapper, *, waited: bool) -> str:
     (tmux keeps a signal nobody waits for, for a waiter that never comes)."""
     option, pane = wrapper.option, wrapper.pane_id
     wake = f"wait-for -S {wrapper.done};" if waited else ""
-    hooks: tuple[str, ...] = ()
-    if wrapper.hooked:  # the hooks' options too, and where the output started
-        hooks = (
-            THEN, "set-option", "-p", "-u", "-t", pane, ON_COMMAND,
-            THEN, "set-option", "-p", "-u", "-t", pane, ON_PROMPT,
-            THEN, "display-message", "-p", "-t", pane, f"S #{{{START}}}",
-            # the buffer the hook made (or one made here: "|" tells them apart), read, removed
-            THEN, "set-buffer", "-a", "-b", wrapper.echo_buffer, "--", "|",
-            THEN, "show-buffer", "-b", wrapper.echo_buffer,
-            THEN, "delete-buffer", "-b", wrapper.echo_buffer,
-        )  # fmt: skip
     lines = await in_pane(
-        server, wrapper,
+        server, pane,
         "display-message", "-p", "-t", pane, f"#{{{option}}}", THEN,
         "if-shell", "-F", "-t", pane, f"#{{!=:#{{=1:#{{{option}}}}},E}}",
         f"{wake}set-option -s -u {wrapper.hold}", THEN,
-        "set-option", "-p", "-u", "-t", pane, option, *hooks,
+        "set-option", "-p", "-u", "-t", pane, option,
     )  # fmt: skip
-    if wrapper.hooked:
-        starts = [index for index, line in enumerate(lines) if line.startswith("S ")]
-        if starts:
-            wrapper.start = lines[starts[0]].removeprefix("S ")
-            wrapper.echo_row = "\n".join(lines[starts[0] + 1 :]).removesuffix("|").rstrip("\n")
     return lines[0] if lines else ""
 
 
@@ -241,21 +177,15 @@ async def drop_hold_flag(server: TmuxServer, wrapper: Wrapper) -> None:
 
 
 async def interrupt(server: TmuxServer, wrapper: Wrapper) -> None:
+    """C-c into the wrapper's pane (``send_interrupt``)."""
+    await send_interrupt(server, wrapper.pane_id)
+
+
+async def send_interrupt(server: TmuxServer, pane_id: str) -> None:
     """C-c into the pane, as a person would: the terminal sends SIGINT to its foreground
     process group (the command, or the shell discarding unfinished input); a mode the
-    pane is in (copy mode would take C-c as its own ``cancel``) is left first.
-
-    A shell with hooks runs its prompt hook for the interrupted command a moment later:
-    the hook is left one thing to do, to remove itself, and the next call waits for that
-    (``schemux.shell_hooks``) rather than have that late hook taken for its own."""
-    pane = wrapper.pane_id
-    if wrapper.hooked:
-        await server.run(
-            "set-option", "-p", "-t", pane, ON_PROMPT, f"set -put{pane} {ON_PROMPT}",
-            THEN, *leaving_modes(pane), "send-keys", "-t", pane, "C-c",
-        )  # fmt: skip
-        return
-    await server.run(*leaving_modes(pane), "send-keys", "-t", pane, "C-c")
+    pane is in (copy mode would take C-c as its own ``cancel``) is left first."""
+    await server.run(*leaving_modes(pane_id), "send-keys", "-t", pane_id, "C-c")
 
 
 async def abandon(

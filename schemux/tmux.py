@@ -17,7 +17,7 @@ import re
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Protocol, TypeVar, runtime_checkable
 
 from schemux.agent_session import (
     AGENT_MARK,
@@ -54,6 +54,13 @@ from schemux.tmux_version import (
 
 logger = logging.getLogger("schemux")
 Kept = TypeVar("Kept")
+
+
+@runtime_checkable
+class ClosedWithServer(Protocol):
+    """What ``TmuxServer.kept`` holds that must be closed with the server (pipes, say)."""
+
+    def close(self) -> None: ...
 
 
 def check_socket_name(name: str, field: str = "socket_name") -> None:
@@ -243,8 +250,12 @@ class TmuxServer:
             _START_ALLOWED.set(allowed - {self})
 
     async def close(self) -> None:
-        """End the control client (the next command starts a new one)."""
+        """End the control client (the next command starts a new one), and close what
+        the layers above keep that holds resources (``ClosedWithServer``)."""
         await self.engine.close()
+        for kept in self._kept.values():
+            if isinstance(kept, ClosedWithServer):
+                kept.close()
 
     async def _prepare(self) -> None:
         """Before a control client attaches: the server must run (``has-session`` fails

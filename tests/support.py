@@ -7,11 +7,13 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -270,3 +272,30 @@ def watching_clients(socket_name: str) -> int:
         socket_name, "list-clients", "-t", "=_schemux", "-F", "#{client_flags}", check=False
     )
     return sum("no-output" not in line for line in flags.splitlines())
+
+
+ARMING_OWNER = """
+import asyncio, sys
+from pathlib import Path
+from schemux.shell_channel import HookChannels
+
+async def main():
+    HookChannels().channel(Path(sys.argv[1])).arm()
+    print("armed", flush=True)
+    await asyncio.sleep(60)
+
+asyncio.run(main())
+"""
+
+
+def armed_by_a_killed_owner(armed: Path) -> None:
+    """A process that arms a shell's hooks as a run_command call does (its armed file at
+    ``armed``), killed (-9) before it answers anything."""
+    owner = subprocess.Popen(
+        [sys.executable, "-c", ARMING_OWNER, str(armed)], stdout=subprocess.PIPE, text=True
+    )
+    assert owner.stdout is not None
+    assert owner.stdout.readline() == "armed\n"
+    owner.kill()
+    owner.wait()
+    owner.stdout.close()

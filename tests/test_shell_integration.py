@@ -7,6 +7,7 @@ and prompt kept."""
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import sys
 import time
@@ -18,9 +19,10 @@ import anyio
 import pytest
 from mcp import Client
 
-from schemux.shell_integration import PENDING, integrated_command
+from schemux.shell_integration import PENDING, HookedShell, integrated_command
 from tests.support import (
     Pane,
+    armed_by_a_killed_owner,
     call,
     call_error,
     interrupted_by_a_person,
@@ -69,6 +71,7 @@ def hooked_pane(shells_socket: str, tmp_path: Path) -> Iterator[MakePane]:
         login: bool = True,
         history_limit: int = 2000,
         before: tuple[str, ...] = (),
+        tmux_binary: str = "",
     ) -> Pane:
         path = shutil.which(shell)
         if path is None:
@@ -80,7 +83,7 @@ def hooked_pane(shells_socket: str, tmp_path: Path) -> Iterator[MakePane]:
         if shell == "bash":  # a login bash reads .profile, which reads .bashrc on Debian
             (home / ".profile").write_text("[ -f ~/.bashrc ] && . ~/.bashrc\n")
         env = {**os.environ, "HOME": str(home)}
-        argv = integrated_command(path, tmux_path(), env, login=login)
+        argv = integrated_command(path, tmux_binary or tmux_path(), env, login=login)
         assert argv is not None
         name = f"s{len(made)}{shell}{os.getpid()}"
         variables = {"HOME": str(home), "HISTFILE": str(home / "history"), "LANG": "C.UTF-8"}
@@ -255,6 +258,57 @@ async def test_the_call_after_a_cancelled_one_gets_its_own_output(
         result = await run(client, pane, "echo after")
         assert result["output"] == ["after"]
         assert result["exit_status"] == 0
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+async def test_calls_start_no_process_in_the_pane(
+    client: Client, hooked_pane: MakePane, shell: str, tmp_path: Path
+) -> None:
+    """The hooks tell a call over its pipes, with shell builtins: the one tmux client a
+    hooked shell starts reports its first prompt."""
+    log = tmp_path / "tmux-started"
+    logging_tmux = tmp_path / "tmux"
+    logging_tmux.write_text(
+        f'#!/bin/sh\necho "$*" >> {shlex.quote(str(log))}\nexec {shlex.quote(tmux_path())} "$@"\n'
+    )
+    logging_tmux.chmod(0o755)
+    pane = hooked_pane(shell, tmux_binary=str(logging_tmux))
+    for number in range(3):
+        assert (await run(client, pane, f"echo call-{number}"))["output"] == [f"call-{number}"]
+    started = log.read_text().splitlines()
+    assert len(started) == 1
+    assert "@schemux_shell" in started[0]
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+async def test_many_calls_in_a_row_each_get_their_own_output(
+    client: Client, hooked_pane: MakePane, shell: str
+) -> None:
+    """A hook may read its answer after the call that answered it has ended, while the
+    next call arms the shell: it must get its own answer, not wait on the next call's."""
+    pane = hooked_pane(shell)
+    for number in range(60):
+        result = await run(client, pane, f"echo {number}")
+        assert (result["output"], result["exit_status"]) == ([str(number)], 0)
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+async def test_a_shell_armed_by_a_killed_schemux_is_not_held(
+    client: Client, hooked_pane: MakePane, shell: str
+) -> None:
+    """kill -9 of a schemux whose call armed the shell: its pipes went with it, so the
+    hooks of the next command find nobody and go on at once; the next call arms anew."""
+    pane = hooked_pane(shell)
+    hooked = HookedShell.parse(pane_format(pane, "#{@schemux_shell}"))
+    assert hooked is not None
+    armed_by_a_killed_owner(hooked.armed)
+    assert hooked.armed.exists()
+    tmux(pane.socket_name, "send-keys", "-t", pane.pane_id, "-l", "echo still-here | tr h H")
+    tmux(pane.socket_name, "send-keys", "-t", pane.pane_id, "Enter")
+    wait_until(lambda: "\nstill-Here\n" in screen(pane), 3)
+    result = await run(client, pane, "echo next")
+    assert (result["output"], result["exit_status"]) == (["next"], 0)
+    assert not hooked.armed.exists()
 
 
 @pytest.mark.parametrize("shell", SHELLS)

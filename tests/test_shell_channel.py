@@ -1,0 +1,179 @@
+"""The pipes between run_command calls and a shell's hooks (``schemux.shell_channel``),
+with a hook played by a thread that does what the hooks do: open this process's pipes
+through ``/proc``, write its line, read until its nonce comes back. The shells' own hooks
+run in tests/test_shell_integration.py and tests/test_shell_matrix.py."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import time
+from pathlib import Path
+
+import pytest
+
+from schemux.runtime_identity import own_identity
+from schemux.shell_channel import HookChannels, remove_abandoned_armed_files
+from schemux.shell_integration import HookedShell, armed_directory
+from tests.support import armed_by_a_killed_owner
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"  # the channel reads its pipe through asyncio's add_reader
+
+
+@pytest.fixture
+def armed(tmp_path: Path) -> Path:
+    directory = tmp_path / "armed"
+    directory.mkdir(mode=0o700)
+    return directory / "4242"
+
+
+def hook(armed: Path, message: str) -> str:
+    """What a shell's hook does: its line to the armed owner, then the first answer
+    that carries its nonce (fields[1])."""
+    owner, to, answers, _ = armed.read_text().split()
+    with open(f"/proc/{owner}/fd/{to}", "w") as pipe:
+        pipe.write(message + "\n")
+    nonce = message.split()[1]
+    try:
+        with open(f"/proc/{owner}/fd/{answers}") as pipe:
+            while True:
+                answer = pipe.readline()
+                if answer in ("", f"{nonce}\n"):  # its nonce, or the pipe's end
+                    return answer.strip()
+    except FileNotFoundError:  # the pipe was closed before it was opened: gone too
+        return ""
+
+
+async def test_a_line_to_an_armed_call_waits_for_its_answer(armed: Path) -> None:
+    channels = HookChannels()
+    channel = channels.channel(armed)
+    channel.arm()
+    hooked = asyncio.ensure_future(asyncio.to_thread(hook, armed, "C 17"))
+    assert await channel.message(5) == "C 17"
+    await asyncio.sleep(0.05)
+    assert not hooked.done()  # held while the call reads the pane
+    channel.answer("C 17")
+    assert await asyncio.wait_for(hooked, 5) == "17"
+    channels.close()
+
+
+async def test_a_line_when_no_call_is_armed_is_answered_at_once(armed: Path) -> None:
+    """A hook that read the armed file just before the call removed it goes on."""
+    channels = HookChannels()
+    channel = channels.channel(armed)
+    channel.arm()
+    mark = armed.read_text()
+    channel.disarm()
+    assert not armed.exists()
+    armed.write_text(mark)  # as the hook read it a moment before
+    assert await asyncio.wait_for(asyncio.to_thread(hook, armed, "D 9 0 1 -"), 5) == "9"
+    assert await channel.message(0.05) is None
+    channels.close()
+
+
+async def test_no_line_is_lost_to_a_wait_that_times_out(armed: Path) -> None:
+    """Lines that arrive as a wait for one ends are kept for the next wait."""
+    channels = HookChannels()
+    channel = channels.channel(armed)
+    channel.arm()
+    owner, to, _, _ = armed.read_text().split()
+
+    def write_lines() -> None:
+        with open(f"/proc/{owner}/fd/{to}", "w", buffering=1) as pipe:
+            for number in range(200):
+                pipe.write(f"C {number}\n")
+                time.sleep(random.choice((0, 0.0002, 0.001)))
+
+    writing = asyncio.ensure_future(asyncio.to_thread(write_lines))
+    received: list[str] = []
+    while len(received) < 200:
+        line = await channel.message(0.0005)
+        if line is not None:
+            received.append(line)
+        assert len(received) == 200 or not writing.done() or line is not None
+    assert received == [f"C {number}" for number in range(200)]
+    await writing
+    channels.close()
+
+
+async def test_disarming_answers_what_the_call_left_and_removes_only_its_own_file(
+    armed: Path,
+) -> None:
+    channels = HookChannels()
+    channel = channels.channel(armed)
+    channel.arm()
+    hooked = asyncio.ensure_future(asyncio.to_thread(hook, armed, "C 5"))
+    await asyncio.sleep(0.1)  # its line is in, not taken
+    channel.disarm()
+    assert await asyncio.wait_for(hooked, 5) == "5"
+    assert not armed.exists()
+    channel.arm()
+    armed.write_text("another call's file\n")  # another process armed the shell since
+    channel.disarm()
+    assert armed.read_text() == "another call's file\n"
+    channels.close()
+
+
+async def test_a_hook_waiting_when_the_channel_closes_goes_on(armed: Path) -> None:
+    """Its answer never written (the call took its line), it sees the pipe's end: as
+    when the process ends."""
+    channels = HookChannels()
+    channel = channels.channel(armed)
+    channel.arm()
+    hooked = asyncio.ensure_future(asyncio.to_thread(hook, armed, "C 3"))
+    assert await channel.message(5) == "C 3"
+    channels.close()
+    assert await asyncio.wait_for(hooked, 5) == ""
+    assert not armed.exists()
+
+
+async def test_the_channel_of_a_shell_is_the_same_from_call_to_call(armed: Path) -> None:
+    """A hook may open the answers' pipe after the call it told has ended: the pipes of
+    one shell are never closed between calls, so it can never open the next call's."""
+    channels = HookChannels()
+    first = channels.channel(armed)
+    first.arm()
+    mark = armed.read_text()
+    first.disarm()
+    second = channels.channel(armed)
+    second.arm()
+    assert second is first
+    assert armed.read_text() == mark
+    channels.close()
+
+
+def test_a_directory_other_than_the_users_armed_directory_arms_nothing() -> None:
+    """The hooks' report is a pane option a program in the pane can set: a directory it
+    names is taken only in the form schemux makes."""
+    directory = armed_directory({"TMUX_TMPDIR": "/tmp"})
+    shell = HookedShell.parse(f"bash 123 1 - {directory}")
+    assert shell is not None
+    assert shell.armed == directory / "123"
+    for forged in (
+        "/etc",
+        "relative/armed",
+        f"{directory}/../../etc/armed",
+        f"/tmp/schemux-shells-{os.getuid() + 1}/armed",
+        f"{directory} extra",
+    ):
+        assert HookedShell.parse(f"bash 123 1 - {forged}") is None, forged
+    assert HookedShell.parse("bash 123 1 -") is None  # hooks of an older schemux
+    assert HookedShell.parse(f"bash -1 1 - {directory}") is None
+
+
+def test_armed_files_of_killed_owners_are_removed(armed: Path) -> None:
+    live = armed.with_name("77")
+    live.write_text(f"{os.getpid()} 5 6 {own_identity()}\n")
+    unknown = armed.with_name("78")
+    unknown.write_text("not an armed file\n")
+    assert remove_abandoned_armed_files(armed.parent) == []
+    armed_by_a_killed_owner(armed)
+    assert remove_abandoned_armed_files(armed.parent) == [armed]
+    assert live.exists()
+    assert unknown.exists()
