@@ -112,7 +112,7 @@ class CommandStart:
 
 def command_start_from(lines: list[str]) -> CommandStart:
     """From the lines of ``display-message -p CURSOR_FORMAT`` and ``capture-pane -p -S -1``
-    after it, read while the hooks held the shell before its command (``START_NOW``)."""
+    after it, read while the hooks held the shell before its command (``start_now``)."""
     at = parse_row(TerminalCursorRow, lines[0])
     rows = lines[1:]
     above = at.cursor_y - 1 + (1 if at.history_size else 0)  # -S -1 is row 0 without history

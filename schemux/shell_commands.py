@@ -30,7 +30,7 @@ from schemux.shell_output import (
     without_interrupt_echo,
 )
 from schemux.shell_settling import TYPING_GRACE_SECONDS, PaneSettling, until_line_taken_in
-from schemux.shell_typing import Typist, WrapperTypist
+from schemux.shell_typing import WrapperTypist
 from schemux.shell_wrapper import (
     FISH,
     HOLD_SECONDS,
@@ -146,7 +146,7 @@ async def shell_once_started(
             return await facts.check_shell_pane(pane)
         except ShellBusy:
             if not await shows_nothing_yet(server, pane):
-                # read again: the job (the prompt hook's tmux client, say) may have ended
+                # read again: the job (a prompt command's, say) may have ended
                 # and the prompt been drawn between the two readings
                 return await facts.check_shell_pane(pane)
             starting = ShellNotStarted(
@@ -164,7 +164,7 @@ async def shell_once_started(
 
 
 async def _run_typed(
-    server: TmuxServer, pane: PaneInfo, typist: Typist, command: str, timeout: float
+    server: TmuxServer, pane: PaneInfo, typist: WrapperTypist, command: str, timeout: float
 ) -> ShellCommandResult:
     wrapper = typist.wrapper
     settle = server.kept(PaneSettling).settle
@@ -212,7 +212,7 @@ class _Outcome(enum.Enum):
 async def _until_done_or_gone(
     server: TmuxServer,
     pane: PaneInfo,
-    typist: Typist,
+    typist: WrapperTypist,
     waiting: asyncio.Future[None],
     timeout: float,
 ) -> _Outcome:
@@ -222,7 +222,7 @@ async def _until_done_or_gone(
     waiter's client lost, or a stale one on the channel), the report is taken; a typed
     wrapper whose command ran and whose shell reads input again without a report was
     dropped with its command by an interrupt (a C-c kills the job and the rest of its
-    line; the hooks report an interrupted command themselves)."""
+    line)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     back = graced = False
@@ -278,7 +278,7 @@ async def _pane_state(server: TmuxServer, wrapper: Wrapper) -> str | None:
 
 async def _finish(
     server: TmuxServer,
-    typist: Typist,
+    typist: WrapperTypist,
     pane: PaneInfo,
     waiting: asyncio.Future[None],
     ended: _Outcome,
@@ -319,7 +319,7 @@ async def _finish(
             suggestion="its shell was freed without its report (was schemux stalled for "
             f"{HOLD_SECONDS} s?); run the command again",
         )
-    if not typist.started and await shell_facts(server).shell_reads_input(pane.pid):
+    if await shell_facts(server).shell_reads_input(pane.pid):
         await interrupt(server, wrapper)
         raise SchemuxError(
             f"the shell in pane {pane.pane_id} did not start the command within "

@@ -1,17 +1,10 @@
-"""How a run_command command is typed into a pane and its output read back: a plug-in
-per kind of pane.
-
-A shell with schemux's hooks is not typed into through a typist:
-``schemux.shell_hooked``.
-
-* ``WrapperTypist``: any other POSIX shell: the command is typed inside the wrapper
-  (``schemux.shell_wrapper``), and where its output starts is found from the prompt read
-  just before typing and the wrapper's echo (``schemux.shell_output``).
+"""How a run_command command is typed inside the wrapper (``schemux.shell_wrapper``) into
+a shell without schemux's hooks, and its output read back: where it starts is found from
+the prompt read just before typing and the wrapper's echo (``schemux.shell_output``). A
+shell with the hooks is typed into by ``schemux.shell_hooked``.
 """
 
 from __future__ import annotations
-
-from typing import Protocol
 
 from schemux.shell_capture import CURSOR_FORMAT, prompt_from, read_output
 from schemux.shell_facts import shell_facts
@@ -20,36 +13,6 @@ from schemux.shell_wrapper import Wrapper
 from schemux.targets import PaneInfo
 from schemux.tmux import TmuxServer
 from schemux.tmux_command import THEN
-
-
-class Typist(Protocol):
-    wrapper: Wrapper
-
-    def keys(self, command: str) -> tuple[str, ...]:
-        """The tmux commands that arm the wrapper and type ``command``."""
-        ...
-
-    def typed(self, answer: list[str]) -> None:
-        """What those commands printed."""
-        ...
-
-    @property
-    def started(self) -> bool:
-        """Whether the command is known to have started (after ``disarm``)."""
-        ...
-
-    async def dropped(self, server: TmuxServer, pane: PaneInfo) -> bool:
-        """Whether the shell is back at its prompt without the report: an interrupt made
-        it drop the rest of the typed line, report included."""
-        ...
-
-    async def read(
-        self, server: TmuxServer, end: OutputEnd, then: tuple[str, ...], status: int | None
-    ) -> Located:
-        """The output rows up to ``end``, whether they are all of it, and how many rows of
-        its head are known lost; ``then`` runs in the same tmux call as the capture;
-        ``status`` is the exit status (None while the command runs)."""
-        ...
 
 
 def same_prompt(now: str, before: str) -> bool:
@@ -63,7 +26,9 @@ def same_prompt(now: str, before: str) -> bool:
 
 
 class WrapperTypist:
-    """The command inside the typed wrapper."""
+    """The command inside the typed wrapper: ``keys`` arm it and type, ``typed`` takes
+    what they printed (the prompt), ``dropped`` tells an interrupt that took the report
+    with the rest of the line, ``read`` reads the output rows."""
 
     def __init__(self, wrapper: Wrapper) -> None:
         self.wrapper = wrapper
@@ -80,10 +45,6 @@ class WrapperTypist:
 
     def typed(self, answer: list[str]) -> None:
         self.prompt = prompt_from(answer)
-
-    @property
-    def started(self) -> bool:
-        return False  # unknown: the shell's state tells
 
     async def dropped(self, server: TmuxServer, pane: PaneInfo) -> bool:
         """The shell reads input, below the typed wrapper, on a row that shows the prompt
