@@ -288,14 +288,26 @@ asyncio.run(main())
 """
 
 
-def armed_by_a_killed_owner(armed: Path) -> None:
+@contextmanager
+def armed_by_a_silent_owner(armed: Path) -> Iterator[None]:
     """A process that arms a shell's hooks as a run_command call does (its armed file at
-    ``armed``), killed (-9) before it answers anything."""
+    ``armed``) and never answers them, killed (-9) when the block ends."""
     owner = subprocess.Popen(
         [sys.executable, "-c", ARMING_OWNER, str(armed)], stdout=subprocess.PIPE, text=True
     )
-    assert owner.stdout is not None
-    assert owner.stdout.readline() == "armed\n"
-    owner.kill()
-    owner.wait()
-    owner.stdout.close()
+    try:
+        assert owner.stdout is not None
+        assert owner.stdout.readline() == "armed\n"
+        yield
+    finally:
+        owner.kill()
+        owner.wait()
+        if owner.stdout is not None:
+            owner.stdout.close()
+
+
+def armed_by_a_killed_owner(armed: Path) -> None:
+    """A process that arms a shell's hooks as a run_command call does (its armed file at
+    ``armed``), killed (-9) before it answers anything."""
+    with armed_by_a_silent_owner(armed):
+        pass

@@ -23,6 +23,7 @@ from schemux.shell_integration import PENDING, HookedShell, integrated_command
 from tests.support import (
     Pane,
     armed_by_a_killed_owner,
+    armed_by_a_silent_owner,
     call,
     call_error,
     interrupted_by_a_person,
@@ -309,6 +310,24 @@ async def test_a_shell_armed_by_a_killed_schemux_is_not_held(
     result = await run(client, pane, "echo next")
     assert (result["output"], result["exit_status"]) == (["next"], 0)
     assert not hooked.armed.exists()
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh"])
+def test_a_schemux_that_never_answers_holds_bash_and_zsh_5_s_at_most(
+    hooked_pane: MakePane, shell: str
+) -> None:
+    """A live schemux that armed the shell and never answers (its event loop stuck, say):
+    the hooks give up waiting after 5 s (fish's read has no time limit: README, Known
+    gaps)."""
+    pane = hooked_pane(shell)
+    hooked = HookedShell.parse(pane_format(pane, "#{@schemux_shell}"))
+    assert hooked is not None
+    with armed_by_a_silent_owner(hooked.armed):
+        tmux(pane.socket_name, "send-keys", "-t", pane.pane_id, "-l", "echo still-here | tr h H")
+        tmux(pane.socket_name, "send-keys", "-t", pane.pane_id, "Enter")
+        started = time.monotonic()
+        wait_until(lambda: "\nstill-Here\n" in screen(pane), 8)  # after the hook before it
+        assert time.monotonic() - started > 4
 
 
 @pytest.mark.parametrize("shell", SHELLS)
