@@ -3,7 +3,9 @@ raw tmux floor measured in the same shell and run, and against libtmux-mcp.
 
 For each shell, one private tmux server (socket ``schemux-shells-<pid>-<shell>``), started
 the way a user whose login shell it is starts it: by schemux's embedded default, with HOME a
-copy of the shell's plain profile in ``tests/shells/`` and that shell as the login shell
+copy of the shell's plain profile in ``tests/shells/`` (or, by the profile's name in
+``--shells``, another: ``bash-vi``, ``zsh-plugins``, ``zsh-vi``, ``fish-prompt``,
+``dash``) and that shell as the login shell
 (given to the schemux process in place of the passwd entry's, which is root's bash here).
 Then, 200 timed calls after 5 warm-up each (``--calls``, ``--warmup``), the contenders
 taking turns of 10 calls (``--batch``; the order reversed every turn, so that a change of
@@ -62,12 +64,20 @@ from bench.common import (
 
 ROOT = Path(__file__).resolve().parent.parent
 PROFILES = ROOT / "tests" / "shells"
+# the plain profile of each shell by its name (the default run), and the other profiles of
+# tests/shells by theirs (--shells bash-vi,zsh-plugins,...)
 SHELLS = {
     "bash": ("/bin/bash", "bash-plain"),
     "zsh": ("/usr/bin/zsh", "zsh-empty"),
     "fish": ("/usr/bin/fish", "fish-default"),
+    "bash-vi": ("/bin/bash", "bash-vi"),
+    "zsh-plugins": ("/usr/bin/zsh", "zsh-plugins"),
+    "zsh-vi": ("/usr/bin/zsh", "zsh-vi"),
+    "fish-prompt": ("/usr/bin/fish", "fish-prompt"),
+    "dash": ("/usr/bin/dash", "dash"),
 }
-ANCHOR_SHELLS = frozenset({"bash", "zsh"})
+# libtmux-mcp's wrapper is POSIX shell: fish has no anchor of its own
+ANCHOR_SHELLS = frozenset(name for name, (path, _) in SHELLS.items() if "fish" not in path)
 # schemux as `python -m schemux`, its login shell the first argument instead of the
 # passwd entry's (schemux.tmux.login_shell)
 AS_LOGIN_SHELL = (
@@ -281,10 +291,10 @@ def render(report: dict[str, Any]) -> str:
         f"{facts['tmux']}, nproc {facts['nproc']}, Python {facts['python']}, "
         f"mcp {facts['mcp']}, schemux {facts['schemux']}",
         f'run_command {{"command": "true"}}: {report["calls"]} timed calls after '
-        f"{report['warmup']} warm-up, in turns of {report['batch']}, per shell (plain "
-        "profiles), median / p90 ms",
+        f"{report['warmup']} warm-up, in turns of {report['batch']}, per shell ("
+        "profiles of tests/shells), median / p90 ms",
         "",
-        f"  {'':8}{'agent pane':>16}{'own pane':>16}{'raw floor':>16}{'libtmux-mcp':>16}",
+        f"  {'':12}{'agent pane':>16}{'own pane':>16}{'raw floor':>16}{'libtmux-mcp':>16}",
     ]
     for name, calls in report["shells"].items():
         cells = []
@@ -293,8 +303,8 @@ def render(report: dict[str, Any]) -> str:
             cells.append(
                 f"{row['median_ms']:7.2f} /{row['p90_ms']:6.2f}" if "p90_ms" in row else "-"
             )
-        lines.append(f"  {name:8}" + "".join(f"{cell:>16}" for cell in cells))
-    lines += ["", f"  {'':8}{'agent/floor':>14}{'own/floor':>12}{'agent/ltm':>12}{'own/ltm':>10}"]
+        lines.append(f"  {name:12}" + "".join(f"{cell:>16}" for cell in cells))
+    lines += ["", f"  {'':12}{'agent/floor':>14}{'own/floor':>12}{'agent/ltm':>12}{'own/ltm':>10}"]
     for name, found in report["ratios"].items():
         cells = [
             found.get(key)
@@ -307,7 +317,7 @@ def render(report: dict[str, Any]) -> str:
         ]
         widths = (14, 12, 12, 10)
         lines.append(
-            f"  {name:8}"
+            f"  {name:12}"
             + "".join(
                 f"{(f'{cell:.2f}' if cell is not None else '-'):>{width}}"
                 for cell, width in zip(cells, widths, strict=True)
@@ -328,7 +338,7 @@ def render(report: dict[str, Any]) -> str:
     ]
     for name, found in report["ratios"].items():
         if "schemux_agent_over_floor" not in found:
-            lines.append(f"  {name:8}no figures for the agent pane")
+            lines.append(f"  {name:12}no figures for the agent pane")
             continue
         floor = found["schemux_agent_over_floor"]
         anchor = found.get("schemux_agent_over_libtmux_mcp")
@@ -337,7 +347,7 @@ def render(report: dict[str, Any]) -> str:
             verdicts.append(
                 f"libtmux-mcp {'PASS' if anchor <= GOAL_ANCHOR else 'MISS'} ({anchor:.2f})"
             )
-        lines.append(f"  {name:8}" + ", ".join(verdicts))
+        lines.append(f"  {name:12}" + ", ".join(verdicts))
     return "\n".join(lines)
 
 
