@@ -104,7 +104,9 @@ class HookChannel:
         the pipe now); whether one told the command's end."""
         if self._open:
             self._readable()
-        waiting, self._lines = self._lines or collections.deque(), collections.deque()
+        waiting = self._lines or collections.deque()
+        if self._lines is not None:
+            self._lines = collections.deque()
         for line in waiting:
             self.answer(line)
         return any(line.startswith(COMMAND_ENDED) for line in waiting)

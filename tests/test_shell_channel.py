@@ -177,3 +177,21 @@ def test_armed_files_of_killed_owners_are_removed(armed: Path) -> None:
     assert remove_abandoned_armed_files(armed.parent) == [armed]
     assert live.exists()
     assert unknown.exists()
+
+
+async def test_what_waits_is_answered_and_tells_whether_the_command_ended(armed: Path) -> None:
+    """A cancelled call answers the lines it did not take: an end among them means there
+    is no command left to interrupt. Not armed, nothing is taken for a call."""
+    channels = HookChannels()
+    channel = channels.channel(armed)
+    assert channel.answer_waiting() is False
+    channel.arm()
+    hooked = asyncio.ensure_future(asyncio.to_thread(hook, armed, "D 7 0 1 -"))
+    await asyncio.sleep(0.1)  # the line has come, untaken
+    assert channel.answer_waiting() is True
+    assert await asyncio.wait_for(hooked, 5) == "7"
+    assert channel.answer_waiting() is False
+    channel.disarm()
+    assert channel.answer_waiting() is False
+    assert await channel.message(0.01) is None  # still not armed: no line is kept
+    channels.close()
