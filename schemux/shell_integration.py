@@ -80,8 +80,10 @@ if [ -n "${TMUX_PANE-}" ] && [ -n "${__SCHEMUX_TMUX-}" ]; then
     {
       read -r owner to from rest <"$__schemux_armed" && [[ -p /proc/$owner/fd/$to ]] &&
         printf '%s\n' "$1 $nonce${2:+ $2}" >|"/proc/$owner/fd/$to" &&
-        while read -r -t 5 answer <"/proc/$owner/fd/$from"; do
-          [[ $answer == "$nonce" ]] && break
+        local give_up=$((SECONDS + 5)) &&
+        # a read a signal cut short is read again; the pipe's path goes with its owner
+        while [[ -p /proc/$owner/fd/$from ]] && ((SECONDS <= give_up)); do
+          read -r -t 1 answer <"/proc/$owner/fd/$from" && [[ $answer == "$nonce" ]] && break
         done
     } 2>/dev/null
     return 0
@@ -179,8 +181,10 @@ if [[ -n ${TMUX_PANE-} && -n ${__SCHEMUX_TMUX-} ]]; then
     {
       read -r owner to from rest <$__schemux_armed && [[ -p /proc/$owner/fd/$to ]] &&
         print -r -- "$1 $nonce${2:+ $2}" >|/proc/$owner/fd/$to &&
-        while read -r -t 5 answer </proc/$owner/fd/$from; do
-          [[ $answer == $nonce ]] && break
+        local give_up=$((SECONDS + 5)) &&
+        # a read a signal cut short is read again; the pipe's path goes with its owner
+        while [[ -p /proc/$owner/fd/$from ]] && ((SECONDS <= give_up)); do
+          read -r -t 1 answer </proc/$owner/fd/$from && [[ $answer == $nonce ]] && break
         done
     } 2>/dev/null
     return 0
