@@ -23,7 +23,7 @@ from schemux.shell_hooked import GONE_POLL_SECONDS, HookedCall, run_hooked
 from schemux.shell_hooks import pane_hooks
 from schemux.shell_output import (
     INTERRUPTED_STATUS,
-    Located,
+    Finished,
     Report,
     keep_tail,
     through_interrupt_echo,
@@ -63,13 +63,6 @@ class ShellCommandResult:
     # of a tail, the rows of the output's head tmux is known to have dropped (a lower
     # bound: tmux keeps no count of the rows its history-limit drops)
     rows_lost: int = 0
-
-
-@dataclass(frozen=True)
-class _Finished:
-    output: Located
-    exit_status: int | None
-    timed_out: bool
 
 
 def check_command(command: str, suppress_history: bool) -> None:
@@ -117,18 +110,22 @@ async def run_in_shell(
             done = await run_hooked(
                 server, hooked, command, timeout=left, suppress_history=suppress_history
             )
-            return ShellCommandResult(
-                done.exit_status,
-                done.timed_out,
-                done.output.lines,
-                not done.output.exact,
-                time.monotonic() - started,
-                done.output.rows_lost,
-            )
-        syntax = FISH if shell == "fish" else POSIX
-        typist = WrapperTypist(Wrapper(server, pane, suppress_history, syntax=syntax))
-        result = await _run_typed(server, pane, typist, command, left)
-    return dataclasses.replace(result, elapsed=time.monotonic() - started)
+        else:
+            syntax = FISH if shell == "fish" else POSIX
+            typist = WrapperTypist(Wrapper(server, pane, suppress_history, syntax=syntax))
+            done = await _run_typed(server, pane, typist, command, left)
+    return _result(done, time.monotonic() - started)
+
+
+def _result(done: Finished, elapsed: float) -> ShellCommandResult:
+    return ShellCommandResult(
+        done.exit_status,
+        done.timed_out,
+        done.output.lines,
+        not done.output.exact,
+        elapsed,
+        done.output.rows_lost,
+    )
 
 
 async def shell_once_started(
@@ -165,10 +162,9 @@ async def shell_once_started(
 
 async def _run_typed(
     server: TmuxServer, pane: PaneInfo, typist: WrapperTypist, command: str, timeout: float
-) -> ShellCommandResult:
+) -> Finished:
     wrapper = typist.wrapper
     settle = server.kept(PaneSettling).settle
-    started = time.monotonic()
     typing = asyncio.ensure_future(server.run(*typist.keys(command)))
     try:
         typist.typed(await asyncio.shield(typing))
@@ -189,18 +185,10 @@ async def _run_typed(
     # shielded as one step: once disarmed, this reads the output and releases the shell
     finishing = asyncio.ensure_future(_finish(server, typist, pane, waiting, ended, timeout))
     try:
-        done = await asyncio.shield(finishing)
+        return await asyncio.shield(finishing)
     except asyncio.CancelledError:
         await asyncio.shield(settle(pane.pane_id, _cancelled_finishing(server, wrapper, finishing)))
         raise
-    return ShellCommandResult(
-        done.exit_status,
-        done.timed_out,
-        done.output.lines,
-        not done.output.exact,
-        time.monotonic() - started,
-        done.output.rows_lost,
-    )
 
 
 class _Outcome(enum.Enum):
@@ -283,7 +271,7 @@ async def _finish(
     waiting: asyncio.Future[None],
     ended: _Outcome,
     timeout: float,
-) -> _Finished:
+) -> Finished:
     """Disarm, then read the output."""
     wrapper = typist.wrapper
     try:
@@ -304,7 +292,7 @@ async def _finish(
             raise
         lines = without_interrupt_echo(output.lines, report.exit_status)
         output = dataclasses.replace(output, lines=lines)
-        return _Finished(output, report.exit_status, timed_out=False)
+        return Finished(output, report.exit_status, timed_out=False)
     if ended is _Outcome.ABORTED:
         # the shell drew its prompt after the interrupt: the output ends on the row above
         now = await output_end_now(server, wrapper.pane_id)
@@ -312,7 +300,7 @@ async def _finish(
         output = await typist.read(server, end, (), INTERRUPTED_STATUS)
         lines = without_interrupt_echo(through_interrupt_echo(output.lines), INTERRUPTED_STATUS)
         output = dataclasses.replace(output, lines=lines)
-        return _Finished(output, INTERRUPTED_STATUS, timed_out=False)
+        return Finished(output, INTERRUPTED_STATUS, timed_out=False)
     if ended is _Outcome.REPORTED:
         raise SchemuxError(
             f"the wrapper in pane {pane.pane_id} reported {state!r}, not an end",
@@ -328,7 +316,7 @@ async def _finish(
             suggestion="check the command's quoting; the pane is at its prompt again",
         )
     end = await output_end_now(server, wrapper.pane_id)
-    return _Finished(await typist.read(server, end, (), None), None, timed_out=True)
+    return Finished(await typist.read(server, end, (), None), None, timed_out=True)
 
 
 async def _cancelled_typing(
@@ -357,7 +345,7 @@ async def _cancelled_waiting(
 
 
 async def _cancelled_finishing(
-    server: TmuxServer, wrapper: Wrapper, finishing: asyncio.Future[_Finished]
+    server: TmuxServer, wrapper: Wrapper, finishing: asyncio.Future[Finished]
 ) -> None:
     """Cancelled while the output was read: let the reading end (it releases the shell),
     then interrupt the command if it still runs (the call had timed out)."""

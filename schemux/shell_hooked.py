@@ -30,7 +30,7 @@ from schemux.shell_capture import (
 from schemux.shell_channel import COMMAND_ENDED, COMMAND_STARTS, HookChannels
 from schemux.shell_facts import shell_facts
 from schemux.shell_integration import SHELL, HookedShell
-from schemux.shell_output import Located, without_interrupt_echo
+from schemux.shell_output import Finished, Located, without_interrupt_echo
 from schemux.shell_settling import TYPING_GRACE_SECONDS, PaneSettling, until_line_taken_in
 from schemux.shell_wrapper import in_pane, pane_closed, send_interrupt
 from schemux.targets import PaneInfo
@@ -41,13 +41,6 @@ from schemux.tmux_command import THEN
 GONE_POLL_SECONDS = 0.25
 # how long a cancelled call waits for the prompt hook of the command it interrupted
 INTERRUPTED_HOOK_SECONDS = 2.0
-
-
-@dataclasses.dataclass(frozen=True)
-class HookedResult:
-    exit_status: int | None
-    timed_out: bool
-    output: Located
 
 
 class _Outcome(enum.Enum):
@@ -130,7 +123,7 @@ class HookedCall:
             self.channel.answer(message)
         return False
 
-    async def finish(self, ended: _Outcome) -> HookedResult:
+    async def finish(self, ended: _Outcome) -> Finished:
         """The command's output: once ended, while the hook holds the shell before its
         prompt (then let go); timed out, as far as it got."""
         if ended is _Outcome.TIMED_OUT:
@@ -143,11 +136,11 @@ class HookedCall:
                     "quote, bracket or heredoc?), so the typed input was cancelled with C-c",
                     suggestion="check the command's quoting; the pane is at its prompt again",
                 )
-            return HookedResult(None, True, await self._output())
+            return Finished(await self._output(), None, timed_out=True)
         try:
             output = await self._output()
             lines = without_interrupt_echo(output.lines, self.status)
-            return HookedResult(self.status, False, dataclasses.replace(output, lines=lines))
+            return Finished(dataclasses.replace(output, lines=lines), self.status, timed_out=False)
         finally:
             self.channel.disarm()
             self.channel.answer(self._ended)
@@ -220,7 +213,7 @@ async def run_hooked(
     *,
     timeout: float,
     suppress_history: bool,
-) -> HookedResult:
+) -> Finished:
     """Type ``command`` into the idle hooked shell and wait up to ``timeout`` seconds.
 
     Cancelled, the call interrupts the command (C-c) and leaves nothing behind."""
@@ -255,7 +248,7 @@ async def run_hooked(
         call.channel.disarm()
 
 
-async def _cancelled_finishing(call: HookedCall, finishing: asyncio.Future[HookedResult]) -> None:
+async def _cancelled_finishing(call: HookedCall, finishing: asyncio.Future[Finished]) -> None:
     """Cancelled while the output was read: let the reading end (it lets the shell go),
     then interrupt the command if it still runs (the call had timed out)."""
     try:

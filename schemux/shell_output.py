@@ -122,6 +122,16 @@ class Located:
     rows_lost: int = 0
 
 
+@dataclass(frozen=True)
+class Finished:
+    """How a typed command's call ended: its output, its exit status (None for one still
+    running), and whether the call timed out."""
+
+    output: Located
+    exit_status: int | None
+    timed_out: bool
+
+
 def locate_output(
     lines: list[str], token: str, echo_head: str, last_typed: str = ""
 ) -> Located | None:
