@@ -399,8 +399,9 @@ class TmuxServer:
             await _reap(proc)
             raise
         if proc.returncode != 0:
-            reached = self.address.host.reached(proc.returncode or 0)
-            lost = None if reached else self.address.host.lost(connection)
+            status = proc.returncode or 0
+            host = self.address.host
+            lost = None if host.reached(status) else host.lost(connection, status)
             if lost is not None:  # the way to the host failed (ssh's own failure), not tmux
                 raise ServerUnavailable(f"{lost} ({err.decode(errors='replace').strip()})")
             raise self._error(args[0], err.decode(errors="replace").strip())

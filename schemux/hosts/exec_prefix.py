@@ -162,7 +162,7 @@ class ExecHost(remote_side.RemoteHost):
         )
         self._joined = joined
 
-    def lost(self, since: int | None = None) -> str | None:
+    def lost(self, since: int | None = None, status: int | None = None) -> str | None:
         """None: there is no connection of schemux's to lose (each command's failure is
         its own)."""
         return None

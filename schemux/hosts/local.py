@@ -134,7 +134,7 @@ class LocalHost:
     def check_tmux(self) -> str:
         return check_tmux()
 
-    def lost(self, since: int | None = None) -> str | None:
+    def lost(self, since: int | None = None, status: int | None = None) -> str | None:
         return None
 
     def reached(self, status: int) -> bool:

@@ -42,7 +42,7 @@ class HelperHost(Protocol):
 
     async def connect(self) -> None: ...
 
-    def lost(self, since: int | None = None) -> str | None: ...
+    def lost(self, since: int | None = None, status: int | None = None) -> str | None: ...
 
 
 class Host(Protocol):
@@ -119,9 +119,11 @@ class Host(Protocol):
         carried by a way since lost, even when a new one already answers."""
         ...
 
-    def lost(self, since: int | None = None) -> str | None:
+    def lost(self, since: int | None = None, status: int | None = None) -> str | None:
         """Why the way to the host is gone, or None; with ``since`` (a ``connection``
-        read when a command began), also when that way has been replaced."""
+        read when a command began), also when that way has been replaced; with
+        ``status`` (how a command over it ended), also when that status is the way's own
+        failure, though the way may seem up a moment longer (a master still dying)."""
         ...
 
     def reached(self, status: int) -> bool:

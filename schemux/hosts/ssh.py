@@ -129,10 +129,16 @@ class SshHost(remote_side.RemoteHost):
         destination = self.target.destination
         return ["ssh", *self._options(), "-o", "ControlMaster=no", "--", destination, remote]
 
-    def lost(self, since: int | None = None) -> str | None:
-        """Why the connection is gone (its master does not answer, or since ``since``
-        another master took its place), or None."""
-        if self._master_answers() and since in (None, self._masters_started):
+    def lost(self, since: int | None = None, status: int | None = None) -> str | None:
+        """Why the connection is gone (its master does not answer, since ``since``
+        another master took its place, or a command over it ended with ssh's own failure),
+        or None. A killed master ends its sessions before its socket stops answering, so
+        ``status`` is what tells then."""
+        if (
+            self.reached(status or 0)
+            and self._master_answers()
+            and since in (None, self._masters_started)
+        ):
             return None
         return f"the ssh connection to {self.describe()} was lost"
 

@@ -208,10 +208,11 @@ class RemotePrograms(TextFiles):
         except (asyncio.IncompleteReadError, ConnectionError, ValueError):
             pass
         finally:
-            self._ended(helper, await _stderr_of(helper.process))
+            status = await _status_of(helper.process)
+            self._ended(helper, await _stderr_of(helper.process), status)
 
-    def _ended(self, helper: _Helper, said: str) -> None:
-        lost = self._host.lost(helper.connection)
+    def _ended(self, helper: _Helper, said: str, status: int | None) -> None:
+        lost = self._host.lost(helper.connection, status)
         helper.ended = lost or f"the program helper on {self._host.describe()} ended: {said}"
         error = ServerUnavailable(helper.ended)
         for reply in helper.replies.values():
@@ -485,3 +486,12 @@ async def _stderr_of(process: asyncio.subprocess.Process) -> str:
             if lines:
                 return shorten(" ".join(lines), 300)
     return f"exit status {process.returncode}"
+
+
+async def _status_of(process: asyncio.subprocess.Process) -> int | None:
+    """The ended helper's exit status (its end on stdout comes a moment before its
+    exit), or None when it does not come within a second."""
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(1.0):
+            return await process.wait()
+    return None
