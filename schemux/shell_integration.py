@@ -79,6 +79,9 @@ if [ -n "${TMUX_PANE-}" ] && [ -n "${__SCHEMUX_TMUX-}" ]; then
     local owner to from rest answer nonce=$BASHPID$RANDOM
     {
       read -r owner to from rest <"$__schemux_armed" && [[ -p /proc/$owner/fd/$to ]] &&
+        # tmux takes in what the shell wrote a moment after the pipe's reader could: its
+        # answer to a cursor query (asked as read's prompt, once echo is off) comes after
+        IFS= read -rs -d R -t 2 -p $'\e[6n' answer </dev/tty 2>/dev/tty &&
         printf '%s\n' "$1 $nonce${2:+ $2}" >|"/proc/$owner/fd/$to" &&
         local give_up=$((SECONDS + 5)) &&
         # a read a signal cut short is read again; the pipe's path goes with its owner
@@ -180,6 +183,9 @@ if [[ -n ${TMUX_PANE-} && -n ${__SCHEMUX_TMUX-} ]]; then
     local owner to from rest answer nonce=$RANDOM$RANDOM
     {
       read -r owner to from rest <$__schemux_armed && [[ -p /proc/$owner/fd/$to ]] &&
+        # tmux takes in what the shell wrote a moment after the pipe's reader could: its
+        # answer to a cursor query (asked as read's prompt, once echo is off) comes after
+        IFS= read -rs -d R -t 2 "answer?"$'\e[6n' </dev/tty 2>/dev/tty &&
         print -r -- "$1 $nonce${2:+ $2}" >|/proc/$owner/fd/$to &&
         local give_up=$((SECONDS + 5)) &&
         # a read a signal cut short is read again; the pipe's path goes with its owner
