@@ -147,7 +147,8 @@ async def test_a_program_window_is_still_listed_under_schemux(
     window_id = tmux(tmux_socket, "display-message", "-p", "-t", started["paneId"], "#{window_id}")
     snapshot = (await call(memory_client, "tmux_snapshot"))["data"]
     owned = [s for s in snapshot["sessions"] if s["name"] == "_schemux"]
-    assert [w["target"]["id"] for w in owned[0]["windows"]] == [window_id.strip()]
+    # among the windows that tests run before this one (in this process) may have left
+    assert window_id.strip() in [w["target"]["id"] for w in owned[0]["windows"]]
     await call(memory_client, "stop_program", programId=started["programId"])
 
 
