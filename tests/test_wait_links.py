@@ -143,13 +143,20 @@ async def test_a_linked_pane_keeps_its_own_session(
 async def test_a_program_window_is_still_listed_under_schemux(
     memory_client: Client, tmux_socket: str
 ) -> None:
+    # tests run before this one in the process may have left programs' windows there
+    before = await schemux_windows(memory_client)
     started = await call(memory_client, "start_program", argv=["sleep", "30"])
     window_id = tmux(tmux_socket, "display-message", "-p", "-t", started["paneId"], "#{window_id}")
-    snapshot = (await call(memory_client, "tmux_snapshot"))["data"]
-    owned = [s for s in snapshot["sessions"] if s["name"] == "_schemux"]
-    # among the windows that tests run before this one (in this process) may have left
-    assert window_id.strip() in [w["target"]["id"] for w in owned[0]["windows"]]
+    after = await schemux_windows(memory_client)
+    assert [window for window in after if window not in before] == [window_id.strip()]
     await call(memory_client, "stop_program", programId=started["programId"])
+
+
+async def schemux_windows(client: Client) -> list[str]:
+    """The ids of the windows tmux_snapshot lists under _schemux (none without it)."""
+    snapshot = (await call(client, "tmux_snapshot"))["data"]
+    owned = [s for s in snapshot["sessions"] if s["name"] == "_schemux"]
+    return [w["target"]["id"] for w in owned[0]["windows"]] if owned else []
 
 
 def serve(tmux_socket: str) -> subprocess.Popen[bytes]:
