@@ -58,7 +58,7 @@ from dataclasses import dataclass
 from schemux.abandoned import link_mark
 from schemux.control_connection import Notification
 from schemux.engine import Watcher
-from schemux.errors import SchemuxError, TmuxCommandError
+from schemux.errors import ConnectionLost, SchemuxError, TmuxCommandError
 from schemux.owned_session import in_other_sessions
 from schemux.targets import PaneInfo
 from schemux.tmux import TmuxServer
@@ -352,7 +352,12 @@ async def _end(server: TmuxServer, watch: PaneWatch) -> None:
                 THEN, "unlink-window", "-k", "-t", f"={OWNED_SESSION}:{watch.window_id}",
             )  # fmt: skip
             try:
-                await (watcher.run(*unlink) if watcher.alive else server.run(*unlink))
+                try:
+                    await (watcher.run(*unlink) if watcher.alive else server.run(*unlink))
+                except ConnectionLost:
+                    # killing _schemux ends every control client attached to it, maybe
+                    # under this line: once more by a client of its own
+                    await server.run_subprocess(*unlink)
             except TmuxCommandError:
                 pass  # the window, or _schemux, is gone: so is the link
             except SchemuxError as error:

@@ -69,14 +69,24 @@ async def until_armed(pane: Pane, task: asyncio.Future[Any]) -> None:
     await asyncio.sleep(0.3)  # the entry reads follow the link at once
 
 
+def link_marks(pane: Pane) -> list[str]:
+    """The server options that mark a link of the pane's window as some schemux's."""
+    options = tmux(pane.socket_name, "show-options", "-s").splitlines()
+    return [
+        line
+        for line in options
+        if line.startswith("@schemux-link-") and line.split()[-1] == pane.window_id
+    ]
+
+
 async def left_behind(pane: Pane) -> None:
     """Wait (a cancellation arrives as a notification, a moment later) until neither
-    the link nor a watcher client is left; fail if they stay."""
+    the link, its mark nor a watcher client is left; fail if they stay."""
     for _ in range(200):
-        if not linked(pane) and watching_clients(pane.socket_name) == 0:
+        if not linked(pane) and not link_marks(pane) and watching_clients(pane.socket_name) == 0:
             return
         await asyncio.sleep(0.02)
-    raise AssertionError("the wait left its link or its control client behind")
+    raise AssertionError("the wait left its link, its mark or its control client behind")
 
 
 @pytest.fixture
@@ -388,6 +398,31 @@ async def test_schemux_session_killed_under_a_wait(
     waiting = await armed_wait(transport_client, pane, patterns=["^again$"], regex=True, timeout=10)
     await send(transport_client, pane, "echo again")
     assert (await waiting)["outcome"] == "matched"
+    await left_behind(pane)
+
+
+async def test_schemux_killed_under_the_unlink_leaves_no_mark(
+    memory_client: Client, tmux_socket: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """_schemux is killed just as the wait's end unlinks the window: the control client
+    the unlink runs on dies under it, and the link's mark is removed all the same (it
+    was left on the server once, under a loaded run)."""
+    pane = new_pane(tmux_socket)
+    run = Watcher.run
+    killed = False
+
+    async def killed_first(watcher: Watcher, *args: str) -> list[str]:
+        nonlocal killed
+        if args[:2] == ("set-option", "-su") and not killed:
+            killed = True
+            tmux(tmux_socket, "kill-session", "-t", "=_schemux")
+        return await run(watcher, *args)
+
+    monkeypatch.setattr(Watcher, "run", killed_first)
+    result = await call(
+        memory_client, "wait_for_text", pane_id=pane.pane_id, patterns=["never"], timeout=0.5
+    )
+    assert (killed, result["outcome"]) == (True, "timeout")
     await left_behind(pane)
 
 
