@@ -107,13 +107,16 @@ def _keygen(path: Path) -> str:
 def remote_environment(home: Path) -> str:
     """What sshd sets for a remote command: a home of its own, the tmux under test first on
     ``PATH`` (sshd's own ``PATH`` would give the system's tmux), and the test run's
-    ``TMUX_TMPDIR``, so that both sides find the same servers."""
+    ``TMUX_TMPDIR``, so that both sides find the same servers; and its ``TMPDIR``, so
+    that what schemux makes there (the program helper's directory) is this run's (a test
+    worker's) alone, and counted among what it leaves."""
     tmux = shutil.which("tmux")
     tmux_directory = [os.path.dirname(tmux)] if tmux is not None else []
     path = ":".join([*tmux_directory, "/usr/local/bin", "/usr/bin", "/bin"])
     settings = [f"HOME={home}", f"PATH={path}"]
-    if os.environ.get("TMUX_TMPDIR"):
-        settings.append(f"TMUX_TMPDIR={os.environ['TMUX_TMPDIR']}")
+    settings += [
+        f"{name}={os.environ[name]}" for name in ("TMUX_TMPDIR", "TMPDIR") if os.environ.get(name)
+    ]
     return " ".join(f'"{setting}"' for setting in settings)  # sshd's quoting
 
 

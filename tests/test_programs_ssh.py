@@ -11,6 +11,7 @@ import contextlib
 import os
 import secrets
 import signal
+import tempfile
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -232,14 +233,15 @@ async def test_kill_9_of_schemux_removes_the_remote_directory(
         "--socket-name", remote_tmux_socket,
         "--ssh", ssh_target.destination, "--ssh-config", ssh_target.config,
     )  # fmt: skip
-    before = set(Path("/tmp").glob("schemux-remote-*"))
+    temporary = Path(tempfile.gettempdir())  # the remote side's TMPDIR too (ssh_server)
+    before = set(temporary.glob("schemux-remote-*"))
     made: set[Path] = set()
     killed: list[int] = []
 
     async def use_then_kill() -> None:
         async with Client(parameters) as client:
             started = await call(client, "start_program", argv=["sleep", "300"])
-            made.update(set(Path("/tmp").glob("schemux-remote-*")) - before)
+            made.update(set(temporary.glob("schemux-remote-*")) - before)
             pids = schemux_processes(remote_tmux_socket)
             assert len(pids) == 1
             os.kill(pids[0], signal.SIGKILL)
