@@ -404,11 +404,14 @@ def connection_processes(sshd: SshServer) -> list[int]:
     return found
 
 
-async def test_a_host_that_stops_answering_fails_the_call_within_two_seconds(
+async def test_a_host_that_stops_answering_fails_the_call_by_ssh_keep_alive(
     ssh_client: Client, tmux_socket: str, ssh_target: SshTarget, sshd: SshServer
 ) -> None:
     """The network hangs (the server's side stops, nothing closes): ssh's keep-alive
-    gives up on it, and the call fails; the next call connects again."""
+    gives up on it, and the call fails; the next call connects again. The keep-alive
+    gives up after about two seconds (``ALIVE_INTERVAL``), later when other work holds
+    the machine's cores (2.6 s, and once 7.5, under six test workers): the bound tells
+    it from the call's own 25-s timeout."""
     pane = new_pane(tmux_socket)
     wait_for_shell(pane)
     await call(ssh_client, "run_command", command="true", pane_id=pane.pane_id)
@@ -437,7 +440,7 @@ async def test_a_host_that_stops_answering_fails_the_call_within_two_seconds(
         for pid in stopped:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGCONT)
-    assert failed_at[0] - stopped_at < 2.5, failed_at[0] - stopped_at
+    assert failed_at[0] - stopped_at < 12, failed_at[0] - stopped_at
     assert "ssh connection" in message[0], message[0]
     tmux(tmux_socket, "send-keys", "-t", pane.pane_id, "C-c")  # the sleep goes on
     wait_until(lambda: pane_format(pane, "#{pane_current_command}") == "bash")

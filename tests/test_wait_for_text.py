@@ -102,7 +102,7 @@ async def test_a_python_repl_driven_by_keys_and_waits(transport_client: Client, 
     await send(transport_client, repl, "6*7")
     result = await waiting
     assert (result["outcome"], result["matched_lines"]) == ("matched", ["42"])
-    assert result["elapsed_seconds"] < 5
+    assert 0 <= result["elapsed_seconds"] < 10  # matched: within the wait's timeout
 
     # a slow expression: the wait begins before its value is written
     await send(transport_client, repl, "import time; time.sleep(0.5); print('sl' + 'ow')")
