@@ -20,6 +20,7 @@ import time
 
 from schemux.errors import SchemuxError, TmuxCommandError
 from schemux.keys import leaving_modes
+from schemux.processes import standard_input
 from schemux.shell_capture import (
     CommandStart,
     command_start_from,
@@ -34,6 +35,7 @@ from schemux.shell_output import Finished, Located, without_interrupt_echo
 from schemux.shell_settling import TYPING_GRACE_SECONDS, PaneSettling, until_line_taken_in
 from schemux.shell_wrapper import in_pane, pane_closed, send_interrupt
 from schemux.targets import PaneInfo
+from schemux.terminal_barrier import until_tmux_read
 from schemux.tmux import TmuxServer
 from schemux.tmux_command import THEN
 
@@ -61,6 +63,7 @@ class HookedCall:
         self.status: int | None = None
         self._ended = ""  # the hooks' line that told the command's end
         self._reported = shell.value  # what SHELL holds: set anew if the hooks tell otherwise
+        self.tty = _terminal_of(shell.pid)  # "" for a shell gone: nothing to ask then
 
     def keys(self, command: str, suppress_history: bool) -> tuple[str, ...]:
         """The tmux commands that type ``command`` as a person would: keys and Enter, or
@@ -109,6 +112,8 @@ class HookedCall:
         """Act on one line of the hooks; whether it was the command's end (the hook then
         waits for ``finish``)."""
         kind, *fields = message.split(" ")
+        if not self.shell.asks_terminal:
+            await until_tmux_read(self.tty)
         if kind == COMMAND_ENDED and len(fields) == 4 and fields[1].isdigit():
             self.status = int(fields[1])
             self.shell = self.shell.after_command(fields[2], fields[3])
@@ -204,6 +209,13 @@ class HookedCall:
                 return True
             raise
         return not lines or lines[0] != "0"
+
+
+def _terminal_of(shell_pid: int) -> str:
+    try:
+        return standard_input(shell_pid)
+    except OSError:
+        return ""
 
 
 async def run_hooked(

@@ -264,7 +264,8 @@ if set -q TMUX_PANE; and set -q __SCHEMUX_TMUX
     set -g __schemux_armed $__SCHEMUX_ARMED/$fish_pid
     # tell the call that armed this shell (if one did) $argv[1] (C, or D and $argv[2]),
     # and wait for its answer: the nonce this message carries (fish's read has no
-    # timeout: the answer's pipe ends when its owner does)
+    # timeout: the answer's pipe ends when its owner does). fish's read is its line
+    # editor on a terminal, so the call asks tmux for the cursor meanwhile, not the hook
     function __schemux_tell
         test -f $__schemux_armed; or return 0
         read -l owner to from rest <$__schemux_armed
@@ -308,6 +309,9 @@ _FILES = MappingProxyType(
 )
 
 INTEGRATED_SHELLS = frozenset({"bash", "zsh", "fish"})
+# shells whose hooks ask tmux for the cursor before they tell (``schemux.terminal_barrier``);
+# fish's read is its line editor on a terminal: schemux asks for its hooks
+_HOOKS_ASK_TERMINAL = frozenset({"bash", "zsh"})
 
 
 @dataclass(frozen=True)
@@ -330,6 +334,12 @@ class HookedShell:
             return None
         mark = "" if fields[3] == "-" else fields[3]
         return cls(fields[0], int(fields[1]), fields[2] == "1", mark, channels / fields[1])
+
+    @property
+    def asks_terminal(self) -> bool:
+        """Whether the hooks make sure tmux has read what the shell wrote before they tell
+        (``schemux.terminal_barrier``: else schemux does, while the hook waits)."""
+        return self.name in _HOOKS_ASK_TERMINAL
 
     def after_command(self, paste: str, eol_mark: str) -> HookedShell:
         """As the hooks told it again after a command (``D`` in ``schemux.shell_channel``)."""

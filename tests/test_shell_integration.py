@@ -378,6 +378,11 @@ async def test_exit_ends_the_shell_and_the_call_reports_its_status(
     assert f"no pane matches pane_id='{pane.pane_id}'" in error
 
 
+# what a shell echoes as it takes the line in; in fish, less than the pane holds (80x20):
+# a longer line's output is not exact yet (README, Known gaps)
+PADDING = {"bash": 20000, "zsh": 20000, "fish": 1500}
+
+
 @contextlib.contextmanager
 def busy_machine() -> Iterator[None]:
     """Two busy processes a CPU, killed on the way out."""
@@ -393,7 +398,7 @@ def busy_machine() -> Iterator[None]:
             process.wait()
 
 
-@pytest.mark.parametrize("shell", ["bash", "zsh"])
+@pytest.mark.parametrize("shell", SHELLS)
 async def test_calls_on_a_busy_machine_read_exactly_their_output(
     client: Client, hooked_pane: MakePane, shell: str
 ) -> None:
@@ -404,7 +409,7 @@ async def test_calls_on_a_busy_machine_read_exactly_their_output(
     pane = hooked_pane(shell)
     with busy_machine():
         for number in range(40):
-            result = await run(client, pane, "true #" + "x" * 20000)
+            result = await run(client, pane, "true #" + "x" * PADDING[shell])
             assert (result["output"], result["exit_status"]) == ([], 0)
             result = await run(client, pane, f"printf '{number}\\n'")
             assert (result["output"], result["exit_status"]) == ([str(number)], 0)
