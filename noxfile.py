@@ -59,7 +59,16 @@ def typecheck(session: nox.Session) -> None:
     session.run("mypy", "-p", "schemux", "-p", "codegen", "-p", "tests", "-p", "bench")
 
 
+# The whole suite runs in test workers (pytest-xdist), each taking the next test as it
+# frees: the suite mostly waits for shells and tmux, so six keep two cores busy (README:
+# the suite's time). Arguments replace these, in one process unless they say ``-n``.
+WORKERS = ("-n", "6", "--dist", "worksteal")
+
+
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
     install_project(session, "test")
-    session.run("pytest", *session.posargs)
+    # pytest keeps the test modules it rewrites for their asserts in __pycache__
+    # (git-ignored); with bytecode writing off, every worker rewrote every module again
+    session.env["PYTHONDONTWRITEBYTECODE"] = ""
+    session.run("pytest", *(session.posargs or WORKERS))
