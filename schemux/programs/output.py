@@ -47,6 +47,8 @@ async def copy_output(program: Program, host: ProgramHost, limit: int) -> Report
     """Copy the pane's bytes to the text file until the end marker or the copy's end; the
     gate's report, or None when the copy ended without it."""
     async with host.open_copy(program.copy_path) as reader:
+        program.copy_open = True
+        program.changed()
         text_filter = TextFilter()
         pending = b""
         report: Report | None = None

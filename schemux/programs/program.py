@@ -90,6 +90,7 @@ class Program:
     secret_fd: int = -1  # the secret FIFO's, held until the program ends
     text: BinaryIO | None = None  # the text file (``TextFiles``), open until it is let go
     text_size: int = 0
+    copy_open: bool = False  # the copy FIFO's reader and writer have it: it has no name
     output_done: bool = False
     output_cut: bool = False
     lost_end: bool = False

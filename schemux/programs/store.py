@@ -29,6 +29,7 @@ from schemux.tmux import TmuxServer
 STOP_GRACE_SECONDS = 2.0
 EXIT_GRACE_SECONDS = 1.0  # at exit, SIGTERM's grace: every exit path ends within ~2 s
 GATE_GRACE_SECONDS = 2.0
+COPY_OPEN_SECONDS = 10.0  # from pipe-pane to its writer's open: milliseconds, unless tmux hangs
 GONE = Ending("gone", None, None)
 logger = logging.getLogger("schemux")
 
@@ -176,10 +177,21 @@ class ProgramStore:
             program.server, spec, pane_id, window_id, own_identity(),
             self.host.copy_command(program.id),
         )  # fmt: skip
+        # the program runs only once its copy FIFO has no name left, so that no program
+        # (one started at the same moment, say) can open it and write as this one
+        copying = await program.until(
+            lambda: program.copy_open or program.ending is not None, COPY_OPEN_SECONDS
+        )
         if program.ending is not None:
             raise SchemuxError(
                 f"the pane of {program.id} went away before its program started",
                 suggestion="start it again, and leave its pane alone until it ends",
+            )
+        if not copying:
+            raise SchemuxError(
+                f"the copy of {program.id}'s output did not start within "
+                f"{COPY_OPEN_SECONDS:g} s, so it was not run",
+                suggestion="check that the tmux server is responsive, then start it again",
             )
         # a gate that cannot be watched is not run: nothing could signal or see it end
         await self.host.watching(program.gate_fd)
