@@ -23,6 +23,7 @@ sub SYS_PIDFD_OPEN ()        { 434 }
 sub POLL_SECONDS ()          { 0.02 }  # gates watched without a pidfd (Linux before 5.3)
 sub READ_BYTES ()            { 65536 }
 sub GATE_EXEC_POLLS ()       { 400 }   # of POLL_SECONDS / 4: two seconds for a gate's exec
+sub COPY_OPEN_POLLS ()       { 1000 }  # of POLL_SECONDS / 4: five for the copy's writer
 
 $SIG{PIPE} = 'IGNORE';
 binmode STDOUT;
@@ -263,13 +264,21 @@ my %operations = (
         my $secret = POSIX::open("$directory/secret", O_RDWR | O_NONBLOCK);
         defined $secret or die "cannot open the secret FIFO: $!\n";
         $copies{$id} = $copy;
-        $handles{$handle} = { fd => $secret };
+        $handles{$handle} = { fd => $secret, copy => "$directory/copy" };
         return;
     },
     secret => sub {
         my ($handle, $table) = @_;
         my $held = $handles{$handle};
         die "no such FIFO\n" unless $held && defined $held->{fd};
+        # with its table the gate runs the program: only once the copy's writer has the
+        # copy FIFO open and has removed its name, so that no program can open it by name
+        # and write as this one
+        for (1 .. COPY_OPEN_POLLS) {
+            last unless -e $held->{copy};
+            select(undef, undef, undef, POLL_SECONDS / 4);
+        }
+        die "the copy did not start\n" if -e $held->{copy};
         my $wrote = POSIX::write($held->{fd}, $table, length $table);
         die "cannot write the table\n" unless defined $wrote && $wrote == length $table;
         return;
