@@ -489,7 +489,8 @@ async def test_a_dead_panes_screen_is_still_read(client: Client, tmux_socket: st
     # tmux marks the pane dead at the end of its output, and draws "Pane is dead" once it
     # has reaped the process, a moment later
     wait_until(
-        lambda: "Pane is dead" in tmux(tmux_socket, "capture-pane", "-p", "-t", pane.pane_id)
+        lambda: "Pane is dead" in tmux(tmux_socket, "capture-pane", "-p", "-t", pane.pane_id),
+        timeout=20,  # tmux's reaping, late on a busy machine
     )
     screen = await read_text(client, pane_uri("local", pane.pane_id))
     assert screen == "\n".join((await call(client, "capture_pane", paneId=pane.pane_id))["rows"])

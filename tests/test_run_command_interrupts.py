@@ -224,7 +224,8 @@ async def test_without_a_new_schemux_the_hold_ends_by_itself(
     # the command ends, the wrapper reports and holds its shell: tmux frees it in 5 s
     await until(lambda: private_options(pane) == [] and current_command(pane) == shell)
     assert hold_options(tmux_socket) == []
-    assert await next_call_works(memory_client, pane) < 1.5
+    # not held again: well within the hold's 5 s (1.78 s seen under six test workers)
+    assert await next_call_works(memory_client, pane) < 4
 
 
 def pane_token(pane: Pane) -> str:
