@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import shlex
 import stat
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -121,11 +123,14 @@ async def test_a_long_line_comes_in_pieces(programs: tuple[Client, ToolContext])
 
 
 async def test_a_timed_out_read_returns_nothing_and_the_cursor_carries_on(
-    programs: tuple[Client, ToolContext],
+    programs: tuple[Client, ToolContext], tmp_path: Path
 ) -> None:
     client, _ = programs
-    started = await call(client, "start_program", argv=["sh", "-c", "sleep 0.6; echo late"])
+    go = tmp_path / "go"  # the program prints once the first read timed out, however late
+    wait_then_print = f"until [ -e {shlex.quote(str(go))} ]; do sleep 0.05; done; echo late"
+    started = await call(client, "start_program", argv=["sh", "-c", wait_then_print])
     first = await call(client, "read_program", programId=started["programId"], timeoutMs=100)
+    go.touch()
     assert (first["text"], first["ended"], first["outcome"]) == ("", False, "running")
     again = await call(
         client, "read_program", programId=started["programId"], cursor=first["cursor"],
