@@ -134,19 +134,18 @@ async def program_client(
         yield mcp_client, socket
 
 
-def observe(world: World) -> tuple[str, ...]:
+def observe(world: World) -> str:
     """What no call may change: the server (its pid), the sessions but schemux's own,
-    and the bystander pane's screen and options."""
-    pid = tmux(world.socket, "display-message", "-p", "#{pid}")
-    sessions = tmux(world.socket, "list-sessions", "-F", "#{session_id} #{session_windows}")
-    own_id = tmux(  # (none before the first call)
-        world.socket, "list-sessions", "-F", "#{session_id}",
-        "-f", f"#{{==:#{{session_name}},{OWNED_SESSION}}}",
-    ).strip()  # fmt: skip
-    kept = "\n".join(line for line in sessions.splitlines() if line.split()[0] != own_id)
-    screen = tmux(world.socket, "capture-pane", "-p", "-t", world.bystander)
-    options = tmux(world.socket, "show-options", "-p", "-t", world.bystander)
-    return pid, kept, screen, options
+    and the bystander pane's screen and options. One tmux client for all four: this runs
+    twice around each of the module's thousand calls."""
+    return tmux(
+        world.socket,
+        "display-message", "-p", "#{pid}", THEN,
+        "list-sessions", "-F", "#{session_id} #{session_windows}",
+        "-f", f"#{{!=:#{{session_name}},{OWNED_SESSION}}}", THEN,
+        "capture-pane", "-p", "-t", world.bystander, THEN,
+        "show-options", "-p", "-t", world.bystander,
+    )  # fmt: skip
 
 
 async def call_checked(
