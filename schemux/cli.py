@@ -12,14 +12,13 @@ import signal
 import socket
 import sys
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from schemux import __version__, logs
 from schemux.binding import ToolBinding
 from schemux.config import SCHEMA_MODES, Settings, settings_from
-from schemux.context import ToolContext
 from schemux.environment import help_text
 from schemux.errors import ConfigError, SchemuxError, TmuxUnavailable
 from schemux.generated.tool_facts import FAMILIES
@@ -29,6 +28,9 @@ from schemux.http_config import HttpConfig, http_config_from
 from schemux.programs.gate import check_gate_setting
 from schemux.selection import select
 from schemux.start_notice import TERMINAL_HINT, start_line
+
+if TYPE_CHECKING:
+    from schemux.context import ToolContext
 
 Bindings = dict[str, ToolBinding]
 
@@ -348,6 +350,14 @@ def run_audit(args: argparse.Namespace) -> int:
         return 0
 
 
+def _context(settings: Settings, host: Host | None) -> ToolContext:
+    # a context's client log and tasks need the MCP SDK, whose import takes about a
+    # second: doctor, audit, tools, --help and --version never load it
+    from schemux.context import ToolContext
+
+    return ToolContext(settings, host)
+
+
 def _server(context: ToolContext, bindings: Bindings) -> Any:
     from schemux.server import build_server
 
@@ -365,7 +375,7 @@ async def serve_stdio(settings: Settings, bindings: Bindings, host: Host | None 
 
     from schemux.unreadable import answering_unreadable
 
-    context = ToolContext(settings, host)
+    context = _context(settings, host)
     server = _server(context, bindings)
 
     async def leave() -> None:
@@ -411,7 +421,7 @@ async def serve_http(
             # once it stopped, ending the process before the programs were cleaned up)
             yield
 
-    context = ToolContext(settings, host)
+    context = _context(settings, host)
     app = secured_app(_server(context, bindings), http)
     config = uvicorn.Config(
         app,
@@ -461,7 +471,7 @@ async def call_once(
     from mcp import Client, MCPError
     from mcp_types import Implementation
 
-    context = ToolContext(settings, host)  # closed on every path: it owns the host
+    context = _context(settings, host)  # closed on every path: it owns the host
     try:
         try:
             arguments = json.loads(raw_arguments)

@@ -109,6 +109,39 @@ def test_help_lists_every_environment_variable_with_its_default(command: list[st
     assert help_text() in done.stdout
 
 
+# runs a command as ``schemux`` would, then prints what it imported of the MCP SDK
+SDK_IMPORTED = """
+import sys
+from schemux.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+sdk = sorted(name for name in sys.modules if name.split(".")[0] in ("mcp", "mcp_types"))
+print("SDK:", *sdk)
+"""
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["--version"], ["--help"], ["serve", "--help"], ["doctor", "-L", "{socket}"],
+     ["audit", "--audit-log", "{log}"]],
+    ids=["version", "help", "serve-help", "doctor", "audit"],
+)  # fmt: skip
+def test_commands_that_serve_nothing_do_not_load_the_mcp_sdk(
+    command: list[str], tmux_socket: str, tmp_path: Path
+) -> None:
+    """The SDK takes about a second to import; a person's doctor or audit (and a
+    launcher's ``--version``) answer without it."""
+    log = tmp_path / "audit.jsonl"
+    log.write_text("")
+    words = [word.format(socket=tmux_socket, log=log) for word in command]
+    done = subprocess.run(
+        [sys.executable, "-c", SDK_IMPORTED, *words], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.splitlines()[-1] == "SDK:", done.stdout[-2000:]
+
+
 def test_the_table_names_exactly_the_variables_the_runtime_reads() -> None:
     """Every SCHEMUX_ name mentioned in schemux/ is documented, and nothing more."""
     mentioned = {
