@@ -27,12 +27,12 @@ marks a passed descriptor).
 
 from __future__ import annotations
 
-import array
-import contextlib
+# _socket and _signal, not socket and signal: every control client schemux starts runs
+# this, and those wrappers' imports (enum, selectors) cost a third of its start
+import _signal  # type: ignore[import-not-found]  # (no stubs; signal wraps it)
+import _socket
 import errno
 import os
-import signal
-import socket
 import struct
 import sys
 
@@ -144,7 +144,7 @@ class Client:
     """The conversation after the command is sent, as ``tmux -C`` holds it before any
     ``MSG_READY`` (tmux sends a control client none)."""
 
-    def __init__(self, header: str, sock: socket.socket, pid: int) -> None:
+    def __init__(self, header: str, sock: _socket.socket, pid: int) -> None:
         self.header = header
         self.sock = sock
         self.pid = pid
@@ -190,15 +190,14 @@ class Client:
                     return
 
 
-def send_fd(sock: socket.socket, header: str, kind: int, fd: int, pid: int) -> None:
-    fds = array.array("i", [fd]).tobytes()
-    passed = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)]
+def send_fd(sock: _socket.socket, header: str, kind: int, fd: int, pid: int) -> None:
+    passed = [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, struct.pack("=i", fd))]
     sock.sendmsg([message(header, kind, with_fd=True, pid=pid)], passed)
 
 
 def attach(header: str, path: str, words: list[str]) -> int:
     """Run the client; return its exit status."""
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         sock.connect(path)
     except OSError as error:
@@ -220,16 +219,25 @@ def attach(header: str, path: str, words: list[str]) -> int:
     except OSError:
         client.status, client.reason = 1, b"server exited unexpectedly"
     line = b"%exit" + (b" " + client.reason if client.reason else b"") + b"\n"
-    with contextlib.suppress(OSError):  # nobody reads any more
+    # nobody may read any more; not contextlib.suppress: a slow import
+    try:  # noqa: SIM105
         os.write(1, line)
+    except OSError:
+        pass
     return client.status
 
 
 def main(argv: list[str]) -> int:
     # as tmux's client: a terminal's ^C, ^\ and job control reach schemux (whose orderly
     # end still needs its clients) and not them; SIGTERM and SIGHUP end it
-    for ignored in (signal.SIGINT, signal.SIGQUIT, signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU):
-        signal.signal(ignored, signal.SIG_IGN)
+    for ignored in (
+        _signal.SIGINT,
+        _signal.SIGQUIT,
+        _signal.SIGTSTP,
+        _signal.SIGTTIN,
+        _signal.SIGTTOU,
+    ):
+        _signal.signal(ignored, _signal.SIG_IGN)
     header, path, count = argv[0], argv[1], int(argv[2])
     words = argv[3:][len(argv) - 3 - count :]
     try:
