@@ -18,7 +18,7 @@ import anyio
 
 from schemux import __version__, logs
 from schemux.binding import ToolBinding
-from schemux.config import SCHEMA_MODES, Settings, settings_from
+from schemux.config import SCHEMA_MODES, settings_from
 from schemux.environment import help_text
 from schemux.errors import ConfigError, SchemuxError, TmuxUnavailable
 from schemux.generated.tool_facts import FAMILIES
@@ -288,18 +288,23 @@ def main(argv: list[str] | None = None) -> int:
 
         print(tool_table(BINDINGS, selected, mode=settings.schemas), end="")
         return 0
+    # the tool context needs the MCP SDK, whose import takes about a second: loaded only
+    # to serve or call, and before the start line, which announces a server that answers
+    from schemux.context import ToolContext
+
+    context = ToolContext(settings, host)  # it owns the host; closed on every path below
     if args.command == "call":
-        return anyio.run(call_once, settings, selected, args.tool, args.arguments, host)
+        return anyio.run(call_once, context, selected, args.tool, args.arguments)
     if http is not None and listener is not None:
         serving = http.serving()
         print(start_line(settings, tmux_version, serving), file=sys.stderr, flush=True)
-        anyio.run(serve_http, settings, selected, http, listener, host)
+        anyio.run(serve_http, context, selected, http, listener)
     else:
         print(start_line(settings, tmux_version, "serving MCP on stdio"), file=sys.stderr)
         if sys.stdin.isatty():  # a person, not a client: say what this is
             print(TERMINAL_HINT, file=sys.stderr)
         sys.stderr.flush()
-        anyio.run(serve_stdio, settings, selected, host)
+        anyio.run(serve_stdio, context, selected)
     return 0
 
 
@@ -350,14 +355,6 @@ def run_audit(args: argparse.Namespace) -> int:
         return 0
 
 
-def _context(settings: Settings, host: Host | None) -> ToolContext:
-    # a context's client log and tasks need the MCP SDK, whose import takes about a
-    # second: doctor, audit, tools, --help and --version never load it
-    from schemux.context import ToolContext
-
-    return ToolContext(settings, host)
-
-
 def _server(context: ToolContext, bindings: Bindings) -> Any:
     from schemux.server import build_server
 
@@ -370,12 +367,11 @@ SHUTDOWN_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 CLOSE_SECONDS = 3.0  # the programs' own ending is bounded at about two; this is a backstop
 
 
-async def serve_stdio(settings: Settings, bindings: Bindings, host: Host | None = None) -> None:
+async def serve_stdio(context: ToolContext, bindings: Bindings) -> None:
     from mcp.server.stdio import stdio_server
 
     from schemux.unreadable import answering_unreadable
 
-    context = _context(settings, host)
     server = _server(context, bindings)
 
     async def leave() -> None:
@@ -403,11 +399,7 @@ async def serve_stdio(settings: Settings, bindings: Bindings, host: Host | None 
 
 
 async def serve_http(
-    settings: Settings,
-    bindings: Bindings,
-    http: HttpConfig,
-    listener: socket.socket,
-    host: Host | None = None,
+    context: ToolContext, bindings: Bindings, http: HttpConfig, listener: socket.socket
 ) -> None:
     import uvicorn
 
@@ -421,7 +413,6 @@ async def serve_http(
             # once it stopped, ending the process before the programs were cleaned up)
             yield
 
-    context = _context(settings, host)
     app = secured_app(_server(context, bindings), http)
     config = uvicorn.Config(
         app,
@@ -461,17 +452,10 @@ async def _close(context: ToolContext) -> None:
         await context.close()
 
 
-async def call_once(
-    settings: Settings,
-    bindings: Bindings,
-    tool: str,
-    raw_arguments: str,
-    host: Host | None = None,
-) -> int:
+async def call_once(context: ToolContext, bindings: Bindings, tool: str, raw_arguments: str) -> int:
     from mcp import Client, MCPError
     from mcp_types import Implementation
 
-    context = _context(settings, host)  # closed on every path: it owns the host
     try:
         try:
             arguments = json.loads(raw_arguments)
