@@ -70,7 +70,7 @@ class Installation:
         )
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def installation(tmp_path_factory: pytest.TempPathFactory) -> Installation:
     """A throwaway copy of the checkout, a data home of its own, a PEP 668 python3."""
     root = tmp_path_factory.mktemp("launcher")
@@ -107,7 +107,20 @@ def test_the_stand_in_python_refuses_pip_as_debian_does(installation: Installati
     assert "externally-managed-environment" in done.stderr
 
 
-def test_a_first_start_installs_quietly_and_speaks_only_mcp_on_stdout(
+@pytest.mark.anyio
+async def test_an_install_from_first_start_to_a_broken_one(
+    installation: Installation, tmux_socket: str, anyio_backend: str
+) -> None:
+    """The launcher's life on one machine, step by step, each on what the one before
+    left: one test, so that one worker pays for the install (a pip install of the
+    dependencies; a worker that ran a later step alone installed all of it again)."""
+    a_first_start_installs_quietly_and_speaks_only_mcp_on_stdout(installation, tmux_socket)
+    await a_second_start_reuses_the_install(installation, tmux_socket)
+    a_changed_checkout_is_installed_again(installation)
+    a_broken_install_is_retried_on_the_next_start(installation)
+
+
+def a_first_start_installs_quietly_and_speaks_only_mcp_on_stdout(
     installation: Installation, tmux_socket: str
 ) -> None:
     """The very first start installs, then answers initialize: stdout holds that answer
@@ -145,13 +158,8 @@ def test_a_first_start_installs_quietly_and_speaks_only_mcp_on_stdout(
     assert uses == [f"-m venv -- {installation.venv}"]
 
 
-@pytest.mark.anyio
-async def test_a_second_start_reuses_the_install(
-    installation: Installation, tmux_socket: str, anyio_backend: str
-) -> None:
+async def a_second_start_reuses_the_install(installation: Installation, tmux_socket: str) -> None:
     """Through the SDK's stdio client, as an MCP client starts it: no new install."""
-    if not installation.stamp.is_file():
-        installation.run("--version")
     stamp_time = installation.stamp.stat().st_mtime_ns
     uses = installation.system_python_uses()
     parameters = StdioServerParameters(
@@ -170,9 +178,7 @@ async def test_a_second_start_reuses_the_install(
     assert installation.system_python_uses() == uses
 
 
-def test_a_changed_checkout_is_installed_again(installation: Installation) -> None:
-    if not installation.stamp.is_file():
-        installation.run("--version")
+def a_changed_checkout_is_installed_again(installation: Installation) -> None:
     unchanged = installation.run("--version")
     assert (unchanged.stdout, unchanged.returncode) == (f"schemux {__version__}\n", 0)
     assert "installing" not in unchanged.stderr
@@ -194,10 +200,8 @@ def test_a_changed_checkout_is_installed_again(installation: Installation) -> No
     assert "installing" not in again.stderr
 
 
-def test_a_broken_install_is_retried_on_the_next_start(installation: Installation) -> None:
+def a_broken_install_is_retried_on_the_next_start(installation: Installation) -> None:
     """An install that failed leaves no stamp, so the next start does not trust it."""
-    if not installation.stamp.is_file():
-        installation.run("--version")
     installation.stamp.write_text("from an older checkout\n")
     done = installation.run("--version")
     assert done.returncode == 0, done.stderr
