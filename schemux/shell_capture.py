@@ -103,11 +103,13 @@ async def _pane_tty(server: TmuxServer, wrapper: Wrapper) -> str:
 @dataclass(frozen=True)
 class CommandStart:
     """Where the hooks saw a command's output start (the cursor, in the grid's absolute
-    rows), and what the row above it showed: the echo's last row, to find the start
-    again should tmux drop history rows."""
+    rows), and the nearest row above it that was not blank, ``echo_distance`` rows up:
+    the echo's last row, to find the start again should tmux drop history rows (fish
+    leaves a blank row under a command line taller than the pane)."""
 
     at: Prompt
     echo_row: str
+    echo_distance: int = 1
 
 
 def command_start_from(lines: list[str]) -> CommandStart:
@@ -116,8 +118,11 @@ def command_start_from(lines: list[str]) -> CommandStart:
     at = parse_row(TerminalCursorRow, lines[0])
     rows = lines[1:]
     above = at.cursor_y - 1 + (1 if at.history_size else 0)  # -S -1 is row 0 without history
-    echo_row = rows[above] if 0 <= above < len(rows) else ""
-    return CommandStart(Prompt(at.history_size, at.cursor_y, at.cursor_x), echo_row)
+    start = Prompt(at.history_size, at.cursor_y, at.cursor_x)
+    for index in range(min(above, len(rows) - 1), -1, -1):
+        if rows[index].strip():
+            return CommandStart(start, rows[index], echo_distance=above + 1 - index)
+    return CommandStart(start, "")
 
 
 def start_now(pane_id: str) -> tuple[str, ...]:
@@ -172,13 +177,15 @@ async def _start_after_drops(
     history rows during the command; None when that row is gone, or cannot be told.
 
     tmux drops a tenth of history-limit at a time, so the start is where the hooks saw
-    it, less some number of such tenths; the one whose row above shows what that row
-    showed when the command started (the echo's last row, kept with the start) is it.
+    it, less some number of such tenths; the one whose row ``echo_distance`` above shows
+    what that row showed when the command started (the echo's last row, kept with the
+    start) is it.
     """
     tenth = max(1, end.history_limit // 10)
     seen = start.at.history + start.at.row - end.history
     candidates = [seen - tenth * times for times in range(end.history_limit // tenth + 2)]
-    candidates = [row for row in candidates if row - 1 >= -end.history and row <= end.row + 1]
+    reach = start.echo_distance
+    candidates = [row for row in candidates if row - reach >= -end.history and row <= end.row + 1]
     if not candidates or not start.echo_row:
         return None
     separator = secrets.token_hex(8)
@@ -186,8 +193,8 @@ async def _start_after_drops(
     for row in candidates:
         if line:  # each row's lines end at a token of this line's own
             line += [THEN, "display-message", "-p", separator, THEN]
-        above = str(row - 1)
-        line += ["capture-pane", "-p", "-t", pane_id, "-S", above, "-E", above]
+        echo = str(row - reach)
+        line += ["capture-pane", "-p", "-t", pane_id, "-S", echo, "-E", echo]
     rows: list[list[str]] = [[]]
     for text in await in_pane(server, pane_id, *line):
         if text == separator:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from schemux.shell_capture import command_start_from
 from schemux.shell_output import (
     Located,
     OutputEnd,
@@ -174,3 +175,25 @@ def test_rows_known_dropped_reach_from_the_start_to_the_first_tenth_past_it(
     output's first row, at least the rows from it to the end of that tenth went."""
     end = OutputEnd(history=limit - 10, row=19, column=0, history_limit=limit)
     assert end.rows_dropped_from(Prompt(history, row)) == known
+
+
+@pytest.mark.parametrize(
+    ("history", "screen", "echo_row", "distance"),
+    [
+        (5, ["old", "$ true", ""], "$ true", 1),  # the echo's last row just above
+        # fish under a command line taller than the pane: a blank row between
+        (5, ["old", "xxxx", "", ""], "xxxx", 2),
+        (0, ["$ true", ""], "$ true", 1),  # no history: -S -1 starts at the screen's top
+        (5, ["", "", ""], "", 1),  # nothing to find it by
+    ],
+    ids=["above", "blank-between", "no-history", "all-blank"],
+)
+def test_a_command_start_keeps_the_nearest_row_above_that_is_not_blank(
+    history: int, screen: list[str], echo_row: str, distance: int
+) -> None:
+    """``capture-pane -S -1`` gives one history row (when there is history) and the
+    screen; the cursor is on the screen's last row given here."""
+    cursor_y = len(screen) - 1 - (1 if history else 0)
+    start = command_start_from([f"{history}\t{cursor_y}\t0\t2000", *screen])
+    assert (start.echo_row, start.echo_distance) == (echo_row, distance)
+    assert (start.at.history, start.at.row) == (history, cursor_y)
