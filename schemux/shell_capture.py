@@ -112,12 +112,28 @@ class CommandStart:
     echo_distance: int = 1
 
 
-def command_start_from(lines: list[str]) -> CommandStart:
-    """From the lines of ``display-message -p CURSOR_FORMAT`` and ``capture-pane -p -S -1``
-    after it, read while the hooks held the shell before its command (``start_now``)."""
+# how many history rows a call's start looks up for a row that is not blank, when the
+# screen above it is all blank (fish, under a command line much taller than the pane)
+ECHO_SEARCH_ROWS = 200
+
+
+async def command_start(server: TmuxServer, pane_id: str) -> CommandStart:
+    """Where a command's output starts, read while the hooks hold the shell before it:
+    from the screen and one history row, or, when all of that above the cursor is blank,
+    from ``ECHO_SEARCH_ROWS`` of history too."""
+    start = command_start_from(await in_pane(server, pane_id, *start_now(pane_id)))
+    if start.echo_row or start.at.history == 0:
+        return start
+    further = await in_pane(server, pane_id, *start_now(pane_id, ECHO_SEARCH_ROWS))
+    return command_start_from(further, ECHO_SEARCH_ROWS)
+
+
+def command_start_from(lines: list[str], reach: int = 1) -> CommandStart:
+    """From the lines of ``start_now(pane, reach)``: ``display-message -p CURSOR_FORMAT``,
+    then the screen and up to ``reach`` history rows above it."""
     at = parse_row(TerminalCursorRow, lines[0])
     rows = lines[1:]
-    above = at.cursor_y - 1 + (1 if at.history_size else 0)  # -S -1 is row 0 without history
+    above = at.cursor_y - 1 + min(reach, at.history_size)  # the cursor's row above, in rows
     start = Prompt(at.history_size, at.cursor_y, at.cursor_x)
     for index in range(min(above, len(rows) - 1), -1, -1):
         if rows[index].strip():
@@ -125,11 +141,12 @@ def command_start_from(lines: list[str]) -> CommandStart:
     return CommandStart(start, "")
 
 
-def start_now(pane_id: str) -> tuple[str, ...]:
-    """The tmux commands whose lines ``command_start_from`` reads."""
+def start_now(pane_id: str, reach: int = 1) -> tuple[str, ...]:
+    """The tmux commands whose lines ``command_start_from`` reads: where the cursor is,
+    and the screen with ``reach`` history rows above it (fewer where there are fewer)."""
     return (
         "display-message", "-p", "-t", pane_id, CURSOR_FORMAT,
-        THEN, "capture-pane", "-p", "-t", pane_id, "-S", "-1",
+        THEN, "capture-pane", "-p", "-t", pane_id, "-S", f"-{reach}",
     )  # fmt: skip
 
 

@@ -23,10 +23,9 @@ from schemux.keys import leaving_modes
 from schemux.processes import standard_input
 from schemux.shell_capture import (
     CommandStart,
-    command_start_from,
+    command_start,
     output_end_now,
     read_marked_output,
-    start_now,
 )
 from schemux.shell_channel import COMMAND_ENDED, COMMAND_STARTS, HookChannels
 from schemux.shell_facts import shell_facts
@@ -121,9 +120,7 @@ class HookedCall:
             return True
         try:
             if kind == COMMAND_STARTS and self.start is None:  # a pasted block's first
-                pane = self.pane.pane_id
-                lines = await in_pane(self.server, pane, *start_now(pane))
-                self.start = command_start_from(lines)
+                self.start = await command_start(self.server, self.pane.pane_id)
         finally:
             self.channel.answer(message)
         return False

@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -43,6 +44,16 @@ async def cancel_after(
     assert scope.cancelled_caught
 
 
+async def cancel_when(
+    client: Client, ready: Callable[[], bool], tool: str, arguments: dict[str, Any]
+) -> None:
+    """The call, cancelled once ``ready`` holds (within 15 s)."""
+    async with anyio.create_task_group() as group:
+        group.start_soon(partial(client.call_tool, tool, arguments))
+        await until(ready, timeout=15)
+        group.cancel_scope.cancel()
+
+
 async def next_call_works(client: Client, pane: Pane) -> float:
     started = time.monotonic()
     result = await call(client, "run_command", command="echo next", pane_id=pane.pane_id)
@@ -59,7 +70,7 @@ def screen(pane: Pane) -> str:
     "command",
     [
         "sleep 30",
-        "trap 'echo caught; exit 3' INT; while :; do sleep 0.1; done",
+        "trap 'echo caught; exit 3' INT; echo ar''med; while :; do sleep 0.1; done",
         "echo 'unclosed",
     ],
     ids=["sleep", "traps SIGINT", "shell still reading input"],
@@ -70,7 +81,10 @@ async def test_cancel_interrupts_and_frees_the_pane(
     client = memory_client if transport == "memory" else stdio_client
     pane = new_pane(tmux_socket)
     arguments = {"command": command, "pane_id": pane.pane_id, "timeout": 20}
-    await cancel_after(client, 0.5, "run_command", arguments)
+    if "trap" in command:  # cancelled once the trap is set (a busy machine types late)
+        await cancel_when(client, lambda: "armed\n" in screen(pane), "run_command", arguments)
+    else:
+        await cancel_after(client, 0.5, "run_command", arguments)
     # the cancellation reaches the server as a notification, which the SDK's client may
     # send late; once its cleanup has run (the call's private options are gone), the
     # interrupted command is leaving and the pane takes the next call at once
@@ -89,11 +103,14 @@ async def test_cancel_interrupts_a_pane_a_person_scrolls_back_in(
     pane = new_pane(tmux_socket)
     command = "trap 'echo caught; exit 3' INT; echo ar''med; while :; do sleep 0.1; done"
     arguments = {"command": command, "pane_id": pane.pane_id, "timeout": 20}
-    async with anyio.create_task_group() as group:
-        group.start_soon(partial(memory_client.call_tool, "run_command", arguments))
-        await until(lambda: "armed\n" in screen(pane), timeout=15)  # the trap is set
+
+    def scrolled_back_once_armed() -> bool:
+        if "armed\n" not in screen(pane):  # the trap is not set yet
+            return False
         tmux(tmux_socket, "copy-mode", "-t", pane.pane_id)  # a person scrolls back
-        group.cancel_scope.cancel()
+        return True
+
+    await cancel_when(memory_client, scrolled_back_once_armed, "run_command", arguments)
     await until(lambda: private_options(pane) == [], timeout=5)
     await until(lambda: "caught\n" in screen(pane), timeout=5)  # the trap's line
     assert tmux(tmux_socket, "display", "-p", "-t", pane.pane_id, "#{pane_in_mode}") == "0\n"

@@ -178,22 +178,26 @@ def test_rows_known_dropped_reach_from_the_start_to_the_first_tenth_past_it(
 
 
 @pytest.mark.parametrize(
-    ("history", "screen", "echo_row", "distance"),
+    ("history", "reach", "captured", "echo_row", "distance"),
     [
-        (5, ["old", "$ true", ""], "$ true", 1),  # the echo's last row just above
+        (5, 1, ["old", "$ true", ""], "$ true", 1),  # the echo's last row just above
         # fish under a command line taller than the pane: a blank row between
-        (5, ["old", "xxxx", "", ""], "xxxx", 2),
-        (0, ["$ true", ""], "$ true", 1),  # no history: -S -1 starts at the screen's top
-        (5, ["", "", ""], "", 1),  # nothing to find it by
+        (5, 1, ["old", "xxxx", "", ""], "xxxx", 2),
+        (0, 1, ["$ true", ""], "$ true", 1),  # no history: -S -1 starts at the screen's top
+        (5, 1, ["", "", ""], "", 1),  # nothing to find it by
+        # further up the history (all 5 of its rows, as tmux gives no more), then 3 screen
+        # rows of which the cursor's is the last: fish under a much taller line
+        (5, 200, ["a", "xxxx", "", "", "", "", "", ""], "xxxx", 6),
+        (2, 200, ["", "", "", "", ""], "", 1),
     ],
-    ids=["above", "blank-between", "no-history", "all-blank"],
+    ids=["above", "blank-between", "no-history", "all-blank", "history", "history-blank"],
 )
 def test_a_command_start_keeps_the_nearest_row_above_that_is_not_blank(
-    history: int, screen: list[str], echo_row: str, distance: int
+    history: int, reach: int, captured: list[str], echo_row: str, distance: int
 ) -> None:
-    """``capture-pane -S -1`` gives one history row (when there is history) and the
-    screen; the cursor is on the screen's last row given here."""
-    cursor_y = len(screen) - 1 - (1 if history else 0)
-    start = command_start_from([f"{history}\t{cursor_y}\t0\t2000", *screen])
+    """``capture-pane -S -REACH`` gives up to ``reach`` history rows and the screen; the
+    cursor is on the last row given here."""
+    cursor_y = len(captured) - 1 - min(reach, history)
+    start = command_start_from([f"{history}\t{cursor_y}\t0\t2000", *captured], reach)
     assert (start.echo_row, start.echo_distance) == (echo_row, distance)
     assert (start.at.history, start.at.row) == (history, cursor_y)
