@@ -21,6 +21,7 @@ import anyio
 import pytest
 from mcp import Client
 
+from schemux.abandoned import reap_runtime_directories
 from schemux.config import ProgramLimits, Settings, SshTarget
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
@@ -254,6 +255,12 @@ async def test_kill_9_of_schemux_removes_the_remote_directory(
     assert killed  # the directory goes with the kill, not with a clean exit
     (root,) = made
     wait_until(lambda: not root.exists(), timeout=5)
+    # its directories on this machine (the ssh master's socket, its programs' files) are
+    # for the next schemux to reap, as each does when it starts on a server; none may
+    # start in this run after this test
+    here = set(temporary.glob(f"schemux-{killed[0]}-*"))
+    assert here
+    assert here <= set(reap_runtime_directories())
 
 
 @pytest.mark.parametrize("socket_lingers", [False, True], ids=["socket-gone", "socket-lingers"])
