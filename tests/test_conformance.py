@@ -3,9 +3,10 @@
 
 The suite needs node 22 or newer; Debian 12 ships node 18 and Debian 13 node 20, so the
 run takes node 22 from npm itself (``node-linux-*``, which puts a ``node`` first on the
-suite's PATH). Only ``npx`` must be installed (Debian's ``npm``; ``.ci/run`` installs
-it); the packages come from the npm registry at their pinned versions, installed once
-for the run with the other node programs' (``tests.node``).
+suite's PATH). Only ``npm`` must be installed (Debian's; ``.ci/run`` installs it, and
+without it the tests skip, saying so); the packages come from the npm registry at their
+pinned versions, installed once for the run with the other node programs'
+(``tests.node``), whose ``conformance`` command runs the suite.
 
 The scenarios not run, and why (``conformance list``):
 
@@ -23,7 +24,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -44,12 +44,6 @@ SCENARIOS = [
     "resources-list",
     "completion-complete",
 ]
-
-pytestmark = pytest.mark.skipif(
-    shutil.which("npx") is None or shutil.which("npm") is None,
-    reason="npm and npx are not installed (Debian: apt-get install npm): the MCP "
-    "conformance suite is installed and run with them",
-)
 
 
 @pytest.fixture(scope="module")
