@@ -62,7 +62,9 @@ class HookedCall:
         self.status: int | None = None
         self._ended = ""  # the hooks' line that told the command's end
         self._reported = shell.value  # what SHELL holds: set anew if the hooks tell otherwise
-        self.tty = _terminal_of(shell.pid)  # "" for a shell gone: nothing to ask then
+        # the pane's terminal, where schemux asks tmux for the cursor for hooks that do not
+        # ask themselves; "" where they do, or the shell is gone: nothing to ask then
+        self.tty = "" if shell.asks_terminal else _terminal_of(shell.pid)
 
     def keys(self, command: str, suppress_history: bool) -> tuple[str, ...]:
         """The tmux commands that type ``command`` as a person would: keys and Enter, or
@@ -111,7 +113,7 @@ class HookedCall:
         """Act on one line of the hooks; whether it was the command's end (the hook then
         waits for ``finish``)."""
         kind, *fields = message.split(" ")
-        if not self.shell.asks_terminal:
+        if self.tty:
             await until_tmux_read(self.tty)
         if kind == COMMAND_ENDED and len(fields) == 4 and fields[1].isdigit():
             self.status = int(fields[1])
