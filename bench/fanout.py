@@ -8,6 +8,12 @@ run measures:
 * **fan-out / one host**: ``run_command_on_hosts {"command": "true"}`` to 10 hosts against
   ``run_command {"command": "true"}`` in the agent pane of one host of the same kind
   (a schemux of its own), calls alternating between the two, medians after warm-up;
+* **the raw tmux floor** of the same ratio, measured between those calls on the same
+  hosts' tmux servers: a login bash in a session of its own on each, driven over one
+  control client per host (``send-keys -l ' true; tmux wait-for -S CH'``, Enter,
+  ``wait-for CH``, a ``capture-pane`` of its last rows), on all 10 at once and on one.
+  Every host here shares this machine's cores, so 10 at once take the sum of their work
+  and one takes its latency: the floor's ratio is what tmux alone gives on this machine;
 * **an idle connected host**: what one schemux holds on this machine for each host once
   a call used it (processes it started, file descriptors, resident memory), exec-kind
   hosts and, with ``--ssh``, a host over OpenSSH (the test suite's sshd on 127.0.0.1);
@@ -97,6 +103,66 @@ def single_params(socket: str, host: ExecHost) -> StdioServerParameters:
     return StdioServerParameters(
         command=params.command, args=[*params.args, "--exec", host.prefix], cwd=params.cwd
     )
+
+
+class RawFloor:
+    """tmux alone on one host: a login bash in a session ``floor`` of the host's server
+    (started by schemux), driven over a control client of its own."""
+
+    COMMANDS = (
+        b"send-keys -t floor -l ' true; tmux wait-for -S floor' ; send-keys -t floor Enter ; "
+        b"wait-for floor ; capture-pane -p -t floor -S -3\n"
+    )
+    BLOCKS = 4  # one %begin/%end block of output for each command of that line
+
+    def __init__(self, client: asyncio.subprocess.Process) -> None:
+        if client.stdin is None or client.stdout is None:
+            raise RuntimeError("the floor's control client has no pipes")
+        self.client, self.stdin, self.stdout = client, client.stdin, client.stdout
+
+    @classmethod
+    async def started(cls, host: ExecHost, socket: str) -> RawFloor:
+        tmux = ["env", f"TMUX_TMPDIR={host.directory}", f"HOME={host.directory}/home"]
+        tmux += ["tmux", "-L", socket]
+        size = ("-x", "120", "-y", "40")
+        made = await asyncio.create_subprocess_exec(
+            *tmux, "new-session", "-d", "-s", "floor", *size, "bash -l"
+        )
+        if await made.wait() != 0:
+            raise RuntimeError(f"{host.name}: the floor's session was not made")
+        pipe = subprocess.PIPE
+        floor = cls(
+            await asyncio.create_subprocess_exec(
+                *tmux, "-C", "attach", "-t", "floor", stdin=pipe, stdout=pipe
+            )
+        )
+        # the attach's own block, then this one's
+        await floor.until_answered(b"display-message -p floor-ready\n", 2)
+        await asyncio.sleep(0.3)  # its login files read
+        return floor
+
+    async def call(self) -> None:
+        await self.until_answered(self.COMMANDS, self.BLOCKS)
+
+    async def until_answered(self, line: bytes, blocks: int) -> None:
+        self.stdin.write(line)
+        ended = 0
+        while ended < blocks:
+            answer = await self.stdout.readline()
+            if not answer:
+                raise RuntimeError("the floor's control client ended")
+            if answer.startswith((b"%end ", b"%error ")):
+                ended += 1
+
+    async def close(self) -> None:
+        self.stdin.close()
+        await self.client.wait()
+
+
+async def floor_call(floors: list[RawFloor]) -> float:
+    start = time.perf_counter()
+    await asyncio.gather(*(floor.call() for floor in floors))
+    return time.perf_counter() - start
 
 
 def checked(label: str, result: Any) -> dict[str, Any]:
@@ -235,27 +301,44 @@ async def ratio_run(args: argparse.Namespace, socket: str) -> dict[str, Any]:
         named = [f"{host.name}=exec:{host.prefix}" for host in fleet]
         timings: dict[str, list[float]] = {"fan_out": [], "one_host": []}
         cpu = dict.fromkeys(timings, 0.0)
+        timings |= {"floor_fan_out": [], "floor_one_host": []}
+        floors: list[RawFloor] = []
         async with Client(fleet_params(socket, named)) as many:
             many_pid = schemux_pid()
-            async with Client(single_params(socket, single[0])) as one:
-                one_pid = next(pid for pid in schemux_pids() if pid != many_pid)
-                for index in range(args.warmup + args.calls):
-                    timed = index >= args.warmup
-                    before = cpu_seconds(many_pid).own
-                    fan = await fan_out(many, args.hosts)
-                    middle = cpu_seconds(many_pid).own, cpu_seconds(one_pid).own
-                    alone = await one_host(one)
-                    if timed:
-                        timings["fan_out"].append(fan)
-                        timings["one_host"].append(alone)
-                        cpu["fan_out"] += middle[0] - before
-                        cpu["one_host"] += cpu_seconds(one_pid).own - middle[1]
+            await fan_out(many, args.hosts)  # every host's server started
+            try:
+                for host in fleet:
+                    floors.append(await RawFloor.started(host, socket))
+                async with Client(single_params(socket, single[0])) as one:
+                    one_pid = next(pid for pid in schemux_pids() if pid != many_pid)
+                    for index in range(args.warmup + args.calls):
+                        timed = index >= args.warmup
+                        before = cpu_seconds(many_pid).own
+                        fan = await fan_out(many, args.hosts)
+                        middle = cpu_seconds(many_pid).own, cpu_seconds(one_pid).own
+                        alone = await one_host(one)
+                        after = cpu_seconds(one_pid).own
+                        raw = await floor_call(floors), await floor_call(floors[:1])
+                        if timed:
+                            timings["fan_out"].append(fan)
+                            timings["one_host"].append(alone)
+                            timings["floor_fan_out"].append(raw[0])
+                            timings["floor_one_host"].append(raw[1])
+                            cpu["fan_out"] += middle[0] - before
+                            cpu["one_host"] += after - middle[1]
+            finally:
+                for floor in floors:
+                    await floor.close()
     figures = {name: summary(seconds) for name, seconds in timings.items()}
     schemux_cpu_ms = {name: total * 1000 / args.calls for name, total in cpu.items()}
+    median = {name: figure["median_ms"] for name, figure in figures.items()}
     return {
         "hosts": args.hosts,
         **figures,
-        "ratio": figures["fan_out"]["median_ms"] / figures["one_host"]["median_ms"],
+        "ratio": median["fan_out"] / median["one_host"],
+        "floor_ratio": median["floor_fan_out"] / median["floor_one_host"],
+        "fan_out_over_floor": median["fan_out"] / median["floor_fan_out"],
+        "one_host_over_floor": median["one_host"] / median["floor_one_host"],
         "schemux_cpu_ms": schemux_cpu_ms,
         "schemux_cpu_ratio": schemux_cpu_ms["fan_out"] / figures["one_host"]["median_ms"],
     }
@@ -346,7 +429,9 @@ def render(report: dict[str, Any]) -> str:
         f"  {'':34}{'median ms':>10}{'p90 ms':>10}{'min ms':>10}{'max ms':>10}",
     ]
     for key, label in (("fan_out", f"run_command_on_hosts ({fan['hosts']})"),
-                       ("one_host", "run_command (one host)")):  # fmt: skip
+                       ("one_host", "run_command (one host)"),
+                       ("floor_fan_out", f"raw tmux floor ({fan['hosts']} at once)"),
+                       ("floor_one_host", "raw tmux floor (one host)")):  # fmt: skip
         row = fan[key]
         lines.append(
             f"  {label:34}{row['median_ms']:10.1f}{row['p90_ms']:10.1f}"
@@ -355,7 +440,10 @@ def render(report: dict[str, Any]) -> str:
     verdict = "PASS" if fan["ratio"] <= FAN_OUT_BAR else "MISS"
     cpu = fan["schemux_cpu_ms"]
     lines += [
-        f"  fan-out / one host (median): {fan['ratio']:.2f} (bar {FAN_OUT_BAR:g}: {verdict})",
+        f"  fan-out / one host (median): {fan['ratio']:.2f} (bar {FAN_OUT_BAR:g}: {verdict}); "
+        f"the raw tmux floor's: {fan['floor_ratio']:.2f}",
+        f"  schemux over the floor: fan-out {fan['fan_out_over_floor']:.2f}, one host "
+        f"{fan['one_host_over_floor']:.2f}",
         f"  schemux's own CPU per call: fan-out {cpu['fan_out']:.1f} ms "
         f"({cpu['fan_out'] / fan['hosts']:.1f} ms a host), one host {cpu['one_host']:.1f} ms; "
         f"the fan-out's / one host's wall time {fan['schemux_cpu_ratio']:.2f} (what bounds "
