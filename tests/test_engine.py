@@ -234,6 +234,27 @@ async def test_timeout_restarts_the_connection(server: TmuxServer) -> None:
     assert await control_client_pid(server) != first
 
 
+async def test_a_command_queued_behind_others_waits_for_its_turn(server: TmuxServer) -> None:
+    """tmux answers one client's commands in order: eight of a quarter second each, sent
+    at once, take two seconds, and the last is not overdue at one (the timeout counts from
+    the answer before it)."""
+    await server.run("display-message", "-p", "warm")
+    engine = server.engine
+    first = await control_client_pid(server)
+    engine.timeout = 1.0
+    try:
+        answers = await asyncio.gather(
+            *(
+                server.run("run-shell", "sleep 0.25", THEN, "display-message", "-p", str(n))
+                for n in range(8)
+            )
+        )
+    finally:
+        engine.timeout = 10.0
+    assert answers == [[str(n)] for n in range(8)]
+    assert await control_client_pid(server) == first
+
+
 async def test_server_killed_mid_command(server: TmuxServer, socket: str) -> None:
     assert await server.run("display-message", "-p", "up") == ["up"]
     pid = await control_client_pid(server)
