@@ -23,6 +23,7 @@ from tests.leftovers import (
     private_temporary_directory,
     release_fifo_openers,
     run_environment,
+    runtime_directories,
 )
 from tests.node import shared_scripts
 from tests.ssh_server import ALIAS, SshServer, available, remote_tmux_server, ssh_server
@@ -31,6 +32,7 @@ from tests.support import force_gate, private_tmux_server, tagged_socket_name
 STDIO_WAIT_CEILING = 60
 THREAD_EXIT_SECONDS = 5.0
 WORKER_LEFTOVERS = "schemux-worker-leftovers"
+RUNTIME_WITNESS = "schemux-runtime-directory-witness"
 _temporary: list[Path] = []
 
 # Property tests judge behaviour; how fast an example runs or is drawn is the machine's
@@ -55,6 +57,7 @@ def pytest_configure(config: pytest.Config) -> None:
     home = temporary / "home"
     home.mkdir(mode=0o700)
     os.environ["HOME"] = str(home)
+    config.pluginmanager.register(RuntimeDirectoryWitness(temporary), RUNTIME_WITNESS)
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(WorkerLeftovers(), WORKER_LEFTOVERS)
 
@@ -68,11 +71,13 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     temporary = _temporary.pop()
     leftovers = find_leftovers(temporary)
     if leftovers:
+        witness = session.config.pluginmanager.get_plugin(RUNTIME_WITNESS)
+        report = leftovers.report(witness.made_during if witness is not None else None)
         worker_output = getattr(session.config, "workeroutput", None)
         if worker_output is not None:
-            worker_output["leftovers"] = leftovers.report()
+            worker_output["leftovers"] = report
         else:
-            report_leftovers(session, leftovers.report())
+            report_leftovers(session, report)
     # either way, leave the machine clean for the next run
     for path in leftovers.sockets:
         subprocess.run(["tmux", "-S", str(path), "kill-server"], capture_output=True, check=False)
@@ -91,6 +96,24 @@ def report_leftovers(session: pytest.Session, report: str) -> None:
     else:
         print(report, file=sys.stderr)
     session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+class RuntimeDirectoryWitness:
+    """Which test each schemux runtime directory of this process's run appeared during,
+    for the leftovers report."""
+
+    def __init__(self, temporary: Path) -> None:
+        self.temporary = temporary
+        self.made_during: dict[Path, str] = {}
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item) -> Iterator[object]:
+        before = set(runtime_directories(self.temporary))
+        try:
+            return (yield)
+        finally:
+            for path in set(runtime_directories(self.temporary)) - before:
+                self.made_during.setdefault(path, item.nodeid)
 
 
 class WorkerLeftovers:

@@ -19,6 +19,7 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,11 +49,17 @@ class Leftovers:
     def __bool__(self) -> bool:
         return bool(self.sockets or self.servers or self.runtime_directories)
 
-    def report(self) -> str:
+    def report(self, made_during: Mapping[Path, str] | None = None) -> str:
+        """What was left, each runtime directory with the test it appeared during when
+        ``made_during`` knows it (a directory left once in a thousand runs is found
+        by its test, not by a search)."""
+        made_during = made_during or {}
         lines = ["the test run left things behind:"]
         lines += [f"  tmux socket {path}" for path in self.sockets]
         lines += [f"  tmux server pid {pid}" for pid in self.servers]
-        lines += [f"  runtime directory {path}" for path in self.runtime_directories]
+        for path in self.runtime_directories:
+            test = made_during.get(path)
+            lines.append(f"  runtime directory {path}" + (f" (made during {test})" if test else ""))
         return "\n".join(lines)
 
 

@@ -117,6 +117,38 @@ def test_a_run_that_leaves_a_server_fails_and_is_cleaned_up(tmp_path: Path) -> N
     ]
 
 
+LEAKY_DIRECTORY_TEST = """
+import tempfile
+from schemux.runtime_identity import make_runtime_directory
+
+def test_makes_nothing():
+    tempfile.mkdtemp(prefix="not-schemux-")
+
+def test_leaks_a_runtime_directory():
+    make_runtime_directory()
+"""
+
+
+def test_a_left_runtime_directory_is_reported_with_the_test_that_made_it(tmp_path: Path) -> None:
+    (tmp_path / "conftest.py").write_text(
+        "from tests.conftest import pytest_configure, pytest_sessionfinish  # noqa: F401\n"
+    )
+    (tmp_path / "test_leaky_directory.py").write_text(LEAKY_DIRECTORY_TEST)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
+        cwd=tmp_path,
+        env=dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent)),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == pytest.ExitCode.TESTS_FAILED, done.stdout + done.stderr
+    (line,) = [line for line in done.stdout.splitlines() if "runtime directory" in line]
+    assert line.endswith("(made during test_leaky_directory.py::test_leaks_a_runtime_directory)")
+    assert not Path(line.split("runtime directory ", 1)[1].split(" (")[0]).exists()
+
+
 BLOCKED_ON_A_FIFO = """
 import os, tempfile
 from concurrent.futures import ThreadPoolExecutor
