@@ -6,7 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -107,7 +107,7 @@ class RuntimeDirectoryWitness:
         self.made_during: dict[Path, str] = {}
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_protocol(self, item: pytest.Item) -> Iterator[object]:
+    def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, object, object]:
         before = set(runtime_directories(self.temporary))
         try:
             return (yield)
