@@ -471,11 +471,17 @@ async def test_a_closed_pane_is_reported_when_tmux_says_so(
 
 
 async def test_a_signal_taken_by_another_waiter_does_not_hold_the_call(
-    transport_client: Client, transport_socket: str, known_token: str, waits: Waits
+    transport_client: Client,
+    transport_socket: str,
+    known_token: str,
+    waits: Waits,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A client left waiting on the call's channel (a cancelled waiter whose client has not
     gone yet) takes the wrapper's signal: the call still ends at once, with its output,
-    and the next one runs (issue 18, item 11: it waited forever)."""
+    and the next one runs (issue 18, item 11: it waited forever). The next call has a
+    token of its own, as every call has: with the first one's, its signal could wake the
+    first call's own wait, still blocked on that channel, before its wait was there."""
     pane = new_pane(transport_socket)
     channel = f"schemux_d_{known_token}"
     stale = await anyio.open_process(["tmux", "-L", transport_socket, "wait-for", channel])
@@ -485,6 +491,7 @@ async def test_a_signal_taken_by_another_waiter_does_not_hold_the_call(
         assert result["output"] == ["taken"]
         with anyio.fail_after(5):
             assert await stale.wait() == 0  # it was the one woken
+        monkeypatch.setattr("schemux.shell_wrapper.secrets.token_hex", lambda _: "fedcba987654")
         with anyio.fail_after(10):
             after = await run(transport_client, command="echo next", pane_id=pane.pane_id)
         assert after["output"] == ["next"]
