@@ -7,11 +7,14 @@ The remote host is this machine, so the tmux server a test reaches over ssh is t
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import signal
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -22,13 +25,14 @@ from mcp import Client
 
 from schemux.config import Settings, SshTarget, settings_from
 from schemux.context import ToolContext
-from schemux.errors import ConfigError
+from schemux.errors import ConfigError, ServerUnavailable
 from schemux.generated.bindings import BINDINGS
 from schemux.hosts.ssh import SshHost
 from schemux.processes import machine_tag, this_process
 from schemux.server import build_server
 from tests import process_table
 from tests.contexts import Contexts
+from tests.leftovers import runtime_directories
 from tests.ssh_server import ALIAS, BAD_KEY, NO_TMUX, OLD_TMUX, UNKNOWN_HOST, SshServer
 from tests.support import (
     call,
@@ -145,6 +149,40 @@ def test_a_connection_replaced_by_a_new_one_counts_as_lost(ssh_target: SshTarget
         assert host.lost(first) == f"the ssh connection to host {ALIAS!r} was lost"
     finally:
         host.close()
+
+
+def test_a_connect_waiting_while_the_host_closes_starts_nothing(ssh_target: SshTarget) -> None:
+    """A connect asked for before a close, and still waiting for the host's lock when the
+    close comes, is refused: no master, no runtime directory after the close (a call
+    cancelled as schemux closed left both)."""
+    host = SshHost(ssh_target)
+    temporary = Path(tempfile.gettempdir())
+    before = set(runtime_directories(temporary))
+
+    async def connect_during_close() -> str:
+        host._lock.acquire()  # the connect's thread waits here, as behind another caller
+        closing = threading.Thread(target=host.close)
+        try:
+            connecting = asyncio.ensure_future(host.connect())
+            await asyncio.sleep(0.2)
+            closing.start()
+            await anyio.to_thread.run_sync(lambda: wait_until(lambda: host._closes == 1))
+        finally:
+            host._lock.release()
+        try:
+            with pytest.raises(ServerUnavailable) as refused:
+                await connecting
+        finally:
+            await anyio.to_thread.run_sync(closing.join)
+        return str(refused.value)
+
+    try:
+        message = anyio.run(connect_during_close)
+    finally:
+        host.close()
+    assert "was closed while it was being made" in message
+    assert host.connection == 0  # no master was started
+    assert set(runtime_directories(temporary)) == before
 
 
 async def test_a_dropped_connection_fails_the_call_at_once_and_the_next_reconnects(

@@ -64,6 +64,7 @@ class SshHost(remote_side.RemoteHost):
         self._home: str | None = None
         self.tmux_version: str | None = None
         self._masters_started = 0
+        self._closes = 0  # closes asked for so far: a connect asked before one is void
 
     @property
     def connection(self) -> int:
@@ -161,17 +162,25 @@ class SshHost(remote_side.RemoteHost):
         or ServerUnavailable says why not, in one line."""
         if self.tmux_version is not None and self._master_answers():
             return
-        await asyncio.to_thread(self._connect)
+        await asyncio.to_thread(self._connect, self._closes)
 
     def check_tmux(self) -> str:
         """At start: the connection made and the remote ``tmux -V``'s text; raises
         ServerUnavailable saying why not."""
-        self._connect()
+        self._connect(self._closes)
         assert self.tmux_version is not None
         return f"{self.tmux_version} on {self.describe()}"
 
-    def _connect(self) -> None:
+    def _connect(self, closes: int) -> None:
+        """Connect, unless the host was closed since the connect was asked for (``closes``
+        then counted fewer): a connect left waiting for the lock while schemux closed the
+        host would otherwise start a master, and make a runtime directory, nothing ends."""
         with self._lock:  # one start for every caller (of any event loop) at once
+            if closes != self._closes:
+                raise ServerUnavailable(
+                    f"the connection to {self.describe()} was closed while it was being made",
+                    suggestion="call again",
+                )
             if self._master_answers():
                 if self.tmux_version is not None:
                     return
@@ -242,6 +251,7 @@ class SshHost(remote_side.RemoteHost):
 
     def close(self) -> None:
         """End the master and remove the runtime directory (nothing stays)."""
+        self._closes += 1  # first: a connect waiting for the lock is void
         with self._lock:
             if self._directory is None:
                 return
