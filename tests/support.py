@@ -8,6 +8,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterator, Mapping
@@ -142,9 +143,12 @@ def new_pane(
     width: int = 100,
     height: int = 30,
 ) -> Pane:
-    """A new detached session whose one pane runs ``command`` (an idle bash by default)."""
+    """A new detached session whose one pane runs ``command`` (an idle bash by default),
+    in the run's temporary directory: a command a test sends (a fuzzed one with a ``>``,
+    say) writes there, not into the working tree."""
     name = f"t{uuid.uuid4().hex[:8]}"
     args = ["new-session", "-d", "-s", name, "-x", str(width), "-y", str(height)]
+    args += ["-c", tempfile.gettempdir()]
     for key, value in SHELL_ENVIRONMENT.items():
         args += ["-e", f"{key}={value}"]
     args += ["-P", "-F", "#{pane_id} #{window_id} #{session_id}", command]
