@@ -383,7 +383,7 @@ async def test_the_watch_sees_the_gate_run_and_exit(
     program = local_pid(int(tmux_pid_of_child(gate)), [b"sleep", lasting.encode()])
     try:
         await anyio.sleep(GATE_GRACE_SECONDS + 0.5)
-        page = await call(client, "read_program", programId=started["programId"])
+        page = await call(client, "read_program", programId=started["programId"], timeoutMs=0)
         assert page["outcome"] == "running"
         os.kill(gate, signal.SIGKILL)
         _, end = await read_all(client, started["programId"])
