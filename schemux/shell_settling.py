@@ -21,8 +21,12 @@ from schemux.shell_facts import ShellFacts, shell_facts
 from schemux.targets import PaneInfo
 from schemux.tmux import TmuxServer
 
-# how long a call waits for a pane that an interrupt or an earlier wrapper is leaving
+# how long a call waits for a pane that an earlier wrapper is leaving
 SETTLE_SECONDS = 2.0
+# how long a call waits for a pane whose command a cancelled call of ours interrupted:
+# the interrupted command's exit and the shell's prompt after it (fish, on a loaded
+# machine, was seen to need more than 2 s)
+INTERRUPTED_SETTLE_SECONDS = 5.0
 # how long past its timeout a call waits for a shell still taking in the typed line
 TYPING_GRACE_SECONDS = 2.0
 # between two looks at a cancelled call's shell still taking in its typed line
@@ -41,10 +45,10 @@ class PaneSettling:
         # panes (by id) with a call of ours in flight: set when it has ended, its cleanup
         # included
         self._in_flight: dict[str, asyncio.Event] = {}
-        # panes whose shell a cancelled call of ours is bringing back to its prompt: the
-        # cleanup (which interrupts the command), and until when the command may still
-        # be leaving
-        self._settling: dict[str, tuple[asyncio.Future[None], float]] = {}
+        # panes whose shell a call of ours is bringing back to its prompt: the cleanup
+        # of a cancelled one (which interrupts the command), until when the command may
+        # still be leaving, and how long a next call waits for the prompt
+        self._settling: dict[str, tuple[asyncio.Future[None], float, float]] = {}
 
     @contextlib.contextmanager
     def occupying(self, pane: PaneInfo) -> Iterator[None]:
@@ -67,23 +71,28 @@ class PaneSettling:
         """Run ``cleanup`` as a task that the next call on the pane waits for. Registered
         before the first await: a next call that overtakes the cancellation sees it."""
         task = asyncio.ensure_future(cleanup)
-        self.mark_settling(pane_id, task)
+        self.mark_settling(pane_id, task, INTERRUPTED_SETTLE_SECONDS)
         return task
 
-    def mark_settling(self, pane_id: str, task: asyncio.Future[None] | None = None) -> None:
+    def mark_settling(
+        self,
+        pane_id: str,
+        task: asyncio.Future[None] | None = None,
+        patience: float = SETTLE_SECONDS,
+    ) -> None:
         """The pane's shell is on its way back to its prompt (after a released wrapper, or
-        ``task``): the next call within SETTLE_SECONDS waits for it, e.g. for a slow
-        prompt command, rather than finding the pane busy."""
+        ``task``): the next call within SETTLE_SECONDS waits for it, ``patience`` seconds
+        at most, e.g. for a slow prompt command, rather than finding the pane busy."""
         now = time.monotonic()
         settled = [
-            old for old, (done, until) in self._settling.items() if done.done() and until < now
+            old for old, (done, until, _) in self._settling.items() if done.done() and until < now
         ]
         for old in settled:
             del self._settling[old]
         if task is None:
             task = asyncio.get_running_loop().create_future()
             task.set_result(None)
-        self._settling[pane_id] = (task, now + SETTLE_SECONDS)
+        self._settling[pane_id] = (task, now + SETTLE_SECONDS, patience)
 
     async def until_settled(self, pane: PaneInfo, facts: ShellFacts) -> None:
         """Wait (boundedly) for what an earlier call left leaving the pane's terminal: the
@@ -95,12 +104,13 @@ class PaneSettling:
                 await asyncio.wait_for(running.wait(), IN_FLIGHT_GRACE_SECONDS)
         entry = self._settling.pop(pane.pane_id, None)
         if entry is not None and not (entry[0].done() and entry[1] < time.monotonic()):
-            if not entry[0].done():
+            cleanup, _, patience = entry
+            if not cleanup.done():
                 with contextlib.suppress(Exception):
-                    await asyncio.wait_for(asyncio.shield(entry[0]), SETTLE_SECONDS)
+                    await asyncio.wait_for(asyncio.shield(cleanup), patience)
             # from now, not from when the cleanup began: the interrupted command (a trap,
             # say) may still be on its way out when the cleanup's own work is done
-            await _until_at_prompt(facts, pane.pid, SETTLE_SECONDS)
+            await _until_at_prompt(facts, pane.pid, patience)
         elif await facts.earlier_wrapper_leaving(pane.pid):
             await facts.until_shell_has_terminal(pane.pid, SETTLE_SECONDS)
         if await facts.shell_reads_input(pane.pid):

@@ -95,6 +95,21 @@ async def test_cancel_interrupts_and_frees_the_pane(
         assert "caught" in screen(pane)
 
 
+async def test_the_call_after_a_cancel_waits_for_a_command_slow_to_leave(
+    memory_client: Client, tmux_socket: str
+) -> None:
+    """The interrupted command takes 3 s to leave (its trap's clean-up, or a loaded
+    machine's shell): the next call, sent at once, waits for the prompt and runs (it was
+    refused once the 2 s of a released wrapper's wait had passed)."""
+    pane = new_pane(tmux_socket)
+    command = "trap 'sleep 3; exit 3' INT; echo ar''med; while :; do sleep 0.1; done"
+    arguments = {"command": command, "pane_id": pane.pane_id, "timeout": 20}
+    await cancel_when(memory_client, lambda: "armed\n" in screen(pane), "run_command", arguments)
+    waited = await next_call_works(memory_client, pane)
+    assert 1 < waited < 10
+    assert private_options(pane) == []
+
+
 async def test_cancel_interrupts_a_pane_a_person_scrolls_back_in(
     memory_client: Client, tmux_socket: str
 ) -> None:
