@@ -92,19 +92,7 @@ def test_leaks_a_server():
 
 def test_a_run_that_leaves_a_server_fails_and_is_cleaned_up(tmp_path: Path) -> None:
     """A suite with this conftest's end check, one test of which leaks a tmux server."""
-    (tmp_path / "conftest.py").write_text(
-        "from tests.conftest import pytest_configure, pytest_sessionfinish  # noqa: F401\n"
-    )
-    (tmp_path / "test_leaky.py").write_text(LEAKY_TEST)
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
-        cwd=tmp_path,
-        env=dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent)),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = run_inner_suite(tmp_path, LEAKY_TEST)
     assert done.returncode == pytest.ExitCode.TESTS_FAILED, done.stdout + done.stderr
     assert "1 passed" in done.stdout
     assert "the test run left things behind:" in done.stdout
@@ -130,22 +118,10 @@ def test_leaks_a_runtime_directory():
 
 
 def test_a_left_runtime_directory_is_reported_with_the_test_that_made_it(tmp_path: Path) -> None:
-    (tmp_path / "conftest.py").write_text(
-        "from tests.conftest import pytest_configure, pytest_sessionfinish  # noqa: F401\n"
-    )
-    (tmp_path / "test_leaky_directory.py").write_text(LEAKY_DIRECTORY_TEST)
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
-        cwd=tmp_path,
-        env=dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent)),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = run_inner_suite(tmp_path, LEAKY_DIRECTORY_TEST)
     assert done.returncode == pytest.ExitCode.TESTS_FAILED, done.stdout + done.stderr
     (line,) = [line for line in done.stdout.splitlines() if "runtime directory" in line]
-    assert line.endswith("(made during test_leaky_directory.py::test_leaks_a_runtime_directory)")
+    assert line.endswith("(made during test_inner.py::test_leaks_a_runtime_directory)")
     assert not Path(line.split("runtime directory ", 1)[1].split(" (")[0]).exists()
 
 
