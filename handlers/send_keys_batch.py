@@ -8,8 +8,9 @@ naming it, and the batch stops there.
 
 from __future__ import annotations
 
-import asyncio
 import time
+
+import anyio
 
 from schemux.context import ToolContext
 from schemux.errors import SchemuxError
@@ -63,7 +64,7 @@ async def _attempt(
         error = f"the batch's timeout ({timeout:g} s) passed before this operation: not sent"
         return _failed(index, None, error, started), True
     try:
-        async with asyncio.timeout(None if deadline is None else deadline - started):
+        with anyio.fail_after(None if deadline is None else deadline - started):
             pane = await resolve_requested_pane(server, operation)
             pane_id = pane.pane_id
             await send_keys(

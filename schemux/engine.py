@@ -34,6 +34,8 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
+import anyio
+
 from schemux.control_connection import Connection, Notification, answer
 from schemux.errors import ConnectionLost, SchemuxError
 from schemux.tmux_names import OWNED_SESSION
@@ -274,7 +276,7 @@ class ControlEngine:
             spawning.add_done_callback(_end_spawned)
             raise
         try:
-            async with asyncio.timeout(self.timeout):
+            with anyio.fail_after(self.timeout):
                 await connection.attached
         except BaseException as error:
             await connection.close()

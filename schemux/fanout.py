@@ -22,6 +22,8 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import anyio
+
 from schemux import progress
 from schemux.context import ToolContext
 from schemux.errors import SchemuxError
@@ -94,7 +96,7 @@ async def _run_on_host(
     pane_id = None
     try:
         try:
-            async with asyncio.timeout(timeout):
+            with anyio.fail_after(timeout):
                 server = ctx.tmux()
                 pane = await resolve_pane(server, PaneTarget())
         except TimeoutError:

@@ -55,6 +55,8 @@ import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
+import anyio
+
 from schemux.abandoned import link_mark
 from schemux.control_connection import Notification
 from schemux.engine import Watcher
@@ -270,7 +272,7 @@ class PaneWatch:
             if remaining <= 0:
                 return
             try:
-                async with asyncio.timeout(remaining):
+                with anyio.fail_after(remaining):
                     await self._woken.wait()
             except TimeoutError:
                 return

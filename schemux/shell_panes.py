@@ -4,9 +4,10 @@ terminal's settings (no tmux work: it reads what tmux's pane info named)."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import termios
+
+import anyio
 
 from schemux.errors import SchemuxError, ShellBusy, ShellNotStarted
 from schemux.processes import command_line, process_exit, process_name, standard_input, stat_of
@@ -129,15 +130,14 @@ async def until_shell_has_terminal(shell_pid: int, within: float = 1.0) -> None:
     with no event of its own, so that gap of microseconds is bridged by short sleeps.
     """
     exited: set[int] = set()
-    with contextlib.suppress(TimeoutError):
-        async with asyncio.timeout(within):
-            while (groups := _terminal_groups(shell_pid)) and groups[0] != groups[1]:
-                leader = groups[1]
-                if leader in exited:
-                    await asyncio.sleep(0.0005)
-                else:
-                    await process_exit(leader)
-                    exited.add(leader)
+    with anyio.move_on_after(within):
+        while (groups := _terminal_groups(shell_pid)) and groups[0] != groups[1]:
+            leader = groups[1]
+            if leader in exited:
+                await asyncio.sleep(0.0005)
+            else:
+                await process_exit(leader)
+                exited.add(leader)
 
 
 def _local_modes(tty: str) -> int | None:

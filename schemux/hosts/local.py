@@ -5,13 +5,14 @@ directory, a new login shell's readiness from ``/proc``)."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import pwd
 import shutil
 import subprocess
 import sys
 from collections.abc import Mapping
+
+import anyio
 
 from schemux.config import GateSetting
 from schemux.errors import TmuxUnavailable
@@ -77,16 +78,15 @@ async def until_shell_ready(
     coming at once would find either and refuse the pane."""
     loop = asyncio.get_running_loop()
     since: float | None = None
-    with contextlib.suppress(TimeoutError):
-        async with asyncio.timeout(within):
-            while True:
-                if not shell_holds_terminal(pid, tmux_binary):
-                    since = None
-                elif since is None:
-                    since = loop.time()
-                elif loop.time() - since >= steady:
-                    return
-                await asyncio.sleep(0.01)
+    with anyio.move_on_after(within):
+        while True:
+            if not shell_holds_terminal(pid, tmux_binary):
+                since = None
+            elif since is None:
+                since = loop.time()
+            elif loop.time() - since >= steady:
+                return
+            await asyncio.sleep(0.01)
 
 
 class LocalHost:

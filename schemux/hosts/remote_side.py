@@ -19,6 +19,8 @@ import asyncio
 import contextlib
 from dataclasses import dataclass
 
+import anyio
+
 from schemux.config import GateSetting
 from schemux.errors import ServerUnavailable, TmuxUnavailable, shorten
 from schemux.hosts.protocol import FactsHelper
@@ -78,7 +80,7 @@ async def run_until_shell_ready(argv: list[str]) -> None:
     )
     try:
         # the script gives up after SHELL_READY_SECONDS itself; this bounds the session
-        async with asyncio.timeout(SHELL_READY_SECONDS + 2):
+        with anyio.fail_after(SHELL_READY_SECONDS + 2):
             await proc.wait()
     except BaseException as error:
         with contextlib.suppress(ProcessLookupError):

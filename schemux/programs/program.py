@@ -4,13 +4,14 @@ and the one way to wait for a change in it."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import secrets
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
+
+import anyio
 
 from schemux.programs.gate import Ending, Outcome
 from schemux.programs.program_gate import TABLE_BYTES
@@ -155,7 +156,6 @@ class Program:
             if remaining <= 0:
                 return None
             changed = self._changed
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(remaining):
-                    await changed.wait()
+            with anyio.move_on_after(remaining):
+                await changed.wait()
         return result

@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
+import anyio
+
 from schemux.errors import SchemuxError, ServerUnavailable, shorten
 from schemux.hosts.protocol import HelperHost
 from schemux.programs.gate import PERL_GATE, PERL_SYSCALLS, Gate
@@ -161,7 +163,7 @@ class RemotePrograms(TextFiles):
         )
         helper = _Helper(process, connection=connection)
         try:
-            async with asyncio.timeout(START_SECONDS):
+            with anyio.fail_after(START_SECONDS):
                 fields = await _read_frame(process)
         except (TimeoutError, asyncio.IncompleteReadError):
             fields = None
@@ -236,7 +238,7 @@ class RemotePrograms(TextFiles):
         helper.replies[number] = reply
         helper.send(operation, str(number).encode(), *fields)
         try:
-            async with asyncio.timeout(REQUEST_SECONDS):
+            with anyio.fail_after(REQUEST_SECONDS):
                 answer = await reply
         except TimeoutError:
             raise ServerUnavailable(
@@ -352,7 +354,7 @@ class RemotePrograms(TextFiles):
         if answer is None:
             return
         try:
-            async with asyncio.timeout(REQUEST_SECONDS):
+            with anyio.fail_after(REQUEST_SECONDS):
                 fields = await answer
         except TimeoutError:
             fields = [b"err", b"", b"no answer"]
@@ -448,7 +450,7 @@ class RemotePrograms(TextFiles):
             if stdin is not None:
                 stdin.close()
             try:
-                async with asyncio.timeout(CLOSE_SECONDS):
+                with anyio.fail_after(CLOSE_SECONDS):
                     await helper.process.wait()
             except TimeoutError:
                 with contextlib.suppress(ProcessLookupError):
@@ -479,19 +481,17 @@ async def _stderr_of(process: asyncio.subprocess.Process) -> str:
     """What the ended helper (or the way to its host) wrote to stderr, as one line."""
     if process.stderr is None:
         return "no reason given"
-    with contextlib.suppress(TimeoutError):
-        async with asyncio.timeout(1.0):
-            said = (await process.stderr.read(4096)).decode("utf-8", "replace")
-            lines = [line.strip() for line in said.splitlines() if line.strip()]
-            if lines:
-                return shorten(" ".join(lines), 300)
+    with anyio.move_on_after(1.0):
+        said = (await process.stderr.read(4096)).decode("utf-8", "replace")
+        lines = [line.strip() for line in said.splitlines() if line.strip()]
+        if lines:
+            return shorten(" ".join(lines), 300)
     return f"exit status {process.returncode}"
 
 
 async def _status_of(process: asyncio.subprocess.Process) -> int | None:
     """The ended helper's exit status (its end on stdout comes a moment before its
     exit), or None when it does not come within a second."""
-    with contextlib.suppress(TimeoutError):
-        async with asyncio.timeout(1.0):
-            return await process.wait()
+    with anyio.move_on_after(1.0):
+        return await process.wait()
     return None

@@ -107,7 +107,7 @@ class ProgramStore:
         waiter = asyncio.get_running_loop().create_future()
         self._slot_waiters.append(waiter)
         try:
-            async with asyncio.timeout_at(deadline):
+            with anyio.fail_after(deadline - anyio.current_time()):
                 await asyncio.shield(waiter)
         except TimeoutError:
             self._give_up(waiter)
