@@ -232,6 +232,11 @@ class Connection:
         self.fail("schemux closed its tmux connection")
         with contextlib.suppress(ProcessLookupError):
             await asyncio.shield(self.proc.wait())
+        if self.stdin.is_closing():
+            # Python 3.11.0-3.11.2 (Debian 12's) report a write that broke the pipe (the
+            # client died first) as an error nobody retrieved, unless it is waited for
+            with contextlib.suppress(Exception):
+                await self.stdin.wait_closed()
         self.reader.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self.reader
