@@ -267,10 +267,8 @@ def ssh_server() -> Iterator[SshServer]:
         yield SshServer(client_config, process, ports[0])
     finally:
         if process is not None:
-            process.terminate()
-            try:
-                process.wait(5)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            # unshare ignores SIGTERM while it waits for its child; killed, it hands sshd
+            # the --kill-child signal, and sshd's end (as the namespace's init) ends the rest
+            process.kill()
+            process.wait()
         shutil.rmtree(root, ignore_errors=True)
