@@ -128,6 +128,7 @@ class ControlEngine:
         self.timeout = timeout
         self._connection: Connection | None = None
         self._starting: asyncio.Task[Connection] | None = None
+        self._preparing = False  # whether that start is still in ``prepare``
         self._spares_starting: set[asyncio.Task[Connection]] = set()
         self._idle: list[Connection] = []  # attached, no-output, nothing queued
         self._given_up: list[Connection] = []  # blocked in a wait nobody awaits any more
@@ -161,7 +162,11 @@ class ControlEngine:
     async def _start(self) -> Connection:
         """The shared client, and the spares missing, all started at once."""
         try:
-            await self._prepare()
+            self._preparing = True
+            try:
+                await self._prepare()
+            finally:
+                self._preparing = False
             self._forget_unusable()
             missing = SPARE_CLIENTS - len(self._idle) - len(self._given_up)
             for _ in range(max(missing, 0)):
@@ -380,6 +385,10 @@ class ControlEngine:
         """End the control clients (a later ``run`` starts them again), once none is
         identifying itself: the detach of one would crash tmux in another's (see the
         module)."""
+        # a start still in ``prepare`` has no control client yet, only a tmux client of
+        # its own (which its cancel ends): a host still being reached is not waited for
+        if self._starting is not None and self._preparing:
+            self._starting.cancel()
         # a start cancelled midway would end its clients too soon; a start may begin
         # others (the shared client's, its spares), so this waits until none is left
         deadline = asyncio.get_running_loop().time() + self.timeout

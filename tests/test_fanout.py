@@ -23,6 +23,7 @@ import pytest
 from mcp import Client
 
 from schemux.config import ENV_HOST, ExecTarget, FleetSettings, NamedHost, SshTarget
+from schemux.context import ToolContext
 from tests.conftest import stdio_parameters
 from tests.contexts import Contexts, client_of
 from tests.process_table import processes
@@ -39,18 +40,23 @@ class ExecHostOnThisMachine:
     """A host reached by ``env TMUX_TMPDIR=DIR HOME=DIR/home``: its tmux servers are this
     machine's, apart from every other host's, and its login shell reads the startup files
     of a home of its own (empty: this machine's user's may do anything, such as wait for
-    a lock); ``delay`` seconds before each command makes it slow."""
+    a lock); ``delay`` seconds before each command (with ``tmux_only``, each tmux
+    client's) makes it slow."""
 
     name: str
     directory: Path
     socket_name: str
     delay: float = 0
+    tmux_only: bool = False
 
     @property
     def prefix(self) -> tuple[str, ...]:
         env = ("env", f"TMUX_TMPDIR={self.directory}", f"HOME={self.directory}/home")
         if not self.delay:
             return env
+        if self.tmux_only:  # the tmux client itself waits: its end ends the wait
+            wait = f"exec perl -e 'sleep shift; exec @ARGV' {self.delay:g} \"$@\""
+            return (*env, "sh", "-c", f'case "$1" in tmux) {wait};; esac; exec "$@"', "sh")
         return (*env, "sh", "-c", f'sleep {self.delay:g}; exec "$@"', "sh")
 
     def tmux(self, *args: str, check: bool = True) -> str:
@@ -84,22 +90,26 @@ class Fleet:
         self.named: list[NamedHost] = []
         self.exec_hosts: dict[str, ExecHostOnThisMachine] = {}
 
-    def exec_host(self, name: str, delay: float = 0, groups: tuple[str, ...] = ()) -> None:
+    def exec_host(
+        self, name: str, delay: float = 0, groups: tuple[str, ...] = (), tmux_only: bool = False
+    ) -> None:
         # short: a socket's path must fit in 108 bytes
         directory = Path(tempfile.mkdtemp(prefix="sxfan", dir="/tmp"))
         (directory / "home").mkdir()
-        host = ExecHostOnThisMachine(name, directory, self.socket_name, delay)
+        host = ExecHostOnThisMachine(name, directory, self.socket_name, delay, tmux_only)
         self.exec_hosts[name] = host
         self.named.append(NamedHost(name, ExecTarget(host.prefix), groups))
 
     def host(self, name: str, target: ExecTarget | SshTarget) -> None:
         self.named.append(NamedHost(name, target))
 
-    def client(self, **settings: Any) -> Client:
-        context = self._make_context(
+    def context(self, **settings: Any) -> ToolContext:
+        return self._make_context(
             socket_name=self.socket_name, fleet=FleetSettings(tuple(self.named)), **settings
         )
-        return client_of(context)
+
+    def client(self, **settings: Any) -> Client:
+        return client_of(self.context(**settings))
 
     def close(self) -> None:
         for host in self.exec_hosts.values():
@@ -282,6 +292,20 @@ async def test_a_slow_host_times_out_alone_and_progress_tells_each_host(fleet: F
     assert finished.hosts["fast2"] < 5, finished.hosts
     assert finished.hosts["slow"] >= 5, finished.hosts
     assert finished.values == sorted(set(finished.values)), "progress only grows"
+
+
+async def test_closing_does_not_wait_for_a_host_still_being_prepared(fleet: Fleet) -> None:
+    """A host whose tmux answers slowly (its server checked, the owned session made)
+    when schemux closes: the tmux client doing that is ended, not waited for (it was,
+    for up to the engine's timeout)."""
+    fleet.exec_host("stuck", delay=SLOW_SECONDS, tmux_only=True)
+    context = fleet.context()
+    async with client_of(context) as client:
+        answers = by_host(await fan_out(client, command="echo quick", timeout=1))
+    assert "host stuck was not reached within 1 s" in answers["stuck"]["error"]
+    started = time.monotonic()
+    await context.close()
+    assert time.monotonic() - started < 2
 
 
 async def test_a_host_whose_server_is_killed_mid_call_answers_its_error(fleet: Fleet) -> None:
