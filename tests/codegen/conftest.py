@@ -5,7 +5,9 @@ Nothing here needs tmux. Every test that writes works on a copy under pytest's t
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import io
 import shutil
 import subprocess
 import sys
@@ -15,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from codegen.__main__ import main as codegen_main
 from codegen.pipeline import Plan, make_plan
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -151,7 +154,24 @@ def snapshot() -> Callable[..., Snapshot]:
 
 @pytest.fixture(scope="session")
 def codegen_cli() -> Callable[..., subprocess.CompletedProcess[str]]:
-    """Run ``python -m codegen`` (the copy's own codegen package) in a repository root."""
+    """Run codegen's command line (``main``) on a repository root, in this process: what
+    it prints and its exit status, as a process's (a process of its own would import
+    codegen and its libraries again, a second and more each time)."""
+
+    def run(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+        argv = [*args, "--root", str(root)]
+        stdout, stderr = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            status = codegen_main(argv)
+        return subprocess.CompletedProcess(argv, status, stdout.getvalue(), stderr.getvalue())
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def codegen_process() -> Callable[..., subprocess.CompletedProcess[str]]:
+    """Run ``python -m codegen`` (the copy's own codegen package) in a repository root,
+    as a process of its own: the command as CI and people run it."""
 
     def run(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(

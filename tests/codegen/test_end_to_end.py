@@ -13,7 +13,7 @@ import pytest
 def test_breaking_upstream_change_reaches_the_handler(
     repo_root: Path,
     repo: Path,
-    codegen_cli: Callable[..., subprocess.CompletedProcess[str]],
+    codegen_process: Callable[..., subprocess.CompletedProcess[str]],
     mypy_strict: Callable[[Path], subprocess.CompletedProcess[str]],
 ) -> None:
     if not (repo_root / "handlers" / "run_command.py").is_file():
@@ -28,7 +28,7 @@ def test_breaking_upstream_change_reaches_the_handler(
     upstream.write_text(json.dumps(descriptor, indent=2) + "\n", "utf-8")
 
     # schemux's overlay still describes the removed field: codegen names it, writes nothing
-    stale = codegen_cli(repo)
+    stale = codegen_process(repo)
     assert stale.returncode == 1
     assert "output_truncated_lines is no schema of the contract" in stale.stderr
     overlay = repo / "schemas" / "overlays" / "run_command.toml"
@@ -41,7 +41,7 @@ def test_breaking_upstream_change_reaches_the_handler(
         "utf-8",
     )
 
-    generated = codegen_cli(repo)
+    generated = codegen_process(repo)
 
     assert generated.returncode == 0, generated.stderr
     report = generated.stdout.splitlines()
