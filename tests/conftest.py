@@ -33,6 +33,7 @@ STDIO_WAIT_CEILING = 60
 THREAD_EXIT_SECONDS = 5.0
 WORKER_LEFTOVERS = "schemux-worker-leftovers"
 RUNTIME_WITNESS = "schemux-runtime-directory-witness"
+RERUN_REASONS = "schemux-rerun-reasons"
 _temporary: list[Path] = []
 
 # Property tests judge behaviour; how fast an example runs or is drawn is the machine's
@@ -58,6 +59,7 @@ def pytest_configure(config: pytest.Config) -> None:
     home.mkdir(mode=0o700)
     os.environ["HOME"] = str(home)
     config.pluginmanager.register(RuntimeDirectoryWitness(temporary), RUNTIME_WITNESS)
+    config.pluginmanager.register(RerunReasons(), RERUN_REASONS)
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(WorkerLeftovers(), WORKER_LEFTOVERS)
 
@@ -114,6 +116,26 @@ class RuntimeDirectoryWitness:
         finally:
             for path in set(runtime_directories(self.temporary)) - before:
                 self.made_during.setdefault(path, item.nodeid)
+
+
+class RerunReasons:
+    """Why each test that ran again failed first, printed after the summary: ``-raR``
+    names the reruns but not their failures, and a failure that a rerun hides is seen
+    once and then lost (pytest-xdist hands the workers' reports to the run's own end)."""
+
+    def __init__(self) -> None:
+        self.reasons: list[tuple[str, str]] = []
+
+    @pytest.hookimpl
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.outcome == "rerun":  # type: ignore[comparison-overlap]  # rerunfailures' own
+            self.reasons.append((report.nodeid, report.longreprtext))
+
+    @pytest.hookimpl
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        for nodeid, reason in self.reasons:
+            terminalreporter.write_sep("-", f"why {nodeid} ran again")
+            terminalreporter.write_line(reason)
 
 
 class WorkerLeftovers:
