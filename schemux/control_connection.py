@@ -132,13 +132,25 @@ class Connection:
             # close() or the event loop's shutdown (asyncio.run cancels every task): end
             # the process while this loop can still reap it
             self.fail("schemux closed its tmux connection")
-            with contextlib.suppress(Exception):
-                await self.proc.wait()
+            await self._ended()
             raise
         except Exception as error:  # any failure ends the connection
             self.fail(f"reading from the tmux control client failed: {error!r}")
-            return
-        self.fail(f"the tmux server on {self.describe} exited (its control client ended)")
+        else:
+            self.fail(f"the tmux server on {self.describe} exited (its control client ended)")
+        # an ended connection is dropped without close() (the next call starts another)
+        await self._ended()
+
+    async def _ended(self) -> None:
+        """Wait, after ``fail``, for the process's exit and its input pipe's close.
+
+        Python 3.11.0-3.11.2 (Debian 12's) report a write that broke the pipe (the client
+        died before the reader saw it end) as an error nobody retrieved, unless the
+        pipe's close is waited for; ``terminate`` has closed it, so this wait ends."""
+        with contextlib.suppress(Exception):
+            await asyncio.shield(self.proc.wait())
+        with contextlib.suppress(Exception):
+            await self.stdin.wait_closed()
 
     def _attach_answer(self, error: bool, lines: list[str]) -> None:
         if self.attached.done():
@@ -201,12 +213,12 @@ class Connection:
         that point and is killed at once; an earlier one only loses its stdin, which
         ends it as soon as it is attached, and is killed after ``KILL_GRACE`` seconds
         only if it is still there."""
-        if self.proc.returncode is not None:
-            return
         with contextlib.suppress(Exception):
-            if idle:
+            if idle and self.proc.returncode is None:
                 self.stdin.write(b"\n")
             self.stdin.close()
+        if self.proc.returncode is not None:
+            return
         if idle:
             self.loop.call_later(DETACH_GRACE, self._kill)
         elif self.heard:
@@ -230,13 +242,7 @@ class Connection:
 
     async def close(self) -> None:
         self.fail("schemux closed its tmux connection")
-        with contextlib.suppress(ProcessLookupError):
-            await asyncio.shield(self.proc.wait())
-        if self.stdin.is_closing():
-            # Python 3.11.0-3.11.2 (Debian 12's) report a write that broke the pipe (the
-            # client died first) as an error nobody retrieved, unless it is waited for
-            with contextlib.suppress(Exception):
-                await self.stdin.wait_closed()
+        await self._ended()
         self.reader.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self.reader

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import os
 import signal
 import subprocess
@@ -282,6 +283,32 @@ async def test_server_killed_mid_command(server: TmuxServer, socket: str) -> Non
     assert await control_client_pid(server) != pid
     # the spares of the server that died are not counted: new ones started with it
     assert len(control_client_pids(socket)) == 1 + SPARE_CLIENTS
+
+
+async def test_a_command_written_to_a_client_that_just_died_leaves_no_unretrieved_error(
+    server: TmuxServer,
+) -> None:
+    """The write breaks the pipe before the reader sees the client's end; the ended
+    connection is then dropped without ``close``. Python 3.11.0-3.11.2 (Debian 12's)
+    report that broken pipe as "Future exception was never retrieved" unless something
+    waited for the pipe's close (seen as a flake of the tmux_capture restart test)."""
+    loop = asyncio.get_running_loop()
+    reported: list[dict[str, object]] = []
+    handler = loop.get_exception_handler()
+    loop.set_exception_handler(lambda _, context: reported.append(context))
+    try:
+        pid = await control_client_pid(server)
+        os.kill(pid, signal.SIGKILL)
+        wait_until(lambda: not alive(pid), timeout=2)  # blocking: the loop reads no EOF
+        with pytest.raises(SchemuxError, match="control client ended"):
+            await server.run("display-message", "-p", "into the broken pipe")
+        assert await server.run("display-message", "-p", "again") == ["again"]
+        await asyncio.sleep(0.1)  # the dropped connection's reader ends
+        gc.collect()
+        await asyncio.sleep(0)
+    finally:
+        loop.set_exception_handler(handler)
+    assert reported == []
 
 
 async def test_no_server() -> None:
