@@ -61,3 +61,10 @@ def processes() -> list[Process]:
 def children(parent: int) -> list[Process]:
     """The live processes whose parent is ``parent``."""
     return [process for process in processes() if process.ppid == parent and process.alive]
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs: neither gone nor a zombie (which an init that reaps slowly
+    was seen to keep for two seconds)."""
+    stat = stat_of(pid)
+    return stat is not None and stat.state != "Z"

@@ -22,7 +22,14 @@ from schemux.config import AgentSession
 from schemux.control_client import control_client_argv, header_for, plain_path
 from schemux.hosts.local import LocalHost
 from schemux.tmux import ServerAddress, TmuxServer
-from tests.support import private_tmux_server, remove_server, tagged_socket_name, tmux
+from tests.process_table import alive
+from tests.support import (
+    private_tmux_server,
+    remove_server,
+    tagged_socket_name,
+    tmux,
+    wait_until,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -254,7 +261,11 @@ async def test_a_terminal_s_signals_leave_the_client_attached_and_sigterm_ends_i
 
 async def test_a_server_not_running_is_said_on_stderr(socket: str) -> None:
     argv = client_argv(socket, ["attach-session", "-t", "=_schemux"])
+    server_pid = int(tmux(socket, "display-message", "-p", "#{pid}"))
     tmux(socket, "kill-server")
+    # kill-server answers before the server has gone: a client started meanwhile was
+    # seen to reach it and end without a word
+    wait_until(lambda: not alive(server_pid), timeout=5)
     status, out, err = await run_client(argv, b"")
     assert status == 1
     assert "no server running on" in err

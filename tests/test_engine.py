@@ -21,6 +21,7 @@ from schemux.tmux import ServerAddress, TmuxServer
 from schemux.tmux_command import THEN, command_line
 from schemux.tmux_format import decode, field
 from schemux.tmux_names import OWNED_SESSION
+from tests.process_table import alive
 from tests.support import control_client_pid, new_pane, private_tmux_server, tmux, wait_until
 
 pytestmark = pytest.mark.anyio
@@ -48,14 +49,6 @@ def subprocess_lines(socket: str, *args: str) -> list[str]:
 def raw_output(socket: str, *args: str) -> str:
     out = subprocess.run(["tmux", "-L", socket, *args], capture_output=True, check=True).stdout
     return out.decode("utf-8", "surrogateescape")
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().split(") ")[1][0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 # (only tmux_command.THEN separates commands; an argument equal to ";" is quoted like any other)

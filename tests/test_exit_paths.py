@@ -20,9 +20,9 @@ from mcp import Client
 
 from schemux.calls import CallsInFlight
 from schemux.errors import SchemuxError
-from schemux.processes import stat_of
 from tests import process_table
 from tests.http_serving import free_port, serve_http
+from tests.process_table import alive
 from tests.ssh_server import ALIAS, SshServer
 from tests.support import (
     Pane,
@@ -85,11 +85,6 @@ async def test_closing_cancels_the_calls_in_flight_and_answers_them() -> None:
 def children(pid: int) -> list[int]:
     """The live processes whose parent is ``pid``."""
     return [child.pid for child in process_table.children(pid)]
-
-
-def alive(pid: int) -> bool:
-    stat = stat_of(pid)
-    return stat is not None and stat.state != "Z"
 
 
 def serve_stdio(tmux_socket: str, command: list[str] | None = None) -> subprocess.Popen[bytes]:

@@ -31,8 +31,9 @@ from schemux.generated.tool_facts import TASK_TOOLS
 from schemux.tasks import EXTENSION, ToolTasks
 from tests.http_serving import free_port, listening, serve_http
 from tests.node import run_node
+from tests.process_table import alive
 from tests.support import new_pane, pane_format, tmux, wait_for_shell, wait_until
-from tests.test_exit_paths import alive, serve_stdio
+from tests.test_exit_paths import serve_stdio
 from tests.test_program_hardening import _read_reply, _rpc
 
 VERSION = "2026-07-28"
