@@ -66,6 +66,7 @@ def run_scenario(commands: Path, url: str, scenario: str, results: Path) -> list
     return checks
 
 
+@pytest.mark.long  # the first one installs the node packages (tests.node)
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_the_conformance_scenario_passes(
     node_scripts: Path, served: str, scenario: str, tmp_path: Path

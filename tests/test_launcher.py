@@ -108,6 +108,7 @@ def test_the_stand_in_python_refuses_pip_as_debian_does(installation: Installati
 
 
 @pytest.mark.anyio
+@pytest.mark.long
 async def test_an_install_from_first_start_to_a_broken_one(
     installation: Installation, tmux_socket: str, anyio_backend: str
 ) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 
+@pytest.mark.long
 def test_breaking_upstream_change_reaches_the_handler(
     repo_root: Path,
     repo: Path,
