@@ -10,6 +10,7 @@ before any tmux work with a message naming the field.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections.abc import Iterator
@@ -205,10 +206,16 @@ def check(fuzz: Fuzz, tool: str, arguments: dict[str, Any]) -> None:
         assert result.is_error, (arguments, text)
 
 
+@functools.cache
+def arguments_of(tool: str) -> st.SearchStrategy[Any]:
+    """The strategy of the tool's inputSchema, made once: made again for each example,
+    it took three times as long as the drawing."""
+    return from_schema(generation_schema(TOOL_DOCUMENTS[tool]["inputSchema"]))
+
+
 def generated(data: st.DataObject, tool: str) -> dict[str, Any]:
     """Arguments the tool's inputSchema describes (an object: every root is one)."""
-    schema = generation_schema(TOOL_DOCUMENTS[tool]["inputSchema"])
-    arguments = data.draw(from_schema(schema), label="generated")
+    arguments = data.draw(arguments_of(tool), label="generated")
     assert isinstance(arguments, dict)
     return arguments
 
