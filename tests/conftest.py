@@ -26,6 +26,7 @@ from tests.leftovers import (
     runtime_directories,
 )
 from tests.node import shared_scripts
+from tests.schema_checks import remember_passed_checks
 from tests.ssh_server import ALIAS, SshServer, available, remote_tmux_server, ssh_server
 from tests.support import force_gate, private_tmux_server, tagged_socket_name
 
@@ -56,6 +57,7 @@ def pytest_configure(config: pytest.Config) -> None:
     (tests that need a profile give one). A login bash of root's home here runs ``pyenv
     rehash``, whose lock a shell killed mid-start leaves behind: every later login bash
     then waited 60 s for it. The caches stay the user's: nothing is fetched again."""
+    remember_passed_checks()
     temporary = private_temporary_directory()
     _temporary.append(temporary)
     os.environ["XDG_STATE_HOME"] = str(temporary / "state")
