@@ -16,7 +16,7 @@ import pwd
 import shlex
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import anyio
@@ -32,7 +32,7 @@ from schemux.hosts.exec_prefix import ExecHost
 from schemux.server import build_server
 from schemux.tmux_format import decode, field
 from tests.ssh_server import ALIAS, SshServer
-from tests.support import call, tagged_socket_name
+from tests.support import call, tagged_socket_name, until
 from tests.test_ssh import HOSTILE_WORDS
 from tests.users import throwaway_user, user_processes
 
@@ -162,15 +162,6 @@ async def test_programs_run_there_and_stop(exec_client: Client, user: pwd.struct
     stopped = await call(exec_client, "stop_program", programId=started["programId"])
     assert stopped["outcome"] == "stopped", stopped
     await until(lambda: not _sleeping(user.pw_uid))
-
-
-async def until(condition: Callable[[], bool], within: float = 10.0) -> None:
-    """Wait for ``condition``, without holding up the event loop the context runs on."""
-    for _ in range(int(within / 0.05)):
-        if condition():
-            return
-        await anyio.sleep(0.05)
-    raise AssertionError(f"not within {within} s")
 
 
 def _sleeping(uid: int) -> bool:

@@ -30,12 +30,13 @@ from tests.support import (
     private_tmux_server,
     processes_naming,
     tmux,
+    until,
     wait_for_shell,
     wait_until,
 )
 from tests.test_program_hardening import _read_reply, _rpc
 from tests.test_run_command import private_options
-from tests.test_run_command_interrupts import current_command, hold_options, until
+from tests.test_run_command_interrupts import current_command, hold_options
 
 
 class ShieldedCleanup:

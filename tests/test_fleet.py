@@ -20,7 +20,7 @@ import shutil
 import subprocess
 import tempfile
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +56,15 @@ from schemux.server import build_server
 from schemux.tmux_names import OWNED_SESSION
 from tests.conftest import stdio_parameters
 from tests.ssh_server import ALIAS, SshServer, ssh_server
-from tests.support import call, call_error, new_pane, remove_server, tagged_socket_name, tmux
+from tests.support import (
+    call,
+    call_error,
+    new_pane,
+    remove_server,
+    tagged_socket_name,
+    tmux,
+    until,
+)
 from tests.test_doctor import doctor
 from tests.test_ssh import HOSTILE_WORDS
 
@@ -442,13 +450,6 @@ async def test_a_host_that_cannot_be_reached_fails_alone(
     finally:
         await context.close()
         shutil.rmtree(gate, ignore_errors=True)
-
-
-async def until(condition: Callable[[], bool], within: float = 10.0) -> None:
-    """Poll ``condition`` (state of schemux's, which no event announces)."""
-    with anyio.fail_after(within):
-        while not condition():  # noqa: ASYNC110 (no event tells it)
-            await anyio.sleep(0.05)
 
 
 class CountingHost(LocalHost):

@@ -25,7 +25,7 @@ from schemux.resource_uris import pane_uri, program_uri
 from schemux.resources import RESOURCE_NOT_FOUND
 from schemux.server import build_server
 from tests.conftest import STDIO_WAIT_CEILING, stdio_parameters
-from tests.support import Pane, call, new_pane, tmux, wait_until, watching_clients
+from tests.support import Pane, call, new_pane, tmux, until, wait_until, watching_clients
 from tests.test_http import serve
 
 pytestmark = pytest.mark.anyio
@@ -54,13 +54,6 @@ def linked_sessions(pane: Pane) -> str:
         pane.socket_name, "display-message", "-p", "-t", pane.pane_id,
         "#{window_linked_sessions_list}",
     ).strip()  # fmt: skip
-
-
-async def eventually(condition: Any, timeout: float = 5.0) -> None:
-    """``wait_until`` that lets the in-process server run meanwhile."""
-    with anyio.fail_after(timeout):
-        while not condition():  # noqa: ASYNC110 (tmux's state and counters: no event)
-            await anyio.sleep(0.01)
 
 
 async def read_text(client: Client, uri: str) -> str:
@@ -193,8 +186,8 @@ async def test_a_listen_subscription_sees_a_pane_change_within_250_ms_and_leaves
                 while word not in await read_text(client, uri):
                     await subscription.__anext__()
             await anyio.sleep(0.3)  # the coalescing interval
-    await eventually(lambda: context.resource_watches.watching == 0)
-    await eventually(lambda: watching_clients(tmux_socket) == clients_before)
+    await until(lambda: context.resource_watches.watching == 0)
+    await until(lambda: watching_clients(tmux_socket) == clients_before)
     assert linked_sessions(pane) == sessions_before
 
 
@@ -229,7 +222,7 @@ async def test_a_subscription_to_a_pane_that_closes_is_told_and_ends(
         tmux(tmux_socket, "kill-pane", "-t", pane.pane_id)
         with anyio.fail_after(5):
             assert await subscription.__anext__() == ResourceUpdated(uri)
-        await eventually(lambda: context.resource_watches.watching == 0)
+        await until(lambda: context.resource_watches.watching == 0)
         with pytest.raises(MCPError) as gone:
             await client.read_resource(uri)
         assert gone.value.error.code == RESOURCE_NOT_FOUND
@@ -271,8 +264,8 @@ async def test_handshake_clients_subscribe_unsubscribe_and_leave_nothing_when_go
         await client.session.subscribe_resource(uri)
         assert context.resource_watches.watching == 1
     # the client went without unsubscribing: its connection's end released the watch
-    await eventually(lambda: context.resource_watches.watching == 0)
-    await eventually(lambda: watching_clients(tmux_socket) == clients_before)
+    await until(lambda: context.resource_watches.watching == 0)
+    await until(lambda: watching_clients(tmux_socket) == clients_before)
 
 
 async def test_a_programs_output_reads_byte_exact_as_read_program_reassembles_it(
@@ -313,7 +306,7 @@ async def test_a_program_subscription_is_told_of_its_output_and_its_end(
         with anyio.fail_after(10):
             while "two" not in await read_text(client, uri):
                 assert await subscription.__anext__() == ResourceUpdated(uri)
-        await eventually(lambda: context.resource_watches.watching == 0)
+        await until(lambda: context.resource_watches.watching == 0)
     assert await read_text(client, uri) == "one\ntwo\n"
 
 
@@ -386,7 +379,7 @@ async def test_resources_over_http(tmux_socket: str, anyio_backend: str) -> None
                 with anyio.fail_after(5):
                     assert await subscription.__anext__() == ResourceUpdated(uri)
             # the stream's end (the client aborts its response) ends the watch
-            await eventually(lambda: watching_clients(tmux_socket) == clients_before)
+            await until(lambda: watching_clients(tmux_socket) == clients_before)
             with pytest.raises(MCPError) as refused:
                 await client.read_resource("tmux://local/pane/%0/screen")
             assert refused.value.error.code == types.INVALID_PARAMS
@@ -412,7 +405,7 @@ async def test_subscriptions_to_one_pane_share_one_watch_until_the_last_ends(
         tmux(tmux_socket, "send-keys", "-t", pane.pane_id, "echo still", "Enter")
         with anyio.fail_after(5):
             assert await first.__anext__() == ResourceUpdated(screen)
-    await eventually(lambda: context.resource_watches.watching == 0)
+    await until(lambda: context.resource_watches.watching == 0)
     assert "_schemux" not in linked_sessions(pane)
 
 
@@ -467,7 +460,7 @@ async def test_a_handshake_session_over_http_is_told_and_its_end_ends_the_watch(
             with anyio.fail_after(5):
                 await told.wait()
         # the session ended (the client's DELETE) with the subscription in place
-        await eventually(lambda: watching_clients(tmux_socket) == clients_before)
+        await until(lambda: watching_clients(tmux_socket) == clients_before)
         assert "_schemux" not in linked_sessions(pane)
     finally:
         served.process.terminate()

@@ -30,7 +30,7 @@ from schemux.shell_wrapper import HOLD_SECONDS, Wrapper
 from schemux.targets import PaneTarget, resolve_pane
 from schemux.tmux_command import THEN
 from tests.conftest import stdio_parameters
-from tests.support import Pane, call, call_error, new_pane, tmux, wait_until
+from tests.support import Pane, call, call_error, new_pane, tmux, until, wait_until
 from tests.test_run_command import private_options
 
 pytestmark = pytest.mark.anyio
@@ -184,13 +184,6 @@ def hold_options(socket_name: str) -> list[str]:
     return [
         line for line in tmux(socket_name, "show-options", "-s").splitlines() if "schemux" in line
     ]
-
-
-async def until(condition: Any, timeout: float = 10.0) -> None:
-    """wait_until without blocking the event loop (the clients run on it)."""
-    with anyio.fail_after(timeout):
-        while not condition():  # noqa: ASYNC110 (tmux and /proc state: nothing to wait on)
-            await anyio.sleep(0.02)
 
 
 async def killed_mid_command(socket_name: str, pane: Pane, command: str) -> None:

@@ -31,6 +31,7 @@ from tests.support import (
     new_pane,
     pane_format,
     tmux,
+    until,
     wait_until,
     watching_clients,
 )
@@ -62,10 +63,8 @@ async def armed_wait(client: Client, pane: Pane, **arguments: Any) -> asyncio.Ta
 
 async def until_armed(pane: Pane, task: asyncio.Future[Any]) -> None:
     """Until the wait ``task`` linked the pane's window and took its entry rows."""
-    for _ in range(500):
-        if linked(pane) or task.done():
-            break
-        await asyncio.sleep(0.01)
+    with anyio.move_on_after(5):
+        await until(lambda: linked(pane) or task.done())
     await asyncio.sleep(0.3)  # the entry reads follow the link at once
 
 
@@ -82,11 +81,19 @@ def link_marks(pane: Pane) -> list[str]:
 async def left_behind(pane: Pane) -> None:
     """Wait (a cancellation arrives as a notification, a moment later) until neither
     the link, its mark nor a watcher client is left; fail if they stay."""
-    for _ in range(200):
-        if not linked(pane) and not link_marks(pane) and watching_clients(pane.socket_name) == 0:
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError("the wait left its link, its mark or its control client behind")
+    try:
+        await until(
+            lambda: (
+                not linked(pane)
+                and not link_marks(pane)
+                and watching_clients(pane.socket_name) == 0
+            ),
+            timeout=4,
+        )
+    except TimeoutError:
+        raise AssertionError(
+            "the wait left its link, its mark or its control client behind"
+        ) from None
 
 
 @pytest.fixture
