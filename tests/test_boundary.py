@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from schemux.config import SshTarget
 from schemux.errors import UnsendableArgument
 from schemux.hosts import Host
 from schemux.tmux import ServerAddress, TmuxServer
-from schemux.tmux_command import THEN
+from schemux.tmux_command import THEN, command_line
 from schemux.tmux_format import SANITIZED_SINCE, decode, field, readable
 from schemux.tmux_names import OWNED_SESSION, socket_directory, socket_name_problem
 from schemux.tmux_version import parse_version
@@ -76,11 +77,72 @@ HOSTILE = [
 IDS = [repr(value)[:24] for value in HOSTILE]
 
 
+class Observer:
+    """What no call may change, read through one control client of the module's server:
+    the server (its pid), the sessions but schemux's own, and the bystander pane's
+    screen and options. It is read twice around each of the module's thousand calls; a
+    tmux client each time cost 2,400 processes a run."""
+
+    def __init__(self, socket: str, bystander: str) -> None:
+        self._client = subprocess.Popen(
+            ["tmux", "-L", socket, "-C", "attach-session", "-f", "no-output,ignore-size",
+             "-t", "=keepalive"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        )  # fmt: skip
+        commands = (
+            "display-message", "-p", "#{pid}", THEN,
+            "list-sessions", "-F", "#{session_id} #{session_windows}",
+            "-f", f"#{{!=:#{{session_name}},{OWNED_SESSION}}}", THEN,
+            "capture-pane", "-p", "-t", bystander, THEN,
+            "show-options", "-p", "-t", bystander,
+        )  # fmt: skip
+        self._line = command_line(commands)
+        self._commands = commands.count(THEN) + 1
+
+    def __call__(self) -> list[list[str]]:
+        """Each command's answer (its lines, ``%error`` last if it failed)."""
+        assert self._client.stdin is not None
+        self._client.stdin.write(self._line)
+        self._client.stdin.flush()
+        return [self._answer() for _ in range(self._commands)]
+
+    def _answer(self) -> list[str]:
+        """The next block of a command of ours (flag 1: read from this client), its
+        notifications and the attach's own block skipped. A line is the block's end
+        only if it repeats the begin's time and number exactly, which no screen can."""
+        while not (begin := self._read()).startswith("%begin ") or not begin.endswith(" 1"):
+            pass
+        guard = begin.removeprefix("%begin ")
+        lines = []
+        while (line := self._read()) not in (f"%end {guard}", f"%error {guard}"):
+            lines.append(line)
+        return lines if line.startswith("%end") else [*lines, "%error"]
+
+    def _read(self) -> str:
+        assert self._client.stdout is not None
+        line = self._client.stdout.readline()
+        if not line:
+            raise AssertionError("the observing control client ended: the server is gone")
+        return line.decode("utf-8", "surrogateescape").removesuffix("\n")
+
+    def close(self) -> None:
+        assert self._client.stdin is not None
+        self._client.stdin.close()  # control mode's end
+        try:
+            self._client.wait(5)
+        except subprocess.TimeoutExpired:
+            self._client.kill()
+            self._client.wait()
+        assert self._client.stdout is not None
+        self._client.stdout.close()
+
+
 @dataclass(frozen=True)
 class World:
     socket: str
     bystander: str  # a pane running cat that no call may change
     mark: Path
+    observe: Observer
 
     def value(self, template: str) -> str:
         return template.replace(MARK, str(self.mark))
@@ -93,7 +155,11 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         tmux(socket, "send-keys", "-t", bystander.pane_id, "-l", "bystander text")
         tmux(socket, "set-option", "-p", "-t", bystander.pane_id, "@guard", "unchanged")
         mark = tmp_path_factory.mktemp("boundary") / "ran"
-        yield World(socket, bystander.pane_id, mark)
+        observer = Observer(socket, bystander.pane_id)
+        try:
+            yield World(socket, bystander.pane_id, mark, observer)
+        finally:
+            observer.close()
 
 
 @pytest.fixture(scope="module")
@@ -134,27 +200,13 @@ async def program_client(
         yield mcp_client, socket
 
 
-def observe(world: World) -> str:
-    """What no call may change: the server (its pid), the sessions but schemux's own,
-    and the bystander pane's screen and options. One tmux client for all four: this runs
-    twice around each of the module's thousand calls."""
-    return tmux(
-        world.socket,
-        "display-message", "-p", "#{pid}", THEN,
-        "list-sessions", "-F", "#{session_id} #{session_windows}",
-        "-f", f"#{{!=:#{{session_name}},{OWNED_SESSION}}}", THEN,
-        "capture-pane", "-p", "-t", world.bystander, THEN,
-        "show-options", "-p", "-t", world.bystander,
-    )  # fmt: skip
-
-
 async def call_checked(
     client: Client, world: World, tool: str, arguments: dict[str, Any]
 ) -> tuple[bool, str, dict[str, Any] | None]:
     """The call, with the proof that nothing else happened: (is_error, text, result)."""
-    before = observe(world)
+    before = world.observe()
     result = await client.call_tool(tool, arguments)
-    assert observe(world) == before
+    assert world.observe() == before
     assert not world.mark.exists()
     text = "\n".join(block.text for block in result.content if block.type == "text")
     assert "Traceback" not in text
@@ -604,7 +656,7 @@ async def test_subprocess_arguments_arrive_verbatim(
 
 async def subprocess_arguments_arrive(world: World, host: Host, value: str) -> None:
     server = TmuxServer(ServerAddress(socket_name=world.socket, host=host))
-    before = observe(world)
+    before = world.observe()
     text = world.value(value)
     await server.run_subprocess(
         "set-option", "-g", "@sub", text, THEN, "set-option", "-g", "@after", "1"
@@ -613,7 +665,7 @@ async def subprocess_arguments_arrive(world: World, host: Host, value: str) -> N
     shown = await server.run_subprocess("display-message", "-p", field("@sub"))
     assert [decode(line) for line in shown] == [text]
     assert await server.run_subprocess("show-options", "-gv", "@after") == ["1"]
-    assert observe(world) == before
+    assert world.observe() == before
     assert not world.mark.exists()
     with pytest.raises(UnsendableArgument):
         await server.run_subprocess("set-option", "-g", "@sub", f"{text}\x00")
