@@ -63,8 +63,10 @@ async def armed_wait(client: Client, pane: Pane, **arguments: Any) -> asyncio.Ta
 
 async def until_armed(pane: Pane, task: asyncio.Future[Any]) -> None:
     """Until the wait ``task`` linked the pane's window and took its entry rows."""
-    with anyio.move_on_after(5):
-        await until(lambda: linked(pane) or task.done())
+    for _ in range(500):  # every 10 ms: the wait's own timeout runs meanwhile
+        if linked(pane) or task.done():
+            break
+        await asyncio.sleep(0.01)
     await asyncio.sleep(0.3)  # the entry reads follow the link at once
 
 
@@ -220,8 +222,9 @@ async def test_a_moment_on_the_alternate_screen_is_seen(
     transport_client: Client, transport_socket: str
 ) -> None:
     pane = new_pane(transport_socket)
-    # 3 s, as below: over ssh on a loaded machine 1.5 s ran out before the printf ran
-    waiting = await armed_wait(transport_client, pane, patterns=["never"], timeout=3)
+    # the outcome ends the wait: a long timeout costs nothing (over ssh on a loaded
+    # machine 1.5 s, then 3 s, ran out before the printf ran)
+    waiting = await armed_wait(transport_client, pane, patterns=["never"], timeout=10)
     await send(transport_client, pane, r"printf '\033[?1049hX\033[?1049l'")
     result = await waiting
     assert (result["outcome"], result["alternate_screen"]) == ("alternate_screen", True)
