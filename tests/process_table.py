@@ -68,3 +68,8 @@ def alive(pid: int) -> bool:
     was seen to keep for two seconds)."""
     stat = stat_of(pid)
     return stat is not None and stat.state != "Z"
+
+
+def running_with(text: str) -> list[int]:
+    """The live processes whose command line holds ``text`` (a test's unique marker)."""
+    return [process.pid for process in processes() if process.alive and text in process.command]

@@ -26,12 +26,14 @@ from mcp import Client
 from schemux.binding import ToolBinding
 from schemux.config import ENV_PROGRAM_GATE, GateSetting
 from schemux.context import ToolContext
+from schemux.errors import ServerUnavailable
+from schemux.hosts import Host
 from schemux.hosts import local as local_host
 from schemux.programs import gate as program_gates
 from schemux.references import IDENTITY_FORMAT, ServerIdentity
 from schemux.tmux import TmuxServer
 from tests.leftovers import RUN_TAG
-from tests.process_table import processes
+from tests.process_table import processes, running_with
 
 SHELL_ENVIRONMENT = {
     "HISTCONTROL": "ignorespace",
@@ -197,6 +199,28 @@ def wait_until(condition: Any, timeout: float = 5.0) -> None:
         if time.monotonic() > deadline:
             raise TimeoutError("condition not reached")
         time.sleep(pause)
+
+
+async def closed_mid_connect(host: Host, marker: str) -> tuple[float, str]:
+    """``host.close()`` while its connect runs a process that does not answer, whose
+    command line holds ``marker``: how long the close took, and what the connect said.
+    Nothing with ``marker`` is left running."""
+    said: list[str] = []
+
+    async def connect() -> None:
+        try:
+            await host.connect()
+        except ServerUnavailable as error:
+            said.append(str(error))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(connect)
+        await until(lambda: running_with(marker))
+        started = time.monotonic()
+        host.close()
+        took = time.monotonic() - started
+    assert running_with(marker) == []
+    return took, said[0] if said else "(the connect succeeded)"
 
 
 async def until(condition: Callable[[], object], timeout: float = 10.0) -> None:

@@ -16,6 +16,7 @@ import pwd
 import shlex
 import subprocess
 import sys
+import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -32,7 +33,7 @@ from schemux.hosts.exec_prefix import ExecHost
 from schemux.server import build_server
 from schemux.tmux_format import decode, field
 from tests.ssh_server import ALIAS, SshServer
-from tests.support import call, tagged_socket_name, until
+from tests.support import call, closed_mid_connect, tagged_socket_name, until
 from tests.test_ssh import HOSTILE_WORDS
 from tests.users import throwaway_user, user_processes
 
@@ -353,3 +354,14 @@ def _helpers(uid: int) -> set[int]:
         if words[:2] == [b"perl", b"-e"]:
             found.add(pid)
     return found
+
+
+async def test_closing_ends_a_probe_the_target_does_not_answer(anyio_backend: str) -> None:
+    """A target that does not answer its probe (here a prefix that sleeps first, as a
+    stopped container's ``docker exec`` can) when schemux closes: the probe is ended,
+    not waited out (START_SECONDS, 30 s), and the connect says the host was closed."""
+    marker = f"schemux-test-probe-{uuid.uuid4().hex[:8]}"
+    host = ExecHost(ExecTarget(("perl", "-e", f"sleep 60; exec @ARGV # {marker}")))
+    took, said = await closed_mid_connect(host, marker)
+    assert took < 2
+    assert "was closed while it was being made" in said

@@ -37,6 +37,7 @@ from tests.ssh_server import ALIAS, BAD_KEY, NO_TMUX, OLD_TMUX, UNKNOWN_HOST, Ss
 from tests.support import (
     call,
     call_error,
+    closed_mid_connect,
     new_pane,
     pane_format,
     remove_server,
@@ -166,7 +167,7 @@ def test_a_connect_waiting_while_the_host_closes_starts_nothing(ssh_target: SshT
             connecting = asyncio.ensure_future(host.connect())
             await asyncio.sleep(0.2)
             closing.start()
-            await anyio.to_thread.run_sync(lambda: wait_until(lambda: host._closes == 1))
+            await anyio.to_thread.run_sync(lambda: wait_until(host._connecting.ticket))
         finally:
             host._lock.release()
         try:
@@ -182,6 +183,24 @@ def test_a_connect_waiting_while_the_host_closes_starts_nothing(ssh_target: SshT
         host.close()
     assert "was closed while it was being made" in message
     assert host.connection == 0  # no master was started
+    assert set(runtime_directories(temporary)) == before
+
+
+async def test_closing_ends_a_master_start_the_host_does_not_answer(
+    anyio_backend: str, tmp_path: Path
+) -> None:
+    """A host that does not answer (here its ProxyCommand sleeps) when schemux closes:
+    ssh and its proxy are ended, not waited out (START_SECONDS, 30 s), and the connect
+    says the host was closed; no runtime directory is left."""
+    marker = f"schemux-test-proxy-{os.getpid()}-{time.monotonic_ns()}"
+    config = tmp_path / "ssh_config"
+    config.write_text(f"Host silent\n  ProxyCommand perl -e 'sleep 60' {marker}\n")
+    temporary = Path(tempfile.gettempdir())
+    before = set(runtime_directories(temporary))
+    host = SshHost(SshTarget("silent", str(config)))
+    took, said = await closed_mid_connect(host, marker)
+    assert took < 2
+    assert "was closed while it was being made" in said
     assert set(runtime_directories(temporary)) == before
 
 

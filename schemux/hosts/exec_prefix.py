@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from schemux.config import ExecTarget
 from schemux.errors import ServerUnavailable, preview
 from schemux.hosts import remote_side
-from schemux.hosts.protocol import run_briefly
+from schemux.hosts.connecting import Connecting
 from schemux.tethered import tethered
 
 SETTINGS_PREFIX = "SCHEMUX_"
@@ -62,6 +62,7 @@ class ExecHost(remote_side.RemoteHost):
     def __init__(self, target: ExecTarget) -> None:
         self.target = target
         self._lock = threading.Lock()
+        self._connecting = Connecting(self.describe)
         self._joined = False  # the prefix joins words into one shell string (ssh)
         self._probed: remote_side.Probed | None = None
 
@@ -104,22 +105,25 @@ class ExecHost(remote_side.RemoteHost):
         """Probed once (the host's tmux, its home, how the prefix passes words), or
         ServerUnavailable says why not."""
         if self._probed is None:
-            await asyncio.to_thread(self._connect)
+            await asyncio.to_thread(self._connect, self._connecting.ticket())
 
     def check_tmux(self) -> str:
-        self._connect()
+        self._connect(self._connecting.ticket())
         return f"{self.tmux_version} on {self.describe()}"
 
-    def _connect(self) -> None:
+    def _connect(self, ticket: int) -> None:
+        """Probe, unless the host was closed since the connect was asked for
+        (``schemux.hosts.connecting``)."""
         with self._lock:  # one probe for every caller (of any event loop) at once
+            self._connecting.refuse_if_closed(ticket)
             if self._probed is not None:
                 return
-            verbatim = self._probe(joined=False)
+            verbatim = self._probe(ticket, joined=False)
             lines = verbatim.stdout.splitlines()
             if lines[:1] == [_WORD]:
                 self._read(verbatim, joined=False)
                 return
-            joined = self._probe(joined=True)
+            joined = self._probe(ticket, joined=True)
             if joined.stdout.splitlines()[:1] == [_WORD]:
                 self._read(joined, joined=True)
                 return
@@ -131,7 +135,7 @@ class ExecHost(remote_side.RemoteHost):
                 f"(try `{shlex.join(self.target.prefix)} sh -c 'tmux -V'`)",
             )
 
-    def _probe(self, *, joined: bool) -> subprocess.CompletedProcess[str]:
+    def _probe(self, ticket: int, *, joined: bool) -> subprocess.CompletedProcess[str]:
         # looked up here: once behind ``env --unset`` (_without_settings), a missing
         # program would be env's complaint, not an OSError of ours
         if shutil.which(self.target.prefix[0]) is None:
@@ -142,7 +146,7 @@ class ExecHost(remote_side.RemoteHost):
                 "the PATH, such as `docker exec -i NAME`",
             )
         try:
-            return run_briefly(self._given(joined, list(_PROBE)), START_SECONDS)
+            return self._connecting.run(ticket, self._given(joined, list(_PROBE)), START_SECONDS)
         except subprocess.TimeoutExpired:
             raise ServerUnavailable(
                 f"{self.describe()} did not answer within {START_SECONDS:g} s"
@@ -176,6 +180,8 @@ class ExecHost(remote_side.RemoteHost):
         return "/" if self._probed is None else self._probed.home
 
     def close(self) -> None:
-        """Nothing runs between commands; the next connect probes again."""
+        """Nothing runs between commands: a probe still running is ended, and the next
+        connect probes again."""
+        self._connecting.close()  # first: the probe holds the lock
         with self._lock:
             self._probed = None

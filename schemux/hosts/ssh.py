@@ -33,6 +33,7 @@ from pathlib import Path
 from schemux.config import SshTarget
 from schemux.errors import ServerUnavailable, preview
 from schemux.hosts import remote_side
+from schemux.hosts.connecting import Connecting
 from schemux.hosts.protocol import run_briefly
 from schemux.runtime_identity import make_runtime_directory
 from schemux.tethered import tethered
@@ -64,7 +65,7 @@ class SshHost(remote_side.RemoteHost):
         self._home: str | None = None
         self.tmux_version: str | None = None
         self._masters_started = 0
-        self._closes = 0  # closes asked for so far: a connect asked before one is void
+        self._connecting = Connecting(self.describe)
 
     @property
     def connection(self) -> int:
@@ -162,34 +163,31 @@ class SshHost(remote_side.RemoteHost):
         or ServerUnavailable says why not, in one line."""
         if self.tmux_version is not None and self._master_answers():
             return
-        await asyncio.to_thread(self._connect, self._closes)
+        await asyncio.to_thread(self._connect, self._connecting.ticket())
 
     def check_tmux(self) -> str:
         """At start: the connection made and the remote ``tmux -V``'s text; raises
         ServerUnavailable saying why not."""
-        self._connect(self._closes)
+        self._connect(self._connecting.ticket())
         assert self.tmux_version is not None
         return f"{self.tmux_version} on {self.describe()}"
 
-    def _connect(self, closes: int) -> None:
-        """Connect, unless the host was closed since the connect was asked for (``closes``
-        then counted fewer): a connect left waiting for the lock while schemux closed the
-        host would otherwise start a master, and make a runtime directory, nothing ends."""
+    def _connect(self, ticket: int) -> None:
+        """Connect, unless the host was closed since the connect was asked for
+        (``schemux.hosts.connecting``): a connect left waiting for the lock while schemux
+        closed the host would otherwise start a master, and make a runtime directory,
+        nothing ends."""
         with self._lock:  # one start for every caller (of any event loop) at once
-            if closes != self._closes:
-                raise ServerUnavailable(
-                    f"the connection to {self.describe()} was closed while it was being made",
-                    suggestion="call again",
-                )
+            self._connecting.refuse_if_closed(ticket)
             if self._master_answers():
                 if self.tmux_version is not None:
                     return
             else:
                 self.tmux_version = None
-                self._start_master()
-            self._probe()  # until it passes, each call checks the host's tmux again
+                self._start_master(ticket)
+            self._probe(ticket)  # until it passes, each call checks the host's tmux again
 
-    def _start_master(self) -> None:
+    def _start_master(self, ticket: int) -> None:
         path = Path(self.control_path)
         path.unlink(missing_ok=True)  # a master killed outright leaves its socket
         argv = [
@@ -200,7 +198,7 @@ class SshHost(remote_side.RemoteHost):
         ]  # fmt: skip
         try:
             # with ControlPersist, ssh forks the master off once authenticated and exits
-            done = run_briefly(argv, START_SECONDS)
+            done = self._connecting.run(ticket, argv, START_SECONDS)
         except subprocess.TimeoutExpired:
             raise ServerUnavailable(
                 f"ssh to {self.describe()} did not connect within {START_SECONDS:g} s",
@@ -224,12 +222,12 @@ class SshHost(remote_side.RemoteHost):
         config = ["-F", self.target.config] if self.target.config is not None else []
         return [*config, self.target.destination]
 
-    def _probe(self) -> None:
+    def _probe(self, ticket: int) -> None:
         """The remote user's home and ``tmux -V``, in one session."""
         try:
             # a string for the user's shell: the host's PATH may have no sh
             probe = "printf '%s\\n' \"$HOME\"; exec tmux -V"
-            done = run_briefly(self._session(probe), START_SECONDS)
+            done = self._connecting.run(ticket, self._session(probe), START_SECONDS)
         except subprocess.TimeoutExpired:
             raise ServerUnavailable(
                 f"`tmux -V` on {self.describe()} did not answer within {START_SECONDS:g} s"
@@ -251,7 +249,7 @@ class SshHost(remote_side.RemoteHost):
 
     def close(self) -> None:
         """End the master and remove the runtime directory (nothing stays)."""
-        self._closes += 1  # first: a connect waiting for the lock is void
+        self._connecting.close()  # first: a connect under the lock is ended, one waiting void
         with self._lock:
             if self._directory is None:
                 return
