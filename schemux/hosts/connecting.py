@@ -82,7 +82,8 @@ class Connecting:
 
 
 def _kill_group(process: subprocess.Popen[str]) -> None:
-    """Kill ``process`` and what it started (its group: its pid names it, and no new
-    process takes that pid while the group has a member)."""
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGKILL)
+    """Kill ``process`` and what it started: its group, which its pid names until it is
+    reaped (then the pid may be another process's, and the run has its output already)."""
+    if process.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
