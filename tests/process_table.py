@@ -70,6 +70,12 @@ def alive(pid: int) -> bool:
     return stat is not None and stat.state != "Z"
 
 
+def running_with_argument(word: str) -> list[int]:
+    """The live processes that were given ``word`` as one whole argument."""
+    wanted = word.encode()
+    return [process.pid for process in processes() if process.alive and wanted in process.argv]
+
+
 def running_with(text: str) -> list[int]:
     """The live processes whose command line holds ``text`` (a test's unique marker)."""
     return [process.pid for process in processes() if process.alive and text in process.command]

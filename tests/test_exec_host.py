@@ -32,6 +32,7 @@ from schemux.hosts import ExecTarget, SshTarget
 from schemux.hosts.exec_prefix import ExecHost
 from schemux.server import build_server
 from schemux.tmux_format import decode, field
+from tests.process_table import processes
 from tests.ssh_server import ALIAS, SshServer
 from tests.support import call, closed_mid_connect, tagged_socket_name, until
 from tests.test_ssh import HOSTILE_WORDS
@@ -330,17 +331,8 @@ async def test_closing_the_context_leaves_no_process(
 
 
 def _children() -> set[int]:
-    """This process's child processes."""
-    found = set()
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat[stat.rindex(")") + 2 :].split()[1]) == os.getpid():
-                found.add(int(entry.name))
-    return found
+    """This process's child processes, zombies included (not reaped yet)."""
+    return {process.pid for process in processes() if process.ppid == os.getpid()}
 
 
 def _helpers(uid: int) -> set[int]:

@@ -31,7 +31,7 @@ from schemux.generated.tool_facts import TASK_TOOLS
 from schemux.tasks import EXTENSION, ToolTasks
 from tests.http_serving import free_port, listening, serve_http
 from tests.node import run_node
-from tests.process_table import alive
+from tests.process_table import running_with_argument
 from tests.support import new_pane, pane_format, tmux, wait_for_shell, wait_until
 from tests.test_exit_paths import serve_stdio
 from tests.test_program_hardening import _read_reply, _rpc
@@ -130,21 +130,6 @@ def assert_new_task(created: dict[str, Any], tool: str) -> str:
     return task_id
 
 
-def processes_with(argument: str) -> list[int]:
-    """The live processes whose command line has ``argument`` (a unique sleep's)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if argument.encode() in argv and alive(int(entry.name)):
-            found.append(int(entry.name))
-    return found
-
-
 def program_panes(socket_name: str) -> set[str]:
     rows = tmux(socket_name, "list-panes", "-a", "-F", f"#{{pane_id}} #{{{PANE_OPTION}}}")
     return {row.split()[0] for row in rows.splitlines() if len(row.split()) == 2}
@@ -188,7 +173,7 @@ def test_a_cancelled_task_leaves_no_process_nor_pane(server: RawStdio, tmux_sock
     before = program_panes(tmux_socket)
     created = server.call("run_program", {"argv": ["sleep", "30.41"]})
     task_id = assert_new_task(created, "run_program")
-    wait_until(lambda: processes_with("30.41") != [], timeout=10)
+    wait_until(lambda: running_with_argument("30.41") != [], timeout=10)
     acknowledged = server.request("tasks/cancel", {"taskId": task_id})
     assert acknowledged["result"]["resultType"] == "complete"
     # the acknowledgement comes once the call has cleaned up
@@ -197,7 +182,7 @@ def test_a_cancelled_task_leaves_no_process_nor_pane(server: RawStdio, tmux_sock
     assert task["statusMessage"] == "run_program was cancelled by the client"
     assert "result" not in task
     assert "error" not in task
-    assert processes_with("30.41") == []
+    assert running_with_argument("30.41") == []
     assert program_panes(tmux_socket) <= before
     # cancelling it again changes nothing
     assert "result" in server.request("tasks/cancel", {"taskId": task_id})
@@ -215,7 +200,7 @@ def test_a_cancelled_run_command_gives_the_shell_its_prompt_back(
     server.request("tasks/cancel", {"taskId": task_id})
     assert server.request("tasks/get", {"taskId": task_id})["result"]["status"] == "cancelled"
     wait_until(lambda: pane_format(pane, "#{pane_current_command}") == "bash", timeout=3)
-    assert processes_with("30.42") == []
+    assert running_with_argument("30.42") == []
 
 
 def test_a_task_whose_pane_dies_ends_in_the_tools_error(server: RawStdio, tmux_socket: str) -> None:
@@ -283,12 +268,12 @@ def test_the_client_going_cancels_its_tasks(tmux_socket: str) -> None:
     raw = RawStdio(tmux_socket)
     created = raw.call("run_program", {"argv": ["sleep", "30.44"]})
     assert_new_task(created, "run_program")
-    wait_until(lambda: processes_with("30.44") != [], timeout=10)
+    wait_until(lambda: running_with_argument("30.44") != [], timeout=10)
     began = time.monotonic()
     raw.close()  # stdin's end: the client has gone
     assert time.monotonic() - began < 5
     assert raw.process.returncode == 0
-    assert processes_with("30.44") == []
+    assert running_with_argument("30.44") == []
 
 
 @pytest.mark.anyio
@@ -332,11 +317,11 @@ async def test_tasks_over_http(tmux_socket: str) -> None:
                 "tools/call", {"name": "run_program", "arguments": arguments}, "run_program"
             )
             await anyio.to_thread.run_sync(
-                lambda: wait_until(lambda: processes_with("30.53") != [], timeout=10)
+                lambda: wait_until(lambda: running_with_argument("30.53") != [], timeout=10)
             )
             process.terminate()
             await anyio.to_thread.run_sync(lambda: process.wait(timeout=10))
-            assert processes_with("30.53") == []
+            assert running_with_argument("30.53") == []
     finally:
         if process.poll() is None:
             process.terminate()
@@ -379,7 +364,7 @@ def test_the_extensions_typescript_requester_runs_and_cancels_tasks(
         assert completed["completed"]["output"] == "from  the requester"
         assert completed["completed"]["exitStatus"] == 0
         assert cancelled == {"cancelled": {"status": "cancelled"}}
-        assert processes_with("30.52") == []
+        assert running_with_argument("30.52") == []
     finally:
         process.terminate()
         process.wait(timeout=10)
