@@ -23,6 +23,7 @@ from mcp import Client
 
 from schemux.config import SshTarget
 from schemux.errors import UnsendableArgument
+from schemux.framing import FrameReader
 from schemux.hosts import Host
 from schemux.tmux import ServerAddress, TmuxServer
 from schemux.tmux_command import THEN, command_line
@@ -98,25 +99,27 @@ class Observer:
         )  # fmt: skip
         self._line = command_line(commands)
         self._commands = commands.count(THEN) + 1
+        # schemux's own reader of control mode: with no answer queued, each block is
+        # handed over whole (a block ends only at the %end that repeats its %begin)
+        self._blocks: list[list[str]] = []
+        self._frames = FrameReader(notification=lambda line: None, block=self._took, broken=_broke)
+        self._read_blocks(1)  # the attach's own answer, before any command of ours
 
     def __call__(self) -> list[list[str]]:
         """Each command's answer (its lines, ``%error`` last if it failed)."""
         assert self._client.stdin is not None
         self._client.stdin.write(self._line)
         self._client.stdin.flush()
-        return [self._answer() for _ in range(self._commands)]
+        return self._read_blocks(self._commands)
 
-    def _answer(self) -> list[str]:
-        """The next block of a command of ours (flag 1: read from this client), its
-        notifications and the attach's own block skipped. A line is the block's end
-        only if it repeats the begin's time and number exactly, which no screen can."""
-        while not (begin := self._read()).startswith("%begin ") or not begin.endswith(" 1"):
-            pass
-        guard = begin.removeprefix("%begin ")
-        lines = []
-        while (line := self._read()) not in (f"%end {guard}", f"%error {guard}"):
-            lines.append(line)
-        return lines if line.startswith("%end") else [*lines, "%error"]
+    def _read_blocks(self, count: int) -> list[list[str]]:
+        self._blocks = []
+        while len(self._blocks) < count:
+            self._frames.feed(self._read())
+        return self._blocks
+
+    def _took(self, error: bool, lines: list[str]) -> None:
+        self._blocks.append([*lines, "%error"] if error else lines)
 
     def _read(self) -> str:
         assert self._client.stdout is not None
@@ -135,6 +138,10 @@ class Observer:
             self._client.wait()
         assert self._client.stdout is not None
         self._client.stdout.close()
+
+
+def _broke(reason: str) -> None:
+    raise AssertionError(f"the observing control client is out of step: {reason}")
 
 
 @dataclass(frozen=True)
