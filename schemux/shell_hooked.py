@@ -20,7 +20,6 @@ import time
 
 from schemux.errors import SchemuxError, TmuxCommandError
 from schemux.keys import leaving_modes
-from schemux.processes import standard_input
 from schemux.shell_capture import (
     CommandStart,
     command_start,
@@ -34,7 +33,7 @@ from schemux.shell_output import Finished, Located, without_interrupt_echo
 from schemux.shell_settling import TYPING_GRACE_SECONDS, PaneSettling, until_line_taken_in
 from schemux.shell_wrapper import in_pane, pane_closed, send_interrupt
 from schemux.targets import PaneInfo
-from schemux.terminal_barrier import until_tmux_read
+from schemux.terminal_barrier import terminal_of, until_tmux_read
 from schemux.tmux import TmuxServer
 from schemux.tmux_command import THEN
 
@@ -64,7 +63,7 @@ class HookedCall:
         self._reported = shell.value  # what SHELL holds: set anew if the hooks tell otherwise
         # the pane's terminal, where schemux asks tmux for the cursor for hooks that do not
         # ask themselves; "" where they do, or the shell is gone: nothing to ask then
-        self.tty = "" if shell.asks_terminal else _terminal_of(shell.pid)
+        self.tty = "" if shell.asks_terminal else terminal_of(shell.pid)
 
     def keys(self, command: str, suppress_history: bool) -> tuple[str, ...]:
         """The tmux commands that type ``command`` as a person would: keys and Enter, or
@@ -208,13 +207,6 @@ class HookedCall:
                 return True
             raise
         return not lines or lines[0] != "0"
-
-
-def _terminal_of(shell_pid: int) -> str:
-    try:
-        return standard_input(shell_pid)
-    except OSError:
-        return ""
 
 
 async def run_hooked(

@@ -80,8 +80,13 @@ if [ -n "${TMUX_PANE-}" ] && [ -n "${__SCHEMUX_TMUX-}" ]; then
     {
       read -r owner to from rest <"$__schemux_armed" && [[ -p /proc/$owner/fd/$to ]] &&
         # tmux takes in what the shell wrote a moment after the pipe's reader could: its
-        # answer to a cursor query (asked as read's prompt, once echo is off) comes after
-        IFS= read -rs -d R -t 2 -p $'\e[6n' answer </dev/tty 2>/dev/tty &&
+        # answer to a status query (asked as read's prompt, once echo is off) comes after,
+        # and after its answers to any query the command wrote, which are read with it
+        # and dropped (the line editor would take them for keys typed)
+        IFS= read -rs -d n -t 2 -p $'\e[5n' answer </dev/tty 2>/dev/tty &&
+        until [[ $answer == *$'\e[0' ]]; do
+          IFS= read -rs -d n -t 2 answer </dev/tty 2>/dev/tty || break
+        done && [[ $answer == *$'\e[0' ]] &&
         printf '%s\n' "$1 $nonce${2:+ $2}" >|"/proc/$owner/fd/$to" &&
         local give_up=$((SECONDS + 5)) &&
         # a read a signal cut short is read again; the pipe's path goes with its owner
@@ -184,8 +189,13 @@ if [[ -n ${TMUX_PANE-} && -n ${__SCHEMUX_TMUX-} ]]; then
     {
       read -r owner to from rest <$__schemux_armed && [[ -p /proc/$owner/fd/$to ]] &&
         # tmux takes in what the shell wrote a moment after the pipe's reader could: its
-        # answer to a cursor query (asked as read's prompt, once echo is off) comes after
-        IFS= read -rs -d R -t 2 "answer?"$'\e[6n' </dev/tty 2>/dev/tty &&
+        # answer to a status query (asked as read's prompt, once echo is off) comes after,
+        # and after its answers to any query the command wrote, which are read with it
+        # and dropped (the line editor would take them for keys typed)
+        IFS= read -rs -d n -t 2 "answer?"$'\e[5n' </dev/tty 2>/dev/tty &&
+        until [[ $answer == *$'\e[0' ]]; do
+          IFS= read -rs -d n -t 2 answer </dev/tty 2>/dev/tty || break
+        done && [[ $answer == *$'\e[0' ]] &&
         print -r -- "$1 $nonce${2:+ $2}" >|/proc/$owner/fd/$to &&
         local give_up=$((SECONDS + 5)) &&
         # a read a signal cut short is read again; the pipe's path goes with its owner

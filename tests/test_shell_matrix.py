@@ -460,6 +460,31 @@ async def test_state_changes_persist_as_the_served_text_says(idle_shell: ShellUn
         await idle_shell.run(f"cd {idle_shell.server.home}")
 
 
+# terminal queries a command's output can hold (a `cat` of a log, curl, a program probing
+# its terminal): tmux answers each on the pane's input, after the command has ended. Not
+# the status query (ESC [ 5 n), which the barrier asks itself (docs/shells.md)
+TERMINAL_QUERIES = {
+    "cursor-position": r"\033[6n",
+    "device-attributes": r"\033[c",
+    "secondary-device-attributes": r"\033[>c",
+    "decrqss": r"\033P$qm\033\134",  # ST's backslash as octal: fish's quotes read \\
+    "foreground-colour": r"\033]10;?\007",
+    "background-colour": r"\033]11;?\007",
+    "xtversion": r"\033[>0q",
+}
+
+
+async def test_terminal_replies_are_never_typed(idle_shell: ShellUnderTest) -> None:
+    """A command that prints terminal queries leaves tmux's replies on the pane's input:
+    none of them reaches the next command's line (issue 32, item 2). Each query alone,
+    then all at once, each followed by a command with a ``;`` in it."""
+    for name, query in [*TERMINAL_QUERIES.items(), ("all", "".join(TERMINAL_QUERIES.values()))]:
+        asked = await idle_shell.run(f"printf '{query}'")
+        assert asked["exit_status"] == 0, (name, asked)
+        after = await idle_shell.run("echo one; echo two")
+        assert (after["output"], after["exit_status"]) == (["one", "two"], 0), (name, after)
+
+
 # how a profile's shell lists its newest history, oldest first (dash keeps none): the
 # newest only, so that what the profile's other pane left in the shared history file is
 # not printed into this pane

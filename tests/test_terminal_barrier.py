@@ -75,6 +75,23 @@ async def test_the_wait_ends_once_tmux_read_what_came_before_it(
     assert unread_input(tty) == 0  # the answer was taken, all of it
 
 
+async def test_answers_to_queries_written_before_are_taken_with_its_own(
+    tmux_socket: str, anyio_backend: str
+) -> None:
+    """tmux's answers to what a program asked (a cursor position, device attributes, a
+    colour, its version) come before the barrier's: all are read, none left for the
+    shell's line editor, and nothing typed after the barrier's answer is taken."""
+    pane = new_pane(tmux_socket, command=HOLDER)
+    tty = pane_format(pane, "#{pane_tty}")
+    wait_until(lambda: not modes(tty)[3] & termios.ICANON)  # type: ignore[operator]
+    Path(tty).write_bytes(b"\x1b[6n\x1b[>c\x1b[c\x1b]11;?\x07\x1b]10;?\x1b\\\x1b[>0q")
+    with anyio.fail_after(5):
+        await until_tmux_read(tty)
+    assert unread_input(tty) == 0
+    tmux(tmux_socket, "send-keys", "-t", pane.pane_id, "-l", "typed-after")
+    wait_until(lambda: unread_input(tty) == len("typed-after"))
+
+
 async def test_a_terminal_that_cannot_be_opened_is_no_wait(anyio_backend: str) -> None:
     with anyio.fail_after(0.5):
         await until_tmux_read("/dev/pts/no-such-terminal")
