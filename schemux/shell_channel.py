@@ -22,10 +22,13 @@ just before the call removed it) is answered at once.
 
 The pipes stay open between calls because a hook may open them a moment after the call
 it told has ended: pipes closed then, their numbers taken by the next call's, would leave
-it waiting on the next call's pipe. The wait cannot outlive this process: its pipes go
-with it (the hook's ``/proc`` path is gone, or its read sees the end of the pipe); bash
-and zsh also give up after 5 s. An armed file left by a process that was killed names an
-owner that is gone (``remove_abandoned_armed_files``).
+it waiting on the next call's pipe. The wait lasts as long as this process and no longer:
+a schemux stopped (SIGSTOP, a laptop asleep, a debugger) or slow answers when it goes on,
+and its call reads the command's end exactly; its pipes go with it (the hook's ``/proc``
+path is gone, or its read sees the end of the pipe). No timer frees the shell meanwhile:
+a result lost to a pause is worse than a pane that waits through it. An armed file left
+by a process that was killed names an owner that is gone
+(``remove_abandoned_armed_files``).
 """
 
 from __future__ import annotations

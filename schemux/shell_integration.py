@@ -88,9 +88,9 @@ if [ -n "${TMUX_PANE-}" ] && [ -n "${__SCHEMUX_TMUX-}" ]; then
           IFS= read -rs -d n -t 2 answer </dev/tty 2>/dev/tty || break
         done && [[ $answer == *$'\e[0' ]] &&
         printf '%s\n' "$1 $nonce${2:+ $2}" >|"/proc/$owner/fd/$to" &&
-        local give_up=$((SECONDS + 5)) &&
-        # a read a signal cut short is read again; the pipe's path goes with its owner
-        while [[ -p /proc/$owner/fd/$from ]] && ((SECONDS <= give_up)); do
+        # as long as the owner lives (stopped or slow, it answers when it goes on): a
+        # read a signal cut short is read again; the pipe's path goes with its owner
+        while [[ -p /proc/$owner/fd/$from ]]; do
           read -r -t 1 answer <"/proc/$owner/fd/$from" && [[ $answer == "$nonce" ]] && break
         done
     } 2>/dev/null
@@ -197,9 +197,9 @@ if [[ -n ${TMUX_PANE-} && -n ${__SCHEMUX_TMUX-} ]]; then
           IFS= read -rs -d n -t 2 answer </dev/tty 2>/dev/tty || break
         done && [[ $answer == *$'\e[0' ]] &&
         print -r -- "$1 $nonce${2:+ $2}" >|/proc/$owner/fd/$to &&
-        local give_up=$((SECONDS + 5)) &&
-        # a read a signal cut short is read again; the pipe's path goes with its owner
-        while [[ -p /proc/$owner/fd/$from ]] && ((SECONDS <= give_up)); do
+        # as long as the owner lives (stopped or slow, it answers when it goes on): a
+        # read a signal cut short is read again; the pipe's path goes with its owner
+        while [[ -p /proc/$owner/fd/$from ]]; do
           read -r -t 1 answer </proc/$owner/fd/$from && [[ $answer == $nonce ]] && break
         done
     } 2>/dev/null
