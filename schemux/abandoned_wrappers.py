@@ -7,9 +7,10 @@ the report's format until the wrapper reports ``E <status> ...`` into it.
 
 A schemux killed with SIGKILL leaves both, and with them the shells it typed into: a
 command still running whose caller is gone (armed), or a wrapper holding its shell for a
-capture that never comes (reported; the wrapper's own timer frees it after a few seconds
-in any case). ``release_abandoned_wrappers`` ends both for owners that are dead, and
-leaves every option of a live schemux alone, also a second one on the same tmux server.
+capture that never comes (reported; the wrapper's own timer frees it a few seconds after
+schemux's control client is gone in any case). ``release_abandoned_wrappers`` ends both
+for owners that are dead, and leaves every option of a live schemux alone, also a second
+one on the same tmux server.
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ from schemux.tmux import TmuxServer
 from schemux.tmux_command import THEN
 
 TOKEN_BYTES = 6  # a call's private token: 12 hex digits
+# how long after its report a wrapper holds its shell before it looks whether schemux is
+# still there (the capture takes ms; a schemux that is there but paused is waited for)
+HOLD_SECONDS = 5
 # what the wrapper reports, a format set as the armed option's value (expanded by #{E:})
 REPORT_FORMAT = "#{history_size} #{cursor_y} #{cursor_x} #{history_limit}"
 _HOLD = re.compile(r"@schemux_h_([0-9a-f]{12})")
@@ -44,18 +48,30 @@ class WrapperNames:
 
     @property
     def hold(self) -> str:
-        """The server option set until the shell is released: the wrapper's timer command,
-        which frees the shell if the option is still there, then the owner's mark. The
-        timer's ``run -d`` expands the command when it is scheduled and runs it later, so
-        the else branch does run whenever the shell was released in time: it must be a
-        command, one that does nothing (``if -F 0``), or tmux reports an unknown command
-        to whatever client it finds, a person's status line included."""
+        """The server option set until the shell is released: the wrapper's timer command
+        (``hold_format``), then the owner's mark."""
         return f"@schemux_h_{self.token}"
 
-    def hold_value(self, owner: Owner) -> str:
+    def hold_format(self, owner: Owner) -> str:
+        """The hold flag's value, a format that the control client setting it expands
+        (``set-option -F``): the wrapper's timer command. Run ``HOLD_SECONDS`` after the
+        report while the flag is still there, it looks whether that control client still
+        runs (its pid, on the tmux server's machine, where the timer's shell runs): if it
+        does, schemux is alive but has not captured yet (stopped, slow), and the timer is
+        set again; if not, schemux is gone, and the timer frees the shell. A result is
+        never lost to a pause, and a dead schemux's shell is free within seconds.
+
+        The timer's ``run -d`` expands the command when it is scheduled and runs it later,
+        so the else branch does run whenever the shell was released in time: it must be a
+        command, one that does nothing (``if -F 0``, which holds the owner's mark), or tmux
+        reports an unknown command to whatever client it finds, a person's status line
+        included."""
+        again = f"run -bd{HOLD_SECONDS} -C '##{{{self.hold}}}'"
+        release = f"set -su {self.hold} ; wait -S {self.resume}"
         return (
-            f"if -F '#{{{self.hold}}}' 'set -su {self.hold};wait -S {self.resume}' "
-            f"\"if -F 0 '{owner.mark}'\""
+            f"if -F '##{{{self.hold}}}' "
+            f"{{ if-shell -b 'kill -0 #{{client_pid}}' {{ {again} }} {{ {release} }} }} "
+            f"{{ if -F 0 '{owner.mark}' }}"
         )
 
     @property

@@ -33,7 +33,6 @@ from schemux.shell_settling import TYPING_GRACE_SECONDS, PaneSettling, until_lin
 from schemux.shell_typing import WrapperTypist
 from schemux.shell_wrapper import (
     FISH,
-    HOLD_SECONDS,
     POSIX,
     Wrapper,
     abandon,
@@ -309,8 +308,8 @@ async def _finish(
     if ended is _Outcome.REPORTED:
         raise SchemuxError(
             f"the wrapper in pane {pane.pane_id} reported {state!r}, not an end",
-            suggestion="its shell was freed without its report (was schemux stalled for "
-            f"{HOLD_SECONDS} s?); run the command again",
+            suggestion="its shell was freed without its report (schemux's control client "
+            "of that tmux server ended meanwhile?); run the command again",
         )
     if await shell_facts(server).shell_reads_input(pane.pid):
         await interrupt(server, wrapper)

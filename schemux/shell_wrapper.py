@@ -24,11 +24,13 @@ timed out or was cancelled leaves no option, no channel signal and no waiting cl
 behind. A cancelled call also interrupts its command as a person's C-c would; a timed-out
 one leaves it running.
 
-The hold is bounded without schemux: with the option we set a server option ``@hold``
-whose value is the timer's command (and the owner's mark: ``schemux.abandoned_wrappers``),
-and remove it when we release the shell. tmux itself runs the timer ``HOLD_SECONDS``
-after the report: it releases the shell if ``@hold`` is still there (its owner was killed
-before its capture), and the wrapper then removes ``@opt``. The timer tests a server
+The hold ends with schemux, not with a time: with the option we set a server option
+``@hold`` whose value is the timer's command (and the owner's mark:
+``schemux.abandoned_wrappers``), and remove it when we release the shell. tmux itself runs
+the timer ``HOLD_SECONDS`` after the report: if ``@hold`` is still there, it sets itself
+again while schemux's control client runs (a schemux stopped or slow captures when it
+goes on), and releases the shell once that client is gone (its owner was killed before
+its capture); the wrapper then removes ``@opt``. The timer tests a server
 option, not the pane's: it must not fail when the pane has gone, since tmux keeps such
 an error for the next client that attaches. Names and formats live in options rather
 than in the typed text because every character typed costs time.
@@ -44,7 +46,7 @@ import secrets
 import shlex
 from dataclasses import dataclass
 
-from schemux.abandoned_wrappers import REPORT_FORMAT, TOKEN_BYTES, WrapperNames
+from schemux.abandoned_wrappers import HOLD_SECONDS, REPORT_FORMAT, TOKEN_BYTES, WrapperNames
 from schemux.errors import SchemuxError, TmuxCommandError
 from schemux.keys import leaving_modes
 from schemux.processes import this_process
@@ -53,8 +55,6 @@ from schemux.targets import PaneInfo
 from schemux.tmux import TmuxServer
 from schemux.tmux_command import THEN
 
-# how long a wrapper holds its shell for the capture at most (the capture takes ms)
-HOLD_SECONDS = 5
 # how long a call waits for its waiter to wake once the wrapper is disarmed
 WAKE_SECONDS = 1.0
 
@@ -112,7 +112,7 @@ class Wrapper:
         pane = self.pane_id
         return (
             "set-option", "-p", "-t", pane, self.option, REPORT_FORMAT,
-            THEN, "set-option", "-s", self.hold, self.names.hold_value(this_process()),
+            THEN, "set-option", "-sF", self.hold, self.names.hold_format(this_process()),
             THEN, *leaving_modes(pane), "send-keys", "-t", pane, "-l", self.keystrokes(command),
             THEN, "send-keys", "-t", pane, "Enter",
         )  # fmt: skip

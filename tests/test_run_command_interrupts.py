@@ -18,6 +18,7 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from schemux.abandoned_wrappers import (
+    HOLD_SECONDS,
     REPORT_FORMAT,
     WrapperNames,
     hold_tokens,
@@ -26,7 +27,7 @@ from schemux.abandoned_wrappers import (
 from schemux.config import Settings
 from schemux.context import ToolContext
 from schemux.processes import Owner, this_process
-from schemux.shell_wrapper import HOLD_SECONDS, Wrapper
+from schemux.shell_wrapper import Wrapper
 from schemux.targets import PaneTarget, resolve_pane
 from schemux.tmux_command import THEN
 from tests.conftest import stdio_parameters
@@ -166,13 +167,13 @@ async def test_a_timed_out_command_keeps_running_and_the_refusal_says_how_to_sto
 def test_owner_marks() -> None:
     names = WrapperNames("0123456789ab")
     assert Owner.from_value("A 12 34") == Owner(12, 34)
-    assert Owner.from_value(names.hold_value(Owner(12, 34))) == Owner(12, 34)
+    assert Owner.from_value(names.hold_format(Owner(12, 34))) == Owner(12, 34)
     assert Owner.from_value("armed") is None
     assert Owner.from_value("A x 34") is None
     assert not Owner(os.getpid(), 0).alive()  # this pid, another start time: not this process
     assert this_process().alive()
     lines = [
-        f'@schemux_h_0123456789ab "{names.hold_value(this_process())}"',
+        f'@schemux_h_0123456789ab "{names.hold_format(this_process())}"',
         '@schemux_h_not-ours "A 1 1"',
         '@schemux_0123456789ab "A 1 1"',
         "@other 1",
@@ -276,7 +277,7 @@ async def test_a_wrapper_holding_its_shell_for_a_dead_owner_is_released(
     dead = Owner(os.getpid(), 0)  # this pid with another start time: not a live process
     await server.run(
         "set-option", "-p", "-t", pane.pane_id, wrapper.option, REPORT_FORMAT, THEN,
-        "set-option", "-s", wrapper.hold, wrapper.names.hold_value(dead), THEN,
+        "set-option", "-s", wrapper.hold, wrapper.names.hold_format(dead), THEN,
         "send-keys", "-t", pane.pane_id, "-l", wrapper.keystrokes("echo held"), THEN,
         "send-keys", "-t", pane.pane_id, "Enter",
     )  # fmt: skip

@@ -1,0 +1,90 @@
+"""A schemux stopped while a run_command call's command ends (SIGSTOP for longer than any
+former hold: a laptop asleep, a swapping machine, a debugger) still returns the command's
+exact output and status once it goes on (issue 32, item 1): in the agent's pane, whose
+hooks hold the shell as long as schemux lives, and in a pane schemux did not make, whose
+wrapper holds it as long as schemux's control client lives."""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+
+import anyio
+import pytest
+from mcp import Client
+
+from tests.conftest import stdio_parameters
+from tests.process_table import processes
+from tests.support import Pane, call, new_pane, remove_server, tagged_socket_name
+
+pytestmark = pytest.mark.anyio
+
+# longer than the hooks' former give-up (5 to 7 s) and the wrapper's former hold (5 s)
+STOPPED_SECONDS = 8
+
+
+@dataclass
+class Served:
+    client: Client
+    pid: int
+    socket_name: str
+
+
+def serve_pid(socket_name: str) -> int:
+    """The ``schemux serve`` process serving ``socket_name``."""
+    (pid,) = [
+        process.pid
+        for process in processes()
+        if b"serve" in process.argv and socket_name.encode() in process.argv
+    ]
+    return pid
+
+
+@pytest.fixture
+def socket_name() -> Iterator[str]:
+    name = tagged_socket_name("stalled")
+    yield name
+    remove_server(name)
+
+
+@pytest.fixture
+async def served(anyio_backend: str, socket_name: str) -> AsyncIterator[Served]:
+    async with Client(stdio_parameters("--socket-name", socket_name)) as client:
+        await call(client, "run_command", command="true")  # the server and agent pane made
+        yield Served(client, serve_pid(socket_name), socket_name)
+
+
+async def stopped_while(served: Served, arguments: dict[str, str]) -> dict[str, object]:
+    """The call's result, schemux stopped from 0.5 s after it began for STOPPED_SECONDS."""
+    outcome: list[dict[str, object]] = []
+
+    async def calling() -> None:
+        outcome.append(await call(served.client, "run_command", **arguments))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(calling)
+        await anyio.sleep(0.5)
+        os.kill(served.pid, signal.SIGSTOP)
+        try:
+            await anyio.sleep(STOPPED_SECONDS)
+        finally:
+            os.kill(served.pid, signal.SIGCONT)
+    return outcome[0]
+
+
+async def test_the_agent_s_pane(served: Served) -> None:
+    result = await stopped_while(served, {"command": "sleep 1; echo done; false"})
+    assert (result["output"], result["exit_status"]) == (["done"], 1)
+    after = await call(served.client, "run_command", command="echo next")
+    assert (after["output"], after["exit_status"]) == (["next"], 0)
+
+
+async def test_a_pane_schemux_did_not_make(served: Served) -> None:
+    pane: Pane = new_pane(served.socket_name)
+    arguments = {"command": "sleep 1; echo done; false", "pane_id": pane.pane_id}
+    result = await stopped_while(served, arguments)
+    assert (result["output"], result["exit_status"]) == (["done"], 1)
+    after = await call(served.client, "run_command", command="echo next", pane_id=pane.pane_id)
+    assert (after["output"], after["exit_status"]) == (["next"], 0)
