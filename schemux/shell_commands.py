@@ -43,7 +43,6 @@ from schemux.shell_wrapper import (
     woken,
 )
 from schemux.targets import PaneInfo
-from schemux.terminal_barrier import terminal_of, until_tmux_read
 from schemux.tmux import TmuxServer
 from schemux.tmux_command import THEN
 
@@ -282,10 +281,9 @@ async def _finish(
     await woken(waiting)
     report = Report.parse(state)
     if report is not None:  # ended, possibly between the timeout and the disarm
-        if server.address.host.pids_here:
-            # while the wrapper holds the shell: tmux's answers to queries the command
-            # wrote, taken off its terminal before the shell's line editor reads them
-            await until_tmux_read(terminal_of(pane.pid))
+        # while the wrapper holds the shell: tmux's answers to queries the command
+        # wrote, taken off its terminal before the shell's line editor reads them
+        await shell_facts(server).take_terminal_answers(pane.pid)
         try:
             output = await typist.read(
                 server, report.end, (THEN, *wrapper.release), report.exit_status

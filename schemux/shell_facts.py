@@ -37,6 +37,7 @@ from typing import Protocol
 from schemux import shell_panes
 from schemux.errors import SchemuxError
 from schemux.targets import PaneInfo
+from schemux.terminal_barrier import terminal_of, until_tmux_read
 from schemux.tmux import TmuxServer
 from schemux.tmux_command import THEN
 
@@ -58,6 +59,11 @@ class ShellFacts(Protocol):
     async def until_line_editor_reads(self, shell_pid: int, within: float) -> None: ...
 
     async def echo_on(self, tty: str) -> bool: ...
+
+    async def take_terminal_answers(self, shell_pid: int) -> None:
+        """Take tmux's answers to the queries a command wrote off the terminal the shell
+        reads, while something holds the shell (``schemux.terminal_barrier``)."""
+        ...
 
 
 class LocalShellFacts:
@@ -85,6 +91,9 @@ class LocalShellFacts:
 
     async def echo_on(self, tty: str) -> bool:
         return shell_panes.echo_on(tty)
+
+    async def take_terminal_answers(self, shell_pid: int) -> None:
+        await until_tmux_read(terminal_of(shell_pid))
 
 
 # Runs on the server's host (``sh -c``, by run-shell), for process PID (digits): one line,
@@ -126,6 +135,23 @@ _ECHO_SCRIPT = r"""(
 m=" $(stty -a < %(tty)s 2>/dev/null | tr '\n;' '  ') "
 case $m in *' -echo '*) e=0;; *' echo '*) e=1;; *) e=-;; esac
 /proc/$PPID/exe set-option -s %(option)s "- - - - - $e"
+) >/dev/null 2>&1; true"""
+
+# the terminal barrier (``schemux.terminal_barrier``) on the server's host, for the shell
+# of process PID: a status query written to its terminal, and all that comes before its
+# answer read and dropped (2 s at most), the terminal's modes as they were after
+_ANSWERS_SCRIPT = r"""(
+t=$(readlink /proc/%(pid)d/fd/0)
+case $t in /dev/pts/[0-9]*) ;; *) exit;; esac
+g=$(stty -g < "$t") || exit
+stty -icanon -echo min 0 time 20 < "$t"
+printf '\033[5n' > "$t"
+a=
+while c=$(dd bs=256 count=1 < "$t" 2>/dev/null | od -An -tx1 | tr -d ' \n'); [ -n "$c" ]; do
+  a=$a$c
+  case $a in *1b5b306e) break;; esac
+done
+stty "$g" < "$t"
 ) >/dev/null 2>&1; true"""
 
 POLL_SECONDS = 0.005  # between two readings of a remote shell that is on its way
@@ -299,6 +325,10 @@ class RemoteShellFacts:
             return answer == b"1"
         value = await self._read(_ECHO_SCRIPT, tty=tty)
         return value.endswith(" 1")
+
+    async def take_terminal_answers(self, shell_pid: int) -> None:
+        # run-shell ends when the script does: the next command of the call follows it
+        await self.server.run("run-shell", _ANSWERS_SCRIPT % {"pid": shell_pid})
 
 
 def shell_facts(server: TmuxServer) -> ShellFacts:

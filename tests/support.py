@@ -359,3 +359,17 @@ def armed_by_a_killed_owner(armed: Path) -> None:
     ``armed``), killed (-9) before it answers anything."""
     with armed_by_a_silent_owner(armed):
         pass
+
+
+# terminal queries a command's output can hold (a `cat` of a log, curl, a program probing
+# its terminal): tmux answers each on the pane's input, after the command has ended. Not
+# the status query (ESC [ 5 n), which the barrier asks itself (README, Known gaps)
+TERMINAL_QUERIES = {
+    "cursor-position": r"\033[6n",
+    "device-attributes": r"\033[c",
+    "secondary-device-attributes": r"\033[>c",
+    "decrqss": r"\033P$qm\033\134",  # ST's backslash as octal: fish's quotes read \\
+    "foreground-colour": r"\033]10;?\007",
+    "background-colour": r"\033]11;?\007",
+    "xtversion": r"\033[>0q",
+}

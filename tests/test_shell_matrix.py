@@ -46,7 +46,7 @@ from schemux.generated.bindings import BINDINGS
 from schemux.server import build_server
 from schemux.shell_integration import INTEGRATED_SHELLS
 from schemux.tmux_names import OWNED_SESSION
-from tests.support import Pane, call, remove_server, tagged_socket_name, tmux
+from tests.support import TERMINAL_QUERIES, Pane, call, remove_server, tagged_socket_name, tmux
 
 pytestmark = pytest.mark.anyio
 
@@ -458,20 +458,6 @@ async def test_state_changes_persist_as_the_served_text_says(idle_shell: ShellUn
     assert after["output"] == (["/", "set"] if stays else [*before["output"], "unset"])
     if stays:  # back as it was, for the checks that follow
         await idle_shell.run(f"cd {idle_shell.server.home}")
-
-
-# terminal queries a command's output can hold (a `cat` of a log, curl, a program probing
-# its terminal): tmux answers each on the pane's input, after the command has ended. Not
-# the status query (ESC [ 5 n), which the barrier asks itself (docs/shells.md)
-TERMINAL_QUERIES = {
-    "cursor-position": r"\033[6n",
-    "device-attributes": r"\033[c",
-    "secondary-device-attributes": r"\033[>c",
-    "decrqss": r"\033P$qm\033\134",  # ST's backslash as octal: fish's quotes read \\
-    "foreground-colour": r"\033]10;?\007",
-    "background-colour": r"\033]11;?\007",
-    "xtversion": r"\033[>0q",
-}
 
 
 async def test_terminal_replies_are_never_typed(idle_shell: ShellUnderTest) -> None:

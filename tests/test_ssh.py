@@ -35,6 +35,7 @@ from tests.contexts import Contexts
 from tests.leftovers import runtime_directories
 from tests.ssh_server import ALIAS, BAD_KEY, NO_TMUX, OLD_TMUX, UNKNOWN_HOST, SshServer
 from tests.support import (
+    TERMINAL_QUERIES,
     call,
     call_error,
     closed_mid_connect,
@@ -114,6 +115,25 @@ async def test_commands_run_on_the_host_over_one_connection(
     # no ssh process per tmux command: the same master, the same open sessions
     assert master_pid(ssh_context) == master
     assert ssh_children() == sessions
+
+
+async def test_terminal_replies_are_never_typed_over_ssh(
+    ssh_client: Client, tmux_socket: str
+) -> None:
+    """A command that prints terminal queries in a pane of the host's server: tmux's
+    answers are taken off the pane's input on the host (run-shell) while the wrapper
+    holds the shell, so none reaches the next command's line (issue 32, item 2)."""
+    pane = new_pane(tmux_socket)
+    wait_for_shell(pane)
+    for name, query in [*TERMINAL_QUERIES.items(), ("all", "".join(TERMINAL_QUERIES.values()))]:
+        asked = await call(
+            ssh_client, "run_command", command=f"printf '{query}'", pane_id=pane.pane_id
+        )
+        assert asked["exit_status"] == 0, (name, asked)
+        after = await call(
+            ssh_client, "run_command", command="echo one; echo two", pane_id=pane.pane_id
+        )
+        assert (after["output"], after["exit_status"]) == (["one", "two"], 0), (name, after)
 
 
 @pytest.mark.parametrize("word", HOSTILE_WORDS, ids=[repr(w)[:20] for w in HOSTILE_WORDS])
