@@ -15,12 +15,16 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import os
 import shlex
 import shutil
 import subprocess
 import tempfile
+import threading
+import time
 import uuid
 from collections.abc import AsyncIterator, Iterable, Iterator
+from concurrent.futures import Executor
 from pathlib import Path
 from typing import Any
 
@@ -49,12 +53,14 @@ from schemux.generated.bindings import BINDINGS
 from schemux.generated.tool_facts import SEVERAL_HOSTS_TOOLS
 from schemux.host_addressing import HostChoice
 from schemux.hosts import Host
+from schemux.hosts.exec_prefix import START_SECONDS
 from schemux.hosts.local import LocalHost
 from schemux.hosts.ssh import SshHost
 from schemux.resource_uris import pane_uri, program_uri, template
 from schemux.server import build_server
 from schemux.tmux_names import OWNED_SESSION
 from tests.conftest import stdio_parameters
+from tests.process_table import processes
 from tests.ssh_server import ALIAS, SshServer, ssh_server
 from tests.support import (
     call,
@@ -453,24 +459,31 @@ async def test_a_host_that_cannot_be_reached_fails_alone(
 
 
 class CountingHost(LocalHost):
-    """This machine, whose connect takes a while and counts how many run at once."""
+    """This machine, whose connect takes a while in a thread of the executor it is given
+    (as a remote host's does) and counts how many run at once."""
 
-    def __init__(self, counts: dict[str, int], release: asyncio.Event) -> None:
+    def __init__(self, counts: dict[str, int], release: threading.Event) -> None:
         self.counts = counts
         self.release = release
+        self.guard = threading.Lock()
 
-    async def connect(self) -> None:
-        self.counts["now"] += 1
-        self.counts["most"] = max(self.counts["most"], self.counts["now"])
+    async def connect(self, executor: Executor | None = None) -> None:
+        await asyncio.get_running_loop().run_in_executor(executor, self._connect)
+
+    def _connect(self) -> None:
+        with self.guard:
+            self.counts["now"] += 1
+            self.counts["most"] = max(self.counts["most"], self.counts["now"])
         try:
-            await self.release.wait()
+            self.release.wait(30)
         finally:
-            self.counts["now"] -= 1
+            with self.guard:
+                self.counts["now"] -= 1
 
 
 async def test_at_most_the_bound_connect_at_once(anyio_backend: str) -> None:
     counts = {"now": 0, "most": 0}
-    release = asyncio.Event()
+    release = threading.Event()
 
     def make(target: HostTarget | None) -> Host:
         return CountingHost(counts, release)
@@ -481,7 +494,8 @@ async def test_at_most_the_bound_connect_at_once(anyio_backend: str) -> None:
         connecting = [
             asyncio.ensure_future(fleet.on(name).connection.connect()) for name in fleet.names
         ]
-        await asyncio.sleep(0.2)
+        await until(lambda: counts["now"] == 2)
+        await asyncio.sleep(0.2)  # a third, were it let in, would be counted by now
         assert counts == {"now": 2, "most": 2}
         release.set()
         await asyncio.gather(*connecting)
@@ -489,7 +503,74 @@ async def test_at_most_the_bound_connect_at_once(anyio_backend: str) -> None:
         assert all(scope.connected for scope in fleet.scopes)
         assert [scope.connects for scope in fleet.scopes] == [1] * 6
     finally:
+        release.set()
         await fleet.close()
+
+
+# asyncio's default threads, which every to_thread of schemux's shares
+DEFAULT_THREADS = min(32, (os.cpu_count() or 1) + 4)
+
+
+def hanging(marker: str) -> ExecTarget:
+    """A prefix that never answers in a test's time (a stopped container's ``docker
+    exec``, say): its ``sh`` waits in a child of its own, ``sleep MARKER``."""
+    return ExecTarget(("sh", "-c", f'sleep {marker}; exec "$@"', "sh"))
+
+
+def hang_marker() -> str:
+    """A number of seconds no other process sleeps, longer than a connect's whole
+    time (``START_SECONDS``): each test's own, to find its hosts' probes by."""
+    return f"{int(START_SECONDS) + 30}.{uuid.uuid4().int % 10**9:09d}"
+
+
+def probes(marker: str) -> int:
+    """How many hosts' probes wait in their prefix's ``sleep MARKER``."""
+    return len([p for p in processes() if p.alive and p.argv == (b"sleep", marker.encode())])
+
+
+def left_of(marker: str) -> list[str]:
+    """Every live process of those probes (the prefixes' shells, their sleeps)."""
+    return [p.command for p in processes() if p.alive and marker in p.command]
+
+
+async def test_hosts_that_hang_hold_up_nothing_but_themselves(
+    anyio_backend: str, fleet_socket: str, host_dirs: dict[str, str]
+) -> None:
+    """More hosts that never answer than asyncio has default threads: each is tried at
+    once (a fan-out answers each one's own error), and while their connects hang, local
+    work (a program read, a text wait) and a healthy host's first call answer; closing
+    schemux then ends every one of them rather than waiting them out."""
+    marker = hang_marker()
+    hung = [f"hung{index}" for index in range(DEFAULT_THREADS + 1)]
+    settings = fleet_settings(fleet_socket, host_dirs, max_connecting=len(hung) + 1)
+    hosts = (
+        *settings.fleet.hosts,
+        *(NamedHost(name, hanging(marker), ("hung",)) for name in hung),
+    )
+    fleet = dataclasses.replace(settings.fleet, hosts=hosts)
+    context = ToolContext(dataclasses.replace(settings, fleet=fleet))
+    began = time.monotonic()
+    try:
+        async with Client(build_server(context, BINDINGS)) as client:
+            result = await call(
+                client, "run_command_on_hosts", command="true", group="hung", timeout=2
+            )
+            for entry in result["results"]:  # each its own error
+                assert f"host {entry['host']} was not reached within 2 s" in entry["error"]
+            assert [entry["host"] for entry in result["results"]] == hung
+            await until(lambda: probes(marker) == len(hung))  # every one tried
+            started = await call(client, "start_program", argv=["echo", "ready"], host="here")
+            await call(client, "read_program", programId=started["programId"], timeoutMs=0)
+            waited = await call(client, "wait_for_text", patterns=[marker], timeout=0.5)
+            assert waited["found"] is False
+            healthy = await call(client, "run_command", command="echo healthy", host="alpha")
+            assert healthy["output"] == ["healthy"]
+            # all of it answered before any hung connect ended
+            assert probes(marker) == len(hung)
+    finally:
+        await context.close()
+    assert time.monotonic() - began < START_SECONDS  # not waited out
+    await until(lambda: not left_of(marker), timeout=3)
 
 
 def test_select_by_names_group_and_every(anyio_backend: str) -> None:
