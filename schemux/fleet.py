@@ -1,7 +1,7 @@
 """The hosts one schemux serves, by name: each host's scope (its tmux servers, its
 programs), made at its first use; connections made at a call's first command, at most a
-few at once (in threads of the fleet's own), and closed when the host has been idle a
-while.
+few at once (in threads of the fleet's own), tried once a call, and closed when the host
+has been idle a while.
 
 A ``Fleet`` is owned by its ``ToolContext``. Configured by name (``--host``, ``--hosts``)
 it holds those hosts; otherwise the one host of the settings (``--ssh``, ``--exec``,
@@ -16,9 +16,10 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
+from contextvars import ContextVar
 
 from schemux.config import AgentSession, HostTarget, NamedHost, Settings
-from schemux.errors import SchemuxError, preview
+from schemux.errors import SchemuxError, ServerUnavailable, preview
 from schemux.hosts import Host
 from schemux.hosts.kinds import host_for
 from schemux.programs.store import ProgramStore
@@ -28,6 +29,12 @@ from schemux.tmux import ServerAddress, TmuxServer, check_socket_name
 SWEEPS_PER_IDLE = 4
 LONGEST_SWEEP_SECONDS = 30.0
 logger = logging.getLogger("schemux")
+
+# the hosts whose connect failed in the call this task runs (``HostScope.in_use``), with
+# why: each step of a call connects, and would try a host that does not answer again
+_FAILED_IN_CALL: ContextVar[dict[HostConnection, ServerUnavailable] | None] = ContextVar(
+    "schemux_failed_connects", default=None
+)
 
 
 class HostConnection:
@@ -41,19 +48,46 @@ class HostConnection:
         self._scope = scope
         self.connected = False  # a connect succeeded since the last close
         self._connecting = asyncio.Lock()
+        self._ended = 0  # connects that ended, failed or not
+        self._failure: ServerUnavailable | None = None  # why the last one failed
 
     async def connect(self) -> None:
         """Connected already (and not lost): the host's own quick check. Otherwise the
         host connects in one of the fleet's connect threads: the fleet's hosts connect a
         few at a time, and a host that is slow to connect holds only its own thread,
         never another host's calls nor schemux's other work. The callers of one host at
-        once share its one connect."""
+        once share its one connect, and its failure; a call whose connect to the host
+        failed fails at once at its later steps there (the next call tries again)."""
         self._scope.touch()
+        failed = _FAILED_IN_CALL.get()
+        earlier = None if failed is None else failed.get(self)
+        if earlier is not None:
+            raise ServerUnavailable(earlier.message, suggestion=earlier.suggestion)
+        try:
+            await self._connect()
+        except ServerUnavailable as error:
+            if failed is not None:
+                failed[self] = error
+            raise
+
+    async def _connect(self) -> None:
         if not self._up():
+            ended = self._ended
             async with self._connecting:
+                failure = self._failure
+                if failure is not None and self._ended != ended:
+                    # the connect this caller waited for failed: its answer is this one's
+                    raise ServerUnavailable(failure.message, suggestion=failure.suggestion)
                 if not self._up():
                     self._scope.connects += 1
-                    await self.host.connect(self._connects)
+                    self._failure = None
+                    try:
+                        await self.host.connect(self._connects)
+                    except ServerUnavailable as error:
+                        self._failure = error
+                        raise
+                    finally:
+                        self._ended += 1
                     self.connected = True
                     return
         await self.host.connect(self._connects)
@@ -119,12 +153,17 @@ class HostScope:
 
     @contextlib.asynccontextmanager
     async def in_use(self) -> AsyncIterator[HostScope]:
-        """A call runs here: the host is not closed as idle until it ends."""
+        """A call runs here: the host is not closed as idle until it ends, and a connect
+        that fails in it is tried no more in it (the call's tasks, made inside, share
+        what failed; a call inside another, such as a fan-out's host's, the outer's)."""
         async with self._changing:
             self._calls += 1
+        failed = _FAILED_IN_CALL.get()
+        noting = _FAILED_IN_CALL.set({} if failed is None else failed)
         try:
             yield self
         finally:
+            _FAILED_IN_CALL.reset(noting)
             self._calls -= 1
             self.touch()
 

@@ -47,7 +47,7 @@ from schemux.config import (
 )
 from schemux.context import ToolContext
 from schemux.control_client import header_for
-from schemux.errors import SchemuxError
+from schemux.errors import SchemuxError, ServerUnavailable
 from schemux.fleet import Fleet
 from schemux.generated.bindings import BINDINGS
 from schemux.generated.tool_facts import SEVERAL_HOSTS_TOOLS
@@ -507,6 +507,43 @@ async def test_at_most_the_bound_connect_at_once(anyio_backend: str) -> None:
         await fleet.close()
 
 
+class RefusingHost(LocalHost):
+    """A host whose connect fails, once ``answer`` is set, and counts its tries."""
+
+    def __init__(self, answer: asyncio.Event) -> None:
+        self.answer = answer
+        self.tries = 0
+
+    async def connect(self, executor: Executor | None = None) -> None:
+        self.tries += 1
+        await self.answer.wait()
+        raise ServerUnavailable(f"try {self.tries} refused", suggestion="later")
+
+
+async def test_callers_waiting_for_a_connect_share_its_failure(anyio_backend: str) -> None:
+    """Callers of one host at once share its connect's failure (each would try again,
+    one after another: 30 s each for a host that does not answer); a later one tries."""
+    answer = asyncio.Event()
+    host = RefusingHost(answer)
+    fleet = Fleet(Settings(fleet=FleetSettings((NamedHost("a"),))), make_host=lambda _: host)
+    try:
+        connection = fleet.on("a").connection
+        first = asyncio.ensure_future(connection.connect())
+        await until(lambda: host.tries == 1)
+        second = asyncio.ensure_future(connection.connect())
+        await asyncio.sleep(0)  # one turn of the loop: the second runs until it waits
+        answer.set()
+        for waited in (first, second):
+            with pytest.raises(ServerUnavailable, match="try 1 refused") as raised:
+                await waited
+            assert raised.value.suggestion == "later"
+        with pytest.raises(ServerUnavailable, match="try 2 refused"):
+            await connection.connect()
+        assert host.tries == 2
+    finally:
+        await fleet.close()
+
+
 # asyncio's default threads, which every to_thread of schemux's shares
 DEFAULT_THREADS = min(32, (os.cpu_count() or 1) + 4)
 
@@ -571,6 +608,44 @@ async def test_hosts_that_hang_hold_up_nothing_but_themselves(
         await context.close()
     assert time.monotonic() - began < START_SECONDS  # not waited out
     await until(lambda: not left_of(marker), timeout=3)
+
+
+async def test_a_call_tries_a_host_that_fails_to_connect_once(
+    anyio_backend: str, fleet_socket: str, host_dirs: dict[str, str], tmp_path: Path
+) -> None:
+    """A host whose connect fails (no tmux there) is tried once by a call, not again
+    at each of its steps (one ``run_command`` tried it 3 times, a fan-out 5 times a
+    host); the next call tries again."""
+    settings = fleet_settings(fleet_socket, host_dirs)
+
+    def without_tmux(name: str) -> NamedHost:
+        # each connect is one probe, which finds no tmux: its first word back, then 127
+        log = shlex.quote(str(tmp_path / name))
+        script = f'echo try >> {log}; PATH=/nonexistent; shift; exec /bin/sh "$@"'
+        return NamedHost(name, ExecTarget(("sh", "-c", script, "sh")))
+
+    def tries(name: str) -> int:
+        log = tmp_path / name
+        return len(log.read_text().splitlines()) if log.exists() else 0
+
+    hosts = (*settings.fleet.hosts, without_tmux("bare1"), without_tmux("bare2"))
+    fleet = dataclasses.replace(settings.fleet, hosts=hosts)
+    context = ToolContext(dataclasses.replace(settings, fleet=fleet))
+    try:
+        async with Client(build_server(context, BINDINGS)) as client:
+            said = await call_error(client, "run_command", command="true", host="bare1")
+            assert "tmux cannot run on" in said
+            assert tries("bare1") == 1
+            result = await call(
+                client, "run_command_on_hosts", command="echo up", hosts=["bare1", "bare2", "alpha"]
+            )
+            answers = {entry["host"]: entry for entry in result["results"]}
+            assert answers["alpha"]["output"] == ["up"]
+            for name in ("bare1", "bare2"):
+                assert "tmux cannot run on" in answers[name]["error"]
+            assert (tries("bare1"), tries("bare2")) == (2, 1)
+    finally:
+        await context.close()
 
 
 def test_select_by_names_group_and_every(anyio_backend: str) -> None:
