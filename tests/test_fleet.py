@@ -19,6 +19,7 @@ import os
 import shlex
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -70,8 +71,11 @@ from tests.support import (
     tagged_socket_name,
     tmux,
     until,
+    wait_until,
 )
 from tests.test_doctor import doctor
+from tests.test_exit_paths import end, serve_stdio
+from tests.test_program_hardening import _rpc
 from tests.test_ssh import HOSTILE_WORDS
 
 pytestmark = pytest.mark.anyio
@@ -646,6 +650,31 @@ async def test_a_call_tries_a_host_that_fails_to_connect_once(
             assert (tries("bare1"), tries("bare2")) == (2, 1)
     finally:
         await context.close()
+
+
+@pytest.mark.parametrize("how", ["eof", "SIGKILL"])
+def test_connects_in_flight_end_with_schemux(fleet_socket: str, how: str) -> None:
+    """A ``schemux serve`` that ends (its client gone, or killed outright) while three
+    hosts connect leaves none of their processes: a close kills them, and a schemux
+    killed takes them with it (each connect's process group)."""
+    marker = hang_marker()
+    names = ["hung0", "hung1", "hung2"]
+    prefix = shlex.join(hanging(marker).prefix)
+    hosts = [word for name in names for word in ("--host", f"{name}=exec:{prefix}")]
+    command = [sys.executable, "-m", "schemux", "serve", "--socket-name", fleet_socket, *hosts]
+    process = serve_stdio(fleet_socket, command)
+    try:
+        arguments = {"command": "true", "hosts": names, "timeout": 60}
+        params = {"name": "run_command_on_hosts", "arguments": arguments}
+        _rpc(process, {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
+        wait_until(lambda: probes(marker) == len(names), timeout=10)
+        end(process, how)
+    finally:
+        process.kill()
+        process.wait()
+        for directory in Path(tempfile.gettempdir()).glob(f"schemux-{process.pid}-*"):
+            shutil.rmtree(directory)  # a schemux killed leaves it for the next to reap
+    wait_until(lambda: not left_of(marker), timeout=3)
 
 
 def test_select_by_names_group_and_every(anyio_backend: str) -> None:
