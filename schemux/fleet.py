@@ -1,6 +1,7 @@
 """The hosts one schemux serves, by name: each host's scope (its tmux servers, its
 programs), made at its first use; connections made at a call's first command, at most a
-few at once, and closed when the host has been idle a while.
+few at once (in threads of the fleet's own), tried once a call, and closed when the host
+has been idle a while.
 
 A ``Fleet`` is owned by its ``ToolContext``. Configured by name (``--host``, ``--hosts``)
 it holds those hosts; otherwise the one host of the settings (``--ssh``, ``--exec``,
@@ -14,9 +15,11 @@ import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
+from concurrent.futures import Executor, ThreadPoolExecutor
+from contextvars import ContextVar
 
 from schemux.config import AgentSession, HostTarget, NamedHost, Settings
-from schemux.errors import SchemuxError, preview
+from schemux.errors import SchemuxError, ServerUnavailable, preview
 from schemux.hosts import Host
 from schemux.hosts.kinds import host_for
 from schemux.programs.store import ProgramStore
@@ -27,34 +30,67 @@ SWEEPS_PER_IDLE = 4
 LONGEST_SWEEP_SECONDS = 30.0
 logger = logging.getLogger("schemux")
 
+# the hosts whose connect failed in the call this task runs (``HostScope.in_use``), with
+# why: each step of a call connects, and would try a host that does not answer again
+_FAILED_IN_CALL: ContextVar[dict[HostConnection, ServerUnavailable] | None] = ContextVar(
+    "schemux_failed_connects", default=None
+)
+
 
 class HostConnection:
-    """The way a fleet's tmux servers connect to one of its hosts: a connect waits for
-    one of the fleet's connect slots (when the host is not connected already) and marks
-    the scope used. The host itself is what the servers run their commands through."""
+    """The way a fleet's tmux servers connect to one of its hosts: a connect runs in the
+    fleet's connect threads (when the host is not connected already) and marks the scope
+    used. The host itself is what the servers run their commands through."""
 
-    def __init__(self, host: Host, slots: asyncio.Semaphore, scope: HostScope) -> None:
+    def __init__(self, host: Host, connects: Executor, scope: HostScope) -> None:
         self.host = host
-        self._slots = slots
+        self._connects = connects
         self._scope = scope
         self.connected = False  # a connect succeeded since the last close
         self._connecting = asyncio.Lock()
+        self._ended = 0  # connects that ended, failed or not
+        self._failure: ServerUnavailable | None = None  # why the last one failed
 
     async def connect(self) -> None:
         """Connected already (and not lost): the host's own quick check. Otherwise the
-        connect waits for a slot: the fleet's hosts connect a few at a time, and a host
-        that is slow to connect holds only its own slot, never another host's calls. The
-        callers of one host at once share its one connect (and slot)."""
+        host connects in one of the fleet's connect threads: the fleet's hosts connect a
+        few at a time, and a host that is slow to connect holds only its own thread,
+        never another host's calls nor schemux's other work. The callers of one host at
+        once share its one connect, and its failure; a call whose connect to the host
+        failed fails at once at its later steps there (the next call tries again)."""
         self._scope.touch()
+        failed = _FAILED_IN_CALL.get()
+        earlier = None if failed is None else failed.get(self)
+        if earlier is not None:
+            raise ServerUnavailable(earlier.message, suggestion=earlier.suggestion)
+        try:
+            await self._connect()
+        except ServerUnavailable as error:
+            if failed is not None:
+                failed[self] = error
+            raise
+
+    async def _connect(self) -> None:
         if not self._up():
+            ended = self._ended
             async with self._connecting:
+                failure = self._failure
+                if failure is not None and self._ended != ended:
+                    # the connect this caller waited for failed: its answer is this one's
+                    raise ServerUnavailable(failure.message, suggestion=failure.suggestion)
                 if not self._up():
-                    async with self._slots:
-                        self._scope.connects += 1
-                        await self.host.connect()
+                    self._scope.connects += 1
+                    self._failure = None
+                    try:
+                        await self.host.connect(self._connects)
+                    except ServerUnavailable as error:
+                        self._failure = error
+                        raise
+                    finally:
+                        self._ended += 1
                     self.connected = True
                     return
-        await self.host.connect()
+        await self.host.connect(self._connects)
 
     def _up(self) -> bool:
         return self.connected and self.host.lost() is None
@@ -69,13 +105,13 @@ class HostScope:
     its programs (``programs``) and its name (``name``, which the audit log and resource
     URIs say as ``where``). Owned by its ``Fleet``."""
 
-    def __init__(self, name: str, host: Host, settings: Settings, slots: asyncio.Semaphore) -> None:
+    def __init__(self, name: str, host: Host, settings: Settings, connects: Executor) -> None:
         self.name = name
         self.where = name
         self.settings = settings
         self.host = host
-        # how its tmux servers connect to it: connects bounded, use noted
-        self.connection = HostConnection(host, slots, self)
+        # how its tmux servers connect to it: in the fleet's connect threads, use noted
+        self.connection = HostConnection(host, connects, self)
         limits = settings.program_limits
         # programs run on the host, in the program host it makes
         self.programs = ProgramStore(
@@ -117,12 +153,17 @@ class HostScope:
 
     @contextlib.asynccontextmanager
     async def in_use(self) -> AsyncIterator[HostScope]:
-        """A call runs here: the host is not closed as idle until it ends."""
+        """A call runs here: the host is not closed as idle until it ends, and a connect
+        that fails in it is tried no more in it (the call's tasks, made inside, share
+        what failed; a call inside another, such as a fan-out's host's, the outer's)."""
         async with self._changing:
             self._calls += 1
+        failed = _FAILED_IN_CALL.get()
+        noting = _FAILED_IN_CALL.set({} if failed is None else failed)
         try:
             yield self
         finally:
+            _FAILED_IN_CALL.reset(noting)
             self._calls -= 1
             self.touch()
 
@@ -189,7 +230,9 @@ class Fleet:
                 groups.setdefault(group, []).append(named.name)
         self.groups: dict[str, tuple[str, ...]] = {g: tuple(n) for g, n in groups.items()}
         self.idle_seconds = fleet.idle_seconds
-        self._slots = asyncio.Semaphore(fleet.max_connecting)
+        # where the hosts connect (a probe, an ssh master's start): at most max_connecting
+        # at once, and none of them in the threads schemux's other work waits for
+        self._connects = ThreadPoolExecutor(fleet.max_connecting, "schemux-connect")
         self._scopes: dict[str, HostScope] = {}
         self._held = held
         self._make_host = make_host
@@ -240,7 +283,7 @@ class Fleet:
             host = self._made.get(self.check(name))
             if host is None:
                 host = self._made[name] = self._make_host(self._targets[name].target)
-            scope = self._scopes[name] = HostScope(name, host, self.settings, self._slots)
+            scope = self._scopes[name] = HostScope(name, host, self.settings, self._connects)
         self._watch_idle()
         return scope
 
@@ -285,16 +328,22 @@ class Fleet:
             return False
 
     async def close(self) -> None:
-        """Every scope closed, in parallel (one slow host delays none of the others)."""
-        if self._sweeper is not None:
-            self._sweeper.cancel()
-            await asyncio.gather(self._sweeper, *self._idle_closes, return_exceptions=True)
-        closed = await asyncio.gather(
-            *(scope.close() for scope in self.scopes), return_exceptions=True
-        )
-        for scope, outcome in zip(self.scopes, closed, strict=True):
-            if isinstance(outcome, BaseException):  # the others were closed all the same
-                logger.error("closing host %s failed", scope.name, exc_info=outcome)
-        for name, host in self._made.items():
-            if name not in self._scopes and host is not None:
-                await asyncio.to_thread(host.close)
+        """Every scope closed, in parallel (one slow host delays none of the others),
+        which ends the connects still running; then their threads."""
+        try:
+            if self._sweeper is not None:
+                self._sweeper.cancel()
+                await asyncio.gather(self._sweeper, *self._idle_closes, return_exceptions=True)
+            closed = await asyncio.gather(
+                *(scope.close() for scope in self.scopes), return_exceptions=True
+            )
+            for scope, outcome in zip(self.scopes, closed, strict=True):
+                if isinstance(outcome, BaseException):  # the others were closed all the same
+                    logger.error("closing host %s failed", scope.name, exc_info=outcome)
+            for name, host in self._made.items():
+                if name not in self._scopes and host is not None:
+                    await asyncio.to_thread(host.close)
+        finally:
+            # a connect not begun never begins; each thread ends as its connect does (the
+            # hosts' closes killed what they ran)
+            self._connects.shutdown(wait=False, cancel_futures=True)

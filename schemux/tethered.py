@@ -16,6 +16,12 @@ host gone within 3 s of ``kill -9``, where they lived on before). Python's own
 way (``preexec_fn`` calling ``prctl``) is unsafe in a process with threads. Measured:
 ``wait_for_text``, which opens a watcher per call, is as fast as before (108 to 111 ms
 for a 0.1 s wait, with and without).
+
+A host's connect (an exec prefix's probe, an ssh master's start) runs what schemux does
+not know: a prefix may leave a child of its own waiting (``sh -c 'sleep 5; exec "$@"'``),
+which SIGTERM to the process schemux started would not end. So it runs under a shell
+that leads its process group (``tethered_group``) and, at the tether's SIGTERM, kills
+that whole group.
 """
 
 from __future__ import annotations
@@ -23,6 +29,9 @@ from __future__ import annotations
 import shutil
 
 SETPRIV = "setpriv"  # util-linux (essential on Debian); --pdeathsig since 2.33
+# runs "$@" as its child and waits; SIGTERM (the tether's) kills its whole process group.
+# The trap is set first: a SIGTERM before it ends the shell before "$@" starts.
+_GROUP_LEADER = 'trap "kill -s KILL 0" TERM; "$@" & wait "$!"'
 
 
 def tethered(argv: list[str]) -> list[str]:
@@ -32,3 +41,14 @@ def tethered(argv: list[str]) -> list[str]:
     if setpriv is None:
         return argv
     return [setpriv, "--pdeathsig", "TERM", "--", *argv]
+
+
+def tethered_group(argv: list[str]) -> list[str]:
+    """``argv`` started so that, when this process dies, it and every process of its
+    process group get SIGKILL: for a process started as the leader of a group of its own
+    (``process_group=0``). Its stdin is /dev/null (a shell's background job's), and a
+    status it ends with by a signal is ``128 + N``. ``argv`` as it is where ``setpriv``
+    is missing."""
+    if shutil.which(SETPRIV) is None:
+        return argv
+    return tethered(["sh", "-c", _GROUP_LEADER, "sh", *argv])

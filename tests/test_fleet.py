@@ -15,12 +15,17 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import os
 import shlex
 import shutil
 import subprocess
+import sys
 import tempfile
+import threading
+import time
 import uuid
 from collections.abc import AsyncIterator, Iterable, Iterator
+from concurrent.futures import Executor
 from pathlib import Path
 from typing import Any
 
@@ -43,18 +48,20 @@ from schemux.config import (
 )
 from schemux.context import ToolContext
 from schemux.control_client import header_for
-from schemux.errors import SchemuxError
+from schemux.errors import SchemuxError, ServerUnavailable
 from schemux.fleet import Fleet
 from schemux.generated.bindings import BINDINGS
 from schemux.generated.tool_facts import SEVERAL_HOSTS_TOOLS
 from schemux.host_addressing import HostChoice
 from schemux.hosts import Host
+from schemux.hosts.exec_prefix import START_SECONDS
 from schemux.hosts.local import LocalHost
 from schemux.hosts.ssh import SshHost
 from schemux.resource_uris import pane_uri, program_uri, template
 from schemux.server import build_server
 from schemux.tmux_names import OWNED_SESSION
 from tests.conftest import stdio_parameters
+from tests.process_table import processes
 from tests.ssh_server import ALIAS, SshServer, ssh_server
 from tests.support import (
     call,
@@ -64,8 +71,11 @@ from tests.support import (
     tagged_socket_name,
     tmux,
     until,
+    wait_until,
 )
 from tests.test_doctor import doctor
+from tests.test_exit_paths import end, serve_stdio
+from tests.test_program_hardening import _rpc
 from tests.test_ssh import HOSTILE_WORDS
 
 pytestmark = pytest.mark.anyio
@@ -453,24 +463,31 @@ async def test_a_host_that_cannot_be_reached_fails_alone(
 
 
 class CountingHost(LocalHost):
-    """This machine, whose connect takes a while and counts how many run at once."""
+    """This machine, whose connect takes a while in a thread of the executor it is given
+    (as a remote host's does) and counts how many run at once."""
 
-    def __init__(self, counts: dict[str, int], release: asyncio.Event) -> None:
+    def __init__(self, counts: dict[str, int], release: threading.Event) -> None:
         self.counts = counts
         self.release = release
+        self.guard = threading.Lock()
 
-    async def connect(self) -> None:
-        self.counts["now"] += 1
-        self.counts["most"] = max(self.counts["most"], self.counts["now"])
+    async def connect(self, executor: Executor | None = None) -> None:
+        await asyncio.get_running_loop().run_in_executor(executor, self._connect)
+
+    def _connect(self) -> None:
+        with self.guard:
+            self.counts["now"] += 1
+            self.counts["most"] = max(self.counts["most"], self.counts["now"])
         try:
-            await self.release.wait()
+            self.release.wait(30)
         finally:
-            self.counts["now"] -= 1
+            with self.guard:
+                self.counts["now"] -= 1
 
 
 async def test_at_most_the_bound_connect_at_once(anyio_backend: str) -> None:
     counts = {"now": 0, "most": 0}
-    release = asyncio.Event()
+    release = threading.Event()
 
     def make(target: HostTarget | None) -> Host:
         return CountingHost(counts, release)
@@ -481,7 +498,8 @@ async def test_at_most_the_bound_connect_at_once(anyio_backend: str) -> None:
         connecting = [
             asyncio.ensure_future(fleet.on(name).connection.connect()) for name in fleet.names
         ]
-        await asyncio.sleep(0.2)
+        await until(lambda: counts["now"] == 2)
+        await asyncio.sleep(0.2)  # a third, were it let in, would be counted by now
         assert counts == {"now": 2, "most": 2}
         release.set()
         await asyncio.gather(*connecting)
@@ -489,7 +507,174 @@ async def test_at_most_the_bound_connect_at_once(anyio_backend: str) -> None:
         assert all(scope.connected for scope in fleet.scopes)
         assert [scope.connects for scope in fleet.scopes] == [1] * 6
     finally:
+        release.set()
         await fleet.close()
+
+
+class RefusingHost(LocalHost):
+    """A host whose connect fails, once ``answer`` is set, and counts its tries."""
+
+    def __init__(self, answer: asyncio.Event) -> None:
+        self.answer = answer
+        self.tries = 0
+
+    async def connect(self, executor: Executor | None = None) -> None:
+        self.tries += 1
+        await self.answer.wait()
+        raise ServerUnavailable(f"try {self.tries} refused", suggestion="later")
+
+
+async def test_callers_waiting_for_a_connect_share_its_failure(anyio_backend: str) -> None:
+    """Callers of one host at once share its connect's failure (each would try again,
+    one after another: 30 s each for a host that does not answer); a later one tries."""
+    answer = asyncio.Event()
+    host = RefusingHost(answer)
+    fleet = Fleet(Settings(fleet=FleetSettings((NamedHost("a"),))), make_host=lambda _: host)
+    try:
+        connection = fleet.on("a").connection
+        first = asyncio.ensure_future(connection.connect())
+        await until(lambda: host.tries == 1)
+        second = asyncio.ensure_future(connection.connect())
+        await asyncio.sleep(0)  # one turn of the loop: the second runs until it waits
+        answer.set()
+        for waited in (first, second):
+            with pytest.raises(ServerUnavailable, match="try 1 refused") as raised:
+                await waited
+            assert raised.value.suggestion == "later"
+        with pytest.raises(ServerUnavailable, match="try 2 refused"):
+            await connection.connect()
+        assert host.tries == 2
+    finally:
+        await fleet.close()
+
+
+# asyncio's default threads, which every to_thread of schemux's shares
+DEFAULT_THREADS = min(32, (os.cpu_count() or 1) + 4)
+
+
+def hanging(marker: str) -> ExecTarget:
+    """A prefix that never answers in a test's time (a stopped container's ``docker
+    exec``, say): its ``sh`` waits in a child of its own, ``sleep MARKER``."""
+    return ExecTarget(("sh", "-c", f'sleep {marker}; exec "$@"', "sh"))
+
+
+def hang_marker() -> str:
+    """A number of seconds no other process sleeps, longer than a connect's whole
+    time (``START_SECONDS``): each test's own, to find its hosts' probes by."""
+    return f"{int(START_SECONDS) + 30}.{uuid.uuid4().int % 10**9:09d}"
+
+
+def probes(marker: str) -> int:
+    """How many hosts' probes wait in their prefix's ``sleep MARKER``."""
+    return len([p for p in processes() if p.alive and p.argv == (b"sleep", marker.encode())])
+
+
+def left_of(marker: str) -> list[str]:
+    """Every live process of those probes (the prefixes' shells, their sleeps)."""
+    return [p.command for p in processes() if p.alive and marker in p.command]
+
+
+async def test_hosts_that_hang_hold_up_nothing_but_themselves(
+    anyio_backend: str, fleet_socket: str, host_dirs: dict[str, str]
+) -> None:
+    """More hosts that never answer than asyncio has default threads: each is tried at
+    once (a fan-out answers each one's own error), and while their connects hang, local
+    work (a program read, a text wait) and a healthy host's first call answer; closing
+    schemux then ends every one of them rather than waiting them out."""
+    marker = hang_marker()
+    hung = [f"hung{index}" for index in range(DEFAULT_THREADS + 1)]
+    settings = fleet_settings(fleet_socket, host_dirs, max_connecting=len(hung) + 1)
+    hosts = (
+        *settings.fleet.hosts,
+        *(NamedHost(name, hanging(marker), ("hung",)) for name in hung),
+    )
+    fleet = dataclasses.replace(settings.fleet, hosts=hosts)
+    context = ToolContext(dataclasses.replace(settings, fleet=fleet))
+    began = time.monotonic()
+    try:
+        async with Client(build_server(context, BINDINGS)) as client:
+            result = await call(
+                client, "run_command_on_hosts", command="true", group="hung", timeout=2
+            )
+            for entry in result["results"]:  # each its own error
+                assert f"host {entry['host']} was not reached within 2 s" in entry["error"]
+            assert [entry["host"] for entry in result["results"]] == hung
+            await until(lambda: probes(marker) == len(hung))  # every one tried
+            started = await call(client, "start_program", argv=["echo", "ready"], host="here")
+            await call(client, "read_program", programId=started["programId"], timeoutMs=0)
+            waited = await call(client, "wait_for_text", patterns=[marker], timeout=0.5)
+            assert waited["found"] is False
+            healthy = await call(client, "run_command", command="echo healthy", host="alpha")
+            assert healthy["output"] == ["healthy"]
+            # all of it answered before any hung connect ended
+            assert probes(marker) == len(hung)
+    finally:
+        await context.close()
+    assert time.monotonic() - began < START_SECONDS  # not waited out
+    await until(lambda: not left_of(marker), timeout=3)
+
+
+async def test_a_call_tries_a_host_that_fails_to_connect_once(
+    anyio_backend: str, fleet_socket: str, host_dirs: dict[str, str], tmp_path: Path
+) -> None:
+    """A host whose connect fails (no tmux there) is tried once by a call, not again
+    at each of its steps (one ``run_command`` tried it 3 times, a fan-out 5 times a
+    host); the next call tries again."""
+    settings = fleet_settings(fleet_socket, host_dirs)
+
+    def without_tmux(name: str) -> NamedHost:
+        # each connect is one probe, which finds no tmux: its first word back, then 127
+        log = shlex.quote(str(tmp_path / name))
+        script = f'echo try >> {log}; PATH=/nonexistent; shift; exec /bin/sh "$@"'
+        return NamedHost(name, ExecTarget(("sh", "-c", script, "sh")))
+
+    def tries(name: str) -> int:
+        log = tmp_path / name
+        return len(log.read_text().splitlines()) if log.exists() else 0
+
+    hosts = (*settings.fleet.hosts, without_tmux("bare1"), without_tmux("bare2"))
+    fleet = dataclasses.replace(settings.fleet, hosts=hosts)
+    context = ToolContext(dataclasses.replace(settings, fleet=fleet))
+    try:
+        async with Client(build_server(context, BINDINGS)) as client:
+            said = await call_error(client, "run_command", command="true", host="bare1")
+            assert "tmux cannot run on" in said
+            assert tries("bare1") == 1
+            result = await call(
+                client, "run_command_on_hosts", command="echo up", hosts=["bare1", "bare2", "alpha"]
+            )
+            answers = {entry["host"]: entry for entry in result["results"]}
+            assert answers["alpha"]["output"] == ["up"]
+            for name in ("bare1", "bare2"):
+                assert "tmux cannot run on" in answers[name]["error"]
+            assert (tries("bare1"), tries("bare2")) == (2, 1)
+    finally:
+        await context.close()
+
+
+@pytest.mark.parametrize("how", ["eof", "SIGKILL"])
+def test_connects_in_flight_end_with_schemux(fleet_socket: str, how: str) -> None:
+    """A ``schemux serve`` that ends (its client gone, or killed outright) while three
+    hosts connect leaves none of their processes: a close kills them, and a schemux
+    killed takes them with it (each connect's process group)."""
+    marker = hang_marker()
+    names = ["hung0", "hung1", "hung2"]
+    prefix = shlex.join(hanging(marker).prefix)
+    hosts = [word for name in names for word in ("--host", f"{name}=exec:{prefix}")]
+    command = [sys.executable, "-m", "schemux", "serve", "--socket-name", fleet_socket, *hosts]
+    process = serve_stdio(fleet_socket, command)
+    try:
+        arguments = {"command": "true", "hosts": names, "timeout": 60}
+        params = {"name": "run_command_on_hosts", "arguments": arguments}
+        _rpc(process, {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
+        wait_until(lambda: probes(marker) == len(names), timeout=10)
+        end(process, how)
+    finally:
+        process.kill()
+        process.wait()
+        for directory in Path(tempfile.gettempdir()).glob(f"schemux-{process.pid}-*"):
+            shutil.rmtree(directory)  # a schemux killed leaves it for the next to reap
+    wait_until(lambda: not left_of(marker), timeout=3)
 
 
 def test_select_by_names_group_and_every(anyio_backend: str) -> None:

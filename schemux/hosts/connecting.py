@@ -10,7 +10,12 @@ and after it.
 
 Each process runs in a process group of its own, which is what is killed: what it
 started holds its output pipes too (ssh's ProxyCommand, a prefix's ``sh -c 'sleep 5;
-exec "$@"'``), and the run would wait for their end.
+exec "$@"'``), and the run would wait for their end. A schemux that dies (``kill -9``
+included) takes each group with it (``schemux.tethered.tethered_group``).
+
+The thread a connect runs in is its owner's to choose: a fleet's hosts connect in an
+executor of the fleet's (``schemux.fleet``), so that connects that hang hold up none of
+schemux's other work in threads.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import threading
 from collections.abc import Callable
 
 from schemux.errors import ServerUnavailable
+from schemux.tethered import tethered_group
 
 
 class Connecting:
@@ -44,7 +50,7 @@ class Connecting:
         after the process ran); TimeoutExpired and OSError go to the caller."""
         self.refuse_if_closed(ticket)
         with subprocess.Popen(
-            argv,
+            tethered_group(argv),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -54,7 +60,10 @@ class Connecting:
         ) as process:
             with self._guard:
                 self._running.add(process)
+                closed = ticket != self._closes
             try:
+                if closed:  # a close came while it started: ended as those it found were
+                    _kill_group(process)
                 stdout, stderr = process.communicate(timeout=timeout)
             except subprocess.TimeoutExpired:
                 _kill_group(process)
@@ -75,8 +84,8 @@ class Connecting:
 
     def close(self) -> None:
         """Make every connect asked for so far void, and kill what they still run."""
-        self._closes += 1
         with self._guard:
+            self._closes += 1
             for process in self._running:
                 _kill_group(process)
 

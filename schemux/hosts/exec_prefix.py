@@ -27,6 +27,7 @@ import shutil
 import subprocess
 import threading
 from collections.abc import Mapping
+from concurrent.futures import Executor
 
 from schemux.config import ExecTarget
 from schemux.errors import ServerUnavailable, preview
@@ -101,11 +102,12 @@ class ExecHost(remote_side.RemoteHost):
         words = ["exec " + shlex.join(argv)] if joined else argv
         return [*_without_settings(os.environ), *self.target.prefix, *words]
 
-    async def connect(self) -> None:
+    async def connect(self, executor: Executor | None = None) -> None:
         """Probed once (the host's tmux, its home, how the prefix passes words), or
-        ServerUnavailable says why not."""
+        ServerUnavailable says why not; the probe runs in ``executor``."""
         if self._probed is None:
-            await asyncio.to_thread(self._connect, self._connecting.ticket())
+            ticket = self._connecting.ticket()
+            await asyncio.get_running_loop().run_in_executor(executor, self._connect, ticket)
 
     def check_tmux(self) -> str:
         self._connect(self._connecting.ticket())

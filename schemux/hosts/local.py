@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Mapping
+from concurrent.futures import Executor
 
 import anyio
 
@@ -128,8 +129,8 @@ class LocalHost:
     def exec_command(self, argv: list[str]) -> list[str]:
         return argv
 
-    async def connect(self) -> None:
-        """Nothing to connect."""
+    async def connect(self, executor: Executor | None = None) -> None:
+        """Nothing to connect: no thread is asked for."""
 
     def check_tmux(self) -> str:
         return check_tmux()

@@ -14,6 +14,7 @@ it for reading shell facts (``facts_helper``).
 from __future__ import annotations
 
 import subprocess
+from concurrent.futures import Executor
 from typing import Protocol
 
 from schemux.config import GateSetting
@@ -103,8 +104,10 @@ class Host(Protocol):
         """Any argv run there, with this process's stdin and stdout as its own."""
         ...
 
-    async def connect(self) -> None:
-        """The way to the host is up, or ServerUnavailable says why not."""
+    async def connect(self, executor: Executor | None = None) -> None:
+        """The way to the host is up, or ServerUnavailable says why not. What a connect
+        waits for (a probe, an ssh master's start) runs in ``executor``'s threads (its
+        owner's), or asyncio's default ones."""
         ...
 
     def check_tmux(self) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import abc
 import asyncio
 import contextlib
+from concurrent.futures import Executor
 from dataclasses import dataclass
 
 import anyio
@@ -140,7 +141,7 @@ class RemoteHost(abc.ABC):
     def exec_command(self, argv: list[str]) -> list[str]: ...
 
     @abc.abstractmethod
-    async def connect(self) -> None: ...
+    async def connect(self, executor: Executor | None = None) -> None: ...
 
     @property
     @abc.abstractmethod

@@ -28,6 +28,7 @@ import shutil
 import socket
 import subprocess
 import threading
+from concurrent.futures import Executor
 from pathlib import Path
 
 from schemux.config import SshTarget
@@ -158,12 +159,13 @@ class SshHost(remote_side.RemoteHost):
                 return False
         return True
 
-    async def connect(self) -> None:
-        """The master is up (started when it is not, and the remote tmux checked then),
-        or ServerUnavailable says why not, in one line."""
+    async def connect(self, executor: Executor | None = None) -> None:
+        """The master is up (started when it is not, and the remote tmux checked then,
+        in ``executor``), or ServerUnavailable says why not, in one line."""
         if self.tmux_version is not None and self._master_answers():
             return
-        await asyncio.to_thread(self._connect, self._connecting.ticket())
+        ticket = self._connecting.ticket()
+        await asyncio.get_running_loop().run_in_executor(executor, self._connect, ticket)
 
     def check_tmux(self) -> str:
         """At start: the connection made and the remote ``tmux -V``'s text; raises
