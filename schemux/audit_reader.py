@@ -111,7 +111,13 @@ def _when(record: dict[str, Any]) -> datetime | None:
 
 
 def line(record: dict[str, Any]) -> str:
-    """One call (or one gap) as the person reads it."""
+    """One call (or one gap) as the person reads it: the whole line escaped, whatever
+    field a record holds (the fields are escaped before they are padded or cut, too, so
+    that the columns count what is shown)."""
+    return visible(_columns(record))
+
+
+def _columns(record: dict[str, Any]) -> str:
     when = _when(record)
     shown = when.strftime("%Y-%m-%d %H:%M:%S") if when is not None else "?"
     if "gap" in record:

@@ -771,6 +771,42 @@ def test_audit_shows_redacted_cut_and_gap_records() -> None:
     assert "me@box: %7 -L work" in remote
 
 
+# an OSC title, an OSC 52 clipboard write, a screen clear: what the agent could append
+TERMINAL_WRITES = "\x1b]0;owned\x07\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J\x9b\u2028"
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        {"time": "2026-12-01T10:00:00.000Z", "gap": TERMINAL_WRITES},
+        {"time": "2026-12-01T10:00:00.000Z", "gap": [TERMINAL_WRITES]},
+        *(
+            entry(1, **{name: TERMINAL_WRITES})
+            for name in ("tool", "host", "pane", "program", "outcome", "duration_ms")
+        ),
+        entry(1, arguments={"command": TERMINAL_WRITES, "socket_name": TERMINAL_WRITES}),
+        entry(1, arguments={"argv": [TERMINAL_WRITES]}),
+        entry(1, arguments={"patterns": {TERMINAL_WRITES: TERMINAL_WRITES}}),
+        entry(1, tool={"nested": TERMINAL_WRITES}),
+    ],
+)
+def test_audit_escapes_every_field_it_prints(record: dict[str, Any]) -> None:
+    """Whatever a line of the log holds, in a field known or not, reaches the reader's
+    terminal with its control characters escaped."""
+    shown = line(record)
+    assert shown.isprintable(), shown
+
+
+def test_audit_prints_an_appended_gap_line_escaped(tmp_path: Path) -> None:
+    log = tmp_path / "audit.jsonl"
+    written(log, entry(2), {"time": entry(1)["time"], "gap": TERMINAL_WRITES})
+    done = schemux("audit", "--audit-log", str(log))
+    assert done.returncode == 0, done.stderr
+    assert "\x1b" not in done.stdout
+    assert "\\x1b]52;c;cm0gLXJmIH4=\\x07" in done.stdout
+    assert done.stdout.splitlines()[1].endswith("calls not recorded: the audit log was unwritable")
+
+
 def test_since_takes_durations_days_and_iso_times() -> None:
     now = datetime(2026, 12, 1, 15, 0).astimezone()
     assert parse_since("10m", now) == now - timedelta(minutes=10)
