@@ -414,11 +414,12 @@ async def serve_http(
             yield
 
     app = secured_app(_server(context, bindings), http)
+    guard = ConnectionGuard(http)
     config = uvicorn.Config(
         app,
         host=http.host,
         port=http.port,
-        http=ConnectionGuard(http).protocol(),
+        http=guard.protocol(),
         log_level="warning",
         timeout_graceful_shutdown=1,
         log_config=None,  # uvicorn's warnings go where the server's log goes (--log-file)
@@ -434,6 +435,7 @@ async def serve_http(
             await served.serve(sockets=[listener])
             group.cancel_scope.cancel()
     finally:
+        guard.close()
         await _close(context)
 
 
