@@ -34,7 +34,7 @@ import stat
 import threading
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -232,7 +232,8 @@ class CallRecord:
     outcome: str = OK
     pane: str | None = None
     program: str | None = None
-    host: str | None = None  # the host the call ran on, when it chose one
+    host: str | None = None  # the host the call ran on, when it chose; several: by commas
+    several_hosts: bool = False  # each has its own pane: the record names none of them
     returned: int = 0
     ended: bool = False  # tasks the call started may outlive it: their notes are not its
 
@@ -290,9 +291,9 @@ def note_outcome(code: str) -> None:
 
 
 def note_pane(pane_id: str) -> None:
-    """The call in progress resolved its target to ``pane_id``."""
+    """The call in progress resolved its target to ``pane_id`` (on one of its hosts)."""
     call = _in_progress()
-    if call is not None:
+    if call is not None and not call.several_hosts:
         call.pane = pane_id
 
 
@@ -306,9 +307,18 @@ def note_program(program_id: str, pane_id: str) -> None:
 
 def note_host(name: str) -> None:
     """The call in progress runs on the configured host ``name``."""
+    note_hosts([name])
+
+
+def note_hosts(names: Sequence[str]) -> None:
+    """The call in progress runs on each of the configured hosts ``names`` (a fan-out, or
+    a list from every host): the record names them all, and a pane only with one."""
     call = _in_progress()
     if call is not None:
-        call.host = name
+        call.host = ",".join(names)
+        call.several_hosts = len(names) > 1
+        if call.several_hosts:
+            call.pane = None
 
 
 def _client(request_context: Any) -> dict[str, str] | None:
