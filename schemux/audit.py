@@ -11,7 +11,8 @@ writer thread turns it into a line (arguments cut and redacted, see
 :func:`recorded_arguments`) and appends it to the file, the records of
 ``BATCH_SECONDS`` in one write. Nothing here blocks the event loop or fails a call: a
 full queue drops the record, an unwritable file is one warning (a ``gap`` line counts
-what was lost once writing works again).
+what was lost once writing works again). A write that fails part way (a disk that fills
+up) is taken back to the last whole line, so no record is ever glued to the next.
 
 The file is 0600 (the directories schemux makes for it 0700) and rotates by size: at
 ``max_bytes`` it becomes ``audit.jsonl.1``, the older ones move up, and ``BACKUPS`` old
@@ -498,9 +499,10 @@ class AuditFile:
             if size and size + len(data) > self.max_bytes:
                 self._rotate()
                 fd = self._current_file()
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
+                size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                data = b"\n" + data  # a line cut short before (a crash): ours begin a line
+            _append_whole(fd, data, size)
         finally:
             fcntl.flock(self._directory_fd, fcntl.LOCK_UN)
 
@@ -517,7 +519,8 @@ class AuditFile:
                 return self._fd
             os.close(self._fd)
             self._fd = None
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
+        # read too: the last byte says whether the file ends a line
+        flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
         fd = os.open(self.path, flags, 0o600)
         made = os.fstat(fd)
         private = stat.S_IMODE(made.st_mode) & 0o077 == 0
@@ -538,6 +541,21 @@ class AuditFile:
                 with contextlib.suppress(OSError):
                     os.close(fd)
         self._fd = self._directory_fd = None
+
+
+def _append_whole(fd: int, data: bytes, size: int) -> None:
+    """Append ``data`` (whole lines) to the file ``size`` bytes long, all of it or none:
+    a write that fails part way (a disk that fills up, a file size limit) is taken back
+    to ``size``, so that no part of a line is left for the next write to be glued to."""
+    view = memoryview(data)
+    try:
+        while view:
+            view = view[os.write(fd, view) :]
+    except OSError:
+        if len(view) < len(data):
+            with contextlib.suppress(OSError):  # else the next write begins a line itself
+                os.ftruncate(fd, size)
+        raise
 
 
 def rotated(path: Path, number: int) -> Path:

@@ -200,9 +200,10 @@ def _report(reading: Reading, path: Path) -> int:
 
 def follow_lines(path: Path, poll: float = FOLLOW_SECONDS) -> Iterator[bytes]:
     """Every whole line of ``path`` from its start, then each one as it is appended;
-    when the file is rotated (or made), the rest of the old one, then the new one's."""
+    when the file is rotated (or made), the rest of the old one, then the new one's. A
+    line not yet whole is read again from its start next time: a writer that could not
+    write all of it takes its part back (``audit._append_whole``) and writes on there."""
     opened = None
-    pending = b""
     while True:
         if opened is None:
             try:
@@ -211,13 +212,13 @@ def follow_lines(path: Path, poll: float = FOLLOW_SECONDS) -> Iterator[bytes]:
                 time.sleep(poll)
                 continue
         replaced = _replaced(path, opened.fileno())  # before the read: nothing is missed
-        pending += opened.read()
-        *whole, pending = pending.split(b"\n")
+        *whole, partial = opened.read().split(b"\n")
+        opened.seek(-len(partial), os.SEEK_CUR)
         for raw in whole:
             yield raw + b"\n"
         if replaced:
             opened.close()
-            opened, pending = None, b""
+            opened = None
         elif not whole:
             time.sleep(poll)
 

@@ -472,6 +472,70 @@ def test_a_log_that_becomes_writable_again_records_the_gap(
     assert "2 calls lost" in caplog.text
 
 
+# Run in a process of its own (a file size limit, a mount namespace are the process's):
+# one record written, the file system filled, a long record that fits only in part, the
+# space freed, one more record. The file's bytes are the output.
+FILLED_UP = """
+import os, resource, signal, sys
+from pathlib import Path
+from schemux.audit import AuditFile
+from schemux.config import AuditSettings
+
+how, log = sys.argv[1], Path(sys.argv[2])
+audit_file = AuditFile(log, AuditSettings(log))
+audit_file.append([b'{"n": 1}\\n'])
+if how == "file size limit":
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write beyond it fails with EFBIG
+    resource.setrlimit(resource.RLIMIT_FSIZE, (log.stat().st_size + 100, resource.RLIM_INFINITY))
+else:  # a tmpfs: the filler takes every page but the one the log's last line is in
+    with open(log.parent / "filler", "wb", buffering=0) as filler:
+        try:
+            while True:
+                filler.write(b"f" * 1024)
+        except OSError:
+            pass
+audit_file.append([b'{"n": 2, "pad": "' + b"p" * 20000 + b'"}\\n'])
+if how == "file size limit":
+    resource.setrlimit(resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+else:
+    (log.parent / "filler").unlink()
+audit_file.append([b'{"n": 3}\\n'])
+sys.stdout.buffer.write(log.read_bytes())
+"""
+
+
+@pytest.mark.parametrize("how", ["full file system", "file size limit"])
+def test_a_write_that_fails_part_way_leaves_no_partial_line(tmp_path: Path, how: str) -> None:
+    """A record written in part (the disk filled up in the middle of it) was followed by
+    the gap line on the same line, and ``schemux audit`` skipped both: the part is
+    taken back, and the gap line stands on its own."""
+    script = [sys.executable, "-c", FILLED_UP, how]
+    if how == "full file system":
+        if subprocess.run(["unshare", "-m", "true"], capture_output=True, check=False).returncode:
+            pytest.skip("no mount namespace here (unshare -m needs CAP_SYS_ADMIN)")
+        mount = 'mount -t tmpfs -o size=64k tmpfs "$1" && shift && exec "$@"'
+        script = ["unshare", "-m", "sh", "-c", mount, "sh", str(tmp_path), *script]
+    done = subprocess.run(
+        [*script, str(tmp_path / "audit.jsonl")], capture_output=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    kept = done.stdout
+    assert kept.endswith(b"\n")
+    first, gap, last = (json.loads(raw) for raw in kept.split(b"\n")[:-1])
+    assert (first, last) == ({"n": 1}, {"n": 3})
+    assert gap["gap"] == 1
+    assert "1 calls not recorded" in line(gap)
+
+
+def test_a_partial_line_left_before_is_ended_first(tmp_path: Path) -> None:
+    """A line cut short by something else (a crash, a disk that filled under a writer
+    that could not take its part back): the next record still begins a line."""
+    log = tmp_path / "audit.jsonl"
+    log.write_bytes(b'{"n": 1}\n{"n": 2, "pa')
+    AuditFile(log, AuditSettings(log)).append([b'{"n": 3}\n'])
+    assert log.read_bytes().split(b"\n")[2] == b'{"n": 3}'
+
+
 async def test_no_thread_to_write_with_fails_no_call(
     anyio_backend: str, main_tmux_socket: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -849,6 +913,26 @@ def test_follow_reads_across_rotation(tmp_path: Path) -> None:
     thread.join(timeout=10)
     assert seen == lines
     assert rotated(log, 1).exists()  # it did rotate under the reader
+
+
+def test_follow_reads_again_a_line_taken_back(tmp_path: Path) -> None:
+    """A writer whose disk filled up takes its part of a line back: a reader that saw the
+    part reads on from the end of the last whole line, not from where the part ended."""
+    log = tmp_path / "audit.jsonl"
+    log.write_bytes(b'{"n": 1}\n{"n": 2, "pad": "ppp')
+    following = follow_lines(log, poll=0.02)
+    assert next(following) == b'{"n": 1}\n'
+    with log.open("r+b") as opened:
+        opened.truncate(len(b'{"n": 1}\n'))
+        opened.seek(0, os.SEEK_END)
+        opened.write(b'{"gap": 1}\n{"n": 3}\n')
+    seen: list[bytes] = []
+    reader = threading.Thread(
+        target=lambda: seen.extend(next(following) for _ in range(2)), daemon=True
+    )
+    reader.start()
+    reader.join(timeout=10)  # a reader past the end of the file waits for ever
+    assert seen == [b'{"gap": 1}\n', b'{"n": 3}\n']
 
 
 def test_audit_follow_prints_new_calls(tmp_path: Path) -> None:
