@@ -14,7 +14,9 @@ full queue drops the record, an unwritable file is one warning (a ``gap`` line c
 what was lost once writing works again). A write that fails part way (a disk that fills
 up) is taken back to the last whole line, so no record is ever glued to the next.
 
-The file is 0600 (the directories schemux makes for it 0700) and rotates by size: at
+The file is 0600 (the directories schemux makes for it 0700), never another user's nor
+reached through a symbolic link (``private_files``: refused at start by
+:func:`check_file`, and when the writer opens it), and rotates by size: at
 ``max_bytes`` it becomes ``audit.jsonl.1``, the older ones move up, and ``BACKUPS`` old
 files are kept. Several schemux processes may share it: each batch is written under an
 ``flock`` of the directory, and a process whose file was rotated by another opens the
@@ -31,7 +33,6 @@ import logging
 import os
 import queue
 import re
-import stat
 import threading
 import time
 import uuid
@@ -46,8 +47,9 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from schemux.config import AuditSettings
-from schemux.errors import CANCELLED, INTERNAL_ERROR
+from schemux.config import ENV_AUDIT_LOG, AuditSettings
+from schemux.errors import CANCELLED, INTERNAL_ERROR, ConfigError
+from schemux.private_files import ADVICE, check_private, open_private
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -520,14 +522,8 @@ class AuditFile:
             os.close(self._fd)
             self._fd = None
         # read too: the last byte says whether the file ends a line
-        flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
-        fd = os.open(self.path, flags, 0o600)
-        made = os.fstat(fd)
-        private = stat.S_IMODE(made.st_mode) & 0o077 == 0
-        if stat.S_ISREG(made.st_mode) and not private and made.st_uid == os.geteuid():
-            os.fchmod(fd, 0o600)  # a file made by hand with the umask's bits (never a device)
-        self._fd = fd
-        return fd
+        self._fd = open_private(self.path, os.O_RDWR | os.O_APPEND)
+        return self._fd
 
     def _rotate(self) -> None:
         for number in range(BACKUPS, 0, -1):
@@ -556,6 +552,16 @@ def _append_whole(fd: int, data: bytes, size: int) -> None:
             with contextlib.suppress(OSError):  # else the next write begins a line itself
                 os.ftruncate(fd, size)
         raise
+
+
+def check_file(settings: AuditSettings) -> None:
+    """At start: ConfigError when the audit log is a file schemux must not append to
+    (``private_files.not_private``: another user's, a symbolic link)."""
+    problem = None if settings.path is None else check_private(settings.path)
+    if problem is not None:
+        raise ConfigError(
+            f"the audit log {settings.path}: {problem}: {ADVICE} (--audit-log, {ENV_AUDIT_LOG})"
+        )
 
 
 def rotated(path: Path, number: int) -> Path:

@@ -10,6 +10,7 @@ import os
 from collections.abc import Mapping
 
 from schemux.errors import ConfigError
+from schemux.private_files import open_private
 
 ENV_LOG_LEVEL = "SCHEMUX_LOG_LEVEL"
 ENV_LOG_FILE = "SCHEMUX_LOG_FILE"
@@ -38,7 +39,7 @@ def configure(env: Mapping[str, str], level: str | None, file: str | None) -> No
         handler.setFormatter(logging.Formatter(_STDERR_FORMAT))
     else:
         try:
-            descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            descriptor = open_private(path, os.O_WRONLY | os.O_APPEND)
         except OSError as error:
             raise ConfigError(
                 f"cannot open the log file (--log-file, {ENV_LOG_FILE}) {path!r}: "

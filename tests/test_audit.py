@@ -9,6 +9,7 @@ import hashlib
 import json
 import logging
 import os
+import pwd
 import signal
 import subprocess
 import sys
@@ -55,6 +56,7 @@ from tests.support import call, new_pane, wait_until
 from tests.test_errors import bound
 
 CLIENT = Implementation(name="audit-test", version="9.9")
+OTHER_UID = 54321  # a file given to another user: no process of this run has this uid
 TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 HOSTILE = [
     "line one\nline two\r\n",
@@ -63,6 +65,14 @@ HOSTILE = [
     '"}\n{"tool": "forged", "outcome": "ok"}',
     "\udcff lone surrogate",
 ]
+
+
+def owner_of(uid: int) -> str:
+    """How schemux names the owner ``uid``."""
+    try:
+        return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"
+    except KeyError:
+        return f"uid {uid}"
 
 
 def settings_for(socket: str, log: Path, **audit: Any) -> Settings:
@@ -377,6 +387,52 @@ def test_a_file_made_with_wider_permissions_is_narrowed(tmp_path: Path) -> None:
     log.chmod(0o644)
     AuditFile(log, AuditSettings(log)).append([b"{}\n"])
     assert log.stat().st_mode & 0o777 == 0o600
+
+
+def another_users(path: Path) -> Path:
+    """``path``, a file of another user's that anyone may write (0666)."""
+    if os.geteuid() != 0:
+        pytest.skip("giving a file to another user needs root")
+    path.write_text("")
+    os.chown(path, OTHER_UID, OTHER_UID)
+    path.chmod(0o666)
+    return path
+
+
+def test_an_audit_file_not_the_users_is_refused_at_start(
+    main_tmux_socket: str, tmp_path: Path
+) -> None:
+    """One another user owns (and reads) was appended to without a word; a symbolic
+    link would make schemux write where its maker chose."""
+    theirs = another_users(tmp_path / "theirs.jsonl")
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(tmp_path / "pointed.jsonl")
+    for log, said in [
+        (theirs, f"owned by {owner_of(OTHER_UID)}, not by you"),
+        (link, "a symbolic link"),
+    ]:
+        done = schemux("call", "-L", main_tmux_socket, "--audit-log", str(log), "tmux_snapshot")
+        assert done.returncode == 2
+        assert done.stdout == ""
+        assert done.stderr == (
+            f"schemux: the audit log {log}: it is {said}: remove it, or name another file "
+            f"(--audit-log, {ENV_AUDIT_LOG})\n"
+        )
+    assert theirs.read_bytes() == b""
+    assert not (tmp_path / "pointed.jsonl").exists()
+
+
+def test_a_file_that_became_another_users_is_not_written(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A file replaced after the start (a rotation, or another user's doing): the writer
+    checks each file it opens."""
+    log = another_users(tmp_path / "audit.jsonl")
+    with caplog.at_level(logging.WARNING, logger="schemux"):
+        AuditFile(log, AuditSettings(log)).append([b'{"n": 1}\n'])
+    assert log.read_bytes() == b""
+    assert f"owned by {owner_of(OTHER_UID)}, not by you" in caplog.text
+    assert log.stat().st_mode & 0o777 == 0o666  # another user's file is left as it is
 
 
 def test_rotation_keeps_every_line_within_the_cap(tmp_path: Path) -> None:
@@ -754,6 +810,40 @@ def test_log_options_send_the_servers_warnings_to_a_file(
     unwritable = schemux("call", "--log-file", str(tmp_path / "no" / "dir"), "tmux_snapshot")
     assert unwritable.returncode == 2
     assert unwritable.stderr.startswith("schemux: cannot open the log file")
+
+
+@pytest.mark.parametrize("case", ["wider mode", "symbolic link", "another user's"])
+def test_the_log_file_is_the_users_own_and_private(
+    main_tmux_socket: str, tmp_path: Path, case: str
+) -> None:
+    """--log-file followed a symbolic link, and kept a wider mode or another owner."""
+    server_log = tmp_path / "server.log"
+    if case == "wider mode":
+        server_log.write_text("")
+        server_log.chmod(0o644)
+    elif case == "symbolic link":
+        server_log.symlink_to(tmp_path / "pointed.log")
+    else:
+        another_users(server_log)
+    done = schemux(
+        "call", "-L", main_tmux_socket, "--no-audit", "--log-file", str(server_log),
+        "tmux_snapshot",
+    )  # fmt: skip
+    if case == "wider mode":
+        assert done.returncode == 0, done.stderr
+        assert server_log.stat().st_mode & 0o777 == 0o600
+        return
+    said = (
+        "a symbolic link"
+        if case == "symbolic link"
+        else f"owned by {owner_of(OTHER_UID)}, not by you"
+    )
+    assert done.returncode == 2
+    assert done.stderr == (
+        f"schemux: cannot open the log file (--log-file, SCHEMUX_LOG_FILE) {str(server_log)!r}: "
+        f"it is {said}: remove it, or name another file\n"
+    )
+    assert not (tmp_path / "pointed.log").exists()
 
 
 # ---- schemux audit
