@@ -241,5 +241,5 @@ def build_server(context: ToolContext, bindings: Mapping[str, ToolBinding]) -> S
         blocking=context.audit.recording(call_tool),
         in_task=context.audit.recording(call_tool_in_task),
     )
-    serve_resources(server, context)
+    serve_resources(server, context, bindings)
     return server
