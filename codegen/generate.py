@@ -12,7 +12,7 @@ from typing import Any
 from codegen.document_edits import document_edits
 from codegen.formatting import format_json, format_python
 from codegen.models import model_source
-from codegen.overlays import Overlays
+from codegen.overlays import RESOURCE_KINDS, Overlays
 from codegen.projection import Projection
 from codegen.readme import summary
 from codegen.strict_projection import StrictProjection, strict_projection
@@ -104,6 +104,14 @@ def render_generated(
             several_hosts_tools=tuple(
                 name for name, overlay in sorted(overlays.by_tool.items()) if overlay.several_hosts
             ),
+            resource_readers={
+                kind: tuple(
+                    name
+                    for name, overlay in sorted(overlays.by_tool.items())
+                    if kind in overlay.resources
+                )
+                for kind in RESOURCE_KINDS
+            },
         ),
         GENERATED_DIR / "tmux_fields.py": _render(
             "tmux_fields.py.j2",

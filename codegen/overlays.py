@@ -6,7 +6,8 @@ annotations (each hint with why it holds for schemux's handler), add advice that
 served only with the tools it names, and carries schemux's own facts about the tool: its
 family (``--tools``), its use in the server's instructions, the arguments whose text
 never reaches tmux, whether a call may run as a task (``schemux.tasks``), whether it is
-served only while several hosts are configured (``schemux.selection``). The families,
+served only while several hosts are configured (``schemux.selection``), the kinds of
+resource it reads (``schemux.resources``). The families,
 in the order the instructions give them, are ``schemas/families.toml``.
 
 TOML because overlays are prose written by people: multi-line text without escapes, and
@@ -31,6 +32,7 @@ OVERLAYS_DIR = Path("schemas/overlays")
 OVERLAY_SCHEMA = Path("schemas/overlay.schema.json")
 FAMILIES_FILE = Path("schemas/families.toml")
 HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
+RESOURCE_KINDS = ("pane", "program")  # what an overlay's resources may name (its schema's)
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,7 @@ class Overlay:
     advice: tuple[Advice, ...]
     annotations: dict[str, bool]
     why: dict[str, str]
+    resources: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -121,6 +124,7 @@ def _overlay(tool: str, data: Mapping[str, Any]) -> Overlay:
         never_sent=tuple(data.get("never_sent", ())),
         task=bool(data.get("task", False)),
         several_hosts=bool(data.get("several_hosts", False)),
+        resources=tuple(data.get("resources", ())),
         description=data.get("description"),
         descriptions=dict(data.get("descriptions", {})),
         titles=dict(data.get("titles", {})),

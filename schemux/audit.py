@@ -11,9 +11,12 @@ writer thread turns it into a line (arguments cut and redacted, see
 :func:`recorded_arguments`) and appends it to the file, the records of
 ``BATCH_SECONDS`` in one write. Nothing here blocks the event loop or fails a call: a
 full queue drops the record, an unwritable file is one warning (a ``gap`` line counts
-what was lost once writing works again).
+what was lost once writing works again). A write that fails part way (a disk that fills
+up) is taken back to the last whole line, so no record is ever glued to the next.
 
-The file is 0600 (the directories schemux makes for it 0700) and rotates by size: at
+The file is 0600 (the directories schemux makes for it 0700), never another user's nor
+reached through a symbolic link (``private_files``: refused at start by
+:func:`check_file`, and when the writer opens it), and rotates by size: at
 ``max_bytes`` it becomes ``audit.jsonl.1``, the older ones move up, and ``BACKUPS`` old
 files are kept. Several schemux processes may share it: each batch is written under an
 ``flock`` of the directory, and a process whose file was rotated by another opens the
@@ -30,11 +33,10 @@ import logging
 import os
 import queue
 import re
-import stat
 import threading
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -45,8 +47,9 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from schemux.config import AuditSettings
-from schemux.errors import CANCELLED, INTERNAL_ERROR
+from schemux.config import ENV_AUDIT_LOG, AuditSettings
+from schemux.errors import CANCELLED, INTERNAL_ERROR, ConfigError
+from schemux.private_files import ADVICE, check_private, open_private
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -232,7 +235,8 @@ class CallRecord:
     outcome: str = OK
     pane: str | None = None
     program: str | None = None
-    host: str | None = None  # the host the call ran on, when it chose one
+    host: str | None = None  # the host the call ran on, when it chose; several: by commas
+    several_hosts: bool = False  # each has its own pane: the record names none of them
     returned: int = 0
     ended: bool = False  # tasks the call started may outlive it: their notes are not its
 
@@ -290,9 +294,9 @@ def note_outcome(code: str) -> None:
 
 
 def note_pane(pane_id: str) -> None:
-    """The call in progress resolved its target to ``pane_id``."""
+    """The call in progress resolved its target to ``pane_id`` (on one of its hosts)."""
     call = _in_progress()
-    if call is not None:
+    if call is not None and not call.several_hosts:
         call.pane = pane_id
 
 
@@ -306,9 +310,18 @@ def note_program(program_id: str, pane_id: str) -> None:
 
 def note_host(name: str) -> None:
     """The call in progress runs on the configured host ``name``."""
+    note_hosts([name])
+
+
+def note_hosts(names: Sequence[str]) -> None:
+    """The call in progress runs on each of the configured hosts ``names`` (a fan-out, or
+    a list from every host): the record names them all, and a pane only with one."""
     call = _in_progress()
     if call is not None:
-        call.host = name
+        call.host = ",".join(names)
+        call.several_hosts = len(names) > 1
+        if call.several_hosts:
+            call.pane = None
 
 
 def _client(request_context: Any) -> dict[str, str] | None:
@@ -488,9 +501,10 @@ class AuditFile:
             if size and size + len(data) > self.max_bytes:
                 self._rotate()
                 fd = self._current_file()
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
+                size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                data = b"\n" + data  # a line cut short before (a crash): ours begin a line
+            _append_whole(fd, data, size)
         finally:
             fcntl.flock(self._directory_fd, fcntl.LOCK_UN)
 
@@ -507,14 +521,9 @@ class AuditFile:
                 return self._fd
             os.close(self._fd)
             self._fd = None
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
-        fd = os.open(self.path, flags, 0o600)
-        made = os.fstat(fd)
-        private = stat.S_IMODE(made.st_mode) & 0o077 == 0
-        if stat.S_ISREG(made.st_mode) and not private and made.st_uid == os.geteuid():
-            os.fchmod(fd, 0o600)  # a file made by hand with the umask's bits (never a device)
-        self._fd = fd
-        return fd
+        # read too: the last byte says whether the file ends a line
+        self._fd = open_private(self.path, os.O_RDWR | os.O_APPEND)
+        return self._fd
 
     def _rotate(self) -> None:
         for number in range(BACKUPS, 0, -1):
@@ -528,6 +537,31 @@ class AuditFile:
                 with contextlib.suppress(OSError):
                     os.close(fd)
         self._fd = self._directory_fd = None
+
+
+def _append_whole(fd: int, data: bytes, size: int) -> None:
+    """Append ``data`` (whole lines) to the file ``size`` bytes long, all of it or none:
+    a write that fails part way (a disk that fills up, a file size limit) is taken back
+    to ``size``, so that no part of a line is left for the next write to be glued to."""
+    view = memoryview(data)
+    try:
+        while view:
+            view = view[os.write(fd, view) :]
+    except OSError:
+        if len(view) < len(data):
+            with contextlib.suppress(OSError):  # else the next write begins a line itself
+                os.ftruncate(fd, size)
+        raise
+
+
+def check_file(settings: AuditSettings) -> None:
+    """At start: ConfigError when the audit log is a file schemux must not append to
+    (``private_files.not_private``: another user's, a symbolic link)."""
+    problem = None if settings.path is None else check_private(settings.path)
+    if problem is not None:
+        raise ConfigError(
+            f"the audit log {settings.path}: {problem}: {ADVICE} (--audit-log, {ENV_AUDIT_LOG})"
+        )
 
 
 def rotated(path: Path, number: int) -> Path:

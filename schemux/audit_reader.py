@@ -111,7 +111,13 @@ def _when(record: dict[str, Any]) -> datetime | None:
 
 
 def line(record: dict[str, Any]) -> str:
-    """One call (or one gap) as the person reads it."""
+    """One call (or one gap) as the person reads it: the whole line escaped, whatever
+    field a record holds (the fields are escaped before they are padded or cut, too, so
+    that the columns count what is shown)."""
+    return visible(_columns(record))
+
+
+def _columns(record: dict[str, Any]) -> str:
     when = _when(record)
     shown = when.strftime("%Y-%m-%d %H:%M:%S") if when is not None else "?"
     if "gap" in record:
@@ -194,9 +200,10 @@ def _report(reading: Reading, path: Path) -> int:
 
 def follow_lines(path: Path, poll: float = FOLLOW_SECONDS) -> Iterator[bytes]:
     """Every whole line of ``path`` from its start, then each one as it is appended;
-    when the file is rotated (or made), the rest of the old one, then the new one's."""
+    when the file is rotated (or made), the rest of the old one, then the new one's. A
+    line not yet whole is read again from its start next time: a writer that could not
+    write all of it takes its part back (``audit._append_whole``) and writes on there."""
     opened = None
-    pending = b""
     while True:
         if opened is None:
             try:
@@ -205,13 +212,13 @@ def follow_lines(path: Path, poll: float = FOLLOW_SECONDS) -> Iterator[bytes]:
                 time.sleep(poll)
                 continue
         replaced = _replaced(path, opened.fileno())  # before the read: nothing is missed
-        pending += opened.read()
-        *whole, pending = pending.split(b"\n")
+        *whole, partial = opened.read().split(b"\n")
+        opened.seek(-len(partial), os.SEEK_CUR)
         for raw in whole:
             yield raw + b"\n"
         if replaced:
             opened.close()
-            opened, pending = None, b""
+            opened = None
         elif not whole:
             time.sleep(poll)
 

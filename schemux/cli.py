@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from schemux import __version__, logs
+from schemux.audit import check_file as check_audit_file
 from schemux.binding import ToolBinding
 from schemux.config import SCHEMA_MODES, settings_from
 from schemux.environment import help_text
@@ -269,6 +270,7 @@ def main(argv: list[str] | None = None) -> int:
         check_gate_setting(settings.program_gate)
         if args.command in ("serve", "call"):
             logs.configure(os.environ, args.log_level, args.log_file)
+            check_audit_file(settings.audit)
         selected = select(BINDINGS, settings.tools, several_hosts=settings.several_hosts)
         http = http_options(args) if args.command == "serve" else None
         if settings.named_hosts:  # each host is connected at its first call
@@ -414,11 +416,12 @@ async def serve_http(
             yield
 
     app = secured_app(_server(context, bindings), http)
+    guard = ConnectionGuard(http)
     config = uvicorn.Config(
         app,
         host=http.host,
         port=http.port,
-        http=ConnectionGuard(http).protocol(),
+        http=guard.protocol(),
         log_level="warning",
         timeout_graceful_shutdown=1,
         log_config=None,  # uvicorn's warnings go where the server's log goes (--log-file)
@@ -434,6 +437,7 @@ async def serve_http(
             await served.serve(sockets=[listener])
             group.cancel_scope.cancel()
     finally:
+        guard.close()
         await _close(context)
 
 

@@ -301,6 +301,10 @@ def parse_hosts_file(path: str) -> tuple[tuple[NamedHost, ...], str | None]:
         ) from None
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"the hosts file {path} is not TOML: {error}") from None
+    except RecursionError:  # tomllib reads nested arrays and inline tables recursively
+        raise ConfigError(
+            f"the hosts file {path} is not TOML: it nests arrays or tables too deep"
+        ) from None
     unknown = sorted(set(data) - {"default", "hosts"})
     if unknown:
         raise ConfigError(

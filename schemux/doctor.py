@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Literal
 
 from schemux.config import (
+    ENV_AUDIT_LOG,
     ENV_PROGRAM_GATE,
     ENV_TRACKING_BACKEND,
     AuditSettings,
@@ -51,6 +52,7 @@ from schemux.hosts.kinds import host_for
 from schemux.hosts.local import LOCAL, check_tmux, tmux_binary
 from schemux.hosts.protocol import run_briefly
 from schemux.http_config import ENV_TOKEN, http_config_from, is_loopback
+from schemux.private_files import ADVICE, check_private
 from schemux.process_identity import choose_backend, peer_pidfd_problem, pidfd_open_problem
 from schemux.programs.gate import PERL_GATE, Gate, choose_gate, perl_gate
 from schemux.selection import select
@@ -462,6 +464,10 @@ def check_audit(audit: AuditSettings) -> Check:
     if audit.path is None:
         return Check("audit log", "ok", "off (--no-audit): no tool call is recorded")
     redacted = "; command, keys, input and argv by hash only" if audit.redact else ""
+    problem = check_private(audit.path)
+    if problem is not None:
+        fix = f"{ADVICE} (--audit-log, {ENV_AUDIT_LOG})"
+        return Check("audit log", "fail", f"{audit.path}: {problem}", fix)
     existing = audit.path
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent

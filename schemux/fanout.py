@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import anyio
 
-from schemux import progress
+from schemux import audit, progress
 from schemux.context import ToolContext
 from schemux.errors import SchemuxError
 from schemux.shell_commands import ShellCommandResult, check_command, run_in_shell
@@ -64,6 +64,7 @@ async def run_on_hosts(
     answers in the same order. A command the shells could not take is refused before
     any host is reached."""
     check_command(command, suppress_history)
+    audit.note_hosts(hosts)
     started = time.monotonic()
     answered = 0
 

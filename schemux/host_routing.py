@@ -67,7 +67,7 @@ def routed(binding: ToolBinding, context: ToolContext, arguments: dict[str, Any]
     every = binding.name in EVERY_HOST_LISTS
     call = addressed(arguments, choice, context.fleet.program_host, every)
     if call.host is None:
-        audit.note_host(",".join(choice.names))
+        audit.note_hosts(choice.names)
         return HostRoute(context, call.arguments, every_host=True, stamping=True)
     audit.note_host(call.host)
     return HostRoute(context.routed(call.host), call.arguments, stamping=True)

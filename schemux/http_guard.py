@@ -12,6 +12,9 @@ h11 protocol (the one layer that sees a connection before its request head is wh
 * at most ``HttpConfig.max_new_connections`` connections may be open that have not yet
   sent one whole request head: beyond them, the oldest of them is closed.
 
+Each close is logged the first time, then counted (``logs.RepeatedLog``): a flood of
+connections writes a line every ten seconds, not one per connection.
+
 A request that fails authentication is answered with ``Connection: close``
 (``http_security``), so an unauthenticated connection lives for at most one head's time.
 """
@@ -26,6 +29,7 @@ import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from schemux.http_config import HttpConfig
+from schemux.logs import RepeatedLog
 
 logger = logging.getLogger("schemux")
 
@@ -39,6 +43,11 @@ class ConnectionGuard:
         self.max_new = config.max_new_connections
         # oldest first (a dict keeps insertion order)
         self.new: dict[H11Protocol, None] = {}
+        self.repeated = RepeatedLog(logger)  # a flood's closes: one line, then counts
+
+    def close(self) -> None:
+        """At the server's end: the counts of closes not yet logged."""
+        self.repeated.close()
 
     def protocol(self) -> type[H11Protocol]:
         """uvicorn's h11 protocol under this guard (uvicorn makes one per connection)."""
@@ -57,10 +66,10 @@ class ConnectionGuard:
                     # the oldest for long, however many connections an attacker holds
                     oldest = next(iter(guard.new))
                     del guard.new[oldest]
-                    logger.warning(
-                        "HTTP: closed the oldest of %d connections that have sent no whole "
-                        "request yet, the most this server allows",
-                        guard.max_new,
+                    guard.repeated.log(
+                        logging.WARNING,
+                        f"HTTP: closed the oldest of {guard.max_new} connections that have "
+                        "sent no whole request yet, the most this server allows",
                     )
                     oldest.transport.close()
                 guard.new[self] = None
@@ -108,8 +117,10 @@ class ConnectionGuard:
                 self._deadline = None
                 self._awaiting = None
                 if not self.transport.is_closing():
-                    logger.info("HTTP: closed a connection whose request %s took over %g s",
-                                part, seconds)  # fmt: skip
+                    guard.repeated.log(
+                        logging.INFO,
+                        f"HTTP: closed a connection whose request {part} took over {seconds:g} s",
+                    )
                     self.transport.close()
 
         return GuardedH11Protocol

@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from functools import partial
 from types import MappingProxyType
 from typing import Any
@@ -33,6 +33,7 @@ from mcp.shared.subscriptions import ResourceUpdated
 
 from schemux.context import ToolContext
 from schemux.errors import SchemuxError
+from schemux.generated.tool_facts import RESOURCE_READERS
 from schemux.owned_session import is_control_window
 from schemux.resource_uris import (
     ResourceAddress,
@@ -125,10 +126,12 @@ class _PendingBus(InMemorySubscriptionBus):
 
 class ResourceService:
     """The resource requests of one server, over ``context``'s hosts: each host's tmux
-    server and programs, under URIs that name the host."""
+    server and programs, under URIs that name the host; of the ``kinds`` (pane,
+    program) that a served tool reads."""
 
-    def __init__(self, context: ToolContext) -> None:
+    def __init__(self, context: ToolContext, kinds: frozenset[str]) -> None:
         self.context = context
+        self.kinds = kinds
         self._listeners = 0
 
     @property
@@ -139,9 +142,17 @@ class ResourceService:
 
     def address(self, uri: str) -> ResourceAddress:
         try:
-            return parse(uri, self.hosts)
+            address = parse(uri, self.hosts)
         except ResourceUriError as error:
             raise MCPError(types.INVALID_PARAMS, str(error)) from None
+        if address.kind not in self.kinds:
+            kind = address.kind
+            raise MCPError(
+                types.INVALID_PARAMS,
+                f"uri: {uri} is a {kind}'s, and this server serves no tool that reads a "
+                f"{kind} (--tools), so no {kind} resources",
+            )
+        return address
 
     def _on(self, host: str) -> ToolContext:
         return self.context.routed(host)
@@ -161,25 +172,28 @@ class ResourceService:
         templates = []
         for host in page:
             on = "" if host == self.context.fleet.default else f" on {host}"
-            templates += [
-                types.ResourceTemplate(
-                    uri_template=template(host, "pane", view),
-                    name=f"pane {view}{on}",
-                    title=f"A pane's {view}{on}",
-                    description=f"{_DESCRIPTIONS[view]}; pane_id is a tmux pane id such as %12",
-                    mime_type=TEXT,
+            if "pane" in self.kinds:
+                templates += [
+                    types.ResourceTemplate(
+                        uri_template=template(host, "pane", view),
+                        name=f"pane {view}{on}",
+                        title=f"A pane's {view}{on}",
+                        description=f"{_DESCRIPTIONS[view]}; pane_id is a tmux pane id such as %12",
+                        mime_type=TEXT,
+                    )
+                    for view in ("screen", "scrollback")
+                ]
+            if "program" in self.kinds:
+                templates.append(
+                    types.ResourceTemplate(
+                        uri_template=template(host, "program", "output"),
+                        name=f"program output{on}",
+                        title=f"A program's output{on}",
+                        description=f"{_DESCRIPTIONS['output']}; program_id as start_program "
+                        "gives it",
+                        mime_type=TEXT,
+                    )
                 )
-                for view in ("screen", "scrollback")
-            ]
-            templates.append(
-                types.ResourceTemplate(
-                    uri_template=template(host, "program", "output"),
-                    name=f"program output{on}",
-                    title=f"A program's output{on}",
-                    description=f"{_DESCRIPTIONS['output']}; program_id as start_program gives it",
-                    mime_type=TEXT,
-                )
-            )
         return types.ListResourceTemplatesResult(
             resource_templates=templates,
             next_cursor=f"{_HOSTS_CURSOR}{following}" if following < len(hosts) else None,
@@ -230,7 +244,7 @@ class ResourceService:
     async def _host_resources(self, host: str) -> list[types.Resource]:
         on = self._on(host)
         resources = []
-        for row in await self._pane_rows(on):
+        for row in await self._pane_rows(on) if "pane" in self.kinds else []:
             where = f"{row.session_name}: {row.pane_current_command}"
             for view in ("screen", "scrollback"):
                 resources.append(
@@ -242,7 +256,7 @@ class ResourceService:
                         mime_type=TEXT,
                     )
                 )
-        for program in on.programs.listed():
+        for program in on.programs.listed() if "program" in self.kinds else []:
             resources.append(
                 types.Resource(
                     uri=program_uri(host, program.id),
@@ -304,11 +318,13 @@ class ResourceService:
         if isinstance(ref, types.ResourceTemplateReference):
             for host in self.hosts:
                 panes = {template(host, "pane", view) for view in ("screen", "scrollback")}
-                if ref.uri in panes and argument.name == "pane_id":
+                if "pane" in self.kinds and ref.uri in panes and argument.name == "pane_id":
                     rows = await self._pane_rows(self._on(host))
                     values = sorted({row.pane_id for row in rows}, key=lambda id_: -int(id_[1:]))
-                elif ref.uri == template(host, "program", "output") and (
-                    argument.name == "program_id"
+                elif (
+                    "program" in self.kinds
+                    and ref.uri == template(host, "program", "output")
+                    and argument.name == "program_id"
                 ):
                     values = [program.id for program in self._on(host).programs.listed()]
         matching = [value for value in values if value.startswith(argument.value)]
@@ -410,10 +426,21 @@ def _connection(ctx: ServerRequestContext[Any]) -> Connection:
     return connection
 
 
-def serve_resources(server: Server[Any], context: ToolContext) -> None:
+def served_kinds(tools: Iterable[str]) -> frozenset[str]:
+    """The kinds of resource served with ``tools``: those one of them reads or links to
+    (``RESOURCE_READERS``, from the overlays)."""
+    served = set(tools)
+    return frozenset(kind for kind, readers in RESOURCE_READERS.items() if served & set(readers))
+
+
+def serve_resources(server: Server[Any], context: ToolContext, tools: Iterable[str]) -> None:
     """Serve panes and programs as resources on ``server`` (which then declares the
-    ``resources`` capability, with subscriptions, and ``completions``)."""
-    service = ResourceService(context)
+    ``resources`` capability, with subscriptions, and ``completions``), each kind only
+    with a tool of ``tools`` that reads it: none at all without one."""
+    kinds = served_kinds(tools)
+    if not kinds:
+        return
+    service = ResourceService(context, kinds)
     server.add_request_handler(
         "resources/list", types.PaginatedRequestParams, service.list_resources
     )

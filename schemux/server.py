@@ -36,9 +36,11 @@ from schemux.context import ToolContext
 from schemux.errors import (
     INTERNAL_ERROR,
     INVALID_ARGUMENTS,
+    PREVIEW_CHARACTERS,
     UNKNOWN_TOOL,
     SchemuxError,
     bounded_message,
+    shorten,
 )
 from schemux.generated.tool_facts import TASK_TOOLS
 from schemux.host_routing import host_choice, routed
@@ -188,7 +190,8 @@ def build_server(context: ToolContext, bindings: Mapping[str, ToolBinding]) -> S
             audit.note_outcome(UNKNOWN_TOOL)
             raise MCPError(
                 types.INVALID_PARAMS,
-                f"Unknown tool: {name}; this server serves {', '.join(bindings)}",
+                f"Unknown tool: {shorten(name, PREVIEW_CHARACTERS)}; this server serves "
+                f"{', '.join(bindings)}",
             )
         return binding
 
@@ -238,5 +241,5 @@ def build_server(context: ToolContext, bindings: Mapping[str, ToolBinding]) -> S
         blocking=context.audit.recording(call_tool),
         in_task=context.audit.recording(call_tool_in_task),
     )
-    serve_resources(server, context)
+    serve_resources(server, context, bindings)
     return server

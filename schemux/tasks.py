@@ -43,6 +43,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import Field
 
 from schemux.calls import CallsInFlight
+from schemux.errors import preview
 
 logger = logging.getLogger("schemux")
 
@@ -227,8 +228,8 @@ class ToolTasks:
         if task is None:
             raise MCPError(
                 types.INVALID_PARAMS,
-                f"Failed to retrieve task: no task {task_id!r} (unknown, or removed when its "
-                "ttlMs passed)",
+                f"Failed to retrieve task: no task {preview(task_id)} (unknown, or removed when "
+                "its ttlMs passed)",
             )
         return task
 

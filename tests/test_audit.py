@@ -9,6 +9,7 @@ import hashlib
 import json
 import logging
 import os
+import pwd
 import signal
 import subprocess
 import sys
@@ -55,6 +56,7 @@ from tests.support import call, new_pane, wait_until
 from tests.test_errors import bound
 
 CLIENT = Implementation(name="audit-test", version="9.9")
+OTHER_UID = 54321  # a file given to another user: no process of this run has this uid
 TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 HOSTILE = [
     "line one\nline two\r\n",
@@ -63,6 +65,14 @@ HOSTILE = [
     '"}\n{"tool": "forged", "outcome": "ok"}',
     "\udcff lone surrogate",
 ]
+
+
+def owner_of(uid: int) -> str:
+    """How schemux names the owner ``uid``."""
+    try:
+        return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"
+    except KeyError:
+        return f"uid {uid}"
 
 
 def settings_for(socket: str, log: Path, **audit: Any) -> Settings:
@@ -379,6 +389,52 @@ def test_a_file_made_with_wider_permissions_is_narrowed(tmp_path: Path) -> None:
     assert log.stat().st_mode & 0o777 == 0o600
 
 
+def another_users(path: Path) -> Path:
+    """``path``, a file of another user's that anyone may write (0666)."""
+    if os.geteuid() != 0:
+        pytest.skip("giving a file to another user needs root")
+    path.write_text("")
+    os.chown(path, OTHER_UID, OTHER_UID)
+    path.chmod(0o666)
+    return path
+
+
+def test_an_audit_file_not_the_users_is_refused_at_start(
+    main_tmux_socket: str, tmp_path: Path
+) -> None:
+    """One another user owns (and reads) was appended to without a word; a symbolic
+    link would make schemux write where its maker chose."""
+    theirs = another_users(tmp_path / "theirs.jsonl")
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(tmp_path / "pointed.jsonl")
+    for log, said in [
+        (theirs, f"owned by {owner_of(OTHER_UID)}, not by you"),
+        (link, "a symbolic link"),
+    ]:
+        done = schemux("call", "-L", main_tmux_socket, "--audit-log", str(log), "tmux_snapshot")
+        assert done.returncode == 2
+        assert done.stdout == ""
+        assert done.stderr == (
+            f"schemux: the audit log {log}: it is {said}: remove it, or name another file "
+            f"(--audit-log, {ENV_AUDIT_LOG})\n"
+        )
+    assert theirs.read_bytes() == b""
+    assert not (tmp_path / "pointed.jsonl").exists()
+
+
+def test_a_file_that_became_another_users_is_not_written(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A file replaced after the start (a rotation, or another user's doing): the writer
+    checks each file it opens."""
+    log = another_users(tmp_path / "audit.jsonl")
+    with caplog.at_level(logging.WARNING, logger="schemux"):
+        AuditFile(log, AuditSettings(log)).append([b'{"n": 1}\n'])
+    assert log.read_bytes() == b""
+    assert f"owned by {owner_of(OTHER_UID)}, not by you" in caplog.text
+    assert log.stat().st_mode & 0o777 == 0o666  # another user's file is left as it is
+
+
 def test_rotation_keeps_every_line_within_the_cap(tmp_path: Path) -> None:
     log = tmp_path / "audit.jsonl"
     audit_file = AuditFile(log, AuditSettings(log, max_bytes=1000))
@@ -470,6 +526,70 @@ def test_a_log_that_becomes_writable_again_records_the_gap(
     assert gap["gap"] == 2
     assert last == {"n": 3}
     assert "2 calls lost" in caplog.text
+
+
+# Run in a process of its own (a file size limit, a mount namespace are the process's):
+# one record written, the file system filled, a long record that fits only in part, the
+# space freed, one more record. The file's bytes are the output.
+FILLED_UP = """
+import os, resource, signal, sys
+from pathlib import Path
+from schemux.audit import AuditFile
+from schemux.config import AuditSettings
+
+how, log = sys.argv[1], Path(sys.argv[2])
+audit_file = AuditFile(log, AuditSettings(log))
+audit_file.append([b'{"n": 1}\\n'])
+if how == "file size limit":
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write beyond it fails with EFBIG
+    resource.setrlimit(resource.RLIMIT_FSIZE, (log.stat().st_size + 100, resource.RLIM_INFINITY))
+else:  # a tmpfs: the filler takes every page but the one the log's last line is in
+    with open(log.parent / "filler", "wb", buffering=0) as filler:
+        try:
+            while True:
+                filler.write(b"f" * 1024)
+        except OSError:
+            pass
+audit_file.append([b'{"n": 2, "pad": "' + b"p" * 20000 + b'"}\\n'])
+if how == "file size limit":
+    resource.setrlimit(resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+else:
+    (log.parent / "filler").unlink()
+audit_file.append([b'{"n": 3}\\n'])
+sys.stdout.buffer.write(log.read_bytes())
+"""
+
+
+@pytest.mark.parametrize("how", ["full file system", "file size limit"])
+def test_a_write_that_fails_part_way_leaves_no_partial_line(tmp_path: Path, how: str) -> None:
+    """A record written in part (the disk filled up in the middle of it) was followed by
+    the gap line on the same line, and ``schemux audit`` skipped both: the part is
+    taken back, and the gap line stands on its own."""
+    script = [sys.executable, "-c", FILLED_UP, how]
+    if how == "full file system":
+        if subprocess.run(["unshare", "-m", "true"], capture_output=True, check=False).returncode:
+            pytest.skip("no mount namespace here (unshare -m needs CAP_SYS_ADMIN)")
+        mount = 'mount -t tmpfs -o size=64k tmpfs "$1" && shift && exec "$@"'
+        script = ["unshare", "-m", "sh", "-c", mount, "sh", str(tmp_path), *script]
+    done = subprocess.run(
+        [*script, str(tmp_path / "audit.jsonl")], capture_output=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    kept = done.stdout
+    assert kept.endswith(b"\n")
+    first, gap, last = (json.loads(raw) for raw in kept.split(b"\n")[:-1])
+    assert (first, last) == ({"n": 1}, {"n": 3})
+    assert gap["gap"] == 1
+    assert "1 calls not recorded" in line(gap)
+
+
+def test_a_partial_line_left_before_is_ended_first(tmp_path: Path) -> None:
+    """A line cut short by something else (a crash, a disk that filled under a writer
+    that could not take its part back): the next record still begins a line."""
+    log = tmp_path / "audit.jsonl"
+    log.write_bytes(b'{"n": 1}\n{"n": 2, "pa')
+    AuditFile(log, AuditSettings(log)).append([b'{"n": 3}\n'])
+    assert log.read_bytes().split(b"\n")[2] == b'{"n": 3}'
 
 
 async def test_no_thread_to_write_with_fails_no_call(
@@ -692,6 +812,40 @@ def test_log_options_send_the_servers_warnings_to_a_file(
     assert unwritable.stderr.startswith("schemux: cannot open the log file")
 
 
+@pytest.mark.parametrize("case", ["wider mode", "symbolic link", "another user's"])
+def test_the_log_file_is_the_users_own_and_private(
+    main_tmux_socket: str, tmp_path: Path, case: str
+) -> None:
+    """--log-file followed a symbolic link, and kept a wider mode or another owner."""
+    server_log = tmp_path / "server.log"
+    if case == "wider mode":
+        server_log.write_text("")
+        server_log.chmod(0o644)
+    elif case == "symbolic link":
+        server_log.symlink_to(tmp_path / "pointed.log")
+    else:
+        another_users(server_log)
+    done = schemux(
+        "call", "-L", main_tmux_socket, "--no-audit", "--log-file", str(server_log),
+        "tmux_snapshot",
+    )  # fmt: skip
+    if case == "wider mode":
+        assert done.returncode == 0, done.stderr
+        assert server_log.stat().st_mode & 0o777 == 0o600
+        return
+    said = (
+        "a symbolic link"
+        if case == "symbolic link"
+        else f"owned by {owner_of(OTHER_UID)}, not by you"
+    )
+    assert done.returncode == 2
+    assert done.stderr == (
+        f"schemux: cannot open the log file (--log-file, SCHEMUX_LOG_FILE) {str(server_log)!r}: "
+        f"it is {said}: remove it, or name another file\n"
+    )
+    assert not (tmp_path / "pointed.log").exists()
+
+
 # ---- schemux audit
 
 
@@ -771,6 +925,42 @@ def test_audit_shows_redacted_cut_and_gap_records() -> None:
     assert "me@box: %7 -L work" in remote
 
 
+# an OSC title, an OSC 52 clipboard write, a screen clear: what the agent could append
+TERMINAL_WRITES = "\x1b]0;owned\x07\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J\x9b\u2028"
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        {"time": "2026-12-01T10:00:00.000Z", "gap": TERMINAL_WRITES},
+        {"time": "2026-12-01T10:00:00.000Z", "gap": [TERMINAL_WRITES]},
+        *(
+            entry(1, **{name: TERMINAL_WRITES})
+            for name in ("tool", "host", "pane", "program", "outcome", "duration_ms")
+        ),
+        entry(1, arguments={"command": TERMINAL_WRITES, "socket_name": TERMINAL_WRITES}),
+        entry(1, arguments={"argv": [TERMINAL_WRITES]}),
+        entry(1, arguments={"patterns": {TERMINAL_WRITES: TERMINAL_WRITES}}),
+        entry(1, tool={"nested": TERMINAL_WRITES}),
+    ],
+)
+def test_audit_escapes_every_field_it_prints(record: dict[str, Any]) -> None:
+    """Whatever a line of the log holds, in a field known or not, reaches the reader's
+    terminal with its control characters escaped."""
+    shown = line(record)
+    assert shown.isprintable(), shown
+
+
+def test_audit_prints_an_appended_gap_line_escaped(tmp_path: Path) -> None:
+    log = tmp_path / "audit.jsonl"
+    written(log, entry(2), {"time": entry(1)["time"], "gap": TERMINAL_WRITES})
+    done = schemux("audit", "--audit-log", str(log))
+    assert done.returncode == 0, done.stderr
+    assert "\x1b" not in done.stdout
+    assert "\\x1b]52;c;cm0gLXJmIH4=\\x07" in done.stdout
+    assert done.stdout.splitlines()[1].endswith("calls not recorded: the audit log was unwritable")
+
+
 def test_since_takes_durations_days_and_iso_times() -> None:
     now = datetime(2026, 12, 1, 15, 0).astimezone()
     assert parse_since("10m", now) == now - timedelta(minutes=10)
@@ -813,6 +1003,26 @@ def test_follow_reads_across_rotation(tmp_path: Path) -> None:
     thread.join(timeout=10)
     assert seen == lines
     assert rotated(log, 1).exists()  # it did rotate under the reader
+
+
+def test_follow_reads_again_a_line_taken_back(tmp_path: Path) -> None:
+    """A writer whose disk filled up takes its part of a line back: a reader that saw the
+    part reads on from the end of the last whole line, not from where the part ended."""
+    log = tmp_path / "audit.jsonl"
+    log.write_bytes(b'{"n": 1}\n{"n": 2, "pad": "ppp')
+    following = follow_lines(log, poll=0.02)
+    assert next(following) == b'{"n": 1}\n'
+    with log.open("r+b") as opened:
+        opened.truncate(len(b'{"n": 1}\n'))
+        opened.seek(0, os.SEEK_END)
+        opened.write(b'{"gap": 1}\n{"n": 3}\n')
+    seen: list[bytes] = []
+    reader = threading.Thread(
+        target=lambda: seen.extend(next(following) for _ in range(2)), daemon=True
+    )
+    reader.start()
+    reader.join(timeout=10)  # a reader past the end of the file waits for ever
+    assert seen == [b'{"gap": 1}\n', b'{"n": 3}\n']
 
 
 def test_audit_follow_prints_new_calls(tmp_path: Path) -> None:

@@ -290,6 +290,15 @@ def test_check_audit(tmp_path: Path) -> None:
     assert status == 0  # serving works: calls go on unrecorded
 
 
+def test_check_audit_fails_a_file_not_the_users(tmp_path: Path) -> None:
+    link = tmp_path / "audit.jsonl"
+    link.symlink_to(tmp_path / "elsewhere.jsonl")
+    refused = check_audit(AuditSettings(link))
+    assert refused.status == "fail"
+    assert refused.found == f"{link}: it is a symbolic link"
+    assert refused.fix == "remove it, or name another file (--audit-log, SCHEMUX_AUDIT_LOG)"
+
+
 GATE_SETTINGS: list[GateSetting] = ["auto", "perl", "python"]
 
 

@@ -22,13 +22,15 @@ import anyio
 import pytest
 from mcp import Client
 
-from schemux.config import ENV_HOST, ExecTarget, FleetSettings, NamedHost, SshTarget
+from schemux.audit_reader import line
+from schemux.config import ENV_HOST, AuditSettings, ExecTarget, FleetSettings, NamedHost, SshTarget
 from schemux.context import ToolContext
 from tests.conftest import stdio_parameters
 from tests.contexts import Contexts, client_of
 from tests.process_table import processes
 from tests.ssh_server import BAD_KEY
 from tests.support import call, call_error, remove_server, tagged_socket_name, tmux, wait_until
+from tests.test_audit import records
 
 pytestmark = pytest.mark.anyio
 
@@ -402,6 +404,29 @@ async def test_it_chooses_its_hosts_itself_and_takes_no_host(fleet: Fleet) -> No
     assert "host" in text
     for host in fleet.exec_hosts.values():  # refused before any host was reached
         assert host.tmux("list-sessions", check=False) == ""
+
+
+async def test_the_audit_names_every_host_it_ran_on(fleet: Fleet, tmp_path: Path) -> None:
+    """Each fan-out's record was the default host's, with its pane, whatever it ran on."""
+    for name in ("here", "box", "web"):
+        fleet.exec_host(name)
+    log = tmp_path / "audit.jsonl"
+    async with fleet.client(audit=AuditSettings(log)) as client:
+        boxed = await fan_out(client, command="true", hosts=["box"])
+        await fan_out(client, command="true")
+        await fan_out(client, command="true", hosts=["web", "box"])
+    with anyio.fail_after(10):  # the writer's batch
+        while len(log.read_bytes().splitlines() if log.exists() else []) < 3:  # noqa: ASYNC110
+            await anyio.sleep(0.05)
+    one, every, two = records(log)
+    assert one["host"] == "box"
+    assert one["pane"] == by_host(boxed)["box"]["pane_id"]
+    assert every["host"] == "here,box,web"
+    assert two["host"] == "box,web"  # in the fleet's order, as the results are
+    for several in (every, two):  # one pane per host: the record names none of them
+        assert "pane" not in several
+    assert "here,box,web: -" in line(every)
+    assert "box: %" in line(one)
 
 
 async def test_served_over_stdio_only_with_several_hosts(tmux_socket: str) -> None:

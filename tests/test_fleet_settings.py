@@ -179,6 +179,23 @@ def test_a_bad_hosts_file_names_the_field(tmp_path: Path, text: str, said: str) 
         settings_from({}, hosts_file=str(path))
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "default = " + "[" * 5000 + "]" * 5000,
+        "default = " + "{a = " * 5000 + "1" + "}" * 5000,
+    ],
+)
+def test_a_hosts_file_nested_too_deep_is_one_line_naming_it(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "deep.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as refused:
+        settings_from({}, hosts_file=str(path))
+    said = str(refused.value)  # a Python whose tomllib limits nesting may word it its way
+    assert said.startswith(f"the hosts file {path} is not TOML: ")
+    assert "\n" not in said
+
+
 def test_a_missing_hosts_file_is_said(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"hosts file .* cannot be read"):
         settings_from({}, hosts_file=str(tmp_path / "none.toml"))

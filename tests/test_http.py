@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -35,6 +38,7 @@ from schemux.http_config import (
     is_loopback,
 )
 from schemux.http_security import presented_token
+from schemux.logs import RepeatedLog
 from schemux.tmux_names import socket_directory
 from tests.http_serving import free_port
 from tests.support import new_pane
@@ -437,6 +441,16 @@ def read_until_closed(connection: socket.socket, within: float) -> bytes | None:
     return None
 
 
+async def rest_of_stderr(served: Served) -> str:
+    """What the server wrote on stderr after its start line, to its end."""
+    assert served.process.stderr is not None
+    written = b""
+    with contextlib.suppress(anyio.EndOfStream):
+        while True:
+            written += await served.process.stderr.receive()
+    return written.decode()
+
+
 def request_head(*lines: str) -> bytes:
     return "".join(f"{line}\r\n" for line in lines).encode()
 
@@ -486,6 +500,59 @@ async def test_connections_without_a_request_are_bounded(tmux_socket: str) -> No
     finally:
         served.process.terminate()
         await served.process.wait()
+
+
+async def test_a_flood_of_connections_is_one_warning_and_a_count(tmux_socket: str) -> None:
+    """Each close of the oldest connection was a warning of its own (an 8 s flood wrote
+    2,351 lines): the first is logged, the others counted, the count logged at the end."""
+    served = await serve(tmux_socket, env={ENV_TOKEN: TOKEN, ENV_MAX_NEW_CONNECTIONS: "2"})
+    try:
+        # serving (the start line comes once it listens, before the server serves)
+        assert (await post(served.url, bearer(TOKEN))).status_code == 200
+        flood = [raw_connection(served.port) for _ in range(32)]
+        for connection in flood[:30]:  # each newer one closed the oldest
+            assert await anyio.to_thread.run_sync(read_until_closed, connection, 5.0) == b""
+        for connection in flood[30:]:
+            connection.close()
+    finally:
+        served.process.terminate()
+        await served.process.wait()
+    closes = [text for text in (await rest_of_stderr(served)).splitlines() if "oldest" in text]
+    assert closes[0] == (
+        "schemux: WARNING HTTP: closed the oldest of 2 connections that have sent no whole "
+        "request yet, the most this server allows"
+    )
+    counts = [re.search(r" \((\d+) more times? within 10 s\)$", text) for text in closes[1:]]
+    assert None not in counts, closes  # a summary every 10 s at most, and one at the end
+    assert 1 + sum(int(found.group(1)) for found in counts if found) == 30
+    assert len(closes) <= 3
+
+
+async def test_a_repeated_message_is_logged_once_then_counted(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    summarized = anyio.Event()
+
+    class Summaries(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if "more times" in record.getMessage():
+                summarized.set()
+
+    logger = logging.getLogger("schemux.test-repeated")
+    logger.addHandler(Summaries())
+    repeated = RepeatedLog(logger, seconds=0.05)
+    with caplog.at_level(logging.INFO, logger=logger.name):
+        for _ in range(100):
+            repeated.log(logging.WARNING, "flood")
+        repeated.log(logging.INFO, "another")
+        repeated.log(logging.DEBUG, "below the level")
+        assert caplog.messages == ["flood", "another"]
+        with anyio.fail_after(5):
+            await summarized.wait()  # the period's end, not the next message, logs it
+        assert caplog.messages == ["flood", "another", "flood (99 more times within 0.05 s)"]
+        repeated.close()
+    assert len(caplog.messages) == 3  # nothing was left to count
+    assert [record.levelno for record in caplog.records] == [30, 20, 30]
 
 
 async def test_a_request_without_the_token_ends_its_connection(locked: Served) -> None:

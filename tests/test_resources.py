@@ -23,6 +23,7 @@ from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
 from schemux.resource_uris import pane_uri, program_uri
 from schemux.resources import RESOURCE_NOT_FOUND
+from schemux.selection import select
 from schemux.server import build_server
 from tests.conftest import STDIO_WAIT_CEILING, stdio_parameters
 from tests.support import Pane, call, new_pane, tmux, until, wait_until, watching_clients
@@ -343,6 +344,57 @@ async def test_capture_pane_links_to_the_scrollback_beyond_its_lines(
         "capture_pane", {"paneId": pane.pane_id, "historyLines": 1000}
     )
     assert [block.type for block in everything.content] == ["text"]
+
+
+@pytest.mark.parametrize(
+    ("tools", "kinds"),
+    [
+        (["signal_channel"], ()),
+        (["run_command", "send_keys"], ()),
+        (["capture_pane"], ("pane",)),
+        (["wait_for_text"], ("pane",)),
+        (["programs"], ("program",)),
+        (["capture", "stop_program"], ("pane", "program")),
+    ],
+)
+async def test_resources_follow_the_tool_selection(
+    context: ToolContext, tmux_socket: str, tools: list[str], kinds: tuple[str, ...]
+) -> None:
+    """``--tools signal_channel`` served every pane's screen: a kind of resource is served
+    only with a tool that reads it (or links to it)."""
+    pane = new_pane(tmux_socket)
+    async with Client(build_server(context, BINDINGS)) as every_tool:
+        started = await call(every_tool, "start_program", argv=["sleep", "30"])
+    program = started["programId"]
+    served = select(BINDINGS, tools, several_hosts=False)
+    uris = {"pane": pane_uri("local", pane.pane_id), "program": program_uri("local", program)}
+    async with Client(build_server(context, served), cache=None) as client:
+        if not kinds:
+            assert client.server_capabilities.resources is None
+            assert client.server_capabilities.completions is None
+            for method in (client.list_resources, client.list_resource_templates):
+                with pytest.raises(MCPError) as unserved:
+                    await method()
+                assert unserved.value.error.code == types.METHOD_NOT_FOUND
+            return
+        templates = (await client.list_resource_templates()).resource_templates
+        assert {t.uri_template.split("/")[3] for t in templates} == set(kinds)
+        listed = {resource.uri for resource in (await client.list_resources()).resources}
+        for kind, uri in uris.items():
+            assert (uri in listed) == (kind in kinds), (kind, listed)
+            if kind in kinds:
+                await read_text(client, uri)
+                continue
+            with pytest.raises(MCPError) as refused:
+                await client.read_resource(uri)
+            assert refused.value.error.code == types.INVALID_PARAMS
+            assert refused.value.error.message == (
+                f"uri: {uri} is a {kind}'s, and this server serves no tool that reads a "
+                f"{kind} (--tools), so no {kind} resources"
+            )
+            with pytest.raises(MCPError):
+                async with client.listen(resource_subscriptions=[uri]):
+                    pass
 
 
 async def test_resources_over_stdio(tmux_socket: str, anyio_backend: str) -> None:

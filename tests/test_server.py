@@ -183,6 +183,11 @@ async def test_unknown_tool_is_a_protocol_error_naming_the_served_ones(
 ) -> None:
     with pytest.raises(MCPError, match=r"^Unknown tool: nope; this server serves run_command$"):
         await faulty_client.call_tool("nope", {})
+    with pytest.raises(MCPError) as refused:
+        await faulty_client.call_tool("n" * 100_000, {})  # the name is cut, never echoed whole
+    message = str(refused.value)
+    assert message.startswith(f"Unknown tool: {'n' * 80}…({100_000 - 80} more characters); ")
+    assert len(message) < 300
 
 
 async def test_streamable_http(tmux_socket: str) -> None:

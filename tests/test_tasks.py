@@ -229,6 +229,10 @@ def test_unknown_task_ids_and_undeclared_clients_get_the_extensions_errors(
         reply = server.request(method, {"taskId": "0" * 32})
         assert reply["error"]["code"] == -32602
         assert reply["error"]["message"].startswith("Failed to retrieve task: no task '000")
+    huge = server.request("tasks/get", {"taskId": "f" * 100_000})  # echoed cut, never whole
+    assert huge["error"]["code"] == -32602
+    assert huge["error"]["message"].startswith(f"Failed to retrieve task: no task '{'f' * 79}…(")
+    assert len(huge["error"]["message"]) < 300
     reply = server.request("tasks/update", {"taskId": "nope", "inputResponses": {}})
     assert reply["error"]["code"] == -32602
     missing = server.request("tasks/get", {}, tasks=True)

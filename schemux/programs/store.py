@@ -17,7 +17,7 @@ import anyio
 
 from schemux import audit
 from schemux.config import ProgramLimits
-from schemux.errors import SchemuxError
+from schemux.errors import SchemuxError, preview
 from schemux.programs.gate import Ending, Outcome, ending_from_marker
 from schemux.programs.host import ProgramHost
 from schemux.programs.output import Page, copy_output, cursor_for, offset_of, page_at
@@ -57,7 +57,7 @@ class ProgramStore:
         program = self._programs.get(program_id)
         if program is None:
             raise SchemuxError(
-                f"no program {program_id!r}: it was never started here, was stopped, or its "
+                f"no program {preview(program_id)}: it was never started here, was stopped, or its "
                 "output was let go after enough later programs ended",
                 suggestion="start it again with start_program",
             )

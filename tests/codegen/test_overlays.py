@@ -12,10 +12,17 @@ import pytest
 
 from codegen.__main__ import main
 from codegen.importer import ImportFailed
-from codegen.overlays import HINTS, Overlay, load_overlays, overlaid, overlay_problems
+from codegen.overlays import (
+    HINTS,
+    RESOURCE_KINDS,
+    Overlay,
+    load_overlays,
+    overlaid,
+    overlay_problems,
+)
 from codegen.pipeline import make_plan
 from schemux.generated.bindings import BINDINGS
-from schemux.generated.tool_facts import FAMILIES, JOBS, NEVER_SENT, USES
+from schemux.generated.tool_facts import FAMILIES, JOBS, NEVER_SENT, RESOURCE_READERS, USES
 from tests.codegen.overlay_files import OVERLAYS, write_overlay
 from tests.generated_data import TOOL_DOCUMENTS
 
@@ -33,6 +40,11 @@ def test_every_served_tool_has_an_overlay_and_the_tables_are_theirs(repo_root: P
     assert {family.name: family.job for family in overlays.families} == JOBS
     assert {o.tool: o.use for o in in_order} == USES
     assert NEVER_SENT == {"run_program": ("input",), "start_program": ("input",)}
+    assert {
+        kind: tuple(sorted(o.tool for o in in_order if kind in o.resources))
+        for kind in RESOURCE_KINDS
+    } == RESOURCE_READERS
+    assert all(RESOURCE_READERS.values())  # each kind is read by some tool
     for overlay in overlays.by_tool.values():
         assert all(why.strip() for why in overlay.why.values())  # every hint says why
 
