@@ -113,6 +113,14 @@ def ensure_anchor() -> Path:
     return ANCHOR_BIN
 
 
+def tmux_directory() -> dict[str, str]:
+    """TMUX_TMPDIR, when this process has one: the ``mcp`` client hands a server only a
+    few variables of its own, and a server without it finds another tmux directory
+    (and starts a server of the same name there)."""
+    found = os.environ.get("TMUX_TMPDIR")
+    return {"TMUX_TMPDIR": found} if found else {}
+
+
 def schemux_params(socket: str) -> StdioServerParameters:
     # Not from the repository root: there `-m schemux` would import the bare source directory
     # schemux/ (first on sys.path), which lacks the installed package's generated/ and handlers/.
@@ -122,6 +130,7 @@ def schemux_params(socket: str) -> StdioServerParameters:
         command=sys.executable,
         args=["-m", "schemux", "serve", "--socket-name", socket, "--audit-log", os.devnull],
         cwd=Path(__file__).resolve().parent,
+        env=tmux_directory(),
     )
 
 
@@ -135,6 +144,7 @@ def anchor_params(socket: str) -> StdioServerParameters:
             # per request) and start-up banner cost it a few ms and flood the terminal.
             "FASTMCP_SHOW_SERVER_BANNER": "false",
             "FASTMCP_LOG_LEVEL": "WARNING",
+            **tmux_directory(),
         },
     )
 

@@ -100,7 +100,7 @@ class Sizes:
 
 def stdio_params(socket: str, gate: str) -> StdioServerParameters:
     params = schemux_params(socket)
-    env = PROGRAM_LIMIT_ENV | {"SCHEMUX_PROGRAM_GATE": gate}
+    env = (params.env or {}) | PROGRAM_LIMIT_ENV | {"SCHEMUX_PROGRAM_GATE": gate}
     return StdioServerParameters(command=params.command, args=params.args, cwd=params.cwd, env=env)
 
 
