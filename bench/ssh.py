@@ -210,7 +210,7 @@ async def measure(
     )
     baseline = time_per_command_ssh(server, tmux, baseline_pane, args.baseline_calls, 2)
     bursts = await time_bursts(
-        schemux_params(tmux.name), ssh_params(tmux.name, server), args.burst_rounds
+        schemux_params(tmux.name), ssh_params(remote.name, server), args.burst_rounds
     )
     local_ms = statistics.median(local) * 1000
     ssh_ms = statistics.median(over_ssh) * 1000
