@@ -39,7 +39,7 @@ from mcp import Client
 if __package__ in (None, ""):  # run as a script: make `bench` importable from the root
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import Bar, publish, run, schemux_params, succeeded
+from bench.common import Bar, Tmux, publish, run, schemux_params, succeeded
 from schemux.config import Settings
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
@@ -95,7 +95,7 @@ class Bench:
     def stop(self) -> None:
         if self.tty >= 0:
             os.close(self.tty)
-        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True)
+        Tmux(self.socket).kill()  # and its socket file, which tmux 3.3a leaves
 
 
 def time_raw(bench: Bench, runs: int) -> list[float]:

@@ -38,7 +38,7 @@ from mcp import Client
 if __package__ in (None, ""):  # run as a script: make `bench` importable from the root
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import Bar, publish, run, succeeded
+from bench.common import Bar, Tmux, publish, run, succeeded
 from schemux.config import Settings
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
@@ -169,7 +169,7 @@ async def main() -> int:
         }
     finally:
         os.close(tty)
-        tmux(socket, "kill-server")
+        Tmux(socket).kill()  # and its socket file, which tmux 3.3a leaves
     results = {name: summary(values) for name, values in figures.items()}
     over = results["listen"]["median"] - results["raw %output"]["median"]
     ratio = results["read"]["median"] / results["capture_pane"]["median"]
