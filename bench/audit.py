@@ -13,7 +13,8 @@ a batch of calls on one, then on the other (the order swapped every round), for:
 Figures: the median per call of each, and **on / off** (1.0: no cost). The writer
 thread builds and writes each record off the event loop; its CPU time still shares the
 interpreter with the loop, which is what the ratio shows. Bar: on / off at most 1.10 for
-``tmux_snapshot``.
+``tmux_snapshot``. Every call's result is checked: a ``tmux_snapshot`` that failed, or a
+refused call that was not refused, stops the run (exit status 2); a missed bar is exit 1.
 
 Usage: ``python bench/audit.py [--rounds N] [--calls N] [--json PATH]``
 """
@@ -34,11 +35,12 @@ from pathlib import Path
 from typing import Any
 
 from mcp import Client
+from mcp_types import CallToolResult
 
 if __package__ in (None, ""):  # run as a script: make `bench` importable from the root
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import publish
+from bench.common import Bar, CallFailed, error_text, publish, run, succeeded
 from schemux.config import AuditSettings, Settings
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
@@ -46,8 +48,8 @@ from schemux.server import build_server
 from schemux.tmux_names import socket_directory
 
 CALLS: dict[str, dict[str, Any]] = {
-    "refused": {"name": "run_command", "arguments": {"command": 5}},
-    "tmux_snapshot": {"name": "tmux_snapshot", "arguments": {}},
+    "refused": {"name": "run_command", "arguments": {"command": 5}, "refused": True},
+    "tmux_snapshot": {"name": "tmux_snapshot", "arguments": {}, "refused": False},
 }
 BAR = 1.10
 
@@ -63,10 +65,23 @@ async def served(socket: str, log: Path | None) -> AsyncIterator[Client]:
 
 
 async def per_call(client: Client, call: dict[str, Any], count: int) -> float:
+    results = []
     started = time.perf_counter()
     for _ in range(count):
-        await client.call_tool(call["name"], call["arguments"])
-    return (time.perf_counter() - started) / count
+        results.append(await client.call_tool(call["name"], call["arguments"]))
+    elapsed = time.perf_counter() - started
+    for result in results:  # after the clock: a failure stops the run, timed or not
+        checked(call, result)
+    return elapsed / count
+
+
+def checked(call: dict[str, Any], result: CallToolResult) -> None:
+    """The call came back as it must: refused by its inputSchema, or succeeded."""
+    if not call["refused"]:
+        succeeded(call["name"], result)
+    elif not result.is_error or not error_text(result).startswith("Invalid arguments"):
+        said = error_text(result)
+        raise CallFailed(f"{call['name']} {call['arguments']} was not refused: {said}")
 
 
 async def measure(socket: str, log: Path, rounds: int, calls: int) -> dict[str, Any]:
@@ -96,11 +111,14 @@ def render(report: dict[str, Any], rounds: int, calls: int) -> str:
             f"  {name:<14} off {figures['off_ms']:7.3f} ms  on {figures['on_ms']:7.3f} ms  "
             f"on / off {figures['on_vs_off']:.2f}x"
         )
-    ratio = report["tmux_snapshot"]["on_vs_off"]
-    verdict = "met" if ratio <= BAR else "MISSED"
-    lines.append(f"  bar: tmux_snapshot on / off at most {BAR:.2f}x: {verdict}")
+    lines.append("bar")
+    lines.append(bar(report).line())
     lines.append(f"  records written: {report['records_written']}")
     return "\n".join(lines)
+
+
+def bar(report: dict[str, Any]) -> Bar:
+    return Bar("tmux_snapshot on / off", report["tmux_snapshot"]["on_vs_off"], BAR)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -121,9 +139,9 @@ def main(argv: list[str] | None = None) -> int:
         socket_file = os.path.join(socket_directory(), socket)
         subprocess.run([*tmux, "kill-server"], capture_output=True, check=False)
         Path(socket_file).unlink(missing_ok=True)  # tmux 3.3a leaves it behind
-    publish(render(report, options.rounds, options.calls), report, options.json)
-    return 0
+    text = render(report, options.rounds, options.calls)
+    return publish(text, report, options.json, [bar(report)])
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run(main)

@@ -1,7 +1,8 @@
 """What the benchmarks share: a private tmux server with a bare bash pane, the servers
 they compare (schemux over stdio, the anchor libtmux-mcp in a venv of its own), the
 figures (a summary of timings, the machine's facts, and how every script ends: printed,
-and written as JSON), and a process's CPU time and memory as /proc tells them."""
+written as JSON, and judged by its bars into an exit status), the check that a call
+succeeded, and a process's CPU time and memory as /proc tells them."""
 
 from __future__ import annotations
 
@@ -13,12 +14,14 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, NoReturn
 
 from mcp import StdioServerParameters
+from mcp_types import CallToolResult
 
 from tests.process_table import processes
 
@@ -110,6 +113,14 @@ def ensure_anchor() -> Path:
     return ANCHOR_BIN
 
 
+def tmux_directory() -> dict[str, str]:
+    """TMUX_TMPDIR, when this process has one: the ``mcp`` client hands a server only a
+    few variables of its own, and a server without it finds another tmux directory
+    (and starts a server of the same name there)."""
+    found = os.environ.get("TMUX_TMPDIR")
+    return {"TMUX_TMPDIR": found} if found else {}
+
+
 def schemux_params(socket: str) -> StdioServerParameters:
     # Not from the repository root: there `-m schemux` would import the bare source directory
     # schemux/ (first on sys.path), which lacks the installed package's generated/ and handlers/.
@@ -119,6 +130,7 @@ def schemux_params(socket: str) -> StdioServerParameters:
         command=sys.executable,
         args=["-m", "schemux", "serve", "--socket-name", socket, "--audit-log", os.devnull],
         cwd=Path(__file__).resolve().parent,
+        env=tmux_directory(),
     )
 
 
@@ -132,17 +144,35 @@ def anchor_params(socket: str) -> StdioServerParameters:
             # per request) and start-up banner cost it a few ms and flood the terminal.
             "FASTMCP_SHOW_SERVER_BANNER": "false",
             "FASTMCP_LOG_LEVEL": "WARNING",
+            **tmux_directory(),
         },
     )
 
 
-def check_result(label: str, result: Any) -> None:
+class CallFailed(RuntimeError):
+    """A call a benchmark times or relies on returned an error: its figures would time a
+    failure, so the run stops and says which call failed and what it said (``run``)."""
+
+
+def error_text(result: CallToolResult) -> str:
+    """The text of a call's result, as its content blocks give it."""
+    return " ".join(getattr(part, "text", "") for part in result.content).strip()
+
+
+def succeeded(label: str, result: CallToolResult) -> dict[str, Any]:
+    """The structured content of ``result``, the result of the call ``label`` names;
+    ``CallFailed`` with the error's text when it is an error result."""
     if result.is_error:
-        text = " ".join(getattr(part, "text", "") for part in result.content)
-        raise RuntimeError(f"{label}: run_command returned an error: {text}")
-    payload = result.structured_content or {}
+        raise CallFailed(f"{label} failed: {error_text(result) or '(an error with no text)'}")
+    payload = result.structured_content
+    return payload if isinstance(payload, dict) else {}
+
+
+def check_result(label: str, result: CallToolResult) -> None:
+    """A ``run_command`` of ``true``: it succeeded and its command exited 0."""
+    payload = succeeded(f"{label}: run_command", result)
     if payload.get("exit_status") != 0:
-        raise RuntimeError(f"{label}: run_command exit_status is not 0: {payload!r}")
+        raise CallFailed(f"{label}: run_command exit_status is not 0: {payload!r}")
 
 
 def summary(seconds: list[float]) -> dict[str, float]:
@@ -170,12 +200,75 @@ def machine_facts() -> dict[str, Any]:
     }
 
 
-def publish(text: str, report: Mapping[str, Any], json_path: Path | None) -> None:
-    """How every benchmark ends: its figures printed as a person reads them, and all of
-    them written as JSON to ``json_path`` when one was given (``--json``)."""
+@dataclass(frozen=True)
+class Bar:
+    """One target a benchmark judges: ``value`` at most ``limit`` (at least, with
+    ``at_least``); ``value`` None when this run did not measure it (SKIP)."""
+
+    name: str
+    value: float | None
+    limit: float
+    unit: str = "x"
+    at_least: bool = False
+
+    @property
+    def verdict(self) -> str:
+        if self.value is None:
+            return "SKIP"
+        met = self.value >= self.limit if self.at_least else self.value <= self.limit
+        return "PASS" if met else "MISS"
+
+    def line(self, width: int = 40) -> str:
+        """The bar as its table prints it: verdict, name, value and target."""
+        value = "n/a" if self.value is None else f"{self.value:.2f}{self.unit}"
+        limit = f"{'>=' if self.at_least else '<='} {self.limit:g}{self.unit}"
+        return f"  {self.verdict:6}{self.name:{width}}{value:>14}  (target {limit})"
+
+
+def publish(
+    text: str, report: Mapping[str, Any], json_path: Path | None, bars: Iterable[Bar] = ()
+) -> int:
+    """How every benchmark ends: its figures printed as a person reads them, all of them
+    written as JSON to ``json_path`` when one was given (``--json``), and its exit
+    status: 1 when any of ``bars`` is missed (named on stderr), else 0."""
     print(text)
     if json_path is not None:
         json_path.write_text(json.dumps(report, indent=2) + "\n", "utf-8")
+    missed = [bar.name for bar in bars if bar.verdict == "MISS"]
+    if missed:
+        print(f"missed: {'; '.join(missed)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def run(main: Callable[[], int]) -> NoReturn:
+    """Exit with ``main``'s status (0 every bar met, 1 one missed), or 2 with the failed
+    call named on stderr when a call failed (``CallFailed``, also inside the exception
+    groups of the ``mcp`` client's task groups), rather than a figure that timed it."""
+    try:
+        status = main()
+    except CallFailed as failure:
+        status = failed(failure)
+    except BaseExceptionGroup as group:
+        calls, others = group.split(CallFailed)
+        if calls is None or others is not None:
+            raise
+        status = failed(*leaves(calls))
+    sys.exit(status)
+
+
+def failed(*failures: BaseException) -> int:
+    for failure in failures:
+        print(f"{Path(sys.argv[0]).name}: FAILED: {failure}", file=sys.stderr)
+    return 2
+
+
+def leaves(group: BaseExceptionGroup[Any]) -> list[BaseException]:
+    """The exceptions a group holds, its nested groups opened."""
+    found: list[BaseException] = []
+    for inner in group.exceptions:
+        found += leaves(inner) if isinstance(inner, BaseExceptionGroup) else [inner]
+    return found
 
 
 def find_server_pid(argv: list[str]) -> int:

@@ -43,6 +43,7 @@ from bench.common import (
     children_cpu_seconds,
     cpu_seconds,
     find_server_pid,
+    run,
     schemux_params,
 )
 from schemux import shell_panes
@@ -259,4 +260,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run(main)

@@ -16,22 +16,10 @@ from typing import Any
 
 from mcp import Client
 
-from bench.common import (
-    Tmux,
-    cpu_seconds,
-    resident_mb,
-)
+from bench.common import Tmux, cpu_seconds, resident_mb, succeeded
 from schemux.terminal_text import terminal_text
 
 READ_TIMEOUT_MS = 5000
-
-
-def structured(label: str, result: Any) -> dict[str, Any]:
-    if result.is_error:
-        text = " ".join(getattr(part, "text", "") for part in result.content)
-        raise RuntimeError(f"{label}: error result: {text}")
-    payload: dict[str, Any] = result.structured_content or {}
-    return payload
 
 
 WORDS = [
@@ -114,7 +102,7 @@ async def read_one(
     client: Client, number: int, path: Path, copies: Path, clock: list[float]
 ) -> Received:
     """Start ``cat PATH`` and read its text until ended, into ``copies/NUMBER.txt``."""
-    started = structured(
+    started = succeeded(
         "start_program", await client.call_tool("start_program", {"argv": ["cat", str(path)]})
     )
     got = Received(number, started["programId"])
@@ -125,7 +113,7 @@ async def read_one(
             arguments: dict[str, Any] = {"programId": got.program_id, "timeoutMs": READ_TIMEOUT_MS}
             if cursor is not None:
                 arguments["cursor"] = cursor
-            page = structured("read_program", await client.call_tool("read_program", arguments))
+            page = succeeded("read_program", await client.call_tool("read_program", arguments))
             got.reads += 1
             text: str = page["text"]
             data = text.encode()

@@ -16,6 +16,7 @@ once), so no tmux client command sits between the clock and the change. Then:
   ``capture_pane`` tool call, the same rows, through the same client.
 
 Bars: listen at most 20 ms over raw %output (median); read at most capture_pane's time.
+Exit status 1 when a bar is missed, 2 when a call returned an error.
 
 Usage: ``python bench/resources.py [--changes N] [--reads N] [--json PATH]``
 """
@@ -37,7 +38,7 @@ from mcp import Client
 if __package__ in (None, ""):  # run as a script: make `bench` importable from the root
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import publish
+from bench.common import Bar, Tmux, publish, run, succeeded
 from schemux.config import Settings
 from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
@@ -113,7 +114,7 @@ async def schemux(
                     figures["listen"].append((time.monotonic() - written) * 1000)
             for _ in range(5):  # warm-up
                 await client.read_resource(uri)
-                await client.call_tool("capture_pane", {"paneId": pane})
+                succeeded("capture_pane", await client.call_tool("capture_pane", {"paneId": pane}))
             for _ in range(reads):
                 started = time.monotonic()
                 await client.read_resource(uri)
@@ -121,10 +122,17 @@ async def schemux(
                 started = time.monotonic()
                 result = await client.call_tool("capture_pane", {"paneId": pane})
                 figures["capture_pane"].append((time.monotonic() - started) * 1000)
-                assert not result.is_error
+                succeeded("capture_pane", result)
     finally:
         await context.close()
     return figures
+
+
+def bars(report: dict[str, Any]) -> list[Bar]:
+    return [
+        Bar("listen - raw %output (median)", report["listen_over_raw_ms"], 20.0, " ms"),
+        Bar("read / capture_pane (median)", report["read_ratio"], 1.0),
+    ]
 
 
 def render(report: dict[str, Any]) -> str:
@@ -136,6 +144,7 @@ def render(report: dict[str, Any]) -> str:
         f"listen - raw %output (median): {report['listen_over_raw_ms']:.2f} ms; "
         f"read / capture_pane (median): {report['read_ratio']:.2f}"
     )
+    lines += ["bar", *(bar.line() for bar in bars(report))]
     return "\n".join(lines)
 
 
@@ -160,14 +169,13 @@ async def main() -> int:
         }
     finally:
         os.close(tty)
-        tmux(socket, "kill-server")
+        Tmux(socket).kill()  # and its socket file, which tmux 3.3a leaves
     results = {name: summary(values) for name, values in figures.items()}
     over = results["listen"]["median"] - results["raw %output"]["median"]
     ratio = results["read"]["median"] / results["capture_pane"]["median"]
     report = {"figures": results, "listen_over_raw_ms": over, "read_ratio": ratio}
-    publish(render(report), report, options.json)
-    return 0 if over <= 20 and ratio <= 1.0 else 1
+    return publish(render(report), report, options.json, bars(report))
 
 
 if __name__ == "__main__":
-    sys.exit(asyncio.run(main()))
+    run(lambda: asyncio.run(main()))

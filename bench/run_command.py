@@ -39,6 +39,7 @@ from bench.common import (
     ensure_anchor,
     machine_facts,
     publish,
+    run,
     schemux_params,
     summary,
 )
@@ -204,4 +205,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run(main)

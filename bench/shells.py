@@ -53,12 +53,17 @@ if __package__ in (None, ""):  # run as a script: make `bench` importable from t
 
 from bench.common import (
     COMMAND,
+    Bar,
+    CallFailed,
     Tmux,
     anchor_params,
     check_result,
     ensure_anchor,
+    failed,
     machine_facts,
     publish,
+    run,
+    succeeded,
     summary,
 )
 
@@ -145,10 +150,7 @@ class ShellServer(Tmux):
 async def agent_pane(client: Client) -> str:
     """The first call, with no target: schemux starts the server and the agent's pane."""
     result = await client.call_tool("run_command", {"command": "true", "timeout": 30})
-    if result.is_error or not result.structured_content:
-        text = " ".join(getattr(part, "text", "") for part in result.content)
-        raise RuntimeError(f"the first call failed: {text}")
-    return str(result.structured_content["pane_id"])
+    return str(succeeded("the first run_command", result)["pane_id"])
 
 
 @dataclass
@@ -279,7 +281,8 @@ def ratios(report: dict[str, Any]) -> dict[str, dict[str, float]]:
             median = calls[contender].get("median_ms")
             if median is None:
                 continue
-            found[name][f"{contender}_over_floor"] = median / calls["raw_floor"]["median_ms"]
+            if "median_ms" in calls["raw_floor"]:
+                found[name][f"{contender}_over_floor"] = median / calls["raw_floor"]["median_ms"]
             if "median_ms" in anchor:
                 found[name][f"{contender}_over_libtmux_mcp"] = median / anchor["median_ms"]
     return found
@@ -336,19 +339,31 @@ def render(report: dict[str, Any]) -> str:
         f"goals: agent pane <= {GOAL_FLOOR}x the floor and <= {GOAL_ANCHOR}x libtmux-mcp "
         "(fish against bash's libtmux-mcp, which cannot run in fish)",
     ]
-    for name, found in report["ratios"].items():
-        if "schemux_agent_over_floor" not in found:
-            lines.append(f"  {name:12}no figures for the agent pane")
-            continue
-        floor = found["schemux_agent_over_floor"]
-        anchor = found.get("schemux_agent_over_libtmux_mcp")
-        verdicts = [f"floor {'PASS' if floor <= GOAL_FLOOR else 'MISS'} ({floor:.2f})"]
-        if anchor is not None:
-            verdicts.append(
-                f"libtmux-mcp {'PASS' if anchor <= GOAL_ANCHOR else 'MISS'} ({anchor:.2f})"
-            )
-        lines.append(f"  {name:12}" + ", ".join(verdicts))
+    lines += [bar.line() for bar in bars(report)]
     return "\n".join(lines)
+
+
+def bars(report: dict[str, Any]) -> list[Bar]:
+    """Per shell, the agent pane over the floor and over libtmux-mcp (SKIP without it; a
+    shell whose agent pane has no figures failed, which ``errors`` tells)."""
+    found = []
+    for name, ratio in report["ratios"].items():
+        if "schemux_agent_over_floor" in ratio:
+            floor = ratio["schemux_agent_over_floor"]
+            anchor = ratio.get("schemux_agent_over_libtmux_mcp")
+            found.append(Bar(f"{name}: agent pane / floor", floor, GOAL_FLOOR))
+            found.append(Bar(f"{name}: agent pane / libtmux-mcp", anchor, GOAL_ANCHOR))
+    return found
+
+
+def errors(report: dict[str, Any]) -> list[CallFailed]:
+    """What stopped a contender: its calls failed, so it has no figures to judge."""
+    return [
+        CallFailed(f"{name}, {contender}: {row['error']}")
+        for name, calls in report["shells"].items()
+        for contender, row in calls.items()
+        if "error" in row
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -374,9 +389,9 @@ def main(argv: list[str] | None = None) -> int:
         "shells": {name: asyncio.run(measure_shell(name, args)) for name in shells},
     }
     report["ratios"] = ratios(report)
-    publish(render(report), report, args.json)
-    return 0
+    status = publish(render(report), report, args.json, bars(report))
+    return failed(*errors(report)) if errors(report) else status
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run(main)

@@ -36,6 +36,7 @@ if __package__ in (None, ""):  # run as a script: make `bench` importable from t
 
 from bench.common import (
     ANCHOR_VERSION,
+    Bar,
     Tmux,
     anchor_params,
     check_result,
@@ -44,6 +45,7 @@ from bench.common import (
     machine_facts,
     publish,
     resident_mb,
+    run,
     schemux_params,
     summary,
 )
@@ -239,41 +241,28 @@ def ratios(report: dict[str, Any]) -> dict[str, float | None]:
     }
 
 
-@dataclass(frozen=True)
-class Target:
-    name: str
-    limit: float
-    value: float | None  # None: not measured (no anchor)
-    unit: str = "x"
-
-    @property
-    def verdict(self) -> str:
-        if self.value is None:
-            return "SKIP"
-        return "PASS" if self.value <= self.limit else "MISS"
-
-
-def targets(report: dict[str, Any]) -> list[Target]:
+def targets(report: dict[str, Any]) -> list[Bar]:
+    """The bar; a target against libtmux-mcp has no value (SKIP) without the anchor."""
     rates, concurrent = report["ratios"], report["concurrent"]
     found = [
-        Target("run_command median / raw floor", 1.2, rates["schemux_over_raw_floor"]),
-        Target("run_command median / libtmux-mcp", 0.3, rates["schemux_over_libtmux_mcp"]),
-        Target("cold start / libtmux-mcp", 0.25, rates["cold_start_schemux_over_libtmux_mcp"]),
+        Bar("run_command median / raw floor", rates["schemux_over_raw_floor"], 1.2),
+        Bar("run_command median / libtmux-mcp", rates["schemux_over_libtmux_mcp"], 0.3),
+        Bar("cold start / libtmux-mcp", rates["cold_start_schemux_over_libtmux_mcp"], 0.25),
     ]
     for command in CONCURRENT_COMMANDS:
         found.append(
-            Target(
+            Bar(
                 f"{CONCURRENT_PANES} concurrent {command!r} / one call",
-                2.0,
                 concurrent[command]["concurrent_over_single"],
+                2.0,
             )
         )
     found.append(
-        Target(
+        Bar(
             f"memory growth over {report['memory']['calls']} calls",
-            10.0,
             report["memory"]["growth_mb"],
-            unit=" MB",
+            10.0,
+            " MB",
         )
     )
     return found
@@ -365,10 +354,7 @@ def render(report: dict[str, Any]) -> str:
         "",
         "bar",
     ]
-    for target in targets(report):
-        value = "n/a" if target.value is None else f"{target.value:.2f}{target.unit}"
-        limit = f"<= {target.limit:g}{target.unit}"
-        lines.append(f"  {target.verdict:6}{target.name:40}{value:>12}  (target {limit})")
+    lines += [target.line() for target in targets(report)]
     return "\n".join(lines)
 
 
@@ -387,9 +373,8 @@ def main(argv: list[str] | None = None) -> int:
         report = asyncio.run(measure(sizes, tmux, anchor))
     finally:
         tmux.kill()
-    publish(render(report), report, args.json)
-    return 0
+    return publish(render(report), report, args.json, targets(report))
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run(main)
