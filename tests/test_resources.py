@@ -5,6 +5,7 @@ and the links tool results give to them."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -484,7 +485,9 @@ async def test_over_http_a_program_belongs_to_the_session_that_started_it(
                     assert unsubscribed.value.error.code == RESOURCE_NOT_FOUND
                 found = await stranger.complete(programs, {"name": "program_id", "value": "p"})
                 assert program not in found.completion.values
+                assert program not in json.dumps(await call(stranger, "tmux_snapshot"))
             assert uri in {r.uri for r in (await owner.list_resources()).resources}
+            assert program in json.dumps(await call(owner, "tmux_snapshot"))  # its pane's
             assert (
                 await owner.complete(programs, {"name": "program_id", "value": "p"})
             ).completion.values == [program]
