@@ -50,6 +50,7 @@ import anyio
 from schemux.config import ENV_AUDIT_LOG, AuditSettings
 from schemux.errors import CANCELLED, INTERNAL_ERROR, ConfigError
 from schemux.private_files import ADVICE, check_private, open_private
+from schemux.sessions import session_of
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -364,8 +365,8 @@ class AuditLog:
         in memory), this process's one session."""
         if request_context.request is None:
             return self.session
-        value = request_context.request.headers.get("mcp-session-id")
-        return None if value is None else str(value)[:200]
+        value = session_of(request_context)
+        return None if value is None else value[:200]
 
     @contextlib.contextmanager
     def call(

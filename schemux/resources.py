@@ -31,6 +31,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Ser
 from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ResourceUpdated
 
+from schemux import sessions
 from schemux.context import ToolContext
 from schemux.errors import SchemuxError
 from schemux.generated.tool_facts import RESOURCE_READERS
@@ -57,6 +58,8 @@ RESOURCE_PAGE_HOSTS = 10  # hosts whose resources one resources/list page holds,
 _HOSTS_CURSOR = "hosts-from-"
 TEXT = "text/plain"
 _CONNECTION_KEY = "schemux.resource_subscriptions"
+
+Handler = Callable[[ServerRequestContext[Any], Any], Awaitable[Any]]
 
 _DESCRIPTIONS: Mapping[str, str] = MappingProxyType(
     {
@@ -256,7 +259,7 @@ class ResourceService:
                         mime_type=TEXT,
                     )
                 )
-        for program in on.programs.listed() if "program" in self.kinds else []:
+        for program in on.programs.visible() if "program" in self.kinds else []:
             resources.append(
                 types.Resource(
                     uri=program_uri(host, program.id),
@@ -326,7 +329,7 @@ class ResourceService:
                     and ref.uri == template(host, "program", "output")
                     and argument.name == "program_id"
                 ):
-                    values = [program.id for program in self._on(host).programs.listed()]
+                    values = [program.id for program in self._on(host).programs.visible()]
         matching = [value for value in values if value.startswith(argument.value)]
         return types.CompleteResult(
             completion=types.Completion(
@@ -441,20 +444,25 @@ def serve_resources(server: Server[Any], context: ToolContext, tools: Iterable[s
     if not kinds:
         return
     service = ResourceService(context, kinds)
-    server.add_request_handler(
-        "resources/list", types.PaginatedRequestParams, service.list_resources
-    )
-    server.add_request_handler(
-        "resources/templates/list", types.PaginatedRequestParams, service.list_templates
-    )
-    server.add_request_handler("resources/read", types.ReadResourceRequestParams, service.read)
-    server.add_request_handler(
-        "resources/subscribe", types.SubscribeRequestParams, service.subscribe
-    )
-    server.add_request_handler(
-        "resources/unsubscribe", types.UnsubscribeRequestParams, service.unsubscribe
-    )
-    server.add_request_handler(
-        "subscriptions/listen", types.SubscriptionsListenRequestParams, service.listen
-    )
-    server.add_request_handler("completion/complete", types.CompleteRequestParams, service.complete)
+    handlers: list[tuple[str, type[Any], Handler]] = [
+        ("resources/list", types.PaginatedRequestParams, service.list_resources),
+        ("resources/templates/list", types.PaginatedRequestParams, service.list_templates),
+        ("resources/read", types.ReadResourceRequestParams, service.read),
+        ("resources/subscribe", types.SubscribeRequestParams, service.subscribe),
+        ("resources/unsubscribe", types.UnsubscribeRequestParams, service.unsubscribe),
+        ("subscriptions/listen", types.SubscriptionsListenRequestParams, service.listen),
+        ("completion/complete", types.CompleteRequestParams, service.complete),
+    ]
+    for method, params, handler in handlers:
+        server.add_request_handler(method, params, _in_session(handler))
+
+
+def _in_session(handler: Handler) -> Handler:
+    """``handler``, run as its request's MCP session (``sessions``): the programs of
+    another session are not there for it."""
+
+    async def served(ctx: ServerRequestContext[Any], params: Any) -> Any:
+        with sessions.serving(ctx):
+            return await handler(ctx, params)
+
+    return served

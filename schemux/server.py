@@ -29,7 +29,7 @@ from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
-from schemux import __version__, audit, progress, result_links
+from schemux import __version__, audit, progress, result_links, sessions
 from schemux.arguments import text_violation
 from schemux.binding import ToolBinding
 from schemux.context import ToolContext
@@ -216,14 +216,16 @@ def build_server(context: ToolContext, bindings: Mapping[str, ToolBinding]) -> S
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         binding = bound(params.name)
-        async with progress.reporting(ctx.session.report_progress):
-            return await answered(binding, dict(params.arguments or {}))
+        with sessions.serving(ctx):
+            async with progress.reporting(ctx.session.report_progress):
+                return await answered(binding, dict(params.arguments or {}))
 
     async def call_tool_in_task(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         # no progress: the request was answered with the task (the extension sends none)
-        return await answered(bound(params.name), dict(params.arguments or {}))
+        with sessions.serving(ctx):
+            return await answered(bound(params.name), dict(params.arguments or {}))
 
     server: Server[Any] = Server(
         "schemux",

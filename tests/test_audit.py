@@ -941,7 +941,7 @@ TERMINAL_WRITES = "\x1b]0;owned\x07\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J\x9b\u2028"
         entry(1, arguments={"command": TERMINAL_WRITES, "socket_name": TERMINAL_WRITES}),
         entry(1, arguments={"argv": [TERMINAL_WRITES]}),
         entry(1, arguments={"patterns": {TERMINAL_WRITES: TERMINAL_WRITES}}),
-        entry(1, tool={"nested": TERMINAL_WRITES}),
+        {**entry(1), "tool": {"nested": TERMINAL_WRITES}},  # a field of another type
     ],
 )
 def test_audit_escapes_every_field_it_prints(record: dict[str, Any]) -> None:

@@ -5,6 +5,7 @@ and the links tool results give to them."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -26,7 +27,16 @@ from schemux.resources import RESOURCE_NOT_FOUND
 from schemux.selection import select
 from schemux.server import build_server
 from tests.conftest import STDIO_WAIT_CEILING, stdio_parameters
-from tests.support import Pane, call, new_pane, tmux, until, wait_until, watching_clients
+from tests.support import (
+    Pane,
+    call,
+    call_error,
+    new_pane,
+    tmux,
+    until,
+    wait_until,
+    watching_clients,
+)
 from tests.test_http import serve
 
 pytestmark = pytest.mark.anyio
@@ -435,6 +445,54 @@ async def test_resources_over_http(tmux_socket: str, anyio_backend: str) -> None
             with pytest.raises(MCPError) as refused:
                 await client.read_resource("tmux://local/pane/%0/screen")
             assert refused.value.error.code == types.INVALID_PARAMS
+    finally:
+        served.process.terminate()
+        await served.process.wait()
+
+
+@pytest.mark.filterwarnings("ignore:resources/(un)?subscribe is removed")
+async def test_over_http_a_program_belongs_to_the_session_that_started_it(
+    tmux_socket: str, anyio_backend: str
+) -> None:
+    """Another session listed a program's id in resources/list, and read or stopped it:
+    now, to any other session (or a stateless client), it is not there."""
+    served = await serve(tmux_socket, "--no-audit")
+    programs = types.ResourceTemplateReference(
+        type="ref/resource", uri="tmux://local/program/{program_id}/output"
+    )
+    try:
+        async with (
+            Client(served.url, mode="legacy", cache=None) as owner,
+            Client(served.url, mode="legacy", cache=None) as other,
+            Client(served.url, cache=None) as stateless,  # 2026-07-28: no session
+        ):
+            started = await call(owner, "start_program", argv=["sleep", "30"])
+            program, uri = started["programId"], program_uri("local", started["programId"])
+            for stranger in (other, stateless):
+                assert uri not in {r.uri for r in (await stranger.list_resources()).resources}
+                for tool in ("read_program", "stop_program"):
+                    refused = await call_error(stranger, tool, programId=program)
+                    assert refused.startswith(f"no program {program!r}: it was never started")
+                with pytest.raises(MCPError) as missing:
+                    await stranger.read_resource(uri)
+                assert missing.value.error.code == RESOURCE_NOT_FOUND
+                if stranger is stateless:
+                    async with stranger.listen(resource_subscriptions=[uri]) as listening:
+                        assert not listening.honored.resource_subscriptions
+                else:
+                    with pytest.raises(MCPError) as unsubscribed:
+                        await stranger.session.subscribe_resource(uri)
+                    assert unsubscribed.value.error.code == RESOURCE_NOT_FOUND
+                found = await stranger.complete(programs, {"name": "program_id", "value": "p"})
+                assert program not in found.completion.values
+                assert program not in json.dumps(await call(stranger, "tmux_snapshot"))
+            assert uri in {r.uri for r in (await owner.list_resources()).resources}
+            assert program in json.dumps(await call(owner, "tmux_snapshot"))  # its pane's
+            assert (
+                await owner.complete(programs, {"name": "program_id", "value": "p"})
+            ).completion.values == [program]
+            await read_text(owner, uri)
+            assert (await call(owner, "stop_program", programId=program))["outcome"] == "stopped"
     finally:
         served.process.terminate()
         await served.process.wait()

@@ -86,6 +86,7 @@ class Program:
     gate_fd: int = -1  # a pidfd of the gate (signals reach it, never a reused pid) till it exits
     keep: bool = False
     hold: bool = False
+    session: str | None = None  # the MCP session that started it (``sessions``): its alone
     # the gate's tokens, one per report it can make (schemux.programs.program_gate)
     secret: bytes = field(default_factory=lambda: secrets.token_bytes(TABLE_BYTES), repr=False)
     secret_fd: int = -1  # the secret FIFO's, held until the program ends

@@ -15,7 +15,7 @@ from typing import Any
 
 import anyio
 
-from schemux import audit
+from schemux import audit, sessions
 from schemux.config import ProgramLimits
 from schemux.errors import SchemuxError, preview
 from schemux.programs.gate import Ending, Outcome, ending_from_marker
@@ -54,8 +54,10 @@ class ProgramStore:
         return self.host.root
 
     def get(self, program_id: str) -> Program:
+        """The program ``program_id`` of the caller's session (``sessions``): another
+        session's is not found, as one never started is."""
         program = self._programs.get(program_id)
-        if program is None:
+        if program is None or program.session != sessions.current():
             raise SchemuxError(
                 f"no program {preview(program_id)}: it was never started here, was stopped, or its "
                 "output was let go after enough later programs ended",
@@ -65,13 +67,18 @@ class ProgramStore:
         return program
 
     def listed(self) -> list[Program]:
-        """The programs whose output can be read, oldest first."""
+        """The programs whose output can be read, oldest first, whichever session's."""
         return list(self._programs.values())
+
+    def visible(self) -> list[Program]:
+        """Those of them the caller's session started (``sessions``)."""
+        caller = sessions.current()
+        return [program for program in self._programs.values() if program.session == caller]
 
     def lookup_pane(self, server: TmuxServer, pane_id: str) -> str | None:
         """The id of the program running in ``pane_id`` of ``server``, if schemux started
-        one there."""
-        for program in self._programs.values():
+        one there for the caller's session."""
+        for program in self.visible():
             if (
                 program.pane_id == pane_id
                 and program.server.address == server.address
@@ -140,7 +147,10 @@ class ProgramStore:
         try:
             program_id = f"p{secrets.token_hex(6)}"
             directory = self.host.make_directory(program_id)
-            program = Program(program_id, server, directory, keep=spec.keep, hold=spec.hold)
+            program = Program(
+                program_id, server, directory, keep=spec.keep, hold=spec.hold,
+                session=sessions.current(),
+            )  # fmt: skip
             program.text = self.host.make_text(directory)
             program.tasks = Tasks(program_id, partial(self._failed, program))
             try:
