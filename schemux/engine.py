@@ -38,6 +38,7 @@ import anyio
 
 from schemux.control_connection import Connection, Notification, answer
 from schemux.errors import ConnectionLost, SchemuxError
+from schemux.processes import load_stretch
 from schemux.tmux_names import OWNED_SESSION
 
 DEFAULT_TIMEOUT = 10.0
@@ -281,17 +282,33 @@ class ControlEngine:
             spawning.add_done_callback(_end_spawned)
             raise
         try:
-            with anyio.fail_after(self.timeout):
-                await connection.attached
-        except BaseException as error:
+            await self._until_attached(connection)
+        except BaseException:
             await connection.close()
-            if isinstance(error, TimeoutError):
-                raise SchemuxError(
-                    f"tmux on {self.describe} did not accept a control client within "
-                    f"{self.timeout:g} s"
-                ) from None
             raise
         return connection
+
+    async def _until_attached(self, connection: Connection) -> None:
+        """Wait for the new client's attach: up to the engine's timeout, stretched by how
+        loaded the machine is (looked at again every second, as the load shows), so that
+        many servers starting at once on a busy machine are slow, not failed; then the
+        error says what was waited for, how long, and the load."""
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        while True:
+            stretch = load_stretch()
+            left = started + self.timeout * stretch - loop.time()
+            if left <= 0:
+                raise SchemuxError(
+                    f"tmux on {self.describe} did not accept a control client within "
+                    f"{loop.time() - started:.0f} s (the machine's load per core: "
+                    f"{stretch:.1f})",
+                    suggestion="check that the tmux server answers (tmux list-sessions); "
+                    "try again when the machine is less busy",
+                )
+            with anyio.move_on_after(min(left, 1.0)):
+                await asyncio.shield(connection.attached)
+                return
 
     async def _spawn(self, flags: str, notify: Callable[[Notification], None] | None) -> Connection:
         attach = ["attach-session", "-f", flags, "-t", f"={OWNED_SESSION}"]

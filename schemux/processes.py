@@ -226,6 +226,21 @@ class Owner:
         return self.alive()
 
 
+# the most a loaded machine stretches a wait for tmux: a tmux that is not answering at
+# six times the usual bound is stuck, not slow
+LONGEST_STRETCH = 6.0
+
+
+def load_stretch() -> float:
+    """How much longer than on an idle machine a start may take now: this machine's load
+    per core over the last minute, at least 1, at most ``LONGEST_STRETCH``."""
+    try:
+        load = os.getloadavg()[0]
+    except OSError:  # no load average (not Linux's /proc/loadavg): as on an idle machine
+        return 1.0
+    return min(max(load / (os.cpu_count() or 1), 1.0), LONGEST_STRETCH)
+
+
 def this_process() -> Owner:
     """This schemux process (read once per process: a fork gets its own)."""
     return _owner(os.getpid())

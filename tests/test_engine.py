@@ -518,3 +518,24 @@ async def test_waits_and_watches_beside_a_churning_server_leave_it_running(
         cycles = await churning
     assert cycles > 20
     assert tmux(socket, "display-message", "-p", "#{pid}").strip() == pid
+
+
+@pytest.mark.parametrize(("stretch", "attaches"), [(1.0, False), (6.0, True)])
+async def test_a_client_s_attach_waits_longer_on_a_loaded_machine(
+    server: TmuxServer, monkeypatch: pytest.MonkeyPatch, stretch: float, attaches: bool
+) -> None:
+    """A control client that takes longer than the engine's timeout to attach (0.8 s here,
+    as with many servers starting at once on a busy machine): on an idle machine the start
+    fails saying what it waited for; with the machine's load per core at 6, the wait is six
+    times as long and the client attaches (issue 32, item 1: 40 hosts starting beside busy
+    loops lost answers to a fixed 10 s)."""
+    monkeypatch.setattr("schemux.engine.load_stretch", lambda: stretch)
+    server.engine.timeout = 0.4
+    control = server.engine.control
+    server.engine.control = lambda argv: ["sh", "-c", 'sleep 0.8; exec "$@"', "sh", *control(argv)]
+    running = server.run("display-message", "-p", "attached")
+    if attaches:
+        assert await running == ["attached"]
+    else:
+        with pytest.raises(SchemuxError, match=r"did not accept a control client within 0 s"):
+            await running

@@ -11,6 +11,7 @@ import pytest
 
 from schemux.processes import (
     Owner,
+    load_stretch,
     machine_tag,
     process_name,
     read_stat,
@@ -95,3 +96,22 @@ def test_the_machine_tag_is_steady_and_says_nothing_of_the_machine() -> None:
 )
 def test_anything_else_is_no_owner(identity: str) -> None:
     assert Owner.from_identity(identity) is None
+
+
+@pytest.mark.parametrize(
+    ("load", "cores", "stretch"), [(0.3, 2, 1.0), (4.0, 2, 2.0), (9.0, 2, 4.5), (500.0, 2, 6.0)]
+)
+def test_the_load_stretch_is_the_load_per_core_from_1_to_6(
+    monkeypatch: pytest.MonkeyPatch, load: float, cores: int, stretch: float
+) -> None:
+    monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
+    monkeypatch.setattr(os, "cpu_count", lambda: cores)
+    assert load_stretch() == stretch
+
+
+def test_without_a_load_average_the_stretch_is_1(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_load() -> tuple[float, float, float]:
+        raise OSError("no load average")
+
+    monkeypatch.setattr(os, "getloadavg", no_load)
+    assert load_stretch() == 1.0
