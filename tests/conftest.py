@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
+from hypothesis.database import DirectoryBasedExampleDatabase
 from mcp import Client, StdioServerParameters
 
 from schemux.config import ProgramLimits, SshTarget
@@ -45,8 +46,25 @@ _temporary: list[Path] = []
 
 # Property tests judge behaviour; how fast an example runs or is drawn is the machine's
 # load (other runs, other test workers), and speed is measured in bench/, not in tests.
-settings.register_profile("schemux", deadline=None, suppress_health_check=[HealthCheck.too_slow])
-settings.load_profile("schemux")
+# A developer's run draws new examples each time and keeps those that failed in an
+# example database (git-ignored; hypothesis' directory database is safe for the test
+# workers sharing it), so the next run tries them first. CI (``CI`` set, as .ci/run and
+# hosted CI do) starts from a fresh clone, where a database would be empty and then
+# thrown away: it draws one fixed set of examples instead, so a red run names a change,
+# not a draw, and a failure comes again on every run of that code, with the blob that
+# reproduces it printed.
+EXAMPLES = Path(__file__).resolve().parent.parent / ".hypothesis" / "examples"
+settings.register_profile(
+    "schemux",
+    settings.get_profile("default"),  # not hypothesis' own "ci", which it loads in CI
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    database=DirectoryBasedExampleDatabase(EXAMPLES),
+)
+settings.register_profile(
+    "schemux-ci", settings.get_profile("schemux"), derandomize=True, print_blob=True
+)
+settings.load_profile("schemux-ci" if os.environ.get("CI") else "schemux")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

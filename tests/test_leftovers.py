@@ -162,56 +162,6 @@ def run_inner_suite(tmp_path: Path, test: str, *options: str) -> subprocess.Comp
     )
 
 
-FAILS_THE_FIRST_TIME = """
-from pathlib import Path
-
-import pytest
-
-
-{mark}
-def test_fails_the_first_time():
-    tried = Path(__file__).with_name("tried")
-    if not tried.exists():
-        tried.touch()
-        raise AssertionError("the first try's own reason")
-"""
-
-
-def test_a_test_marked_with_its_external_cause_runs_again_saying_why(tmp_path: Path) -> None:
-    marked = FAILS_THE_FIRST_TIME.format(mark='@pytest.mark.flaky_external("a keep-alive\'s end")')
-    done = run_inner_suite(tmp_path, marked, "-rR")
-    assert done.returncode == pytest.ExitCode.OK, done.stdout + done.stderr
-    assert "1 passed, 1 rerun" in done.stdout
-    assert "RERUN test_inner.py::test_fails_the_first_time" in done.stdout
-    assert "why test_inner.py::test_fails_the_first_time ran again" in done.stdout
-    assert "external cause: a keep-alive's end" in done.stdout
-    assert "AssertionError: the first try's own reason" in done.stdout
-
-
-def test_an_unmarked_test_that_fails_once_fails_the_run(tmp_path: Path) -> None:
-    done = run_inner_suite(tmp_path, FAILS_THE_FIRST_TIME.format(mark=""))
-    assert done.returncode == pytest.ExitCode.TESTS_FAILED, done.stdout + done.stderr
-    assert "1 failed" in done.stdout
-    assert "rerun" not in done.stdout
-
-
-@pytest.mark.parametrize(
-    ("mark", "refusal"),
-    [
-        ("@pytest.mark.flaky(reruns=2)", "is marked flaky: mark it flaky_external(cause)"),
-        ("@pytest.mark.flaky_external()", "flaky_external needs the external cause"),
-        ('@pytest.mark.flaky_external(" ")', "flaky_external needs the external cause"),
-    ],
-)
-def test_a_rerun_mark_without_its_cause_stops_the_run(
-    tmp_path: Path, mark: str, refusal: str
-) -> None:
-    done = run_inner_suite(tmp_path, FAILS_THE_FIRST_TIME.format(mark=mark))
-    assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout + done.stderr
-    assert refusal in done.stderr
-    assert not (tmp_path / "tried").exists()  # the test never ran
-
-
 def test_a_thread_blocked_opening_a_fifo_of_the_run_does_not_keep_it_from_exiting(
     tmp_path: Path,
 ) -> None:
