@@ -90,3 +90,31 @@ def test_property_tests_keep_their_failures_or_in_ci_draw_one_fixed_set(
 def test_the_example_database_is_git_ignored() -> None:
     root = Path(__file__).resolve().parent.parent
     assert ".hypothesis/" in (root / ".gitignore").read_text().splitlines()
+
+
+NEEDS_A_MISSING_TOOL = """
+from tests.support import require_tool
+
+
+def test_needs_a_missing_tool():
+    require_tool("schemux-no-such-tool")
+"""
+
+
+@pytest.mark.parametrize("ci", ["true", None])
+def test_a_missing_tool_fails_the_test_in_ci_and_skips_it_elsewhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ci: str | None
+) -> None:
+    if ci is None:
+        monkeypatch.delenv("CI", raising=False)
+    else:
+        monkeypatch.setenv("CI", ci)
+    done = run_inner_suite(tmp_path, NEEDS_A_MISSING_TOOL, "-rs")
+    if ci:
+        assert done.returncode == pytest.ExitCode.TESTS_FAILED, done.stdout + done.stderr
+        assert "1 failed" in done.stdout
+        assert "schemux-no-such-tool is not installed (CI needs it: .ci/run" in done.stdout
+    else:
+        assert done.returncode == pytest.ExitCode.OK, done.stdout + done.stderr
+        (skipped,) = [line for line in done.stdout.splitlines() if line.startswith("SKIPPED [1]")]
+        assert skipped.endswith(": schemux-no-such-tool is not installed")
