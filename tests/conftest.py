@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
+from hypothesis.database import DirectoryBasedExampleDatabase
 from mcp import Client, StdioServerParameters
 
 from schemux.config import ProgramLimits, SshTarget
@@ -35,18 +36,65 @@ THREAD_EXIT_SECONDS = 5.0
 WORKER_LEFTOVERS = "schemux-worker-leftovers"
 RUNTIME_WITNESS = "schemux-runtime-directory-witness"
 RERUN_REASONS = "schemux-rerun-reasons"
+# A test that fails runs again only when marked ``flaky_external(cause)``: the cause is
+# something outside schemux and the test whose timing load moves (ssh's keep-alive, say),
+# named where the test is, printed with each rerun (``RerunReasons``). Any other failure
+# fails the run: a race that fails one run in three would go green with reruns for all.
+EXTERNAL_CAUSE = "flaky_external"
+EXTERNAL_RERUNS = 2
 _temporary: list[Path] = []
 
 # Property tests judge behaviour; how fast an example runs or is drawn is the machine's
 # load (other runs, other test workers), and speed is measured in bench/, not in tests.
-settings.register_profile("schemux", deadline=None, suppress_health_check=[HealthCheck.too_slow])
-settings.load_profile("schemux")
+# A developer's run draws new examples each time and keeps those that failed in an
+# example database (git-ignored; hypothesis' directory database is safe for the test
+# workers sharing it), so the next run tries them first. CI (``CI`` set, as .ci/run and
+# hosted CI do) starts from a fresh clone, where a database would be empty and then
+# thrown away: it draws one fixed set of examples instead, so a red run names a change,
+# not a draw, and a failure comes again on every run of that code, with the blob that
+# reproduces it printed.
+EXAMPLES = Path(__file__).resolve().parent.parent / ".hypothesis" / "examples"
+settings.register_profile(
+    "schemux",
+    settings.get_profile("default"),  # not hypothesis' own "ci", which it loads in CI
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    database=DirectoryBasedExampleDatabase(EXAMPLES),
+)
+settings.register_profile(
+    "schemux-ci", settings.get_profile("schemux"), derandomize=True, print_blob=True
+)
+settings.load_profile("schemux-ci" if os.environ.get("CI") else "schemux")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests marked ``long`` first, in their order: collected late, the launcher's install
-    (30 s) kept one worker busy alone for the run's last 16 s."""
+    (30 s) kept one worker busy alone for the run's last 16 s. Tests marked with an
+    external cause may run again (``allow_reruns``)."""
     items.sort(key=lambda item: item.get_closest_marker("long") is None)
+    for item in items:
+        allow_reruns(item)
+
+
+def allow_reruns(item: pytest.Item) -> None:
+    """A test marked ``flaky_external(cause)`` runs again when it fails, twice at most
+    (pytest-rerunfailures' ``flaky`` mark), its cause kept in its reports for the
+    summary. The plugin's own mark alone is refused: it would rerun with no cause said."""
+    marked = item.get_closest_marker(EXTERNAL_CAUSE)
+    if marked is None:
+        if item.get_closest_marker("flaky") is not None:
+            raise pytest.UsageError(
+                f"{item.nodeid} is marked flaky: mark it {EXTERNAL_CAUSE}(cause) instead, "
+                "naming the external cause that its failure waits on"
+            )
+        return
+    cause = marked.args[0] if marked.args else marked.kwargs.get("cause")
+    if not isinstance(cause, str) or not cause.strip():
+        raise pytest.UsageError(
+            f"{item.nodeid}: {EXTERNAL_CAUSE} needs the external cause, as a sentence"
+        )
+    item.add_marker(pytest.mark.flaky(reruns=marked.kwargs.get("reruns", EXTERNAL_RERUNS)))
+    item.user_properties.append((EXTERNAL_CAUSE, cause))
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -57,6 +105,11 @@ def pytest_configure(config: pytest.Config) -> None:
     (tests that need a profile give one). A login bash of root's home here runs ``pyenv
     rehash``, whose lock a shell killed mid-start leaves behind: every later login bash
     then waited 60 s for it. The caches stay the user's: nothing is fetched again."""
+    config.addinivalue_line(
+        "markers",
+        f"{EXTERNAL_CAUSE}(cause, reruns={EXTERNAL_RERUNS}): the test may run again when it "
+        "fails, because of the external cause named (printed with each rerun)",
+    )
     remember_passed_checks()
     temporary = private_temporary_directory()
     _temporary.append(temporary)
@@ -127,22 +180,27 @@ class RuntimeDirectoryWitness:
 
 
 class RerunReasons:
-    """Why each test that ran again failed first, printed after the summary: ``-raR``
-    names the reruns but not their failures, and a failure that a rerun hides is seen
-    once and then lost (pytest-xdist hands the workers' reports to the run's own end)."""
+    """Why each test that ran again failed first, and the external cause its mark names,
+    printed after the summary: ``-raR`` names the reruns but not their failures, and a
+    failure that a rerun hides is seen once and then lost (pytest-xdist hands the
+    workers' reports to the run's own end)."""
 
     def __init__(self) -> None:
-        self.reasons: list[tuple[str, str]] = []
+        self.reasons: list[tuple[str, str, str]] = []
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.outcome == "rerun":  # type: ignore[comparison-overlap]  # rerunfailures' own
-            self.reasons.append((report.nodeid, report.longreprtext))
+            # a worker's report comes through pytest-xdist with its pairs as lists
+            causes = [value for name, value in report.user_properties if name == EXTERNAL_CAUSE]
+            cause = str(causes[0]) if causes else "none marked (--reruns)"
+            self.reasons.append((report.nodeid, cause, report.longreprtext))
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        for nodeid, reason in self.reasons:
+        for nodeid, cause, reason in self.reasons:
             terminalreporter.write_sep("-", f"why {nodeid} ran again")
+            terminalreporter.write_line(f"external cause: {cause}")
             terminalreporter.write_line(reason)
 
 

@@ -9,12 +9,13 @@ import fcntl
 import json
 import os
 import platform
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.support import require_tool
 
 PACKAGES = [
     "@modelcontextprotocol/ext-tasks@0.2.2",
@@ -46,8 +47,7 @@ def shared_scripts(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def install_scripts(directory: Path) -> Path:
     """``directory`` with the packages installed and the tests' ``.mjs`` scripts beside
     them; skips the test when npm or a node package for this machine is missing."""
-    if shutil.which("npm") is None:
-        pytest.skip("npm is not installed (Debian: apt-get install npm)")
+    require_tool("npm")
     if not PACKAGES[-1]:
         pytest.skip(f"no node 22 package on npm for {platform.machine()}")
     installed = subprocess.run(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -15,7 +16,7 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import anyio
 import pytest
@@ -268,10 +269,29 @@ async def call_error(client: Client, tool: str, **arguments: Any) -> str:
     return "\n".join(block.text for block in result.content if block.type == "text")
 
 
+def missing(what: str) -> NoReturn:
+    """A tool or privilege a test needs is missing here. In CI (``CI`` set, as .ci/run
+    sets it after installing every tool the suite needs, as root) the test fails, so that
+    a green run has run it; elsewhere it is skipped, saying what is missing."""
+    if os.environ.get("CI"):
+        pytest.fail(f"{what} (CI needs it: .ci/run installs the tools and runs as root)")
+    pytest.skip(what)
+
+
+def require_tool(name: str) -> str:
+    """The path of the program ``name``, which the test needs (``missing`` otherwise)."""
+    path = shutil.which(name)
+    if path is None:
+        missing(f"{name} is not installed")
+    return path
+
+
 def force_gate(gate: GateSetting, monkeypatch: pytest.MonkeyPatch) -> str:
     """Programs run under ``gate`` ("perl" or "python"): those of a ToolContext made in this
     process, whatever its settings say, and those of a schemux it starts (by the
-    environment). Skipped where that gate cannot run."""
+    environment). Skipped where that gate cannot run on this machine's architecture."""
+    if gate == "perl":
+        require_tool("perl")
     try:
         chosen = program_gates.choose_gate(gate)
     except ValueError as error:

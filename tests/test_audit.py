@@ -52,7 +52,7 @@ from schemux.errors import ConfigError
 from schemux.generated.bindings import BINDINGS
 from schemux.server import build_server
 from tests.conftest import STDIO_WAIT_CEILING, stdio_parameters
-from tests.support import call, new_pane, wait_until
+from tests.support import call, missing, new_pane, wait_until
 from tests.test_errors import bound
 
 CLIENT = Implementation(name="audit-test", version="9.9")
@@ -392,7 +392,7 @@ def test_a_file_made_with_wider_permissions_is_narrowed(tmp_path: Path) -> None:
 def another_users(path: Path) -> Path:
     """``path``, a file of another user's that anyone may write (0666)."""
     if os.geteuid() != 0:
-        pytest.skip("giving a file to another user needs root")
+        missing("giving a file to another user needs root")
     path.write_text("")
     os.chown(path, OTHER_UID, OTHER_UID)
     path.chmod(0o666)
@@ -568,7 +568,7 @@ def test_a_write_that_fails_part_way_leaves_no_partial_line(tmp_path: Path, how:
     script = [sys.executable, "-c", FILLED_UP, how]
     if how == "full file system":
         if subprocess.run(["unshare", "-m", "true"], capture_output=True, check=False).returncode:
-            pytest.skip("no mount namespace here (unshare -m needs CAP_SYS_ADMIN)")
+            missing("no mount namespace here (unshare -m needs CAP_SYS_ADMIN)")
         mount = 'mount -t tmpfs -o size=64k tmpfs "$1" && shift && exec "$@"'
         script = ["unshare", "-m", "sh", "-c", mount, "sh", str(tmp_path), *script]
     done = subprocess.run(
@@ -756,7 +756,7 @@ def test_a_read_only_file_system_is_one_warning_on_stderr(
     """The log's directory mounted read-only (a mount namespace of the server's own):
     what root cannot write either."""
     if subprocess.run(["unshare", "-m", "true"], capture_output=True, check=False).returncode:
-        pytest.skip("no mount namespace here (unshare -m needs CAP_SYS_ADMIN)")
+        missing("no mount namespace here (unshare -m needs CAP_SYS_ADMIN)")
     directory = tmp_path / "read-only"
     directory.mkdir()
     read_only = 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift && exec "$@"'

@@ -194,8 +194,12 @@ async def replay(
     if "error" in example:
         assert result.is_error, f"expected an error, got {result.structured_content}"
         expected = fill(example["error"], values)
+        if result.structured_content is not None:
+            check_envelope(tool, result.structured_content, text)
         if isinstance(expected, str):
             assert expected in text
+            if result.structured_content is not None:  # said as the error, not elsewhere
+                assert expected in result.structured_content["error"]["message"]
         else:  # an error result of the contract's own (an envelope)
             assert result.structured_content is not None, text
             assert violations(expected, result.structured_content) == []
@@ -207,6 +211,18 @@ async def replay(
         else:
             assert json.loads(text) == result.structured_content
         assert violations(fill(example["result"], values), result.structured_content) == []
+
+
+def check_envelope(tool: str, envelope: dict[str, Any], text: str) -> None:
+    """An error result that carries structured content is the error envelope of the
+    tool's contract (the ``tmux_*`` family's ``{ok: false, error}``): the tool has one,
+    the content is its error branch of the outputSchema, and the text is the same JSON,
+    as a result's is. (An error refused before any tmux work is text only.)"""
+    binding = BINDINGS[tool]
+    assert binding.error_envelope, f"{tool} has no error envelope, yet its error carried one"
+    assert violations(binding.document["outputSchema"], envelope) == []
+    assert envelope["ok"] is False
+    assert json.loads(text) == envelope
 
 
 async def start_program(client: Client, setup: dict[str, Any], values: dict[str, Any]) -> None:

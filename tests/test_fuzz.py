@@ -44,10 +44,8 @@ HOSTILE = [";", "\\;", "#{pane_id}", "#(true)", "##", "-t", "a\nb", "'\"", "\x1f
 FUZZ_SETTINGS = settings(
     max_examples=20,
     deadline=None,  # a call may wait for its (short) timeout
-    database=None,
-    # CI replays one fixed set of examples, so a red run names a change, not a draw; a
-    # developer's run draws new ones each time
-    derandomize=bool(os.environ.get("CI")),
+    # the example database, or in CI one fixed set of examples: the profile's
+    # (tests/conftest.py)
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 

@@ -147,6 +147,7 @@ def run_inner_suite(tmp_path: Path, test: str, *options: str) -> subprocess.Comp
     """A suite with this conftest's hooks and the one test given, run with ``options``."""
     (tmp_path / "conftest.py").write_text(
         "from tests.conftest import pytest_configure, pytest_sessionfinish  # noqa: F401\n"
+        "from tests.conftest import pytest_collection_modifyitems  # noqa: F401\n"
         "from tests.conftest import pytest_unconfigure  # noqa: F401\n"
     )
     (tmp_path / "test_inner.py").write_text(test)
@@ -159,26 +160,6 @@ def run_inner_suite(tmp_path: Path, test: str, *options: str) -> subprocess.Comp
         timeout=120,
         check=False,
     )
-
-
-FAILS_THE_FIRST_TIME = """
-from pathlib import Path
-
-
-def test_fails_the_first_time():
-    tried = Path(__file__).with_name("tried")
-    if not tried.exists():
-        tried.touch()
-        raise AssertionError("the first try's own reason")
-"""
-
-
-def test_a_rerun_test_s_first_failure_is_printed(tmp_path: Path) -> None:
-    done = run_inner_suite(tmp_path, FAILS_THE_FIRST_TIME, "--reruns", "1")
-    assert done.returncode == pytest.ExitCode.OK, done.stdout + done.stderr
-    assert "1 passed, 1 rerun" in done.stdout
-    assert "why test_inner.py::test_fails_the_first_time ran again" in done.stdout
-    assert "AssertionError: the first try's own reason" in done.stdout
 
 
 def test_a_thread_blocked_opening_a_fifo_of_the_run_does_not_keep_it_from_exiting(

@@ -17,6 +17,7 @@ from schemux.errors import ConfigError
 from schemux.programs import gate as program_gates
 from schemux.programs.gate import PYTHON_GATE, Gate, check_gate_setting, choose_gate, scan
 from schemux.programs.program_gate import TABLE_BYTES
+from tests.support import require_tool
 
 # what would change a Perl's or a Python's behaviour, were the gate to honour it
 HOSTILE_ENVIRONMENT = {
@@ -135,9 +136,10 @@ def test_a_gate_given_up_on_runs_nothing(gate: Gate, tmp_path: Path) -> None:
 
 
 def test_the_perl_gate_is_clean_under_warnings() -> None:
+    require_tool("perl")
     perl = program_gates.perl_gate()
     if not isinstance(perl, Gate):
-        pytest.skip(perl)
+        pytest.skip(perl)  # the architecture's system call numbers
     checked = subprocess.run(
         [perl.prefix[0], "-w", "-c", str(program_gates.PERL_GATE)], capture_output=True
     )

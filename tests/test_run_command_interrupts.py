@@ -27,6 +27,7 @@ from schemux.abandoned_wrappers import (
 from schemux.config import Settings
 from schemux.context import ToolContext
 from schemux.processes import Owner, this_process
+from schemux.shell_settling import INTERRUPTED_SETTLE_SECONDS, SETTLE_SECONDS
 from schemux.shell_wrapper import Wrapper
 from schemux.targets import PaneTarget, resolve_pane
 from schemux.tmux_command import THEN
@@ -100,14 +101,16 @@ async def test_the_call_after_a_cancel_waits_for_a_command_slow_to_leave(
     memory_client: Client, tmux_socket: str
 ) -> None:
     """The interrupted command takes 3 s to leave (its trap's clean-up, or a loaded
-    machine's shell): the next call, sent at once, waits for the prompt and runs (it was
-    refused once the 2 s of a released wrapper's wait had passed)."""
+    machine's shell), longer than a released wrapper's wait: the next call, sent at
+    once, waits for the prompt and runs (it was refused once the 2 s of a released
+    wrapper's wait had passed)."""
     pane = new_pane(tmux_socket)
-    command = "trap 'sleep 3; exit 3' INT; echo ar''med; while :; do sleep 0.1; done"
+    leaving = SETTLE_SECONDS + 1
+    command = f"trap 'sleep {leaving}; exit 3' INT; echo ar''med; while :; do sleep 0.1; done"
     arguments = {"command": command, "pane_id": pane.pane_id, "timeout": 20}
     await cancel_when(memory_client, lambda: "armed\n" in screen(pane), "run_command", arguments)
     waited = await next_call_works(memory_client, pane)
-    assert 1 < waited < 10
+    assert 1 < waited < INTERRUPTED_SETTLE_SECONDS + leaving
     assert private_options(pane) == []
 
 

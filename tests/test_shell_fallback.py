@@ -5,7 +5,6 @@ output, whatever the line editor draws; a C-c a person types ends the call with 
 from __future__ import annotations
 
 import dataclasses
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from tests.support import (
     call_error,
     interrupted_by_a_person,
     pane_format,
+    require_tool,
     tmux,
     wait_until,
 )
@@ -48,8 +48,7 @@ def own_pane(main_tmux_socket: str, tmp_path: Path) -> Iterator[Any]:
     made: list[str] = []
 
     def make(shell: str, width: int = 60) -> Pane:
-        if shutil.which(shell) is None:
-            pytest.skip(f"{shell} is not installed")
+        require_tool(shell)
         name = f"f{len(made)}{shell}{id(made)}"
         env = ["-e", f"HOME={tmp_path}", "-e", "LANG=C.UTF-8", "-e", "PS1=$ "]
         pane_id, window_id, session_id = tmux(

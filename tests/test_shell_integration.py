@@ -30,6 +30,7 @@ from tests.support import (
     call_error,
     interrupted_by_a_person,
     pane_format,
+    require_tool,
     tmux,
     wait_until,
 )
@@ -76,9 +77,7 @@ def hooked_pane(shells_socket: str, tmp_path: Path) -> Iterator[MakePane]:
         before: tuple[str, ...] = (),
         tmux_binary: str = "",
     ) -> Pane:
-        path = shutil.which(shell)
-        if path is None:
-            pytest.skip(f"{shell} is not installed")
+        path = require_tool(shell)
         home = tmp_path / f"home-{shell}-{len(made)}"
         rc_file = home / STARTUP_FILES[shell]
         rc_file.parent.mkdir(parents=True)

@@ -46,7 +46,15 @@ from schemux.generated.bindings import BINDINGS
 from schemux.server import build_server
 from schemux.shell_integration import INTEGRATED_SHELLS
 from schemux.tmux_names import OWNED_SESSION
-from tests.support import TERMINAL_QUERIES, Pane, call, remove_server, tagged_socket_name, tmux
+from tests.support import (
+    TERMINAL_QUERIES,
+    Pane,
+    call,
+    remove_server,
+    require_tool,
+    tagged_socket_name,
+    tmux,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -184,8 +192,7 @@ async def profile_server(
     request: pytest.FixtureRequest, anyio_backend: str, tmp_path_factory: pytest.TempPathFactory
 ) -> AsyncIterator[ProfileServer]:
     profile: Profile = request.param
-    if shutil.which(profile.shell) is None:
-        pytest.fail(f"{profile.shell} is not installed (.ci/run installs it)")
+    require_tool(profile.shell)
     home = tmp_path_factory.mktemp(profile.name)
     make_home(profile, home)
     socket_name = tagged_socket_name(profile.name)

@@ -6,7 +6,6 @@ not a shell at its prompt, for a login zsh with Debian 13's zsh plugins)."""
 
 from __future__ import annotations
 
-import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,14 @@ from schemux.shell_commands import shell_once_started
 from schemux.shell_panes import check_shell_command
 from schemux.shell_settling import SETTLE_SECONDS
 from tests.support import Pane as TestPane
-from tests.support import call, call_error, shell_holds_terminal, tmux, wait_until
+from tests.support import (
+    call,
+    call_error,
+    require_tool,
+    shell_holds_terminal,
+    tmux,
+    wait_until,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -114,8 +120,7 @@ async def test_a_job_of_the_startup_files_is_waited_for(
 ) -> None:
     """The first call comes while the rc's job holds the terminal: it waits for the
     prompt and runs; a program started at that prompt is still refused at once."""
-    if shutil.which("zsh") is None:
-        pytest.skip("zsh is not installed")
+    require_tool("zsh")
     (tmp_path / ".zshrc").write_text(f"{job}\nPROMPT='ready%# '\n")
     name = f"forking{id(tmp_path)}"
     pane_id, window_id, session_id = tmux(

@@ -44,6 +44,7 @@ from tests.support import (
     remove_server,
     tagged_socket_name,
     tmux,
+    until,
     wait_for_shell,
     wait_until,
 )
@@ -251,7 +252,7 @@ async def test_a_dropped_connection_fails_the_call_at_once_and_the_next_reconnec
     assert f"host {ALIAS!r}" in message[0], message[0]
     assert "ssh connection" in message[0], message[0]
     tmux(tmux_socket, "send-keys", "-t", pane.pane_id, "C-c")  # the sleep goes on
-    wait_until(lambda: pane_format(pane, "#{pane_current_command}") == "bash")
+    await until(lambda: pane_format(pane, "#{pane_current_command}") == "bash", timeout=5)
     result = await call(ssh_client, "run_command", command="echo back", pane_id=pane.pane_id)
     assert result["output"] == ["back"]
     assert master_pid(ssh_context) != master
@@ -481,6 +482,10 @@ def connection_processes(sshd: SshServer) -> list[int]:
     return found
 
 
+@pytest.mark.flaky_external(
+    "ssh's keep-alive: its timers give up on a stopped server about 2 s after it stops, "
+    "and later the more work holds the machine's cores (7.5 s once, under six workers)"
+)
 async def test_a_host_that_stops_answering_fails_the_call_by_ssh_keep_alive(
     ssh_client: Client, tmux_socket: str, ssh_target: SshTarget, sshd: SshServer
 ) -> None:
@@ -520,7 +525,7 @@ async def test_a_host_that_stops_answering_fails_the_call_by_ssh_keep_alive(
     assert failed_at[0] - stopped_at < 12, failed_at[0] - stopped_at
     assert "ssh connection" in message[0], message[0]
     tmux(tmux_socket, "send-keys", "-t", pane.pane_id, "C-c")  # the sleep goes on
-    wait_until(lambda: pane_format(pane, "#{pane_current_command}") == "bash")
+    await until(lambda: pane_format(pane, "#{pane_current_command}") == "bash", timeout=5)
     result = await call(ssh_client, "run_command", command="echo back", pane_id=pane.pane_id)
     assert result["output"] == ["back"]
 

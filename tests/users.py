@@ -15,9 +15,8 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-import pytest
-
 from tests.process_table import processes
+from tests.support import missing
 
 
 def cannot_make_users(*tools: str) -> str | None:
@@ -36,7 +35,7 @@ def throwaway_user(shell: str, *tools: str) -> Iterator[pwd.struct_passwd]:
     cannot make one or lacks one of ``tools``."""
     problem = cannot_make_users(*tools)
     if problem is not None:
-        pytest.skip(problem)
+        missing(problem)
     name = f"sx{uuid.uuid4().hex[:10]}"
     subprocess.run(
         ["useradd", "--create-home", "--shell", shell, "--comment", "schemux test", name],

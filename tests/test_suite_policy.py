@@ -1,0 +1,120 @@
+"""The suite's own rules: which failed tests run again, and how property tests draw
+their examples (tests/conftest.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.test_leftovers import run_inner_suite
+
+FAILS_THE_FIRST_TIME = """
+from pathlib import Path
+
+import pytest
+
+
+{mark}
+def test_fails_the_first_time():
+    tried = Path(__file__).with_name("tried")
+    if not tried.exists():
+        tried.touch()
+        raise AssertionError("the first try's own reason")
+"""
+
+
+def test_a_test_marked_with_its_external_cause_runs_again_saying_why(tmp_path: Path) -> None:
+    marked = FAILS_THE_FIRST_TIME.format(mark='@pytest.mark.flaky_external("a keep-alive\'s end")')
+    done = run_inner_suite(tmp_path, marked, "-rR")
+    assert done.returncode == pytest.ExitCode.OK, done.stdout + done.stderr
+    assert "1 passed, 1 rerun" in done.stdout
+    assert "RERUN test_inner.py::test_fails_the_first_time" in done.stdout
+    assert "why test_inner.py::test_fails_the_first_time ran again" in done.stdout
+    assert "external cause: a keep-alive's end" in done.stdout
+    assert "AssertionError: the first try's own reason" in done.stdout
+
+
+def test_an_unmarked_test_that_fails_once_fails_the_run(tmp_path: Path) -> None:
+    done = run_inner_suite(tmp_path, FAILS_THE_FIRST_TIME.format(mark=""))
+    assert done.returncode == pytest.ExitCode.TESTS_FAILED, done.stdout + done.stderr
+    assert "1 failed" in done.stdout
+    assert "rerun" not in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("mark", "refusal"),
+    [
+        ("@pytest.mark.flaky(reruns=2)", "is marked flaky: mark it flaky_external(cause)"),
+        ("@pytest.mark.flaky_external()", "flaky_external needs the external cause"),
+        ('@pytest.mark.flaky_external(" ")', "flaky_external needs the external cause"),
+    ],
+)
+def test_a_rerun_mark_without_its_cause_stops_the_run(
+    tmp_path: Path, mark: str, refusal: str
+) -> None:
+    done = run_inner_suite(tmp_path, FAILS_THE_FIRST_TIME.format(mark=mark))
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout + done.stderr
+    assert refusal in done.stderr
+    assert not (tmp_path / "tried").exists()  # the test never ran
+
+
+PRINTS_THE_PROFILE = """
+from hypothesis import settings
+
+
+def test_prints_the_profile():
+    print("derandomize", settings.default.derandomize)
+    print("database", settings.default.database)
+"""
+
+
+@pytest.mark.parametrize("ci", ["true", None])
+def test_property_tests_keep_their_failures_or_in_ci_draw_one_fixed_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ci: str | None
+) -> None:
+    if ci is None:
+        monkeypatch.delenv("CI", raising=False)
+    else:
+        monkeypatch.setenv("CI", ci)
+    done = run_inner_suite(tmp_path, PRINTS_THE_PROFILE, "-s")
+    assert done.returncode == pytest.ExitCode.OK, done.stdout + done.stderr
+    examples = Path(__file__).resolve().parent.parent / ".hypothesis" / "examples"
+    if ci:
+        assert "derandomize True\ndatabase None\n" in done.stdout
+    else:
+        assert "derandomize False\n" in done.stdout
+        assert f"database DirectoryBasedExampleDatabase({examples!r})" in done.stdout
+
+
+def test_the_example_database_is_git_ignored() -> None:
+    root = Path(__file__).resolve().parent.parent
+    assert ".hypothesis/" in (root / ".gitignore").read_text().splitlines()
+
+
+NEEDS_A_MISSING_TOOL = """
+from tests.support import require_tool
+
+
+def test_needs_a_missing_tool():
+    require_tool("schemux-no-such-tool")
+"""
+
+
+@pytest.mark.parametrize("ci", ["true", None])
+def test_a_missing_tool_fails_the_test_in_ci_and_skips_it_elsewhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ci: str | None
+) -> None:
+    if ci is None:
+        monkeypatch.delenv("CI", raising=False)
+    else:
+        monkeypatch.setenv("CI", ci)
+    done = run_inner_suite(tmp_path, NEEDS_A_MISSING_TOOL, "-rs")
+    if ci:
+        assert done.returncode == pytest.ExitCode.TESTS_FAILED, done.stdout + done.stderr
+        assert "1 failed" in done.stdout
+        assert "schemux-no-such-tool is not installed (CI needs it: .ci/run" in done.stdout
+    else:
+        assert done.returncode == pytest.ExitCode.OK, done.stdout + done.stderr
+        (skipped,) = [line for line in done.stdout.splitlines() if line.startswith("SKIPPED [1]")]
+        assert skipped.endswith(": schemux-no-such-tool is not installed")
