@@ -34,8 +34,6 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
-import anyio
-
 from schemux.control_connection import Connection, Notification, answer
 from schemux.errors import ConnectionLost, SchemuxError
 from schemux.processes import load_stretch
@@ -295,20 +293,26 @@ class ControlEngine:
         error says what was waited for, how long, and the load."""
         loop = asyncio.get_running_loop()
         started = loop.time()
-        while True:
-            stretch = load_stretch()
-            left = started + self.timeout * stretch - loop.time()
-            if left <= 0:
-                raise SchemuxError(
-                    f"tmux on {self.describe} did not accept a control client within "
-                    f"{loop.time() - started:.0f} s (the machine's load per core: "
-                    f"{stretch:.1f})",
-                    suggestion="check that the tmux server answers (tmux list-sessions); "
-                    "try again when the machine is less busy",
-                )
-            with anyio.move_on_after(min(left, 1.0)):
-                await asyncio.shield(connection.attached)
-                return
+        attached = connection.attached
+        try:
+            while not attached.done():
+                stretch = load_stretch()
+                left = started + self.timeout * stretch - loop.time()
+                if left <= 0:
+                    raise SchemuxError(
+                        f"tmux on {self.describe} did not accept a control client within "
+                        f"{loop.time() - started:.0f} s (the machine's load per core: "
+                        f"{stretch:.1f})",
+                        suggestion="check that the tmux server answers (tmux "
+                        "list-sessions); try again when the machine is less busy",
+                    )
+                await asyncio.wait({attached}, timeout=min(left, 1.0))
+        except BaseException:
+            # given up (or cancelled): nobody waits for the attach any more, so the
+            # connection's end must not leave an error on it that nobody retrieves
+            attached.cancel()
+            raise
+        attached.result()  # the attach's own failure, if it failed
 
     async def _spawn(self, flags: str, notify: Callable[[Notification], None] | None) -> Connection:
         attach = ["attach-session", "-f", flags, "-t", f"={OWNED_SESSION}"]
