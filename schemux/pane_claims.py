@@ -176,6 +176,12 @@ class PaneClaim:
             suggestion=suggestion,
         )
 
+    @property
+    def held(self) -> bool:
+        """Whether the pane may hold the claim: a list holding the take was sent (and not
+        refused), and nothing released it since."""
+        return self.sent and not self.released
+
     def releasing(self) -> tuple[str, ...]:
         """The tmux commands (after a ``THEN``) that release the claim, to end the call's
         last command list; ``released`` is for the caller to set once they ran."""
@@ -185,7 +191,7 @@ class PaneClaim:
         """Release the claim unless that was done, by a command list of its own; whether
         the pane is known to hold it no more. A command lost with its control client is
         sent once more (the next command starts a new client)."""
-        if not self.sent or self.released:
+        if not self.held:
             return True
         try:
             try:

@@ -77,7 +77,8 @@ class PaneSettling:
         """The pane is in flight for the block, refused as busy when another call of ours
         has it; the block takes the pane's claim with its first command list
         (``PaneClaim.run``), which refuses a pane another caller holds. The claim is
-        released as the block ends, or by the cleanup that ``settle`` runs."""
+        released as the block ends (unless its last command list did), or by the cleanup
+        that ``settle`` runs; the pane is in flight until it is."""
         pane_id = pane.pane_id
         if pane_id in self._in_flight:
             raise PaneBusy(
@@ -89,8 +90,11 @@ class PaneSettling:
         try:
             yield claim
         finally:
-            if self._claims.get(pane_id) is claim:  # no cleanup took it over
+            ours = self._claims.get(pane_id) is claim  # else a cleanup took it over
+            if ours:
                 del self._claims[pane_id]
+            if ours and claim.held:
+                # awaited: once the call returns, its pane is free for every caller
                 releasing = asyncio.ensure_future(self._release(claim))
                 releasing.add_done_callback(lambda _: self._ended(pane_id, finished))
                 await asyncio.shield(releasing)
