@@ -21,7 +21,7 @@ import pytest
 from mcp import Client
 
 from schemux.abandoned import reap_abandoned
-from schemux.config import FleetSettings, NamedHost
+from schemux.config import FleetSettings, NamedHost, SshTarget
 from schemux.context import ToolContext
 from schemux.pane_claims import BUSY_OPTION, unclaiming
 from schemux.processes import Owner, machine_tag, read_start_ticks, this_process
@@ -181,6 +181,56 @@ async def test_calls_racing_by_two_callers_never_cross(
                 assert result.structured_content["output"] == [f"r{round_}-{index}"], results
                 assert result.structured_content["exit_status"] == 0, results
         assert claim(pane) == ""
+
+
+async def test_two_ssh_names_for_one_host_never_share_a_pane(
+    make_context: Contexts, ssh_target: SshTarget, remote_tmux_socket: str
+) -> None:
+    """Over ssh no hooks are read, so the claim is taken with the typing: a call by one
+    name while the other's runs is refused (busy, or its shell not at its prompt, as the
+    checks before the typing find it), and quick calls at once never cross. (Not a
+    before-and-after test: the race crossed 2 rounds in 6 before, not every time.)"""
+    hosts = FleetSettings((NamedHost("a", ssh_target), NamedHost("b", ssh_target)))
+    context = make_context(socket_name=remote_tmux_socket, wait_ceiling=60, fleet=hosts)
+    pane = new_pane(remote_tmux_socket)
+    channel = f"ch-{uuid.uuid4().hex[:8]}"
+    results: dict[str, types.CallToolResult] = {}
+
+    async def one(client: Client, host: str, command: str) -> None:
+        arguments = {"command": command, "pane_id": pane.pane_id, "host": host}
+        results[host] = await client.call_tool("run_command", arguments)
+
+    async with client_of(context) as client:
+        async with anyio.create_task_group() as group:
+            group.start_soon(one, client, "a", f"tmux wait-for {channel}; echo held")
+            await until(lambda: claim(pane) != "", timeout=20)
+            await one(client, "b", "echo no")
+            tmux(pane.socket_name, "wait-for", "-S", channel)
+        assert refused_as_taken(results["b"])
+        assert output_of(results["a"]) == ["held"]
+        for round_ in range(6):
+            results.clear()
+            async with anyio.create_task_group() as group:
+                group.start_soon(one, client, "a", f"echo r{round_}-a")
+                group.start_soon(one, client, "b", f"echo r{round_}-b")
+            for host, result in results.items():
+                ran = output_of(result) == [f"r{round_}-{host}"]
+                assert ran or refused_as_taken(result), results
+    assert claim(pane) == ""
+
+
+def refused_as_taken(result: types.CallToolResult) -> bool:
+    """Refused for a pane another call has: by its claim, or by its command (which
+    holds the shell) as the checks before the typing found it."""
+    error = text_of(result)
+    return result.is_error and ("is busy" in error or "not a shell at its prompt" in error)
+
+
+def output_of(result: types.CallToolResult) -> list[str] | None:
+    if result.is_error or result.structured_content is None:
+        return None
+    assert result.structured_content["exit_status"] == 0
+    return list(result.structured_content["output"])
 
 
 async def test_the_busy_error_names_another_schemux_process(
