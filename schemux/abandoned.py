@@ -5,11 +5,12 @@ Every schemux process has an owner identity (``schemux.runtime_identity``): it n
 process's runtime directory and, with its machine, marks each program pane (pane option
 ``@schemux-program``) and each link a wait made of a user's window into ``_schemux``
 (server option ``@schemux-link-PID-TICKS-MACHINE-TOKEN``, whose value is the window id;
-see ``link_mark``). An owner of this machine whose pid runs no process, or one
-that started at another time, or one of an earlier boot, is dead, and what it marked is
-abandoned; an owner of another machine is left to that machine's schemux
-(``Owner.may_run``), so the marks on a remote server that this machine's schemux
-processes left are reaped by the next one of this machine, and nobody else's.
+see ``link_mark``) and each pane a run_command call of it holds (``schemux.pane_claims``).
+An owner of this machine whose pid runs no process, or one that started at another time,
+or one of an earlier boot, is dead, and what it marked is abandoned; an owner of another
+machine is left to that machine's schemux (``Owner.may_run``), so the marks on a remote
+server that this machine's schemux processes left are reaped by the next one of this
+machine, and nobody else's.
 
 ``reap_abandoned(server)`` is the one entry point: it runs once per tmux server, when
 schemux first uses it (``AbandonedReaper``), each step on its own so that one failing
@@ -33,6 +34,7 @@ from pathlib import Path
 
 from schemux.abandoned_wrappers import release_abandoned_wrappers
 from schemux.errors import SchemuxError
+from schemux.pane_claims import remove_dead_claims
 from schemux.runtime_identity import RUNTIME_NAME, own_identity, owner_alive
 from schemux.shell_channel import remove_abandoned_armed_files
 from schemux.shell_integration import armed_directory
@@ -196,9 +198,16 @@ async def release_abandoned_shells(server: TmuxServer) -> None:
     await release_abandoned_wrappers(server)
 
 
+async def remove_abandoned_claims(server: TmuxServer) -> None:
+    """Take away dead schemux processes' run_command claims on panes
+    (``schemux.pane_claims``): a call would find such a pane busy only to take it over."""
+    await remove_dead_claims(server)
+
+
 # what dead schemux processes left on the tmux server, and what they left on this machine
 TMUX_STEPS: tuple[Step, ...] = (
     release_abandoned_shells,
+    remove_abandoned_claims,
     remove_abandoned_program_panes,
     remove_abandoned_links,
 )

@@ -28,7 +28,7 @@ from schemux.hosts.kinds import host_for
 from schemux.http_config import HttpConfig, http_config_from
 from schemux.programs.gate import check_gate_setting
 from schemux.selection import select
-from schemux.start_notice import TERMINAL_HINT, start_line
+from schemux.start_notice import TERMINAL_HINT, same_server_lines, start_line
 
 if TYPE_CHECKING:
     from schemux.context import ToolContext
@@ -299,10 +299,21 @@ def main(argv: list[str] | None = None) -> int:
         return anyio.run(call_once, context, selected, args.tool, args.arguments)
     if http is not None and listener is not None:
         serving = http.serving()
-        print(start_line(settings, tmux_version, serving), file=sys.stderr, flush=True)
+        print(
+            start_line(settings, tmux_version, serving),
+            *same_server_lines(settings),
+            sep="\n",
+            file=sys.stderr,
+            flush=True,
+        )
         anyio.run(serve_http, context, selected, http, listener)
     else:
-        print(start_line(settings, tmux_version, "serving MCP on stdio"), file=sys.stderr)
+        print(
+            start_line(settings, tmux_version, "serving MCP on stdio"),
+            *same_server_lines(settings),
+            sep="\n",
+            file=sys.stderr,
+        )
         if sys.stdin.isatty():  # a person, not a client: say what this is
             print(TERMINAL_HINT, file=sys.stderr)
         sys.stderr.flush()

@@ -241,6 +241,15 @@ class FleetSettings:
                 f"seconds, not {self.idle_seconds!r}"
             )
 
+    def same_targets(self) -> tuple[tuple[str, ...], ...]:
+        """The names configured for one target, where more than one is (their hosts reach
+        the same tmux servers, as every host's server is the configured socket there):
+        each such group once, in configuration order."""
+        groups: dict[HostTarget | None, list[str]] = {}
+        for host in self.hosts:
+            groups.setdefault(host.target, []).append(host.name)
+        return tuple(tuple(names) for names in groups.values() if len(names) > 1)
+
 
 def _target_problem(target: HostTarget | None) -> str | None:
     match target:

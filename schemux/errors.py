@@ -153,6 +153,11 @@ class ShellBusy(SchemuxError):
     """A pane's shell has handed its terminal to a job: it is not at its prompt."""
 
 
+class PaneBusy(SchemuxError):
+    """Another run_command call (of this schemux or another) holds the pane: nothing of
+    this call was typed into it."""
+
+
 class ServerUnavailable(SchemuxError):
     """No tmux server runs at the address (nothing was sent to one)."""
 

@@ -12,17 +12,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import itertools
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from contextvars import ContextVar
 
 from schemux.config import AgentSession, HostTarget, NamedHost, Settings
-from schemux.errors import SchemuxError, ServerUnavailable, preview
+from schemux.errors import SchemuxError, ServerUnavailable, preview, shorten
 from schemux.hosts import Host
 from schemux.hosts.kinds import host_for
 from schemux.programs.store import ProgramStore
+from schemux.references import ServerIdentity
 from schemux.tmux import ServerAddress, TmuxServer, check_socket_name
 
 # how often, at most, the idle hosts are looked for: a fraction of the idle time
@@ -100,12 +103,49 @@ class HostConnection:
         self.host.close()
 
 
+class ServersReached:
+    """The tmux servers a fleet's hosts reached, by the identity each reports: a server
+    that a second host name reaches (two ssh aliases of one machine, say) is said once in
+    the log, as a pane there takes one run_command call at a time, whichever name it comes
+    by. Names configured for one target are not said again: the start said them
+    (``schemux.start_notice.same_server_lines``)."""
+
+    def __init__(self, same_targets: Iterable[Iterable[str]]) -> None:
+        self._names: dict[ServerIdentity, set[str]] = {}
+        self._said = {
+            frozenset(pair) for names in same_targets for pair in itertools.combinations(names, 2)
+        }
+
+    def learned(self, name: str, server: TmuxServer) -> None:
+        """Host ``name``'s ``server`` has told its identity."""
+        identity = server.identity
+        if identity is None:
+            return
+        names = self._names.setdefault(identity, set())
+        for other in sorted(names - {name}):
+            if frozenset((name, other)) not in self._said:
+                self._said.add(frozenset((name, other)))
+                logger.warning(
+                    "hosts %s and %s reach the same tmux server (pid %d, socket %s): a pane "
+                    "there runs one run_command call at a time, whichever name it comes by",
+                    other, name, identity.pid, shorten(identity.socket_path, 200),
+                )  # fmt: skip
+        names.add(name)
+
+
 class HostScope:
     """One host of the fleet and what schemux holds there: its tmux servers (``tmux``),
     its programs (``programs``) and its name (``name``, which the audit log and resource
     URIs say as ``where``). Owned by its ``Fleet``."""
 
-    def __init__(self, name: str, host: Host, settings: Settings, connects: Executor) -> None:
+    def __init__(
+        self,
+        name: str,
+        host: Host,
+        settings: Settings,
+        connects: Executor,
+        reached: ServersReached,
+    ) -> None:
         self.name = name
         self.where = name
         self.settings = settings
@@ -122,6 +162,7 @@ class HostScope:
         self._calls = 0  # calls under way here (``in_use``)
         self._servers: dict[ServerAddress, TmuxServer] = {}
         self._changing = asyncio.Lock()  # a call's start waits out an idle close
+        self._reached = reached  # the fleet's servers, told each of this host's
 
     def touch(self) -> None:
         self.last_used = time.monotonic()
@@ -147,7 +188,10 @@ class HostScope:
             # agent's session); naming it by socket_name is naming the same server
             started_with = agent if address == configured else None
             server = self._servers[address] = TmuxServer(
-                address, agent=started_with, connect=self.connection.connect
+                address,
+                agent=started_with,
+                connect=self.connection.connect,
+                learned=functools.partial(self._reached.learned, self.name),
             )
         return server
 
@@ -233,6 +277,7 @@ class Fleet:
         # where the hosts connect (a probe, an ssh master's start): at most max_connecting
         # at once, and none of them in the threads schemux's other work waits for
         self._connects = ThreadPoolExecutor(fleet.max_connecting, "schemux-connect")
+        self.reached = ServersReached(fleet.same_targets())
         self._scopes: dict[str, HostScope] = {}
         self._held = held
         self._make_host = make_host
@@ -283,7 +328,9 @@ class Fleet:
             host = self._made.get(self.check(name))
             if host is None:
                 host = self._made[name] = self._make_host(self._targets[name].target)
-            scope = self._scopes[name] = HostScope(name, host, self.settings, self._connects)
+            scope = self._scopes[name] = HostScope(
+                name, host, self.settings, self._connects, self.reached
+            )
         self._watch_idle()
         return scope
 

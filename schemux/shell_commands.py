@@ -16,7 +16,8 @@ import enum
 import time
 from dataclasses import dataclass
 
-from schemux.errors import SchemuxError, ShellBusy, ShellNotStarted, TmuxCommandError
+from schemux.errors import PaneBusy, SchemuxError, ShellBusy, ShellNotStarted, TmuxCommandError
+from schemux.pane_claims import PaneClaim
 from schemux.shell_capture import output_end_now, shows_nothing_yet, until_prompt_shown
 from schemux.shell_facts import ShellFacts, shell_facts
 from schemux.shell_hooked import GONE_POLL_SECONDS, HookedCall, run_hooked
@@ -94,17 +95,20 @@ async def run_in_shell(
     started = time.monotonic()
     facts = shell_facts(server)  # read where the server runs (schemux.shell_facts)
     settling = server.kept(PaneSettling)
-    hooks = await pane_hooks(server, pane, timeout)  # a first prompt may be on its way
-    await settling.until_settled(pane, facts)
-    shell = await shell_once_started(server, facts, pane, started, timeout)
-    hooked = None
-    if hooks is not None and (hooks.bracketed_paste or "\n" not in command):
-        with contextlib.suppress(OSError):  # its armed file's directory is not ours: the wrapper
-            hooked = HookedCall(server, pane, hooks)
-    if hooked is None:
-        await until_prompt_shown(server, pane, timeout - (time.monotonic() - started))
-    left = max(timeout - (time.monotonic() - started), 0.0)
-    with settling.occupying(pane):  # another call may have taken it while this one waited
+    await settling.until_ours_ended(pane)
+    async with settling.occupying(server, pane) as claim:
+        # the claim is taken by the first command list sent with it: the hooks' reading
+        # where the pane may have them (before a hooked call arms them), else the typing
+        hooks = await pane_hooks(server, pane, timeout, claim)  # a first prompt may be coming
+        await settling.until_settled(pane, facts)
+        shell = await shell_once_started(server, facts, pane, started, timeout)
+        hooked = None
+        if hooks is not None and (hooks.bracketed_paste or "\n" not in command):
+            with contextlib.suppress(OSError):  # its armed file's directory is not ours
+                hooked = HookedCall(server, pane, hooks)
+        if hooked is None:
+            await until_prompt_shown(server, pane, timeout - (time.monotonic() - started))
+        left = max(timeout - (time.monotonic() - started), 0.0)
         if hooked is not None:
             done = await run_hooked(
                 server, hooked, command, timeout=left, suppress_history=suppress_history
@@ -112,7 +116,7 @@ async def run_in_shell(
         else:
             syntax = FISH if shell == "fish" else POSIX
             typist = WrapperTypist(Wrapper(server, pane, suppress_history, syntax=syntax))
-            done = await _run_typed(server, pane, typist, command, left)
+            done = await _run_typed(server, pane, typist, claim, command, left)
     return _result(done, time.monotonic() - started)
 
 
@@ -160,11 +164,17 @@ async def shell_once_started(
 
 
 async def _run_typed(
-    server: TmuxServer, pane: PaneInfo, typist: WrapperTypist, command: str, timeout: float
+    server: TmuxServer,
+    pane: PaneInfo,
+    typist: WrapperTypist,
+    claim: PaneClaim,
+    command: str,
+    timeout: float,
 ) -> Finished:
     wrapper = typist.wrapper
     settle = server.kept(PaneSettling).settle
-    typing = asyncio.ensure_future(server.run(*typist.keys(command)))
+    # the claim, when no earlier list took it, between reading the prompt and the arming
+    typing = asyncio.ensure_future(claim.run(*typist.prompt_reading(), then=typist.keys(command)))
     try:
         typist.typed(await asyncio.shield(typing))
     except asyncio.CancelledError:
@@ -182,7 +192,7 @@ async def _run_typed(
         await asyncio.shield(abandon(server, wrapper, waiting, interrupting=False))
         raise
     # shielded as one step: once disarmed, this reads the output and releases the shell
-    finishing = asyncio.ensure_future(_finish(server, typist, pane, waiting, ended, timeout))
+    finishing = asyncio.ensure_future(_finish(server, typist, pane, claim, waiting, ended, timeout))
     try:
         return await asyncio.shield(finishing)
     except asyncio.CancelledError:
@@ -267,11 +277,13 @@ async def _finish(
     server: TmuxServer,
     typist: WrapperTypist,
     pane: PaneInfo,
+    claim: PaneClaim,
     waiting: asyncio.Future[None],
     ended: _Outcome,
     timeout: float,
 ) -> Finished:
-    """Disarm, then read the output."""
+    """Disarm, then read the output (releasing the shell and the claim with it, when the
+    command reported)."""
     wrapper = typist.wrapper
     try:
         state = await disarm(server, wrapper, waited=True)
@@ -286,8 +298,9 @@ async def _finish(
         await shell_facts(server).take_terminal_answers(pane.pid)
         try:
             output = await typist.read(
-                server, report.end, (THEN, *wrapper.release), report.exit_status
+                server, report.end, (THEN, *wrapper.release, *claim.releasing()), report.exit_status
             )
+            claim.released = True
             server.kept(PaneSettling).mark_settling(pane.pane_id)
         except SchemuxError:  # the pane went with its shell: only the hold flag is left
             await drop_hold_flag(server, wrapper)
@@ -329,6 +342,8 @@ async def _cancelled_typing(
     and its wrapper report (signalling the call's channel), before the undoing begins."""
     try:
         await typing
+    except PaneBusy:  # refused before anything was armed or typed: the pane is another's
+        return
     except Exception:  # the keys' tmux command failed: nothing typed, nothing to report
         await abandon(server, wrapper, None, interrupting=True)
         return

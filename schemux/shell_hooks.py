@@ -22,7 +22,7 @@ from schemux.shell_integration import PENDING, SHELL, HookedShell
 from schemux.shell_panes import TMUX_FORK
 from schemux.targets import PaneInfo
 from schemux.tmux import TmuxServer
-from schemux.tmux_format import option, parse_row, row_format, tmux_row
+from schemux.tmux_format import Runner, option, parse_row, row_format, tmux_row
 
 POLL_SECONDS = 0.01  # between two readings while a shell's first prompt is awaited
 
@@ -33,12 +33,14 @@ class HooksRow:
     pending: str = option(PENDING)
 
 
-async def _read(server: TmuxServer, pane: PaneInfo) -> tuple[HookedShell | None, bool]:
+async def _read(
+    server: TmuxServer, pane: PaneInfo, reader: Runner
+) -> tuple[HookedShell | None, bool]:
     """The pane's hooked shell, if any; and whether its hooks are still to come (its
     first prompt)."""
     if not server.address.host.files_here or not server.address.host.pids_here:
         return None, False  # the integration is put in where its files are this machine's
-    lines = await server.run("display-message", "-p", "-t", pane.pane_id, row_format(HooksRow))
+    lines = await reader.run("display-message", "-p", "-t", pane.pane_id, row_format(HooksRow))
     row = parse_row(HooksRow, lines[0]) if lines else HooksRow("", "")
     name = process_name(pane.pid)
     shell = HookedShell.parse(row.shell)
@@ -50,13 +52,17 @@ async def _read(server: TmuxServer, pane: PaneInfo) -> tuple[HookedShell | None,
     return None, row.pending != "" and starting
 
 
-async def pane_hooks(server: TmuxServer, pane: PaneInfo, within: float) -> HookedShell | None:
+async def pane_hooks(
+    server: TmuxServer, pane: PaneInfo, within: float, reader: Runner
+) -> HookedShell | None:
     """The hooked shell of ``pane``, waiting up to ``within`` seconds for the first prompt
-    of one schemux started; None for a pane without hooks."""
+    of one schemux started; None for a pane without hooks. Its readings are sent by
+    ``reader`` (a call's ``PaneClaim``, whose first list takes the pane's claim); where
+    the pane's hooks cannot be (its files or pids are another machine's), none is."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + within
     while True:
-        shell, pending = await _read(server, pane)
+        shell, pending = await _read(server, pane, reader)
         if not pending:
             return shell
         if loop.time() >= deadline:

@@ -1,11 +1,15 @@
 """Which panes have a run_command call of ours in flight or settling, and waiting until
 a pane is free of them.
 
-A pane is "in flight" while a call of ours runs in it, its cleanup included: a second
-call finds it busy. It is "settling" while its shell is on its way back to its prompt
-after a call: the cleanup of a cancelled call and the command it interrupted, or the
-tmux client of a released wrapper. A next call waits (boundedly) for that rather than
-finding the pane busy or typing into a terminal that is not the shell's yet.
+A pane is "in flight" while a call runs in it, its cleanup included: a second call finds
+it busy. Within this server object that is known here; for every other caller (another
+schemux process, or this one by another host name for the same tmux server) the call's
+claim on the pane tells it (``schemux.pane_claims``), taken in the call's first command
+list and released when the call (its cleanup included) is done. It is "settling" while
+its shell is on its way back to its prompt after a call: the cleanup of a cancelled call
+and the command it interrupted, or the tmux client of a released wrapper. A next call
+waits (boundedly) for that rather than finding the pane busy or typing into a terminal
+that is not the shell's yet.
 """
 
 from __future__ import annotations
@@ -13,10 +17,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Coroutine, Iterator
+from collections.abc import AsyncIterator, Coroutine
 from typing import Any
 
-from schemux.errors import SchemuxError
+from schemux.errors import PaneBusy
+from schemux.pane_claims import PaneClaim
 from schemux.shell_facts import ShellFacts, shell_facts
 from schemux.targets import PaneInfo
 from schemux.tmux import TmuxServer
@@ -45,34 +50,80 @@ class PaneSettling:
 
     def __init__(self) -> None:
         # panes (by id) with a call of ours in flight: set when it has ended, its cleanup
-        # included
+        # and the release of its claim included
         self._in_flight: dict[str, asyncio.Event] = {}
+        # the claim of the call in flight on each pane, until a cleanup takes it over
+        self._claims: dict[str, PaneClaim] = {}
         # panes whose shell a call of ours is bringing back to its prompt: the cleanup
         # of a cancelled one (which interrupts the command), until when the command may
         # still be leaving, and how long a next call waits for the prompt
         self._settling: dict[str, tuple[asyncio.Future[None], float, float]] = {}
+        # the values of claims whose release failed: a next call takes them away
+        self._unreleased: set[str] = set()
 
-    @contextlib.contextmanager
-    def occupying(self, pane: PaneInfo) -> Iterator[None]:
-        """The pane is in flight for the block; refused as busy when another call of ours
-        took it (while this one waited for it to settle)."""
-        if pane.pane_id in self._in_flight:
-            raise SchemuxError(
-                f"pane {pane.pane_id} is busy: another run_command call is running in it",
+    async def until_ours_ended(self, pane: PaneInfo) -> None:
+        """Wait (boundedly) for a call of ours on the pane to end: one in flight (perhaps
+        cancelled, the cancellation not arrived yet), or the cleanup of a cancelled one."""
+        running = self._in_flight.get(pane.pane_id)
+        if running is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(running.wait(), IN_FLIGHT_GRACE_SECONDS)
+        entry = self._settling.get(pane.pane_id)
+        if entry is not None and not entry[0].done():
+            cleanup, _, patience = entry
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.shield(cleanup), patience)
+
+    @contextlib.asynccontextmanager
+    async def occupying(self, server: TmuxServer, pane: PaneInfo) -> AsyncIterator[PaneClaim]:
+        """The pane is in flight for the block, refused as busy when another call of ours
+        has it; the block takes the pane's claim with its first command list
+        (``PaneClaim.run``), which refuses a pane another caller holds. The claim is
+        released as the block ends (unless its last command list did), or by the cleanup
+        that ``settle`` runs; the pane is in flight until it is."""
+        pane_id = pane.pane_id
+        if pane_id in self._in_flight:
+            raise PaneBusy(
+                f"pane {pane_id} is busy: another run_command call is running in it",
                 suggestion="wait for that call to return, or target another pane",
             )
-        self._in_flight[pane.pane_id] = finished = asyncio.Event()
+        self._in_flight[pane_id] = finished = asyncio.Event()
+        claim = self._claims[pane_id] = PaneClaim(server, pane_id, frozenset(self._unreleased))
         try:
-            yield
+            yield claim
         finally:
-            finished.set()
-            if self._in_flight.get(pane.pane_id) is finished:
-                del self._in_flight[pane.pane_id]
+            ours = self._claims.get(pane_id) is claim  # else a cleanup took it over
+            if ours:
+                del self._claims[pane_id]
+            if ours and claim.held:
+                # awaited: once the call returns, its pane is free for every caller
+                releasing = asyncio.ensure_future(self._release(claim))
+                releasing.add_done_callback(lambda _: self._ended(pane_id, finished))
+                await asyncio.shield(releasing)
+            else:
+                self._ended(pane_id, finished)
+
+    def _ended(self, pane_id: str, finished: asyncio.Event) -> None:
+        finished.set()
+        if self._in_flight.get(pane_id) is finished:
+            del self._in_flight[pane_id]
+
+    async def _release(self, claim: PaneClaim) -> None:
+        if not await claim.release():
+            self._unreleased.add(claim.value)
+
+    async def _cleaned_up(self, cleanup: Coroutine[Any, Any, None], claim: PaneClaim) -> None:
+        try:
+            await cleanup
+        finally:
+            await self._release(claim)
 
     def settle(self, pane_id: str, cleanup: Coroutine[Any, Any, None]) -> asyncio.Future[None]:
-        """Run ``cleanup`` as a task that the next call on the pane waits for. Registered
-        before the first await: a next call that overtakes the cancellation sees it."""
-        task = asyncio.ensure_future(cleanup)
+        """Run ``cleanup`` as a task that the next call on the pane waits for, and then
+        release the pane's claim. Registered before the first await: a next call that
+        overtakes the cancellation sees it."""
+        claim = self._claims.pop(pane_id, None)
+        task = asyncio.ensure_future(cleanup if claim is None else self._cleaned_up(cleanup, claim))
         self.mark_settling(pane_id, task, INTERRUPTED_SETTLE_SECONDS)
         return task
 
@@ -97,22 +148,14 @@ class PaneSettling:
         self._settling[pane_id] = (task, now + SETTLE_SECONDS, patience)
 
     async def until_settled(self, pane: PaneInfo, facts: ShellFacts) -> None:
-        """Wait (boundedly) for what an earlier call left leaving the pane's terminal: the
-        cleanup of a cancelled call and the command it interrupted, or the tmux client of
-        a released wrapper."""
-        running = self._in_flight.get(pane.pane_id)
-        if running is not None:  # perhaps cancelled, the cancellation not arrived yet
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(running.wait(), IN_FLIGHT_GRACE_SECONDS)
+        """Wait (boundedly) for what an earlier call left leaving the pane's terminal (its
+        cleanup awaited by ``until_ours_ended``): the command a cancelled call interrupted,
+        or the tmux client of a released wrapper."""
         entry = self._settling.pop(pane.pane_id, None)
         if entry is not None and not (entry[0].done() and entry[1] < time.monotonic()):
-            cleanup, _, patience = entry
-            if not cleanup.done():
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(asyncio.shield(cleanup), patience)
             # from now, not from when the cleanup began: the interrupted command (a trap,
             # say) may still be on its way out when the cleanup's own work is done
-            await _until_at_prompt(facts, pane.pid, patience)
+            await _until_at_prompt(facts, pane.pid, entry[2])
         elif await facts.earlier_wrapper_leaving(pane.pid):
             await facts.until_shell_has_terminal(pane.pid, SETTLE_SECONDS)
         if await facts.shell_reads_input(pane.pid):

@@ -26,22 +26,27 @@ def same_prompt(now: str, before: str) -> bool:
 
 
 class WrapperTypist:
-    """The command inside the typed wrapper: ``keys`` arm it and type, ``typed`` takes
-    what they printed (the prompt), ``dropped`` tells an interrupt that took the report
-    with the rest of the line, ``read`` reads the output rows."""
+    """The command inside the typed wrapper: ``prompt_reading`` then ``keys`` read the
+    prompt, arm it and type, ``typed`` takes what they printed (the prompt), ``dropped``
+    tells an interrupt that took the report with the rest of the line, ``read`` reads
+    the output rows."""
 
     def __init__(self, wrapper: Wrapper) -> None:
         self.wrapper = wrapper
         self.prompt = Prompt(0, 0)
 
-    def keys(self, command: str) -> tuple[str, ...]:
-        # the prompt (cursor and screen) is read in the same tmux call that types
+    def prompt_reading(self) -> tuple[str, ...]:
+        """The tmux commands that read the prompt (cursor and screen): the start of the
+        tmux call that types, whose lines ``typed`` takes."""
         pane = self.wrapper.pane_id
         return (
             "display-message", "-p", "-t", pane, CURSOR_FORMAT,
             THEN, "capture-pane", "-p", "-t", pane,
-            THEN, *self.wrapper.arm_and_type(command),
         )  # fmt: skip
+
+    def keys(self, command: str) -> tuple[str, ...]:
+        """The rest of that call (after a ``THEN``): arm the wrapper and type it."""
+        return (THEN, *self.wrapper.arm_and_type(command))
 
     def typed(self, answer: list[str]) -> None:
         self.prompt = prompt_from(answer)

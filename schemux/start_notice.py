@@ -1,5 +1,6 @@
 """What ``schemux serve`` says on stderr as it starts: one line naming the version, the
-tmux server and the transport; and, to a person at a terminal, what this program is."""
+tmux server and the transport; a line for each group of host names that reach one tmux
+server; and, to a person at a terminal, what this program is."""
 
 from __future__ import annotations
 
@@ -30,3 +31,15 @@ def tmux_server_text(settings: Settings) -> str:
 def start_line(settings: Settings, tmux_version: str, serving: str) -> str:
     """``serving`` says how and where: "serving MCP on stdio", or the HTTP URL."""
     return f"schemux {__version__}: {serving}; {tmux_version}, server {tmux_server_text(settings)}"
+
+
+def same_server_lines(settings: Settings) -> list[str]:
+    """A line for each group of configured host names that are one target, and so reach
+    one tmux server: a pane there takes one run_command call at a time, whichever of them
+    it comes by. (Names whose targets differ but reach one server anyway, as two ssh
+    aliases of a machine do, are told in the log once both have connected.)"""
+    return [
+        f"schemux: hosts {', '.join(names)} name the same target, so the same tmux server: "
+        "a pane there runs one run_command call at a time, whichever name it comes by"
+        for names in settings.fleet.same_targets()
+    ]

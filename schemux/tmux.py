@@ -41,7 +41,7 @@ from schemux.errors import (
 from schemux.hosts import Host
 from schemux.hosts.local import LOCAL
 from schemux.owned_session import OWNED_TARGET, creation_command
-from schemux.references import CreatedSessionRow, created_session
+from schemux.references import CreatedSessionRow, ServerIdentity, created_session
 from schemux.shell_integration import PENDING, integrated_command
 from schemux.tmux_command import THEN, command_arguments
 from schemux.tmux_format import parse_row
@@ -105,12 +105,16 @@ _NO_SERVER = re.compile(
 
 
 # fails when the owned session is not there (display-message would print anyway), else
-# prints the server's version
+# prints the server's version, pid and start time, and socket path (``_learn_server``)
 _OWNED_AND_VERSION = (
     "has-session", "-t", OWNED_TARGET, THEN, "display-message", "-p", "-t", OWNED_TARGET,
-    "#{version}", THEN, "display-message", "-p", "-t", OWNED_TARGET, "#{socket_path}",
+    "#{version}", THEN, "display-message", "-p", "-t", OWNED_TARGET, "#{pid} #{start_time}",
+    THEN, "display-message", "-p", "-t", OWNED_TARGET, "#{socket_path}",
 )  # fmt: skip
-_VERSION = ("display-message", "-p", "#{version}", THEN, "display-message", "-p", "#{socket_path}")
+_VERSION = (
+    "display-message", "-p", "#{version}", THEN, "display-message", "-p", "#{pid} #{start_time}",
+    THEN, "display-message", "-p", "#{socket_path}",
+)  # fmt: skip
 
 # the servers whose next command, in this task, begins a call and so may start the server
 # (see allow_start): per task, so that a call never takes another's permission
@@ -133,6 +137,7 @@ class TmuxServer:
         binary: str | None = None,
         agent: AgentSession | None = None,
         connect: Callable[[], Awaitable[None]] | None = None,
+        learned: Callable[[TmuxServer], None] | None = None,
     ) -> None:
         self.address = address
         # how a command first makes sure the host is reached: the host's own connect, or
@@ -155,6 +160,10 @@ class TmuxServer:
         self._server_version: str | None = None
         self._client_version: str | None = None
         self._socket_path: str | None = None  # as the server printed it, when checked
+        # the running server as it reports itself, when checked; ``learned`` is told each
+        # one learned (its owner's: a fleet says when two hosts reach one server)
+        self.identity: ServerIdentity | None = None
+        self._learned = learned
         # the host's connection the control clients were started on (``Host.connection``)
         self._clients_connection: int | None = None
         self._kept: dict[type, object] = {}
@@ -289,12 +298,20 @@ class TmuxServer:
             await self.make_agent_session(self.agent)
 
     async def _learn_server(self, shown: list[str]) -> None:
-        """Record the server's version and socket path, ``shown`` as ``#{version}`` then
-        ``#{socket_path}`` (a path with a newline is whole again); refuse a server older
-        than schemux serves, whatever the client's version (``schemux.tmux_version``), and
-        say once when client and server differ."""
+        """Record the server's version, identity and socket path, ``shown`` as
+        ``#{version}``, ``#{pid} #{start_time}`` then ``#{socket_path}`` (a path with a
+        newline is whole again), and tell a new identity to ``learned``; refuse a server
+        older than schemux serves, whatever the client's version
+        (``schemux.tmux_version``), and say once when client and server differ."""
         server_version = shown[0] if shown else ""
-        self._socket_path = "\n".join(shown[1:]) or None
+        pid, _, started = (shown[1] if len(shown) > 1 else "").partition(" ")
+        self._socket_path = "\n".join(shown[2:]) or None
+        if pid.isdigit() and started.isdigit() and self._socket_path is not None:
+            identity = ServerIdentity(int(pid), int(started), self._socket_path)
+            if identity != self.identity:
+                self.identity = identity
+                if self._learned is not None:
+                    self._learned(self)
         if server_version == self._server_version:
             return
         if self._client_version is None:

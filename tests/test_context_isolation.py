@@ -1,7 +1,8 @@
 """Two ToolContexts in one process share nothing: what a call of one leaves on a tmux
 server (a pane with a call in flight, a pane settling, a shell known to have no line
 editor) is kept by that context's own TmuxServer, never seen by the other's, even on the
-same tmux server. Real tmux on a private socket, through the in-memory MCP client."""
+same tmux server. What every caller must see, the pane a call runs in, tmux itself tells
+(``schemux.pane_claims``). Real tmux on a private socket, through the in-memory MCP client."""
 
 from __future__ import annotations
 
@@ -39,12 +40,12 @@ async def two_contexts(
         await second.close()
 
 
-async def test_a_pane_busy_with_one_contexts_call_is_not_busy_for_another(
+async def test_a_pane_busy_with_one_contexts_call_is_busy_for_another_at_once(
     two_contexts: tuple[ToolContext, ToolContext], main_tmux_socket: str
 ) -> None:
     """While the first context's call runs in the pane, the second context knows nothing
-    of it: it does not wait for that call (as a call of its own context does, up to
-    ``IN_FLIGHT_GRACE_SECONDS``), it sees a shell that is not at its prompt, and says so at once."""
+    of it in itself: it does not wait for that call (as a call of its own context does, up
+    to ``IN_FLIGHT_GRACE_SECONDS``); the pane's claim refuses it at once."""
     first, second = two_contexts
     pane = new_pane(main_tmux_socket)
     outcome: dict[str, object] = {}
@@ -67,7 +68,7 @@ async def test_a_pane_busy_with_one_contexts_call_is_not_busy_for_another(
             )
             waited = anyio.current_time() - started
             still_running = "first" not in outcome
-    assert "not a shell at its prompt" in refused, refused
+    assert "is busy: another run_command call is running in it (of this schemux" in refused
     assert still_running, "the second context waited for the first context's call"
     assert waited < 1.0, waited
     first_result = outcome["first"]
@@ -89,13 +90,11 @@ async def test_each_contexts_server_keeps_its_own_pane_state(
     assert first_server.kept(PaneSettling) is not second_server.kept(PaneSettling)
     pane = await resolve_pane(first_server, PaneTarget(pane_id=pane_id))
 
-    with first_server.kept(PaneSettling).occupying(pane):
-        with (
-            pytest.raises(SchemuxError, match="busy"),
-            first_server.kept(PaneSettling).occupying(pane),
-        ):
-            pass
-        with second_server.kept(PaneSettling).occupying(pane):
+    async with first_server.kept(PaneSettling).occupying(first_server, pane):
+        with pytest.raises(SchemuxError, match="busy"):
+            async with first_server.kept(PaneSettling).occupying(first_server, pane):
+                pass
+        async with second_server.kept(PaneSettling).occupying(second_server, pane):
             pass  # not busy there
 
     first_server.kept(ShellsWithoutEditor).add((pane.pid, "/dev/pts/0"))

@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import logging
 import os
 import shlex
 import shutil
@@ -389,6 +390,37 @@ async def test_the_audit_names_each_call_s_host(
     assert [record["host"] for record in records] == ["beta", "here", "here", "here,alpha,beta"]
     assert records[1]["outcome"] == "ok"
     assert records[2]["outcome"] == "invalid_arguments"
+
+
+async def test_two_hosts_that_reach_one_server_are_said_once_in_the_log(
+    anyio_backend: str,
+    fleet_socket: str,
+    host_dirs: dict[str, str],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Two exec hosts whose prefixes differ but reach one tmux server (as two ssh aliases
+    of one machine do) cannot be told apart at start: once both have connected, the log
+    says so, once; a host on another server is not named."""
+    alpha = exec_target(host_dirs["alpha"])
+    hosts = (
+        NamedHost("alpha", alpha),
+        NamedHost("alias", ExecTarget((*alpha.prefix, "SCHEMUX_TEST_ALIAS=1"))),
+        NamedHost("beta", exec_target(host_dirs["beta"])),
+    )
+    settings = Settings(socket_name=fleet_socket, wait_ceiling=30, fleet=FleetSettings(hosts))
+    context = ToolContext(settings)
+    try:
+        async with Client(build_server(context, BINDINGS)) as client:
+            with caplog.at_level(logging.WARNING, logger="schemux"):
+                for name in ("alpha", "beta", "alias", "alias", "alpha"):
+                    await call(client, "tmux_snapshot", host=name)
+    finally:
+        await context.close()
+    said = [record.getMessage() for record in caplog.records if "same tmux server" in
+            record.getMessage()]  # fmt: skip
+    assert len(said) == 1, said
+    assert said[0].startswith("hosts alpha and alias reach the same tmux server"), said
+    assert "beta" not in said[0]
 
 
 async def test_nothing_connects_before_a_call_needs_it(

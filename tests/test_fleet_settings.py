@@ -18,6 +18,7 @@ from schemux.config import (
     settings_from,
 )
 from schemux.errors import ConfigError
+from schemux.start_notice import same_server_lines
 
 HOSTILE_NAMES = [
     "", "Web", "-L", "web;rm", "web 1", "web\n1", "../etc", "web/1", "a" * 64, "_web",
@@ -199,3 +200,24 @@ def test_a_hosts_file_nested_too_deep_is_one_line_naming_it(tmp_path: Path, text
 def test_a_missing_hosts_file_is_said(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"hosts file .* cannot be read"):
         settings_from({}, hosts_file=str(tmp_path / "none.toml"))
+
+
+def test_names_of_one_target_are_said_at_start() -> None:
+    """Two names for one target reach one tmux server (every host's is the configured
+    socket there): the start says so, a line for each such group."""
+    hosts = (
+        NamedHost("a"),
+        NamedHost("web", SshTarget("alice@web")),
+        NamedHost("b"),
+        NamedHost("web2", SshTarget("alice@web")),
+        NamedHost("other", SshTarget("alice@web", "cfg")),
+        NamedHost("box", ExecTarget(("env",))),
+    )
+    fleet = FleetSettings(hosts)
+    assert fleet.same_targets() == (("a", "b"), ("web", "web2"))
+    lines = same_server_lines(Settings(fleet=fleet))
+    assert len(lines) == 2
+    assert lines[0].startswith("schemux: hosts a, b name the same target, so the same tmux server")
+    assert lines[1].startswith("schemux: hosts web, web2 name")
+    assert same_server_lines(Settings(fleet=FleetSettings(hosts[:2]))) == []
+    assert same_server_lines(Settings()) == []

@@ -285,7 +285,8 @@ async def cancel_while_typing(
         return await tmux_run(server, "send-keys", "-t", pane.pane_id, "C-q")
 
     async def slow_typing(server: TmuxServer, *args: str) -> list[str]:
-        if reported_first and typed and "if-shell" in args:  # the clean-up's disarm
+        if reported_first and typed and args[0] == "display-message" and "if-shell" in args:
+            # the clean-up's disarm (not the release of the call's claim after it)
             with anyio.fail_after(5):  # its first command reads the wrapper's option
                 while not (await tmux_run(server, *args[:5]))[0].startswith("E"):  # noqa: ASYNC110
                     await asyncio.sleep(0.01)

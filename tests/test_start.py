@@ -56,6 +56,17 @@ def test_a_stdio_start_says_one_line_and_keeps_stdout_for_mcp(tmux_socket: str) 
     assert [json.loads(line)["id"] for line in stdout.splitlines()] == [1]
 
 
+def test_two_host_names_for_one_server_are_said_at_start(tmux_socket: str) -> None:
+    process = serve("-L", tmux_socket, "--host", "a=local", "--host", "b=local")
+    stdout, stderr = process.communicate(json.dumps(INITIALIZE) + "\n", timeout=30)
+    assert stderr.splitlines() == [
+        f"schemux {__version__}: serving MCP on stdio; 2 hosts (a, b), server -L {tmux_socket}",
+        "schemux: hosts a, b name the same target, so the same tmux server: a pane there "
+        "runs one run_command call at a time, whichever name it comes by",
+    ]
+    assert [json.loads(line)["id"] for line in stdout.splitlines()] == [1]
+
+
 def test_a_person_at_a_terminal_is_told_what_this_is(tmux_socket: str) -> None:
     """stdin a terminal: the hint says it is an MCP server and how to try a tool."""
     controller, terminal = os.openpty()
