@@ -27,6 +27,7 @@ from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
 from schemux.processes import this_process
 from schemux.programs import output as output_module
+from schemux.programs import panes
 from schemux.programs import store as store_module
 from schemux.programs.gate import MARKER_PREFIX, report_token, scan
 from schemux.programs.program import Program, ProgramSpec
@@ -567,7 +568,7 @@ async def test_at_exit_every_program_is_told_to_end_before_any_is_killed(
     client, context = programs
     events: list[str] = []
     tell = store_module.ProgramStore._signal
-    kill = store_module.kill_pane
+    kill = panes.kill_pane
 
     def told(store: store_module.ProgramStore, program: Program, signum: int) -> None:
         if signum == signal.SIGUSR2:  # the gate's stop: SIGTERM, then SIGKILL after grace
