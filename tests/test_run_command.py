@@ -519,7 +519,8 @@ async def test_a_tmux_server_killed_mid_command_fails_the_call_at_once() -> None
                 message = await run_error(
                     client, command="sleep 30", pane_id=pane.pane_id, timeout=20
                 )
-            assert anyio.current_time() - started < 1.5
+            # at once: well before the call's 20 s timeout could have ended it
+            assert anyio.current_time() - started < 10
         await context.close()
     assert "tmux server" in message
 

@@ -17,6 +17,7 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
+from schemux import shell_wrapper
 from schemux.abandoned_wrappers import (
     HOLD_SECONDS,
     REPORT_FORMAT,
@@ -33,7 +34,7 @@ from schemux.shell_wrapper import Wrapper
 from schemux.targets import PaneTarget, resolve_pane
 from schemux.tmux_command import THEN
 from tests.conftest import stdio_parameters
-from tests.support import Pane, call, call_error, new_pane, tmux, until, wait_until
+from tests.support import Pane, call, call_error, new_pane, tmux, until
 from tests.test_run_command import private_options
 
 pytestmark = pytest.mark.anyio
@@ -55,6 +56,13 @@ async def cancel_when(
         group.start_soon(partial(client.call_tool, tool, arguments))
         await until(ready, timeout=15)
         group.cancel_scope.cancel()
+
+
+# how long the call after a cancel or a release may take: one that waited out a pane's
+# settling (INTERRUPTED_SETTLE_SECONDS, for a command that ignores the interrupt) misses
+# it; a call that runs at once takes 0.1 s quiet and was seen to take 1.8 s over ssh on
+# a loaded machine. How fast it is beyond that is latency, for the benchmarks
+AT_ONCE = INTERRUPTED_SETTLE_SECONDS / 2
 
 
 async def next_call_works(client: Client, pane: Pane) -> float:
@@ -92,7 +100,7 @@ async def test_cancel_interrupts_and_frees_the_pane(
     # send late; once its cleanup has run (the call's private options are gone), the
     # interrupted command is leaving and the pane takes the next call at once
     await until(lambda: private_options(pane) == [], timeout=5)
-    assert await next_call_works(client, pane) < 1
+    assert await next_call_works(client, pane) < AT_ONCE
     assert private_options(pane) == []
     if "trap" in command:
         assert "caught" in screen(pane)
@@ -134,7 +142,7 @@ async def test_cancel_interrupts_a_pane_a_person_scrolls_back_in(
     await until(lambda: private_options(pane) == [], timeout=5)
     await until(lambda: "caught\n" in screen(pane), timeout=5)  # the trap's line
     assert tmux(tmux_socket, "display", "-p", "-t", pane.pane_id, "#{pane_in_mode}") == "0\n"
-    assert await next_call_works(memory_client, pane) < 1
+    assert await next_call_works(memory_client, pane) < AT_ONCE
 
 
 async def test_cancel_run_shell_command(transport_client: Client, transport_socket: str) -> None:
@@ -143,8 +151,10 @@ async def test_cancel_run_shell_command(transport_client: Client, transport_sock
     await cancel_after(
         memory_client, 0.5, "run_shell_command", {"command": "sleep 30", "paneId": pane.pane_id}
     )
-    await anyio.sleep(0.1)
-    assert await next_call_works(memory_client, pane) < 1.5
+    # the cancel reaches the server as a notification: its cleanup has run once the
+    # call's private options are gone
+    await until(lambda: private_options(pane) == [], timeout=10)
+    assert await next_call_works(memory_client, pane) < AT_ONCE
 
 
 async def test_a_timed_out_command_keeps_running_and_the_refusal_says_how_to_stop_it(
@@ -162,10 +172,8 @@ async def test_a_timed_out_command_keeps_running_and_the_refusal_says_how_to_sto
     assert "send_keys" in message
     assert "C-c" in message
     tmux(tmux_socket, "send-keys", "-t", pane.pane_id, "C-c")
-    wait_until(lambda: "sleep" not in tmux(
-        tmux_socket, "display", "-p", "-t", pane.pane_id, "#{pane_current_command}"
-    ))  # fmt: skip
-    assert await next_call_works(memory_client, pane) < 1.5
+    await until(lambda: "sleep" not in current_command(pane))
+    assert await next_call_works(memory_client, pane) < AT_ONCE
 
 
 def test_owner_marks() -> None:
@@ -236,10 +244,8 @@ async def test_a_new_schemux_frees_what_a_killed_one_left(
         released = await release_abandoned_wrappers(tool_context.tmux())
         assert [wrapper.pane_id for wrapper in released] == [pane.pane_id]
     assert wrapper_options(pane) == []
-    wait_until(lambda: tmux(
-        tmux_socket, "display", "-p", "-t", pane.pane_id, "#{pane_current_command}"
-    ).strip() == "bash")  # fmt: skip
-    assert await next_call_works(memory_client, pane) < 1.5  # its claim taken away
+    await until(lambda: current_command(pane) == "bash")
+    assert await next_call_works(memory_client, pane) < AT_ONCE  # its claim taken away
     assert private_options(pane) == []
 
 
@@ -278,10 +284,17 @@ def current_command(pane: Pane) -> str:
 
 
 async def test_a_wrapper_holding_its_shell_for_a_dead_owner_is_released(
-    memory_client: Client, tool_context: ToolContext, tmux_socket: str
+    memory_client: Client,
+    tool_context: ToolContext,
+    tmux_socket: str,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The owner died between the command's end and the capture: the wrapper reported
-    and holds its shell; the release frees it at once, well before its own timer."""
+    and holds its shell; the release frees it at once, well before its own timer (made
+    a minute long here, so that a loaded machine's slowness is never taken for it)."""
+    hold = 60
+    monkeypatch.setattr(shell_wrapper, "HOLD_SECONDS", hold)
+    monkeypatch.setattr("schemux.abandoned_wrappers.HOLD_SECONDS", hold)
     pane = new_pane(tmux_socket)
     server = tool_context.tmux()
     info = await resolve_pane(server, PaneTarget(pane_id=pane.pane_id))
@@ -297,9 +310,9 @@ async def test_a_wrapper_holding_its_shell_for_a_dead_owner_is_released(
     started = time.monotonic()
     released = await release_abandoned_wrappers(server)
     assert [(found.pane_id, found.reported) for found in released] == [(pane.pane_id, True)]
-    await until(lambda: current_command(pane) == "bash", timeout=2)
-    assert await next_call_works(memory_client, pane) < 1.5
-    assert time.monotonic() - started < 3  # not the wrapper's own 5 s timer
+    await until(lambda: current_command(pane) == "bash", timeout=10)
+    assert await next_call_works(memory_client, pane) < AT_ONCE
+    assert time.monotonic() - started < hold / 2  # the release's doing, not the timer's
     assert private_options(pane) == []
     assert hold_options(tmux_socket) == []
     await server.run(
@@ -336,6 +349,8 @@ async def test_the_hold_timer_of_a_released_call_says_nothing(
     try:
         result = await call(memory_client, "run_command", command="true", pane_id=pane.pane_id)
         assert result["exit_status"] == 0
+        # a sleep, not a wait: what is checked is an absence (nothing shown when the
+        # timer fires), and the timer fires HOLD_SECONDS after the call, whatever happens
         await anyio.sleep(HOLD_SECONDS + 1.5)
     finally:
         assert watcher.stdin is not None

@@ -68,7 +68,10 @@ def test_a_pattern_past_its_time_limit_is_named() -> None:
     with pytest.raises(SlowPattern) as slow:
         first_match(patterns, ["a" * 60 + "b"], until=started + 0.2)
     assert slow.value.index == 1
-    assert time.monotonic() - started < 2  # stopped at its limit, not after its 2**40 steps
+    # SlowPattern comes only from the regex module's timeout: the search (2**60 steps,
+    # years) was stopped by the limit. The bound only says not long after it: how soon
+    # is the regex module's and the machine's (over 2 s for this 0.2 s under load)
+    assert time.monotonic() - started < 30
 
 
 def test_python_syntax_is_what_is_accepted() -> None:
