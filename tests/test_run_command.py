@@ -37,6 +37,7 @@ from tests.support import (
     private_tmux_server,
     shell_holds_terminal,
     tmux,
+    until,
     wait_for_shell,
     wait_until,
 )
@@ -510,7 +511,9 @@ async def test_a_tmux_server_killed_mid_command_fails_the_call_at_once() -> None
         async with Client(build_server(context, BINDINGS)) as client:
 
             async def kill_server() -> None:
-                await anyio.sleep(0.5)
+                # once the command runs (a fixed pause, on a loaded machine, killed the
+                # server before the call began: it then started one of its own)
+                await until(lambda: pane_format(pane, "#{pane_current_command}") == "sleep")
                 await anyio.run_process(["tmux", "-L", socket_name, "kill-server"])
 
             async with anyio.create_task_group() as group:
