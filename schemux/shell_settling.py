@@ -73,6 +73,11 @@ class PaneSettling:
             cleanup, _, patience = entry
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(asyncio.shield(cleanup), patience)
+        if running is not None and not running.is_set():
+            # a cancelled call ends at its next turn once its cleanup is done: past the
+            # grace above (a cleanup that took longer), it is still in flight a moment
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(running.wait(), IN_FLIGHT_GRACE_SECONDS)
 
     @contextlib.asynccontextmanager
     async def occupying(self, server: TmuxServer, pane: PaneInfo) -> AsyncIterator[PaneClaim]:
