@@ -55,9 +55,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import os
 import random
-import json
 import re
 import shutil
 import signal
@@ -66,7 +66,7 @@ import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,7 +79,7 @@ if __package__ in (None, ""):  # run as a script: make `bench` importable from t
 
 from bench.common import Bar, CallFailed, Tmux, error_text, machine_facts, publish, run
 from bench.fanout import ExecHost, exec_hosts
-from schemux.config import ENV_HOST, ENV_SSH_CONFIG
+from schemux.config import ENV_HOST, ENV_SSH_CONFIG, ProgramLimits
 from schemux.resource_uris import pane_uri
 from tests.process_table import processes
 from tests.ssh_server import ALIAS, available, ssh_server
@@ -89,6 +89,7 @@ HANG = 120.0  # a call unanswered this long is a hang
 SETTLE = 20.0  # seconds of quiet before resources are read
 RESOURCE_BAR = 0.10  # end within 10% of start
 PROGRAM_LINES = 400
+RETAINED_PROGRAMS = ProgramLimits().retained_ended  # ended programs schemux keeps
 FAN_OUT_TIMEOUT = 15
 AUDIT_FS_SIZE = "512m"
 AUDIT_MAX_BYTES = 400 << 20  # no rotation: every record stays in one file to count
@@ -341,6 +342,8 @@ class Soak:
         self.generation = 0
         self.panes_ready = asyncio.Event()
         self.busy = 0  # clients in the middle of a step
+        self.idle = asyncio.Event()  # set while busy is 0
+        self.idle.set()
         self.windows: list[Window] = []
         self.tally = Tally()
         self.fan_out = asyncio.Lock()  # two at once would find the agent shells busy
@@ -401,7 +404,7 @@ class Soak:
             return None
         except MCPError as failure:
             error = str(failure)
-        except Exception as failure:  # noqa: BLE001 (anything else the client raised is wrong)
+        except Exception as failure:
             self.tally.add(kind, WRONG, f"{type(failure).__name__}: {failure}")
             return None
         else:
@@ -492,7 +495,7 @@ async def keys_step(soak: Soak, index: int) -> bool:
     except MCPError as failure:
         soak.outcome("subscription", began, None, str(failure), generation)
         return False
-    except Exception as failure:  # noqa: BLE001 (anything else the client raised is wrong)
+    except Exception as failure:
         soak.tally.add("subscription", WRONG, f"{type(failure).__name__}: {failure}")
         return False
     captured = await soak.call(
@@ -504,9 +507,12 @@ async def keys_step(soak: Soak, index: int) -> bool:
     except MCPError as failure:
         soak.outcome("read_resource", began, None, str(failure), generation)
         return False
+    except TimeoutError:
+        soak.tally.add("read_resource", WRONG, f"no answer within {HANG:g} s")
+        return False
     screen = "\n".join(getattr(part, "text", "") for part in read.contents).split("\n")
-    miss = None if wanted in screen else Miss(f"{wanted} not in {screen[-5:]!r}", False)
-    return soak.outcome("read_resource", began, miss, None, generation) == EXACT and (
+    shown = None if wanted in screen else Miss(f"{wanted} not in {screen[-5:]!r}", False)
+    return soak.outcome("read_resource", began, shown, None, generation) == EXACT and (
         captured is not None
     )
 
@@ -554,10 +560,13 @@ async def client_loop(soak: Soak, index: int) -> None:
                 continue
             await soak.panes_ready.wait()
             soak.busy += 1
+            soak.idle.clear()
             try:
                 exact = await step(soak, index)
             finally:
                 soak.busy -= 1
+                if not soak.busy:
+                    soak.idle.set()
             if not exact:
                 await asyncio.sleep(1)
             if soak.stopping.is_set():
@@ -592,43 +601,44 @@ class Faults:
             window = Window(kind, time.monotonic())
             self.soak.windows.append(window)
             try:
-                done = await getattr(self, kind)()
+                detail = await getattr(self, kind)()
             finally:
                 window.end = time.monotonic()
                 self.continue_stopped()
-            (self.injected if done else self.skipped)[kind] += 1
-            print(f"fault {turn}: {kind}{'' if done else ' (nothing to break)'}", flush=True)
+            (self.injected if detail else self.skipped)[kind] += 1
+            print(f"fault {turn}: {kind}: {detail or 'nothing to break'}", flush=True)
 
     def continue_stopped(self) -> None:
         while self.stopped:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.stopped.pop(), signal.SIGCONT)
 
-    async def control_client(self) -> bool:
+    async def control_client(self) -> str | None:
         clients = [
             p.pid
             for p in descendants(self.soak.pid)
             if b"-C" in p.argv and b"attach-session" in p.argv
         ]
         if not clients:
-            return False
-        os.kill(random.choice(clients), signal.SIGKILL)
-        return True
+            return None
+        chosen = random.choice(clients)
+        os.kill(chosen, signal.SIGKILL)
+        return f"pid {chosen}, one of {len(clients)}"
 
-    async def tmux_server(self) -> bool:
+    async def tmux_server(self) -> str | None:
         """SIGKILL of ``here``'s server while the clients work; then, once every step
         that began before has ended (a new server gives its panes the old ids, and a
         step still holding one would type into another client's pane), the server
         again with fresh panes."""
-        pid = int(self.soak.tmux.run("display", "-p", "#{pid}").strip())
+        pid = int(await asyncio.to_thread(self.soak.tmux.run, "display", "-p", "#{pid}"))
         self.soak.panes_ready.clear()
         os.kill(pid, signal.SIGKILL)
-        while self.soak.busy or Path(f"/proc/{pid}").exists():
-            await asyncio.sleep(0.1)
+        await asyncio.to_thread(until_gone, pid)
+        await self.soak.idle.wait()
         await self.soak.make_panes(len(self.soak.panes))
-        return True
+        return f"pid {pid}"
 
-    async def ssh_master(self) -> bool:
+    async def ssh_master(self) -> str | None:
         masters = [
             p.pid
             for p in processes()
@@ -639,33 +649,41 @@ class Faults:
         ]
         for pid in masters:
             os.kill(pid, signal.SIGKILL)
-        return bool(masters)
+        return f"pids {masters}" if masters else None
 
-    async def schemux_stopped(self) -> bool:
+    async def schemux_stopped(self) -> str | None:
         os.kill(self.soak.pid, signal.SIGSTOP)
         self.stopped.append(self.soak.pid)
         await asyncio.sleep(STOP_SECONDS)
-        return True
+        return f"{STOP_SECONDS:g} s"
 
-    async def audit_full(self) -> bool:
+    async def audit_full(self) -> str | None:
         filler = Path(f"/proc/{self.soak.pid}/root") / self.audit_dir.relative_to("/") / "filler"
         await asyncio.to_thread(fill, filler)
         try:
             await asyncio.sleep(HOLD_SECONDS)
         finally:
             filler.unlink(missing_ok=True)
-        return True
+        return f"{HOLD_SECONDS:g} s"
 
-    async def host_silent(self) -> bool:
+    async def host_silent(self) -> str | None:
         env = ["env", f"TMUX_TMPDIR={self.silent.directory}", "tmux", "-L", self.socket]
-        shown = subprocess.run([*env, "display", "-p", "#{pid}"], capture_output=True, text=True)
+        shown = await asyncio.create_subprocess_exec(
+            *env, "display", "-p", "#{pid}", stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        )
+        output, _ = await shown.communicate()
         if shown.returncode:
-            return False
-        pid = int(shown.stdout.strip())
+            return None
+        pid = int(output)
         os.kill(pid, signal.SIGSTOP)
         self.stopped.append(pid)
         await asyncio.sleep(HOLD_SECONDS)
-        return True
+        return f"{self.silent.name}'s server, pid {pid}, stopped {HOLD_SECONDS:g} s"
+
+
+def until_gone(pid: int) -> None:
+    while Path(f"/proc/{pid}").exists():
+        time.sleep(0.05)
 
 
 def fill(path: Path) -> None:
@@ -789,8 +807,12 @@ async def soak(options: argparse.Namespace) -> dict[str, Any]:
 async def soak_with(
     runner: Soak, faults: Faults, options: argparse.Namespace, audit_dir: Path
 ) -> dict[str, Any]:
-    print("warm-up: one round of every client", flush=True)
-    await asyncio.gather(*(one_round(runner, index) for index in range(options.clients)))
+    # enough rounds that schemux holds as many ended programs as it keeps (32 by
+    # default, their output open): from there on what it holds does not grow
+    rounds = -(-(RETAINED_PROGRAMS + options.clients) // options.clients)
+    print(f"warm-up: {rounds} rounds of every client", flush=True)
+    for _ in range(rounds):
+        await asyncio.gather(*(one_round(runner, index) for index in range(options.clients)))
     missed = runner.tally.wrong + runner.tally.unprovoked
     if missed:
         raise CallFailed(f"the warm-up was not exact: {'; '.join(missed)}")
@@ -801,9 +823,7 @@ async def soak_with(
     began = time.monotonic()
     until = began + options.minutes * 60
     print(f"soak: {options.minutes:g} min, {options.clients} clients, start {start}", flush=True)
-    clients = [
-        asyncio.create_task(client_loop(runner, index)) for index in range(options.clients)
-    ]
+    clients = [asyncio.create_task(client_loop(runner, index)) for index in range(options.clients)]
     fault_loop = asyncio.create_task(faults.loop(options.fault_every, until))
     await asyncio.sleep(max(0.0, until - time.monotonic()))
     runner.stopping.set()
@@ -873,7 +893,9 @@ def render(report: dict[str, Any]) -> str:
             f"  {kind:22}{sum(counts.values()):7}{counts.get(EXACT, 0):8}"
             f"{counts.get(CLEAR, 0):8}{counts.get(UNPROVOKED, 0):9}{counts.get(WRONG, 0):7}"
         )
-    lines.append(f"faults: {report['faults']} (nothing to break: {report['faults_with_nothing_to_break']})")
+    lines.append(
+        f"faults: {report['faults']} (nothing to break: {report['faults_with_nothing_to_break']})"
+    )
     lines.append(f"program bytes: {report['program_bytes']}")
     lines.append(f"audit log: {report['audit']}")
     lines.append("clear errors, most common first:")
@@ -884,8 +906,7 @@ def render(report: dict[str, Any]) -> str:
             lines += [f"  {text[:300]}" for text in report[name][:20]]
     start, end = report["resources"]["start"], report["resources"]["end"]
     lines.append(
-        "schemux: "
-        + ", ".join(f"{name} {start[name]:.1f} -> {end[name]:.1f}" for name in start)
+        "schemux: " + ", ".join(f"{name} {start[name]:.1f} -> {end[name]:.1f}" for name in start)
     )
     lines.append(f"  fds by kind: {report['fd_kinds']['start']} -> {report['fd_kinds']['end']}")
     lines += ["bar", *(bar.line() for bar in bars(report))]

@@ -115,15 +115,26 @@ def command(output: list[str], status: int | None, timed_out: bool = False) -> d
 def test_check_command() -> None:
     lines = token_lines("tok")
     assert check_command(command(lines, 2), "tok", 2) is None
-    assert check_command(command(lines, 0), "tok", 2) == Miss(f"({lines!r}, 0), not ({lines!r}, 2)", False)
+    assert check_command(command(lines, 0), "tok", 2) == Miss(
+        f"({lines!r}, 0), not ({lines!r}, 2)", False
+    )
     assert check_command(command(lines[:1], 2), "tok", 2) is not None
     assert check_command(command(["junk", *lines], 2), "tok", 2) is not None
     timed_out = check_command(command([], None, timed_out=True), "tok", 2)
-    assert timed_out is not None and timed_out.declared
+    assert timed_out is not None
+    assert timed_out.declared
 
 
-def host(name: str, output: list[str], status: int | None, error: str | None = None) -> dict[str, Any]:
-    return {"host": name, "output": output, "exit_status": status, "error": error, "timed_out": False}
+def host(
+    name: str, output: list[str], status: int | None, error: str | None = None
+) -> dict[str, Any]:
+    return {
+        "host": name,
+        "output": output,
+        "exit_status": status,
+        "error": error,
+        "timed_out": False,
+    }
 
 
 def test_check_fan_out() -> None:
@@ -132,14 +143,18 @@ def test_check_fan_out() -> None:
     assert check_fan_out(exact, "tok", hosts) is None
     one_error = {"results": [host("a", ["tok"], 0), host("b", [], None, "b: unreachable")]}
     miss = check_fan_out(one_error, "tok", hosts)
-    assert miss is not None and miss.declared and "b: unreachable" in miss.text
+    assert miss is not None
+    assert miss.declared
+    assert "b: unreachable" in miss.text
     # a host's wrong answer beside another's error is wrong: the error does not excuse it
     mixed = {"results": [host("a", ["other"], 0), host("b", [], None, "gone")]}
     miss = check_fan_out(mixed, "tok", hosts)
-    assert miss is not None and not miss.declared
+    assert miss is not None
+    assert not miss.declared
     missing = {"results": [host("a", ["tok"], 0)]}
     miss = check_fan_out(missing, "tok", hosts)
-    assert miss is not None and not miss.declared
+    assert miss is not None
+    assert not miss.declared
 
 
 def page(**fields: Any) -> dict[str, Any]:
@@ -153,17 +168,23 @@ def test_check_program() -> None:
     # every byte returned must be the program's, in order, whatever the outcome
     swapped = expected.replace("00001", "00002", 1)
     miss = check_program(swapped, expected, page(outcome="gone", outputComplete=False))
-    assert miss is not None and not miss.declared and "byte 8" in miss.text
+    assert miss is not None
+    assert not miss.declared
+    assert "byte 8" in miss.text
     # complete but short: wrong
     miss = check_program(expected[:10], expected, page())
-    assert miss is not None and not miss.declared
+    assert miss is not None
+    assert not miss.declared
     # a program a fault ended: what was returned is a prefix, and the result says why not all
     miss = check_program(expected[:10], expected, page(outcome="gone", outputComplete=False))
-    assert miss is not None and miss.declared
+    assert miss is not None
+    assert miss.declared
     miss = check_program(expected[:10], expected, page(outputComplete=False, lostEnd=True))
-    assert miss is not None and miss.declared
+    assert miss is not None
+    assert miss.declared
     miss = check_program(expected[:10], expected, None)  # a read failed before the end
-    assert miss is not None and miss.declared
+    assert miss is not None
+    assert miss.declared
 
 
 def test_alike_errors_count_together() -> None:
