@@ -591,10 +591,14 @@ class Faults:
         self.stopped: list[int] = []  # pids to continue, whatever happens
 
     async def loop(self, every: float, until: float) -> None:
-        turn = 0
-        while (start := time.monotonic() + every) < until - every / 2:
+        """A fault every ``every`` seconds from now (the first after ``every``), the last
+        at least ``every`` / 2 before ``until``."""
+        began, turn = time.monotonic(), 0
+        while (start := began + (turn + 1) * every) < until - every / 2:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.soak.stopping.wait(), start - time.monotonic())
+                await asyncio.wait_for(
+                    self.soak.stopping.wait(), max(0.0, start - time.monotonic())
+                )
                 return
             kind = FAULTS[turn % len(FAULTS)]
             turn += 1
