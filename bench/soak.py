@@ -9,9 +9,9 @@ One ``schemux serve`` runs as a subprocess over stdio (so it can be stopped, and
 exec-kind hosts ``e0`` and ``e1`` (a tmux directory of their own each, as
 ``bench/fanout.py`` makes them) and ``far``, over OpenSSH to the test suite's sshd on
 127.0.0.1 (``tests/ssh_server.py``; its tmux directory another again). Its audit log is
-on a 64 MB tmpfs of its own: schemux starts under ``unshare -m``, which mounts the tmpfs
-on the log's directory in a mount namespace of schemux's, and the bench fills it through
-``/proc/PID/root``.
+on a 512 MB tmpfs of its own, never rotated: schemux starts under ``unshare -m`` (root
+only), which mounts the tmpfs on the log's directory in a mount namespace of schemux's,
+and the bench fills it through ``/proc/PID/root``.
 
 The clients are tasks sharing the one stdio session (``--clients``, default 8), each
 with a bash pane of its own on ``here``. Each repeats:
@@ -37,15 +37,17 @@ the audit log's filesystem full for 20 s; host ``e1`` not answering for 20 s (it
 server stopped with SIGSTOP).
 
 Each call is **exact**; a **clear error** (an error result, or a result that says it
-failed: timed out, a host's error, a program gone), allowed only while a fault lasts or
-within 20 s after it, and only when its text says what happened (not empty, no
-traceback, not a bare exception's name); or **wrong**: a result that claims success and
-is not exact, an error away from any fault or that says nothing, an exception the client
-raised, or no answer within 120 s.
+failed: timed out, a host's error, a program gone) while a fault lasts or within 20 s
+after it, whose text says what happened (not empty, no traceback, not a bare
+exception's name); an **unprovoked error**, clear but with no fault near; or **wrong**:
+a result that claims success and is not exact, an error that says nothing, an
+exception the client raised, or no answer within 120 s.
 
-Bars: no wrong result; schemux's RSS, open fds and threads at the end within 10% of the
-start (each read after the clients stop and 20 s of quiet, and after the warm-up).
-Exit status 1 when a bar is missed, 2 when the soak could not start.
+Bars: no wrong result; no unprovoked error; every tool call sent either in the audit
+log or counted in its gap notices; schemux's RSS, open fds and threads at the end within
+10% of the start (each read after 20 s of quiet: the start after a warm-up that fills
+schemux's retention of ended programs, the end after the clients stop).
+Exit status 1 when a bar is missed, 2 when the warm-up was not exact.
 
 Usage: ``python bench/soak.py [--minutes 30] [--clients 8] [--fault-every 60] [--json PATH]``
 """
