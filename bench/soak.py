@@ -49,7 +49,8 @@ log or counted in its gap notices; schemux's RSS, open fds and threads at the en
 schemux's retention of ended programs, the end after the clients stop).
 Exit status 1 when a bar is missed, 2 when the warm-up was not exact.
 
-Usage: ``python bench/soak.py [--minutes 30] [--clients 8] [--fault-every 60] [--json PATH]``
+Usage: ``python bench/soak.py [--minutes 30] [--clients 8] [--fault-every 60]
+[--faults KIND,...] [--json PATH]``
 """
 
 from __future__ import annotations
@@ -458,6 +459,9 @@ async def program_step(soak: Soak, index: int) -> bool:
             last = page
             break
     miss = check_program(text, expected, last)
+    if miss is not None:  # which program, and when: to find it in schemux's log and audit
+        since = [f"{w.kind} {began - w.start:+.1f} s" for w in soak.windows[-2:]]
+        miss = Miss(f"{started['programId']} ({', '.join(since)}): {miss.text}", miss.declared)
     soak.outcome("program_bytes", began, miss, None, soak.generation)
     if miss is None:
         soak.tally.program_bytes["returned exactly"] += len(expected)
@@ -587,6 +591,7 @@ class Faults:
         self, soak: Soak, silent: ExecHost, socket: str, audit_dir: Path, ssh_config: Path
     ) -> None:
         self.soak, self.silent, self.socket = soak, silent, socket
+        self.kinds = FAULTS
         self.audit_dir, self.ssh_config = audit_dir, ssh_config
         self.injected: Counter[str] = Counter()
         self.skipped: Counter[str] = Counter()
@@ -602,7 +607,7 @@ class Faults:
                     self.soak.stopping.wait(), max(0.0, start - time.monotonic())
                 )
                 return
-            kind = FAULTS[turn % len(FAULTS)]
+            kind = self.kinds[turn % len(self.kinds)]
             turn += 1
             window = Window(kind, time.monotonic())
             self.soak.windows.append(window)
@@ -803,6 +808,7 @@ async def soak(options: argparse.Namespace) -> dict[str, Any]:
             runner = Soak(client, tmux, pid)
             await runner.make_panes(options.clients)
             faults = Faults(runner, hosts[1], socket, where["audit"], ssh_config)
+            faults.kinds = options.faults
             try:
                 return await soak_with(runner, faults, options, where["audit"])
             finally:
@@ -919,11 +925,25 @@ def render(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def fault_kinds(text: str) -> tuple[str, ...]:
+    kinds = tuple(kind.strip() for kind in text.split(",") if kind.strip())
+    unknown = [kind for kind in kinds if kind not in FAULTS]
+    if unknown or not kinds:
+        raise argparse.ArgumentTypeError(f"faults are some of {', '.join(FAULTS)}")
+    return kinds
+
+
 async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--minutes", type=float, default=30)
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--fault-every", type=float, default=60, help="seconds")
+    parser.add_argument(
+        "--faults",
+        type=fault_kinds,
+        default=FAULTS,
+        help=f"the faults to take in turn, comma-separated (default all: {','.join(FAULTS)})",
+    )
     parser.add_argument("--json", type=Path)
     options = parser.parse_args()
     report = await soak(options)
