@@ -915,7 +915,7 @@ def render(report: dict[str, Any]) -> str:
     for name in ("wrong", "unprovoked"):
         if report[name]:
             lines.append(f"{name}:")
-            lines += [f"  {text[:300]}" for text in report[name][:20]]
+            lines += [f"  {text.splitlines()[0][:300]}" for text in report[name][:20]]
     start, end = report["resources"]["start"], report["resources"]["end"]
     lines.append(
         "schemux: " + ", ".join(f"{name} {start[name]:.1f} -> {end[name]:.1f}" for name in start)
