@@ -98,7 +98,14 @@ async def page_at(
     size, finished = program.text_size, program.finished
     available = size - offset
     data = b""
-    if available > 0 and program.text is not None:
+    if available > 0:
+        if program.text is None:  # let go while this read waited: not an end
+            raise SchemuxError(
+                f"the output of {program.id} was let go while this read waited, after "
+                f"enough later programs ended: {available} bytes of it after the cursor "
+                "were not read",
+                suggestion="read a program's output to its end before many later programs end",
+            )
         length = min(available, PAGE_CHARACTERS * 4)
         data = await host.read_at(program.text, offset, length)
     # the file is our own UTF-8: "ignore" only drops a character cut at the read's end

@@ -152,11 +152,14 @@ class Program:
         ``timeout`` seconds; None when it gave nothing by then."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
-        while (result := await attempt()) is None:
+        while True:
+            # the event of the state the attempt sees, taken before it: a change while
+            # it awaits (a page read in a thread) sets this one, and the wait sees it
+            changed = self._changed
+            if (result := await attempt()) is not None:
+                return result
             remaining = deadline - loop.time()
             if remaining <= 0:
                 return None
-            changed = self._changed
             with anyio.move_on_after(remaining):
                 await changed.wait()
-        return result
