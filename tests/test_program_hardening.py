@@ -446,11 +446,14 @@ async def test_run_program_waits_its_turn_within_its_timeout(
             result = await call(client, "run_program", argv=["echo", str(index)], timeoutMs=60_000)
             order.append(int(result["output"]))
 
+        async def queued_after(asked: int) -> None:
+            await until(lambda: len(queued) > asked)
+
         async with anyio.create_task_group() as group:
             for index in range(3):
                 asked = len(queued)
                 group.start_soon(waiting, index)
-                await until(lambda asked=asked: len(queued) > asked)  # queued in this order
+                await queued_after(asked)  # queued in this order
             # one slot comes free: the waiting calls take it in turn, each as the one
             # before it ends (the task group waits for all three)
             await call(client, "stop_program", programId=started[0]["programId"])
