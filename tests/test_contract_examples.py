@@ -33,7 +33,7 @@ from schemux.config import ENV_HOST, ENV_PROGRAM_GATE
 from schemux.generated.bindings import BINDINGS
 from schemux.generated.tool_facts import SEVERAL_HOSTS_TOOLS
 from tests.conftest import STDIO_WAIT_CEILING, stdio_parameters
-from tests.support import SHELL, fill, new_pane, pane_format, tmux, wait_until
+from tests.support import SHELL, fill, new_pane, pane_format, tmux, until
 
 EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "schemas" / "examples"
 
@@ -181,9 +181,9 @@ async def replay(
     )
     if "wait_for_command" in setup:  # the program the pane's shell starts, once it runs
         wanted = setup["wait_for_command"]
-        wait_until(lambda: pane_format(pane, "#{pane_current_command}") == wanted)
+        await until(lambda: pane_format(pane, "#{pane_current_command}") == wanted)
     if "wait_for" in setup:  # text the pane's program prints before the call
-        wait_until(
+        await until(
             lambda: setup["wait_for"] in tmux(socket_name, "capture-pane", "-p", "-t", pane.pane_id)
         )
     values: dict[str, Any] = dict(pane.placeholders())
@@ -237,7 +237,7 @@ async def start_program(client: Client, setup: dict[str, Any], values: dict[str,
     values["program_pane_id"] = started.structured_content["paneId"]
     if setup.get("await_end"):
         socket_name = values["socket_name"]
-        wait_until(
+        await until(
             lambda: (
                 values["program_pane_id"]
                 not in tmux(socket_name, "list-panes", "-a", "-F", "#{pane_id}").split()
@@ -271,4 +271,4 @@ async def prepare(client: Client, tool: str, setup: dict[str, Any], values: dict
     for command in setup.get("then", []):
         tmux(socket_name, *fill(command, values))
     if "wait_for_after" in setup:
-        wait_until(lambda: shows(setup["wait_for_after"]))
+        await until(lambda: shows(setup["wait_for_after"]))

@@ -33,7 +33,7 @@ from schemux.server import build_server
 from schemux.tmux_format import decode, field
 from schemux.tmux_names import OWNED_SESSION, agent_name_problem, socket_directory
 from tests.conftest import stdio_parameters
-from tests.support import call, call_error, remove_server, tagged_socket_name, tmux, wait_until
+from tests.support import call, call_error, remove_server, tagged_socket_name, tmux, until
 
 pytestmark = pytest.mark.anyio
 
@@ -197,7 +197,7 @@ async def test_exit_in_the_agent_shell_is_reported_and_the_agent_made_again(
     ended = await run(client, command="exit 3")
     assert ended["exit_status"] == 3
     assert ended["pane_id"] == first["pane_id"]
-    wait_until(lambda: first["pane_id"] not in agent_panes(socket_name))
+    await until(lambda: first["pane_id"] not in agent_panes(socket_name))
     again = await run(client, command='echo "back ${SCHEMUX_KEPT-unset}"')
     assert again["output"] == ["back unset"]
     assert again["pane_id"] != first["pane_id"]
@@ -209,7 +209,7 @@ async def test_a_server_killed_between_calls_is_started_by_the_next(
 ) -> None:
     first = await run(client, command="echo one")
     tmux(socket_name, "kill-server")
-    wait_until(lambda: not server_running(socket_name))
+    await until(lambda: not server_running(socket_name))
     await anyio.sleep(0.5)  # as between two calls: schemux sees its control client end
     again = await run(client, command=SHELL_REPORT)
     assert again["output"][0] == "login yes"
@@ -323,7 +323,7 @@ async def test_the_server_outlives_schemux(
     async with schemux_on(Settings(socket_name=socket_name)) as client:
         pane = (await run(client, command="true"))["pane_id"]
     # schemux's control clients are gone, the person's view of the agent's shell is not
-    wait_until(lambda: tmux(socket_name, "list-clients", "-F", "#{client_pid}") == "")
+    await until(lambda: tmux(socket_name, "list-clients", "-F", "#{client_pid}") == "")
     assert agent_panes(socket_name) == [pane]
 
 
@@ -468,7 +468,7 @@ async def test_a_login_shell_that_ends_at_once_is_a_clear_error(
     assert message.startswith(
         (f"the agent's login shell {shell} ended as soon as it started", "pane %", "tmux ")
     ), message
-    wait_until(lambda: sessions(socket_name) == [OWNED_SESSION])  # the server stays up
+    await until(lambda: sessions(socket_name) == [OWNED_SESSION])  # the server stays up
 
 
 async def test_a_socket_tmux_cannot_create_is_a_clear_error(
@@ -525,7 +525,7 @@ async def test_a_call_keeps_its_permission_to_start_the_server(
         second_began.set()
         await first_ran.wait()
         remove_server(socket_name)  # gone before this call's first command
-        wait_until(lambda: not server_running(socket_name))
+        await until(lambda: not server_running(socket_name))
         await server.close()  # its control client went with the server
         return await server.run("display-message", "-p", "second")
 

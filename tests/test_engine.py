@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import time
+import uuid
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
@@ -21,8 +22,15 @@ from schemux.tmux import ServerAddress, TmuxServer
 from schemux.tmux_command import THEN, command_line
 from schemux.tmux_format import decode, field
 from schemux.tmux_names import OWNED_SESSION
-from tests.process_table import alive
-from tests.support import control_client_pid, new_pane, private_tmux_server, tmux, wait_until
+from tests.process_table import alive, running_with_argument
+from tests.support import (
+    control_client_pid,
+    new_pane,
+    private_tmux_server,
+    tmux,
+    until,
+    wait_until,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -130,13 +138,13 @@ async def test_send_keys_literal_arrives(server: TmuxServer, socket: str) -> Non
         lines = subprocess_lines(socket, "capture-pane", "-p", "-J", "-t", pane.pane_id)
         return "".join(line for line in lines if line)
 
-    wait_until(lambda: captured() == text + text)  # the tty's echo, then cat's copy
+    await until(lambda: captured() == text + text)  # the tty's echo, then cat's copy
 
 
 async def test_protocol_lookalike_and_binary_output(server: TmuxServer, socket: str) -> None:
     script = "printf '%%end 1 2 0\\n%%error x\\n%%begin 1 2 3\\n\\377\\376\\001 bin\\n'; exec cat"
     pane = new_pane(socket, command=script)
-    wait_until(lambda: "bin" in tmux(socket, "capture-pane", "-p", "-t", pane.pane_id))
+    await until(lambda: "bin" in tmux(socket, "capture-pane", "-p", "-t", pane.pane_id))
     through_engine = await server.run("capture-pane", "-p", "-t", pane.pane_id)
     assert through_engine[:3] == ["%end 1 2 0", "%error x", "%begin 1 2 3"]
     assert through_engine == subprocess_lines(socket, "capture-pane", "-p", "-t", pane.pane_id)
@@ -250,20 +258,30 @@ async def test_a_command_queued_behind_others_waits_for_its_turn(server: TmuxSer
 
 
 async def test_server_killed_mid_command(server: TmuxServer, socket: str) -> None:
+    """A command under way when its server is killed fails at once, saying the server
+    exited: well before the command's own end or the engine's timeout (made long here,
+    so that a loaded machine's slowness is never taken for either)."""
+    server.engine.timeout = 60.0
     assert await server.run("display-message", "-p", "up") == ["up"]
     pid = await control_client_pid(server)
     server_pid = int((await server.run("display-message", "-p", "#{pid}"))[0])
-    pending = asyncio.ensure_future(server.run("run-shell", "sleep 2"))
-    await asyncio.sleep(0.1)
-    started = time.monotonic()
-    os.kill(server_pid, signal.SIGKILL)
-    with pytest.raises(SchemuxError, match="exited"):
-        await asyncio.wait_for(pending, 1)
-    assert time.monotonic() - started < 1
+    duration = f"120.{uuid.uuid4().int % 10**9}"  # its own argument, to find the sleep by
+    pending = asyncio.ensure_future(server.run("run-shell", f"sleep {duration}"))
+    try:
+        await until(lambda: running_with_argument(duration))  # the command runs
+        started = time.monotonic()
+        os.kill(server_pid, signal.SIGKILL)
+        with pytest.raises(SchemuxError, match="exited"):
+            await asyncio.wait_for(pending, server.engine.timeout)
+        assert time.monotonic() - started < server.engine.timeout / 2
+    finally:  # the killed server's job outlives it
+        for sleeper in running_with_argument(duration):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(sleeper, signal.SIGKILL)
     with pytest.raises(SchemuxError, match="no tmux server is running"):
         await server.run("display-message", "-p", "x")
-    wait_until(lambda: not alive(pid), timeout=2)
-    wait_until(  # a new server on the same socket, once the old one is gone
+    await until(lambda: not alive(pid))
+    await until(  # a new server on the same socket, once the old one is gone
         lambda: (
             subprocess.run(
                 ["tmux", "-L", socket, "-f", "/dev/null", "new-session", "-d", "-s", "keepalive"],
@@ -292,7 +310,8 @@ async def test_a_command_written_to_a_client_that_just_died_leaves_no_unretrieve
     try:
         pid = await control_client_pid(server)
         os.kill(pid, signal.SIGKILL)
-        wait_until(lambda: not alive(pid), timeout=2)  # blocking: the loop reads no EOF
+        # blocking on purpose: the loop must not read the client's end before the write
+        wait_until(lambda: not alive(pid), timeout=10)
         with pytest.raises(SchemuxError, match="control client ended"):
             await server.run("display-message", "-p", "into the broken pipe")
         assert await server.run("display-message", "-p", "again") == ["again"]

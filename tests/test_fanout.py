@@ -307,7 +307,8 @@ async def test_closing_does_not_wait_for_a_host_still_being_prepared(fleet: Flee
     assert "host stuck was not reached within 1 s" in answers["stuck"]["error"]
     started = time.monotonic()
     await context.close()
-    assert time.monotonic() - started < 2
+    # not waited for: that tmux client answers after SLOW_SECONDS
+    assert time.monotonic() - started < SLOW_SECONDS / 2
 
 
 async def test_a_host_whose_server_is_killed_mid_call_answers_its_error(fleet: Fleet) -> None:

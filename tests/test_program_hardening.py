@@ -39,7 +39,7 @@ from schemux.tmux import TmuxServer
 from tests.contexts import Contexts, client_of
 from tests.http_serving import serve_http
 from tests.process_table import processes
-from tests.support import call, call_error, new_pane, tmux, wait_until
+from tests.support import call, call_error, new_pane, tmux, until, wait_until
 
 # every test here under each gate: in process, and in a schemux it starts
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("program_gate")]
@@ -414,34 +414,52 @@ async def test_a_burst_of_run_program_calls_all_run(limited_programs: Client) ->
     assert wrong == {}
 
 
-async def test_run_program_waits_its_turn_within_its_timeout(limited_programs: Client) -> None:
+async def test_run_program_waits_its_turn_within_its_timeout(
+    limited_programs: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Behind 16 running programs: a run_program whose timeout passes first is refused
-    saying so; the waiting ones run first come, first served as slots come free, and
-    start_program is refused at once."""
+    saying so, at its timeout (not once a program ends: they run a minute); the waiting
+    ones run first come, first served as a slot comes free, and start_program is
+    refused at once."""
     client = limited_programs
-    started = [await call(client, "start_program", argv=["sleep", "60"]) for _ in range(16)]
+    running_for = 60
+    started = [
+        await call(client, "start_program", argv=["sleep", str(running_for)]) for _ in range(16)
+    ]
+    queued: list[float | None] = []  # the deadline of each call that asked for a slot
+    take_slot = store_module.ProgramStore._take_slot
+
+    async def recorded(store: store_module.ProgramStore, deadline: float | None) -> None:
+        queued.append(deadline)  # and, before its first await, into the queue
+        await take_slot(store, deadline)
+
+    monkeypatch.setattr(store_module.ProgramStore, "_take_slot", recorded)
     try:
         assert "16 programs run already" in await call_error(client, "start_program", argv=["true"])
         before = time.monotonic()
         error = await call_error(client, "run_program", argv=["true"], timeoutMs=500)
         assert "none ended within the call's timeout" in error
-        assert 0.4 < time.monotonic() - before < 5
+        assert 0.5 <= time.monotonic() - before < running_for / 2
         order: list[int] = []
 
         async def waiting(index: int) -> None:
             result = await call(client, "run_program", argv=["echo", str(index)], timeoutMs=60_000)
             order.append(int(result["output"]))
 
+        async def queued_after(asked: int) -> None:
+            await until(lambda: len(queued) > asked)
+
         async with anyio.create_task_group() as group:
             for index in range(3):
+                asked = len(queued)
                 group.start_soon(waiting, index)
-                await anyio.sleep(0.2)  # queued in this order
-            for program in started[:3]:
-                await call(client, "stop_program", programId=program["programId"])
-                await anyio.sleep(1)  # one slot at a time: each goes to the first waiting
+                await queued_after(asked)  # queued in this order
+            # one slot comes free: the waiting calls take it in turn, each as the one
+            # before it ends (the task group waits for all three)
+            await call(client, "stop_program", programId=started[0]["programId"])
         assert order == [0, 1, 2]
     finally:
-        for program in started[3:]:
+        for program in started[1:]:
             await call(client, "stop_program", programId=program["programId"])
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from tests.support import call, call_error, new_pane, tmux, wait_until
+from tests.support import call, call_error, new_pane, tmux, until
 from tests.test_run_command import pane_with_history_limit
 
 pytestmark = pytest.mark.anyio
@@ -52,7 +52,7 @@ async def test_echo_off_is_never_taken_for_output(
     assert result["output"] == ["B"]
     assert result["output_truncated"] is True
     tmux(transport_socket, "send-keys", "-t", pane.pane_id, "stty echo; echo echo-is-on", "Enter")
-    wait_until(
+    await until(
         lambda: "echo-is-on" in tmux(transport_socket, "capture-pane", "-p", "-t", pane.pane_id)
     )
     assert (await run(transport_client, pane.pane_id, "echo back"))["output"] == ["back"]
@@ -100,7 +100,7 @@ async def test_clear(transport_client: Client, transport_socket: str) -> None:
 async def test_prompts(transport_client: Client, transport_socket: str, prompt: str) -> None:
     pane = new_pane(transport_socket)
     tmux(transport_socket, "send-keys", "-t", pane.pane_id, f"PS1=$'{prompt}'", "Enter")
-    wait_until(lambda: "PS1" in tmux(transport_socket, "capture-pane", "-p", "-t", pane.pane_id))
+    await until(lambda: "PS1" in tmux(transport_socket, "capture-pane", "-p", "-t", pane.pane_id))
     result = await run(transport_client, pane.pane_id, "echo one; echo two")
     assert result["output"] == ["one", "two"]
     assert result["output_truncated"] is False
@@ -111,7 +111,7 @@ async def test_ps2_prompts_and_a_multi_line_command(
 ) -> None:
     pane = new_pane(transport_socket)
     tmux(transport_socket, "send-keys", "-t", pane.pane_id, "PS2='cont ;#{x}> '", "Enter")
-    wait_until(lambda: "PS2" in tmux(transport_socket, "capture-pane", "-p", "-t", pane.pane_id))
+    await until(lambda: "PS2" in tmux(transport_socket, "capture-pane", "-p", "-t", pane.pane_id))
     result = await run(
         transport_client,
         pane.pane_id,
@@ -135,7 +135,7 @@ async def test_tabs_and_escapes_in_output(transport_client: Client, transport_so
 async def test_dash(transport_client: Client, transport_socket: str) -> None:
     pane = new_pane(transport_socket)
     tmux(transport_socket, "send-keys", "-t", pane.pane_id, "exec dash", "Enter")
-    wait_until(
+    await until(
         lambda: (
             tmux(
                 transport_socket, "display", "-p", "-t", pane.pane_id, "#{pane_current_command}"
@@ -163,7 +163,7 @@ async def test_a_slow_prompt_is_waited_for_not_echoed_twice(
         rows = [row for row in rows if row.strip()]
         return len(rows) >= 2 and "PROMPT" in rows[-2] and rows[-1].startswith("bash")
 
-    wait_until(prompt_back, timeout=10)
+    await until(prompt_back, timeout=10)
     for index in range(5):
         result = await run(transport_client, pane.pane_id, f"echo call-{index}")
         assert result["output"] == [f"call-{index}"]

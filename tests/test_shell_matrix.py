@@ -45,6 +45,7 @@ from schemux.context import ToolContext
 from schemux.generated.bindings import BINDINGS
 from schemux.server import build_server
 from schemux.shell_integration import INTEGRATED_SHELLS
+from schemux.shell_settling import INTERRUPTED_SETTLE_SECONDS
 from schemux.tmux_names import OWNED_SESSION
 from tests.support import (
     TERMINAL_QUERIES,
@@ -420,7 +421,10 @@ async def test_cancellation(idle_shell: ShellUnderTest) -> None:
     started = time.monotonic()
     after = await idle_shell.run("echo after")
     assert after["output"] == ["after"]
-    assert time.monotonic() - started < 2
+    # at once: not after waiting out an interrupted pane's settling (a loaded machine
+    # took over 2 s for a correct call; how fast beyond that is for the benchmarks)
+    assert time.monotonic() - started < INTERRUPTED_SETTLE_SECONDS / 2
+    # a sleep, not a wait: what is checked is an absence (nothing left typed runs later)
     await anyio.sleep(0.3)
     assert "never" not in rows_of(idle_shell.history())
 

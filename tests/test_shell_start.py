@@ -26,7 +26,7 @@ from tests.support import (
     require_tool,
     shell_holds_terminal,
     tmux,
-    wait_until,
+    until,
 )
 
 pytestmark = pytest.mark.anyio
@@ -76,7 +76,9 @@ async def test_a_shell_that_never_starts_is_refused_at_the_deadline() -> None:
     with pytest.raises(SchemuxError, match=r"has not started its shell yet after 0.2 s") as refused:
         await shell_once_started(None, facts, Pane(), started, 0.2)  # type: ignore[arg-type]
     assert not isinstance(refused.value, ShellNotStarted)
-    assert 0.2 <= time.monotonic() - started < 2
+    # at the deadline, not before; the upper bound only tells a refusal from a wait that
+    # runs on (how late after the deadline is the loop's latency, which load sets)
+    assert 0.2 <= time.monotonic() - started < 10
 
 
 class EndingJobFacts:
@@ -130,14 +132,14 @@ async def test_a_job_of_the_startup_files_is_waited_for(
     ).split()  # fmt: skip
     pane = TestPane(main_tmux_socket, pane_id, window_id, session_id, name)
     try:
-        wait_until(lambda: not shell_holds_terminal(pane))  # the rc's fork runs
+        await until(lambda: not shell_holds_terminal(pane))  # the rc's fork runs
         first = await call(
             memory_client, "run_command", command="echo first-ok", pane_id=pane_id, timeout=10
         )
         assert (first["output"], first["exit_status"]) == (["first-ok"], 0)
         await anyio.sleep(SETTLE_SECONDS)  # a next call that soon waits for the prompt
         tmux(main_tmux_socket, "send-keys", "-t", pane_id, "sleep 30", "Enter")
-        wait_until(lambda: not shell_holds_terminal(pane))
+        await until(lambda: not shell_holds_terminal(pane))
         started = anyio.current_time()
         refused = await call_error(
             memory_client, "run_command", command="echo no", pane_id=pane_id, timeout=10

@@ -15,7 +15,7 @@ import anyio
 import pytest
 
 from schemux.terminal_barrier import until_tmux_read
-from tests.support import new_pane, pane_format, tmux, wait_until
+from tests.support import new_pane, pane_format, tmux, until
 
 pytestmark = pytest.mark.anyio
 
@@ -48,7 +48,7 @@ async def test_the_wait_ends_once_tmux_read_what_came_before_it(
 ) -> None:
     pane = new_pane(tmux_socket, command=HOLDER)
     tty = pane_format(pane, "#{pane_tty}")
-    wait_until(lambda: not modes(tty)[3] & termios.ICANON)  # type: ignore[operator]
+    await until(lambda: not modes(tty)[3] & termios.ICANON)  # type: ignore[operator]
     before = modes(tty)
     server = int(pane_format(pane, "#{pid}"))
     os.kill(server, signal.SIGSTOP)  # tmux reads nothing: the answer cannot come
@@ -83,13 +83,13 @@ async def test_answers_to_queries_written_before_are_taken_with_its_own(
     shell's line editor, and nothing typed after the barrier's answer is taken."""
     pane = new_pane(tmux_socket, command=HOLDER)
     tty = pane_format(pane, "#{pane_tty}")
-    wait_until(lambda: not modes(tty)[3] & termios.ICANON)  # type: ignore[operator]
+    await until(lambda: not modes(tty)[3] & termios.ICANON)  # type: ignore[operator]
     Path(tty).write_bytes(b"\x1b[6n\x1b[>c\x1b[c\x1b]11;?\x07\x1b]10;?\x1b\\\x1b[>0q")
     with anyio.fail_after(5):
         await until_tmux_read(tty)
     assert unread_input(tty) == 0
     tmux(tmux_socket, "send-keys", "-t", pane.pane_id, "-l", "typed-after")
-    wait_until(lambda: unread_input(tty) == len("typed-after"))
+    await until(lambda: unread_input(tty) == len("typed-after"))
 
 
 async def test_a_terminal_that_cannot_be_opened_is_no_wait(anyio_backend: str) -> None:

@@ -21,7 +21,7 @@ from schemux.references import ServerIdentity
 from schemux.server import call_bound_tool
 from schemux.tmux_names import OWNED_SESSION
 from tests.contexts import Contexts
-from tests.support import Pane, new_pane, pane_format, private_tmux_server, tmux, wait_until
+from tests.support import Pane, new_pane, pane_format, private_tmux_server, tmux, until
 
 pytestmark = pytest.mark.anyio
 
@@ -65,11 +65,11 @@ class Screen:
         self.tty = os.open(pane_format(pane, "#{pane_tty}"), os.O_WRONLY | os.O_NOCTTY)
         self.count = 0
 
-    def write(self, data: bytes) -> None:
+    async def write(self, data: bytes) -> None:
         self.count += 1
         marker = f"sync-{self.count}"
         os.write(self.tty, data + f"\033]2;{marker}\033\\".encode())
-        wait_until(lambda: pane_format(self.pane, "#{pane_title}") == marker)
+        await until(lambda: pane_format(self.pane, "#{pane_title}") == marker)
 
     def close(self) -> None:
         os.close(self.tty)
@@ -104,7 +104,7 @@ def screen(tmux_socket: str) -> Iterator[Screen]:
 
 
 async def test_rows_keep_trailing_spaces_and_lf(context: ToolContext, screen: Screen) -> None:
-    screen.write(b"a  \r\n  b \r\n")
+    await screen.write(b"a  \r\n  b \r\n")
     rows = await rows_of(context, screen.pane)
     assert rows == ["a  \n", "  b \n", "\n", "\n", "\n"]
 
@@ -120,40 +120,40 @@ async def test_an_empty_pane(context: ToolContext, screen: Screen) -> None:
 async def test_a_wrapped_line_is_the_rows_the_screen_shows(
     context: ToolContext, screen: Screen
 ) -> None:
-    screen.write(b"x" * 45 + b"\r\nend")
+    await screen.write(b"x" * 45 + b"\r\nend")
     rows = await rows_of(context, screen.pane)
     assert rows == ["x" * 20 + "\n", "x" * 20 + "\n", "x" * 5 + "\n", "end\n", "\n"]
 
 
 async def test_wide_characters_and_combining_marks(context: ToolContext, screen: Screen) -> None:
     # a wide character that no longer fits on the row wraps whole to the next one
-    screen.write("0123456789012345678\u4e2d\u6587\r\ne\u0301 a\u0308\r\n".encode())
+    await screen.write("0123456789012345678\u4e2d\u6587\r\ne\u0301 a\u0308\r\n".encode())
     rows = await rows_of(context, screen.pane)
     assert rows[:3] == ["0123456789012345678\n", "\u4e2d\u6587\n", "e\u0301 a\u0308\n"]
 
 
 async def test_alternate_screen(context: ToolContext, screen: Screen) -> None:
-    screen.write(b"normal\r\n")
-    screen.write(b"\033[?1049h\033[H\033[2Jfull-screen program")
+    await screen.write(b"normal\r\n")
+    await screen.write(b"\033[?1049h\033[H\033[2Jfull-screen program")
     rows = await rows_of(context, screen.pane)
     assert rows[0] == "full-screen program\n"
     assert "normal\n" not in rows
-    screen.write(b"\033[?1049l")
+    await screen.write(b"\033[?1049l")
     assert (await rows_of(context, screen.pane))[0] == "normal\n"
 
 
 async def test_copy_mode_shows_the_program_screen_not_the_mode(
     context: ToolContext, screen: Screen
 ) -> None:
-    screen.write(b"under copy mode\r\n")
+    await screen.write(b"under copy mode\r\n")
     before = await rows_of(context, screen.pane)
     tmux(screen.pane.socket_name, "copy-mode", "-t", screen.pane.pane_id)
-    wait_until(lambda: pane_format(screen.pane, "#{pane_in_mode}") == "1")
+    await until(lambda: pane_format(screen.pane, "#{pane_in_mode}") == "1")
     assert await rows_of(context, screen.pane) == before
 
 
 async def test_history_rows_and_limits(context: ToolContext, screen: Screen) -> None:
-    screen.write(b"".join(b"%d\r\n" % n for n in range(1, 21)))
+    await screen.write(b"".join(b"%d\r\n" % n for n in range(1, 21)))
     rows = await rows_of(context, screen.pane, history_lines=1000)
     assert rows == [f"{n}\n" for n in range(1, 21)] + ["\n"]
     _, result = await capture(
@@ -210,14 +210,14 @@ def test_a_delta_is_exact(
     async def run() -> None:
         ctx = ToolContext(Settings(socket_name=tmux_socket))
         try:
-            screen.write(b"\033c\033[3J")  # reset: a clean screen and no history
+            await screen.write(b"\033c\033[3J")  # reset: a clean screen and no history
             failed, result = await capture(
                 ctx, target=screen.pane.reference(), history_lines=history, track=True
             )
             assert not failed, result
             rows, cursor = result["data"]["rows"], result["data"]["next_cursor"]
             for step in steps:
-                screen.write(b"".join(step))
+                await screen.write(b"".join(step))
                 failed, delta = await capture(ctx, target=screen.pane.reference(), cursor=cursor)
                 assert not failed, delta
                 rows = apply(rows, delta["data"]["splice"])
@@ -232,9 +232,9 @@ def test_a_delta_is_exact(
 
 
 async def test_one_changed_row_is_a_one_row_splice(tracked: ToolContext, screen: Screen) -> None:
-    screen.write(b"one\r\ntwo\r\nthree")
+    await screen.write(b"one\r\ntwo\r\nthree")
     _, first = await capture(tracked, target=screen.pane.reference(), track=True)
-    screen.write(b"\033[2;1H\033[2KTWO")
+    await screen.write(b"\033[2;1H\033[2KTWO")
     _, delta = await capture(
         tracked, target=screen.pane.reference(), cursor=first["data"]["next_cursor"]
     )
@@ -248,7 +248,7 @@ async def test_one_changed_row_is_a_one_row_splice(tracked: ToolContext, screen:
 async def test_a_cursor_can_be_read_again(tracked: ToolContext, screen: Screen) -> None:
     _, first = await capture(tracked, target=screen.pane.reference(), track=True)
     cursor = first["data"]["next_cursor"]
-    screen.write(b"changed")
+    await screen.write(b"changed")
     _, one = await capture(tracked, target=screen.pane.reference(), cursor=cursor)
     _, two = await capture(tracked, target=screen.pane.reference(), cursor=cursor)
     assert one["data"]["splice"] == two["data"]["splice"]
@@ -273,7 +273,7 @@ async def test_a_pane_that_died_since_the_cursor(tracked: ToolContext, tmux_sock
     tmux(tmux_socket, "set-option", "-p", "-t", pane.pane_id, "remain-on-exit", "on")
     _, first = await capture(tracked, target=pane.reference(), track=True)
     tmux(tmux_socket, "send-keys", "-t", pane.pane_id, "Enter")
-    wait_until(lambda: pane_format(pane, "#{pane_dead}") == "1")
+    await until(lambda: pane_format(pane, "#{pane_dead}") == "1")
     failed, delta = await capture(
         tracked, target=pane.reference(), cursor=first["data"]["next_cursor"]
     )
@@ -314,7 +314,7 @@ async def test_a_reference_from_before_a_server_restart_reads_nothing() -> None:
             await rows_of(context, pane)
             tmux(socket_name, "kill-server")
             # the old server may still be going away
-            wait_until(lambda: start_server(socket_name))
+            await until(lambda: start_server(socket_name))
             for _ in range(int(pane.pane_id[1:]) + 2):  # the same pane id exists again
                 tmux(
                     socket_name,
