@@ -170,10 +170,15 @@ async def disarm(server: TmuxServer, wrapper: Wrapper, *, waited: bool) -> str:
 
 
 async def drop_hold_flag(server: TmuxServer, wrapper: Wrapper) -> None:
-    """Remove the hold flag alone, where the pane went with its shell: nothing else of
-    the wrapper is left."""
+    """Remove the hold flag and free the shell it holds, if any: after a clean-up that
+    failed (the pane gone with its shell, or a server that stopped answering, whose
+    queued disarm may still have run after the report). Without the flag the wrapper's
+    timer frees nothing, so the release is signalled with its removal; a signal nobody
+    waits for stays on this call's own channel, which nothing else uses."""
+    hold = wrapper.hold
     with contextlib.suppress(SchemuxError):
-        await server.run("set-option", "-s", "-u", wrapper.hold)
+        release = f"set-option -s -u {hold} ; wait-for -S {wrapper.resume}"
+        await server.run("if-shell", "-F", f"#{{{hold}}}", release)
 
 
 async def interrupt(server: TmuxServer, wrapper: Wrapper) -> None:

@@ -302,7 +302,7 @@ async def test_a_wrapper_holding_its_shell_for_a_dead_owner_is_released(
     dead = Owner(os.getpid(), 0)  # this pid with another start time: not a live process
     await server.run(
         "set-option", "-p", "-t", pane.pane_id, wrapper.option, REPORT_FORMAT, THEN,
-        "set-option", "-s", wrapper.hold, wrapper.names.hold_format(dead), THEN,
+        "set-option", "-sF", wrapper.hold, wrapper.names.hold_format(dead), THEN,
         "send-keys", "-t", pane.pane_id, "-l", wrapper.keystrokes("echo held"), THEN,
         "send-keys", "-t", pane.pane_id, "Enter",
     )  # fmt: skip
@@ -318,6 +318,30 @@ async def test_a_wrapper_holding_its_shell_for_a_dead_owner_is_released(
     await server.run(
         "wait-for", wrapper.done
     )  # the wrapper's signal: leave none  # the wrapper's signal: leave none
+
+
+async def test_a_clean_up_that_drops_the_hold_flag_frees_the_shell(
+    tool_context: ToolContext, tmux_socket: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A clean-up that failed (a server that stopped answering, whose queued disarm ran
+    after the wrapper's report): the report is gone and the hold flag is dropped, which
+    must free the shell the wrapper holds, since its timer, finding no flag, never would
+    (the soak's host whose agent pane stayed in ``wait schemux_r_...`` for good)."""
+    hold = 60  # the timer out of the way: only the drop can free the shell
+    monkeypatch.setattr(shell_wrapper, "HOLD_SECONDS", hold)
+    monkeypatch.setattr("schemux.abandoned_wrappers.HOLD_SECONDS", hold)
+    pane = new_pane(tmux_socket)
+    server = tool_context.tmux()
+    info = await resolve_pane(server, PaneTarget(pane_id=pane.pane_id))
+    wrapper = Wrapper(server, info, suppress_history=True)
+    await server.run(*wrapper.arm_and_type("echo held"))
+    await until(lambda: any(' "E 0 ' in option for option in private_options(pane)))
+    await shell_wrapper.disarm(server, wrapper, waited=False)  # reported: the flag stays
+    assert current_command(pane) == "tmux"  # held
+    await shell_wrapper.drop_hold_flag(server, wrapper)
+    await until(lambda: current_command(pane) == "bash", timeout=10)
+    assert hold_options(tmux_socket) == []
+    await server.run("wait-for", wrapper.done)  # the wrapper's signal: leave none
 
 
 async def test_the_start_up_reaper_frees_what_a_killed_one_left(tmux_socket: str) -> None:
