@@ -92,7 +92,8 @@ def hooked_pane(shells_socket: str, tmp_path: Path) -> Iterator[MakePane]:
         # history-limit holds for panes made after it is set: the shell's window comes second
         tmux(shells_socket, "new-session", "-d", "-s", name, "-x", str(width), "-y", "20", "cat")
         tmux(shells_socket, "set-option", "-t", f"={name}:", "history-limit", str(history_limit))
-        args = ["new-window", "-d", "-t", f"={name}:"]
+        # in its home: the checkout's path (the cwd) would show in a prompt with the cwd
+        args = ["new-window", "-d", "-t", f"={name}:", "-c", str(home)]
         for key, value in variables.items():
             args += ["-e", f"{key}={value}"]
         args += ["-P", "-F", "#{pane_id} #{window_id} #{session_id}", "--", *before, *argv]
