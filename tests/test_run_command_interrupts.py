@@ -32,6 +32,7 @@ from schemux.processes import Owner, this_process
 from schemux.shell_settling import INTERRUPTED_SETTLE_SECONDS, SETTLE_SECONDS
 from schemux.shell_wrapper import Wrapper
 from schemux.targets import PaneTarget, resolve_pane
+from schemux.tmux import TmuxServer
 from schemux.tmux_command import THEN
 from tests.conftest import stdio_parameters
 from tests.support import Pane, call, call_error, new_pane, tmux, until
@@ -283,6 +284,21 @@ def current_command(pane: Pane) -> str:
     ).strip()
 
 
+SLOW_HOLD = 60  # a wrapper's timer a minute long: a loaded machine is never taken for it
+
+
+async def wrapper_with_a_slow_timer(
+    tool_context: ToolContext, tmux_socket: str, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Pane, TmuxServer, Wrapper]:
+    """A new pane and a wrapper for it whose hold timer fires after SLOW_HOLD seconds."""
+    monkeypatch.setattr(shell_wrapper, "HOLD_SECONDS", SLOW_HOLD)
+    monkeypatch.setattr("schemux.abandoned_wrappers.HOLD_SECONDS", SLOW_HOLD)
+    pane = new_pane(tmux_socket)
+    server = tool_context.tmux()
+    info = await resolve_pane(server, PaneTarget(pane_id=pane.pane_id))
+    return pane, server, Wrapper(server, info, suppress_history=True)
+
+
 async def test_a_wrapper_holding_its_shell_for_a_dead_owner_is_released(
     memory_client: Client,
     tool_context: ToolContext,
@@ -292,13 +308,7 @@ async def test_a_wrapper_holding_its_shell_for_a_dead_owner_is_released(
     """The owner died between the command's end and the capture: the wrapper reported
     and holds its shell; the release frees it at once, well before its own timer (made
     a minute long here, so that a loaded machine's slowness is never taken for it)."""
-    hold = 60
-    monkeypatch.setattr(shell_wrapper, "HOLD_SECONDS", hold)
-    monkeypatch.setattr("schemux.abandoned_wrappers.HOLD_SECONDS", hold)
-    pane = new_pane(tmux_socket)
-    server = tool_context.tmux()
-    info = await resolve_pane(server, PaneTarget(pane_id=pane.pane_id))
-    wrapper = Wrapper(server, info, suppress_history=True)
+    pane, server, wrapper = await wrapper_with_a_slow_timer(tool_context, tmux_socket, monkeypatch)
     dead = Owner(os.getpid(), 0)  # this pid with another start time: not a live process
     await server.run(
         "set-option", "-p", "-t", pane.pane_id, wrapper.option, REPORT_FORMAT, THEN,
@@ -312,12 +322,10 @@ async def test_a_wrapper_holding_its_shell_for_a_dead_owner_is_released(
     assert [(found.pane_id, found.reported) for found in released] == [(pane.pane_id, True)]
     await until(lambda: current_command(pane) == "bash", timeout=10)
     assert await next_call_works(memory_client, pane) < AT_ONCE
-    assert time.monotonic() - started < hold / 2  # the release's doing, not the timer's
+    assert time.monotonic() - started < SLOW_HOLD / 2  # the release's doing, not the timer's
     assert private_options(pane) == []
     assert hold_options(tmux_socket) == []
-    await server.run(
-        "wait-for", wrapper.done
-    )  # the wrapper's signal: leave none  # the wrapper's signal: leave none
+    await server.run("wait-for", wrapper.done)  # the wrapper's signal: leave none
 
 
 async def test_a_clean_up_that_drops_the_hold_flag_frees_the_shell(
@@ -327,13 +335,8 @@ async def test_a_clean_up_that_drops_the_hold_flag_frees_the_shell(
     after the wrapper's report): the report is gone and the hold flag is dropped, which
     must free the shell the wrapper holds, since its timer, finding no flag, never would
     (the soak's host whose agent pane stayed in ``wait schemux_r_...`` for good)."""
-    hold = 60  # the timer out of the way: only the drop can free the shell
-    monkeypatch.setattr(shell_wrapper, "HOLD_SECONDS", hold)
-    monkeypatch.setattr("schemux.abandoned_wrappers.HOLD_SECONDS", hold)
-    pane = new_pane(tmux_socket)
-    server = tool_context.tmux()
-    info = await resolve_pane(server, PaneTarget(pane_id=pane.pane_id))
-    wrapper = Wrapper(server, info, suppress_history=True)
+    # the timer out of the way: only the drop can free the shell
+    pane, server, wrapper = await wrapper_with_a_slow_timer(tool_context, tmux_socket, monkeypatch)
     await server.run(*wrapper.arm_and_type("echo held"))
     await until(lambda: any(' "E 0 ' in option for option in private_options(pane)))
     await shell_wrapper.disarm(server, wrapper, waited=False)  # reported: the flag stays

@@ -69,14 +69,20 @@ def test_prints_the_profile():
 """
 
 
-@pytest.mark.parametrize("ci", ["true", None])
-def test_property_tests_keep_their_failures_or_in_ci_draw_one_fixed_set(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ci: str | None
-) -> None:
-    if ci is None:
+@pytest.fixture(params=["true", None], ids=["ci", "not-ci"])
+def ci(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str | None:
+    """``CI`` set as .ci/run sets it, or unset: the inner suites inherit it."""
+    value: str | None = request.param
+    if value is None:
         monkeypatch.delenv("CI", raising=False)
     else:
-        monkeypatch.setenv("CI", ci)
+        monkeypatch.setenv("CI", value)
+    return value
+
+
+def test_property_tests_keep_their_failures_or_in_ci_draw_one_fixed_set(
+    tmp_path: Path, ci: str | None
+) -> None:
     done = run_inner_suite(tmp_path, PRINTS_THE_PROFILE, "-s")
     assert done.returncode == pytest.ExitCode.OK, done.stdout + done.stderr
     examples = Path(__file__).resolve().parent.parent / ".hypothesis" / "examples"
@@ -101,14 +107,9 @@ def test_needs_a_missing_tool():
 """
 
 
-@pytest.mark.parametrize("ci", ["true", None])
 def test_a_missing_tool_fails_the_test_in_ci_and_skips_it_elsewhere(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ci: str | None
+    tmp_path: Path, ci: str | None
 ) -> None:
-    if ci is None:
-        monkeypatch.delenv("CI", raising=False)
-    else:
-        monkeypatch.setenv("CI", ci)
     done = run_inner_suite(tmp_path, NEEDS_A_MISSING_TOOL, "-rs")
     if ci:
         assert done.returncode == pytest.ExitCode.TESTS_FAILED, done.stdout + done.stderr
