@@ -8,7 +8,7 @@ import pytest
 from mcp import Client
 
 from schemux.handlers.snapshot_pane import is_caller
-from tests.support import call, call_error, new_pane, pane_format, tmux, wait_until
+from tests.support import call, call_error, new_pane, pane_format, tmux, until, wait_until
 
 pytestmark = pytest.mark.anyio
 
@@ -16,6 +16,11 @@ pytestmark = pytest.mark.anyio
 async def test_text_cursor_size_and_process(memory_client: Client, tmux_socket: str) -> None:
     pane = new_pane(tmux_socket, width=90, height=20)
     await call(memory_client, "run_command", command="printf 'one\\ntwo\\n'", pane_id=pane.pane_id)
+    # the call ends with the command; the shell draws its next prompt a moment later, and the
+    # snapshot is compared with a capture made after it, so both must see that prompt
+    await until(
+        lambda: tmux(tmux_socket, "capture-pane", "-p", "-t", pane.pane_id).rstrip().endswith("#")
+    )
     snapshot = await call(memory_client, "snapshot_pane", pane_id=pane.pane_id)
     assert snapshot["pane_id"] == pane.pane_id
     assert "one\ntwo" in snapshot["content"]
