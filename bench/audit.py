@@ -42,10 +42,10 @@ if __package__ in (None, ""):  # run as a script: make `bench` importable from t
 
 from bench.common import Bar, CallFailed, error_text, publish, run, succeeded
 from schemux.config import AuditSettings, Settings
-from schemux.context import ToolContext
+from schemux.domain.context import ToolContext
 from schemux.generated.bindings import BINDINGS
-from schemux.server import build_server
-from schemux.tmux_names import socket_directory
+from schemux.names import socket_directory
+from schemux.serving.server import build_server
 
 CALLS: dict[str, dict[str, Any]] = {
     "refused": {"name": "run_command", "arguments": {"command": 5}, "refused": True},

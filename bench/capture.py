@@ -41,10 +41,10 @@ if __package__ in (None, ""):  # run as a script: make `bench` importable from t
 
 from bench.common import Bar, Tmux, publish, run, schemux_params, succeeded
 from schemux.config import Settings
-from schemux.context import ToolContext
+from schemux.domain.context import ToolContext
 from schemux.generated.bindings import BINDINGS
-from schemux.references import IDENTITY_FORMAT, ServerIdentity
-from schemux.server import call_bound_tool
+from schemux.serving.server import call_bound_tool
+from schemux.tmux.references import IDENTITY_FORMAT, ServerIdentity
 
 WIDTH, HEIGHT, HISTORY = 200, 50, 1000
 SCOPE = {"history_lines": HISTORY, "max_lines": 1000, "max_bytes": 262144}

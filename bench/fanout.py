@@ -249,7 +249,7 @@ def holdings(pid: int) -> Holdings:
     children: dict[int, list[int]] = {}
     for process in table:
         children.setdefault(process.ppid, []).append(process.pid)
-    # its private runtime directory (schemux.runtime_identity) names the ssh masters
+    # its private runtime directory (schemux.system.runtime_identity) names the ssh masters
     runtime = f"/schemux-{pid}-".encode()
     roots = [p.pid for p in table if p.ppid != pid and any(runtime in word for word in p.argv)]
     descendants, stack = [], [*children.get(pid, []), *roots]

@@ -46,8 +46,8 @@ from bench.common import (
     run,
     schemux_params,
 )
-from schemux import shell_panes
-from schemux.tmux import TmuxServer
+from schemux.shell import idle as shell_panes
+from schemux.tmux.server import TmuxServer
 
 PANES = 20
 
@@ -169,9 +169,9 @@ def timed_phases(spans: Spans) -> Iterator[None]:
 
 async def phase_view(tmux: Tmux, panes: list[str], batches: int) -> list[str]:
     from schemux.config import Settings
-    from schemux.context import ToolContext
+    from schemux.domain.context import ToolContext
     from schemux.generated.bindings import BINDINGS
-    from schemux.server import build_server
+    from schemux.serving.server import build_server
 
     server = build_server(ToolContext(Settings(socket_name=tmux.name)), BINDINGS)
     alone: Spans = defaultdict(list)

@@ -17,7 +17,7 @@ from typing import Any
 from mcp import Client
 
 from bench.common import Tmux, cpu_seconds, resident_mb, succeeded
-from schemux.terminal_text import terminal_text
+from schemux.text.terminal import terminal_text
 
 READ_TIMEOUT_MS = 5000
 

@@ -216,9 +216,9 @@ def percentile(values: list[float], p: int) -> float:
 
 async def measure_latency_in_process(socket: str, lines: int, skip: int) -> dict[str, Any]:
     from schemux.config import Settings
-    from schemux.context import ToolContext
+    from schemux.domain.context import ToolContext
     from schemux.generated.bindings import BINDINGS
-    from schemux.server import build_server
+    from schemux.serving.server import build_server
 
     context = ToolContext(Settings(socket_name=socket))
     try:

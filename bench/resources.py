@@ -40,10 +40,10 @@ if __package__ in (None, ""):  # run as a script: make `bench` importable from t
 
 from bench.common import Bar, Tmux, publish, run, succeeded
 from schemux.config import Settings
-from schemux.context import ToolContext
+from schemux.domain.context import ToolContext
+from schemux.domain.resource_uris import pane_uri
 from schemux.generated.bindings import BINDINGS
-from schemux.resource_uris import pane_uri
-from schemux.server import build_server
+from schemux.serving.server import build_server
 
 CHANGE_GAP = 0.3  # seconds between changes: beyond the coalescing interval
 

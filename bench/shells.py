@@ -84,11 +84,11 @@ SHELLS = {
 # libtmux-mcp's wrapper is POSIX shell: fish has no anchor of its own
 ANCHOR_SHELLS = frozenset(name for name, (path, _) in SHELLS.items() if "fish" not in path)
 # schemux as `python -m schemux`, its login shell the first argument instead of the
-# passwd entry's (schemux.tmux.login_shell)
+# passwd entry's (schemux.tmux.server.login_shell)
 AS_LOGIN_SHELL = (
-    "import sys, schemux.tmux as tmux; shell = sys.argv.pop(1); "
+    "import sys, schemux.tmux.server as tmux; shell = sys.argv.pop(1); "
     "tmux.login_shell = lambda env: shell; "
-    "from schemux.cli import main; sys.exit(main(sys.argv[1:]))"
+    "from schemux.cli.main import main; sys.exit(main(sys.argv[1:]))"
 )
 GOAL_FLOOR, GOAL_ANCHOR = 1.1, 0.3
 

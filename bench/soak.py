@@ -83,7 +83,7 @@ if __package__ in (None, ""):  # run as a script: make `bench` importable from t
 from bench.common import Bar, CallFailed, Tmux, error_text, machine_facts, publish, run
 from bench.fanout import ExecHost, exec_hosts
 from schemux.config import ENV_HOST, ENV_SSH_CONFIG, ProgramLimits
-from schemux.resource_uris import pane_uri
+from schemux.domain.resource_uris import pane_uri
 from tests.process_table import processes
 from tests.ssh_server import ALIAS, available, ssh_server
 

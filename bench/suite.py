@@ -50,7 +50,7 @@ from bench.common import (
     summary,
 )
 from bench.run_command import time_cold_starts, time_mcp_calls, time_raw_floor
-from schemux.tmux import ServerAddress, TmuxServer
+from schemux.tmux.server import ServerAddress, TmuxServer
 
 CONCURRENT_PANES = 20
 CONCURRENT_COMMANDS = ("true", "sleep 0.2")

@@ -1,4 +1,4 @@
-"""Throughput of ``schemux.terminal_text.TextFilter`` on realistic terminal output.
+"""Throughput of ``schemux.text.terminal.TextFilter`` on realistic terminal output.
 
 Builds a stream as a pane's terminal carries it: text lines with a colour change every few
 words, CR LF line endings (a few CR CR LF), progress lines redrawn with CR and erase-line,
@@ -18,7 +18,7 @@ import argparse
 import random
 import time
 
-from schemux.terminal_text import TextFilter
+from schemux.text.terminal import TextFilter
 
 WORDS = [
     *["the", "build", "step", "compiled", "module", "warning", "error", "ok", "passed"],

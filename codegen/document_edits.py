@@ -4,7 +4,7 @@ What tools/list says of a tool (its overlay merged, no ``_meta``) differs from t
 contract in a few texts and hints. ``generated/serving.json`` keeps only those
 differences, as JSON Patch operations (RFC 6902): ``add`` of an object member the
 contract lacks, ``replace`` of a member or array item, ``remove`` of a member. The
-runtime (``schemux.binding``) makes them over the contract read from
+runtime (``schemux.serving.binding``) makes them over the contract read from
 ``generated/contracts.json``.
 """
 

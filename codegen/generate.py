@@ -21,7 +21,7 @@ from codegen.tmux_fields import TmuxFields, libtmux_fields
 from codegen.validation import wraps_result
 
 GENERATED_DIR = Path("generated")
-# The JSON files of generated/, package data read by schemux.binding.load_bindings: the
+# The JSON files of generated/, package data read by schemux.serving.binding.load_bindings: the
 # exact contracts, and what tools/list serves of each tool.
 CONTRACTS = GENERATED_DIR / "contracts.json"
 SERVING = GENERATED_DIR / "serving.json"
@@ -147,7 +147,7 @@ def _serving_entry(
     strict: StrictProjection,
     overlays: Overlays,
 ) -> dict[str, Any]:
-    """What tools/list serves of one tool, as ``schemux.binding.load_bindings`` reads it."""
+    """What tools/list serves of one tool, as ``schemux.serving.binding.load_bindings`` reads it."""
     overlay = overlays.by_tool.get(str(contract["name"]))
     entry: dict[str, Any] = {
         "summary": summary(told),

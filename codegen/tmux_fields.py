@@ -1,6 +1,6 @@
 """libtmux's knowledge of tmux's format names, as a table schemux reads at run time.
 
-schemux.tmux_format refuses a typed row naming a field that the oldest tmux schemux serves
+schemux.tmux.format refuses a typed row naming a field that the oldest tmux schemux serves
 cannot print. Which names tmux has, and since which version, is libtmux's knowledge
 (``libtmux.neo``), but importing libtmux costs schemux's cold start tens of milliseconds;
 so codegen copies that knowledge into generated/tmux_fields.py, and ``--check`` fails when

@@ -12,5 +12,5 @@
 - ``tool_facts``: each tool's family, its line in the instructions, its never-sent
   arguments (from schemas/overlays/).
 - ``tmux_fields``: the tmux format names libtmux knows, and since which tmux version
-  (from libtmux, not schemas/tools/; schemux.tmux_format checks rows against them).
+  (from libtmux, not schemas/tools/; schemux.tmux.format checks rows against them).
 """

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from schemux import result_links
-from schemux.context import ToolContext
+from schemux.calls import result_links
+from schemux.domain.context import ToolContext
+from schemux.domain.resource_uris import pane_uri
 from schemux.generated.models.capture_pane import CapturePaneInput, CapturePaneOutput
-from schemux.resource_uris import pane_uri
-from schemux.targets import PaneTarget, resolve_pane
-from schemux.tmux_command import THEN
-from schemux.tmux_format import parse_row, row_format, tmux_row
+from schemux.panes.targets import PaneTarget, resolve_pane
+from schemux.tmux.command import THEN
+from schemux.tmux.format import parse_row, row_format, tmux_row
 
 
 @tmux_row

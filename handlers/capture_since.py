@@ -1,6 +1,6 @@
 """capture_since: a pane's visible rows and a cursor, then with the cursor only the rows
 written or rewritten since (libtmux-mcp's capture_since, its ``CaptureSinceResult``); how
-rows are told new is ``schemux.new_rows``'. A call with a cursor and a target must name
+rows are told new is ``schemux.domain.new_rows``'. A call with a cursor and a target must name
 the cursor's pane (and server). ``lines`` keeps its tail within ``max_lines`` and ``max_bytes``.
 """
 
@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import time
 
-from schemux import new_rows
-from schemux.context import ToolContext
+from schemux.domain import new_rows
+from schemux.domain.context import ToolContext
 from schemux.errors import SchemuxError
 from schemux.generated.models.capture_since import CaptureSinceInput, CaptureSinceOutput
-from schemux.targets import resolve_requested_pane
+from schemux.panes.targets import resolve_requested_pane
 
 
 async def handle(ctx: ToolContext, request: CaptureSinceInput) -> CaptureSinceOutput:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from schemux import progress
-from schemux.context import ToolContext
+from schemux.calls import progress
+from schemux.domain.context import ToolContext
 from schemux.generated.models.read_program import ReadProgramInput, ReadProgramOutput
 
 

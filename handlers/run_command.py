@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from schemux import progress
-from schemux.context import ToolContext
+from schemux.calls import progress
+from schemux.domain.context import ToolContext
 from schemux.errors import SchemuxError
 from schemux.generated.models.run_command import RunCommandInput, RunCommandOutput
-from schemux.shell_commands import keep_tail, run_in_shell
-from schemux.targets import resolve_requested_pane
+from schemux.panes.targets import resolve_requested_pane
+from schemux.shell.commands import keep_tail, run_in_shell
 
 
 async def handle(ctx: ToolContext, request: RunCommandInput) -> RunCommandOutput:

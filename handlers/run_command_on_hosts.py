@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import time
 
-from schemux import progress
-from schemux.context import ToolContext
+from schemux.calls import progress
+from schemux.domain.context import ToolContext
+from schemux.domain.fanout import HostAnswer, run_on_hosts
 from schemux.errors import SchemuxError
-from schemux.fanout import HostAnswer, run_on_hosts
 from schemux.generated.models.run_command_on_hosts import (
     HostCommandResult,
     RunCommandOnHostsInput,
     RunCommandOnHostsOutput,
 )
-from schemux.shell_commands import keep_tail
+from schemux.shell.commands import keep_tail
 
 
 async def handle(ctx: ToolContext, request: RunCommandOnHostsInput) -> RunCommandOnHostsOutput:

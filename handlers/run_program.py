@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from schemux import progress, result_links
-from schemux.context import ToolContext
+from schemux.calls import progress, result_links
+from schemux.domain.context import ToolContext
+from schemux.domain.resource_uris import program_uri
 from schemux.generated.models.run_program import RunProgramInput, RunProgramOutput
 from schemux.programs.launch import program_spec
 from schemux.programs.run import run
-from schemux.resource_uris import program_uri
 
 
 async def handle(ctx: ToolContext, request: RunProgramInput) -> RunProgramOutput:

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from schemux import progress
-from schemux.context import ToolContext
+from schemux.calls import progress
+from schemux.domain.context import ToolContext
 from schemux.generated.models.run_shell_command import (
     RunShellCommandInput,
     RunShellCommandOutput,
 )
-from schemux.shell_commands import keep_tail, run_in_shell
-from schemux.targets import PaneTarget, resolve_pane
+from schemux.panes.targets import PaneTarget, resolve_pane
+from schemux.shell.commands import keep_tail, run_in_shell
 
 
 async def handle(ctx: ToolContext, request: RunShellCommandInput) -> RunShellCommandOutput:

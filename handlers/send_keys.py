@@ -1,14 +1,14 @@
 """send_keys: text, or one tmux key name, typed into a pane (libtmux-mcp's send_keys); the
-rules of typing are ``schemux.keys``'. Targets resolve as run_command's do; a started
+rules of typing are ``schemux.panes.keys``'. Targets resolve as run_command's do; a started
 program's paneId works too.
 """
 
 from __future__ import annotations
 
-from schemux.context import ToolContext
+from schemux.domain.context import ToolContext
 from schemux.generated.models.send_keys import SendKeysInput, SendKeysOutput
-from schemux.keys import send_keys
-from schemux.targets import resolve_requested_pane
+from schemux.panes.keys import send_keys
+from schemux.panes.targets import resolve_requested_pane
 
 
 async def handle(ctx: ToolContext, request: SendKeysInput) -> SendKeysOutput:

@@ -1,6 +1,6 @@
 """send_keys_batch: an ordered batch of send_keys operations (libtmux-mcp's
 send_keys_batch). Each operation resolves its own target and types by send_keys's rules
-(``schemux.keys``); its failure is its result (``success: false`` with the error), and
+(``schemux.panes.keys``); its failure is its result (``success: false`` with the error), and
 with ``on_error: "stop"`` the first one ends the batch (``stopped_at``). ``timeout``
 bounds the whole batch: the operation it cuts short, or would begin past it, fails
 naming it, and the batch stops there.
@@ -12,7 +12,7 @@ import time
 
 import anyio
 
-from schemux.context import ToolContext
+from schemux.domain.context import ToolContext
 from schemux.errors import SchemuxError
 from schemux.generated.models.send_keys_batch import (
     Operation,
@@ -20,9 +20,9 @@ from schemux.generated.models.send_keys_batch import (
     SendKeysBatchInput,
     SendKeysBatchOutput,
 )
-from schemux.keys import send_keys
-from schemux.targets import resolve_requested_pane
-from schemux.tmux import TmuxServer
+from schemux.panes.keys import send_keys
+from schemux.panes.targets import resolve_requested_pane
+from schemux.tmux.server import TmuxServer
 
 
 async def handle(ctx: ToolContext, request: SendKeysBatchInput) -> SendKeysBatchOutput:

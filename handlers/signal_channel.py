@@ -1,10 +1,10 @@
 """signal_channel: signal a tmux ``wait-for`` channel (libtmux-mcp's signal_channel); the
-name's rules are ``schemux.channels``'."""
+name's rules are ``schemux.domain.channels``'."""
 
 from __future__ import annotations
 
-from schemux.channels import check_channel, signal
-from schemux.context import ToolContext
+from schemux.domain.channels import check_channel, signal
+from schemux.domain.context import ToolContext
 from schemux.generated.models.signal_channel import SignalChannelInput, SignalChannelOutput
 
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from schemux.context import ToolContext
+from schemux.domain.context import ToolContext
 from schemux.errors import SchemuxError, TmuxCommandError
 from schemux.generated.models.snapshot_pane import SnapshotPaneInput, SnapshotPaneOutput
-from schemux.targets import resolve_requested_pane
-from schemux.tmux_command import THEN
-from schemux.tmux_format import parse_row, row_format, tmux_row
+from schemux.panes.targets import resolve_requested_pane
+from schemux.tmux.command import THEN
+from schemux.tmux.format import parse_row, row_format, tmux_row
 
 
 @tmux_row

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from schemux.context import ToolContext
+from schemux.domain.context import ToolContext
 from schemux.generated.models.start_program import StartProgramInput, StartProgramOutput
 from schemux.programs.launch import program_spec
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from schemux import progress
-from schemux.context import ToolContext
+from schemux.calls import progress
+from schemux.domain.context import ToolContext
 from schemux.generated.models.stop_program import StopProgramInput, StopProgramOutput
 from schemux.programs.store import STOP_GRACE_SECONDS
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Literal, TypedDict
 
-from schemux.capture import CaptureLimits, PaneReference, Read, read_delta, snapshot
-from schemux.context import ToolContext
-from schemux.failures import attempt
+from schemux.domain.capture import CaptureLimits, PaneReference, Read, read_delta, snapshot
+from schemux.domain.context import ToolContext
+from schemux.domain.failures import attempt
 from schemux.generated.models.tmux_capture import (
     DataDelta,
     DataSnapshot,

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from schemux.context import ToolContext
-from schemux.failures import attempt
+from schemux.domain.context import ToolContext
+from schemux.domain.failures import attempt
+from schemux.domain.snapshot import PaneEntry, SessionEntry, WindowEntry, list_server
 from schemux.generated.models.tmux_snapshot import (
     Data,
     Pane,
@@ -17,8 +18,7 @@ from schemux.generated.models.tmux_snapshot import (
     TmuxSnapshotOutputOk,
     Window,
 )
-from schemux.snapshot import PaneEntry, SessionEntry, WindowEntry, list_server
-from schemux.tmux_format import readable
+from schemux.tmux.format import readable
 
 
 async def handle(ctx: ToolContext, request: TmuxSnapshotInput) -> TmuxSnapshotOutput:

@@ -1,12 +1,12 @@
 """wait_for_channel: wait until a tmux ``wait-for`` channel is signalled (libtmux-mcp's
 wait_for_channel), at most the timeout clamped to the server's wait ceiling; a wait that
-times out or is cancelled leaves no waiter in tmux (``schemux.channels``)."""
+times out or is cancelled leaves no waiter in tmux (``schemux.domain.channels``)."""
 
 from __future__ import annotations
 
-from schemux import progress
-from schemux.channels import check_channel
-from schemux.context import ToolContext
+from schemux.calls import progress
+from schemux.domain.channels import check_channel
+from schemux.domain.context import ToolContext
 from schemux.errors import SchemuxError
 from schemux.generated.models.wait_for_channel import (
     WaitForChannelInput,

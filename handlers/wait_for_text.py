@@ -1,17 +1,17 @@
 """wait_for_text: wait for new text in a pane (libtmux-mcp's wait_for_text); see
-``schemux.text_wait`` for what counts as new and ``schemux.pane_watch`` for how the
+``schemux.domain.text_wait`` for what counts as new and ``schemux.domain.pane_watch`` for how the
 wait wakes."""
 
 from __future__ import annotations
 
 import time
 
-from schemux import progress
-from schemux.context import ToolContext
+from schemux.calls import progress
+from schemux.domain.context import ToolContext
+from schemux.domain.text_wait import MINIMUM_INTERVAL, compile_off_loop, wait_for_new_text
 from schemux.errors import SchemuxError
 from schemux.generated.models.wait_for_text import WaitForTextInput, WaitForTextOutput
-from schemux.targets import resolve_requested_pane
-from schemux.text_wait import MINIMUM_INTERVAL, compile_off_loop, wait_for_new_text
+from schemux.panes.targets import resolve_requested_pane
 
 
 async def handle(ctx: ToolContext, request: WaitForTextInput) -> WaitForTextOutput:

@@ -1,5 +1,5 @@
 import sys
 
-from schemux.cli import main
+from schemux.cli.main import main
 
 sys.exit(main())

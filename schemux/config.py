@@ -1,6 +1,6 @@
 """Server configuration, from command-line options and the environment: the settings
 and the value types they are made of. A leaf: every layer may read settings, and this
-module reads none of theirs (``schemux.errors`` and ``schemux.tmux_names`` alone)."""
+module reads none of theirs (``schemux.errors`` and ``schemux.names`` alone)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Literal, TypeVar, get_args
 
 from schemux.errors import ConfigError, preview
-from schemux.tmux_names import agent_name_problem, socket_name_problem
+from schemux.names import agent_name_problem, socket_name_problem
 
 DEFAULT_WAIT_CEILING_SECONDS = 120.0
 
@@ -46,23 +46,23 @@ ENV_AUDIT_MAX_BYTES = "SCHEMUX_AUDIT_MAX_BYTES"
 
 Choice = TypeVar("Choice", bound=str)
 
-# how tools/list serves the schemas (schemux.binding)
+# how tools/list serves the schemas (schemux.serving.binding)
 SchemaMode = Literal["projected", "compact", "exact", "openai-strict"]
 SCHEMA_MODES: tuple[SchemaMode, ...] = get_args(SchemaMode)
 
-# how tmux_capture binds the tmux server's identity (schemux.process_identity)
+# how tmux_capture binds the tmux server's identity (schemux.panes.identity)
 TrackingSetting = Literal["auto", "peer-pidfd", "pidfd-open"]
 TRACKING_SETTINGS: tuple[TrackingSetting, ...] = ("auto", "peer-pidfd", "pidfd-open")
 ENV_TRACKING_BACKEND = "SCHEMUX_TRACKING_BACKEND"
 
-# the gate program panes run (schemux.programs.gate)
+# the gate program panes run (schemux.hosts.programs.gate)
 GateSetting = Literal["auto", "perl", "python"]
 GATE_SETTINGS: tuple[GateSetting, ...] = ("auto", "perl", "python")
 
 DEFAULT_AGENT_SESSION = "agent"
 DEFAULT_AGENT_SIZE = (160, 48)
 
-# of one audit log file; with schemux.audit.BACKUPS old ones, 50 MiB at most
+# of one audit log file; with schemux.audit.log.BACKUPS old ones, 50 MiB at most
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 
 
@@ -89,7 +89,7 @@ def parse_size(text: str) -> tuple[int, int] | None:
 @dataclass(frozen=True)
 class AuditSettings:
     """Where the audit goes (``path``; None: no audit), whether the text of
-    ``schemux.audit.REDACTED_FIELDS`` is replaced by its hash, and the size at which the
+    ``schemux.audit.log.REDACTED_FIELDS`` is replaced by its hash, and the size at which the
     file rotates.
     ``Settings()`` audits nothing; ``settings_from`` gives the default path
     (:func:`default_path`) unless told otherwise."""
@@ -382,17 +382,17 @@ class Settings:
     neither, tmux's own default server is used. ``wait_ceiling`` clamps every wait a
     tool makes, whatever timeout the call asks for. ``schemas`` is how tools/list serves
     the schemas (``SchemaMode``); ``tools`` names the tools or families to serve (empty:
-    all), checked against the tools at start (``schemux.selection``). ``program_gate``
-    is the gate program panes run (``schemux.programs.gate``): "auto" (Perl where it can
+    all), checked against the tools at start (``schemux.serving.selection``). ``program_gate``
+    is the gate program panes run (``schemux.hosts.programs.gate``): "auto" (Perl where it can
     run, else Python), "perl" or "python" (whether a forced Perl gate can run here is
-    checked as schemux starts, ``schemux.cli``). ``tracking_backend`` chooses how
-    ``tmux_capture`` binds the tmux server's identity (``schemux.process_identity``).
+    checked as schemux starts, ``schemux.cli.main``). ``tracking_backend`` chooses how
+    ``tmux_capture`` binds the tmux server's identity (``schemux.panes.identity``).
     ``agent`` is the session schemux makes, with the login shell the default target runs
     in, when the configured server is not running. ``ssh`` puts every tmux server (the
     configured one, and any a call names) on that host, reached with OpenSSH;
     ``exec_prefix`` on the host a command prefix reaches (``schemux.hosts``; one of the
     two at most). ``audit`` says where each tool call is recorded
-    (``schemux.audit``; by default nowhere here, in the state directory from
+    (``schemux.audit.log``; by default nowhere here, in the state directory from
     ``settings_from``).
     """
 

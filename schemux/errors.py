@@ -4,10 +4,10 @@ One base, :class:`SchemuxError`, carries what any failure tells a client: a stab
 ``code``, the ``message``, a ``suggestion`` of what to do next (in the manner of
 libtmux-mcp's expected-error type), and its ``delivery``: whether anything reached tmux.
 A subclass fixes the code and delivery of one kind of failure. The pipeline
-(``schemux.server``) renders an error per contract family: as text with ``isError`` for
+(``schemux.serving.server``) renders an error per contract family: as text with ``isError`` for
 most tools, as the ``{ok: false, error: {code, message, delivery, effects}}`` envelope for
 the ``tmux_*`` tools (``SchemuxError.envelope``). Rendering does no I/O: what the envelope
-reports of a call's effects is attached while the call runs (``schemux.failures``).
+reports of a call's effects is attached while the call runs (``schemux.domain.failures``).
 Start-up errors (``ConfigError``, ``TmuxUnavailable``) share the base; they are printed
 on stderr (``schemux: MESSAGE``) and never reach a client.
 """
@@ -21,7 +21,7 @@ from typing import Any, Literal
 PREVIEW_CHARACTERS = 80  # of a value quoted in an error message
 MESSAGE_CHARACTERS = 2000  # of a whole message, whatever it quotes
 
-# The codes of the failures the pipeline answers itself (``schemux.server``), where no
+# The codes of the failures the pipeline answers itself (``schemux.serving.server``), where no
 # SchemuxError is raised; the audit log records them as it records ``SchemuxError.code``.
 INVALID_ARGUMENTS = "invalid_arguments"  # against the inputSchema, or text tmux cannot take
 UNKNOWN_TOOL = "unknown_tool"  # a name this server does not serve
@@ -64,7 +64,7 @@ outstanding; tmux answered, and the answer is why the call failed."""
 
 @dataclass(frozen=True)
 class Created:
-    """An object a call created, by reference (``schemux.references``)."""
+    """An object a call created, by reference (``schemux.tmux.references``)."""
 
     kind: Literal["session"]
     id: str
@@ -83,7 +83,7 @@ class SchemuxError(Exception):
     """An expected failure: the call could not be done, and the agent can act on why.
 
     ``code`` and ``delivery`` default to the class's; ``effects`` is set by
-    ``schemux.failures.attempt`` once the call's effects are known, and only an error
+    ``schemux.domain.failures.attempt`` once the call's effects are known, and only an error
     that has them is rendered as the envelope of the ``tmux_*`` family (one refused
     before any tmux work is text, like an invalid argument).
     """

@@ -10,7 +10,7 @@ import os
 from collections.abc import Mapping
 
 from schemux.errors import ConfigError
-from schemux.private_files import open_private
+from schemux.system.private_files import open_private
 
 ENV_LOG_LEVEL = "SCHEMUX_LOG_LEVEL"
 ENV_LOG_FILE = "SCHEMUX_LOG_FILE"

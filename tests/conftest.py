@@ -16,7 +16,7 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 from mcp import Client, StdioServerParameters
 
 from schemux.config import ProgramLimits, SshTarget
-from schemux.context import ToolContext
+from schemux.domain.context import ToolContext
 from tests.contexts import Contexts, client_of
 from tests.leftovers import (
     busy_threads,

@@ -11,9 +11,9 @@ from typing import Any
 from mcp import Client
 
 from schemux.config import Settings
-from schemux.context import ToolContext
+from schemux.domain.context import ToolContext
 from schemux.generated.bindings import BINDINGS
-from schemux.server import build_server
+from schemux.serving.server import build_server
 
 
 class Contexts:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from codegen.overlays import load_overlays, overlaid
-from schemux.binding import generated_json
+from schemux.serving.binding import generated_json
 
 _REPO_ROOT = Path(__file__).resolve().parent.parent
 _SERVING: dict[str, dict[str, Any]] = generated_json("serving.json")

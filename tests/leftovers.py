@@ -23,9 +23,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from schemux.runtime_identity import RUNTIME_PREFIX
-from schemux.shell_integration import SHELLS_CACHE
-from schemux.tmux_names import socket_directory
+from schemux.hooks import SHELLS_CACHE
+from schemux.names import socket_directory
+from schemux.system.runtime_identity import RUNTIME_PREFIX
 from tests.process_table import processes
 
 RUN_TAG = f"run{uuid.uuid4().hex[:8]}"

@@ -1,5 +1,5 @@
 """The processes on this machine, for the tests and benchmarks that look for what a run
-started or left behind: one walk of /proc, each file read with ``schemux.processes``
+started or left behind: one walk of /proc, each file read with ``schemux.system.processes``
 (which counts a stat's fields from the last ``)``, whatever the process's name holds)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import os
 from dataclasses import dataclass
 from functools import cached_property
 
-from schemux.processes import command_line, process_name, stat_of
+from schemux.system.processes import command_line, process_name, stat_of
 
 
 @dataclass(frozen=True)

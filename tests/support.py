@@ -24,15 +24,15 @@ from libtmux.pytest_plugin import _reap_test_server as reap_test_server
 from libtmux.server import Server
 from mcp import Client
 
-from schemux.binding import ToolBinding
 from schemux.config import ENV_PROGRAM_GATE, GateSetting
-from schemux.context import ToolContext
+from schemux.domain.context import ToolContext
 from schemux.errors import ServerUnavailable
 from schemux.hosts import Host
 from schemux.hosts import local as local_host
-from schemux.programs import gate as program_gates
-from schemux.references import IDENTITY_FORMAT, ServerIdentity
-from schemux.tmux import TmuxServer
+from schemux.hosts.programs import gate as program_gates
+from schemux.serving.binding import ToolBinding
+from schemux.tmux.references import IDENTITY_FORMAT, ServerIdentity
+from schemux.tmux.server import TmuxServer
 from tests.leftovers import RUN_TAG
 from tests.process_table import processes, running_with
 
@@ -345,7 +345,7 @@ def watching_clients(socket_name: str) -> int:
 ARMING_OWNER = """
 import asyncio, sys
 from pathlib import Path
-from schemux.shell_channel import HookChannels
+from schemux.shell.channel import HookChannels
 
 async def main():
     HookChannels().channel(Path(sys.argv[1])).arm()

@@ -26,7 +26,7 @@ import pytest
 from mcp import Client
 from mcp_types import Implementation, RequestParamsMeta
 
-from schemux.audit import (
+from schemux.audit.log import (
     BACKUPS,
     LIMITS,
     REDACTED_FIELDS,
@@ -36,8 +36,7 @@ from schemux.audit import (
     rotated,
     traceparent,
 )
-from schemux.audit_reader import follow_lines, line, parse_since, visible
-from schemux.binding import ToolBinding
+from schemux.audit.reader import follow_lines, line, parse_since, visible
 from schemux.config import (
     ENV_AUDIT_LOG,
     ENV_AUDIT_REDACT,
@@ -47,10 +46,11 @@ from schemux.config import (
     SshTarget,
     audit_settings,
 )
-from schemux.context import ToolContext
+from schemux.domain.context import ToolContext
 from schemux.errors import ConfigError
 from schemux.generated.bindings import BINDINGS
-from schemux.server import build_server
+from schemux.serving.binding import ToolBinding
+from schemux.serving.server import build_server
 from tests.conftest import STDIO_WAIT_CEILING, stdio_parameters
 from tests.support import call, missing, new_pane, wait_until
 from tests.test_errors import bound
@@ -534,7 +534,7 @@ def test_a_log_that_becomes_writable_again_records_the_gap(
 FILLED_UP = """
 import os, resource, signal, sys
 from pathlib import Path
-from schemux.audit import AuditFile
+from schemux.audit.log import AuditFile
 from schemux.config import AuditSettings
 
 how, log = sys.argv[1], Path(sys.argv[2])

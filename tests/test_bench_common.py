@@ -14,9 +14,9 @@ from mcp_types import CallToolResult, TextContent
 from bench import audit
 from bench.common import Bar, CallFailed, check_result, publish, run, succeeded
 from schemux.config import AuditSettings, Settings
-from schemux.context import ToolContext
+from schemux.domain.context import ToolContext
 from schemux.generated.bindings import BINDINGS
-from schemux.server import build_server
+from schemux.serving.server import build_server
 
 
 def result(text: str, *, error: bool, structured: object = None) -> CallToolResult:

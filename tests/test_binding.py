@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from schemux.binding import ToolBinding
+from schemux.serving.binding import ToolBinding
 from tests.generated_data import TOOL_DOCUMENTS
 
 # Run outside the repository, so ``schemux`` is the installed package (with its generated/
@@ -17,10 +17,10 @@ from tests.generated_data import TOOL_DOCUMENTS
 PROBE = """
 import json, sys
 from schemux.config import Settings
-from schemux.context import ToolContext
+from schemux.domain.context import ToolContext
 from schemux.generated.bindings import BINDINGS
-from schemux.server import build_server
-from schemux.tool_listing import tool_table
+from schemux.serving.server import build_server
+from schemux.serving.tool_listing import tool_table
 
 build_server(ToolContext(Settings()), BINDINGS)
 tool_table(BINDINGS, list(BINDINGS), mode="projected")

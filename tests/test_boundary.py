@@ -23,13 +23,13 @@ from mcp import Client
 
 from schemux.config import SshTarget
 from schemux.errors import UnsendableArgument
-from schemux.framing import FrameReader
 from schemux.hosts import Host
-from schemux.tmux import ServerAddress, TmuxServer
-from schemux.tmux_command import THEN, command_line
-from schemux.tmux_format import SANITIZED_SINCE, decode, field, readable
-from schemux.tmux_names import OWNED_SESSION, socket_directory, socket_name_problem
-from schemux.tmux_version import parse_version
+from schemux.names import OWNED_SESSION, socket_directory, socket_name_problem
+from schemux.tmux.command import THEN, command_line
+from schemux.tmux.control.framing import FrameReader
+from schemux.tmux.format import SANITIZED_SINCE, decode, field, readable
+from schemux.tmux.server import ServerAddress, TmuxServer
+from schemux.versions import parse_version
 from tests.contexts import Contexts, client_of
 from tests.support import (
     SHELL,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from mcp import Client
 
-from schemux.new_rows import tail_within
+from schemux.domain.new_rows import tail_within
 from tests.support import Pane, call, call_error, new_pane, tmux, wait_for_shell, wait_until
 
 pytestmark = pytest.mark.anyio

@@ -11,11 +11,11 @@ import mcp_types as types
 import pytest
 from mcp import Client
 
-from schemux.client_log import mcp_level
+from schemux.calls.client_log import mcp_level
 from schemux.config import Settings
-from schemux.context import ToolContext
+from schemux.domain.context import ToolContext
 from schemux.generated.bindings import BINDINGS
-from schemux.server import build_server
+from schemux.serving.server import build_server
 
 pytestmark = pytest.mark.anyio
 

@@ -2,7 +2,7 @@
 server (a pane with a call in flight, a pane settling, a shell known to have no line
 editor) is kept by that context's own TmuxServer, never seen by the other's, even on the
 same tmux server. What every caller must see, the pane a call runs in, tmux itself tells
-(``schemux.pane_claims``). Real tmux on a private socket, through the in-memory MCP client."""
+(``schemux.panes.claims``). Real tmux on a private socket, through the in-memory MCP client."""
 
 from __future__ import annotations
 
@@ -13,13 +13,13 @@ import pytest
 from mcp import Client
 
 from schemux.config import Settings
-from schemux.context import ToolContext
+from schemux.domain.context import ToolContext
 from schemux.errors import SchemuxError
 from schemux.generated.bindings import BINDINGS
-from schemux.server import build_server
-from schemux.shell_panes import ShellsWithoutEditor
-from schemux.shell_settling import PaneSettling
-from schemux.targets import PaneTarget, resolve_pane
+from schemux.panes.targets import PaneTarget, resolve_pane
+from schemux.serving.server import build_server
+from schemux.shell.idle import ShellsWithoutEditor
+from schemux.shell.settling import PaneSettling
 from tests.support import call, call_error, new_pane, shell_holds_terminal, wait_until
 
 pytestmark = pytest.mark.anyio

@@ -1,5 +1,5 @@
-"""schemux's control client (``schemux.control_attach``, chosen by
-``schemux.control_client``): its messages, and the client against real tmux servers,
+"""schemux's control client (``schemux.tmux.control.attach``, chosen by
+``schemux.tmux.control.client``): its messages, and the client against real tmux servers,
 beside a server that makes and closes sessions all the time (where ``tmux -C`` crashed
 tmux 3.3a at once, 3.5a and 3.6b within 40 rounds of 10 starts)."""
 
@@ -17,11 +17,11 @@ from pathlib import Path
 import anyio
 import pytest
 
-from schemux import control_attach
 from schemux.config import AgentSession
-from schemux.control_client import control_client_argv, header_for, plain_path
 from schemux.hosts.local import LocalHost
-from schemux.tmux import ServerAddress, TmuxServer
+from schemux.tmux.control import attach as control_attach
+from schemux.tmux.control.client import control_client_argv, header_for, plain_path
+from schemux.tmux.server import ServerAddress, TmuxServer
 from tests.process_table import alive
 from tests.support import (
     private_tmux_server,

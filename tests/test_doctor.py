@@ -14,9 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from schemux import process_identity
-from schemux.config import AuditSettings, GateSetting, Settings
-from schemux.doctor import (
+from schemux.cli.doctor import (
     Check,
     Options,
     check_audit,
@@ -30,8 +28,10 @@ from schemux.doctor import (
     diagnose,
     exit_status,
 )
-from schemux.programs.gate import choose_gate
-from schemux.tmux_names import socket_directory
+from schemux.config import AuditSettings, GateSetting, Settings
+from schemux.hosts.programs.gate import choose_gate
+from schemux.names import socket_directory
+from schemux.panes import identity as process_identity
 from tests.http_serving import free_port
 from tests.support import private_tmux_server, tmux
 

@@ -17,21 +17,21 @@ import anyio
 import pytest
 from mcp import Client
 
-from schemux.agent_session import (
+from schemux.config import AgentSession, Settings, parse_size, settings_from
+from schemux.domain.context import ToolContext
+from schemux.errors import ConfigError
+from schemux.generated.bindings import BINDINGS
+from schemux.hosts.local import shell_holds_terminal
+from schemux.names import OWNED_SESSION, agent_name_problem, socket_directory
+from schemux.serving.server import build_server
+from schemux.tmux.agent_session import (
     AGENT_MARK,
     login_shell,
     user_environment,
     virtual_environment_bins,
 )
-from schemux.config import AgentSession, Settings, parse_size, settings_from
-from schemux.context import ToolContext
-from schemux.errors import ConfigError
-from schemux.generated.bindings import BINDINGS
-from schemux.hosts.local import shell_holds_terminal
-from schemux.references import ServerIdentity
-from schemux.server import build_server
-from schemux.tmux_format import decode, field
-from schemux.tmux_names import OWNED_SESSION, agent_name_problem, socket_directory
+from schemux.tmux.format import decode, field
+from schemux.tmux.references import ServerIdentity
 from tests.conftest import stdio_parameters
 from tests.support import call, call_error, remove_server, tagged_socket_name, tmux, until
 
@@ -39,7 +39,7 @@ pytestmark = pytest.mark.anyio
 
 # what a login shell's own output says about it, in any POSIX shell
 # a login shell read the home's login files (bash is started with schemux's hooks,
-# which read them as a login bash would: ``schemux.shell_integration``)
+# which read them as a login bash would: ``schemux.hooks``)
 SHELL_REPORT = (
     'echo "login ${LOGIN_FILES_READ-unread}"; '
     'echo "${VIRTUAL_ENV-unset} ${SCHEMUX_HTTP_TOKEN-unset}"; pwd -P'
@@ -430,7 +430,7 @@ def test_login_shell_prefers_the_passwd_entry(monkeypatch: pytest.MonkeyPatch) -
         pw_shell = "/bin/sh"
         pw_dir = "/"
 
-    monkeypatch.setattr("schemux.agent_session.pwd.getpwuid", lambda _: Entry)
+    monkeypatch.setattr("schemux.tmux.agent_session.pwd.getpwuid", lambda _: Entry)
     assert login_shell({"SHELL": "/bin/bash"}) == "/bin/sh"
     Entry.pw_shell = "relative/shell"
     assert login_shell({"SHELL": "/bin/bash"}) == "/bin/bash"
@@ -444,7 +444,7 @@ def test_login_shell_passes_over_shells_that_refuse_a_login(
     class Entry:
         pw_shell = "/usr/sbin/nologin"
 
-    monkeypatch.setattr("schemux.agent_session.pwd.getpwuid", lambda _: Entry)
+    monkeypatch.setattr("schemux.tmux.agent_session.pwd.getpwuid", lambda _: Entry)
     assert login_shell({"SHELL": "/bin/false"}) == "/bin/sh"
     assert login_shell({"SHELL": "/bin/bash"}) == "/bin/bash"
 
@@ -459,7 +459,7 @@ async def test_a_login_shell_that_ends_at_once_is_a_clear_error(
     shell = tmp_path / "ends-at-once"
     shell.write_text("#!/bin/sh\nexit 0\n")
     shell.chmod(0o755)
-    monkeypatch.setattr("schemux.tmux.login_shell", lambda _: str(shell))
+    monkeypatch.setattr("schemux.tmux.server.login_shell", lambda _: str(shell))
     async with schemux_on(Settings(socket_name=socket_name)) as client:
         message = await call_error(client, "run_command", command="true")
     # the shell ends a few milliseconds after it starts, so the call fails at whichever
@@ -486,7 +486,7 @@ def test_login_shell_without_a_passwd_entry(monkeypatch: pytest.MonkeyPatch) -> 
     def missing(uid: int) -> object:
         raise KeyError(uid)
 
-    monkeypatch.setattr("schemux.agent_session.pwd.getpwuid", missing)
+    monkeypatch.setattr("schemux.tmux.agent_session.pwd.getpwuid", missing)
     assert login_shell({"SHELL": "/bin/bash"}) == "/bin/bash"
 
 

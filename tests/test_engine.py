@@ -14,14 +14,14 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from schemux.control_connection import Notification, parse_notification
-from schemux.engine import SPARE_CLIENTS
 from schemux.errors import SchemuxError, TmuxCommandError
-from schemux.targets import PaneTarget, resolve_pane
-from schemux.tmux import ServerAddress, TmuxServer
-from schemux.tmux_command import THEN, command_line
-from schemux.tmux_format import decode, field
-from schemux.tmux_names import OWNED_SESSION
+from schemux.names import OWNED_SESSION
+from schemux.panes.targets import PaneTarget, resolve_pane
+from schemux.tmux.command import THEN, command_line
+from schemux.tmux.control.connection import Notification, parse_notification
+from schemux.tmux.control.engine import SPARE_CLIENTS
+from schemux.tmux.format import decode, field
+from schemux.tmux.server import ServerAddress, TmuxServer
 from tests.process_table import alive, running_with_argument
 from tests.support import (
     control_client_pid,
@@ -548,7 +548,7 @@ async def test_a_client_s_attach_waits_longer_on_a_loaded_machine(
     fails saying what it waited for; with the machine's load per core at 6, the wait is six
     times as long and the client attaches (issue 32, item 1: 40 hosts starting beside busy
     loops lost answers to a fixed 10 s)."""
-    monkeypatch.setattr("schemux.engine.load_stretch", lambda: stretch)
+    monkeypatch.setattr("schemux.tmux.control.engine.load_stretch", lambda: stretch)
     server.engine.timeout = 0.4
     control = server.engine.control
     server.engine.control = lambda argv: ["sh", "-c", 'sleep 0.8; exec "$@"', "sh", *control(argv)]

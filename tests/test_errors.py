@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from schemux.binding import ToolBinding
 from schemux.config import Settings
-from schemux.context import ToolContext
+from schemux.domain.context import ToolContext
+from schemux.domain.failures import attempt
 from schemux.errors import (
     MESSAGE_CHARACTERS,
     ConnectionLost,
@@ -27,10 +27,10 @@ from schemux.errors import (
     TrackingUnavailable,
     UnsendableArgument,
 )
-from schemux.failures import attempt
 from schemux.generated.bindings import BINDINGS
-from schemux.server import build_server, call_bound_tool
-from schemux.tmux import ServerAddress, TmuxServer
+from schemux.serving.binding import ToolBinding
+from schemux.serving.server import build_server, call_bound_tool
+from schemux.tmux.server import ServerAddress, TmuxServer
 from tests.generated_data import TOOL_DOCUMENTS
 from tests.support import StandInBinding
 

@@ -25,13 +25,13 @@ import pytest
 from mcp import Client
 
 from schemux.config import Settings, settings_from
-from schemux.context import ToolContext
+from schemux.domain.context import ToolContext
 from schemux.errors import ConfigError, ServerUnavailable
 from schemux.generated.bindings import BINDINGS
 from schemux.hosts import ExecTarget, SshTarget
 from schemux.hosts.exec_prefix import ExecHost
-from schemux.server import build_server
-from schemux.tmux_format import decode, field
+from schemux.serving.server import build_server
+from schemux.tmux.format import decode, field
 from tests.process_table import processes
 from tests.ssh_server import ALIAS, SshServer
 from tests.support import call, closed_mid_connect, tagged_socket_name, until

@@ -17,7 +17,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from schemux.calls import CallsInFlight
+from schemux.calls.in_flight import CallsInFlight
 from schemux.errors import SchemuxError
 from tests import process_table
 from tests.http_serving import free_port, serve_http

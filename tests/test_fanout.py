@@ -1,4 +1,4 @@
-"""run_command_on_hosts (``schemux.fanout``) through a real MCP client, on one schemux
+"""run_command_on_hosts (``schemux.domain.fanout``) through a real MCP client, on one schemux
 serving a fleet of real hosts: exec-kind hosts on this machine (``env TMUX_TMPDIR=DIR``:
 each its own tmux server, started by schemux with the agent's session as on a fresh
 host), a host over ssh (``tests.ssh_server``), and hosts that are unreachable, refuse,
@@ -22,9 +22,9 @@ import anyio
 import pytest
 from mcp import Client
 
-from schemux.audit_reader import line
+from schemux.audit.reader import line
 from schemux.config import ENV_HOST, AuditSettings, ExecTarget, FleetSettings, NamedHost, SshTarget
-from schemux.context import ToolContext
+from schemux.domain.context import ToolContext
 from tests.conftest import stdio_parameters
 from tests.contexts import Contexts, client_of
 from tests.process_table import processes
@@ -431,7 +431,7 @@ async def test_the_audit_names_every_host_it_ran_on(fleet: Fleet, tmp_path: Path
 
 
 async def test_served_over_stdio_only_with_several_hosts(tmux_socket: str) -> None:
-    """As ``schemux serve`` chooses its tools (``schemux.selection``)."""
+    """As ``schemux serve`` chooses its tools (``schemux.serving.selection``)."""
     lists = []
     for hosts in ("", f"here=local;also=exec:env TMUX_TMPDIR={tempfile.gettempdir()}"):
         parameters = stdio_parameters("--socket-name", tmux_socket, env={ENV_HOST: hosts})

@@ -37,7 +37,6 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ResourceUpdated
 
-from schemux import resources
 from schemux.config import (
     AuditSettings,
     ExecTarget,
@@ -47,20 +46,21 @@ from schemux.config import (
     Settings,
     SshTarget,
 )
-from schemux.context import ToolContext
-from schemux.control_client import header_for
+from schemux.domain.context import ToolContext
+from schemux.domain.fleet import Fleet
+from schemux.domain.resource_uris import pane_uri, program_uri, template
 from schemux.errors import SchemuxError, ServerUnavailable
-from schemux.fleet import Fleet
 from schemux.generated.bindings import BINDINGS
 from schemux.generated.tool_facts import SEVERAL_HOSTS_TOOLS
-from schemux.host_addressing import HostChoice
 from schemux.hosts import Host
 from schemux.hosts.exec_prefix import START_SECONDS
 from schemux.hosts.local import LocalHost
 from schemux.hosts.ssh import SshHost
-from schemux.resource_uris import pane_uri, program_uri, template
-from schemux.server import build_server
-from schemux.tmux_names import OWNED_SESSION
+from schemux.names import OWNED_SESSION
+from schemux.serving import resources
+from schemux.serving.host_addressing import HostChoice
+from schemux.serving.server import build_server
+from schemux.tmux.control.client import header_for
 from tests.conftest import stdio_parameters
 from tests.process_table import processes
 from tests.ssh_server import ALIAS, SshServer, ssh_server

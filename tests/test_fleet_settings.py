@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from schemux.cli.start_notice import same_server_lines
 from schemux.config import (
     ExecTarget,
     FleetSettings,
@@ -18,7 +19,6 @@ from schemux.config import (
     settings_from,
 )
 from schemux.errors import ConfigError
-from schemux.start_notice import same_server_lines
 
 HOSTILE_NAMES = [
     "", "Web", "-L", "web;rm", "web 1", "web\n1", "../etc", "web/1", "a" * 64, "_web",

@@ -15,15 +15,15 @@ from hypothesis import strategies as st
 from mcp import Client
 
 from schemux.config import Settings
-from schemux.context import ToolContext
-from schemux.control_connection import Connection
+from schemux.domain.context import ToolContext
 from schemux.errors import SchemuxError, UnsendableArgument
-from schemux.framing import Answer, FrameReader
 from schemux.generated.bindings import BINDINGS
-from schemux.server import build_server
-from schemux.tmux import ServerAddress, TmuxServer
-from schemux.tmux_command import THEN
-from schemux.tmux_names import OWNED_SESSION
+from schemux.names import OWNED_SESSION
+from schemux.serving.server import build_server
+from schemux.tmux.command import THEN
+from schemux.tmux.control.connection import Connection
+from schemux.tmux.control.framing import Answer, FrameReader
+from schemux.tmux.server import ServerAddress, TmuxServer
 from tests.support import (
     Pane,
     call,

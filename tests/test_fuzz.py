@@ -25,11 +25,11 @@ from hypothesis_jsonschema import from_schema
 from jsonschema.exceptions import best_match
 from mcp import Client
 
-from schemux.arguments import text_violation
 from schemux.config import AuditSettings, Settings
-from schemux.context import ToolContext
+from schemux.domain.context import ToolContext
 from schemux.generated.bindings import BINDINGS
-from schemux.server import build_server, describe_violation
+from schemux.serving.arguments import text_violation
+from schemux.serving.server import build_server, describe_violation
 from tests import hypothesis_compat
 from tests.generated_data import TOOL_DOCUMENTS
 from tests.support import new_pane, private_tmux_server, wait_until

@@ -25,7 +25,7 @@ from mcp.client.streamable_http import streamable_http_client
 from schemux import __version__
 from schemux.errors import ConfigError
 from schemux.hosts.local import check_tmux
-from schemux.http_config import (
+from schemux.http.config import (
     DEFAULT_HEAD_SECONDS,
     ENV_ALLOWED_HOSTS,
     ENV_BODY_TIMEOUT,
@@ -38,9 +38,9 @@ from schemux.http_config import (
     http_config_from,
     is_loopback,
 )
-from schemux.http_security import presented_token
+from schemux.http.security import presented_token
 from schemux.logs import RepeatedLog
-from schemux.tmux_names import socket_directory
+from schemux.names import socket_directory
 from tests.http_serving import free_port
 from tests.support import new_pane
 

@@ -184,7 +184,7 @@ def a_changed_checkout_is_installed_again(installation: Installation) -> None:
     assert (unchanged.stdout, unchanged.returncode) == (f"schemux {__version__}\n", 0)
     assert "installing" not in unchanged.stderr
 
-    source = installation.checkout / "schemux" / "tool_listing.py"
+    source = installation.checkout / "schemux" / "serving" / "tool_listing.py"
     source.write_text(source.read_text() + "\nCHANGED_BY_THE_LAUNCHER_TEST = True\n")
     changed = installation.run("--version")
     assert (changed.stdout, changed.returncode) == (f"schemux {__version__}\n", 0)
@@ -192,7 +192,7 @@ def a_changed_checkout_is_installed_again(installation: Installation) -> None:
     # Run outside the repository, whose own schemux/ would be imported instead.
     installed = subprocess.run(
         [str(installation.venv / "bin" / "python"), "-c",
-         "import schemux.tool_listing as t; print(t.CHANGED_BY_THE_LAUNCHER_TEST)"],
+         "import schemux.serving.tool_listing as t; print(t.CHANGED_BY_THE_LAUNCHER_TEST)"],
         capture_output=True, text=True, check=False, cwd=installation.venv,
     )  # fmt: skip
     assert installed.stdout == "True\n", installed.stderr

@@ -90,12 +90,12 @@ def test_the_layers_hold(graph: grimp.ImportGraph) -> None:
 @pytest.mark.parametrize(
     ("importer", "imported"),
     [
-        ("schemux.config", "schemux.tmux"),  # settings reading the tmux access
-        ("schemux.tmux", "schemux.shell_commands"),  # tmux access reading the domain
-        ("schemux.context", "schemux.handlers.run_command"),  # the domain reading a handler
-        ("schemux.handlers.send_keys", "schemux.server"),  # a handler reading the serving
-        ("schemux.server", "schemux.cli"),  # the serving reading the entry
-        ("schemux.tmux_format", "schemux.generated.bindings"),  # data of the serving
+        ("schemux.config", "schemux.tmux.server"),  # settings reading the tmux access
+        ("schemux.tmux.server", "schemux.shell.commands"),  # tmux access reading the domain
+        ("schemux.domain.context", "schemux.handlers.run_command"),  # the domain reading a handler
+        ("schemux.handlers.send_keys", "schemux.serving.server"),  # a handler reading the serving
+        ("schemux.serving.server", "schemux.cli.main"),  # the serving reading the entry
+        ("schemux.tmux.format", "schemux.generated.bindings"),  # data of the serving
     ],
 )
 def test_an_import_against_the_layers_breaks_them(

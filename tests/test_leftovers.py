@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from schemux.runtime_identity import RUNTIME_PREFIX
-from schemux.tmux_names import socket_directory
+from schemux.names import socket_directory
+from schemux.system.runtime_identity import RUNTIME_PREFIX
 from tests.leftovers import RUN_TAG, USER_TMUX_DIRECTORY, find_leftovers, tagged_servers
 from tests.process_table import processes
 from tests.support import private_tmux_server, remove_server, tagged_socket_name, tmux
@@ -107,7 +107,7 @@ def test_a_run_that_leaves_a_server_fails_and_is_cleaned_up(tmp_path: Path) -> N
 
 LEAKY_DIRECTORY_TEST = """
 import tempfile
-from schemux.runtime_identity import make_runtime_directory
+from schemux.system.runtime_identity import make_runtime_directory
 
 def test_makes_nothing():
     tempfile.mkdtemp(prefix="not-schemux-")

@@ -33,18 +33,18 @@ import schemux
 # pure functions of their arguments, and this process's own identity.
 PROCESS_WIDE_CACHES = frozenset(
     {
-        "schemux.processes._owner",  # this process's pid, start time and machine
-        "schemux.processes.machine_tag",  # this machine and boot
-        "schemux.terminal_text._sequences",  # a pattern per string limit
-        "schemux.validation.ecma_regex",  # a compiled pattern per pattern text
-        "schemux.validation.ecma_patterns",
-        "schemux.validation.fast_arrays",
+        "schemux.system.processes._owner",  # this process's pid, start time and machine
+        "schemux.system.processes.machine_tag",  # this machine and boot
+        "schemux.text.terminal._sequences",  # a pattern per string limit
+        "schemux.serving.validation.ecma_regex",  # a compiled pattern per pattern text
+        "schemux.serving.validation.ecma_patterns",
+        "schemux.serving.validation.fast_arrays",
     }
 )
 
 # Each row class's query and converters, filled as the classes are defined (``@tmux_row``):
 # what the code is, the same for every context of the process.
-FILLED_AS_CLASSES_ARE_DEFINED = frozenset({"schemux.tmux_format._SPECS"})
+FILLED_AS_CLASSES_ARE_DEFINED = frozenset({"schemux.tmux.format._SPECS"})
 
 # Code generated from the schemas (``schemux.generated``, codegen's output) is data that
 # codegen writes; helper "data" reworks it (issue 19, item 5).

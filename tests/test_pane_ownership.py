@@ -1,5 +1,5 @@
 """One pane, one caller, whatever names reach it (issue 32): a run_command call claims
-its pane in tmux (``schemux.pane_claims``), so a second call into the same pane is refused
+its pane in tmux (``schemux.panes.claims``), so a second call into the same pane is refused
 as busy whether it comes by another host name for the same tmux server, from another
 ToolContext or from another schemux process; a claim whose owner died keeps no pane busy;
 a call's claim is gone however the call ends. Real tmux, real shells, real MCP clients."""
@@ -20,12 +20,12 @@ import mcp_types as types
 import pytest
 from mcp import Client
 
-from schemux.abandoned import reap_abandoned
 from schemux.config import FleetSettings, NamedHost, SshTarget
-from schemux.context import ToolContext
-from schemux.pane_claims import BUSY_OPTION, unclaiming
-from schemux.processes import Owner, machine_tag, read_start_ticks, this_process
-from schemux.shell_integration import PENDING, integrated_command
+from schemux.domain.context import ToolContext
+from schemux.hooks import PENDING, integrated_command
+from schemux.panes.claims import BUSY_OPTION, unclaiming
+from schemux.shell.abandoned import reap_abandoned
+from schemux.system.processes import Owner, machine_tag, read_start_ticks, this_process
 from tests.contexts import Contexts, client_of
 from tests.support import (
     Pane,

@@ -1,13 +1,13 @@
-"""A watched pane's state line as tmux prints it (schemux.pane_watch), and which
+"""A watched pane's state line as tmux prints it (schemux.domain.pane_watch), and which
 sessions count as besides schemux's own."""
 
 from __future__ import annotations
 
 import pytest
 
-from schemux.owned_session import in_other_sessions
-from schemux.pane_watch import parse_state
-from schemux.tmux_format import SEPARATOR, encode
+from schemux.domain.pane_watch import parse_state
+from schemux.tmux.format import SEPARATOR, encode
+from schemux.tmux.owned_session import in_other_sessions
 
 
 def state_line(*values: str) -> str:

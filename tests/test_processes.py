@@ -1,4 +1,4 @@
-"""/proc read once for every module (schemux.processes), and the owner marks of both spellings."""
+"""/proc read once for every module (schemux.system.processes); both spellings of owner marks."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from schemux.processes import (
+from schemux.system.processes import (
     Owner,
     load_stretch,
     machine_tag,

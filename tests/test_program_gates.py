@@ -1,6 +1,6 @@
 """Both gates speak one protocol: each is run here directly (no tmux), given its token table
 through the one-shot FIFO, and its end marker is read back by the one verifier
-(schemux.programs.gate); and which gate runs where, and the setting that forces one."""
+(schemux.hosts.programs.gate); and which gate runs where, and the setting that forces one."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from schemux.cli import main
+from schemux.cli.main import main
 from schemux.config import Settings, settings_from
 from schemux.errors import ConfigError
-from schemux.programs import gate as program_gates
-from schemux.programs.gate import PYTHON_GATE, Gate, check_gate_setting, choose_gate, scan
-from schemux.programs.program_gate import TABLE_BYTES
+from schemux.hosts.programs import gate as program_gates
+from schemux.hosts.programs.gate import PYTHON_GATE, Gate, check_gate_setting, choose_gate, scan
+from schemux.hosts.programs.gate_process import TABLE_BYTES
 from tests.support import require_tool
 
 # what would change a Perl's or a Python's behaviour, were the gate to honour it

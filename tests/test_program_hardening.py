@@ -21,21 +21,21 @@ import anyio
 import pytest
 from mcp import Client
 
-from schemux.abandoned import PANE_OPTION, reap_runtime_directories
 from schemux.config import ProgramLimits, Settings, SshTarget
-from schemux.context import ToolContext
+from schemux.domain.context import ToolContext
 from schemux.generated.bindings import BINDINGS
-from schemux.processes import this_process
+from schemux.hosts.programs.gate import MARKER_PREFIX, report_token, scan
+from schemux.hosts.programs.gate_process import TABLE_BYTES
 from schemux.programs import output as output_module
 from schemux.programs import panes
 from schemux.programs import store as store_module
-from schemux.programs.gate import MARKER_PREFIX, report_token, scan
 from schemux.programs.program import Program, ProgramSpec
-from schemux.programs.program_gate import TABLE_BYTES
-from schemux.runtime_identity import own_identity, owner_alive
-from schemux.server import build_server
-from schemux.terminal_text import TextFilter
-from schemux.tmux import TmuxServer
+from schemux.serving.server import build_server
+from schemux.shell.abandoned import PANE_OPTION, reap_runtime_directories
+from schemux.system.processes import this_process
+from schemux.system.runtime_identity import own_identity, owner_alive
+from schemux.text.terminal import TextFilter
+from schemux.tmux.server import TmuxServer
 from tests.contexts import Contexts, client_of
 from tests.http_serving import serve_http
 from tests.process_table import processes

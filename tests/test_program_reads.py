@@ -12,10 +12,10 @@ import anyio
 import pytest
 
 from schemux.errors import SchemuxError
-from schemux.programs.gate import Ending
+from schemux.hosts.programs.gate import Ending
 from schemux.programs.output import page_at
 from schemux.programs.program import Program
-from schemux.tmux import TmuxServer
+from schemux.tmux.server import TmuxServer
 
 
 def program() -> Program:

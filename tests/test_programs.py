@@ -12,11 +12,11 @@ import pytest
 from mcp import Client
 
 from schemux.config import ProgramLimits, Settings
-from schemux.context import ToolContext
+from schemux.domain.context import ToolContext
 from schemux.generated.bindings import BINDINGS
-from schemux.owned_session import OWNED_TARGET
-from schemux.programs.gate import marker_start
-from schemux.server import build_server
+from schemux.hosts.programs.gate import marker_start
+from schemux.serving.server import build_server
+from schemux.tmux.owned_session import OWNED_TARGET
 from tests.contexts import Contexts, client_of
 from tests.support import call, call_error, new_pane, tmux
 

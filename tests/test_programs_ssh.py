@@ -1,4 +1,4 @@
-"""Programs over ssh (``schemux.programs.remote``): zero loss, hostile values, the remote
+"""Programs over ssh (``schemux.hosts.programs.remote``): zero loss, hostile values, the remote
 process tree's end, the remote runtime directory's removal, and a dropped connection.
 
 The remote host is this machine (the test sshd on loopback), so a test sees the remote
@@ -21,13 +21,13 @@ import anyio
 import pytest
 from mcp import Client
 
-from schemux.abandoned import reap_runtime_directories
 from schemux.config import ProgramLimits, Settings, SshTarget
-from schemux.context import ToolContext
+from schemux.domain.context import ToolContext
 from schemux.generated.bindings import BINDINGS
-from schemux.programs.remote import RemotePrograms
+from schemux.hosts.programs.remote import RemotePrograms
 from schemux.programs.store import GATE_GRACE_SECONDS
-from schemux.server import build_server
+from schemux.serving.server import build_server
+from schemux.shell.abandoned import reap_runtime_directories
 from tests.conftest import stdio_parameters
 from tests.support import call, call_error, new_pane, tmux, wait_for_shell, wait_until
 from tests.test_ssh import HOSTILE_WORDS, master_pid

@@ -13,7 +13,7 @@ import mcp_types as types
 import pytest
 from mcp import Client
 
-from schemux import progress
+from schemux.calls import progress
 from schemux.programs.store import STOP_GRACE_SECONDS
 from tests.conftest import stdio_parameters
 from tests.support import call, new_pane

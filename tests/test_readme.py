@@ -12,7 +12,7 @@ import pytest
 from mcp.client.stdio import DEFAULT_INHERITED_ENV_VARS, get_default_environment
 
 from schemux.errors import ConfigError
-from schemux.http_config import read_token_file
+from schemux.http.config import read_token_file
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text("utf-8")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from schemux.resource_uris import (
+from schemux.domain.resource_uris import (
     MAX_URI_LENGTH,
     ResourceAddress,
     ResourceUriError,

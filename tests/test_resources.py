@@ -19,12 +19,12 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ResourceUpdated
 
 from schemux.config import Settings
-from schemux.context import ToolContext
+from schemux.domain.context import ToolContext
+from schemux.domain.resource_uris import pane_uri, program_uri
 from schemux.generated.bindings import BINDINGS
-from schemux.resource_uris import pane_uri, program_uri
-from schemux.resources import RESOURCE_NOT_FOUND
-from schemux.selection import select
-from schemux.server import build_server
+from schemux.serving.resources import RESOURCE_NOT_FOUND
+from schemux.serving.selection import select
+from schemux.serving.server import build_server
 from tests.conftest import STDIO_WAIT_CEILING, stdio_parameters
 from tests.support import (
     Pane,

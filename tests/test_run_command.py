@@ -20,11 +20,11 @@ import pytest
 from mcp import Client
 
 from schemux.config import Settings
-from schemux.context import ToolContext
-from schemux.engine import ControlEngine
+from schemux.domain.context import ToolContext
 from schemux.generated.bindings import BINDINGS
-from schemux.server import build_server
-from schemux.tmux import TmuxServer
+from schemux.serving.server import build_server
+from schemux.tmux.control.engine import ControlEngine
+from schemux.tmux.server import TmuxServer
 from tests.process_table import children
 from tests.support import (
     SHELL_ENVIRONMENT,
@@ -62,7 +62,7 @@ def private_options(pane: Pane) -> list[str]:
 def known_token(monkeypatch: pytest.MonkeyPatch) -> str:
     """The private token of the next calls, so their channels can be looked at."""
     token = "0123456789ab"
-    monkeypatch.setattr("schemux.shell_wrapper.secrets.token_hex", lambda _: token)
+    monkeypatch.setattr("schemux.shell.wrapper.secrets.token_hex", lambda _: token)
     return token
 
 
@@ -493,7 +493,7 @@ async def test_a_signal_taken_by_another_waiter_does_not_hold_the_call(
         assert result["output"] == ["taken"]
         with anyio.fail_after(5):
             assert await stale.wait() == 0  # it was the one woken
-        monkeypatch.setattr("schemux.shell_wrapper.secrets.token_hex", lambda _: "fedcba987654")
+        monkeypatch.setattr("schemux.shell.wrapper.secrets.token_hex", lambda _: "fedcba987654")
         with anyio.fail_after(10):
             after = await run(transport_client, command="echo next", pane_id=pane.pane_id)
         assert after["output"] == ["next"]

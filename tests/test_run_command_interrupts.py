@@ -17,23 +17,23 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from schemux import shell_wrapper
-from schemux.abandoned_wrappers import (
+from schemux.config import Settings
+from schemux.domain.context import ToolContext
+from schemux.panes.claims import BUSY_OPTION
+from schemux.panes.targets import PaneTarget, resolve_pane
+from schemux.shell import wrapper as shell_wrapper
+from schemux.shell.abandoned_wrappers import (
     HOLD_SECONDS,
     REPORT_FORMAT,
     WrapperNames,
     hold_tokens,
     release_abandoned_wrappers,
 )
-from schemux.config import Settings
-from schemux.context import ToolContext
-from schemux.pane_claims import BUSY_OPTION
-from schemux.processes import Owner, this_process
-from schemux.shell_settling import INTERRUPTED_SETTLE_SECONDS, SETTLE_SECONDS
-from schemux.shell_wrapper import Wrapper
-from schemux.targets import PaneTarget, resolve_pane
-from schemux.tmux import TmuxServer
-from schemux.tmux_command import THEN
+from schemux.shell.settling import INTERRUPTED_SETTLE_SECONDS, SETTLE_SECONDS
+from schemux.shell.wrapper import Wrapper
+from schemux.system.processes import Owner, this_process
+from schemux.tmux.command import THEN
+from schemux.tmux.server import TmuxServer
 from tests.conftest import stdio_parameters
 from tests.support import Pane, call, call_error, new_pane, tmux, until
 from tests.test_run_command import private_options
@@ -292,7 +292,7 @@ async def wrapper_with_a_slow_timer(
 ) -> tuple[Pane, TmuxServer, Wrapper]:
     """A new pane and a wrapper for it whose hold timer fires after SLOW_HOLD seconds."""
     monkeypatch.setattr(shell_wrapper, "HOLD_SECONDS", SLOW_HOLD)
-    monkeypatch.setattr("schemux.abandoned_wrappers.HOLD_SECONDS", SLOW_HOLD)
+    monkeypatch.setattr("schemux.shell.abandoned_wrappers.HOLD_SECONDS", SLOW_HOLD)
     pane = new_pane(tmux_socket)
     server = tool_context.tmux()
     info = await resolve_pane(server, PaneTarget(pane_id=pane.pane_id))

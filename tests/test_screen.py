@@ -10,9 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from schemux.references import ServerIdentity
-from schemux.screen import encode_rows, limit_rows, splice_between
-from schemux.validation import fast_arrays
+from schemux.serving.validation import fast_arrays
+from schemux.text.screen import encode_rows, limit_rows, splice_between
+from schemux.tmux.references import ServerIdentity
 
 
 def test_limits_keep_whole_rows_from_the_bottom() -> None:

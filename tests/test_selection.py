@@ -15,14 +15,14 @@ from mcp import Client, MCPError
 
 from codegen.provider_rules import lint_openai_strict
 from schemux.config import SchemaMode, Settings, settings_from
-from schemux.context import ToolContext
+from schemux.domain.context import ToolContext
 from schemux.errors import ConfigError
 from schemux.generated.bindings import BINDINGS
 from schemux.generated.tool_facts import FAMILIES
-from schemux.instructions import instructions
-from schemux.selection import family_of, select
-from schemux.server import build_server
-from schemux.tool_listing import model_tokens, served_size
+from schemux.serving.instructions import instructions
+from schemux.serving.selection import family_of, select
+from schemux.serving.server import build_server
+from schemux.serving.tool_listing import model_tokens, served_size
 from tests.conftest import stdio_parameters
 from tests.generated_data import SERVED_INPUT_SCHEMAS
 

@@ -14,13 +14,13 @@ import anyio
 import pytest
 from mcp import Client, MCPError
 
-from schemux.binding import ToolBinding
 from schemux.config import Settings
-from schemux.context import ToolContext
+from schemux.domain.context import ToolContext
 from schemux.errors import Created, Effects, Refused
 from schemux.generated.bindings import BINDINGS, UNSERVED
 from schemux.generated.tool_facts import SEVERAL_HOSTS_TOOLS
-from schemux.server import build_server
+from schemux.serving.binding import ToolBinding
+from schemux.serving.server import build_server
 from tests import process_table
 from tests.conftest import stdio_parameters
 from tests.generated_data import SERVED_DOCUMENTS, SERVED_INPUT_SCHEMAS, TOOL_DOCUMENTS

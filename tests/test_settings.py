@@ -9,7 +9,7 @@ import pytest
 
 from schemux.config import AuditSettings, Settings, settings_from
 from schemux.errors import ConfigError
-from schemux.http_config import parse_http_address
+from schemux.http.config import parse_http_address
 
 
 def test_options_win_over_environment() -> None:

@@ -1,4 +1,4 @@
-"""The pipes between run_command calls and a shell's hooks (``schemux.shell_channel``),
+"""The pipes between run_command calls and a shell's hooks (``schemux.shell.channel``),
 with a hook played by a thread that does what the hooks do: open this process's pipes
 through ``/proc``, write its line, read until its nonce comes back. The shells' own hooks
 run in tests/test_shell_integration.py and tests/test_shell_matrix.py."""
@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from schemux.runtime_identity import own_identity
-from schemux.shell_channel import HookChannels, remove_abandoned_armed_files
-from schemux.shell_integration import HookedShell, armed_directory
+from schemux.hooks import HookedShell, armed_directory
+from schemux.shell.channel import HookChannels, remove_abandoned_armed_files
+from schemux.system.runtime_identity import own_identity
 from tests.support import armed_by_a_killed_owner
 
 pytestmark = pytest.mark.anyio

@@ -1,5 +1,5 @@
-"""The command text run_command types (schemux.shell_commands), and when a pane's shell
-counts as reading its input (schemux.shell_panes)."""
+"""The command text run_command types (schemux.shell.commands), and when a pane's shell
+counts as reading its input (schemux.shell.idle)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import asyncio
 import pytest
 
 from schemux.errors import SchemuxError
-from schemux.shell_commands import check_command
-from schemux.shell_panes import shell_reads_input
-from schemux.shell_wrapper import woken
+from schemux.shell.commands import check_command
+from schemux.shell.idle import shell_reads_input
+from schemux.shell.wrapper import woken
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,6 @@
 """Facts about a remote server's shells: the host's program helper and the server's
 run-shell give the same readings; a server whose pids the helper does not see (another
-pid namespace) is read by run-shell (``schemux.shell_facts``)."""
+pid namespace) is read by run-shell (``schemux.shell.facts``)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import anyio
 import pytest
 
 from schemux.config import Settings, SshTarget
-from schemux.context import ToolContext
+from schemux.domain.context import ToolContext
 from schemux.errors import SchemuxError
-from schemux.shell_facts import _ECHO_SCRIPT, RemoteShellFacts, Snapshot
+from schemux.shell.facts import _ECHO_SCRIPT, RemoteShellFacts, Snapshot
 from tests.support import new_pane, pane_format, tmux, wait_until
 
 pytestmark = pytest.mark.anyio

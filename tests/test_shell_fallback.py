@@ -13,7 +13,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from schemux.targets import PaneInfo, resolve_requested_pane
+from schemux.panes.targets import PaneInfo, resolve_requested_pane
 from tests.support import (
     Pane,
     call,

@@ -1,4 +1,4 @@
-"""run_command in panes whose shell has schemux's hooks (``schemux.shell_integration``):
+"""run_command in panes whose shell has schemux's hooks (``schemux.hooks``):
 bash, zsh and fish started as schemux starts the agent's pane, each with a home of its
 own and the startup files a test gives it. Exact output, status, what the screen and the
 history show, the first call while the startup files still run, and the user's own hooks
@@ -21,7 +21,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from schemux.shell_integration import PENDING, HookedShell, integrated_command
+from schemux.hooks import PENDING, HookedShell, integrated_command
 from tests.support import (
     Pane,
     armed_by_a_killed_owner,

@@ -38,15 +38,15 @@ import anyio
 import pytest
 from mcp import Client
 
-from schemux import tmux as tmux_module
-from schemux.agent_session import AGENT_MARK
 from schemux.config import AgentSession, Settings
-from schemux.context import ToolContext
+from schemux.domain.context import ToolContext
 from schemux.generated.bindings import BINDINGS
-from schemux.server import build_server
-from schemux.shell_integration import INTEGRATED_SHELLS
-from schemux.shell_settling import INTERRUPTED_SETTLE_SECONDS
-from schemux.tmux_names import OWNED_SESSION
+from schemux.hooks import INTEGRATED_SHELLS
+from schemux.names import OWNED_SESSION
+from schemux.serving.server import build_server
+from schemux.shell.settling import INTERRUPTED_SETTLE_SECONDS
+from schemux.tmux import server as tmux_module
+from schemux.tmux.agent_session import AGENT_MARK
 from tests.support import (
     TERMINAL_QUERIES,
     Pane,

@@ -1,11 +1,11 @@
-"""Unit tests of finding a command's output among a pane's rows (schemux.shell_output)."""
+"""Unit tests of finding a command's output among a pane's rows (schemux.shell.output)."""
 
 from __future__ import annotations
 
 import pytest
 
-from schemux.shell_capture import command_start_from
-from schemux.shell_output import (
+from schemux.shell.capture import command_start_from
+from schemux.shell.output import (
     Located,
     OutputEnd,
     Prompt,
@@ -17,7 +17,7 @@ from schemux.shell_output import (
     through_interrupt_echo,
     without_interrupt_echo,
 )
-from schemux.shell_typing import same_prompt
+from schemux.shell.wrapped import same_prompt
 
 TOKEN = "0123456789ab"
 TYPED = "printf '\\r\\33[K';("

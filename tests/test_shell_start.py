@@ -14,11 +14,11 @@ import anyio
 import pytest
 from mcp import Client
 
-from schemux import shell_commands
 from schemux.errors import SchemuxError, ShellBusy, ShellNotStarted
-from schemux.shell_commands import shell_once_started
-from schemux.shell_panes import check_shell_command
-from schemux.shell_settling import SETTLE_SECONDS
+from schemux.shell import commands as shell_commands
+from schemux.shell.commands import shell_once_started
+from schemux.shell.idle import check_shell_command
+from schemux.shell.settling import SETTLE_SECONDS
 from tests.support import Pane as TestPane
 from tests.support import (
     call,

@@ -24,12 +24,12 @@ import pytest
 from mcp import Client
 
 from schemux.config import Settings, SshTarget, settings_from
-from schemux.context import ToolContext
+from schemux.domain.context import ToolContext
 from schemux.errors import ConfigError, ServerUnavailable
 from schemux.generated.bindings import BINDINGS
 from schemux.hosts.ssh import START_SECONDS, SshHost
-from schemux.processes import machine_tag, this_process
-from schemux.server import build_server
+from schemux.serving.server import build_server
+from schemux.system.processes import machine_tag, this_process
 from tests import process_table
 from tests.contexts import Contexts
 from tests.leftovers import runtime_directories

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from schemux import __version__
-from schemux.environment import VARIABLES, help_text
+from schemux.cli.environment import VARIABLES, help_text
 from schemux.hosts.local import check_tmux
-from schemux.tmux_names import socket_directory
+from schemux.names import socket_directory
 from tests.http_serving import free_port
 
 RUNTIME = Path(__file__).resolve().parent.parent / "schemux"
@@ -123,7 +123,7 @@ def test_help_lists_every_environment_variable_with_its_default(command: list[st
 # runs a command as ``schemux`` would, then prints what it imported of the MCP SDK
 SDK_IMPORTED = """
 import sys
-from schemux.cli import main
+from schemux.cli.main import main
 try:
     main(sys.argv[1:])
 except SystemExit:
@@ -157,8 +157,8 @@ def test_the_table_names_exactly_the_variables_the_runtime_reads() -> None:
     """Every SCHEMUX_ name mentioned in schemux/ is documented, and nothing more."""
     mentioned = {
         name
-        for path in RUNTIME.glob("*.py")
-        if path.name != "environment.py"
+        for path in RUNTIME.rglob("*.py")
+        if path != RUNTIME / "cli" / "environment.py"
         for name in NAME.findall(path.read_text())
     }
     assert mentioned == {variable.name for variable in VARIABLES}

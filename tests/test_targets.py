@@ -1,4 +1,4 @@
-"""A call's pane target (schemux.targets): which of its ids wins, and ids of the wrong
+"""A call's pane target (schemux.panes.targets): which of its ids wins, and ids of the wrong
 shape refused."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from schemux.errors import SchemuxError
-from schemux.targets import PaneTarget
+from schemux.panes.targets import PaneTarget
 
 
 def test_target_precedence_and_shapes() -> None:

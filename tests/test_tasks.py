@@ -23,12 +23,12 @@ import pytest
 from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, TextContent
 
-from schemux import tasks as tasks_module
-from schemux.abandoned import PANE_OPTION
-from schemux.calls import CallsInFlight
+from schemux.calls import tasks as tasks_module
+from schemux.calls.in_flight import CallsInFlight
+from schemux.calls.tasks import EXTENSION, ToolTasks
 from schemux.config import DEFAULT_WAIT_CEILING_SECONDS
 from schemux.generated.tool_facts import TASK_TOOLS
-from schemux.tasks import EXTENSION, ToolTasks
+from schemux.shell.abandoned import PANE_OPTION
 from tests.http_serving import free_port, listening, serve_http
 from tests.node import run_node
 from tests.process_table import running_with_argument

@@ -1,4 +1,4 @@
-"""schemux.terminal_barrier against a real tmux: the wait ends only once tmux has read
+"""schemux.shell.barrier against a real tmux: the wait ends only once tmux has read
 what was written to the pane's terminal before it, and leaves the terminal as it was."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from schemux.terminal_barrier import until_tmux_read
+from schemux.shell.barrier import until_tmux_read
 from tests.support import new_pane, pane_format, tmux, until
 
 pytestmark = pytest.mark.anyio

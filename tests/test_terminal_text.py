@@ -12,13 +12,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schemux.terminal_text import STRING_LIMIT, TextFilter, terminal_text
+from schemux.text.terminal import STRING_LIMIT, TextFilter, terminal_text
 
 ESC, CAN, SUB, BEL = 0x1B, 0x18, 0x1A, 0x07
 
 
 def reference_text(data: bytes, string_limit: int = STRING_LIMIT) -> str:
-    """The rules of ``schemux.terminal_text``, one byte at a time (slow, plain)."""
+    """The rules of ``schemux.text.terminal``, one byte at a time (slow, plain)."""
     # 1. Escape sequences and controls out; VT and FF are LFs.
     kept = bytearray()
     state, count = "ground", 0

@@ -1,4 +1,4 @@
-"""wait_for_text's patterns and tails (schemux.text_wait): literal or regular
+"""wait_for_text's patterns and tails (schemux.domain.text_wait): literal or regular
 expression, case, the first pattern to match, time and size limits, compiling off the
 event loop where it costs."""
 
@@ -11,8 +11,7 @@ from typing import Any
 
 import pytest
 
-from schemux.errors import SchemuxError
-from schemux.text_wait import (
+from schemux.domain.text_wait import (
     SlowPattern,
     check_pattern_sizes,
     compile_off_loop,
@@ -20,6 +19,7 @@ from schemux.text_wait import (
     first_match,
     keep_tail,
 )
+from schemux.errors import SchemuxError
 
 
 def test_literal_patterns_take_regex_characters_as_text() -> None:

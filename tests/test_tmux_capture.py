@@ -14,12 +14,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from schemux.config import Settings, SshTarget
-from schemux.context import ToolContext
+from schemux.domain.context import ToolContext
 from schemux.generated.bindings import BINDINGS
-from schemux.process_identity import peer_pidfd_problem
-from schemux.references import ServerIdentity
-from schemux.server import call_bound_tool
-from schemux.tmux_names import OWNED_SESSION
+from schemux.names import OWNED_SESSION
+from schemux.panes.identity import peer_pidfd_problem
+from schemux.serving.server import call_bound_tool
+from schemux.tmux.references import ServerIdentity
 from tests.contexts import Contexts
 from tests.support import Pane, new_pane, pane_format, private_tmux_server, tmux, until
 

@@ -12,8 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from schemux.errors import SchemuxError
-from schemux.tmux import ServerAddress, TmuxServer
-from schemux.tmux_format import (
+from schemux.tmux.format import (
     SEPARATOR,
     Query,
     check_field,
@@ -27,6 +26,7 @@ from schemux.tmux_format import (
     tmux_row,
     unsanitized,
 )
+from schemux.tmux.server import ServerAddress, TmuxServer
 from tests.support import private_tmux_server
 
 # any text, including the lone surrogates that stand for bytes that were not UTF-8
@@ -216,7 +216,7 @@ def test_query_lists_rows_and_reads_a_missing_target_as_none(socket: str) -> Non
 def test_schemux_starts_without_libtmux() -> None:
     """libtmux's table of formats is generated into schemux (generated/tmux_fields.py):
     importing it at run time cost tens of milliseconds of every cold start."""
-    probe = "import sys, schemux.cli, schemux.tmux_format; print('libtmux' in sys.modules)"
+    probe = "import sys, schemux.cli.main, schemux.tmux.format; print('libtmux' in sys.modules)"
     completed = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     )

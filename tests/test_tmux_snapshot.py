@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from schemux.config import Settings, SshTarget
-from schemux.context import ToolContext
+from schemux.domain.context import ToolContext
 from schemux.generated.bindings import BINDINGS
-from schemux.server import call_bound_tool
+from schemux.serving.server import call_bound_tool
 from tests.contexts import Contexts
 from tests.support import new_pane, pane_format, private_tmux_server, tmux, wait_until
 

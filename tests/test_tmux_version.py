@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
+from schemux.cli.doctor import check_server
 from schemux.config import Settings
-from schemux.doctor import check_server
 from schemux.errors import TmuxUnavailable
-from schemux.tmux import ServerAddress, TmuxServer
-from schemux.tmux_names import OWNED_SESSION
-from schemux.tmux_version import mismatch, parse_version, release, server_refusal
+from schemux.names import OWNED_SESSION
+from schemux.tmux.server import ServerAddress, TmuxServer
+from schemux.versions import mismatch, parse_version, release, server_refusal
 from tests.support import private_tmux_server, tmux
 
 

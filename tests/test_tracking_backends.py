@@ -11,15 +11,16 @@ from typing import Any
 
 import pytest
 
-from schemux import process_identity, processes
 from schemux.config import TRACKING_SETTINGS, Settings, TrackingSetting, settings_from
-from schemux.context import ToolContext
+from schemux.domain.context import ToolContext
 from schemux.errors import ConfigError, TrackingUnavailable
 from schemux.generated.bindings import BINDINGS
-from schemux.process_identity import ProcessIdentity, choose_backend, open_server_process
-from schemux.references import ServerIdentity, server_identity
-from schemux.server import call_bound_tool
-from schemux.tmux import ServerAddress, TmuxServer
+from schemux.panes import identity as process_identity
+from schemux.panes.identity import ProcessIdentity, choose_backend, open_server_process
+from schemux.serving.server import call_bound_tool
+from schemux.system import processes
+from schemux.tmux.references import ServerIdentity, server_identity
+from schemux.tmux.server import ServerAddress, TmuxServer
 from tests.support import Pane, new_pane, pane_format
 
 pytestmark = pytest.mark.anyio

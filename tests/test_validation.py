@@ -11,8 +11,8 @@ from jsonschema.protocols import Validator
 from mcp import Client
 
 from schemux.generated.bindings import BINDINGS
-from schemux.server import describe_violation
-from schemux.validation import ecma_patterns, ecma_regex, ecma_search, fast_arrays
+from schemux.serving.server import describe_violation
+from schemux.serving.validation import ecma_patterns, ecma_regex, ecma_search, fast_arrays
 from tests.generated_data import TOOL_DOCUMENTS
 from tests.support import call, call_error
 
@@ -103,7 +103,7 @@ def test_every_served_pattern_is_ecma_262() -> None:
 def test_served_validators_are_the_ecma_ones() -> None:
     for binding in BINDINGS.values():
         for validator in (binding.input_validator, binding.output_validator):
-            assert type(validator).VALIDATORS["pattern"].__module__ == "schemux.validation"
+            assert type(validator).VALIDATORS["pattern"].__module__ == "schemux.serving.validation"
 
 
 pytestmark = pytest.mark.anyio

@@ -23,8 +23,8 @@ import pytest
 import regex
 from mcp import Client
 
-from schemux.engine import Watcher
-from schemux.pane_watch import RECHECK_SECONDS, PaneState, PaneWatch
+from schemux.domain.pane_watch import RECHECK_SECONDS, PaneState, PaneWatch
+from schemux.tmux.control.engine import Watcher
 from tests.support import (
     Pane,
     call,
@@ -472,7 +472,7 @@ async def test_a_catastrophic_pattern_stalls_no_other_call_and_is_refused(
     what a loaded machine makes them late), other calls are answered and the timers
     keep time; the call is refused at the limit, long before its timeout."""
     match_seconds, timeout = 4.0, 60
-    monkeypatch.setattr("schemux.text_wait.MATCH_SECONDS", match_seconds)
+    monkeypatch.setattr("schemux.domain.text_wait.MATCH_SECONDS", match_seconds)
     pane = new_pane(transport_socket)
     line = "a" * 60 + "b"  # (a|aa)+$ tries about 2**40 ways on it before it fails
     tmux(transport_socket, "send-keys", "-t", pane.pane_id, "-l", f"echo {line}")

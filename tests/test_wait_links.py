@@ -23,17 +23,17 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from schemux.abandoned import (
+from schemux.config import Settings
+from schemux.domain.context import ToolContext
+from schemux.panes.targets import PaneTarget, choose_session, resolve_pane
+from schemux.shell.abandoned import (
     LINK_PREFIX,
     LinkMark,
     OwnedWindows,
     links_to_remove,
     parse_owned_windows,
 )
-from schemux.config import Settings
-from schemux.context import ToolContext
-from schemux.processes import start_ticks
-from schemux.targets import PaneTarget, choose_session, resolve_pane
+from schemux.system.processes import start_ticks
 from tests.contexts import Contexts, client_of
 from tests.support import Pane, call, call_error, new_pane, tmux, wait_until
 

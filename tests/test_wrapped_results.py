@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from codegen.validation import document_problems, wraps_result
-from schemux.server import tool_result
+from schemux.serving.server import tool_result
 
 WRAPPED = {
     "type": "object",

@@ -11,10 +11,10 @@ and after it.
 Each process runs in a process group of its own, which is what is killed: what it
 started holds its output pipes too (ssh's ProxyCommand, a prefix's ``sh -c 'sleep 5;
 exec "$@"'``), and the run would wait for their end. A schemux that dies (``kill -9``
-included) takes each group with it (``schemux.tethered.tethered_group``).
+included) takes each group with it (``schemux.system.tethered.tethered_group``).
 
 The thread a connect runs in is its owner's to choose: a fleet's hosts connect in an
-executor of the fleet's (``schemux.fleet``), so that connects that hang hold up none of
+executor of the fleet's (``schemux.domain.fleet``), so that connects that hang hold up none of
 schemux's other work in threads.
 """
 
@@ -28,7 +28,7 @@ import threading
 from collections.abc import Callable
 
 from schemux.errors import ServerUnavailable
-from schemux.tethered import tethered_group
+from schemux.system.tethered import tethered_group
 
 
 class Connecting:

@@ -33,7 +33,7 @@ from schemux.config import ExecTarget
 from schemux.errors import ServerUnavailable, preview
 from schemux.hosts import remote_side
 from schemux.hosts.connecting import Connecting
-from schemux.tethered import tethered
+from schemux.system.tethered import tethered
 
 SETTINGS_PREFIX = "SCHEMUX_"
 START_SECONDS = 30.0  # the probe (a container runtime may be slow to answer), then killed
@@ -89,7 +89,7 @@ class ExecHost(remote_side.RemoteHost):
 
     def client_command(self, argv: list[str]) -> list[str]:
         """A lasting tmux client: the prefix's process gets SIGTERM when schemux dies
-        (``schemux.tethered``), and the client there ends when its input does
+        (``schemux.system.tethered``), and the client there ends when its input does
         (``remote_side.drained``)."""
         return tethered(self.exec_command(remote_side.drained(argv)))
 

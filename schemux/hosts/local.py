@@ -17,12 +17,12 @@ import anyio
 
 from schemux.config import GateSetting
 from schemux.errors import TmuxUnavailable
+from schemux.hosts.programs.gate import choose_gate
+from schemux.hosts.programs.host import LocalPrograms
 from schemux.hosts.protocol import FactsHelper
-from schemux.processes import executable, read_stat
-from schemux.programs.gate import choose_gate
-from schemux.programs.host import LocalPrograms
-from schemux.tethered import tethered
-from schemux.tmux_version import MINIMUM_VERSION, parse_version
+from schemux.system.processes import executable, read_stat
+from schemux.system.tethered import tethered
+from schemux.versions import MINIMUM_VERSION, parse_version
 
 
 def tmux_binary() -> str:
@@ -123,7 +123,7 @@ class LocalHost:
 
     def client_command(self, argv: list[str]) -> list[str]:
         """A tmux client that lives as long as schemux (a control client): it gets SIGTERM
-        when schemux dies (``schemux.tethered``)."""
+        when schemux dies (``schemux.system.tethered``)."""
         return tethered(argv)
 
     def exec_command(self, argv: list[str]) -> list[str]:
@@ -151,7 +151,7 @@ class LocalHost:
         return LocalPrograms(max_running, choose_gate(gate))
 
     def facts_helper(self) -> FactsHelper | None:
-        """None: this machine's ``/proc`` is read directly (``schemux.shell_panes``)."""
+        """None: this machine's ``/proc`` is read directly (``schemux.shell.idle``)."""
         return None
 
     def close(self) -> None:

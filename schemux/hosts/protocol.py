@@ -18,12 +18,12 @@ from concurrent.futures import Executor
 from typing import Protocol
 
 from schemux.config import GateSetting
-from schemux.programs.host import ProgramHost
+from schemux.hosts.programs.host import ProgramHost
 
 
 class FactsHelper(Protocol):
     """A process of schemux's on the host that reads ``/proc`` there
-    (``schemux.programs.remote``): asked first for a remote pane's shell facts."""
+    (``schemux.hosts.programs.remote``): asked first for a remote pane's shell facts."""
 
     async def shell_facts(
         self, operation: bytes, server: tuple[int, int], *fields: bytes
@@ -31,7 +31,7 @@ class FactsHelper(Protocol):
 
 
 class HelperHost(Protocol):
-    """What a helper of schemux's on a host (``schemux.programs.remote``) needs of it: a
+    """What a helper of schemux's on a host (``schemux.hosts.programs.remote``) needs of it: a
     session there, the connection that carries it, and words for messages."""
 
     def describe(self) -> str: ...
@@ -70,7 +70,7 @@ class Host(Protocol):
     @property
     def python(self) -> str | None:
         """The Python 3 that runs schemux's standard-library helpers there (the control
-        client's attacher, ``schemux.control_client``, which checks one of another host
+        client's attacher, ``schemux.tmux.control.client``, which checks one of another host
         before it runs it); None where there is none to run."""
         ...
 

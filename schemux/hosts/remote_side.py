@@ -24,9 +24,9 @@ import anyio
 
 from schemux.config import GateSetting
 from schemux.errors import ServerUnavailable, TmuxUnavailable, shorten
+from schemux.hosts.programs.remote import RemotePrograms
 from schemux.hosts.protocol import FactsHelper
-from schemux.programs.remote import RemotePrograms
-from schemux.tmux_version import MINIMUM_VERSION, parse_version
+from schemux.versions import MINIMUM_VERSION, parse_version
 
 SHELL_READY_SECONDS = 5.0
 _DRAINED = '"$@" | { cat; cat >/dev/null; }'
@@ -62,7 +62,7 @@ def tmux_words(argv: list[str]) -> list[str]:
 
 def drained(argv: list[str]) -> list[str]:
     """A lasting tmux client's argv there (see the module); ``argv`` is whole (the
-    control client's has its ``-u``, ``schemux.control_client``)."""
+    control client's has its ``-u``, ``schemux.tmux.control.client``)."""
     return ["sh", "-c", _DRAINED, "sh", *argv]
 
 
@@ -156,7 +156,7 @@ class RemoteHost(abc.ABC):
         await run_until_shell_ready(self.exec_command(shell_ready(pid)))
 
     def program_host(self, max_running: int, gate: GateSetting) -> RemotePrograms:
-        """Programs on the host, always under its Perl gate (``schemux.programs.remote``):
+        """Programs on the host, always under its Perl gate (``schemux.hosts.programs.remote``):
         the gate setting is this machine's."""
         self._programs = RemotePrograms(self)
         return self._programs

@@ -36,8 +36,8 @@ from schemux.errors import ServerUnavailable, preview
 from schemux.hosts import remote_side
 from schemux.hosts.connecting import Connecting
 from schemux.hosts.protocol import run_briefly
-from schemux.runtime_identity import make_runtime_directory
-from schemux.tethered import tethered
+from schemux.system.runtime_identity import make_runtime_directory
+from schemux.system.tethered import tethered
 
 CONNECT_SECONDS = 10  # ssh's ConnectTimeout: TCP connect and the server's banner
 START_SECONDS = 30.0  # the whole master start (authentication included), then it is killed
@@ -116,7 +116,7 @@ class SshHost(remote_side.RemoteHost):
 
     def client_command(self, argv: list[str]) -> list[str]:
         """A tmux client that lives as long as schemux (a control client): its ssh
-        session gets SIGTERM when schemux dies (``schemux.tethered``), and the client on
+        session gets SIGTERM when schemux dies (``schemux.system.tethered``), and the client on
         the host ends when the session does (``remote_side.drained``)."""
         return tethered(self.exec_command(remote_side.drained(argv)))
 

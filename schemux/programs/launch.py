@@ -9,11 +9,11 @@ from types import MappingProxyType
 from typing import Protocol
 
 from schemux.errors import SchemuxError
-from schemux.programs.host import LaunchProblem, ProgramHost
+from schemux.hosts.programs.host import LaunchProblem, ProgramHost
+from schemux.panes.targets import PaneInfo, PaneTarget, resolve_pane
 from schemux.programs.program import ProgramSpec
-from schemux.shell_commands import run_in_shell
-from schemux.targets import PaneInfo, PaneTarget, resolve_pane
-from schemux.tmux import TmuxServer
+from schemux.shell.commands import run_in_shell
+from schemux.tmux.server import TmuxServer
 
 # what every program gets: no pager waits for a key nobody presses
 _HEX = re.compile("(?:[0-9a-f]{2})*")  # what ``od -An -v -tx1`` prints, blanks removed

@@ -7,10 +7,10 @@ import zlib
 from dataclasses import dataclass
 
 from schemux.errors import SchemuxError
-from schemux.programs.gate import Report, scan
-from schemux.programs.host import COPY_BUFFER, ProgramHost
+from schemux.hosts.programs.gate import Report, scan
+from schemux.hosts.programs.host import COPY_BUFFER, ProgramHost
 from schemux.programs.program import Program
-from schemux.terminal_text import TextFilter
+from schemux.text.terminal import TextFilter
 
 PAGE_CHARACTERS = 24_000
 _CURSOR_TAG_BITS = 16

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import contextlib
 
-from schemux.abandoned import PANE_OPTION
 from schemux.errors import SchemuxError
+from schemux.names import OWNED_SESSION
 from schemux.programs.program import ProgramSpec
-from schemux.tmux import TmuxServer
-from schemux.tmux_command import THEN
-from schemux.tmux_names import OWNED_SESSION
+from schemux.shell.abandoned import PANE_OPTION
+from schemux.tmux.command import THEN
+from schemux.tmux.server import TmuxServer
 
 
 async def create_pane(server: TmuxServer, spec: ProgramSpec, gate: list[str]) -> list[str]:

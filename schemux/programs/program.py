@@ -13,9 +13,9 @@ from typing import Any, BinaryIO, TypeVar
 
 import anyio
 
-from schemux.programs.gate import Ending, Outcome
-from schemux.programs.program_gate import TABLE_BYTES
-from schemux.tmux import TmuxServer
+from schemux.hosts.programs.gate import Ending, Outcome
+from schemux.hosts.programs.gate_process import TABLE_BYTES
+from schemux.tmux.server import TmuxServer
 
 T = TypeVar("T")
 logger = logging.getLogger("schemux")
@@ -87,7 +87,7 @@ class Program:
     keep: bool = False
     hold: bool = False
     session: str | None = None  # the MCP session that started it (``sessions``): its alone
-    # the gate's tokens, one per report it can make (schemux.programs.program_gate)
+    # the gate's tokens, one per report it can make (schemux.hosts.programs.gate_process)
     secret: bytes = field(default_factory=lambda: secrets.token_bytes(TABLE_BYTES), repr=False)
     secret_fd: int = -1  # the secret FIFO's, held until the program ends
     text: BinaryIO | None = None  # the text file (``TextFiles``), open until it is let go

@@ -9,13 +9,13 @@ from dataclasses import dataclass
 import anyio
 
 from schemux.errors import SchemuxError, TmuxCommandError
-from schemux.programs.gate import Ending
+from schemux.hosts.programs.gate import Ending
 from schemux.programs.program import Program, ProgramSpec
 from schemux.programs.store import ProgramStore
-from schemux.shell_commands import keep_tail
-from schemux.tmux import TmuxServer
-from schemux.tmux_command import THEN
-from schemux.tmux_format import parse_row, row_format, tmux_row
+from schemux.shell.commands import keep_tail
+from schemux.tmux.command import THEN
+from schemux.tmux.format import parse_row, row_format, tmux_row
+from schemux.tmux.server import TmuxServer
 
 RESULT_CEILING = 64 * 1024  # bytes of output (and of stderr) a result carries at most
 

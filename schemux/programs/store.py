@@ -15,16 +15,17 @@ from typing import Any
 
 import anyio
 
-from schemux import audit, sessions
+from schemux.audit import log as audit
+from schemux.calls import sessions
 from schemux.config import ProgramLimits
 from schemux.errors import SchemuxError, preview
-from schemux.programs.gate import Ending, Outcome, ending_from_marker
-from schemux.programs.host import ProgramHost
+from schemux.hosts.programs.gate import Ending, Outcome, ending_from_marker
+from schemux.hosts.programs.host import ProgramHost
 from schemux.programs.output import Page, copy_output, cursor_for, offset_of, page_at
 from schemux.programs.panes import create_pane, kill_pane, leave_pane, start_copy
 from schemux.programs.program import Program, ProgramSpec, Tasks
-from schemux.runtime_identity import own_identity
-from schemux.tmux import TmuxServer
+from schemux.system.runtime_identity import own_identity
+from schemux.tmux.server import TmuxServer
 
 STOP_GRACE_SECONDS = 2.0
 EXIT_GRACE_SECONDS = 1.0  # at exit, SIGTERM's grace: every exit path ends within ~2 s

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from codegen.document_edits import document_edits
-from schemux.binding import edited
+from schemux.serving.binding import edited
 from tests.generated_data import SERVED_DOCUMENTS, TOOL_DOCUMENTS
 
 CONTRACT: dict[str, Any] = {

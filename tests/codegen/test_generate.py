@@ -24,7 +24,7 @@ Snapshot = dict[str, bytes]
 # served; they build their results with snake_case keywords, as real handlers do.
 STAND_IN_HANDLERS = {
     "read_program": """
-from schemux.context import ToolContext
+from schemux.domain.context import ToolContext
 from schemux.generated.models.read_program import ReadProgramInput, ReadProgramOutput
 
 
@@ -43,7 +43,7 @@ async def handle(ctx: ToolContext, request: ReadProgramInput) -> ReadProgramOutp
     )
 """,
     "run_program": """
-from schemux.context import ToolContext
+from schemux.domain.context import ToolContext
 from schemux.generated.models.run_program import RunProgramInput, RunProgramOutput
 
 
@@ -64,7 +64,7 @@ async def handle(ctx: ToolContext, request: RunProgramInput) -> RunProgramOutput
     )
 """,
     "tmux_capture": """
-from schemux.context import ToolContext
+from schemux.domain.context import ToolContext
 from schemux.generated.models.tmux_capture import (
     Error,
     TmuxCaptureInput,

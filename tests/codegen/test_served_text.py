@@ -17,8 +17,8 @@ from codegen.pipeline import make_plan
 from codegen.served_text import Vocabulary, served_text_problems, text_problems, vocabulary
 from schemux.generated.bindings import BINDINGS
 from schemux.generated.tmux_fields import FORMAT_NAMES
-from schemux.instructions import instructions
-from schemux.selection import select
+from schemux.serving.instructions import instructions
+from schemux.serving.selection import select
 from tests.codegen.overlay_files import OVERLAYS, write_overlay
 from tests.generated_data import TOOL_DOCUMENTS
 

@@ -1,0 +1,503 @@
+"""The ``schemux`` command: ``serve`` (stdio or streamable HTTP), ``call``, ``tools``,
+``doctor`` and ``audit``."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import logging
+import os
+import signal
+import socket
+import sys
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from schemux import __version__, logs
+from schemux.audit.log import check_file as check_audit_file
+from schemux.cli.environment import help_text
+from schemux.cli.start_notice import TERMINAL_HINT, same_server_lines, start_line
+from schemux.config import SCHEMA_MODES, settings_from
+from schemux.errors import ConfigError, SchemuxError, TmuxUnavailable
+from schemux.generated.tool_facts import FAMILIES
+from schemux.hosts import Host
+from schemux.hosts.kinds import host_for
+from schemux.hosts.programs.gate import check_gate_setting
+from schemux.http.config import HttpConfig, http_config_from
+from schemux.serving.binding import ToolBinding
+from schemux.serving.selection import select
+
+if TYPE_CHECKING:
+    from schemux.domain.context import ToolContext
+
+Bindings = dict[str, ToolBinding]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    tmux_options = argparse.ArgumentParser(add_help=False)
+    tmux_options.add_argument(
+        "-L", "--socket-name", help="tmux server socket name (env SCHEMUX_SOCKET_NAME)"
+    )
+    tmux_options.add_argument(
+        "-S", "--socket-path", help="tmux server socket path (env SCHEMUX_SOCKET_PATH)"
+    )
+    tmux_options.add_argument(
+        "--ssh",
+        metavar="DEST",
+        help="the tmux server is on host DEST, reached with OpenSSH (env SCHEMUX_SSH)",
+    )
+    tmux_options.add_argument(
+        "--ssh-config",
+        metavar="FILE",
+        help="with --ssh, ssh's config file (ssh -F; env SCHEMUX_SSH_CONFIG)",
+    )
+    tmux_options.add_argument(
+        "--exec",
+        dest="exec_prefix",
+        metavar="PREFIX",
+        help="the tmux server is where PREFIX runs commands, split as a shell would: "
+        "'docker exec -i CTR', 'kubectl exec -i POD --' (env SCHEMUX_EXEC)",
+    )
+    tmux_options.add_argument(
+        "--host",
+        dest="hosts",
+        action="append",
+        default=[],
+        metavar="NAME=DEST",
+        help="serve the host NAME too (repeatable): DEST as --ssh takes it, 'local' (this "
+        "machine) or 'exec:PREFIX' (as --exec takes it); with several hosts, each tool takes "
+        "'host' (env SCHEMUX_HOST, one a line or ';'-separated)",
+    )
+    tmux_options.add_argument(
+        "--hosts",
+        dest="hosts_file",
+        metavar="FILE",
+        help="serve the hosts of the TOML file FILE: [hosts.NAME] tables of kind, "
+        "destination or prefix, ssh_config, groups (env SCHEMUX_HOSTS)",
+    )
+    tmux_options.add_argument(
+        "--default-host",
+        metavar="NAME",
+        help="the host of a call that names none (env SCHEMUX_DEFAULT_HOST; default the "
+        "first configured)",
+    )
+    tmux_options.add_argument(
+        "--max-connecting",
+        type=int,
+        metavar="N",
+        help="at most N hosts connecting at once (env SCHEMUX_MAX_CONNECTING, default 8)",
+    )
+    tmux_options.add_argument(
+        "--wait-ceiling",
+        type=float,
+        metavar="SECONDS",
+        help="longest wait any call may make; larger timeouts are clamped to it "
+        "(env SCHEMUX_WAIT_CEILING, default 120)",
+    )
+    tool_options = argparse.ArgumentParser(add_help=False)
+    tool_options.add_argument(
+        "--tools",
+        metavar="NAMES",
+        help=f"serve only these tools or families ({', '.join(FAMILIES)}), "
+        "comma-separated (env SCHEMUX_TOOLS; default all)",
+    )
+    tool_options.add_argument(
+        "--schemas",
+        choices=SCHEMA_MODES,
+        help="how tools/list serves the schemas: projected (what every model provider "
+        "accepts, with each outputSchema), compact (projected without outputSchema), exact "
+        "(the contracts), openai-strict (for OpenAI's strict mode, with each outputSchema) "
+        "(env SCHEMUX_SCHEMAS; default projected)",
+    )
+    tool_options.add_argument(
+        "--exact-schemas",
+        action="store_const",
+        const="exact",
+        dest="schemas",
+        help="the same as --schemas exact (env SCHEMUX_EXACT_SCHEMAS=1)",
+    )
+    recording = recording_options()
+    documented: dict[str, Any] = {
+        "epilog": help_text(),
+        "formatter_class": argparse.RawDescriptionHelpFormatter,
+    }
+    parser = argparse.ArgumentParser(
+        prog="schemux",
+        description="A schema-first MCP server for tmux (Linux). An MCP client starts "
+        "'schemux serve'; 'schemux call' tries one tool from a shell.",
+        **documented,
+    )
+    parser.add_argument("--version", action="version", version=f"schemux {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+    http_parser = argparse.ArgumentParser(add_help=False)
+    http_parser.add_argument(
+        "--http",
+        metavar="[HOST:]PORT",
+        help="serve streamable HTTP at http://HOST:PORT/mcp instead (HOST defaults to "
+        "127.0.0.1; any other needs a token)",
+    )
+    http_parser.add_argument(
+        "--token-file",
+        metavar="FILE",
+        help="with --http, require 'Authorization: Bearer <the file's first line>' "
+        "(env SCHEMUX_HTTP_TOKEN)",
+    )
+    http_parser.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="HOST",
+        help="with --http, also accept requests naming HOST or HOST:PORT in Host/Origin "
+        "(repeatable; env SCHEMUX_ALLOWED_HOSTS, comma-separated)",
+    )
+    commands.add_parser(
+        "serve",
+        parents=[tmux_options, tool_options, http_parser, recording],
+        help="serve MCP over stdio (default) or HTTP",
+        **documented,
+    )
+    call = commands.add_parser(
+        "call",
+        parents=[tmux_options, tool_options, recording],
+        help="run one tool in-process and print its result",
+        **documented,
+    )
+    call.add_argument("tool", help="tool name, e.g. run_command")
+    call.add_argument("arguments", nargs="?", default="{}", help="the arguments as JSON")
+    commands.add_parser(
+        "tools",
+        parents=[tool_options],
+        help="list every tool: family, bytes of its tools/list entry, served, summary",
+    )
+    commands.add_parser(
+        "doctor",
+        parents=[tmux_options, tool_options, http_parser, recording],
+        help="check what serving with these options needs, one line each, with the fix; "
+        "exits 1 when something blocks serving",
+        **documented,
+    )
+    reader = commands.add_parser(
+        "audit", help="print the audit log: one line per tool call, oldest first"
+    )
+    reader.add_argument(
+        "-f", "--follow", action="store_true", help="then print each call as it is recorded"
+    )
+    reader.add_argument(
+        "--since",
+        metavar="WHEN",
+        help="only calls from WHEN on: 10m, 2h, 1d ago, today, yesterday, or an ISO time",
+    )
+    reader.add_argument(
+        "--audit-log", metavar="FILE", help="read FILE (env SCHEMUX_AUDIT_LOG; default the state's)"
+    )
+    return parser
+
+
+def recording_options() -> argparse.ArgumentParser:
+    """What is recorded of the server's work: the audit log, and its own log."""
+    options = argparse.ArgumentParser(add_help=False)
+    options.add_argument(
+        "--audit-log",
+        metavar="FILE",
+        help="record each tool call in FILE (env SCHEMUX_AUDIT_LOG; default "
+        "$XDG_STATE_HOME/schemux/audit.jsonl)",
+    )
+    options.add_argument(
+        "--no-audit", action="store_true", help="record no tool call (env SCHEMUX_NO_AUDIT=1)"
+    )
+    options.add_argument(
+        "--audit-redact",
+        action="store_true",
+        help="record command, keys, input and argv by length and SHA-256 only "
+        "(env SCHEMUX_AUDIT_REDACT=1)",
+    )
+    options.add_argument(
+        "--log-level",
+        choices=logs.LEVELS,
+        help="the server's own log (env SCHEMUX_LOG_LEVEL; default warning)",
+    )
+    options.add_argument(
+        "--log-file",
+        metavar="FILE",
+        help="append the server's log to FILE, not stderr (env SCHEMUX_LOG_FILE)",
+    )
+    return options
+
+
+def http_options(args: argparse.Namespace) -> HttpConfig | None:
+    """The HTTP settings when ``serve --http`` was asked for; its options need it."""
+    if getattr(args, "http", None):
+        return http_config_from(
+            os.environ, args.http, token_file=args.token_file, allowed_hosts=args.allow_host
+        )
+    if getattr(args, "token_file", None) or getattr(args, "allow_host", None):
+        raise ConfigError("--token-file and --allow-host apply to --http only")
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="schemux: %(levelname)s %(message)s")
+    if args.command == "doctor":
+        return run_doctor(args)
+    if args.command == "audit":
+        return run_audit(args)
+    from schemux.generated.bindings import BINDINGS
+
+    host: Host | None = None  # made once the settings are known; the ToolContext owns it
+    try:
+        settings = settings_from(
+            os.environ,
+            socket_name=getattr(args, "socket_name", None),
+            socket_path=getattr(args, "socket_path", None),
+            wait_ceiling=getattr(args, "wait_ceiling", None),
+            schemas=args.schemas,
+            tools=args.tools,
+            ssh=getattr(args, "ssh", None),
+            ssh_config=getattr(args, "ssh_config", None),
+            exec_prefix=getattr(args, "exec_prefix", None),
+            audit_log=getattr(args, "audit_log", None),
+            no_audit=getattr(args, "no_audit", False),
+            audit_redact=getattr(args, "audit_redact", False),
+            hosts=tuple(getattr(args, "hosts", ())),
+            hosts_file=getattr(args, "hosts_file", None),
+            default_host=getattr(args, "default_host", None),
+            max_connecting=getattr(args, "max_connecting", None),
+        )
+        check_gate_setting(settings.program_gate)
+        if args.command in ("serve", "call"):
+            logs.configure(os.environ, args.log_level, args.log_file)
+            check_audit_file(settings.audit)
+        selected = select(BINDINGS, settings.tools, several_hosts=settings.several_hosts)
+        http = http_options(args) if args.command == "serve" else None
+        if settings.named_hosts:  # each host is connected at its first call
+            names = [named.name for named in settings.fleet.hosts]
+            tmux_version = f"{len(names)} hosts ({', '.join(names)})"
+        else:
+            host = host_for(settings.host_target)
+            tmux_version = host.check_tmux() if args.command != "tools" else ""
+        listener = http.listen() if http is not None else None
+    except (ConfigError, TmuxUnavailable, SchemuxError) as error:
+        print(f"schemux: {error}", file=sys.stderr)
+        if host is not None:
+            host.close()
+        return 2
+    if args.command == "tools":
+        from schemux.serving.tool_listing import tool_table
+
+        print(tool_table(BINDINGS, selected, mode=settings.schemas), end="")
+        return 0
+    # the tool context needs the MCP SDK, whose import takes about a second: loaded only
+    # to serve or call, and before the start line, which announces a server that answers
+    from schemux.domain.context import ToolContext
+
+    context = ToolContext(settings, host)  # it owns the host; closed on every path below
+    if args.command == "call":
+        return anyio.run(call_once, context, selected, args.tool, args.arguments)
+    if http is not None and listener is not None:
+        serving = http.serving()
+        print(
+            start_line(settings, tmux_version, serving),
+            *same_server_lines(settings),
+            sep="\n",
+            file=sys.stderr,
+            flush=True,
+        )
+        anyio.run(serve_http, context, selected, http, listener)
+    else:
+        print(
+            start_line(settings, tmux_version, "serving MCP on stdio"),
+            *same_server_lines(settings),
+            sep="\n",
+            file=sys.stderr,
+        )
+        if sys.stdin.isatty():  # a person, not a client: say what this is
+            print(TERMINAL_HINT, file=sys.stderr)
+        sys.stderr.flush()
+        anyio.run(serve_stdio, context, selected)
+    return 0
+
+
+def run_doctor(args: argparse.Namespace) -> int:
+    from schemux.cli.doctor import Options, diagnose, exit_status
+
+    options = Options(
+        socket_name=args.socket_name,
+        socket_path=args.socket_path,
+        wait_ceiling=args.wait_ceiling,
+        tools=args.tools,
+        schemas=args.schemas,
+        http=args.http,
+        token_file=args.token_file,
+        allowed_hosts=tuple(args.allow_host),
+        ssh=args.ssh,
+        ssh_config=args.ssh_config,
+        exec_prefix=args.exec_prefix,
+        audit_log=args.audit_log,
+        no_audit=args.no_audit,
+        audit_redact=args.audit_redact,
+        hosts=tuple(args.hosts),
+        hosts_file=args.hosts_file,
+        default_host=args.default_host,
+        max_connecting=args.max_connecting,
+    )
+    checks = diagnose(os.environ, options)
+    print(f"schemux {__version__} doctor")
+    for check in checks:
+        print(check.line())
+    return exit_status(checks)
+
+
+def run_audit(args: argparse.Namespace) -> int:
+    from schemux.audit.reader import parse_since, print_log
+    from schemux.config import audit_path
+
+    try:
+        since = None if args.since is None else parse_since(args.since)
+        path = audit_path(os.environ, args.audit_log)
+    except ConfigError as error:
+        print(f"schemux: {error}", file=sys.stderr)
+        return 2
+    try:
+        return print_log(path, since, args.follow, sys.stdout)
+    except BrokenPipeError:  # | head: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+def _server(context: ToolContext, bindings: Bindings) -> Any:
+    from schemux.serving.server import build_server
+
+    return build_server(context, bindings)
+
+
+# a service manager's stop, C-c, a closed terminal or ssh session: each ends schemux as
+# stdin's end does
+SHUTDOWN_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+CLOSE_SECONDS = 3.0  # the programs' own ending is bounded at about two; this is a backstop
+
+
+async def serve_stdio(context: ToolContext, bindings: Bindings) -> None:
+    from mcp.server.stdio import stdio_server
+
+    from schemux.serving.unreadable import answering_unreadable
+
+    server = _server(context, bindings)
+
+    async def leave() -> None:
+        # the transport reads stdin in a thread blocked in read(2), which no cancellation
+        # reaches: clean up, then leave without waiting for it
+        await _close(context)
+        sys.stdout.flush()
+        os._exit(0)
+
+    try:
+        async with anyio.create_task_group() as group:
+
+            def on_signal() -> None:
+                group.start_soon(leave)
+
+            group.start_soon(_on_signal, on_signal)
+            async with (
+                stdio_server() as (read_stream, write_stream),
+                answering_unreadable(read_stream, write_stream) as readable,
+            ):
+                await server.run(readable, write_stream, server.create_initialization_options())
+            group.cancel_scope.cancel()  # stdin's end
+    finally:
+        await _close(context)
+
+
+async def serve_http(
+    context: ToolContext, bindings: Bindings, http: HttpConfig, listener: socket.socket
+) -> None:
+    import uvicorn
+
+    from schemux.http.guard import ConnectionGuard
+    from schemux.http.security import secured_app
+
+    class Server(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            # schemux takes SIGTERM and SIGINT itself (uvicorn would raise them again
+            # once it stopped, ending the process before the programs were cleaned up)
+            yield
+
+    app = secured_app(_server(context, bindings), http)
+    guard = ConnectionGuard(http)
+    config = uvicorn.Config(
+        app,
+        host=http.host,
+        port=http.port,
+        http=guard.protocol(),
+        log_level="warning",
+        timeout_graceful_shutdown=1,
+        log_config=None,  # uvicorn's warnings go where the server's log goes (--log-file)
+    )
+    served = Server(config)
+
+    def stop() -> None:
+        served.should_exit = True
+
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(_on_signal, stop)
+            await served.serve(sockets=[listener])
+            group.cancel_scope.cancel()
+    finally:
+        guard.close()
+        await _close(context)
+
+
+async def _on_signal(act: Callable[[], None]) -> None:
+    with anyio.open_signal_receiver(*SHUTDOWN_SIGNALS) as received:
+        async for _ in received:
+            act()
+            return
+
+
+async def _close(context: ToolContext) -> None:
+    """Every exit path ends here: calls in flight cancelled and their cleanup done,
+    programs ended (in parallel, trees and all), panes and the runtime directory removed,
+    the ssh master ended, whatever cancelled the serving."""
+    with anyio.CancelScope(shield=True), anyio.move_on_after(CLOSE_SECONDS):
+        await context.close()
+
+
+async def call_once(context: ToolContext, bindings: Bindings, tool: str, raw_arguments: str) -> int:
+    from mcp import Client, MCPError
+    from mcp_types import Implementation
+
+    try:
+        try:
+            arguments = json.loads(raw_arguments)
+        except json.JSONDecodeError as error:
+            print(f"schemux: the arguments are not JSON: {error}", file=sys.stderr)
+            return 2
+        if not isinstance(arguments, dict):
+            print("schemux: the arguments must be a JSON object", file=sys.stderr)
+            return 2
+        caller = Implementation(name="schemux call", version=__version__)  # as audited
+        async with Client(_server(context, bindings), client_info=caller) as client:
+            try:
+                result = await client.call_tool(tool, arguments)
+            except MCPError as error:
+                print(f"schemux: {error.message}", file=sys.stderr)
+                return 2
+    finally:
+        await context.close()
+    print(
+        json.dumps(
+            result.model_dump(mode="json", by_alias=True, exclude_none=True),
+            indent=2,
+            ensure_ascii=False,
+        )
+    )
+    return 1 if result.is_error else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

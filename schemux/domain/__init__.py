@@ -1,0 +1,1 @@
+"""What the tools do: captures, snapshots, waits, channels, fan-out, the call's context."""

@@ -1,0 +1,1 @@
+"""Serving over streamable HTTP: the settings, who may call, connections held to time."""

@@ -1,0 +1,1 @@
+"""Serving MCP: the server, tool bindings, validation, resources, calls routed to hosts."""

@@ -1,0 +1,468 @@
+"""Panes and programs as MCP resources: listing, templates, reads, completion of ids, and
+subscriptions (``resources/subscribe`` for handshake-era clients, ``subscriptions/listen``
+for 2026-07-28 ones).
+
+The URIs are ``resource_uris``'s; reads are exact: a pane's screen is the rows
+``capture_pane`` returns for it, joined by ``"\\n"`` (its scrollback: those of
+``capture_pane`` with all its history); a program's output is its whole text, as
+``read_program``'s pages put together give it. A URI that does not parse is refused with
+``INVALID_PARAMS`` saying why; one naming no pane or program here, with
+``RESOURCE_NOT_FOUND``. A subscription is a watch (``resource_watch``) held by the
+client's connection (``resources/subscribe``; the connection's end releases it) or by its
+listen stream (the stream's end does).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from functools import partial
+from types import MappingProxyType
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server import Server
+from mcp.server.connection import Connection
+from mcp.server.context import ServerRequestContext
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ServerEvent
+from mcp.shared.exceptions import MCPError
+from mcp.shared.subscriptions import ResourceUpdated
+
+from schemux.calls import sessions
+from schemux.domain.context import ToolContext
+from schemux.domain.resource_uris import (
+    ResourceAddress,
+    ResourceUriError,
+    pane_uri,
+    parse,
+    program_uri,
+    template,
+)
+from schemux.domain.resource_watch import Follow, follow_pane, follow_program
+from schemux.errors import SchemuxError
+from schemux.generated.tool_facts import RESOURCE_READERS
+from schemux.panes.targets import PaneRow, PaneTarget, resolve_pane
+from schemux.tmux.format import query
+from schemux.tmux.owned_session import is_control_window
+
+logger = logging.getLogger("schemux")
+
+RESOURCE_NOT_FOUND = -32002  # the MCP specification's code for a resource that is not there
+MAX_COMPLETIONS = 100  # the most values a completion/complete result may carry
+MAX_LISTENERS = 256  # subscriptions/listen streams open at once
+TEMPLATE_PAGE_HOSTS = 100  # hosts whose templates one resources/templates/list page holds
+RESOURCE_PAGE_HOSTS = 10  # hosts whose resources one resources/list page holds, read at once
+_HOSTS_CURSOR = "hosts-from-"
+TEXT = "text/plain"
+_CONNECTION_KEY = "schemux.resource_subscriptions"
+
+Handler = Callable[[ServerRequestContext[Any], Any], Awaitable[Any]]
+
+_DESCRIPTIONS: Mapping[str, str] = MappingProxyType(
+    {
+        "screen": "the pane's visible screen, one line per row, as capture_pane gives it",
+        "scrollback": "the pane's history and screen, one line per row, as capture_pane "
+        "gives them with all the history",
+        "output": "all the program printed, as text (escape sequences removed), as "
+        "read_program's pages put together give it",
+    }
+)
+
+
+def _page_start(cursor: str | None, hosts: int, method: str) -> int:
+    """The index (among the configured hosts) of the first host of the page ``cursor``
+    asks for; a cursor ``method`` did not give is refused."""
+    if cursor is None:
+        return 0
+    number = cursor.removeprefix(_HOSTS_CURSOR)
+    if number != cursor and re.fullmatch("[1-9][0-9]{0,8}", number) and int(number) < hosts:
+        return int(number)
+    raise MCPError(
+        types.INVALID_PARAMS,
+        f"cursor {cursor[:80]!r} is not one that {method} gave: list again without a cursor",
+    )
+
+
+class _Subscriptions:
+    """One holder's subscriptions (a connection's or a listen stream's), by URI."""
+
+    def __init__(self) -> None:
+        self.releases: dict[str, Callable[[], Awaitable[None]]] = {}
+
+    async def release(self, uri: str) -> None:
+        release = self.releases.pop(uri, None)
+        if release is not None:
+            with anyio.CancelScope(shield=True):
+                await release()
+
+    async def close(self) -> None:
+        for uri in list(self.releases):
+            await self.release(uri)
+
+
+class _PendingBus(InMemorySubscriptionBus):
+    """A listen stream's own bus: an update published before the stream listens (between
+    its subscriptions' start and its acknowledgement) is held and delivered then."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._held: dict[str, ServerEvent] = {}
+        self._listening = False
+
+    async def publish(self, event: ServerEvent) -> None:
+        if not self._listening and isinstance(event, ResourceUpdated):
+            self._held[event.uri] = event
+            return
+        await super().publish(event)
+
+    def subscribe(self, listener: Callable[[ServerEvent], None]) -> Callable[[], None]:
+        unsubscribe = super().subscribe(listener)
+        self._listening = True
+        for event in self._held.values():
+            listener(event)
+        self._held.clear()
+        return unsubscribe
+
+
+class ResourceService:
+    """The resource requests of one server, over ``context``'s hosts: each host's tmux
+    server and programs, under URIs that name the host; of the ``kinds`` (pane,
+    program) that a served tool reads."""
+
+    def __init__(self, context: ToolContext, kinds: frozenset[str]) -> None:
+        self.context = context
+        self.kinds = kinds
+        self._listeners = 0
+
+    @property
+    def hosts(self) -> tuple[str, ...]:
+        """The hosts' names, the default host first (the one messages show)."""
+        default = self.context.fleet.default
+        return (default, *(name for name in self.context.fleet.names if name != default))
+
+    def address(self, uri: str) -> ResourceAddress:
+        try:
+            address = parse(uri, self.hosts)
+        except ResourceUriError as error:
+            raise MCPError(types.INVALID_PARAMS, str(error)) from None
+        if address.kind not in self.kinds:
+            kind = address.kind
+            raise MCPError(
+                types.INVALID_PARAMS,
+                f"uri: {uri} is a {kind}'s, and this server serves no tool that reads a "
+                f"{kind} (--tools), so no {kind} resources",
+            )
+        return address
+
+    def _on(self, host: str) -> ToolContext:
+        return self.context.routed(host)
+
+    async def list_templates(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        """Each host's three templates, the default host's first, ``TEMPLATE_PAGE_HOSTS``
+        hosts a page (a fleet of 1,000 hosts has 3,000); the cursor is the next page's
+        first host, and a cursor this server did not give is refused."""
+        hosts = self.hosts
+        first = _page_start(
+            params.cursor if params else None, len(hosts), "resources/templates/list"
+        )
+        page = hosts[first : first + TEMPLATE_PAGE_HOSTS]
+        following = first + len(page)
+        templates = []
+        for host in page:
+            on = "" if host == self.context.fleet.default else f" on {host}"
+            if "pane" in self.kinds:
+                templates += [
+                    types.ResourceTemplate(
+                        uri_template=template(host, "pane", view),
+                        name=f"pane {view}{on}",
+                        title=f"A pane's {view}{on}",
+                        description=f"{_DESCRIPTIONS[view]}; pane_id is a tmux pane id such as %12",
+                        mime_type=TEXT,
+                    )
+                    for view in ("screen", "scrollback")
+                ]
+            if "program" in self.kinds:
+                templates.append(
+                    types.ResourceTemplate(
+                        uri_template=template(host, "program", "output"),
+                        name=f"program output{on}",
+                        title=f"A program's output{on}",
+                        description=f"{_DESCRIPTIONS['output']}; program_id as start_program "
+                        "gives it",
+                        mime_type=TEXT,
+                    )
+                )
+        return types.ListResourceTemplatesResult(
+            resource_templates=templates,
+            next_cursor=f"{_HOSTS_CURSOR}{following}" if following < len(hosts) else None,
+        )
+
+    async def list_resources(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        """Every pane of the configured tmux server (screen and scrollback), then every
+        program whose output can be read: on the default host, and on every other host
+        a call has used (a listing connects no host). ``RESOURCE_PAGE_HOSTS`` such hosts
+        a page, read at once; the cursor is the next page's first host among the
+        configured ones, so a host used meanwhile neither shifts nor repeats a page. A
+        host whose listing fails is left out of its page, and the log says why; a page
+        that no host could list is that failure."""
+        hosts = self.hosts
+        first = _page_start(params.cursor if params else None, len(hosts), "resources/list")
+        used = {scope.name for scope in self.context.fleet.scopes}
+        listed = [
+            index
+            for index in range(first, len(hosts))
+            if index == 0 or hosts[index] in used  # the default host is first
+        ][:RESOURCE_PAGE_HOSTS]
+        found: dict[int, list[types.Resource]] = {}
+        failed: dict[int, SchemuxError] = {}
+
+        async def one(index: int) -> None:
+            try:
+                found[index] = await self._host_resources(hosts[index])
+            except SchemuxError as error:
+                failed[index] = error
+
+        async with anyio.create_task_group() as group:
+            for index in listed:
+                group.start_soon(one, index)
+        if failed and not found:  # the page is that host's (or those hosts') failure
+            index = min(failed)
+            raise MCPError(types.INTERNAL_ERROR, f"host {hosts[index]!r}: {failed[index].render()}")
+        for index, error in sorted(failed.items()):
+            logger.warning("resources/list left out host %r: %s", hosts[index], error)
+        following = listed[-1] + 1 if len(listed) == RESOURCE_PAGE_HOSTS else len(hosts)
+        more = any(hosts[index] in used for index in range(following, len(hosts)))
+        return types.ListResourcesResult(
+            resources=[resource for index in listed for resource in found.get(index, [])],
+            next_cursor=f"{_HOSTS_CURSOR}{following}" if more else None,
+        )
+
+    async def _host_resources(self, host: str) -> list[types.Resource]:
+        on = self._on(host)
+        resources = []
+        for row in await self._pane_rows(on) if "pane" in self.kinds else []:
+            where = f"{row.session_name}: {row.pane_current_command}"
+            for view in ("screen", "scrollback"):
+                resources.append(
+                    types.Resource(
+                        uri=pane_uri(host, row.pane_id, view),
+                        name=f"{row.pane_id} {view}",
+                        title=f"{view} of pane {row.pane_id} ({where})",
+                        description=_DESCRIPTIONS[view],
+                        mime_type=TEXT,
+                    )
+                )
+        for program in on.programs.visible() if "program" in self.kinds else []:
+            resources.append(
+                types.Resource(
+                    uri=program_uri(host, program.id),
+                    name=f"{program.id} output",
+                    title=f"output of program {program.id}",
+                    description=_DESCRIPTIONS["output"],
+                    mime_type=TEXT,
+                    size=program.text_size,
+                )
+            )
+        return resources
+
+    @staticmethod
+    async def _pane_rows(on: ToolContext) -> list[PaneRow]:
+        """Each pane once (a window in several sessions is listed under its first),
+        without schemux's control window."""
+        rows = await query(on.tmux(), PaneRow, "list-panes", "-a")
+        seen: dict[str, PaneRow] = {}
+        for row in rows:
+            if not is_control_window(row.session_name, row.control):
+                seen.setdefault(row.pane_id, row)
+        return list(seen.values())
+
+    async def read(
+        self, ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        address = self.address(params.uri)
+        try:
+            text = await self._text(address)
+        except SchemuxError as error:
+            raise MCPError(RESOURCE_NOT_FOUND, f"{params.uri}: {error.render()}") from None
+        return types.ReadResourceResult(
+            contents=[types.TextResourceContents(uri=params.uri, mime_type=TEXT, text=text)]
+        )
+
+    async def _text(self, address: ResourceAddress) -> str:
+        on = self._on(address.host)
+        if address.kind == "program":
+            program = on.programs.get(address.id)
+            size, text_file = program.text_size, program.text
+            if text_file is None:
+                raise SchemuxError(f"the output of {program.id} was let go")
+            data = await on.programs.host.read_at(text_file, 0, size)
+            return data.decode("utf-8", "replace")
+        server = on.tmux()
+        pane = await resolve_pane(server, PaneTarget(pane_id=address.id))
+        start = "0" if address.view == "screen" else "-"
+        rows = await server.run("capture-pane", "-p", "-t", pane.pane_id, "-S", start, "-E", "-")
+        return "\n".join(rows)
+
+    async def complete(
+        self, ctx: ServerRequestContext[Any], params: types.CompleteRequestParams
+    ) -> types.CompleteResult:
+        """Pane ids and program ids for the templates' arguments, those that begin with
+        what the client typed; pane ids newest first (the highest numbers), so that the
+        first page of a busy server holds the panes made last."""
+        ref, argument = params.ref, params.argument
+        values: list[str] = []
+        if isinstance(ref, types.ResourceTemplateReference):
+            for host in self.hosts:
+                panes = {template(host, "pane", view) for view in ("screen", "scrollback")}
+                if "pane" in self.kinds and ref.uri in panes and argument.name == "pane_id":
+                    rows = await self._pane_rows(self._on(host))
+                    values = sorted({row.pane_id for row in rows}, key=lambda id_: -int(id_[1:]))
+                elif (
+                    "program" in self.kinds
+                    and ref.uri == template(host, "program", "output")
+                    and argument.name == "program_id"
+                ):
+                    values = [program.id for program in self._on(host).programs.visible()]
+        matching = [value for value in values if value.startswith(argument.value)]
+        return types.CompleteResult(
+            completion=types.Completion(
+                values=matching[:MAX_COMPLETIONS],
+                total=len(matching),
+                has_more=len(matching) > MAX_COMPLETIONS,
+            )
+        )
+
+    async def _follow(self, address: ResourceAddress) -> tuple[tuple[str, str], Follow]:
+        """The watch key of what ``address`` names (its host, and the pane or program),
+        and how to follow it; a ``SchemuxError`` when it is not there."""
+        on = self._on(address.host)
+        if address.kind == "program":
+            program = on.programs.get(address.id)
+            return (address.host, f"program {program.id}"), partial(follow_program, program)
+        server = on.tmux()
+        pane = await resolve_pane(server, PaneTarget(pane_id=address.id))
+        return (address.host, f"pane {pane.pane_id}"), partial(follow_pane, server, pane)
+
+    async def _subscribe(
+        self, holder: _Subscriptions, uri: str, deliver: Callable[[str], Awaitable[None]]
+    ) -> None:
+        if uri in holder.releases:
+            return
+        key, follow = await self._follow(self.address(uri))
+        holder.releases[uri] = await self.context.resource_watches.subscribe(
+            key, uri, follow, deliver
+        )
+
+    async def subscribe(
+        self, ctx: ServerRequestContext[Any], params: types.SubscribeRequestParams
+    ) -> types.EmptyResult:
+        connection = _connection(ctx)
+        holder = connection.state.get(_CONNECTION_KEY)
+        if not isinstance(holder, _Subscriptions):
+            holder = connection.state[_CONNECTION_KEY] = _Subscriptions()
+            connection.exit_stack.push_async_callback(holder.close)
+        try:
+            await self._subscribe(holder, params.uri, connection.send_resource_updated)
+        except SchemuxError as error:
+            raise MCPError(RESOURCE_NOT_FOUND, f"{params.uri}: {error.render()}") from None
+        return types.EmptyResult()
+
+    async def unsubscribe(
+        self, ctx: ServerRequestContext[Any], params: types.UnsubscribeRequestParams
+    ) -> types.EmptyResult:
+        self.address(params.uri)
+        holder = _connection(ctx).state.get(_CONNECTION_KEY)
+        if isinstance(holder, _Subscriptions):
+            await holder.release(params.uri)
+        return types.EmptyResult()
+
+    async def listen(
+        self, ctx: ServerRequestContext[Any], params: types.SubscriptionsListenRequestParams
+    ) -> types.SubscriptionsListenResult:
+        """One listen stream: updates of the resources it names that are there (the
+        acknowledgement lists those); list changes are not sent, so never acknowledged.
+        A URI that does not parse refuses the stream."""
+        uris = list(dict.fromkeys(params.notifications.resource_subscriptions or ()))
+        for uri in uris:
+            self.address(uri)
+        if self._listeners >= MAX_LISTENERS:
+            raise MCPError(
+                types.INTERNAL_ERROR,
+                f"{self._listeners} listen streams are open already, the most this server allows",
+            )
+        self._listeners += 1
+        bus = _PendingBus()
+        holder = _Subscriptions()
+
+        async def deliver(uri: str) -> None:
+            await bus.publish(ResourceUpdated(uri))
+
+        try:
+            for uri in uris:
+                # one that is not there is left out of what the stream honours
+                with contextlib.suppress(SchemuxError):
+                    await self._subscribe(holder, uri, deliver)
+            honored = types.SubscriptionsListenRequestParams(
+                notifications=types.SubscriptionFilter(
+                    resource_subscriptions=list(holder.releases) or None
+                )
+            )
+            return await ListenHandler(bus)(ctx, honored)
+        finally:
+            self._listeners -= 1
+            with anyio.CancelScope(shield=True):
+                await holder.close()
+
+
+def _connection(ctx: ServerRequestContext[Any]) -> Connection:
+    """The client's connection: its subscriptions are kept in its ``state`` and released
+    by its ``exit_stack`` when it closes. (mcp 2.3 hands low-level handlers only the
+    request's session, which holds the connection without exposing it.)"""
+    connection: Connection = ctx.session._connection
+    return connection
+
+
+def served_kinds(tools: Iterable[str]) -> frozenset[str]:
+    """The kinds of resource served with ``tools``: those one of them reads or links to
+    (``RESOURCE_READERS``, from the overlays)."""
+    served = set(tools)
+    return frozenset(kind for kind, readers in RESOURCE_READERS.items() if served & set(readers))
+
+
+def serve_resources(server: Server[Any], context: ToolContext, tools: Iterable[str]) -> None:
+    """Serve panes and programs as resources on ``server`` (which then declares the
+    ``resources`` capability, with subscriptions, and ``completions``), each kind only
+    with a tool of ``tools`` that reads it: none at all without one."""
+    kinds = served_kinds(tools)
+    if not kinds:
+        return
+    service = ResourceService(context, kinds)
+    handlers: list[tuple[str, type[Any], Handler]] = [
+        ("resources/list", types.PaginatedRequestParams, service.list_resources),
+        ("resources/templates/list", types.PaginatedRequestParams, service.list_templates),
+        ("resources/read", types.ReadResourceRequestParams, service.read),
+        ("resources/subscribe", types.SubscribeRequestParams, service.subscribe),
+        ("resources/unsubscribe", types.UnsubscribeRequestParams, service.unsubscribe),
+        ("subscriptions/listen", types.SubscriptionsListenRequestParams, service.listen),
+        ("completion/complete", types.CompleteRequestParams, service.complete),
+    ]
+    for method, params, handler in handlers:
+        server.add_request_handler(method, params, _in_session(handler))
+
+
+def _in_session(handler: Handler) -> Handler:
+    """``handler``, run as its request's MCP session (``sessions``): the programs of
+    another session are not there for it."""
+
+    async def served(ctx: ServerRequestContext[Any], params: Any) -> Any:
+        with sessions.serving(ctx):
+            return await handler(ctx, params)
+
+    return served

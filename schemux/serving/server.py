@@ -1,0 +1,249 @@
+"""The MCP server: tools/list serves the tool documents, tools/call runs the pipeline.
+
+Every call: validate the arguments against the tool's inputSchema (before any tmux
+work); run the handler; validate its result against the outputSchema; answer with
+``structuredContent`` and the same JSON as text. Whatever goes wrong becomes a tool
+result with ``isError``; the server itself keeps serving. Errors are rendered here, per
+contract family: a ``SchemuxError`` is its text (message and suggestion), except in a
+tool whose contract describes failures as results (the ``tmux_*`` envelope,
+``ToolBinding.error_envelope``) when it failed in the call's tmux work (it carries the
+call's effects, ``schemux.domain.failures``): then it is the envelope, checked against the
+outputSchema and sent like a result, with ``isError`` set. A call whose request carries a
+progressToken gets progress notifications while its handler waits (``progress``). Every
+call, refused or not, is a line in the audit log (``audit``). A result whose text was cut
+links to the resource holding all of it (``result_links``); the resources themselves are
+``resources``'s. A call of a tool that may run as a task, from a client that declares the
+tasks extension, is answered at once with a task that runs the same pipeline (``tasks``).
+With several hosts, a call runs on the host its arguments name (``host_routing``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import mcp_types as types
+from mcp.server import Server
+from mcp.server.context import ServerRequestContext
+from mcp.shared.exceptions import MCPError
+
+from schemux import __version__
+from schemux.audit import log as audit
+from schemux.calls import progress, result_links, sessions
+from schemux.domain.context import ToolContext
+from schemux.errors import (
+    INTERNAL_ERROR,
+    INVALID_ARGUMENTS,
+    PREVIEW_CHARACTERS,
+    UNKNOWN_TOOL,
+    SchemuxError,
+    bounded_message,
+    shorten,
+)
+from schemux.generated.tool_facts import TASK_TOOLS
+from schemux.serving.arguments import text_violation
+from schemux.serving.binding import ToolBinding
+from schemux.serving.host_routing import host_choice, routed
+from schemux.serving.instructions import instructions
+from schemux.serving.resources import serve_resources
+
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
+
+logger = logging.getLogger("schemux")
+
+
+def describe_violation(error: ValidationError, root: str = "(arguments)") -> str:
+    """``timeout: 'x' is not of type 'number' (rule: type)``, naming the field by its path.
+
+    Arguments that match none of a ``oneOf``/``anyOf``'s forms get each form's own
+    reason, so the caller learns what a form forbids (``'track' was unexpected``)."""
+    from jsonschema.exceptions import best_match
+
+    path = "".join(
+        f"[{part}]" if isinstance(part, int) else f".{part}" for part in error.absolute_path
+    ).lstrip(".")
+    where = path or root
+    if error.validator in ("oneOf", "anyOf") and error.context:
+        reasons: dict[int, list[ValidationError]] = {}
+        for reason in error.context:
+            reasons.setdefault(int(reason.relative_schema_path[0]), []).append(reason)
+        described = {
+            form: describe_violation(best_match(found), root) for form, found in reasons.items()
+        }
+        forms_given = error.validator_value
+        count = len(forms_given) if isinstance(forms_given, list) else len(reasons)
+        if count == 1:
+            return described[0]
+        forms = "; ".join(f"form {form + 1}: {text}" for form, text in sorted(described.items()))
+        return f"{where}: matches none of the {count} forms (rule: {error.validator}): {forms}"
+    message = bounded_message(error.message, error.instance)
+    return f"{where}: {message} (rule: {error.validator})"
+
+
+def tool_result(
+    payload: Mapping[str, Any], *, is_error: bool = False, wrapped: bool = False
+) -> types.CallToolResult:
+    """``payload`` as structuredContent and as text; a ``wrapped`` value (FastMCP's
+    ``{"result": value}``) is its value in the text, a string as itself, as FastMCP
+    sends it."""
+    value = payload["result"] if wrapped and "result" in payload else payload
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)],
+        structured_content=dict(payload),
+        is_error=is_error,
+    )
+
+
+def error_result(message: str, code: str) -> types.CallToolResult:
+    """The failure as text with ``isError``; the call's audit record takes its code."""
+    audit.note_outcome(code)
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=message)], is_error=True
+    )
+
+
+async def call_bound_tool(
+    binding: ToolBinding, context: ToolContext, arguments: dict[str, Any]
+) -> types.CallToolResult:
+    """The whole pipeline for one call; never raises except on cancellation."""
+    # jsonschema is imported at the first call: start-up and tools/list need none of it
+    from jsonschema.exceptions import best_match
+
+    arguments = binding.wire_arguments(arguments, context.settings.schemas)
+    try:
+        route = routed(binding, context, arguments)
+    except SchemuxError as error:
+        return error_result(
+            f"Invalid arguments for {binding.name}: {error.message}", INVALID_ARGUMENTS
+        )
+    arguments = route.arguments
+    violation = best_match(binding.input_validator.iter_errors(arguments))
+    if violation is not None:
+        return error_result(
+            f"Invalid arguments for {binding.name}: {describe_violation(violation)}",
+            INVALID_ARGUMENTS,
+        )
+    unsendable = text_violation(binding.name, arguments, binding.declared_arguments)
+    if unsendable is not None:
+        return error_result(
+            f"Invalid arguments for {binding.name}: {unsendable}", INVALID_ARGUMENTS
+        )
+    failed = False
+    unreached: list[str] = []  # of every host's answer: the hosts that gave none
+    try:
+        result = await route.run(binding, unreached)
+    except SchemuxError as error:
+        if error.effects is None or not binding.error_envelope:
+            return error_result(error.render(), error.code)
+        # the contract's own error object: checked and sent like a result, marked failed
+        audit.note_outcome(error.code)
+        failed = True
+        result = route.stamped(error.envelope())
+    except Exception as error:
+        logger.exception("%s failed unexpectedly", binding.name)
+        return error_result(
+            f"{binding.name} failed unexpectedly: {type(error).__name__}: {error} "
+            "(details are in the server's log)",
+            INTERNAL_ERROR,
+        )
+    broken = best_match(binding.output_validator.iter_errors(result))
+    if broken is not None:
+        violation = describe_violation(broken, root="(result)")
+        logger.error(
+            "server bug: %s returned a result that breaks its outputSchema: %s; result: %r",
+            binding.name,
+            violation,
+            result,
+        )
+        return error_result(
+            f"{binding.name} produced a result that breaks its own contract ({violation}); "
+            "this is a schemux bug, and it was logged",
+            INTERNAL_ERROR,
+        )
+    answer = tool_result(result, is_error=failed, wrapped=binding.wraps_result)
+    answer.content += [types.TextContent(type="text", text=text) for text in unreached]
+    return answer
+
+
+def build_server(context: ToolContext, bindings: Mapping[str, ToolBinding]) -> Server[Any]:
+    """A server of ``bindings`` (the selected tools): tools/list serves each one as
+    the settings' schema mode says, with the advice that names only served tools (and,
+    with several hosts, the ``host`` each call may name)."""
+    mode = context.settings.schemas
+    tools = [
+        types.Tool.model_validate(
+            binding.served_document(mode, bindings, host_choice(context, binding.name))
+        )
+        for binding in bindings.values()
+    ]
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools)
+
+    def bound(name: str) -> ToolBinding:
+        binding = bindings.get(name)
+        if binding is None:
+            audit.note_outcome(UNKNOWN_TOOL)
+            raise MCPError(
+                types.INVALID_PARAMS,
+                f"Unknown tool: {shorten(name, PREVIEW_CHARACTERS)}; this server serves "
+                f"{', '.join(bindings)}",
+            )
+        return binding
+
+    async def answered(binding: ToolBinding, arguments: dict[str, Any]) -> types.CallToolResult:
+        """The call's result, linking to each resource that holds text it cut."""
+        with result_links.collecting() as links:
+            result = await call_bound_tool(binding, context, arguments)
+        if not result.is_error:
+            result.content += [
+                types.ResourceLink(
+                    type="resource_link",
+                    uri=link.uri,
+                    name=link.name,
+                    description=link.description,
+                    mime_type="text/plain",
+                )
+                for link in links
+            ]
+        return result
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        binding = bound(params.name)
+        with sessions.serving(ctx):
+            async with progress.reporting(ctx.session.report_progress):
+                return await answered(binding, dict(params.arguments or {}))
+
+    async def call_tool_in_task(
+        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        # no progress: the request was answered with the task (the extension sends none)
+        with sessions.serving(ctx):
+            return await answered(bound(params.name), dict(params.arguments or {}))
+
+    server: Server[Any] = Server(
+        "schemux",
+        version=__version__,
+        instructions=instructions(bindings),
+        on_list_tools=list_tools,
+    )
+    # not on_set_logging_level=: the SDK warns of its deprecation (2026-07-28) on each start
+    server.add_request_handler(
+        "logging/setLevel", types.SetLevelRequestParams, context.client_log.set_level
+    )
+    context.tasks.serve(
+        server,
+        (name for name in TASK_TOOLS if name in bindings),
+        blocking=context.audit.recording(call_tool),
+        in_task=context.audit.recording(call_tool_in_task),
+    )
+    serve_resources(server, context, bindings)
+    return server

@@ -1,0 +1,1 @@
+"""A command in a pane's interactive shell, hooked or wrapped, its output read exactly."""

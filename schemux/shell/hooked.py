@@ -1,0 +1,262 @@
+"""One run_command call in a shell whose hooks report (``schemux.hooks``):
+only the command is typed, as a person would, and the hooks tell the call over its
+channel (``schemux.shell.channel``) when the output starts and when the command ended,
+with its status, holding the shell each time while the call reads the pane.
+
+Compared with the wrapper (``schemux.shell.wrapper``), nothing runs in the pane but the
+command and the hooks' shell builtins: no tmux client, no option, no channel of tmux's.
+A call that ends any way but by the command's end (timed out, failed) disarms the shell,
+after which its hooks tell nobody; a cancelled one first interrupts its command as a
+person's C-c would, and takes the interrupted command's end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import enum
+import secrets
+import time
+
+from schemux.errors import SchemuxError, TmuxCommandError
+from schemux.hooks import SHELL, HookedShell
+from schemux.panes.keys import leaving_modes
+from schemux.panes.targets import PaneInfo
+from schemux.shell.barrier import terminal_of, until_tmux_read
+from schemux.shell.capture import (
+    CommandStart,
+    command_start,
+    output_end_now,
+    read_marked_output,
+)
+from schemux.shell.channel import COMMAND_ENDED, COMMAND_STARTS, HookChannels
+from schemux.shell.facts import shell_facts
+from schemux.shell.output import Finished, Located, without_interrupt_echo
+from schemux.shell.settling import TYPING_GRACE_SECONDS, PaneSettling, until_line_taken_in
+from schemux.shell.wrapper import in_pane, pane_closed, send_interrupt
+from schemux.tmux.command import THEN
+from schemux.tmux.server import TmuxServer
+
+# how often a call waiting for its command checks that the pane is still there
+GONE_POLL_SECONDS = 0.25
+# how long a cancelled call waits for the prompt hook of the command it interrupted
+INTERRUPTED_HOOK_SECONDS = 2.0
+
+
+class _Outcome(enum.Enum):
+    ENDED = "ended"
+    TIMED_OUT = "timed out"
+
+
+class HookedCall:
+    """One command typed into a hooked shell, and what its hooks told."""
+
+    def __init__(self, server: TmuxServer, pane: PaneInfo, shell: HookedShell) -> None:
+        self.server = server
+        self.pane = pane
+        self.shell = shell
+        # OSError when the armed file's directory is not ours alone: the wrapper, then
+        self.channel = server.kept(HookChannels).channel(shell.armed)
+        self.start: CommandStart | None = None
+        self.status: int | None = None
+        self._ended = ""  # the hooks' line that told the command's end
+        self._reported = shell.value  # what SHELL holds: set anew if the hooks tell otherwise
+        # the pane's terminal, where schemux asks tmux for the cursor for hooks that do not
+        # ask themselves; "" where they do, or the shell is gone: nothing to ask then
+        self.tty = "" if shell.asks_terminal else terminal_of(shell.pid)
+
+    def keys(self, command: str, suppress_history: bool) -> tuple[str, ...]:
+        """The tmux commands that type ``command`` as a person would: keys and Enter, or
+        a bracketed paste where the line editor takes one (the lines of a multi-line
+        command reach it as one edit, run by one Enter)."""
+        pane = self.pane.pane_id
+        text = (" " if suppress_history else "") + command.rstrip("\n")  # " ": not in history
+        if self.shell.bracketed_paste:
+            buffer = f"schemux_{secrets.token_hex(6)}"
+            typing: tuple[str, ...] = (
+                "set-buffer", "-b", buffer, "--", text,
+                THEN, "paste-buffer", "-p", "-d", "-b", buffer, "-t", pane,
+            )  # fmt: skip
+        else:
+            typing = ("send-keys", "-t", pane, "-l", "--", text)
+        return (*leaving_modes(pane), *typing, THEN, "send-keys", "-t", pane, "Enter")
+
+    async def until_ended(self, timeout: float) -> _Outcome:
+        """Answer the hooks until the command ends (its ``D``), the call times out, or
+        the pane goes (its error)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        graced = False
+        while True:
+            left = deadline - loop.time()
+            message = await self.channel.message(min(max(left, 0), GONE_POLL_SECONDS))
+            if message is not None:
+                if await self._told(message):
+                    return _Outcome.ENDED
+                continue
+            if left <= GONE_POLL_SECONDS:
+                if graced or not await self._reads_input():
+                    return _Outcome.TIMED_OUT
+                # still taking the typed line in (a line editor whose plugins redraw at
+                # every key can take longer than a short timeout): a grace for it to start
+                # the command, so the call says what it ran rather than blame the quoting
+                graced = True
+                deadline = loop.time() + TYPING_GRACE_SECONDS
+                continue
+            if await self._pane_gone():
+                raise pane_closed(self.pane.pane_id)
+            if graced and self.start is not None:
+                return _Outcome.TIMED_OUT  # the command started, past the timeout
+
+    async def _told(self, message: str) -> bool:
+        """Act on one line of the hooks; whether it was the command's end (the hook then
+        waits for ``finish``)."""
+        kind, *fields = message.split(" ")
+        if self.tty:
+            await until_tmux_read(self.tty)
+        if kind == COMMAND_ENDED and len(fields) == 4 and fields[1].isdigit():
+            self.status = int(fields[1])
+            self.shell = self.shell.after_command(fields[2], fields[3])
+            self._ended = message
+            return True
+        try:
+            if kind == COMMAND_STARTS and self.start is None:  # a pasted block's first
+                self.start = await command_start(self.server, self.pane.pane_id)
+        finally:
+            self.channel.answer(message)
+        return False
+
+    async def finish(self, ended: _Outcome) -> Finished:
+        """The command's output: once ended, while the hook holds the shell before its
+        prompt (then let go); timed out, as far as it got."""
+        if ended is _Outcome.TIMED_OUT:
+            self.channel.disarm()
+            if self.start is None and await self._reads_input():
+                await send_interrupt(self.server, self.pane.pane_id)
+                raise SchemuxError(
+                    f"the shell in pane {self.pane.pane_id} did not start the command "
+                    "within the call's timeout; it was still reading input (an unclosed "
+                    "quote, bracket or heredoc?), so the typed input was cancelled with C-c",
+                    suggestion="check the command's quoting; the pane is at its prompt again",
+                )
+            return Finished(await self._output(), None, timed_out=True)
+        try:
+            output = await self._output()
+            lines = without_interrupt_echo(output.lines, self.status)
+            return Finished(dataclasses.replace(output, lines=lines), self.status, timed_out=False)
+        finally:
+            self.channel.disarm()
+            self.channel.answer(self._ended)
+            self.server.kept(PaneSettling).mark_settling(self.pane.pane_id)
+
+    async def _output(self) -> Located:
+        pane = self.pane.pane_id
+        end = await output_end_now(self.server, pane)
+        if self.shell.value != self._reported:
+            value = self.shell.value
+            await in_pane(self.server, pane, "set-option", "-p", "-t", pane, SHELL, value)
+        if self.start is None:
+            status = self.status
+            ran = "is still running" if status is None else f"exited with status {status}"
+            raise SchemuxError(
+                f"the command in pane {pane} {ran}, but its output cannot be told apart "
+                "from the typed line: the shell's hooks saw no command start (did it not "
+                "parse?)",
+                suggestion="check the command's syntax in the pane (capture_pane)",
+            )
+        return await read_marked_output(self.server, pane, self.start, end, self.shell.eol_mark)
+
+    async def cancelled(self, typing: asyncio.Future[list[str]] | None) -> None:
+        """Undo a cancelled call: once its shell has taken the typed line in, its command
+        interrupted, unless it had ended already; the hooks answered throughout, and the
+        interrupted command's end awaited (its prompt hook comes a moment after the C-c:
+        the next call must not take it for its own's), then the channel disarmed."""
+        if typing is not None:
+            try:
+                await typing
+            except Exception:  # the keys' tmux command failed: nothing was typed
+                self.channel.disarm()
+                return
+        try:
+            await until_line_taken_in(self.server, self.pane)
+            if self.status is None and not self.channel.answer_waiting():
+                await send_interrupt(self.server, self.pane.pane_id)
+                await self._answer_until_end(INTERRUPTED_HOOK_SECONDS)
+        finally:
+            self.channel.disarm()
+
+    async def _answer_until_end(self, within: float) -> None:
+        """Answer the hooks until they tell a command's end, or for ``within`` seconds."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + within
+        while (message := await self.channel.message(max(deadline - loop.time(), 0))) is not None:
+            self.channel.answer(message)
+            if message.startswith(COMMAND_ENDED):
+                return
+
+    async def _reads_input(self) -> bool:
+        return await shell_facts(self.server).shell_reads_input(self.pane.pid)
+
+    async def _pane_gone(self) -> bool:
+        try:
+            lines = await self.server.run(
+                "display-message", "-p", "-t", self.pane.pane_id, "#{pane_dead}"
+            )
+        except TmuxCommandError as error:
+            if error.target_gone:
+                return True
+            raise
+        return not lines or lines[0] != "0"
+
+
+async def run_hooked(
+    server: TmuxServer,
+    call: HookedCall,
+    command: str,
+    *,
+    timeout: float,
+    suppress_history: bool,
+) -> Finished:
+    """Type ``command`` into the idle hooked shell and wait up to ``timeout`` seconds.
+
+    Cancelled, the call interrupts the command (C-c) and leaves nothing behind."""
+    settle = server.kept(PaneSettling).settle
+    pane_id = call.pane.pane_id
+    started = time.monotonic()
+    try:
+        call.channel.arm()
+    except OSError as error:
+        raise SchemuxError(
+            f"the shell in pane {pane_id} could not be armed ({error}); nothing was typed"
+        ) from None
+    try:
+        typing = asyncio.ensure_future(server.run(*call.keys(command, suppress_history)))
+        try:
+            await asyncio.shield(typing)
+        except asyncio.CancelledError:
+            await asyncio.shield(settle(pane_id, call.cancelled(typing)))
+            raise
+        try:
+            ended = await call.until_ended(timeout - (time.monotonic() - started))
+        except asyncio.CancelledError:
+            await asyncio.shield(settle(pane_id, call.cancelled(None)))
+            raise
+        finishing = asyncio.ensure_future(call.finish(ended))
+        try:
+            return await asyncio.shield(finishing)
+        except asyncio.CancelledError:
+            await asyncio.shield(settle(pane_id, _cancelled_finishing(call, finishing)))
+            raise
+    finally:
+        call.channel.disarm()
+
+
+async def _cancelled_finishing(call: HookedCall, finishing: asyncio.Future[Finished]) -> None:
+    """Cancelled while the output was read: let the reading end (it lets the shell go),
+    then interrupt the command if it still runs (the call had timed out)."""
+    try:
+        result = await finishing
+    except Exception:
+        return
+    if result.timed_out:
+        await send_interrupt(call.server, call.pane.pane_id)

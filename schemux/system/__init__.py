@@ -1,0 +1,1 @@
+"""This machine: /proc, tethered children, private files, and this process's identity."""

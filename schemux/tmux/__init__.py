@@ -1,0 +1,1 @@
+"""Talking to one tmux server: commands, formats, references, and its control clients."""

@@ -1,0 +1,1 @@
+"""tmux control-mode clients: the engine per server, its connection, framing, attacher."""

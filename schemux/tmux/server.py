@@ -1,0 +1,459 @@
+"""Talking to one tmux server without blocking the loop.
+
+Commands go over one persistent control-mode client per server (``schemux.tmux.control.engine``),
+which the server's TmuxServer owns (and a ToolContext owns one TmuxServer per server it
+uses). A wait (``wait-for``) never goes there: it takes a control client of its own from
+a pool, ended when the wait is cancelled, so nothing is left waiting inside tmux. The
+server may be on another host (``schemux.hosts``): its address carries the host.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import re
+from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Protocol, TypeVar, runtime_checkable
+
+from schemux.config import AgentSession
+from schemux.errors import (
+    ConnectionLost,
+    Created,
+    SchemuxError,
+    ServerUnavailable,
+    TmuxCommandError,
+    preview,
+    shorten,
+)
+from schemux.hooks import PENDING, integrated_command
+from schemux.hosts import Host
+from schemux.hosts.local import LOCAL
+from schemux.names import socket_name_problem
+from schemux.tmux.agent_session import (
+    AGENT_MARK,
+    AgentSessionMade,
+    login_shell,
+    new_session_arguments,
+    user_environment,
+)
+from schemux.tmux.command import THEN, command_arguments
+from schemux.tmux.control.client import control_client_argv
+from schemux.tmux.control.engine import ControlEngine
+from schemux.tmux.format import parse_row
+from schemux.tmux.owned_session import OWNED_TARGET, creation_command
+from schemux.tmux.references import CreatedSessionRow, ServerIdentity, created_session
+from schemux.versions import (
+    MISMATCH_FIX,
+    mismatch,
+    server_refusal,
+)
+
+logger = logging.getLogger("schemux")
+Kept = TypeVar("Kept")
+
+
+@runtime_checkable
+class ClosedWithServer(Protocol):
+    """What ``TmuxServer.kept`` holds that must be closed with the server (pipes, say)."""
+
+    def close(self) -> None: ...
+
+
+def check_socket_name(name: str, field: str = "socket_name") -> None:
+    """Refuse a socket name that is not one, naming the field it came from."""
+    problem = socket_name_problem(name)
+    if problem is not None:
+        raise SchemuxError(
+            f"{field} {preview(name)} is not a tmux socket name: {problem}",
+            suggestion="pass a name as tmux -L takes it, such as 'work'; a socket path can "
+            "only be configured (schemux --socket-path, or SCHEMUX_SOCKET_PATH)",
+        )
+
+
+@dataclass(frozen=True)
+class ServerAddress:
+    """Which tmux server: by socket name (``-L``), socket path (``-S``), or tmux's default;
+    on this machine or on a remote host (``schemux.hosts``)."""
+
+    socket_name: str | None = None
+    socket_path: str | None = None
+    host: Host = LOCAL
+
+    def flags(self) -> tuple[str, ...]:
+        if self.socket_path is not None:
+            return ("-S", self.socket_path)
+        if self.socket_name is not None:
+            return ("-L", self.socket_name)
+        return ()
+
+    def describe(self) -> str:
+        on = self.host.where()
+        if self.socket_path is not None:
+            return f"socket path {shorten(self.socket_path, 200)}{on}"
+        if self.socket_name is not None:
+            return f"socket name {preview(self.socket_name)}{on}"
+        return f"the default socket{on}"
+
+
+_NO_SERVER = re.compile(
+    r"no server running|error connecting to|No such file or directory|server exited unexpectedly"
+)
+
+
+# fails when the owned session is not there (display-message would print anyway), else
+# prints the server's version, pid and start time, and socket path (``_learn_server``)
+_OWNED_AND_VERSION = (
+    "has-session", "-t", OWNED_TARGET, THEN, "display-message", "-p", "-t", OWNED_TARGET,
+    "#{version}", THEN, "display-message", "-p", "-t", OWNED_TARGET, "#{pid} #{start_time}",
+    THEN, "display-message", "-p", "-t", OWNED_TARGET, "#{socket_path}",
+)  # fmt: skip
+_VERSION = (
+    "display-message", "-p", "#{version}", THEN, "display-message", "-p", "#{pid} #{start_time}",
+    THEN, "display-message", "-p", "#{socket_path}",
+)  # fmt: skip
+
+# the servers whose next command, in this task, begins a call and so may start the server
+# (see allow_start): per task, so that a call never takes another's permission
+_START_ALLOWED: ContextVar[frozenset[TmuxServer]] = ContextVar(
+    "schemux_start_allowed", default=frozenset()
+)
+
+
+class TmuxServer:
+    """Commands to one tmux server.
+
+    With ``agent`` (the configured server's), a server that is not running when a call
+    begins (``allow_start``) is started with the owned session and the agent's session
+    (``schemux.tmux.agent_session``); otherwise such a server is a ServerUnavailable error.
+    """
+
+    def __init__(
+        self,
+        address: ServerAddress,
+        binary: str | None = None,
+        agent: AgentSession | None = None,
+        connect: Callable[[], Awaitable[None]] | None = None,
+        learned: Callable[[TmuxServer], None] | None = None,
+    ) -> None:
+        self.address = address
+        # how a command first makes sure the host is reached: the host's own connect, or
+        # its owner's (a fleet's, which bounds how many hosts connect at once)
+        self._connect_host = connect or address.host.connect
+        self.binary = binary or address.host.tmux_binary()
+        self.agent = agent
+        self.engine = ControlEngine(
+            self.address.describe(),
+            self._prepare,
+            [self.binary, *self.address.flags()],
+            command=self.address.host.client_command,
+            control=self._control_client,
+        )
+        # the sessions made on this server by this object (the owned one, the agent's),
+        # oldest first, so a failed call can report what it created
+        self.created_sessions: list[Created] = []
+        # the server's version once checked (a server restarted meanwhile is checked again)
+        # and the version of the client binary that talks to it
+        self._server_version: str | None = None
+        self._client_version: str | None = None
+        self._socket_path: str | None = None  # as the server printed it, when checked
+        # the running server as it reports itself, when checked; ``learned`` is told each
+        # one learned (its owner's: a fleet says when two hosts reach one server)
+        self.identity: ServerIdentity | None = None
+        self._learned = learned
+        # the host's connection the control clients were started on (``Host.connection``)
+        self._clients_connection: int | None = None
+        self._kept: dict[type, object] = {}
+        # for the shell facts of a host whose pids are not this machine's
+        # (``schemux.shell.facts``): the server's pid and start time as tmux last said
+        # them, and whether the host's helper sees the server's pids (when it does not,
+        # the facts are read by run-shell only)
+        self.reported_pid: tuple[int, int] | None = None
+        self.helper_sees_pids: bool = True
+
+    def kept(self, kind: type[Kept]) -> Kept:
+        """The one ``kind()`` this object keeps for the layers above it, made at its first
+        use: what lives as long as the server does (which panes have a call of ours in
+        flight, say), so that two contexts, each with its own TmuxServer, share none of
+        it, and this module need not know what it is."""
+        found = self._kept.get(kind)
+        if not isinstance(found, kind):
+            found = self._kept[kind] = kind()
+        return found
+
+    def describe(self) -> str:
+        return self.address.describe()
+
+    def argv(self, *args: str) -> list[str]:
+        return self.address.host.command([self.binary, *self.address.flags(), *args])
+
+    async def run(self, *args: str) -> list[str]:
+        """Run one tmux command (or several joined by ``;`` arguments); return its output
+        lines.
+
+        Raises SchemuxError when no server runs there, TmuxCommandError for any other error.
+        A blocking ``wait-for`` must go through ``wait`` instead.
+        """
+        try:
+            return await self.engine.run(*args)
+        except ConnectionLost as error:
+            raise self._connection_lost(error) from None
+        finally:
+            self._start_used()
+
+    def _control_client(self, command: list[str]) -> list[str]:
+        """A control client's argv for ``command``, for the server as last checked (see
+        ``schemux.tmux.control.client``); ``_prepare`` runs before every start, so the host is
+        connected, and this is the connection the client starts on."""
+        self._clients_connection = self.address.host.connection
+        return control_client_argv(
+            [self.binary, *self.address.flags()],
+            command,
+            version=self._server_version,
+            socket_path=self._socket_path,
+            python=self.address.host.python,
+            source_here=self.address.host.files_here,
+        )
+
+    def _connection_lost(self, error: ConnectionLost) -> ConnectionLost:
+        """``error``, or on a remote host whose connection dropped (or was replaced
+        since the control clients started on it), that cause."""
+        lost = self.address.host.lost(self._clients_connection)
+        if lost is None:
+            return error
+        return ConnectionLost(f"{lost} while this call ran; the next call connects again")
+
+    async def wait(self, channel: str, sent: asyncio.Event | None = None) -> None:
+        """Return once ``channel`` is signalled (``wait-for``), on a client of its own;
+        ``sent`` is set once the ``wait-for`` is on its way."""
+        try:
+            await self.engine.wait(channel, sent)
+        except ConnectionLost as error:
+            raise self._connection_lost(error) from None
+        finally:
+            self._start_used()
+
+    async def running(self) -> bool:
+        """Whether the server runs, asked by a client of its own (never starting it)."""
+        try:
+            await self.run_subprocess("has-session")
+        except ServerUnavailable:
+            return False
+        except TmuxCommandError:
+            return True  # it answered
+        return True
+
+    def allow_start(self) -> None:
+        """Let the next command start this server (with ``agent``) if it is not running:
+        the first command of a call. A server that is gone in the middle of a call is that
+        call's failure, never replaced under it by a new one."""
+        if self.agent is not None:
+            _START_ALLOWED.set(_START_ALLOWED.get() | {self})
+
+    def _start_used(self) -> None:
+        allowed = _START_ALLOWED.get()
+        if self in allowed:
+            _START_ALLOWED.set(allowed - {self})
+
+    async def close(self) -> None:
+        """End the control client (the next command starts a new one), and close what
+        the layers above keep that holds resources (``ClosedWithServer``)."""
+        await self.engine.close()
+        for kept in self._kept.values():
+            if isinstance(kept, ClosedWithServer):
+                kept.close()
+
+    async def _prepare(self) -> None:
+        """Before a control client attaches: the server must run (``has-session`` fails
+        without starting one), be of a version schemux serves (``_learn_server``)
+        and the owned session must exist (made detached, running an
+        inert ``cat``; only a server that exited in between would be started by it). With
+        ``agent``, a server not running is started, in the user's environment, by making
+        the owned session and then the agent's (so a shell that ends at once leaves the
+        server up and says so). A session made here goes into the engine's
+        ``created_sessions``. It runs in the context of the command that needs the client
+        (a task ``ControlEngine`` starts from it), so it sees that call's permission."""
+        start_server = False
+        try:
+            await self._learn_server(await self.run_subprocess(*_OWNED_AND_VERSION))
+            return
+        except ServerUnavailable:
+            if self.agent is None or self not in _START_ALLOWED.get():
+                raise
+            start_server = True
+        except TmuxCommandError as error:
+            if not re.search(r"can't find session|no such session", error.stderr):
+                raise
+            # a running server, before anything is made on it (of its sessions, tmux picks one)
+            await self._learn_server(await self.run_subprocess(*_VERSION))
+        shown = await self._make_owned_session(agent_shell()[1] if start_server else None)
+        if start_server:  # what the control clients need to know of it (control_client)
+            await self._learn_server(
+                await self.run_subprocess(*_VERSION) if shown is None else shown
+            )
+        if start_server and self.agent is not None:
+            await self.make_agent_session(self.agent)
+
+    async def _learn_server(self, shown: list[str]) -> None:
+        """Record the server's version, identity and socket path, ``shown`` as
+        ``#{version}``, ``#{pid} #{start_time}`` then ``#{socket_path}`` (a path with a
+        newline is whole again), and tell a new identity to ``learned``; refuse a server
+        older than schemux serves, whatever the client's version
+        (``schemux.versions``), and say once when client and server differ."""
+        server_version = shown[0] if shown else ""
+        pid, _, started = (shown[1] if len(shown) > 1 else "").partition(" ")
+        self._socket_path = "\n".join(shown[2:]) or None
+        if pid.isdigit() and started.isdigit() and self._socket_path is not None:
+            identity = ServerIdentity(int(pid), int(started), self._socket_path)
+            if identity != self.identity:
+                self.identity = identity
+                if self._learned is not None:
+                    self._learned(self)
+        if server_version == self._server_version:
+            return
+        if self._client_version is None:
+            self._client_version = await self._run_client_version()
+        where = self.address.describe()
+        refusal = server_refusal(server_version, self._client_version, where)
+        if refusal is not None:
+            raise refusal
+        said = mismatch(server_version, self._client_version, where)
+        if said is not None:
+            logger.warning("%s (%s)", said, MISMATCH_FIX)
+        self._server_version = server_version
+
+    async def _run_client_version(self) -> str:
+        """``tmux -V`` of the client binary schemux runs (where the server is)."""
+        proc = await asyncio.create_subprocess_exec(
+            *self.address.host.command([self.binary, "-V"]),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+        )
+        try:
+            out, _ = await proc.communicate()
+        except BaseException:
+            await _reap(proc)
+            raise
+        return out.decode(errors="replace").strip()
+
+    async def _make_owned_session(self, env: dict[str, str] | None) -> list[str] | None:
+        """Make the owned session (which starts a server that is not running); what
+        ``_VERSION`` shows of the server, in the same call; None when the session was
+        there already (made meanwhile by another process)."""
+        try:
+            created = await self.run_subprocess(*creation_command(), THEN, *_VERSION, env=env)
+        except TmuxCommandError as error:
+            if "duplicate session" not in error.stderr:
+                raise
+            return None
+        if not created:
+            raise self._could_not_start()
+        self.created_sessions.append(created_session(parse_row(CreatedSessionRow, created[0])))
+        return created[1:]
+
+    def _could_not_start(self) -> SchemuxError:
+        """The error for a client that answered nothing, with status 0: the server it
+        forked could not listen."""
+        return SchemuxError(
+            f"tmux could not start a server on {self.address.describe()}",
+            suggestion="check that the socket's directory exists and is yours to write "
+            "in (try `tmux " + " ".join([*self.address.flags(), "new-session"]) + "`)",
+        )
+
+    async def make_agent_session(self, agent: AgentSession) -> None:
+        """Make the agent's session (starting the server when it is not running), its
+        pane marked ``AGENT_MARK``; one made meanwhile by another process is taken as
+        made. Its id goes into ``created_sessions``."""
+        shell, env = agent_shell()
+        hooked = None
+        if self.address.host.files_here:  # the integration's files are written here
+            hooked = integrated_command(shell, self.binary, env, login=True)
+        try:
+            made = await self.run_subprocess(
+                *new_session_arguments(agent, self.address.host.home(), hooked), env=env
+            )
+        except TmuxCommandError as error:
+            if "duplicate session" not in error.stderr:
+                raise
+            return
+        if not made:
+            raise self._could_not_start()
+        row = parse_row(AgentSessionMade, made[0])
+        pane_id, pane_pid = row.pane_id, row.pane_pid
+        self.created_sessions.append(created_session(row))
+        try:
+            marks: tuple[str, ...] = ("set-option", "-p", "-t", pane_id, AGENT_MARK, "1")
+            if hooked is not None:  # a first call waits for the hooks' first prompt
+                name = os.path.basename(shell)
+                marks += (THEN, "set-option", "-p", "-t", pane_id, PENDING, name)
+            await self.run_subprocess(*marks)
+        except TmuxCommandError as error:
+            if not error.target_gone:
+                raise
+            raise agent_shell_ended(shell, agent.name, self.address.describe()) from None
+        await self.address.host.until_shell_ready(pane_pid, self.binary)
+
+    async def run_subprocess(self, *args: str, env: dict[str, str] | None = None) -> list[str]:
+        """``run`` by a tmux client process of its own (about 2.5 ms a command); ``env``
+        is the client's environment (a client that starts the server gives it to the
+        server; on a remote host, the environment ssh gives the command there)."""
+        await self._connect_host()
+        connection = self.address.host.connection
+        proc = await asyncio.create_subprocess_exec(
+            *self.argv(*command_arguments(args)),
+            env=env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        try:
+            out, err = await proc.communicate()
+        except BaseException:
+            await _reap(proc)
+            raise
+        if proc.returncode != 0:
+            status = proc.returncode or 0
+            host = self.address.host
+            lost = None if host.reached(status) else host.lost(connection, status)
+            if lost is not None:  # the way to the host failed (ssh's own failure), not tmux
+                raise ServerUnavailable(f"{lost} ({err.decode(errors='replace').strip()})")
+            raise self._error(args[0], err.decode(errors="replace").strip())
+        text = out.decode(errors="surrogateescape")
+        return text.split("\n")[:-1] if text else []
+
+    def _error(self, command: str, stderr: str) -> SchemuxError:
+        if _NO_SERVER.search(stderr):
+            return ServerUnavailable(
+                f"no tmux server is running on {self.address.describe()} ({stderr})",
+                suggestion="start one (for example `tmux "
+                + " ".join([*self.address.flags(), "new-session", "-d"])
+                + "`) or point schemux at a running server with --socket-name/--socket-path",
+            )
+        return TmuxCommandError(command, stderr)
+
+
+def agent_shell() -> tuple[str, dict[str, str]]:
+    """The user's login shell, and the user's environment to start the server in."""
+    shell = login_shell(os.environ)
+    return shell, user_environment(os.environ, shell)
+
+
+def agent_shell_ended(shell: str, name: str, where: str) -> SchemuxError:
+    return SchemuxError(
+        f"the agent's login shell {shell} ended as soon as it started, in session "
+        f"{preview(name)} on {where}",
+        suggestion="check that the shell of your passwd entry (or $SHELL) starts as a "
+        "login shell, for example with `tmux new-session` in a terminal",
+    )
+
+
+async def _reap(proc: asyncio.subprocess.Process) -> None:
+    """Kill a tmux client and wait for it, even while the caller is being cancelled."""
+    if proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+    await asyncio.shield(proc.wait())
