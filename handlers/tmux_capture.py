@@ -6,7 +6,7 @@ from typing import Literal, TypedDict
 
 from schemux.domain.capture import CaptureLimits, PaneReference, Read, read_delta, snapshot
 from schemux.domain.context import ToolContext
-from schemux.domain.failures import attempt
+from schemux.domain.failures import reporting_effects
 from schemux.generated.models.tmux_capture import (
     DataDelta,
     DataSnapshot,
@@ -32,7 +32,8 @@ async def handle(ctx: ToolContext, request: TmuxCaptureInput) -> TmuxCaptureOutp
         work = snapshot(server, ctx.screens, reference, scope, args.track)
     else:
         work = read_delta(server, ctx.screens, reference, args.cursor)
-    read = await attempt(server, work)  # a failure is the pipeline's to send as the envelope
+    # a failure is the pipeline's to send as the envelope
+    read = await reporting_effects(server, work)
     return TmuxCaptureOutput(root=TmuxCaptureOutputOk(ok=True, data=data(read)))
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from schemux.domain.context import ToolContext
-from schemux.domain.failures import attempt
+from schemux.domain.failures import reporting_effects
 from schemux.domain.snapshot import PaneEntry, SessionEntry, WindowEntry, list_server
 from schemux.generated.models.tmux_snapshot import (
     Data,
@@ -24,7 +24,7 @@ from schemux.tmux.format import readable
 async def handle(ctx: ToolContext, request: TmuxSnapshotInput) -> TmuxSnapshotOutput:
     server = ctx.tmux(request.socket_name)
     # a failure is the pipeline's to send as the envelope
-    listing = await attempt(
+    listing = await reporting_effects(
         server, list_server(server, lambda pane: ctx.programs.lookup_pane(server, pane))
     )
     identity = listing.identity

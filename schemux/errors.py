@@ -83,8 +83,8 @@ class SchemuxError(Exception):
     """An expected failure: the call could not be done, and the agent can act on why.
 
     ``code`` and ``delivery`` default to the class's; ``effects`` is set by
-    ``schemux.domain.failures.attempt`` once the call's effects are known, and only an error
-    that has them is rendered as the envelope of the ``tmux_*`` family (one refused
+    ``schemux.domain.failures.reporting_effects`` once the call's effects are known, and only
+    an error that has them is rendered as the envelope of the ``tmux_*`` family (one refused
     before any tmux work is text, like an invalid argument).
     """
 

@@ -86,17 +86,17 @@ async def test_each_contexts_server_keeps_its_own_pane_state(
     pane_id = new_pane(main_tmux_socket).pane_id
     first_server, second_server = first.tmux(), second.tmux()
     assert first.tmux() is first_server
-    assert first_server.kept(PaneSettling) is first.tmux().kept(PaneSettling)
-    assert first_server.kept(PaneSettling) is not second_server.kept(PaneSettling)
+    assert first_server.shared(PaneSettling) is first.tmux().shared(PaneSettling)
+    assert first_server.shared(PaneSettling) is not second_server.shared(PaneSettling)
     pane = await resolve_pane(first_server, PaneTarget(pane_id=pane_id))
 
-    async with first_server.kept(PaneSettling).occupying(first_server, pane):
+    async with first_server.shared(PaneSettling).occupying(first_server, pane):
         with pytest.raises(SchemuxError, match="busy"):
-            async with first_server.kept(PaneSettling).occupying(first_server, pane):
+            async with first_server.shared(PaneSettling).occupying(first_server, pane):
                 pass
-        async with second_server.kept(PaneSettling).occupying(second_server, pane):
+        async with second_server.shared(PaneSettling).occupying(second_server, pane):
             pass  # not busy there
 
-    first_server.kept(ShellsWithoutEditor).add((pane.pid, "/dev/pts/0"))
-    assert (pane.pid, "/dev/pts/0") not in second_server.kept(ShellsWithoutEditor)
-    assert second_server.kept(ShellsWithoutEditor) == set()
+    first_server.shared(ShellsWithoutEditor).add((pane.pid, "/dev/pts/0"))
+    assert (pane.pid, "/dev/pts/0") not in second_server.shared(ShellsWithoutEditor)
+    assert second_server.shared(ShellsWithoutEditor) == set()

@@ -14,7 +14,7 @@ from mcp import Client
 
 from schemux.config import Settings
 from schemux.domain.context import ToolContext
-from schemux.domain.failures import attempt
+from schemux.domain.failures import reporting_effects
 from schemux.errors import (
     MESSAGE_CHARACTERS,
     ConnectionLost,
@@ -311,13 +311,13 @@ async def test_a_failure_reports_the_sessions_made_during_its_call_without_askin
         raise ConnectionLost("the tmux server exited")
 
     with pytest.raises(ConnectionLost) as caught:
-        await attempt(no_server, work())
+        await reporting_effects(no_server, work())
     assert caught.value.effects == Effects("known", (made,))
 
 
 async def test_a_failure_that_made_nothing_says_so(no_server: TmuxServer) -> None:
     with pytest.raises(UnsendableArgument) as caught:
-        await attempt(no_server, raising_work(UnsendableArgument("a NUL")))
+        await reporting_effects(no_server, raising_work(UnsendableArgument("a NUL")))
     assert caught.value.effects == Effects("none")
 
 
@@ -325,9 +325,9 @@ async def test_attempt_leaves_results_and_bugs_alone(no_server: TmuxServer) -> N
     async def fine() -> int:
         return 7
 
-    assert await attempt(no_server, fine()) == 7
+    assert await reporting_effects(no_server, fine()) == 7
     with pytest.raises(KeyError):
-        await attempt(no_server, raising_work(KeyError("bug")))
+        await reporting_effects(no_server, raising_work(KeyError("bug")))
 
 
 async def raising_work(error: BaseException) -> None:

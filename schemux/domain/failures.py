@@ -20,7 +20,7 @@ from schemux.tmux.server import TmuxServer
 T = TypeVar("T")
 
 
-async def attempt(server: TmuxServer, work: Awaitable[T]) -> T:
+async def reporting_effects(server: TmuxServer, work: Awaitable[T]) -> T:
     """``work``'s result; a SchemuxError it raises goes on with the call's effects, the
     sessions made on ``server`` while it ran."""
     created = server.created_sessions

@@ -129,7 +129,9 @@ class ExecHost(remote_side.RemoteHost):
             if joined.stdout.splitlines()[:1] == [_WORD]:
                 self._read(joined, joined=True)
                 return
-            said = remote_side.said(verbatim.stderr, verbatim.returncode, self.target.prefix[0])
+            said = remote_side.failure_text(
+                verbatim.stderr, verbatim.returncode, self.target.prefix[0]
+            )
             raise ServerUnavailable(
                 f"{self.describe()} did not run a command given to it: {said}",
                 suggestion="give a prefix (--exec, or a host's exec:) that runs the command "

@@ -104,7 +104,7 @@ def read_probe(lines: list[str], stderr: str, status: int, where: str, way: str)
     cannot serve ``where`` (``way``: what ran the probe, named when it said nothing)."""
     if status != 0 or len(lines) < 2:
         raise ServerUnavailable(
-            f"tmux cannot run on {where}: {said(stderr, status, way)}",
+            f"tmux cannot run on {where}: {failure_text(stderr, status, way)}",
             suggestion="install tmux 3.3 or newer on that host, on the PATH its "
             "non-interactive shell has",
         )
@@ -121,7 +121,7 @@ def read_probe(lines: list[str], stderr: str, status: int, where: str, way: str)
     return Probed(lines[0], version)
 
 
-def said(stderr: str, status: int, way: str) -> str:
+def failure_text(stderr: str, status: int, way: str) -> str:
     """What ``way`` (or the host's shell) said, as one line."""
     lines = [line.strip() for line in stderr.splitlines() if line.strip()]
     return shorten(" ".join(lines), 500) if lines else f"{way} exited with status {status}"

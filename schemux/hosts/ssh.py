@@ -210,7 +210,7 @@ class SshHost(remote_side.RemoteHost):
         except OSError as error:
             raise ServerUnavailable(f"ssh cannot be run: {error}") from None
         if done.returncode != 0 or not self._master_answers():
-            said = remote_side.said(done.stderr, done.returncode, "ssh")
+            said = remote_side.failure_text(done.stderr, done.returncode, "ssh")
             raise ServerUnavailable(
                 f"ssh to {self.describe()} failed: {said}",
                 suggestion="check that `ssh "
@@ -237,7 +237,7 @@ class SshHost(remote_side.RemoteHost):
         if done.returncode == 255:
             raise ServerUnavailable(
                 f"ssh to {self.describe()} failed: "
-                + remote_side.said(done.stderr, done.returncode, "ssh")
+                + remote_side.failure_text(done.stderr, done.returncode, "ssh")
             )
         probed = remote_side.read_probe(
             done.stdout.splitlines(), done.stderr, done.returncode, self.describe(), "ssh"

@@ -94,7 +94,7 @@ async def run_in_shell(
     check_command(command, suppress_history)
     started = time.monotonic()
     facts = shell_facts(server)  # read where the server runs (schemux.shell.facts)
-    settling = server.kept(PaneSettling)
+    settling = server.shared(PaneSettling)
     await settling.until_ours_ended(pane)
     async with settling.occupying(server, pane) as claim:
         # the claim is taken by the first command list sent with it: the hooks' reading
@@ -172,7 +172,7 @@ async def _run_typed(
     timeout: float,
 ) -> Finished:
     wrapper = typist.wrapper
-    settle = server.kept(PaneSettling).settle
+    settle = server.shared(PaneSettling).settle
     # the claim, when no earlier list took it, between reading the prompt and the arming
     typing = asyncio.ensure_future(claim.run(*typist.prompt_reading(), then=typist.keys(command)))
     try:
@@ -301,7 +301,7 @@ async def _finish(
                 server, report.end, (THEN, *wrapper.release, *claim.releasing()), report.exit_status
             )
             claim.released = True
-            server.kept(PaneSettling).mark_settling(pane.pane_id)
+            server.shared(PaneSettling).mark_settling(pane.pane_id)
         except SchemuxError:  # the pane went with its shell: only the hold flag is left
             await drop_hold_flag(server, wrapper)
             raise

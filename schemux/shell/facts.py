@@ -86,7 +86,7 @@ class LocalShellFacts:
         await shell_panes.until_shell_has_terminal(shell_pid, within)
 
     async def until_line_editor_reads(self, shell_pid: int, within: float) -> None:
-        without_editor = self.server.kept(shell_panes.ShellsWithoutEditor)
+        without_editor = self.server.shared(shell_panes.ShellsWithoutEditor)
         await shell_panes.until_line_editor_reads(shell_pid, without_editor, within)
 
     async def echo_on(self, tty: str) -> bool:
@@ -304,7 +304,7 @@ class RemoteShellFacts:
         if facts is None or not facts.tty.startswith("/"):
             return
         key = (shell_pid, facts.tty)
-        without_editor = self.server.kept(shell_panes.ShellsWithoutEditor)
+        without_editor = self.server.shared(shell_panes.ShellsWithoutEditor)
         if facts.name not in shell_panes.EDITOR_SHELLS or key in without_editor:
             return
         loop = asyncio.get_running_loop()

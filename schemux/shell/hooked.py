@@ -56,7 +56,7 @@ class HookedCall:
         self.pane = pane
         self.shell = shell
         # OSError when the armed file's directory is not ours alone: the wrapper, then
-        self.channel = server.kept(HookChannels).channel(shell.armed)
+        self.channel = server.shared(HookChannels).channel(shell.armed)
         self.start: CommandStart | None = None
         self.status: int | None = None
         self._ended = ""  # the hooks' line that told the command's end
@@ -147,7 +147,7 @@ class HookedCall:
         finally:
             self.channel.disarm()
             self.channel.answer(self._ended)
-            self.server.kept(PaneSettling).mark_settling(self.pane.pane_id)
+            self.server.shared(PaneSettling).mark_settling(self.pane.pane_id)
 
     async def _output(self) -> Located:
         pane = self.pane.pane_id
@@ -220,7 +220,7 @@ async def run_hooked(
     """Type ``command`` into the idle hooked shell and wait up to ``timeout`` seconds.
 
     Cancelled, the call interrupts the command (C-c) and leaves nothing behind."""
-    settle = server.kept(PaneSettling).settle
+    settle = server.shared(PaneSettling).settle
     pane_id = call.pane.pane_id
     started = time.monotonic()
     try:

@@ -174,8 +174,8 @@ EDITOR_SHELLS = frozenset({"bash", "zsh", "ksh", "ksh93", "mksh", "oksh", "loksh
 
 class ShellsWithoutEditor(set[tuple[int, str]]):
     """The shells of one tmux server's panes, as (pid, terminal path), whose line editor
-    never came (editing is off): not waited for again. Kept by the server's
-    ``TmuxServer`` (``server.kept(ShellsWithoutEditor)``): its pids are its host's."""
+    never came (editing is off): not waited for again. Shared by the server's
+    ``TmuxServer`` (``server.shared(ShellsWithoutEditor)``): its pids are its host's."""
 
 
 async def until_line_editor_reads(

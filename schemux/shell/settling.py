@@ -45,7 +45,7 @@ IN_FLIGHT_GRACE_SECONDS = 2.0  # a loaded machine was seen to need more than 0.5
 
 class PaneSettling:
     """Which panes of one tmux server have a call of ours in flight or settling: kept by
-    the server's ``TmuxServer`` (``server.kept(PaneSettling)``), so it lives as long as
+    the server's ``TmuxServer`` (``server.shared(PaneSettling)``), so it lives as long as
     the server does and is never another context's."""
 
     def __init__(self) -> None:

@@ -53,7 +53,7 @@ from schemux.versions import (
 )
 
 logger = logging.getLogger("schemux")
-Kept = TypeVar("Kept")
+Shared = TypeVar("Shared")
 
 
 @runtime_checkable
@@ -166,7 +166,7 @@ class TmuxServer:
         self._learned = learned
         # the host's connection the control clients were started on (``Host.connection``)
         self._clients_connection: int | None = None
-        self._kept: dict[type, object] = {}
+        self._shared: dict[type, object] = {}
         # for the shell facts of a host whose pids are not this machine's
         # (``schemux.shell.facts``): the server's pid and start time as tmux last said
         # them, and whether the host's helper sees the server's pids (when it does not,
@@ -174,14 +174,14 @@ class TmuxServer:
         self.reported_pid: tuple[int, int] | None = None
         self.helper_sees_pids: bool = True
 
-    def kept(self, kind: type[Kept]) -> Kept:
+    def shared(self, kind: type[Shared]) -> Shared:
         """The one ``kind()`` this object keeps for the layers above it, made at its first
         use: what lives as long as the server does (which panes have a call of ours in
         flight, say), so that two contexts, each with its own TmuxServer, share none of
         it, and this module need not know what it is."""
-        found = self._kept.get(kind)
+        found = self._shared.get(kind)
         if not isinstance(found, kind):
-            found = self._kept[kind] = kind()
+            found = self._shared[kind] = kind()
         return found
 
     def describe(self) -> str:
@@ -262,7 +262,7 @@ class TmuxServer:
         """End the control client (the next command starts a new one), and close what
         the layers above keep that holds resources (``ClosedWithServer``)."""
         await self.engine.close()
-        for kept in self._kept.values():
+        for kept in self._shared.values():
             if isinstance(kept, ClosedWithServer):
                 kept.close()
 
