@@ -15,8 +15,9 @@ from hypothesis import HealthCheck, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 from mcp import Client, StdioServerParameters
 
-from schemux.config import ProgramLimits, SshTarget
+from schemux.config import ProgramLimits
 from schemux.domain.context import ToolContext
+from schemux.host_settings import SshTarget
 from tests.contexts import Contexts, client_of
 from tests.leftovers import (
     busy_threads,

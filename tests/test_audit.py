@@ -43,12 +43,12 @@ from schemux.config import (
     ENV_NO_AUDIT,
     AuditSettings,
     Settings,
-    SshTarget,
     audit_settings,
 )
 from schemux.domain.context import ToolContext
 from schemux.errors import ConfigError
 from schemux.generated.bindings import BINDINGS
+from schemux.host_settings import SshTarget
 from schemux.serving.binding import ToolBinding
 from schemux.serving.server import build_server
 from tests.conftest import STDIO_WAIT_CEILING, stdio_parameters

@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from schemux.config import SshTarget
 from schemux.errors import UnsendableArgument
+from schemux.host_settings import SshTarget
 from schemux.hosts import Host
 from schemux.names import OWNED_SESSION, socket_directory, socket_name_problem
 from schemux.tmux.command import THEN, command_line

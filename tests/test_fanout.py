@@ -23,8 +23,9 @@ import pytest
 from mcp import Client
 
 from schemux.audit.reader import line
-from schemux.config import ENV_HOST, AuditSettings, ExecTarget, FleetSettings, NamedHost, SshTarget
+from schemux.config import ENV_HOST, AuditSettings
 from schemux.domain.context import ToolContext
+from schemux.host_settings import ExecTarget, FleetSettings, NamedHost, SshTarget
 from tests.conftest import stdio_parameters
 from tests.contexts import Contexts, client_of
 from tests.process_table import processes

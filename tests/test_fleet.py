@@ -37,21 +37,14 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ResourceUpdated
 
-from schemux.config import (
-    AuditSettings,
-    ExecTarget,
-    FleetSettings,
-    HostTarget,
-    NamedHost,
-    Settings,
-    SshTarget,
-)
+from schemux.config import AuditSettings, Settings
 from schemux.domain.context import ToolContext
 from schemux.domain.fleet import Fleet
 from schemux.domain.resource_uris import pane_uri, program_uri, template
 from schemux.errors import SchemuxError, ServerUnavailable
 from schemux.generated.bindings import BINDINGS
 from schemux.generated.tool_facts import SEVERAL_HOSTS_TOOLS
+from schemux.host_settings import ExecTarget, FleetSettings, HostTarget, NamedHost, SshTarget
 from schemux.hosts import Host
 from schemux.hosts.exec_prefix import START_SECONDS
 from schemux.hosts.local import LocalHost

@@ -9,16 +9,9 @@ from pathlib import Path
 import pytest
 
 from schemux.cli.start_notice import same_server_lines
-from schemux.config import (
-    ExecTarget,
-    FleetSettings,
-    NamedHost,
-    Settings,
-    SshTarget,
-    parse_host_option,
-    settings_from,
-)
+from schemux.config import Settings, settings_from
 from schemux.errors import ConfigError
+from schemux.host_settings import ExecTarget, FleetSettings, NamedHost, SshTarget, parse_host_option
 
 HOSTILE_NAMES = [
     "", "Web", "-L", "web;rm", "web 1", "web\n1", "../etc", "web/1", "a" * 64, "_web",

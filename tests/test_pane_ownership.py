@@ -20,9 +20,9 @@ import mcp_types as types
 import pytest
 from mcp import Client
 
-from schemux.config import FleetSettings, NamedHost, SshTarget
 from schemux.domain.context import ToolContext
 from schemux.hooks import PENDING, integrated_command
+from schemux.host_settings import FleetSettings, NamedHost, SshTarget
 from schemux.panes.claims import BUSY_OPTION, unclaiming
 from schemux.shell.abandoned import reap_abandoned
 from schemux.system.processes import Owner, machine_tag, read_start_ticks, this_process

@@ -21,9 +21,10 @@ import anyio
 import pytest
 from mcp import Client
 
-from schemux.config import ProgramLimits, Settings, SshTarget
+from schemux.config import ProgramLimits, Settings
 from schemux.domain.context import ToolContext
 from schemux.generated.bindings import BINDINGS
+from schemux.host_settings import SshTarget
 from schemux.hosts.programs.gate import MARKER_PREFIX, report_token, scan
 from schemux.hosts.programs.gate_process import TABLE_BYTES
 from schemux.programs import output as output_module

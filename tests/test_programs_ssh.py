@@ -21,9 +21,10 @@ import anyio
 import pytest
 from mcp import Client
 
-from schemux.config import ProgramLimits, Settings, SshTarget
+from schemux.config import ProgramLimits, Settings
 from schemux.domain.context import ToolContext
 from schemux.generated.bindings import BINDINGS
+from schemux.host_settings import SshTarget
 from schemux.hosts.programs.remote import RemotePrograms
 from schemux.programs.store import GATE_GRACE_SECONDS
 from schemux.serving.server import build_server

@@ -10,9 +10,10 @@ from pathlib import Path
 import anyio
 import pytest
 
-from schemux.config import Settings, SshTarget
+from schemux.config import Settings
 from schemux.domain.context import ToolContext
 from schemux.errors import SchemuxError
+from schemux.host_settings import SshTarget
 from schemux.shell.facts import _ECHO_SCRIPT, RemoteShellFacts, Snapshot
 from tests.support import new_pane, pane_format, tmux, wait_until
 

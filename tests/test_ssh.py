@@ -23,10 +23,11 @@ import anyio
 import pytest
 from mcp import Client
 
-from schemux.config import Settings, SshTarget, settings_from
+from schemux.config import Settings, settings_from
 from schemux.domain.context import ToolContext
 from schemux.errors import ConfigError, ServerUnavailable
 from schemux.generated.bindings import BINDINGS
+from schemux.host_settings import SshTarget
 from schemux.hosts.ssh import START_SECONDS, SshHost
 from schemux.serving.server import build_server
 from schemux.system.processes import machine_tag, this_process

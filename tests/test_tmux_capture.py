@@ -13,9 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from schemux.config import Settings, SshTarget
+from schemux.config import Settings
 from schemux.domain.context import ToolContext
 from schemux.generated.bindings import BINDINGS
+from schemux.host_settings import SshTarget
 from schemux.names import OWNED_SESSION
 from schemux.panes.identity import peer_pidfd_problem
 from schemux.serving.server import call_bound_tool

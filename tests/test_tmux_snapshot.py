@@ -6,9 +6,10 @@ from typing import Any
 
 import pytest
 
-from schemux.config import Settings, SshTarget
+from schemux.config import Settings
 from schemux.domain.context import ToolContext
 from schemux.generated.bindings import BINDINGS
+from schemux.host_settings import SshTarget
 from schemux.serving.server import call_bound_tool
 from tests.contexts import Contexts
 from tests.support import new_pane, pane_format, private_tmux_server, tmux, wait_until

@@ -33,7 +33,6 @@ from schemux.config import (
     ENV_TRACKING_BACKEND,
     AuditSettings,
     GateSetting,
-    NamedHost,
     Settings,
     TrackingSetting,
     settings_from,
@@ -46,6 +45,7 @@ from schemux.errors import (
     preview,
     shorten,
 )
+from schemux.host_settings import NamedHost
 from schemux.hosts import Host
 from schemux.hosts.kinds import host_for
 from schemux.hosts.local import LOCAL, check_tmux, tmux_binary

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from schemux import config, logs
+from schemux import config, host_settings, logs
 from schemux.audit import log as audit
 from schemux.config import DEFAULT_AGENT_SESSION, DEFAULT_AGENT_SIZE, SCHEMA_MODES, ProgramLimits
 from schemux.http import config as http_config
@@ -41,18 +41,20 @@ VARIABLES: tuple[Variable, ...] = (
         "hosts by name, NAME=DEST, NAME=local or NAME=exec:PREFIX, one a line or ';'-separated "
         "(--host)",
     ),
-    Variable(config.ENV_HOSTS, "unset", "a TOML file of hosts by name (--hosts)"),
+    Variable(host_settings.ENV_HOSTS, "unset", "a TOML file of hosts by name (--hosts)"),
     Variable(
-        config.ENV_DEFAULT_HOST, "the first", "the host of a call naming none (--default-host)"
+        host_settings.ENV_DEFAULT_HOST,
+        "the first",
+        "the host of a call naming none (--default-host)",
     ),
     Variable(
         config.ENV_MAX_CONNECTING,
-        f"{config.DEFAULT_MAX_CONNECTING}",
+        f"{host_settings.DEFAULT_MAX_CONNECTING}",
         "at most this many hosts connecting at once (--max-connecting)",
     ),
     Variable(
-        config.ENV_HOST_IDLE,
-        f"{config.DEFAULT_HOST_IDLE_SECONDS:g}",
+        host_settings.ENV_HOST_IDLE,
+        f"{host_settings.DEFAULT_HOST_IDLE_SECONDS:g}",
         "seconds a host goes unused before its connection is closed (reopened on use)",
     ),
     Variable(

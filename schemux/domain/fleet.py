@@ -20,8 +20,9 @@ from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from contextvars import ContextVar
 
-from schemux.config import AgentSession, HostTarget, NamedHost, Settings
+from schemux.config import AgentSession, Settings
 from schemux.errors import SchemuxError, ServerUnavailable, preview, shorten
+from schemux.host_settings import HostTarget, NamedHost
 from schemux.hosts import Host
 from schemux.hosts.kinds import host_for
 from schemux.programs.store import ProgramStore

@@ -11,7 +11,7 @@ This package's ``__init__`` imports only the protocol and the settings: the tmux
 imports it, and the kinds import the program hosts they make.
 """
 
-from schemux.config import ExecTarget, HostTarget, SshTarget
+from schemux.host_settings import ExecTarget, HostTarget, SshTarget
 from schemux.hosts.protocol import Host
 
 __all__ = ("ExecTarget", "Host", "HostTarget", "SshTarget")

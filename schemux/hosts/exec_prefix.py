@@ -29,8 +29,8 @@ import threading
 from collections.abc import Mapping
 from concurrent.futures import Executor
 
-from schemux.config import ExecTarget
 from schemux.errors import ServerUnavailable, preview
+from schemux.host_settings import ExecTarget
 from schemux.hosts import remote_side
 from schemux.hosts.connecting import Connecting
 from schemux.system.tethered import tethered

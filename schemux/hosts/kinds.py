@@ -3,7 +3,7 @@ settings are given (owned by the caller, who closes it)."""
 
 from __future__ import annotations
 
-from schemux.config import ExecTarget, HostTarget, SshTarget
+from schemux.host_settings import ExecTarget, HostTarget, SshTarget
 from schemux.hosts.exec_prefix import ExecHost
 from schemux.hosts.local import LOCAL
 from schemux.hosts.protocol import Host

@@ -31,8 +31,8 @@ import threading
 from concurrent.futures import Executor
 from pathlib import Path
 
-from schemux.config import SshTarget
 from schemux.errors import ServerUnavailable, preview
+from schemux.host_settings import SshTarget
 from schemux.hosts import remote_side
 from schemux.hosts.connecting import Connecting
 from schemux.hosts.protocol import run_briefly
