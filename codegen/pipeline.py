@@ -35,6 +35,7 @@ from codegen.tmux_fields import libtmux_fields
 from codegen.tool_docs import TOOLS_DOC, tools_doc
 from codegen.upstream_readme import upstream_readme
 
+
 @dataclass(frozen=True)
 class Plan:
     # Path relative to the root -> its wanted text, or None when it should not exist.

@@ -133,4 +133,3 @@ def test_a_missing_file_or_heading_is_found(tmp_path: Path) -> None:
         "other.md#nowhere",
         "#twice",
     ]
-
