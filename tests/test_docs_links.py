@@ -27,7 +27,8 @@ README_MOST_LINES = 350
 FENCE = re.compile(r"^(```|~~~).*?^\1\s*$", re.MULTILINE | re.DOTALL)
 CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.DOTALL)
 HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
-LINK = re.compile(r"\[[^\]]*\]\(<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\)")
+LINK = re.compile(r"\[[^\]]*\]\(([^)]*)\)")
+TITLE = re.compile(r"\s+\"[^\"]*\"$")
 HTML_ANCHOR = re.compile(r"""<a\s+(?:id|name)=["']([^"']+)["']""")
 EXTERNAL = re.compile(r"^[a-z][a-z0-9+.-]*:", re.IGNORECASE)
 
@@ -72,7 +73,11 @@ def broken(path: Path, root: Path = ROOT) -> list[str]:
     """Each relative link of ``path`` whose file or anchor is not there, saying which
     (files named relative to ``root``)."""
     problems = []
-    for target in links(path):
+    for written in links(path):
+        target = TITLE.sub("", written.strip()).removeprefix("<").removesuffix(">")
+        if not target or any(character.isspace() for character in target):
+            problems.append(f"{written!r}: not a link target (a line break or space in it?)")
+            continue
         if EXTERNAL.match(target):
             continue
         file_part, _, anchor = target.partition("#")
@@ -124,7 +129,7 @@ def test_a_missing_file_or_heading_is_found(tmp_path: Path) -> None:
     page.write_text(
         "# Page\n\n"
         "[ok](other.md#a-code-heading) [ok](other.md#twice-1) [ok](#page) [web](https://x.org)\n"
-        "[gone](missing.md) [bad](other.md#nowhere) [bad](#twice)\n"
+        "[gone](missing.md) [bad](other.md#nowhere) [bad](#twice) [split](#a-\ncode)\n"
         "```sh\n# not a heading\n[in a block](missing-too.md)\n```\n"
         "`[in a span](missing-three.md)`\n"
     )
@@ -132,4 +137,5 @@ def test_a_missing_file_or_heading_is_found(tmp_path: Path) -> None:
         "missing.md",
         "other.md#nowhere",
         "#twice",
+        "'#a-\\ncode'",
     ]
