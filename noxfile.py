@@ -25,7 +25,7 @@ DISTRIBUTION_PYTHON = "/usr/bin/python3"
 
 def session_python() -> str:
     """The Python every session runs on: the distribution's python3 when it is the release
-    that runs nox (the README's python3), else that one.
+    that runs nox (the python3 of the README's test command), else that one.
 
     The distribution's is the Python Debian's users run schemux on (the launcher makes
     its venv with it), and it is not always the same as a newer build of that release:
@@ -56,8 +56,8 @@ def install_project(session: nox.Session, *groups: str) -> None:
 
 @nox.session(python=PYTHON)
 def codegen(session: nox.Session) -> None:
-    """Fail when schemas/tools, generated/, the README tool table or docs/tools.md drift from
-    the schemas."""
+    """Fail when schemas/tools, generated/, the docs' generated sections or docs/tools.md
+    drift from the schemas."""
     session.install(*nox.project.dependency_groups(PYPROJECT, "codegen"))
     session.run("python", "-m", "codegen", "--check")
 
@@ -84,7 +84,7 @@ def typecheck(session: nox.Session) -> None:
 
 
 # The whole suite runs in test workers (pytest-xdist), each taking the next test as it
-# frees: the suite mostly waits for shells and tmux, so six keep two cores busy (README:
+# frees: the suite mostly waits for shells and tmux, so six keep two cores busy (CONTRIBUTING.md:
 # the suite's time). A failed test fails the run: only a test marked with the external
 # cause it waits on (``flaky_external``, tests/conftest.py) runs again, and the summary
 # counts and names every rerun with its cause.

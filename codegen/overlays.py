@@ -142,7 +142,7 @@ def overlay_problems(
     """Every served tool has an overlay; every overlay's tool, pointers and names exist."""
     problems = [
         f"{name} is served (handlers/{name}.py) but has no overlay: write "
-        f"{OVERLAYS_DIR}/{name}.toml (README, 'Maintaining the contracts')"
+        f"{OVERLAYS_DIR}/{name}.toml (CONTRIBUTING.md, 'Overlays')"
         for name in served
         if name not in overlays.by_tool
     ]

@@ -23,6 +23,7 @@ from codegen.projection import Projection, project
 from codegen.provider_rules import lint_openai_strict, lint_tool
 from codegen.readme import (
     PROJECTIONS_SECTION,
+    SECTION_FILES,
     TOOLS_SECTION,
     projections_list,
     tools_table,
@@ -33,8 +34,6 @@ from codegen.strict_projection import StrictProjection, strict_projection
 from codegen.tmux_fields import libtmux_fields
 from codegen.tool_docs import TOOLS_DOC, tools_doc
 from codegen.upstream_readme import upstream_readme
-
-README = Path("README.md")
 
 
 @dataclass(frozen=True)
@@ -53,7 +52,8 @@ class Plan:
 
 
 def make_plan(root: Path) -> Plan:
-    """Import, project, lint, generate and lay out the README sections, all in memory.
+    """Import, project, lint, generate and lay out the docs' generated sections, all in
+    memory.
 
     Raises :class:`codegen.importer.ImportFailed` when the import cannot go on, or when
     a document as it would be served breaks a provider rule (naming tool and rule).
@@ -85,19 +85,17 @@ def make_plan(root: Path) -> Plan:
         # generated/ is codegen's alone: whatever it would not write now is stale.
         if path.suffix in (".py", ".json"):
             files.setdefault(path.relative_to(root), None)
-    readme_path = root / README
-    if readme_path.is_file():
-        original = readme_path.read_text(encoding="utf-8")
-        notes = {name: projection.notes for name, projection in projections.items()}
-        families = {name: overlay.family for name, overlay in overlays.by_tool.items()}
-        readme = original
-        for section, text in (
-            (TOOLS_SECTION, tools_table(told, served, families)),
-            (PROJECTIONS_SECTION, projections_list(notes)),
-        ):
-            readme = with_section(readme, section, text) or readme
-        if readme != original:
-            files[README] = readme
+    notes = {name: projection.notes for name, projection in projections.items()}
+    families = {name: overlay.family for name, overlay in overlays.by_tool.items()}
+    files.update(
+        _sections(
+            root,
+            {
+                TOOLS_SECTION: tools_table(told, served, families),
+                PROJECTIONS_SECTION: projections_list(notes),
+            },
+        )
+    )
     previous_contracts, previous_entries = served_documents(root), served_entries(root)
     return Plan(
         files=files,
@@ -110,6 +108,23 @@ def make_plan(root: Path) -> Plan:
         },
         overlay_changes=_overlay_changes(documents, told, previous_contracts, previous_entries),
     )
+
+
+def _sections(root: Path, texts: Mapping[str, str]) -> dict[Path, str]:
+    """Each docs file whose generated sections (``SECTION_FILES``) are not ``texts``, with
+    them put in. A file that is missing, or lacks a section's markers, is left alone."""
+    changed = {}
+    for path in sorted(set(SECTION_FILES.values())):
+        if not (root / path).is_file():
+            continue
+        original = (root / path).read_text(encoding="utf-8")
+        document = original
+        for section, text in texts.items():
+            if SECTION_FILES[section] == path:
+                document = with_section(document, section, text) or document
+        if document != original:
+            changed[path] = document
+    return changed
 
 
 def _overlay_changes(

@@ -1,16 +1,24 @@
-"""README.md's generated sections: the table of tools and the list of projections.
+"""The docs' generated sections: the README's table of tools, and the list of
+projections in docs/protocol.md.
 
-Each lives between ``<!-- NAME:begin -->`` and ``<!-- NAME:end -->``.
+Each lives between ``<!-- NAME:begin -->`` and ``<!-- NAME:end -->`` in its file; the
+text around it is written by hand.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 TOOLS_SECTION = "tools"
 PROJECTIONS_SECTION = "projections"
+# Which file holds each section, relative to the repository's root.
+SECTION_FILES = {
+    TOOLS_SECTION: Path("README.md"),
+    PROJECTIONS_SECTION: Path("docs/protocol.md"),
+}
 
 _FIRST_SENTENCE = re.compile(r"(.+?[.!?])(?:\s|$)", re.DOTALL)
 
@@ -48,14 +56,14 @@ def projections_list(notes: Mapping[str, tuple[str, ...]]) -> str:
     return "".join(f"- `{name}`: {'; '.join(notes[name])}.\n" for name in sorted(notes))
 
 
-def with_section(readme: str, section: str, text: str) -> str | None:
-    """``readme`` with ``text`` between the section's markers; None when it lacks them."""
+def with_section(document: str, section: str, text: str) -> str | None:
+    """``document`` with ``text`` between the section's markers; None when it lacks them."""
     begin_marker, end_marker = f"<!-- {section}:begin -->", f"<!-- {section}:end -->"
-    begin = readme.find(begin_marker)
-    end = readme.find(end_marker, begin + len(begin_marker)) if begin != -1 else -1
+    begin = document.find(begin_marker)
+    end = document.find(end_marker, begin + len(begin_marker)) if begin != -1 else -1
     if begin == -1 or end == -1:
         return None
-    return f"{readme[: begin + len(begin_marker)]}\n{text}{readme[end:]}"
+    return f"{document[: begin + len(begin_marker)]}\n{text}{document[end:]}"
 
 
 def summary(document: Mapping[str, Any]) -> str:

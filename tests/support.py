@@ -383,7 +383,7 @@ def armed_by_a_killed_owner(armed: Path) -> None:
 
 # terminal queries a command's output can hold (a `cat` of a log, curl, a program probing
 # its terminal): tmux answers each on the pane's input, after the command has ended. Not
-# the status query (ESC [ 5 n), which the barrier asks itself (README, Known gaps)
+# the status query (ESC [ 5 n), which the barrier asks itself (docs/shells.md, Known gaps)
 TERMINAL_QUERIES = {
     "cursor-position": r"\033[6n",
     "device-attributes": r"\033[c",

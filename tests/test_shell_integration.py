@@ -380,7 +380,7 @@ async def test_exit_ends_the_shell_and_the_call_reports_its_status(
 
 # what a shell echoes as it takes the line in; in fish, five times taller than the pane
 # (80x20), above whose output fish leaves the screen blank, through tmux's history drops;
-# a line of 20,000 is not exact yet in fish (README, Known gaps)
+# a line of 20,000 is not exact yet in fish (docs/shells.md, Known gaps)
 PADDING = {"bash": 20000, "zsh": 20000, "fish": 8000}
 
 

@@ -234,10 +234,10 @@ class ShellUnderTest:
 
     def fallback_shows_its_wrapper(self) -> None:
         """The typed wrapper is seen in a pane without hooks, by design (issue 16, item
-        2: the fallback is the wrapper as today; README, Shells): the checks of a pane
+        2: the fallback is the wrapper as today; docs/shells.md): the checks of a pane
         free of schemux text are the hooked panes'."""
         if not self.hooked:
-            pytest.skip("a pane without hooks shows the typed wrapper (README, Shells)")
+            pytest.skip("a pane without hooks shows the typed wrapper (docs/shells.md)")
 
     @property
     def client(self) -> Client:

@@ -57,7 +57,7 @@ def test_a_served_tool_without_an_overlay_stops_codegen_saying_what_to_write(
         make_plan(repo)
     assert stopped.value.problems == [
         "send_keys is served (handlers/send_keys.py) but has no overlay: write "
-        "schemas/overlays/send_keys.toml (README, 'Maintaining the contracts')"
+        "schemas/overlays/send_keys.toml (CONTRIBUTING.md, 'Overlays')"
     ]
 
 

@@ -54,21 +54,31 @@ def test_a_run_reports_every_projection_as_new_when_none_was_generated(
     ) in completed.stdout.splitlines()
 
 
-def test_check_covers_projections_and_their_readme_section(
+def test_check_covers_projections_and_their_docs_section(
     repo: Path, codegen_cli: CodegenCli
 ) -> None:
     serving = repo / "generated" / "serving.json"
     serving.write_text(serving.read_text("utf-8").replace("one of 2 forms", "one of 3"), "utf-8")
-    readme = repo / "README.md"
-    readme.write_text(readme.read_text("utf-8").replace("- `tmux_capture`:", "- `x`:"), "utf-8")
+    protocol = repo / "docs" / "protocol.md"
+    protocol.write_text(protocol.read_text("utf-8").replace("- `tmux_capture`:", "- `x`:"), "utf-8")
 
     completed = codegen_cli(repo, "--check")
 
     assert completed.returncode == 1
     assert completed.stderr.splitlines() == [
-        "would change: README.md",
+        "would change: docs/protocol.md",
         "would change: generated/serving.json",
     ]
+
+
+def test_the_projections_section_lists_each_projected_tool(repo_root: Path) -> None:
+    protocol = (repo_root / "docs" / "protocol.md").read_text("utf-8")
+    section = protocol.split("<!-- projections:begin -->\n")[1].split("<!-- projections:end -->")[0]
+
+    assert (
+        "- `tmux_capture`: root oneOf merged (2 forms); $schema dropped; one-variant oneOf "
+        "unwrapped; additionalProperties dropped; const served as a one-value string enum.\n"
+    ) in section
 
 
 def test_a_served_document_that_breaks_a_rule_stops_codegen(
