@@ -169,6 +169,39 @@ async def test_programs_run_there_and_stop(exec_client: Client, user: pwd.struct
     await until(lambda: not _sleeping(user.pw_uid))
 
 
+async def test_programs_default_to_the_targets_home_when_the_inherited_directory_is_not_its(
+    anyio_backend: str,
+    user: pwd.struct_passwd,
+    exec_socket: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A prefix that leaves the directory as it is (``runuser`` does) gives the target
+    schemux's own, here one the user cannot enter (as a checkout under a private
+    directory is): a program given no startDirectory starts in the user's home, as a
+    login's would, not in a directory that means nothing there."""
+    private = tmp_path / "private dir"
+    private.mkdir(mode=0o700)
+    monkeypatch.chdir(private)
+    home = user.pw_dir
+    target = ExecTarget(
+        ("runuser", "-u", user.pw_name, "--", "env", f"TMUX_TMPDIR={home}", f"TMPDIR={home}")
+    )
+    assert there(target, "sh", "-c", "cd . 2>/dev/null || echo cannot") == "cannot\n"
+    context = ToolContext(Settings(socket_name=exec_socket, exec_prefix=target))
+    try:
+        async with Client(build_server(context, BINDINGS)) as client:
+            ran = await call(client, "run_program", argv=["pwd"])
+            assert (ran["output"].splitlines(), ran["exitStatus"]) == ([home], 0)
+            started = await call(client, "start_program", argv=["pwd"])
+            page = await call(
+                client, "read_program", programId=started["programId"], timeoutMs=20_000
+            )
+            assert page["text"].splitlines() == [home]
+    finally:
+        await context.close()
+
+
 def _sleeping(uid: int) -> bool:
     """Whether the user runs ``sleep 300`` (the started program)."""
     for pid in user_processes(uid):
