@@ -54,14 +54,13 @@ def user() -> Iterator[pwd.struct_passwd]:
 
 @pytest.fixture(scope="module")
 def exec_target(user: pwd.struct_passwd) -> ExecTarget:
-    """The user's side, with tmux's sockets and temporary files in its home, where its
-    commands start too, as a login's do: the checkout this test runs from may sit under
-    a directory the user cannot enter (a private one, as a CI runner's may be)."""
+    """The user's side, with tmux's sockets and temporary files in its home. Its commands
+    start in this test's directory, as runuser leaves it: one the user may not be able
+    to enter (a checkout under a private directory, as a CI runner's may be)."""
     home = user.pw_dir
     return ExecTarget(
-        ("runuser", "-u", user.pw_name, "--", "env", "-C", home, f"TMUX_TMPDIR={home}",
-         f"TMPDIR={home}")
-    )  # fmt: skip
+        ("runuser", "-u", user.pw_name, "--", "env", f"TMUX_TMPDIR={home}", f"TMPDIR={home}")
+    )
 
 
 def there(target: ExecTarget, *argv: str) -> str:
