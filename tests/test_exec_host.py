@@ -54,14 +54,13 @@ def user() -> Iterator[pwd.struct_passwd]:
 
 @pytest.fixture(scope="module")
 def exec_target(user: pwd.struct_passwd) -> ExecTarget:
-    """The user's side, with tmux's sockets and temporary files in its home, where its
-    commands start too, as a login's do: the checkout this test runs from may sit under
-    a directory the user cannot enter (a private one, as a CI runner's may be)."""
+    """The user's side, with tmux's sockets and temporary files in its home. Its commands
+    start in this test's directory, as runuser leaves it: one the user may not be able
+    to enter (a checkout under a private directory, as a CI runner's may be)."""
     home = user.pw_dir
     return ExecTarget(
-        ("runuser", "-u", user.pw_name, "--", "env", "-C", home, f"TMUX_TMPDIR={home}",
-         f"TMPDIR={home}")
-    )  # fmt: skip
+        ("runuser", "-u", user.pw_name, "--", "env", f"TMUX_TMPDIR={home}", f"TMPDIR={home}")
+    )
 
 
 def there(target: ExecTarget, *argv: str) -> str:
@@ -167,6 +166,39 @@ async def test_programs_run_there_and_stop(exec_client: Client, user: pwd.struct
     stopped = await call(exec_client, "stop_program", programId=started["programId"])
     assert stopped["outcome"] == "stopped", stopped
     await until(lambda: not _sleeping(user.pw_uid))
+
+
+async def test_programs_default_to_the_targets_home_when_the_inherited_directory_is_not_its(
+    anyio_backend: str,
+    user: pwd.struct_passwd,
+    exec_socket: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A prefix that leaves the directory as it is (``runuser`` does) gives the target
+    schemux's own, here one the user cannot enter (as a checkout under a private
+    directory is): a program given no startDirectory starts in the user's home, as a
+    login's would, not in a directory that means nothing there."""
+    private = tmp_path / "private dir"
+    private.mkdir(mode=0o700)
+    monkeypatch.chdir(private)
+    home = user.pw_dir
+    target = ExecTarget(
+        ("runuser", "-u", user.pw_name, "--", "env", f"TMUX_TMPDIR={home}", f"TMPDIR={home}")
+    )
+    assert there(target, "sh", "-c", "cd . 2>/dev/null || echo cannot") == "cannot\n"
+    context = ToolContext(Settings(socket_name=exec_socket, exec_prefix=target))
+    try:
+        async with Client(build_server(context, BINDINGS)) as client:
+            ran = await call(client, "run_program", argv=["pwd"])
+            assert (ran["output"].splitlines(), ran["exitStatus"]) == ([home], 0)
+            started = await call(client, "start_program", argv=["pwd"])
+            page = await call(
+                client, "read_program", programId=started["programId"], timeoutMs=20_000
+            )
+            assert page["text"].splitlines() == [home]
+    finally:
+        await context.close()
 
 
 def _sleeping(uid: int) -> bool:

@@ -127,12 +127,16 @@ def unsanitized(name: str, version: tuple[int, int]) -> str:
     return raw.decode("utf-8", "surrogateescape")
 
 
+@dataclass(frozen=True, init=False)
 class Query:
     """A format for named fields, each printed encoded, and the parser of its lines."""
 
+    names: tuple[str, ...]
+    format: str
+
     def __init__(self, names: Sequence[str]) -> None:
-        self.names = tuple(names)
-        self.format = SEPARATOR.join(field(name) for name in self.names)
+        object.__setattr__(self, "names", tuple(names))  # frozen: set once, here
+        object.__setattr__(self, "format", SEPARATOR.join(field(name) for name in names))
 
     def values(self, line: str) -> list[str]:
         """The decoded fields of one line, in the order of ``names``."""
@@ -206,13 +210,15 @@ class _RowSpec:
     converters: tuple[Callable[[str], object], ...]
 
 
-_SPECS: dict[type, _RowSpec] = {}
+# the class attribute where ``tmux_row`` keeps a row class's own _RowSpec
+ROW_SPEC = "_tmux_row_spec"
 R = TypeVar("R")
 
 
 @typing.dataclass_transform(frozen_default=True, field_specifiers=(option,))
 def tmux_row(cls: type[R]) -> type[R]:
-    """Make ``cls`` a frozen dataclass read from tmux (see the module's docstring)."""
+    """Make ``cls`` a frozen dataclass read from tmux (see the module's docstring), which
+    holds its query and converters itself, made once here."""
     made = dataclass(frozen=True)(cls)
     hints = typing.get_type_hints(made)
     names, converters = [], []
@@ -221,18 +227,27 @@ def tmux_row(cls: type[R]) -> type[R]:
         check_field(name)
         names.append(name)
         converters.append(_converter(name, hints[item.name]))
-    _SPECS[made] = _RowSpec(Query(names), tuple(converters))
+    setattr(made, ROW_SPEC, _RowSpec(Query(names), tuple(converters)))
     return made
+
+
+def _spec(row: type) -> _RowSpec:
+    """``row``'s own spec: a subclass that is no ``tmux_row`` itself has none, as its
+    fields are not its base's."""
+    spec = vars(row).get(ROW_SPEC)
+    if not isinstance(spec, _RowSpec):
+        raise TypeError(f"{row.__name__} is not a @tmux_row class")
+    return spec
 
 
 def row_format(row: type) -> str:
     """The format that prints one ``row``, as ``-F`` and ``display-message -p`` take it."""
-    return _SPECS[row].query.format
+    return _spec(row).query.format
 
 
 def parse_row(row: type[R], line: str) -> R:
     """One line printed by ``row_format(row)``, as a ``row``."""
-    spec = _SPECS[row]
+    spec = _spec(row)
     values = spec.query.values(line)
     return row(*(convert(value) for convert, value in zip(spec.converters, values, strict=True)))
 
@@ -244,7 +259,7 @@ def parse_rows(row: type[R], lines: Sequence[str]) -> list[R]:
 def printed_nothing(row: type, line: str) -> bool:
     """Whether ``line`` is ``row`` with every field empty: what ``display-message``
     prints for a target that does not exist, rather than fail."""
-    return line == SEPARATOR * (len(_SPECS[row].query.names) - 1)
+    return line == SEPARATOR * (len(_spec(row).query.names) - 1)
 
 
 class Runner(Protocol):

@@ -370,9 +370,12 @@ sub take_frames {
     }
 }
 
-my $home = $ENV{HOME};
-my $cwd = POSIX::getcwd();
-send_frame('ready', $root, (POSIX::uname())[4], $^X, $ENV{PATH}, defined $cwd ? $cwd : $home);
+# programs' default start directory: the one this helper started in, as over ssh (a
+# login's home), unless it cannot be entered here (a prefix such as runuser passes on
+# schemux's own, which may be a directory private to schemux's user): then the home, as
+# a login's would be, or the root
+my ($start) = grep { defined && -d && -x _ } POSIX::getcwd(), $ENV{HOME};
+send_frame('ready', $root, (POSIX::uname())[4], $^X, $ENV{PATH}, $start // '/');
 
 my $input = '';
 while (1) {
