@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 import pytest
 
 import schemux
-from schemux import tmux_format
+from schemux.tmux import format as tmux_format
 
 # Caches of what is the same for every context of the process, whatever the server:
 # pure functions of their arguments, and this process's own identity.
