@@ -7,6 +7,7 @@ not a shell at its prompt, for a login zsh with Debian 13's zsh plugins)."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +20,10 @@ from schemux.context import ToolContext
 from schemux.errors import SchemuxError, ShellBusy, ShellNotStarted
 from schemux.processes import children
 from schemux.shell_commands import shell_once_started
-from schemux.shell_facts import LocalShellFacts, RemoteShellFacts
+from schemux.shell_facts import LocalShellFacts, RemoteShellFacts, ShellFacts
 from schemux.shell_panes import ShellsWithoutEditor, check_shell_command
 from schemux.shell_settling import SETTLE_SECONDS
+from schemux.tmux import TmuxServer
 from tests.support import Pane as TestPane
 from tests.support import (
     call,
@@ -157,7 +159,10 @@ async def test_a_job_of_the_startup_files_is_waited_for(
 
 # the facts of this machine's shells as /proc gives them, and as a remote server's are
 # read (run-shell: a local server's host has no helper)
-FACT_READERS = {"proc": LocalShellFacts, "run-shell": RemoteShellFacts}
+FACT_READERS: dict[str, Callable[[TmuxServer], ShellFacts]] = {
+    "proc": LocalShellFacts,
+    "run-shell": RemoteShellFacts,
+}
 
 
 @pytest.mark.parametrize("reader", FACT_READERS)
