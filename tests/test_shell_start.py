@@ -7,6 +7,7 @@ not a shell at its prompt, for a login zsh with Debian 13's zsh plugins)."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,15 +15,21 @@ import anyio
 import pytest
 from mcp import Client
 
+from schemux.domain.context import ToolContext
 from schemux.errors import SchemuxError, ShellBusy, ShellNotStarted
 from schemux.shell import commands as shell_commands
 from schemux.shell.commands import shell_once_started
-from schemux.shell.idle import check_shell_command
+from schemux.shell.facts import LocalShellFacts, RemoteShellFacts, ShellFacts
+from schemux.shell.idle import ShellsWithoutEditor, check_shell_command
 from schemux.shell.settling import SETTLE_SECONDS
+from schemux.system.processes import children
+from schemux.tmux.server import TmuxServer
 from tests.support import Pane as TestPane
 from tests.support import (
     call,
     call_error,
+    new_pane,
+    pane_format,
     require_tool,
     shell_holds_terminal,
     tmux,
@@ -148,3 +155,41 @@ async def test_a_job_of_the_startup_files_is_waited_for(
         assert anyio.current_time() - started < 1.0
     finally:
         tmux(main_tmux_socket, "kill-session", "-t", f"={name}", check=False)
+
+
+# the facts of this machine's shells as /proc gives them, and as a remote server's are
+# read (run-shell: a local server's host has no helper)
+FACT_READERS: dict[str, Callable[[TmuxServer], ShellFacts]] = {
+    "proc": LocalShellFacts,
+    "run-shell": RemoteShellFacts,
+}
+
+
+@pytest.mark.parametrize("reader", FACT_READERS)
+async def test_a_job_of_the_startup_files_is_no_shell_without_a_line_editor(
+    tool_context: ToolContext, main_tmux_socket: str, tmp_path: Path, reader: str
+) -> None:
+    """A bash whose rc runs a job longer than the wait for its line editor (the rc's job
+    runs in the shell's own process group: job control starts after the rc) holds its
+    terminal asleep in canonical mode, as a shell reading its line without an editor
+    does; it is not remembered as one, or no later call would wait for its line editor
+    (seen: the call after a cancelled one typed while bash still handled the interrupt,
+    its keys echoed twice and the echo taken as output, test_shell_matrix's
+    test_cancellation[own-bash-slow]). A bash without editing is still remembered."""
+    server = tool_context.tmux()
+    facts = FACT_READERS[reader](server)
+    without_editor = server.shared(ShellsWithoutEditor)
+    rc = tmp_path / "rc"
+    rc.write_text("sleep 30\n")
+    slow = new_pane(main_tmux_socket, command=f"bash --rcfile {rc} -i")
+    plain = new_pane(main_tmux_socket, command="bash --norc --noprofile --noediting -i")
+    try:
+        slow_pid, plain_pid = (int(pane_format(pane, "#{pane_pid}")) for pane in (slow, plain))
+        await until(lambda: bool(children(slow_pid)))  # the rc's sleep runs
+        await until(lambda: pane_format(plain, "#{cursor_x}") != "0")  # at its prompt
+        for pid in (slow_pid, plain_pid):
+            await facts.until_line_editor_reads(pid, 0.2)
+        assert {pid for pid, _ in without_editor} == {plain_pid}
+    finally:
+        for pane in (slow, plain):
+            tmux(main_tmux_socket, "kill-session", "-t", f"={pane.session_name}", check=False)

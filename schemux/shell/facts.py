@@ -97,10 +97,12 @@ class LocalShellFacts:
 
 
 # Runs on the server's host (``sh -c``, by run-shell), for process PID (digits): one line,
-# "STATE PGRP TPGID LEADER ICANON ECHO TTY<TAB>NAME", where LEADER tells what leads the
+# "STATE PGRP TPGID LEADER ICANON ECHO JOB TTY<TAB>NAME", where LEADER tells what leads the
 # terminal's foreground group when the shell does not (none, gone: no argv any more,
-# wrapper: a released run_command wrapper's client, other), and ICANON/ECHO are 1, 0 or
-# "-" (read only for a shell with a line editor: the one case they are asked for); "-"
+# wrapper: a released run_command wrapper's client, other), ICANON/ECHO are 1, 0 or
+# "-" (read only for a shell with a line editor: the one case they are asked for), and
+# JOB is 1 when a child of the shell is in its process group
+# (``shell_panes.waits_for_own_job``), else 0; "-"
 # alone when there is no such process. Shell builtins where they serve (the call's cost
 # is the processes it starts). It must print nothing (run-shell would show it in a
 # pane); run-shell expands formats in its command, so "####" is the shell's "##" and no
@@ -110,11 +112,15 @@ p=%(pid)d
 v=-
 if read -r s < /proc/$p/stat; then
   set -- ${s####*) }
-  l=none i=- e=- t=-
-  if [ "$6" -gt 0 ] && [ "$6" != "$3" ]; then
-    c=$(tr '\000' ' ' < /proc/$6/cmdline)
+  a=$1 g=$3 f=$6 l=none i=- e=- t=- j=0 k=
+  if [ "$f" -gt 0 ] && [ "$f" != "$g" ]; then
+    c=$(tr '\000' ' ' < /proc/$f/cmdline)
     case $c in '') l=gone;; *schemux_r_*) l=wrapper;; *) l=other;; esac
   fi
+  read -r k < /proc/$p/task/$p/children
+  for c in $k; do
+    read -r s < /proc/$c/stat && set -- ${s####*) } && [ "$3" = "$g" ] && j=1
+  done
   read -r n < /proc/$p/comm
   case $n in %(editors)s)
     t=$(readlink /proc/$p/fd/0)
@@ -122,7 +128,7 @@ if read -r s < /proc/$p/stat; then
     case $m in *' -icanon '*) i=0;; *' icanon '*) i=1;; esac
     case $m in *' -echo '*) e=0;; *' echo '*) e=1;; esac;;
   esac
-  v=$(printf '%%s %%s %%s %%s %%s %%s %%s\t%%s' "$1" "$3" "$6" "$l" "$i" "$e" "$t" "$n")
+  v=$(printf '%%s %%s %%s %%s %%s %%s %%s %%s\t%%s' "$a" "$g" "$f" "$l" "$i" "$e" "$j" "$t" "$n")
 fi
 /proc/$PPID/exe set-option -s %(option)s "$v"
 ) >/dev/null 2>&1; true"""
@@ -167,21 +173,23 @@ class Snapshot:
     leader: str
     canonical: bool | None
     echo: bool | None
+    own_job: bool  # a child of the shell is in its process group
     tty: str
     name: str
 
     @classmethod
     def parse(cls, value: str) -> Snapshot | None:
         head, tab, name = value.partition("\t")
-        fields = head.split(" ", 6)
-        if not tab or len(fields) != 7:
+        fields = head.split(" ", 7)
+        if not tab or len(fields) != 8:
             return None
         try:
             pgrp, tpgid = int(fields[1]), int(fields[2])
         except ValueError:
             return None
+        canonical, echo, own_job = (_flag(field) for field in fields[4:7])
         return cls(
-            fields[0], pgrp, tpgid, fields[3], _flag(fields[4]), _flag(fields[5]), fields[6], name
+            fields[0], pgrp, tpgid, fields[3], canonical, echo, own_job is True, fields[7], name
         )
 
     @property
@@ -311,7 +319,8 @@ class RemoteShellFacts:
         deadline = loop.time() + within
         while facts is not None and facts.canonical:
             if loop.time() > deadline:
-                if facts.groups is not None and facts.pgrp == facts.tpgid and facts.state == "S":
+                reads = facts.groups is not None and facts.pgrp == facts.tpgid
+                if reads and facts.state == "S" and not facts.own_job:
                     without_editor.add(key)  # as shell_panes says why
                 return
             await asyncio.sleep(POLL_SECONDS)

@@ -12,6 +12,7 @@ import anyio
 from schemux.errors import SchemuxError, ShellBusy, ShellNotStarted
 from schemux.panes.targets import PaneInfo
 from schemux.system.processes import (
+    children,
     command_line,
     process_exit,
     process_name,
@@ -201,12 +202,33 @@ async def until_line_editor_reads(
         if not shell_reads_input(shell_pid):
             return  # a command of the shell's took the terminal: the caller waits for it
         if asyncio.get_running_loop().time() > deadline:
-            if shell_reads_input(shell_pid) and _process_state(shell_pid) == "S":
-                # asleep holding its terminal, in canonical mode: reading its prompt's
-                # line without an editor (editing is off); not waited for again
+            if (
+                shell_reads_input(shell_pid)
+                and _process_state(shell_pid) == "S"
+                and not waits_for_own_job(shell_pid)
+            ):
+                # asleep holding its terminal, in canonical mode, running nothing:
+                # reading its prompt's line without an editor (editing is off); not
+                # waited for again
                 without_editor.add((shell_pid, tty))
             return  # else still busy (a slow prompt command): the caller's checks tell
         await asyncio.sleep(0.0005)
+
+
+def waits_for_own_job(shell_pid: int) -> bool:
+    """Whether a child of the shell is in the shell's own process group: a command it
+    runs without job control, such as its startup files' before job control starts (an
+    rc's ``sleep``, ``conda`` or ``nvm``), which it waits for holding its terminal in
+    canonical mode, asleep, as a shell reading its line without an editor is. (A
+    background job of a shell without job control counts too: such a shell is then
+    waited for at each call, the longer but safe way.)"""
+    group = stat_of(shell_pid)
+    if group is None:
+        return False
+    return any(
+        (child := stat_of(pid)) is not None and child.pgrp == group.pgrp
+        for pid in children(shell_pid)
+    )
 
 
 def _process_state(pid: int) -> str:

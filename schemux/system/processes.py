@@ -87,6 +87,16 @@ def command_line(pid: int) -> bytes | None:
         return None
 
 
+def children(pid: int) -> list[int]:
+    """The pids of the process's children (of its main thread: a shell's); none when it
+    is gone or the kernel does not list them."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children", "rb") as listed:
+            return [int(child) for child in listed.read().split()]
+    except (OSError, ValueError):
+        return []
+
+
 def executable(pid: int) -> str:
     """The path of the process's executable; raises OSError when it cannot be read."""
     return os.readlink(f"/proc/{pid}/exe")

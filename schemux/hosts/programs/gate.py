@@ -29,14 +29,14 @@ from schemux.hosts.programs.gate_process import TABLE_BYTES, TOKEN_BYTES, token_
 
 PERL_GATE = Path(__file__).with_name("program_gate.pl")
 
-# prctl, rt_sigprocmask, rt_sigtimedwait, by platform.machine(): x86_64's own table
-# (asm/unistd_64.h) and asm-generic's (asm-generic/unistd.h: arm64, riscv64); all three
-# have Linux's usual signal numbers, which the Perl gate takes for granted
-PERL_SYSCALLS: Mapping[str, tuple[int, int, int]] = MappingProxyType(
+# prctl, rt_sigprocmask, rt_sigtimedwait, rt_sigaction, by platform.machine(): x86_64's
+# own table (asm/unistd_64.h) and asm-generic's (asm-generic/unistd.h: arm64, riscv64);
+# all three have Linux's usual signal numbers, which the Perl gate takes for granted
+PERL_SYSCALLS: Mapping[str, tuple[int, int, int, int]] = MappingProxyType(
     {
-        "x86_64": (157, 14, 128),
-        "aarch64": (167, 135, 137),
-        "riscv64": (167, 135, 137),
+        "x86_64": (157, 14, 128, 13),
+        "aarch64": (167, 135, 137, 134),
+        "riscv64": (167, 135, 137, 134),
     }
 )
 

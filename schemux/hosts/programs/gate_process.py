@@ -32,6 +32,7 @@ import os
 import signal
 import sys
 import time
+from typing import Any
 
 PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
@@ -40,17 +41,40 @@ TOKEN_BYTES = 8
 TABLE_BYTES = 256 * 2 * TOKEN_BYTES  # 4096, PIPE_BUF: schemux writes it in one atomic write
 WATCHED = frozenset({signal.SIGCHLD, signal.SIGHUP, signal.SIGTERM, signal.SIGUSR1, signal.SIGUSR2})
 SETTLE_SECONDS = 5.0  # at most this long killing a tree that keeps forking
+# rt_sigaction's system call number by os.uname().machine: x86_64's own table and
+# asm-generic's (the last of schemux.hosts.programs.gate's PERL_SYSCALLS)
+RT_SIGACTION = {"x86_64": 13, "aarch64": 134, "riscv64": 134}
+SIGRTMAX = 64  # Linux's last signal on each of those
 
 
-def become_subreaper() -> None:
+def become_subreaper() -> Any:
     """A child subreaper, and not dumpable: a process of the same user (the program) can
-    then neither ptrace the gate nor read its memory, whatever Yama's ptrace_scope."""
+    then neither ptrace the gate nor read its memory, whatever Yama's ptrace_scope. The C
+    library, for ``default_dispositions``."""
     import ctypes  # only here: it is the gate's only import beyond os, signal, sys, time
 
     libc = ctypes.CDLL(None, use_errno=True)
     for option in (PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE):
         if libc.prctl(option, 1 if option == PR_SET_CHILD_SUBREAPER else 0, 0, 0, 0) != 0:
             raise OSError(ctypes.get_errno(), f"prctl({option})")
+    return libc
+
+
+def default_dispositions(libc: Any) -> None:
+    """Every catchable signal at its default disposition, as a fresh shell gives a program:
+    the gate's C-c, what Python ignores for itself, and whatever the gate's own start
+    ignored (nohup: SIGHUP; signals above 31, glibc's own 32 and 33 among them, which
+    glibc's sigaction refuses: set here by the system call itself, where its number is
+    known)."""
+    for signum in signal.valid_signals() - {signal.SIGKILL, signal.SIGSTOP}:
+        signal.signal(signum, signal.SIG_DFL)
+    number = RT_SIGACTION.get(os.uname().machine)
+    if number is None:
+        return
+    default = bytes(32)  # SIG_DFL, no flags, no mask: zeros in every layout of the struct
+    for each in range(1, SIGRTMAX + 1):
+        if each not in (signal.SIGKILL, signal.SIGSTOP):
+            libc.syscall(number, each, default, None, 8)
 
 
 def token_index(status: int, flag: str) -> int:
@@ -186,7 +210,7 @@ class Gate:
 
 def start_child(
     argv: list[str], cwd: str, stdin_path: str, stderr_path: str, environment: dict[str, str],
-    mask: set[int | signal.Signals],
+    mask: set[int | signal.Signals], libc: Any,
 ) -> tuple[int, bool]:  # fmt: skip
     """Fork and exec the program; its pid, and whether it could not be run (the child
     says so on a close-on-exec pipe, after writing the reason where its stderr goes)."""
@@ -197,10 +221,7 @@ def start_child(
         try:
             os.close(failed_r)
             signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-            # the gate's C-c, what Python ignores for itself, and whatever the gate's own
-            # start ignored (nohup: SIGHUP): not the program's
-            for signum in signal.valid_signals() - {signal.SIGKILL, signal.SIGSTOP}:
-                signal.signal(signum, signal.SIG_DFL)
+            default_dispositions(libc)
             # opened, their names go: no other process can open them from now on
             if stdin_path:
                 os.dup2(os.open(stdin_path, os.O_RDONLY), 0)
@@ -245,7 +266,7 @@ def main(args: list[str]) -> int:
     # schemux's signals wait (blocked) until the program runs: a stop before then is
     # carried out as soon as there is something to stop
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, WATCHED)
-    become_subreaper()
+    libc = become_subreaper()
     table = read_table(directory)
     if len(table) != TABLE_BYTES:  # schemux gave this program up before it started
         return 125
@@ -257,7 +278,7 @@ def main(args: list[str]) -> int:
         os.chdir(cwd)  # so that tmux shows the program's directory as the pane's
     except OSError:
         pass
-    child, failed = start_child(argv, cwd, stdin_path, stderr_path, environment, mask)
+    child, failed = start_child(argv, cwd, stdin_path, stderr_path, environment, mask, libc)
     gate = Gate(child, float(grace), table)
     gate.reap()
     gate.report("n" if failed else "x")

@@ -1,13 +1,13 @@
 # The gate, in Perl: what schemux/program_gate.py does, with the same protocol, started in
 # about 2 ms instead of a Python's 10 or more. Run as
 #   perl -X -t -C0 program_gate.pl SYSCALLS DIRECTORY CWD STDIN STDERR GRACE N ENV*N ARGV...
-# SYSCALLS is "PRCTL,RT_SIGPROCMASK,RT_SIGTIMEDWAIT", the system call numbers of the running
-# architecture (schemux's table, schemux.hosts.programs.gate): the gate makes these calls itself,
-# through Perl's syscall, as it loads nothing beyond perl-base (Debian's Essential package;
-# POSIX alone would cost 8 ms, Fcntl and Errno 1 ms each, warnings 2 ms: their few numbers
-# are below). -t: PERL5OPT, PERL5LIB and PERLIO from the environment are ignored (what
-# would taint the gate's own work only warns); -X: no warning ever reaches the terminal;
-# -C0: PERL_UNICODE is ignored too, so every argument is the bytes schemux gave.
+# SYSCALLS is "PRCTL,RT_SIGPROCMASK,RT_SIGTIMEDWAIT,RT_SIGACTION", the system call numbers
+# of the running architecture (schemux's table, schemux.hosts.programs.gate): the gate makes these
+# calls itself, through Perl's syscall, as it loads nothing beyond perl-base (Debian's
+# Essential package; POSIX alone would cost 8 ms, Fcntl and Errno 1 ms each, warnings 2 ms:
+# their few numbers are below). -t: PERL5OPT, PERL5LIB and PERLIO from the environment are
+# ignored (what would taint the gate's own work only warns); -X: no warning ever reaches the
+# terminal; -C0: PERL_UNICODE is ignored too, so every argument is the bytes schemux gave.
 #
 # The gate holds the program until schemux writes a table of random tokens, one per report
 # (exit status 0-255, and "x" run or "n" not run), into a one-shot FIFO; the gate removes
@@ -35,11 +35,13 @@ sub SIGHUP () { 1 }
 sub SIGINT () { 2 }
 sub SIGQUIT () { 3 }
 sub SIGKILL () { 9 }
+sub SIGSTOP () { 19 }
 sub SIGUSR1 () { 10 }
 sub SIGUSR2 () { 12 }
 sub SIGALRM () { 14 }
 sub SIGTERM () { 15 }
 sub SIGCHLD () { 17 }
+sub SIGRTMAX () { 64 }
 sub SIG_BLOCK () { 0 }
 sub SIG_SETMASK () { 2 }
 sub SIGSET_BYTES () { 8 }
@@ -52,7 +54,7 @@ sub SETTLE_SECONDS () { 5 }    # at most this long killing a tree that keeps for
 
 my ($syscalls, $directory, $cwd, $stdin_path, $stderr_path, $grace, $count) = splice @ARGV, 0, 7;
 # numbers, not strings: syscall passes a string as a pointer to it
-my ($SYS_prctl, $SYS_sigprocmask, $SYS_sigtimedwait) = map { 0 + $_ } split /,/, $syscalls;
+my ($SYS_prctl, $SYS_sigprocmask, $SYS_sigtimedwait, $SYS_sigaction) = map { 0 + $_ } split /,/, $syscalls;
 my @assignments = splice @ARGV, 0, 0 + $count;
 my @argv = @ARGV;
 
@@ -121,10 +123,15 @@ sub start_child {
     if ($pid == 0) {
         close $failed_r;
         syscall($SYS_sigprocmask, SIG_SETMASK, $mask, 0, SIGSET_BYTES);
-        # the gate's C-c, and whatever the gate's own start ignored (nohup: SIGHUP): not
-        # the program's
-        for my $name (keys %SIG) {
-            $SIG{$name} = 'DEFAULT' unless $name =~ /^(?:KILL|STOP|ZERO|__\w+__)$/;
+        # every catchable signal at its default disposition, as a fresh shell gives a
+        # program: the gate's C-c, and whatever the gate's own start ignored (nohup:
+        # SIGHUP; signals above 31, glibc's own 32 and 33 among them, which perl's
+        # sigaction cannot set): by the system call itself, SIG_DFL with no flags and no
+        # mask being zeros in every layout of its struct
+        my $default = "\0" x 32;
+        for my $signum (1 .. SIGRTMAX) {
+            syscall($SYS_sigaction, $signum, $default, 0, SIGSET_BYTES)
+              unless $signum == SIGKILL || $signum == SIGSTOP;
         }
         my ($ok, $in, $err) = (1);
         # opened, their names go: no other process can open them from now on

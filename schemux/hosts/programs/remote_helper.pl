@@ -216,6 +216,11 @@ sub shell_facts {
         my $argv = first_line("/proc/$tpgid/cmdline");
         $leader = !defined $argv || $argv eq '' ? 'gone' : $argv =~ /schemux_r_/ ? 'wrapper' : 'other';
     }
+    my $job = 0;    # a child of the shell in its process group
+    for my $child (split ' ', first_line("/proc/$pid/task/$pid/children") // '') {
+        my $child_stat = first_line("/proc/$child/stat");
+        $job = 1 if defined $child_stat && $child_stat =~ /.*\)\s+\S+\s+\S+\s+(\S+)/s && $1 == $pgrp;
+    }
     my $name = first_line("/proc/$pid/comm");
     $name = '' unless defined $name;
     if (grep { $_ eq $name } split /\|/, $editors) {
@@ -223,7 +228,7 @@ sub shell_facts {
         $tty = '' unless defined $tty;
         ($canonical, $echo) = terminal_modes($tty);
     }
-    return "$state $pgrp $tpgid $leader $canonical $echo $tty\t$name";
+    return "$state $pgrp $tpgid $leader $canonical $echo $job $tty\t$name";
 }
 
 my %shell_operations = (
