@@ -15,8 +15,8 @@ from schemux import audit
 from schemux.binding import ToolBinding
 from schemux.context import ToolContext
 from schemux.errors import SchemuxError
-from schemux.generated.tool_facts import SEVERAL_HOSTS_TOOLS
-from schemux.host_addressing import EVERY_HOST_LISTS, HostChoice, addressed, merged, stamped
+from schemux.generated.tool_facts import EVERY_HOST_LISTS, SEVERAL_HOSTS_TOOLS
+from schemux.host_addressing import HostChoice, addressed, merged, stamped
 
 logger = logging.getLogger("schemux")
 
