@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
@@ -53,14 +54,16 @@ if TYPE_CHECKING:
 logger = logging.getLogger("schemux")
 
 # What to give instead of a value a bound refuses, by the bound's keyword
-_WANTED = {
-    "minimum": "give {} or more",
-    "exclusiveMinimum": "give more than {}",
-    "maximum": "give {} or less",
-    "exclusiveMaximum": "give less than {}",
-    "minItems": "give at least {} item{}",
-    "maxItems": "give at most {} item{}",
-}
+_WANTED = MappingProxyType(
+    {
+        "minimum": "give {} or more",
+        "exclusiveMinimum": "give more than {}",
+        "maximum": "give {} or less",
+        "exclusiveMaximum": "give less than {}",
+        "minItems": "give at least {} item{}",
+        "maxItems": "give at most {} item{}",
+    }
+)
 
 
 def describe_violation(error: ValidationError, root: str = "(arguments)") -> str:
