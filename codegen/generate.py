@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -12,7 +12,7 @@ from typing import Any
 from codegen.document_edits import document_edits
 from codegen.formatting import format_json, format_python
 from codegen.models import model_source
-from codegen.overlays import RESOURCE_KINDS, Overlays
+from codegen.overlays import RESOURCE_KINDS, TARGET_KINDS, Overlays, checked
 from codegen.projection import Projection
 from codegen.readme import summary
 from codegen.strict_projection import StrictProjection, strict_projection
@@ -25,6 +25,9 @@ GENERATED_DIR = Path("generated")
 # exact contracts, and what tools/list serves of each tool.
 CONTRACTS = GENERATED_DIR / "contracts.json"
 SERVING = GENERATED_DIR / "serving.json"
+# What validates calls besides each contract: its overlay's checks, as JSON Patch ``add``
+# edits over it (read by schemux.serving.binding.load_bindings; never served).
+CHECKS = GENERATED_DIR / "checks.json"
 HANDLERS_DIR = Path("handlers")
 
 
@@ -112,6 +115,21 @@ def render_generated(
                 )
                 for kind in RESOURCE_KINDS
             },
+            every_host_lists={
+                name: overlay.every_host_list
+                for name, overlay in sorted(overlays.by_tool.items())
+                if overlay.every_host_list is not None
+            },
+            recipes=tuple((recipe.needs, recipe.text) for recipe in overlays.recipes),
+        ),
+        GENERATED_DIR / "argument_facts.py": _render(
+            "argument_facts.py.j2",
+            redacted=_union(overlay.redacted for overlay in overlays.by_tool.values()),
+            targets={
+                kind: _union(overlay.targets.get(kind, ()) for overlay in overlays.by_tool.values())
+                for kind in TARGET_KINDS
+            },
+            host_stamped=_union(overlay.host_stamped for overlay in overlays.by_tool.values()),
         ),
         GENERATED_DIR / "tmux_fields.py": _render(
             "tmux_fields.py.j2",
@@ -129,6 +147,13 @@ def render_generated(
         files[GENERATED_DIR / "models" / f"{name}.py"] = source
     formatted = {path: format_python(root, path, source) for path, source in files.items()}
     formatted[CONTRACTS] = format_json({name: documents[name] for name in names})
+    formatted[CHECKS] = format_json(
+        {
+            name: document_edits(documents[name], checked(documents[name], overlay))
+            for name, overlay in sorted(overlays.by_tool.items())
+            if name in documents and overlay.checks
+        }
+    )
     formatted[SERVING] = format_json(
         {
             name: _serving_entry(
@@ -177,6 +202,11 @@ def _tool_module(document: Mapping[str, Any], models_text: str) -> ToolModule:
         output_class=f"{pascal}Output",
         wraps_result=wraps_result(document["outputSchema"]),
     )
+
+
+def _union(lists: Iterable[Iterable[str]]) -> tuple[str, ...]:
+    """Every name in ``lists``, once each, in name order."""
+    return tuple(sorted({name for names in lists for name in names}))
 
 
 def _render(template: str, **context: Any) -> str:

@@ -7,8 +7,12 @@ served only with the tools it names, and carries schemux's own facts about the t
 family (``--tools``), its use in the server's instructions, the arguments whose text
 never reaches tmux, whether a call may run as a task (``schemux.calls.tasks``), whether it is
 served only while several hosts are configured (``schemux.serving.selection``), the kinds of
-resource it reads (``schemux.serving.resources``). The families,
-in the order the instructions give them, are ``schemas/families.toml``.
+resource it reads (``schemux.serving.resources``), the arguments the audit redacts and reads
+its target from (``schemux.audit.log``), those that carry a host and the list a call on
+every host merges (``schemux.serving.host_addressing``), and the checks its handler needs over
+the contract (``checks``: validated with it, never served). The families, in the order
+the instructions give them, and the recipes the instructions add when their tools are
+served, are ``schemas/families.toml``.
 
 TOML because overlays are prose written by people: multi-line text without escapes, and
 comments. The contract in ``schemas/tools/`` is never changed: it still validates every
@@ -21,18 +25,22 @@ import copy
 import json
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator
-from jsonschema.exceptions import best_match
+from jsonschema.exceptions import SchemaError, best_match
+
+from codegen.dialects import validator_class
+from codegen.schema_walk import child_schemas
 
 OVERLAYS_DIR = Path("schemas/overlays")
 OVERLAY_SCHEMA = Path("schemas/overlay.schema.json")
 FAMILIES_FILE = Path("schemas/families.toml")
 HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
 RESOURCE_KINDS = ("pane", "program")  # what an overlay's resources may name (its schema's)
+TARGET_KINDS = ("pane", "program")  # what an overlay's targets may name (its schema's)
 
 
 @dataclass(frozen=True)
@@ -57,6 +65,11 @@ class Overlay:
     annotations: dict[str, bool]
     why: dict[str, str]
     resources: tuple[str, ...] = ()
+    redacted: tuple[str, ...] = ()
+    targets: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    host_stamped: tuple[str, ...] = ()
+    every_host_list: str | None = None
+    checks: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -66,15 +79,24 @@ class Family:
 
 
 @dataclass(frozen=True)
+class Recipe:
+    """A way to do a common job, given in the instructions when every tool it needs is."""
+
+    needs: tuple[str, ...]
+    text: str
+
+
+@dataclass(frozen=True)
 class Overlays:
     families: tuple[Family, ...]
     by_tool: dict[str, Overlay]
+    recipes: tuple[Recipe, ...] = ()
 
 
 def load_overlays(root: Path) -> tuple[Overlays, list[str]]:
     """Every overlay and the families; the problems found (each naming its file)."""
     problems: list[str] = []
-    families = _families(root, problems)
+    families, recipes = _families(root, problems)
     schema = json.loads((root / OVERLAY_SCHEMA).read_text(encoding="utf-8"))
     validator = Draft202012Validator(schema)
     by_tool: dict[str, Overlay] = {}
@@ -96,22 +118,38 @@ def load_overlays(root: Path) -> tuple[Overlays, list[str]]:
         if data["family"] not in {family.name for family in families}:
             problems.append(f"{relative}: family {data['family']!r} is not in {FAMILIES_FILE}")
         by_tool[path.stem] = _overlay(path.stem, data)
-    return Overlays(families=families, by_tool=by_tool), problems
+    return Overlays(families=families, by_tool=by_tool, recipes=recipes), problems
 
 
-def _families(root: Path, problems: list[str]) -> tuple[Family, ...]:
+def _families(root: Path, problems: list[str]) -> tuple[tuple[Family, ...], tuple[Recipe, ...]]:
     try:
         data = tomllib.loads((root / FAMILIES_FILE).read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as error:
         problems.append(f"{FAMILIES_FILE}: {error}")
-        return ()
+        return (), ()
     families = []
     for entry in data.get("family", []):
         if set(entry) != {"name", "job"} or not all(isinstance(v, str) for v in entry.values()):
             problems.append(f"{FAMILIES_FILE}: each [[family]] has a name and a job, not {entry}")
             continue
         families.append(Family(entry["name"], entry["job"]))
-    return tuple(families)
+    recipes = []
+    for entry in data.get("recipe", []):
+        needs, text = entry.get("needs"), entry.get("text")
+        if (
+            set(entry) != {"needs", "text"}
+            or not isinstance(text, str)
+            or not text
+            or not isinstance(needs, list)
+            or not needs
+            or not all(isinstance(tool, str) for tool in needs)
+        ):
+            problems.append(
+                f"{FAMILIES_FILE}: each [[recipe]] has needs (tool names) and a text, not {entry}"
+            )
+            continue
+        recipes.append(Recipe(tuple(needs), text))
+    return tuple(families), tuple(recipes)
 
 
 def _overlay(tool: str, data: Mapping[str, Any]) -> Overlay:
@@ -125,6 +163,11 @@ def _overlay(tool: str, data: Mapping[str, Any]) -> Overlay:
         task=bool(data.get("task", False)),
         several_hosts=bool(data.get("several_hosts", False)),
         resources=tuple(data.get("resources", ())),
+        redacted=tuple(data.get("redacted", ())),
+        targets={kind: tuple(names) for kind, names in data.get("targets", {}).items()},
+        host_stamped=tuple(data.get("host_stamped", ())),
+        every_host_list=data.get("every_host_list"),
+        checks={pointer: dict(keywords) for pointer, keywords in data.get("checks", {}).items()},
         description=data.get("description"),
         descriptions=dict(data.get("descriptions", {})),
         titles=dict(data.get("titles", {})),
@@ -170,7 +213,99 @@ def overlay_problems(
             for needed in advice.needs
             if needed not in documents or needed == name
         ]
+        problems += _argument_problems(where, overlay, document)
+        problems += _check_problems(where, overlay, document)
+    problems += [
+        f"{FAMILIES_FILE}: a recipe needs {needed!r}, which has no contract in schemas/tools/"
+        for recipe in overlays.recipes
+        for needed in recipe.needs
+        if needed not in documents
+    ]
     return problems
+
+
+def _argument_problems(where: str, overlay: Overlay, document: Mapping[str, Any]) -> list[str]:
+    """The argument names the overlay gives that its contract does not declare (top-level
+    ones in any root form; redacted ones at any depth), and a list no result has."""
+    schema = document["inputSchema"]
+    top = _top_level_arguments(schema)
+    named = [
+        *((f"targets.{kind}", names) for kind, names in overlay.targets.items()),
+        ("host_stamped", overlay.host_stamped),
+    ]
+    problems = [
+        f"{where}: {key}: {name!r} is no top-level argument of the contract"
+        for key, names in named
+        for name in names
+        if name not in top
+    ]
+    anywhere = _property_names(schema)
+    problems += [
+        f"{where}: redacted: {name!r} is no argument of the contract, at any depth"
+        for name in overlay.redacted
+        if name not in anywhere
+    ]
+    listed = overlay.every_host_list
+    if listed is not None and listed not in _property_names(document.get("outputSchema")):
+        problems.append(f"{where}: every_host_list: {listed!r} is in no result of the contract")
+    return problems
+
+
+def _check_problems(where: str, overlay: Overlay, document: Mapping[str, Any]) -> list[str]:
+    """Checks that name no schema, change a keyword the contract states, make the
+    inputSchema invalid, or refuse a default the contract gives."""
+    problems = []
+    for pointer, keywords in overlay.checks.items():
+        target = _resolve(document, pointer)
+        if not isinstance(target, dict):
+            problems.append(f"{where}: checks: {pointer} is no schema of the contract")
+            continue
+        problems += [
+            f"{where}: checks: {pointer} has {keyword} already; a check only adds"
+            for keyword in keywords
+            if keyword in target
+        ]
+    if problems:
+        return problems
+    schema = checked(document, overlay)["inputSchema"]
+    cls = validator_class(schema)
+    try:
+        cls.check_schema(schema)
+    except SchemaError as error:
+        return [f"{where}: checks make the inputSchema invalid: {error.message}"]
+    for pointer in overlay.checks:
+        target = _resolve({"inputSchema": schema}, pointer)
+        if "default" in target and not cls(target).is_valid(target["default"]):
+            problems.append(f"{where}: checks: {pointer} refuses the contract's own default")
+    return problems
+
+
+def _top_level_arguments(schema: Mapping[str, Any]) -> set[str]:
+    """The properties of the root and of each of its oneOf/anyOf forms."""
+    forms = [schema, *schema.get("oneOf", ()), *schema.get("anyOf", ())]
+    return {name for form in forms if isinstance(form, dict) for name in form.get("properties", {})}
+
+
+def _property_names(schema: Any) -> set[str]:
+    """Every property name a schema declares, at any depth."""
+    if not isinstance(schema, Mapping):
+        return set()
+    properties = schema.get("properties")
+    names = set(properties) if isinstance(properties, Mapping) else set()
+    for _, _, child in child_schemas(schema):
+        names |= _property_names(child)
+    return names
+
+
+def checked(document: Mapping[str, Any], overlay: Overlay | None) -> dict[str, Any]:
+    """The contract that validates calls: ``document`` with the overlay's checks added
+    to its inputSchema (``document`` itself is left as it is)."""
+    result = copy.deepcopy(dict(document))
+    for pointer, keywords in (overlay.checks if overlay is not None else {}).items():
+        target = _resolve(result, pointer)
+        assert isinstance(target, dict)  # overlay_problems refused any other
+        target.update(copy.deepcopy(keywords))
+    return result
 
 
 def overlaid(document: Mapping[str, Any], overlay: Overlay | None) -> dict[str, Any]:

@@ -6,11 +6,15 @@
   contract, its one-line summary, the advice served with the tools it needs, and the
   projections (the default one where a contract breaks a provider rule, OpenAI's strict
   one).
-- ``bindings``: ``BINDINGS``, made from those two files for the tools that have a
-  handler, and ``UNSERVED``.
+- ``checks.json``: what validates calls besides each contract: its overlay's checks, as
+  edits over it (never served).
+- ``bindings``: ``BINDINGS``, made from those files for the tools that have a handler,
+  and ``UNSERVED``.
 - ``models``: pydantic models of each tool's input and output.
 - ``tool_facts``: each tool's family, its line in the instructions, its never-sent
-  arguments (from schemas/overlays/).
+  arguments, the recipes (from schemas/overlays/ and schemas/families.toml).
+- ``argument_facts``: the argument names the audit redacts, that name a call's target,
+  that carry a host (from schemas/overlays/).
 - ``tmux_fields``: the tmux format names libtmux knows, and since which tmux version
   (from libtmux, not schemas/tools/; schemux.tmux.format checks rows against them).
 """

@@ -17,13 +17,6 @@ from schemux.panes.targets import resolve_requested_pane
 
 async def handle(ctx: ToolContext, request: CaptureSinceInput) -> CaptureSinceOutput:
     started = time.monotonic()
-    for name in ("max_lines", "max_bytes"):
-        value = getattr(request, name)
-        if value is not None and value < 0:
-            raise SchemuxError(
-                f"{name} must be 0 or more (received {value})",
-                suggestion="pass a bound, or null for none",
-            )
     if request.cursor is None:
         server = ctx.tmux(request.socket_name)
         pane = await resolve_requested_pane(server, request)

@@ -7,7 +7,6 @@ import time
 from schemux.calls import progress
 from schemux.domain.context import ToolContext
 from schemux.domain.fanout import HostAnswer, run_on_hosts
-from schemux.errors import SchemuxError
 from schemux.generated.models.run_command_on_hosts import (
     HostCommandResult,
     RunCommandOnHostsInput,
@@ -17,17 +16,7 @@ from schemux.shell.commands import keep_tail
 
 
 async def handle(ctx: ToolContext, request: RunCommandOnHostsInput) -> RunCommandOnHostsOutput:
-    if request.timeout <= 0:
-        raise SchemuxError("timeout must be positive", suggestion="pass a number of seconds > 0")
-    if request.max_lines is not None and request.max_lines < 0:
-        raise SchemuxError("max_lines must not be negative", suggestion="omit it to get all lines")
     names = request.hosts
-    if names == []:
-        raise SchemuxError("hosts is empty", suggestion="name a host, or omit hosts for all")
-    if names is not None and request.group is not None:
-        raise SchemuxError(
-            "hosts and group: give one of them", suggestion="omit both to run on every host"
-        )
     hosts = ctx.fleet.select(
         names=names, group=request.group, every=names is None and request.group is None
     )

@@ -26,11 +26,6 @@ from schemux.tmux.server import TmuxServer
 
 
 async def handle(ctx: ToolContext, request: SendKeysBatchInput) -> SendKeysBatchOutput:
-    if request.timeout is not None and not request.timeout > 0:
-        raise SchemuxError(
-            f"timeout must be positive (received {request.timeout})",
-            suggestion="pass a number of seconds > 0, or omit it",
-        )
     server = ctx.tmux(request.socket_name)
     deadline = None if request.timeout is None else time.monotonic() + request.timeout
     results: list[Result] = []

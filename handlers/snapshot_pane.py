@@ -48,11 +48,6 @@ class _PaneRow:
 
 
 async def handle(ctx: ToolContext, request: SnapshotPaneInput) -> SnapshotPaneOutput:
-    if request.max_lines is not None and request.max_lines < 0:
-        raise SchemuxError(
-            f"max_lines must be 0 or more (received {request.max_lines})",
-            suggestion="pass a number of lines, or null for all of them",
-        )
     server = ctx.tmux(request.socket_name)
     pane = await resolve_requested_pane(server, request)
     try:

@@ -16,11 +16,6 @@ from schemux.generated.models.wait_for_channel import (
 
 async def handle(ctx: ToolContext, request: WaitForChannelInput) -> WaitForChannelOutput:
     channel = check_channel(request.channel)
-    if request.timeout <= 0:
-        raise SchemuxError(
-            f"timeout must be positive (received {request.timeout})",
-            suggestion="pass a number of seconds > 0",
-        )
     timeout = ctx.settings.clamp_wait(request.timeout)
     enforced = (
         ""

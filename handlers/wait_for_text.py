@@ -8,28 +8,12 @@ import time
 
 from schemux.calls import progress
 from schemux.domain.context import ToolContext
-from schemux.domain.text_wait import MINIMUM_INTERVAL, compile_off_loop, wait_for_new_text
-from schemux.errors import SchemuxError
+from schemux.domain.text_wait import compile_off_loop, wait_for_new_text
 from schemux.generated.models.wait_for_text import WaitForTextInput, WaitForTextOutput
 from schemux.panes.targets import resolve_requested_pane
 
 
 async def handle(ctx: ToolContext, request: WaitForTextInput) -> WaitForTextOutput:
-    if request.interval < MINIMUM_INTERVAL:
-        raise SchemuxError(
-            f"interval must be at least {MINIMUM_INTERVAL} s (received {request.interval})",
-            suggestion="omit it: the wait wakes on the pane's output anyway",
-        )
-    if request.timeout <= 0:
-        raise SchemuxError(
-            f"timeout must be positive (received {request.timeout})",
-            suggestion="pass a number of seconds > 0",
-        )
-    if request.patterns is not None and not request.patterns:
-        raise SchemuxError(
-            "patterns must be a non-empty list, or null to wait for any new output",
-            suggestion="omit patterns to wait for any new output",
-        )
     # The whole call, compiling the patterns and resolving the pane included, is bounded
     # by effective_timeout
     effective_timeout = ctx.settings.clamp_wait(request.timeout)

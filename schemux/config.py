@@ -100,9 +100,9 @@ def parse_size(text: str) -> tuple[int, int] | None:
 
 @dataclass(frozen=True)
 class AuditSettings:
-    """Where the audit goes (``path``; None: no audit), whether the text of
-    ``schemux.audit.log.REDACTED_FIELDS`` is replaced by its hash, and the size at which the
-    file rotates.
+    """Where the audit goes (``path``; None: no audit), whether the text of the
+    arguments the tools' overlays redact (``generated.argument_facts``) is replaced by
+    its hash, and the size at which the file rotates.
     ``Settings()`` audits nothing; ``settings_from`` gives the default path
     (:func:`default_path`) unless told otherwise."""
 

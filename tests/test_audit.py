@@ -29,7 +29,6 @@ from mcp_types import Implementation, RequestParamsMeta
 from schemux.audit.log import (
     BACKUPS,
     LIMITS,
-    REDACTED_FIELDS,
     AuditFile,
     CallRecord,
     recorded_arguments,
@@ -47,6 +46,7 @@ from schemux.config import (
 )
 from schemux.domain.context import ToolContext
 from schemux.errors import ConfigError
+from schemux.generated.argument_facts import REDACTED_ARGUMENTS
 from schemux.generated.bindings import BINDINGS
 from schemux.host_settings import SshTarget
 from schemux.serving.binding import ToolBinding
@@ -348,7 +348,8 @@ async def test_redaction_keeps_length_and_hash_only(
     assert sorted(found[2]["redacted"]) == ["argv[0]", "argv[1]", "input"]
     assert found[3]["arguments"]["operations"][0]["keys"] == digest  # at any depth
     assert found[3]["redacted"] == ["operations[0].keys"]
-    assert "command" in REDACTED_FIELDS  # the set is data: one place says what is hidden
+    # the names are data, the overlays': one place says what is hidden
+    assert {"command", "keys", "input", "argv"} == REDACTED_ARGUMENTS
 
 
 async def test_traceparent_is_recorded_when_well_formed(

@@ -92,7 +92,7 @@ async def test_the_tail_is_kept_within_the_bounds(memory_client: Client, tmux_so
     assert len(unbounded["lines"]) == 42
     assert unbounded["truncated"] is False
     error = await call_error(memory_client, "capture_since", cursor=first["cursor"], max_lines=-1)
-    assert "max_lines must be 0 or more" in error
+    assert "max_lines: -1 is less than the minimum of 0; give 0 or more" in error
 
 
 def test_tail_within() -> None:

@@ -189,9 +189,9 @@ async def test_bad_input_is_refused_naming_the_field_and_runs_nothing(fleet: Fle
             ({"hosts": ["$(id)", "near"]}, "is not a configured host"),
             ({"group": "web"}, "group: 'web' is not a configured group of hosts"),
             ({"hosts": ["near"], "group": "web"}, "hosts and group: give one of them"),
-            ({"hosts": []}, "hosts is empty"),
-            ({"timeout": 0}, "timeout must be positive"),
-            ({"max_lines": -1}, "max_lines must not be negative"),
+            ({"hosts": []}, "hosts: [] should be non-empty; give at least 1 item"),
+            ({"timeout": 0}, "timeout: 0 is less than or equal to the minimum of 0; give more"),
+            ({"max_lines": -1}, "max_lines: -1 is less than the minimum of 0; give 0 or more"),
             ({"hosts": "near"}, "hosts"),
         ]
         for arguments, expected in refusals:

@@ -267,7 +267,7 @@ async def test_openai_strict_over_stdio_serves_strict_schemas_and_reads_null_as_
         assert failed
         assert text == (
             "Invalid arguments for capture_pane: historyLines: -1 is less than the minimum "
-            "of 0 (rule: minimum)"
+            "of 0; give 0 or more (rule: minimum)"
         )
 
 

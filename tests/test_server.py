@@ -131,6 +131,80 @@ async def test_schema_violations_come_before_any_tmux_work() -> None:
         )
 
 
+# what a handler cannot take that its contract allows, refused by its overlay's checks
+# (schemas/overlays/<tool>.toml) with the contract: the field named, and what to give
+CHECKED: list[tuple[str, dict[str, Any], str]] = [
+    ("run_command", {"command": "true", "timeout": 0},
+     "timeout: 0 is less than or equal to the minimum of 0; give more than 0 "
+     "(rule: exclusiveMinimum)"),
+    ("run_command", {"command": "true", "max_lines": -1},
+     "max_lines: -1 is less than the minimum of 0; give 0 or more (rule: minimum)"),
+    ("run_command_on_hosts", {"command": "true", "timeout": -1.5},
+     "timeout: -1.5 is less than or equal to the minimum of 0; give more than 0 "
+     "(rule: exclusiveMinimum)"),
+    ("run_command_on_hosts", {"command": "true", "max_lines": -1},
+     "max_lines: -1 is less than the minimum of 0; give 0 or more (rule: minimum)"),
+    ("run_command_on_hosts", {"command": "true", "hosts": []},
+     "hosts: [] should be non-empty; give at least 1 item (rule: minItems)"),
+    ("run_command_on_hosts", {"command": "true", "hosts": ["a"], "group": "g"},
+     "(arguments): hosts and group: give one of them, or omit both to run on every host "
+     "(rule: not)"),
+    ("send_keys_batch", {"operations": [{"keys": "x"}], "timeout": 0},
+     "timeout: 0 is less than or equal to the minimum of 0; give more than 0 "
+     "(rule: exclusiveMinimum)"),
+    ("snapshot_pane", {"max_lines": -1},
+     "max_lines: -1 is less than the minimum of 0; give 0 or more (rule: minimum)"),
+    ("capture_since", {"max_lines": -1},
+     "max_lines: -1 is less than the minimum of 0; give 0 or more (rule: minimum)"),
+    ("capture_since", {"max_bytes": -1},
+     "max_bytes: -1 is less than the minimum of 0; give 0 or more (rule: minimum)"),
+    ("wait_for_channel", {"channel": "c", "timeout": 0},
+     "timeout: 0 is less than or equal to the minimum of 0; give more than 0 "
+     "(rule: exclusiveMinimum)"),
+    ("wait_for_text", {"interval": 0.001},
+     "interval: 0.001 is less than the minimum of 0.01; give 0.01 or more (rule: minimum)"),
+    ("wait_for_text", {"timeout": 0},
+     "timeout: 0 is less than or equal to the minimum of 0; give more than 0 "
+     "(rule: exclusiveMinimum)"),
+    ("wait_for_text", {"patterns": []},
+     "patterns: [] should be non-empty; give at least 1 item (rule: minItems)"),
+]  # fmt: skip
+
+
+async def test_the_overlays_checks_refuse_before_any_tmux_work_naming_the_field() -> None:
+    # no tmux server runs on this socket, and none is started by a refused call
+    settings = Settings(socket_name=f"schemux-test-never-configured-{os.getpid()}")
+    async with Client(build_server(ToolContext(settings), BINDINGS)) as client:
+        for tool, arguments, reason in CHECKED:
+            result = await client.call_tool(tool, arguments)
+            assert result.is_error, (tool, arguments)
+            text = result.content[0].text  # type: ignore[union-attr]
+            assert text == f"Invalid arguments for {tool}: {reason}"
+        # the pair is exclusive only when both are given: a null one is as absent
+        result = await client.call_tool(
+            "run_command_on_hosts", {"command": "true", "hosts": None, "group": "g"}
+        )
+        assert "group: 'g' is not a configured group" in result.content[0].text  # type: ignore[union-attr]
+        # what the checks allow reaches the call's work: here the missing server
+        allowed = {"interval": 0.01, "timeout": 0.1, "socket_name": "schemux-test-never-started"}
+        result = await client.call_tool("wait_for_text", allowed)
+        assert "no tmux server is running" in result.content[0].text  # type: ignore[union-attr]
+
+
+def test_the_checks_are_not_served() -> None:
+    """tools/list serves the contracts (and overlays' texts) as they were: a check is
+    schemux's own reason to refuse, not a change to the contract."""
+    for name, binding in BINDINGS.items():
+        served = json.dumps(binding.served_document("exact"))
+        assert "give one of them" not in served, name
+        if binding.checks:
+            assert (
+                binding.served_document("exact")["inputSchema"]
+                == (SERVED_DOCUMENTS[name]["inputSchema"])
+            )
+            assert binding.input_validator.schema != binding.document["inputSchema"]
+
+
 def binding_with(call: Any) -> dict[str, ToolBinding]:
     document = TOOL_DOCUMENTS["run_command"]
     return {

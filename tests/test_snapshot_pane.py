@@ -60,7 +60,7 @@ async def test_the_tail_is_kept_within_max_lines(memory_client: Client, tmux_soc
     assert none["content"] == ""
     assert none["content_truncated_lines"] == len(rows)
     error = await call_error(memory_client, "snapshot_pane", pane_id=pane.pane_id, max_lines=-1)
-    assert "max_lines must be 0 or more" in error
+    assert "max_lines: -1 is less than the minimum of 0; give 0 or more" in error
 
 
 async def test_copy_mode_and_its_scroll_position(memory_client: Client, tmux_socket: str) -> None:

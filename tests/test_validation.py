@@ -151,6 +151,39 @@ def test_violation_names_the_field_and_rule() -> None:
     assert describe_violation(error) == "a[1]: '2' is not of type 'integer' (rule: type)"
 
 
+@pytest.mark.parametrize(
+    ("keywords", "value", "described"),
+    [
+        ({"exclusiveMinimum": 0}, 0,
+         "0 is less than or equal to the minimum of 0; give more than 0"),
+        ({"minimum": 0.01}, 0.001, "0.001 is less than the minimum of 0.01; give 0.01 or more"),
+        ({"maximum": 5}, 6, "6 is greater than the maximum of 5; give 5 or less"),
+        ({"exclusiveMaximum": 5}, 5,
+         "5 is greater than or equal to the maximum of 5; give less than 5"),
+        ({"minItems": 1}, [], "[] should be non-empty; give at least 1 item"),
+        ({"maxItems": 2}, [1, 2, 3], "[1, 2, 3] is too long; give at most 2 items"),
+    ],
+)  # fmt: skip
+def test_a_value_out_of_a_bound_is_told_what_to_give(
+    keywords: dict[str, Any], value: Any, described: str
+) -> None:
+    schema = {"type": "object", "properties": {"a": keywords}}
+    error = next(Draft202012Validator(schema).iter_errors({"a": value}))
+    rule = next(iter(keywords))
+    assert describe_violation(error) == f"a: {described} (rule: {rule})"
+
+
+def test_arguments_a_not_refuses_are_told_by_its_description() -> None:
+    refused = {"description": "a and b: give one of them", "required": ["a", "b"]}
+    error = next(Draft202012Validator({"not": refused}).iter_errors({"a": 1, "b": "x" * 5000}))
+    assert describe_violation(error) == "(arguments): a and b: give one of them (rule: not)"
+    # without a description, jsonschema's own words, cut short
+    bare = next(Draft202012Validator({"not": {"required": ["a"]}}).iter_errors({"a": 1}))
+    assert describe_violation(bare).endswith(
+        "should not be valid under {'required': ['a']} (rule: not)"
+    )
+
+
 def test_violation_of_forms_gives_each_form_its_reason() -> None:
     schema = {
         "oneOf": [

@@ -42,7 +42,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -50,6 +49,7 @@ import anyio
 from schemux.calls.sessions import session_of
 from schemux.config import ENV_AUDIT_LOG, AuditSettings
 from schemux.errors import CANCELLED, INTERNAL_ERROR, ConfigError
+from schemux.generated.argument_facts import REDACTED_ARGUMENTS, TARGET_ARGUMENTS
 from schemux.system.private_files import ADVICE, check_private, open_private
 
 if TYPE_CHECKING:
@@ -67,20 +67,6 @@ BACKUPS = 4
 QUEUE_RECORDS = 1024  # calls waiting to be written; beyond, a record is dropped and counted
 CLOSE_SECONDS = 2.0  # for the writer to write what is queued, at exit
 BATCH_SECONDS = 0.05  # the writer's pause after a write: later records are written together
-
-# Fields whose text ``--audit-redact`` replaces by its length and SHA-256, in any tool and
-# at any depth (send_keys_batch's operations): what the agent typed or ran, and what it
-# fed a program.
-REDACTED_FIELDS = frozenset({"command", "keys", "input", "argv"})
-
-# The arguments naming a call's target, for a call that resolved none (refused, failed
-# early); a reference object (tmux_capture's target) by its id.
-TARGET_ARGUMENTS: Mapping[str, tuple[str, ...]] = MappingProxyType(
-    {
-        "pane": ("pane_id", "paneId", "target"),
-        "program": ("programId",),
-    }
-)
 
 _TRACEPARENT = re.compile(r"[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}")
 
@@ -142,7 +128,7 @@ class _Recording:
                 inner = f"{path}.{name}" if path else name
                 if len(name) < len(str(key)):
                     self.cut.append(inner)
-                redact = redacting or name in REDACTED_FIELDS  # a batch's too
+                redact = redacting or name in REDACTED_ARGUMENTS  # a batch's too
                 kept[name] = self.value(item, inner, depth + 1, redact)
             return kept
         if isinstance(value, list | tuple):
@@ -192,7 +178,8 @@ def recorded_arguments(
 
 
 def argument_targets(arguments: Mapping[str, Any]) -> dict[str, str]:
-    """The target ids the arguments name (``TARGET_ARGUMENTS``), each at most 64
+    """The target ids the arguments name (``TARGET_ARGUMENTS``, from the tools'
+    overlays), each at most 64
     characters: what a record shows for a call that resolved no target."""
     found = {}
     for kind, names in TARGET_ARGUMENTS.items():

@@ -57,12 +57,12 @@ class _Check(_AtCapture):
 
 @dataclass(frozen=True)
 class CaptureLimits:
-    """How much one capture may read: the contract's ``scope`` (``Scope``), with its
-    defaults."""
+    """How much one capture may read: the contract's ``scope`` (``Scope``), as the call
+    gave it (its defaults are the request model's, from ``schemas/model_defaults.json``)."""
 
-    max_lines: int = 200
-    max_bytes: int = 65536
-    history_lines: int = 0
+    max_lines: int
+    max_bytes: int
+    history_lines: int
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,6 @@ from schemux.tmux.server import TmuxServer
 
 TAIL_MAX_LINES = 20
 TAIL_MAX_BYTES = 2_000
-MINIMUM_INTERVAL = 0.01
 # the longest the patterns of one argument may take over one reading's rows
 MATCH_SECONDS = 1.0
 # bounds on what one call may ask to compile (see check_pattern_sizes)

@@ -7,7 +7,8 @@ bindings. What a call needs beyond the documents is made at the tool's first cal
 start-up (and tools/list) pays for none of it: the handler module
 ``schemux.handlers.<name>`` and its models ``schemux.generated.models.<name>`` are
 imported, and the validators are built from each schema's own ``$schema``
-(``schemux.serving.validation.contract_validator``).
+(``schemux.serving.validation.contract_validator``), the arguments' from the contract with its
+overlay's checks.
 """
 
 from __future__ import annotations
@@ -69,13 +70,16 @@ class ToolBinding:
 
     ``call`` takes arguments that ``input_validator`` accepted and returns the handler's
     result in wire form (aliases, JSON types), still to be checked by ``output_validator``.
-    ``document`` is the exact contract, which validates every call and result; ``told``
+    ``document`` is the exact contract, which validates every call (with ``checks``)
+    and result; ``told``
     is the document as tools/list says it (its overlay merged, no ``_meta``), and
     ``advice`` the sentences added to its description when the tools each needs are
     served. ``served_input_schema``, when set, is the projection served by default
     (codegen/projection.py); ``strict_input_schema`` the one served with
     ``openai-strict``, where a null at one of ``absent_when_null`` means absent.
     ``input_model`` names the request model in the tool's generated models module.
+    ``checks`` are the overlay's additions to the contract (JSON Patch ``add`` edits,
+    never served): calls are validated against the contract with them.
     """
 
     document: Mapping[str, Any]
@@ -86,6 +90,7 @@ class ToolBinding:
     strict_input_schema: Mapping[str, Any] | None = None
     absent_when_null: tuple[str, ...] = ()
     advice: tuple[tuple[tuple[str, ...], str], ...] = ()
+    checks: tuple[Mapping[str, Any], ...] = ()
     # The outputSchema wraps the tool's value as {"result": value} (FastMCP's
     # x-fastmcp-wrap-result); the text content then carries the value itself.
     wraps_result: bool = False
@@ -98,7 +103,7 @@ class ToolBinding:
     def input_validator(self) -> Validator:
         from schemux.serving.validation import contract_validator
 
-        return contract_validator(self.document["inputSchema"])
+        return contract_validator(edited(self.document, self.checks)["inputSchema"])
 
     @cached_property
     def output_validator(self) -> Validator:
@@ -216,9 +221,11 @@ class HandledTool:
 
 def load_bindings(handled: Iterable[HandledTool]) -> dict[str, ToolBinding]:
     """The binding of each ``handled`` tool, in that order, from the package data codegen
-    writes: ``contracts.json`` (the exact documents) and ``serving.json`` (per tool: the
-    overlay as edits over its contract, summary, advice, projections)."""
+    writes: ``contracts.json`` (the exact documents), ``serving.json`` (per tool: the
+    overlay as edits over its contract, summary, advice, projections) and ``checks.json``
+    (per tool with any: its overlay's checks as edits over its contract)."""
     contracts, serving = generated_json("contracts.json"), generated_json("serving.json")
+    checks = generated_json("checks.json")
     bindings: dict[str, ToolBinding] = {}
     for tool in handled:
         document, served = contracts[tool.name], serving[tool.name]
@@ -232,6 +239,7 @@ def load_bindings(handled: Iterable[HandledTool]) -> dict[str, ToolBinding]:
             absent_when_null=tuple(served["absentWhenNull"]),
             advice=tuple((tuple(each["needs"]), each["text"]) for each in served["advice"]),
             wraps_result=tool.wraps_result,
+            checks=tuple(checks.get(tool.name, ())),
         )
     return bindings
 

@@ -7,7 +7,10 @@ checked against the exact contract, and the host a reference was read on travels
 the contracts leave opaque: a reference's ``generation`` and ``capture_since``'s
 ``cursor`` are stamped ``NAME:...`` in each result (``stamped``), and the stamp routes the
 call that gives them back (``Addressed``); a ``programId`` names its program's host by
-being that host's (ids are random and never reused). With one host nothing of this runs.
+being that host's (ids are random and never reused). Which arguments carry a host or
+name a program, and which tool's list holds every host's, the tools' overlays say
+(``generated.argument_facts``, ``generated.tool_facts``). With one host nothing of this
+runs.
 """
 
 from __future__ import annotations
@@ -15,19 +18,15 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import Any
 
 from schemux.errors import INVALID_ARGUMENTS, SchemuxError, preview
+from schemux.generated.argument_facts import HOST_STAMPED_ARGUMENTS, TARGET_ARGUMENTS
+from schemux.generated.tool_facts import EVERY_HOST_LISTS
 
 HOST = "host"
 STAMP = ":"  # between a host's name and what it stamps (no name or digest holds one)
 STAMPED_KEYS = frozenset({"generation"})  # a reference's, wherever it is
-STAMPED_TOP = frozenset({"cursor"})  # capture_since's (a string; other cursors are numbers)
-PROGRAM_ID = "programId"
-# the tools that, given no host, answer for every host: their list (under ``data``) is
-# every host's, host after host, each reference's generation naming its host
-EVERY_HOST_LISTS = MappingProxyType({"tmux_snapshot": "sessions"})
 
 
 @dataclass(frozen=True)
@@ -110,11 +109,11 @@ def addressed(
             raise _invalid(f"{path}: names host {preview(name)}, which is not configured")
         found.setdefault(name, path)
         replace(rest)
-    program = cleaned.get(PROGRAM_ID)
-    if isinstance(program, str):
-        holder = program_host(program)
+    for name in TARGET_ARGUMENTS.get("program", ()):
+        program = cleaned.get(name)
+        holder = program_host(program) if isinstance(program, str) else None
         if holder is not None:
-            found.setdefault(holder, PROGRAM_ID)
+            found.setdefault(holder, name)
     if len(found) > 1:
         (first, at), (second, other) = list(found.items())[:2]
         raise _invalid(f"{at} is of host {first} and {other} of host {second}: give one host's")
@@ -154,7 +153,7 @@ _Stamp = tuple[str, str, Callable[[str], None]]
 def _stamps(value: dict[str, Any]) -> Iterator[_Stamp]:
     """Each string that carries a host (see the module), with its path and a way to
     replace it, in ``value`` (changed in place)."""
-    for key in STAMPED_TOP:
+    for key in HOST_STAMPED_ARGUMENTS:
         if isinstance(value.get(key), str):
             yield key, value[key], _setter(value, key)
     yield from _generations(value, "")

@@ -14,9 +14,9 @@ from typing import Any
 from schemux.audit import log as audit
 from schemux.domain.context import ToolContext
 from schemux.errors import SchemuxError
-from schemux.generated.tool_facts import SEVERAL_HOSTS_TOOLS
+from schemux.generated.tool_facts import EVERY_HOST_LISTS, SEVERAL_HOSTS_TOOLS
 from schemux.serving.binding import ToolBinding
-from schemux.serving.host_addressing import EVERY_HOST_LISTS, HostChoice, addressed, merged, stamped
+from schemux.serving.host_addressing import HostChoice, addressed, merged, stamped
 
 logger = logging.getLogger("schemux")
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
@@ -54,10 +55,25 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("schemux")
 
+# What to give instead of a value a bound refuses, by the bound's keyword
+_WANTED = MappingProxyType(
+    {
+        "minimum": "give {} or more",
+        "exclusiveMinimum": "give more than {}",
+        "maximum": "give {} or less",
+        "exclusiveMaximum": "give less than {}",
+        "minItems": "give at least {} item{}",
+        "maxItems": "give at most {} item{}",
+    }
+)
+
 
 def describe_violation(error: ValidationError, root: str = "(arguments)") -> str:
     """``timeout: 'x' is not of type 'number' (rule: type)``, naming the field by its path.
 
+    A value out of a bound says what to give (``timeout: 0 is less than or equal to the
+    minimum of 0; give more than 0 (rule: exclusiveMinimum)``); arguments a ``not``
+    refuses, that schema's ``description`` (jsonschema's own message quotes both whole).
     Arguments that match none of a ``oneOf``/``anyOf``'s forms get each form's own
     reason, so the caller learns what a form forbids (``'track' was unexpected``)."""
     from jsonschema.exceptions import best_match
@@ -79,7 +95,14 @@ def describe_violation(error: ValidationError, root: str = "(arguments)") -> str
             return described[0]
         forms = "; ".join(f"form {form + 1}: {text}" for form, text in sorted(described.items()))
         return f"{where}: matches none of the {count} forms (rule: {error.validator}): {forms}"
+    refused = error.validator_value if error.validator == "not" else None
+    if isinstance(refused, Mapping) and isinstance(refused.get("description"), str):
+        return f"{where}: {refused['description']} (rule: not)"
     message = bounded_message(error.message, error.instance)
+    wanted = _WANTED.get(str(error.validator))
+    if wanted is not None:
+        bound = error.validator_value
+        message += "; " + wanted.format(json.dumps(bound), "" if bound == 1 else "s")
     return f"{where}: {message} (rule: {error.validator})"
 
 

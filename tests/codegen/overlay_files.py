@@ -1,5 +1,6 @@
-"""Overlays in a repository copy: written minimal, or taken away with every advice that
-needs their tool (a contract removed takes its overlay and the advice naming it along)."""
+"""Overlays in a repository copy: written minimal, or taken away with every advice and
+recipe that needs their tool (a contract removed takes its overlay and the advice and
+recipes naming it along)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ import re
 from pathlib import Path
 
 OVERLAYS = Path("schemas/overlays")
+FAMILIES = Path("schemas/families.toml")
 _ADVICE = re.compile(r"\[\[advice\]\]\nneeds = \[(?P<needs>[^\]]*)\]\ntext = \"[^\n]*\"\n\n?")
+_RECIPE = re.compile(r"\[\[recipe\]\]\nneeds = \[(?P<needs>[^\]]*)\]\ntext = [^\n]*\n\n?")
 
 
 def minimal_overlay(family: str = "programs", use: str = "try it") -> str:
@@ -25,7 +28,8 @@ def write_overlay(repo: Path, tool: str, text: str | None = None) -> Path:
 
 
 def remove_overlay(repo: Path, tool: str) -> None:
-    """Delete ``tool``'s overlay and every advice of the others that needs it."""
+    """Delete ``tool``'s overlay, every advice of the others and every recipe that needs
+    it."""
     (repo / OVERLAYS / f"{tool}.toml").unlink()
     for path in (repo / OVERLAYS).glob("*.toml"):
         text = path.read_text("utf-8")
@@ -33,3 +37,8 @@ def remove_overlay(repo: Path, tool: str) -> None:
             lambda block: "" if f'"{tool}"' in block.group("needs") else block.group(0), text
         )
         path.write_text(kept, "utf-8")
+    families = (repo / FAMILIES).read_text("utf-8")
+    kept = _RECIPE.sub(
+        lambda block: "" if f'"{tool}"' in block.group("needs") else block.group(0), families
+    )
+    (repo / FAMILIES).write_text(kept, "utf-8")

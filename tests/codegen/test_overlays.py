@@ -15,14 +15,29 @@ from codegen.importer import ImportFailed
 from codegen.overlays import (
     HINTS,
     RESOURCE_KINDS,
+    TARGET_KINDS,
     Overlay,
+    checked,
     load_overlays,
     overlaid,
     overlay_problems,
 )
 from codegen.pipeline import make_plan
+from schemux.generated.argument_facts import (
+    HOST_STAMPED_ARGUMENTS,
+    REDACTED_ARGUMENTS,
+    TARGET_ARGUMENTS,
+)
 from schemux.generated.bindings import BINDINGS
-from schemux.generated.tool_facts import FAMILIES, JOBS, NEVER_SENT, RESOURCE_READERS, USES
+from schemux.generated.tool_facts import (
+    EVERY_HOST_LISTS,
+    FAMILIES,
+    JOBS,
+    NEVER_SENT,
+    RECIPES,
+    RESOURCE_READERS,
+    USES,
+)
 from tests.codegen.overlay_files import OVERLAYS, write_overlay
 from tests.generated_data import TOOL_DOCUMENTS
 
@@ -45,6 +60,17 @@ def test_every_served_tool_has_an_overlay_and_the_tables_are_theirs(repo_root: P
         for kind in RESOURCE_KINDS
     } == RESOURCE_READERS
     assert all(RESOURCE_READERS.values())  # each kind is read by some tool
+    assert {
+        o.tool: o.every_host_list for o in in_order if o.every_host_list is not None
+    } == EVERY_HOST_LISTS
+    assert tuple((recipe.needs, recipe.text) for recipe in overlays.recipes) == RECIPES
+    everyone = overlays.by_tool.values()
+    assert {name for o in everyone for name in o.redacted} == REDACTED_ARGUMENTS
+    assert {
+        kind: tuple(sorted({name for o in everyone for name in o.targets.get(kind, ())}))
+        for kind in TARGET_KINDS
+    } == TARGET_ARGUMENTS
+    assert {name for o in everyone for name in o.host_stamped} == HOST_STAMPED_ARGUMENTS
     for overlay in overlays.by_tool.values():
         assert all(why.strip() for why in overlay.why.values())  # every hint says why
 
@@ -99,6 +125,44 @@ def test_a_served_tool_without_an_overlay_stops_codegen_saying_what_to_write(
             lambda text: text + "[[",
             "schemas/overlays/send_keys.toml: invalid TOML: ",
         ),
+        (
+            lambda text: text.replace('redacted = ["keys"]', 'redacted = ["text"]'),
+            "schemas/overlays/send_keys.toml: redacted: 'text' is no argument of the contract, "
+            "at any depth",
+        ),
+        (
+            lambda text: text.replace('pane = ["pane_id"]', 'pane = ["paneId"]'),
+            "schemas/overlays/send_keys.toml: targets.pane: 'paneId' is no top-level argument "
+            "of the contract",
+        ),
+        (
+            lambda text: text.replace('family = "keys"', 'family = "keys"\nhost_stamped = ["x"]'),
+            "schemas/overlays/send_keys.toml: host_stamped: 'x' is no top-level argument of "
+            "the contract",
+        ),
+        (
+            lambda text: text.replace('family = "keys"', 'family = "keys"\nevery_host_list = "x"'),
+            "schemas/overlays/send_keys.toml: every_host_list: 'x' is in no result of the contract",
+        ),
+        (
+            lambda text: text + '[checks."/inputSchema/properties/nowhere"]\nminimum = 0\n',
+            "schemas/overlays/send_keys.toml: checks: /inputSchema/properties/nowhere is no "
+            "schema of the contract",
+        ),
+        (
+            lambda text: text + '[checks."/inputSchema/properties/keys"]\ntype = "integer"\n',
+            "schemas/overlays/send_keys.toml: checks: /inputSchema/properties/keys has type "
+            "already; a check only adds",
+        ),
+        (
+            lambda text: text + '[checks."/inputSchema/properties/keys"]\nminLength = "x"\n',
+            "schemas/overlays/send_keys.toml: checks make the inputSchema invalid: ",
+        ),
+        (
+            lambda text: text + '[checks."/inputSchema/properties/enter"]\nconst = false\n',
+            "schemas/overlays/send_keys.toml: checks: /inputSchema/properties/enter refuses "
+            "the contract's own default",
+        ),
     ],
 )
 def test_a_broken_overlay_is_refused_naming_its_file_and_field(
@@ -110,6 +174,45 @@ def test_a_broken_overlay_is_refused_naming_its_file_and_field(
     problems = problems or overlay_problems(overlays, TOOL_DOCUMENTS, sorted(BINDINGS))
     assert len(problems) == 1, problems
     assert problems[0].startswith(problem)
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        (
+            lambda text: text.replace('needs = ["run_command"]', 'needs = ["get_pane_info"]'),
+            "schemas/families.toml: a recipe needs 'get_pane_info', which has no contract in "
+            "schemas/tools/",
+        ),
+        (
+            lambda text: text + '[[recipe]]\nneeds = ["run_command"]\n',
+            "schemas/families.toml: each [[recipe]] has needs (tool names) and a text, not ",
+        ),
+    ],
+)
+def test_a_broken_recipe_is_refused(repo: Path, change: object, problem: str) -> None:
+    path = repo / "schemas" / "families.toml"
+    path.write_text(change(path.read_text("utf-8")), "utf-8")  # type: ignore[operator]
+    overlays, problems = load_overlays(repo)
+    problems = problems or overlay_problems(overlays, TOOL_DOCUMENTS, sorted(BINDINGS))
+    assert len(problems) == 1, problems
+    assert problems[0].startswith(problem)
+
+
+def test_checks_are_added_to_the_contract_that_validates_calls_only(repo_root: Path) -> None:
+    overlays, _ = load_overlays(repo_root)
+    overlay = overlays.by_tool["run_command_on_hosts"]
+    contract = TOOL_DOCUMENTS["run_command_on_hosts"]
+    before = copy.deepcopy(contract)
+    validating = checked(contract, overlay)
+    assert contract == before
+    assert validating["inputSchema"]["properties"]["timeout"]["exclusiveMinimum"] == 0
+    assert validating["inputSchema"]["not"]["required"] == ["hosts", "group"]
+    # what tools/list says has the overlay's texts, and none of its checks
+    told = overlaid(contract, overlay)
+    assert "exclusiveMinimum" not in told["inputSchema"]["properties"]["timeout"]
+    assert "not" not in told["inputSchema"]
+    assert checked(contract, None) == contract
 
 
 def test_overlaid_changes_texts_and_hints_and_never_the_contract(repo_root: Path) -> None:
