@@ -400,6 +400,13 @@ async def memory_client(anyio_backend: str, tool_context: ToolContext) -> AsyncI
         yield client
 
 
+@pytest.fixture
+def client(memory_client: Client) -> Client:
+    """The test's MCP client of schemux: ``memory_client``, unless its module serves
+    schemux otherwise (as its own ``client``)."""
+    return memory_client
+
+
 @pytest.fixture(params=["perl", "python"])
 def program_gate(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """The gate programs run under, each in turn (``force_gate``)."""

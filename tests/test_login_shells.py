@@ -17,13 +17,12 @@ import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from tests.support import call, tagged_socket_name
+from tests.support import call, run, tagged_socket_name
 from tests.users import throwaway_user
 
 pytestmark = pytest.mark.anyio
@@ -124,10 +123,6 @@ def process_facts(pid: int) -> tuple[str, int]:
         if line.startswith("Uid:")
     )  # fmt: skip
     return argv0, int(uid_line.split()[1])
-
-
-async def run(client: Client, **arguments: Any) -> dict[str, Any]:
-    return await call(client, "run_command", **arguments)
 
 
 @pytest.mark.parametrize(

@@ -35,6 +35,7 @@ from tests.support import (
     new_pane,
     pane_format,
     private_tmux_server,
+    run,
     shell_holds_terminal,
     tmux,
     until,
@@ -43,10 +44,6 @@ from tests.support import (
 )
 
 pytestmark = pytest.mark.anyio
-
-
-async def run(client: Client, **arguments: Any) -> dict[str, Any]:
-    return await call(client, "run_command", **arguments)
 
 
 async def run_error(client: Client, **arguments: Any) -> str:
