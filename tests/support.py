@@ -16,17 +16,19 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 import anyio
 import pytest
 from libtmux.pytest_plugin import _reap_test_server as reap_test_server
 from libtmux.server import Server
 from mcp import Client
+from pydantic import BaseModel
 
 from schemux.config import ENV_PROGRAM_GATE, GateSetting
 from schemux.domain.context import ToolContext
 from schemux.errors import ServerUnavailable
+from schemux.generated import models as generated_models
 from schemux.hosts import Host
 from schemux.hosts import local as local_host
 from schemux.hosts.programs import gate as program_gates
@@ -43,6 +45,7 @@ SHELL_ENVIRONMENT = {
     "LC_ALL": "C.UTF-8",
 }
 SHELL = "bash --norc --noprofile"
+Output = TypeVar("Output", bound=BaseModel)
 
 
 def tmux(socket_name: str, *args: str, check: bool = True) -> str:
@@ -267,6 +270,15 @@ async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
     assert not result.is_error, result.content
     assert result.structured_content is not None
     return dict(result.structured_content)
+
+
+async def call_model(client: Client, output: type[Output], **arguments: Any) -> Output:
+    """A call that must succeed, of the tool whose result model ``output`` is (its
+    ``schemux.generated.models.<tool>.<Tool>Output``): its result, read by that model,
+    so that a test names fields the contract has and gets their types."""
+    package, _, tool = output.__module__.rpartition(".")
+    assert package == generated_models.__name__, f"{output.__name__} is no tool's result model"
+    return output.model_validate(await call(client, tool, **arguments))
 
 
 async def run(
