@@ -1,13 +1,16 @@
 """The checks CI runs, in order: codegen is current, ruff, the layers, mypy, tests.
 
-Run them all with ``nox``; one with ``nox -s tests``.
+Run them all with ``nox``; one with ``nox -s tests``; the tests that need no tmux, in
+seconds, with ``nox -s unit``.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import nox
 
@@ -99,3 +102,40 @@ def tests(session: nox.Session) -> None:
     # (git-ignored); with bytecode writing off, every worker rewrote every module again
     session.env["PYTHONDONTWRITEBYTECODE"] = ""
     session.run("pytest", *(session.posargs or WORKERS))
+
+
+# The unit tests keep the CPU busy (they wait for nothing), so two workers: one a core.
+UNIT_WORKERS = ("-n", "2")
+
+
+@nox.session(python=PYTHON)
+def unit(session: nox.Session) -> None:
+    """The tests that need no tmux, shell or network (those not marked ``tmux``, see
+    tests/conftest.py), run with no tmux on PATH: one that tries to start tmux fails, so
+    the tier passes where tmux is not installed."""
+    install_project(session, "test")
+    session.env["PYTHONDONTWRITEBYTECODE"] = ""
+    session.env["PATH"] = path_without("tmux", Path(session.create_tmp()).resolve() / "no-tmux")
+    session.run("pytest", "-m", "not tmux", *(session.posargs or UNIT_WORKERS))
+
+
+def path_without(program: str, shadows: Path) -> str:
+    """PATH with each of its directories that holds ``program`` replaced by a directory
+    in ``shadows`` that links to everything else in it (tmux lives in /usr/bin with
+    python3 and the tools the tests do need)."""
+    shutil.rmtree(shadows, ignore_errors=True)
+    kept = []
+    for index, directory in enumerate(os.environ.get("PATH", "").split(os.pathsep)):
+        holder = Path(directory)
+        if not (holder / program).exists():
+            kept.append(directory)
+            continue
+        shadow = shadows / str(index)
+        shadow.mkdir(parents=True)
+        for entry in holder.iterdir():
+            if entry.name != program:
+                (shadow / entry.name).symlink_to(entry)
+        kept.append(str(shadow))
+    path = os.pathsep.join(kept)
+    assert shutil.which(program, path=path) is None, f"{program} is still on {path}"
+    return path

@@ -45,6 +45,88 @@ EXTERNAL_CAUSE = "flaky_external"
 EXTERNAL_RERUNS = 2
 _temporary: list[Path] = []
 
+# The unit tier (``nox -s unit``, which runs ``-m "not tmux"`` with no tmux on PATH):
+# the modules that hold tests needing no tmux server, shell, network or minute-long
+# subprocess, each with the fixtures of its own that do need one. Every other test is
+# marked ``tmux``: those of a module not listed here, those taking one of
+# ``TMUX_FIXTURES`` or of their module's fixtures named here, and those marked ``tmux``
+# where they stand. A test module is in the tmux tier until it is listed; a test listed
+# here that starts tmux after all fails in the unit tier, where tmux is not found.
+UNIT_MODULES: dict[str, frozenset[str]] = {
+    "codegen/test_check.py": frozenset(),
+    "codegen/test_contract_diff.py": frozenset(),
+    "codegen/test_document_edits.py": frozenset(),
+    "codegen/test_importer.py": frozenset(),
+    "codegen/test_model_defaults.py": frozenset(),
+    "codegen/test_models.py": frozenset(),
+    "codegen/test_overlays.py": frozenset(),
+    "codegen/test_projection.py": frozenset(),
+    "codegen/test_provider_rules.py": frozenset(),
+    "codegen/test_served_documents.py": frozenset(),
+    "codegen/test_served_text.py": frozenset(),
+    "codegen/test_strict_projection.py": frozenset(),
+    "codegen/test_tmux_fields.py": frozenset(),
+    "codegen/test_tool_docs.py": frozenset(),
+    "codegen/test_upstream.py": frozenset(),
+    "codegen/test_upstream_readme.py": frozenset(),
+    "test_audit.py": frozenset(),
+    "test_bench_common.py": frozenset(),
+    "test_binding.py": frozenset(),
+    "test_capture_since.py": frozenset(),
+    "test_client_log.py": frozenset(),
+    "test_contract_examples.py": frozenset(),
+    "test_doctor.py": frozenset({"server_with_owned_session"}),
+    "test_errors.py": frozenset({"no_server"}),
+    "test_fleet_settings.py": frozenset(),
+    "test_framing.py": frozenset({"socket"}),
+    "test_http.py": frozenset(),
+    "test_layers.py": frozenset(),
+    "test_module_state.py": frozenset(),
+    "test_packaging.py": frozenset(),
+    "test_pane_ownership.py": frozenset(),
+    "test_pane_watch.py": frozenset(),
+    "test_processes.py": frozenset(),
+    "test_program_reads.py": frozenset(),
+    "test_progress.py": frozenset(),
+    "test_readme.py": frozenset(),
+    "test_resource_uris.py": frozenset(),
+    "test_run_command_interrupts.py": frozenset(),
+    "test_schema_checks.py": frozenset(),
+    "test_screen.py": frozenset(),
+    "test_selection.py": frozenset(),
+    "test_server.py": frozenset(),
+    "test_settings.py": frozenset(),
+    "test_shell_channel.py": frozenset(),
+    "test_shell_commands.py": frozenset(),
+    "test_shell_output.py": frozenset(),
+    "test_shell_start.py": frozenset(),
+    "test_snapshot_pane.py": frozenset(),
+    "test_soak_checks.py": frozenset(),
+    "test_ssh.py": frozenset(),
+    "test_start.py": frozenset(),
+    "test_targets.py": frozenset(),
+    "test_tasks.py": frozenset(),
+    "test_terminal_barrier.py": frozenset(),
+    "test_terminal_text.py": frozenset(),
+    "test_text_patterns.py": frozenset(),
+    "test_tmux_format.py": frozenset({"socket"}),
+    "test_tmux_version.py": frozenset({"socket"}),
+    "test_tracking_backends.py": frozenset(),
+    "test_validation.py": frozenset(),
+    "test_wait_links.py": frozenset(),
+    "test_wrapped_results.py": frozenset(),
+}
+# the fixtures of this file that start tmux, a shell, sshd or npm (a module that makes
+# its own ``tmux_socket`` is caught by the name)
+TMUX_FIXTURES = frozenset(
+    {
+        "main_tmux_socket", "tmux_socket", "other_tmux_socket", "stdio_client",
+        "tool_context", "memory_client", "programs", "program_gate", "sshd", "ssh_target",
+        "remote_tmux_socket", "transport", "node_scripts",
+    }
+)  # fmt: skip
+TESTS = Path(__file__).resolve().parent
+
 # Property tests judge behaviour; how fast an example runs or is drawn is the machine's
 # load (other runs, other test workers), and speed is measured in bench/, not in tests.
 # A developer's run draws new examples each time and keeps those that failed in an
@@ -71,10 +153,26 @@ settings.load_profile("schemux-ci" if os.environ.get("CI") else "schemux")
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests marked ``long`` first, in their order: collected late, the launcher's install
     (30 s) kept one worker busy alone for the run's last 16 s. Tests marked with an
-    external cause may run again (``allow_reruns``)."""
+    external cause may run again (``allow_reruns``); every test outside the unit tier is
+    marked ``tmux`` (``needs_tmux``)."""
     items.sort(key=lambda item: item.get_closest_marker("long") is None)
     for item in items:
         allow_reruns(item)
+        if needs_tmux(item):
+            item.add_marker(pytest.mark.tmux)
+
+
+def needs_tmux(item: pytest.Item) -> bool:
+    """Whether ``item`` is outside the unit tier (``UNIT_MODULES``)."""
+    if item.get_closest_marker("tmux") is not None:
+        return True
+    module = item.path.resolve()
+    if not module.is_relative_to(TESTS):
+        return True
+    own_fixtures = UNIT_MODULES.get(module.relative_to(TESTS).as_posix())
+    if own_fixtures is None:
+        return True
+    return bool(set(getattr(item, "fixturenames", ())) & (TMUX_FIXTURES | own_fixtures))
 
 
 def allow_reruns(item: pytest.Item) -> None:
@@ -301,6 +399,13 @@ async def memory_client(anyio_backend: str, tool_context: ToolContext) -> AsyncI
     """schemux in this process, over the SDK's in-memory transport."""
     async with client_of(tool_context) as client:
         yield client
+
+
+@pytest.fixture
+def client(memory_client: Client) -> Client:
+    """The test's MCP client of schemux: ``memory_client``, unless its module serves
+    schemux otherwise (as its own ``client``)."""
+    return memory_client
 
 
 @pytest.fixture(params=["perl", "python"])

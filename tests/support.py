@@ -16,17 +16,19 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 import anyio
 import pytest
 from libtmux.pytest_plugin import _reap_test_server as reap_test_server
 from libtmux.server import Server
 from mcp import Client
+from pydantic import BaseModel
 
 from schemux.config import ENV_PROGRAM_GATE, GateSetting
 from schemux.domain.context import ToolContext
 from schemux.errors import ServerUnavailable
+from schemux.generated import models as generated_models
 from schemux.hosts import Host
 from schemux.hosts import local as local_host
 from schemux.hosts.programs import gate as program_gates
@@ -43,6 +45,7 @@ SHELL_ENVIRONMENT = {
     "LC_ALL": "C.UTF-8",
 }
 SHELL = "bash --norc --noprofile"
+Output = TypeVar("Output", bound=BaseModel)
 
 
 def tmux(socket_name: str, *args: str, check: bool = True) -> str:
@@ -166,6 +169,13 @@ def new_pane(
     return pane
 
 
+def screen(pane: Pane, *, history: bool = False) -> str:
+    """What ``pane`` shows (``capture-pane -p``); with ``history``, the history above it
+    too, each wrapped line joined."""
+    whole = ("-J", "-S", "-") if history else ()
+    return tmux(pane.socket_name, "capture-pane", "-p", *whole, "-t", pane.pane_id)
+
+
 def pane_format(pane: Pane, fmt: str) -> str:
     return tmux(pane.socket_name, "display-message", "-p", "-t", pane.pane_id, fmt).rstrip("\n")
 
@@ -236,7 +246,7 @@ async def until(condition: Callable[[], object], timeout: float = 10.0) -> None:
 def wait_for_shell(pane: Pane) -> None:
     """Until bash runs and shows its prompt, keys could reach the pane before the shell."""
     wait_until(lambda: pane_format(pane, "#{pane_current_command}") == "bash")
-    wait_until(lambda: tmux(pane.socket_name, "capture-pane", "-p", "-t", pane.pane_id).strip())
+    wait_until(lambda: screen(pane).strip())
 
 
 def fill(template: Any, values: Mapping[str, Any]) -> Any:
@@ -260,6 +270,27 @@ async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
     assert not result.is_error, result.content
     assert result.structured_content is not None
     return dict(result.structured_content)
+
+
+async def call_model(client: Client, output: type[Output], **arguments: Any) -> Output:
+    """A call that must succeed, of the tool whose result model ``output`` is (its
+    ``schemux.generated.models.<tool>.<Tool>Output``): its result, read by that model,
+    so that a test names fields the contract has and gets their types."""
+    package, _, tool = output.__module__.rpartition(".")
+    assert package == generated_models.__name__, f"{output.__name__} is no tool's result model"
+    return output.model_validate(await call(client, tool, **arguments))
+
+
+async def run(
+    client: Client, pane: Pane | str | None = None, command: str | None = None, **arguments: Any
+) -> dict[str, Any]:
+    """A ``run_command`` call that must succeed: its structured result. ``pane`` (a Pane
+    or a pane id) and ``command`` say where and what, or ``arguments`` do."""
+    if pane is not None:
+        arguments["pane_id"] = pane if isinstance(pane, str) else pane.pane_id
+    if command is not None:
+        arguments["command"] = command
+    return await call(client, "run_command", **arguments)
 
 
 async def call_error(client: Client, tool: str, **arguments: Any) -> str:
@@ -318,8 +349,7 @@ async def interrupted_by_a_person(client: Client, pane: Pane) -> dict[str, Any]:
     which a person interrupts with C-c (tmux send-keys) once ``before`` shows."""
 
     async def interrupt() -> None:
-        shown = ("capture-pane", "-p", "-t", pane.pane_id)
-        await until(lambda: "before" in tmux(pane.socket_name, *shown).splitlines())
+        await until(lambda: "before" in screen(pane).splitlines())
         await anyio.sleep(0.2)
         tmux(pane.socket_name, "send-keys", "-t", pane.pane_id, "C-c")
 

@@ -114,6 +114,7 @@ def test_other_errors_are_not_taken_for_a_failed_call() -> None:
         run(lambda: fails(ValueError("a bug")))
 
 
+@pytest.mark.tmux
 def test_audit_fails_when_its_calls_fail(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

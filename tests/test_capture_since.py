@@ -10,7 +10,7 @@ import pytest
 from mcp import Client
 
 from schemux.domain.new_rows import tail_within
-from tests.support import Pane, call, call_error, new_pane, tmux, wait_for_shell, wait_until
+from tests.support import Pane, call, call_error, new_pane, screen, tmux, wait_for_shell, wait_until
 
 pytestmark = pytest.mark.anyio
 
@@ -32,20 +32,20 @@ def prompt_pane(socket_name: str, *, height: int = 10, history_limit: int | None
         wait_for_shell(pane)
     tmux(socket_name, "send-keys", "-t", pane.pane_id, "-l", f"PS1='{PROMPT}'; clear")
     tmux(socket_name, "send-keys", "-t", pane.pane_id, "Enter")
-    wait_until(lambda: screen(pane) == [PROMPT.rstrip()])
+    wait_until(lambda: rows(pane) == [PROMPT.rstrip()])
     return pane
 
 
-def screen(pane: Pane) -> list[str]:
-    rows = tmux(pane.socket_name, "capture-pane", "-p", "-t", pane.pane_id).split("\n")
-    return [row for row in rows if row]
+def rows(pane: Pane) -> list[str]:
+    """The pane's rows that hold anything."""
+    return [row for row in screen(pane).split("\n") if row]
 
 
 async def run(client: Client, pane: Pane, command: str, last: str) -> None:
     """Type ``command`` (typed keys, so the rows hold nothing else), until its ``last``
     line is shown above the next prompt."""
     await call(client, "send_keys", keys=command, pane_id=pane.pane_id)
-    wait_until(lambda: screen(pane)[-2:] == [last, "$"])
+    wait_until(lambda: rows(pane)[-2:] == [last, "$"])
 
 
 async def test_the_screen_then_only_what_is_new(memory_client: Client, tmux_socket: str) -> None:
@@ -60,7 +60,7 @@ async def test_the_screen_then_only_what_is_new(memory_client: Client, tmux_sock
     assert unchanged["lines"] == []
 
     await call(memory_client, "send_keys", keys="abc", pane_id=pane.pane_id, enter=False)
-    wait_until(lambda: screen(pane) == ["$ abc"])
+    wait_until(lambda: rows(pane) == ["$ abc"])
     typed = await call(memory_client, "capture_since", cursor=unchanged["cursor"])
     assert typed["lines"] == ["$ abc"]  # the prompt row, rewritten
     await call(memory_client, "send_keys", keys="C-u", pane_id=pane.pane_id, enter=False)
@@ -113,7 +113,7 @@ async def test_history_cleared_misses_lines(memory_client: Client, tmux_socket: 
     await run(memory_client, pane, "echo after", "after")
     missed = await call(memory_client, "capture_since", cursor=first["cursor"])
     assert missed["lines_missed"] is True
-    assert missed["lines"] == screen(pane)
+    assert missed["lines"] == rows(pane)
     # the fresh cursor follows on from there
     await run(memory_client, pane, "echo next", "next")
     following = await call(memory_client, "capture_since", cursor=missed["cursor"])
@@ -135,7 +135,7 @@ async def test_trimmed_history_keeps_the_rows_it_still_holds(
     await run(memory_client, pane, "seq 2000 2300", "2300")  # far past: the cursor's rows are gone
     gone = await call(memory_client, "capture_since", cursor=trimmed["cursor"])
     assert gone["lines_missed"] is True
-    assert gone["lines"] == screen(pane)
+    assert gone["lines"] == rows(pane)
 
 
 async def test_cursors_that_cannot_be_followed(memory_client: Client, tmux_socket: str) -> None:
@@ -192,7 +192,7 @@ async def test_a_cursor_names_its_server(
         memory_client, "capture_since", pane_id=pane.pane_id, socket_name=other_tmux_socket
     )
     tmux(other_tmux_socket, "send-keys", "-t", pane.pane_id, "echo elsewhere", "Enter")
-    wait_until(lambda: screen(pane)[-2:] == ["elsewhere", "$"])
+    wait_until(lambda: rows(pane)[-2:] == ["elsewhere", "$"])
     followed = await call(memory_client, "capture_since", cursor=first["cursor"])
     assert followed["lines"] == ["$ echo elsewhere", "elsewhere", "$"]
     same = await call(
@@ -217,4 +217,4 @@ async def test_a_cursor_taken_with_no_history_misses_lines_once_history_was_trim
     await run(memory_client, pane, "seq 1 300", "300")  # trimmed: row 0 is gone
     missed = await call(memory_client, "capture_since", cursor=first["cursor"])
     assert missed["lines_missed"] is True
-    assert missed["lines"] == screen(pane)
+    assert missed["lines"] == rows(pane)

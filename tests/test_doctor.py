@@ -127,6 +127,7 @@ def test_unknown_tools_block_serving() -> None:
     assert "valid tools: " in tools
 
 
+@pytest.mark.tmux
 def test_a_server_not_running_is_a_warning_and_is_not_started() -> None:
     socket_name = unused_socket_name()
     status, lines = doctor("-L", socket_name)
@@ -137,6 +138,7 @@ def test_a_server_not_running_is_a_warning_and_is_not_started() -> None:
     assert not os.path.exists(os.path.join(socket_directory(), socket_name))
 
 
+@pytest.mark.tmux
 def test_a_forced_tracking_fallback() -> None:
     status, lines = doctor("-L", unused_socket_name(), SCHEMUX_TRACKING_BACKEND="pidfd-open")
     assert status == 0, lines
@@ -157,6 +159,7 @@ def test_options_as_serve_takes_them(server_with_owned_session: str) -> None:
     assert tools.endswith("exact schemas (--schemas exact)")
 
 
+@pytest.mark.tmux
 @pytest.mark.parametrize("name", HOSTILE_NAMES)
 def test_hostile_socket_names_reach_tmux_as_names(name: str) -> None:
     """A socket name is one argument of -L: nothing in it runs, nothing is started."""
@@ -272,6 +275,7 @@ def test_diagnose_names_every_check() -> None:
     ]  # fmt: skip
 
 
+@pytest.mark.tmux
 def test_check_audit(tmp_path: Path) -> None:
     made = check_audit(AuditSettings(tmp_path / "new" / "deeper" / "audit.jsonl", redact=True))
     assert made.status == "ok"

@@ -33,7 +33,7 @@ from schemux.tmux.agent_session import (
 from schemux.tmux.format import decode, field
 from schemux.tmux.references import ServerIdentity
 from tests.conftest import stdio_parameters
-from tests.support import call, call_error, remove_server, tagged_socket_name, tmux, until
+from tests.support import call, call_error, remove_server, run, tagged_socket_name, tmux, until
 
 pytestmark = pytest.mark.anyio
 
@@ -105,10 +105,6 @@ async def schemux_on(settings: Settings) -> AsyncIterator[Client]:
 async def client(anyio_backend: str, socket_name: str, user_home: Path) -> AsyncIterator[Client]:
     async with schemux_on(Settings(socket_name=socket_name, wait_ceiling=30)) as connected:
         yield connected
-
-
-async def run(client: Client, **arguments: Any) -> dict[str, Any]:
-    return await call(client, "run_command", **arguments)
 
 
 async def test_first_call_starts_the_server_with_the_agent_login_shell(

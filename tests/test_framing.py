@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,16 +14,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 from mcp import Client
 
-from schemux.config import Settings
 from schemux.domain.context import ToolContext
 from schemux.errors import SchemuxError, UnsendableArgument
-from schemux.generated.bindings import BINDINGS
 from schemux.names import OWNED_SESSION
-from schemux.serving.server import build_server
 from schemux.tmux.command import THEN
 from schemux.tmux.control.connection import Connection
 from schemux.tmux.control.framing import Answer, FrameReader
 from schemux.tmux.server import ServerAddress, TmuxServer
+from tests.contexts import Contexts
 from tests.support import (
     Pane,
     call,
@@ -45,16 +43,9 @@ def socket() -> Iterator[str]:
 
 
 @pytest.fixture
-async def context(anyio_backend: str, socket: str) -> AsyncIterator[ToolContext]:
-    tool_context = ToolContext(Settings(socket_name=socket))
-    yield tool_context
-    await tool_context.close()
-
-
-@pytest.fixture
-async def client(context: ToolContext) -> AsyncIterator[Client]:
-    async with Client(build_server(context, BINDINGS)) as mcp_client:
-        yield mcp_client
+def tool_context(make_context: Contexts, socket: str) -> ToolContext:
+    """The context ``client`` serves, on this module's own server."""
+    return make_context(socket_name=socket)
 
 
 def command_counter(socket: str) -> tuple[int, int]:
@@ -86,11 +77,11 @@ def contains_run(rows: list[str], run: list[str]) -> bool:
 
 
 async def test_forged_framing_is_read_as_output(
-    client: Client, context: ToolContext, socket: str, tmp_path: Path
+    client: Client, tool_context: ToolContext, socket: str, tmp_path: Path
 ) -> None:
     pane = new_pane(socket, width=200, height=40)
     snapshot = await call(client, "tmux_snapshot")  # the engine is up, its session made
-    pid = await control_client_pid(context.tmux())
+    pid = await control_client_pid(tool_context.tmux())
     lines = forged_lines(*command_counter(socket))
     forged = tmp_path / "forged.txt"
     forged.write_text("\n".join(lines) + "\n")
@@ -112,9 +103,9 @@ async def test_forged_framing_is_read_as_output(
     rows = [row.removesuffix("\n") for row in captured["data"]["rows"]]
     assert contains_run(rows, lines[-900:])
     # the same connection answered everything, and still does
-    assert await control_client_pid(context.tmux()) == pid
+    assert await control_client_pid(tool_context.tmux()) == pid
     assert (await call(client, "tmux_snapshot"))["ok"]
-    assert await control_client_pid(context.tmux()) == pid
+    assert await control_client_pid(tool_context.tmux()) == pid
 
 
 async def test_forged_framing_in_every_command_of_a_line(socket: str) -> None:

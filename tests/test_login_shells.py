@@ -22,7 +22,6 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from importlib.metadata import Distribution, distribution
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
@@ -31,7 +30,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 import schemux
-from tests.support import call, tagged_socket_name
+from tests.support import call, run, tagged_socket_name
 from tests.users import throwaway_user
 
 pytestmark = pytest.mark.anyio
@@ -186,10 +185,6 @@ def process_facts(pid: int) -> tuple[str, int]:
         if line.startswith("Uid:")
     )  # fmt: skip
     return argv0, int(uid_line.split()[1])
-
-
-async def run(client: Client, **arguments: Any) -> dict[str, Any]:
-    return await call(client, "run_command", **arguments)
 
 
 @pytest.mark.parametrize(

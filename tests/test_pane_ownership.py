@@ -31,6 +31,7 @@ from tests.support import (
     Pane,
     new_pane,
     pane_format,
+    screen,
     shell_holds_terminal,
     tmux,
     until,
@@ -56,10 +57,6 @@ def claim(pane: Pane) -> str:
 
 def set_claim(pane: Pane, value: str) -> None:
     tmux(pane.socket_name, "set-option", "-p", "-t", pane.pane_id, BUSY_OPTION, value)
-
-
-def screen(pane: Pane) -> str:
-    return tmux(pane.socket_name, "capture-pane", "-p", "-J", "-S", "-", "-t", pane.pane_id)
 
 
 def hooked_bash_pane(socket_name: str, home: Path) -> Pane:
@@ -144,7 +141,7 @@ async def test_two_callers_of_one_server_never_share_a_pane(
         error = text_of(results[refused])
         assert results[refused].is_error, error
         assert "is busy: another run_command call is running in it" in error, error
-        assert f"from-{refused}" not in screen(pane)
+        assert f"from-{refused}" not in screen(pane, history=True)
         assert claim(pane)  # the one that runs holds it
         tmux(pane.socket_name, "wait-for", "-S", channels[ran])
     assert not results[ran].is_error, text_of(results[ran])
@@ -303,7 +300,7 @@ async def test_a_live_owners_claim_refuses_the_call_and_nothing_is_typed(
     pane = new_pane(main_tmux_socket)
     value = live_owner_claim(live_process)
     set_claim(pane, value)
-    before = screen(pane)
+    before = screen(pane, history=True)
     result = await memory_client.call_tool(
         "run_command", {"command": "echo typed", "pane_id": pane.pane_id}
     )
@@ -313,7 +310,7 @@ async def test_a_live_owners_claim_refuses_the_call_and_nothing_is_typed(
         f"{live_process})" in text_of(result)
     )
     assert "wait for that call to return" in text_of(result)
-    assert screen(pane) == before
+    assert screen(pane, history=True) == before
     assert claim(pane) == value
 
 
@@ -326,7 +323,7 @@ async def test_a_claim_schemux_cannot_read_keeps_the_pane_busy_and_runs_nothing(
     pane = new_pane(main_tmux_socket)
     set_claim(pane, value)
     shown = claim(pane)
-    before = screen(pane)
+    before = screen(pane, history=True)
     result = await memory_client.call_tool(
         "run_command", {"command": "echo typed", "pane_id": pane.pane_id}
     )
@@ -334,7 +331,7 @@ async def test_a_claim_schemux_cannot_read_keeps_the_pane_busy_and_runs_nothing(
     assert result.is_error, error
     assert "holds no schemux process's claim" in error, error
     assert f"tmux set-option -p -u -t {pane.pane_id} {BUSY_OPTION}" in error
-    assert screen(pane) == before
+    assert screen(pane, history=True) == before
     assert claim(pane) == shown
     assert not os.path.exists("/tmp/schemux-claim-pwned")
 

@@ -22,6 +22,7 @@ from mcp import Client
 from schemux.config import Settings
 from schemux.domain.context import ToolContext
 from schemux.generated.bindings import BINDINGS
+from schemux.generated.models.run_command import RunCommandOutput
 from schemux.serving.server import build_server
 from schemux.tmux.control.engine import ControlEngine
 from schemux.tmux.server import TmuxServer
@@ -31,10 +32,12 @@ from tests.support import (
     Pane,
     call,
     call_error,
+    call_model,
     control_client_pid,
     new_pane,
     pane_format,
     private_tmux_server,
+    run,
     shell_holds_terminal,
     tmux,
     until,
@@ -43,10 +46,6 @@ from tests.support import (
 )
 
 pytestmark = pytest.mark.anyio
-
-
-async def run(client: Client, **arguments: Any) -> dict[str, Any]:
-    return await call(client, "run_command", **arguments)
 
 
 async def run_error(client: Client, **arguments: Any) -> str:
@@ -172,9 +171,11 @@ async def test_output_is_exact_when_history_is_collected_but_the_start_survives(
 ) -> None:
     pane = pane_with_history_limit(transport_socket, 100)
     await run(transport_client, command="seq 1 95", pane_id=pane.pane_id)  # history nearly full
-    result = await run(transport_client, command="seq 1 40", pane_id=pane.pane_id)
-    assert result["output"] == [str(n) for n in range(1, 41)]
-    assert result["output_truncated"] is False
+    result = await call_model(
+        transport_client, RunCommandOutput, command="seq 1 40", pane_id=pane.pane_id
+    )
+    assert result.output == [str(n) for n in range(1, 41)]
+    assert result.output_truncated is False
 
 
 async def test_a_head_lost_to_history_limit_is_reported(
@@ -193,10 +194,13 @@ async def test_trailing_spaces_blank_lines_and_wrapped_lines(
     transport_client: Client, transport_socket: str
 ) -> None:
     pane = new_pane(transport_socket, width=80)
-    result = await run(
-        transport_client, command="printf 'a\\n\\nb  \\n%0250d\\n' 0", pane_id=pane.pane_id
+    result = await call_model(
+        transport_client,
+        RunCommandOutput,
+        command="printf 'a\\n\\nb  \\n%0250d\\n' 0",
+        pane_id=pane.pane_id,
     )
-    assert result["output"] == ["a", "", "b  ", "0" * 250]
+    assert result.output == ["a", "", "b  ", "0" * 250]
 
 
 async def test_timeout_leaves_nothing_behind(

@@ -8,19 +8,13 @@ A test of ``transport_client`` runs twice: on this machine, and over ssh (``test
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from mcp import Client
 
-from tests.support import call, call_error, new_pane, tmux, until
+from tests.support import call_error, new_pane, run, tmux, until
 from tests.test_run_command import pane_with_history_limit
 
 pytestmark = pytest.mark.anyio
-
-
-async def run(client: Client, pane_id: str, command: str, **arguments: Any) -> dict[str, Any]:
-    return await call(client, "run_command", command=command, pane_id=pane_id, **arguments)
 
 
 async def test_the_token_printed_by_the_command_does_not_cut_its_output(

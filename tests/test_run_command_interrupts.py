@@ -35,7 +35,7 @@ from schemux.system.processes import Owner, this_process
 from schemux.tmux.command import THEN
 from schemux.tmux.server import TmuxServer
 from tests.conftest import stdio_parameters
-from tests.support import Pane, call, call_error, new_pane, tmux, until
+from tests.support import Pane, call, call_error, new_pane, screen, tmux, until
 from tests.test_run_command import private_options
 
 pytestmark = pytest.mark.anyio
@@ -71,10 +71,6 @@ async def next_call_works(client: Client, pane: Pane) -> float:
     result = await call(client, "run_command", command="echo next", pane_id=pane.pane_id)
     assert result["output"] == ["next"]
     return time.monotonic() - started
-
-
-def screen(pane: Pane) -> str:
-    return tmux(pane.socket_name, "capture-pane", "-p", "-t", pane.pane_id)
 
 
 @pytest.mark.parametrize("transport", ["memory", "stdio"])

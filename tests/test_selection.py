@@ -138,6 +138,7 @@ async def test_projected_tmux_capture_refuses_a_forbidden_combination_with_the_r
     )
 
 
+@pytest.mark.tmux
 async def test_a_served_subset_over_stdio_lists_and_calls_only_what_it_serves() -> None:
     parameters = stdio_parameters("--socket-name", NEVER_STARTED, "--tools", "capture")
     async with Client(parameters) as client:
@@ -166,6 +167,7 @@ async def test_a_served_subset_over_stdio_lists_and_calls_only_what_it_serves() 
     assert "('max_lines' was unexpected)" in text
 
 
+@pytest.mark.tmux
 async def test_exact_schemas_over_stdio_serve_the_root_one_of() -> None:
     parameters = stdio_parameters(
         "--socket-name", NEVER_STARTED, "--tools", "tmux_capture", "--exact-schemas"

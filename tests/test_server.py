@@ -114,6 +114,7 @@ async def test_compact_schemas_serve_the_projected_inputs_without_output_schemas
     assert called.structured_content == {"result": "Channel 'compact-mode' signalled"}
 
 
+@pytest.mark.tmux
 async def test_schema_violations_come_before_any_tmux_work() -> None:
     # no tmux server runs on this socket, and only the configured server is ever started:
     # any tmux work would fail differently
@@ -314,12 +315,14 @@ def test_call_with_a_failing_tool_exits_1(tmux_socket: str) -> None:
     assert json.loads(done.stdout)["isError"] is True
 
 
+@pytest.mark.tmux
 def test_call_with_bad_json_exits_2() -> None:
     done = schemux("call", "run_command", "{nope")
     assert done.returncode == 2
     assert "not JSON" in done.stderr
 
 
+@pytest.mark.tmux
 def test_call_of_an_unknown_tool_exits_2() -> None:
     done = schemux("call", "no_such_tool", "{}")
     assert done.returncode == 2

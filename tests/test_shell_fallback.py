@@ -21,6 +21,8 @@ from tests.support import (
     interrupted_by_a_person,
     pane_format,
     require_tool,
+    run,
+    screen,
     tmux,
     wait_until,
 )
@@ -35,11 +37,6 @@ COMMANDS = {
     "dash": "dash",
     "fish": "fish --no-config",
 }
-
-
-@pytest.fixture
-def client(memory_client: Client) -> Client:
-    return memory_client
 
 
 @pytest.fixture
@@ -64,14 +61,6 @@ def own_pane(main_tmux_socket: str, tmp_path: Path) -> Iterator[Any]:
     yield make
     for name in made:
         tmux(main_tmux_socket, "kill-session", "-t", f"={name}", check=False)
-
-
-def screen(pane: Pane) -> str:
-    return tmux(pane.socket_name, "capture-pane", "-p", "-t", pane.pane_id)
-
-
-async def run(client: Client, pane: Pane, command: str, **arguments: Any) -> dict[str, Any]:
-    return await call(client, "run_command", command=command, pane_id=pane.pane_id, **arguments)
 
 
 @pytest.mark.parametrize("shell", ["bash", "zsh", "dash", "fish"])

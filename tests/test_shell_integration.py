@@ -15,7 +15,6 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
@@ -26,11 +25,12 @@ from tests.support import (
     Pane,
     armed_by_a_killed_owner,
     armed_by_a_silent_owner,
-    call,
     call_error,
     interrupted_by_a_person,
     pane_format,
     require_tool,
+    run,
+    screen,
     tmux,
     wait_until,
 )
@@ -44,11 +44,6 @@ STARTUP_FILES = {
     "zsh": ".zshrc",
     "fish": ".config/fish/config.fish",
 }
-
-
-@pytest.fixture
-def client(memory_client: Client) -> Client:
-    return memory_client
 
 
 @pytest.fixture
@@ -117,14 +112,6 @@ def tmux_path() -> str:
     return path
 
 
-def screen(pane: Pane) -> str:
-    return tmux(pane.socket_name, "capture-pane", "-p", "-J", "-S", "-", "-t", pane.pane_id)
-
-
-async def run(client: Client, pane: Pane, command: str, **arguments: Any) -> dict[str, Any]:
-    return await call(client, "run_command", command=command, pane_id=pane.pane_id, **arguments)
-
-
 @pytest.mark.parametrize("shell", SHELLS)
 async def test_output_and_status_exact(client: Client, hooked_pane: MakePane, shell: str) -> None:
     pane = hooked_pane(shell)
@@ -146,7 +133,7 @@ async def test_the_screen_shows_only_the_command_and_its_output(
 ) -> None:
     pane = hooked_pane(shell)
     await run(client, pane, "echo visible-output", suppress_history=False)
-    text = screen(pane)
+    text = screen(pane, history=True)
     assert "echo visible-output" in text
     assert "visible-output" in text.replace("echo visible-output", "")
     assert "schemux" not in text
@@ -217,7 +204,7 @@ async def test_a_startup_slower_than_the_timeout_types_nothing(
     assert "has not shown its prompt after 1 s" in error
     wait_until(lambda: pane_format(pane, "#{@schemux_shell}").startswith(shell), 15)
     await anyio.sleep(0.3)
-    assert "never-typed" not in screen(pane)
+    assert "never-typed" not in screen(pane, history=True)
 
 
 @pytest.mark.parametrize("shell", SHELLS)
@@ -308,7 +295,7 @@ async def test_a_shell_armed_by_a_killed_schemux_is_not_held(
     assert hooked.armed.exists()
     tmux(pane.socket_name, "send-keys", "-t", pane.pane_id, "-l", "echo still-here | tr h H")
     tmux(pane.socket_name, "send-keys", "-t", pane.pane_id, "Enter")
-    wait_until(lambda: "\nstill-Here\n" in screen(pane), 3)
+    wait_until(lambda: "\nstill-Here\n" in screen(pane, history=True), 3)
     result = await run(client, pane, "echo next")
     assert (result["output"], result["exit_status"]) == (["next"], 0)
     assert not hooked.armed.exists()
@@ -328,8 +315,8 @@ def test_a_live_schemux_holds_the_shell_until_it_answers_or_ends(
         tmux(pane.socket_name, "send-keys", "-t", pane.pane_id, "-l", "echo still-here | tr h H")
         tmux(pane.socket_name, "send-keys", "-t", pane.pane_id, "Enter")
         time.sleep(8)  # past the former give-up (5 to 7 s): the hook before the command waits
-        assert "still-Here" not in screen(pane)
-    wait_until(lambda: "\nstill-Here\n" in screen(pane), 3)
+        assert "still-Here" not in screen(pane, history=True)
+    wait_until(lambda: "\nstill-Here\n" in screen(pane, history=True), 3)
 
 
 @pytest.mark.parametrize("shell", SHELLS)
