@@ -172,6 +172,7 @@ CHECKED: list[tuple[str, dict[str, Any], str]] = [
 ]  # fmt: skip
 
 
+@pytest.mark.tmux  # its last call reaches tmux, to show what the checks allow goes on
 async def test_the_overlays_checks_refuse_before_any_tmux_work_naming_the_field() -> None:
     # no tmux server runs on this socket, and none is started by a refused call
     settings = Settings(socket_name=f"schemux-test-never-configured-{os.getpid()}")

@@ -32,6 +32,7 @@ import os
 import signal
 import sys
 import time
+from types import MappingProxyType
 from typing import Any
 
 PR_SET_DUMPABLE = 4
@@ -43,7 +44,7 @@ WATCHED = frozenset({signal.SIGCHLD, signal.SIGHUP, signal.SIGTERM, signal.SIGUS
 SETTLE_SECONDS = 5.0  # at most this long killing a tree that keeps forking
 # rt_sigaction's system call number by os.uname().machine: x86_64's own table and
 # asm-generic's (the last of schemux.hosts.programs.gate's PERL_SYSCALLS)
-RT_SIGACTION = {"x86_64": 13, "aarch64": 134, "riscv64": 134}
+RT_SIGACTION = MappingProxyType({"x86_64": 13, "aarch64": 134, "riscv64": 134})
 SIGRTMAX = 64  # Linux's last signal on each of those
 
 
