@@ -95,7 +95,7 @@ async def run_in_shell(
     started = time.monotonic()
     facts = shell_facts(server)  # read where the server runs (schemux.shell.facts)
     settling = server.shared(PaneSettling)
-    await settling.until_ours_ended(pane)
+    await settling.until_ours_ended(pane, timeout)
     async with settling.occupying(server, pane) as claim:
         # the claim is taken by the first command list sent with it: the hooks' reading
         # where the pane may have them (before a hooked call arms them), else the typing

@@ -60,24 +60,43 @@ class PaneSettling:
         self._settling: dict[str, tuple[asyncio.Future[None], float, float]] = {}
         # the values of claims whose release failed: a next call takes them away
         self._unreleased: set[str] = set()
+        # set (and replaced) at each change a waiting call looks for: a call's end, or
+        # the start of a cancelled call's cleanup
+        self._changed = asyncio.Event()
 
-    async def until_ours_ended(self, pane: PaneInfo) -> None:
-        """Wait (boundedly) for a call of ours on the pane to end: one in flight (perhaps
-        cancelled, the cancellation not arrived yet), or the cleanup of a cancelled one."""
+    async def until_ours_ended(self, pane: PaneInfo, within: float) -> None:
+        """Wait for a call of ours on the pane to end: one in flight (perhaps cancelled,
+        the cancellation not arrived yet), or the cleanup of a cancelled one. A call that
+        neither ends nor begins its cleanup within ``IN_FLIGHT_GRACE_SECONDS`` is running
+        on (the pane is busy); one that is cleaning up is waited for as long as its
+        cleanup lasts, up to ``within`` seconds (the new call's timeout), since on a
+        loaded machine an interrupted command and its shell's prompt can take longer
+        than any fixed patience."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + within
+        grace_end = loop.time() + IN_FLIGHT_GRACE_SECONDS
         running = self._in_flight.get(pane.pane_id)
-        if running is not None:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(running.wait(), IN_FLIGHT_GRACE_SECONDS)
-        entry = self._settling.get(pane.pane_id)
-        if entry is not None and not entry[0].done():
-            cleanup, _, patience = entry
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(asyncio.shield(cleanup), patience)
-        if running is not None and not running.is_set():
-            # a cancelled call ends at its next turn once its cleanup is done: past the
-            # grace above (a cleanup that took longer), it is still in flight a moment
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(running.wait(), IN_FLIGHT_GRACE_SECONDS)
+        while True:
+            changed = self._changed  # taken before the look: a change after it wakes us
+            entry = self._settling.get(pane.pane_id)
+            cleaning = entry is not None and not entry[0].done()
+            if (running is None or running.is_set()) and not cleaning:
+                return
+            end = deadline if cleaning else min(deadline, grace_end)
+            if (left := end - loop.time()) <= 0:
+                return
+            waits: list[asyncio.Future[object]] = [asyncio.ensure_future(changed.wait())]
+            if running is not None:
+                waits.append(asyncio.ensure_future(running.wait()))
+            if cleaning and entry is not None:
+                waits.append(asyncio.ensure_future(asyncio.shield(entry[0])))
+            try:
+                await asyncio.wait(waits, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for waiting in waits:
+                    waiting.cancel()
+                # the shielded cleanup's own failure is its call's to report, not ours
+                await asyncio.gather(*waits, return_exceptions=True)
 
     @contextlib.asynccontextmanager
     async def occupying(self, server: TmuxServer, pane: PaneInfo) -> AsyncIterator[PaneClaim]:
@@ -112,6 +131,11 @@ class PaneSettling:
         finished.set()
         if self._in_flight.get(pane_id) is finished:
             del self._in_flight[pane_id]
+        self._tell_change()
+
+    def _tell_change(self) -> None:
+        self._changed.set()
+        self._changed = asyncio.Event()
 
     async def _release(self, claim: PaneClaim) -> None:
         if not await claim.release():
@@ -151,6 +175,7 @@ class PaneSettling:
             task = asyncio.get_running_loop().create_future()
             task.set_result(None)
         self._settling[pane_id] = (task, now + SETTLE_SECONDS, patience)
+        self._tell_change()
 
     async def until_settled(self, pane: PaneInfo, facts: ShellFacts) -> None:
         """Wait (boundedly) for what an earlier call left leaving the pane's terminal (its
