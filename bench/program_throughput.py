@@ -1,6 +1,6 @@
 """The program tools' throughput, section 3 of ``bench/programs.py``: many programs at
 once, each a ``cat`` of its own file of mixed terminal text, read with ``read_program``
-until ended; every text checked against ``terminal_text`` of the file's bytes; and the
+until ended; every text checked against ``text.terminal`` of the file's bytes; and the
 same ``cat`` driven by tmux CLI calls alone, as the floor."""
 
 from __future__ import annotations

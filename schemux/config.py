@@ -337,7 +337,7 @@ def audit_settings(
     no_audit: bool = False,
     redact: bool = False,
 ) -> AuditSettings:
-    """On by default, at ``audit.default_path``; ``--no-audit`` wins over a file named."""
+    """On by default, at ``audit.log.default_path``; ``--no-audit`` wins over a file named."""
     if no_audit or _flag(env, ENV_NO_AUDIT):
         return AuditSettings()
     max_bytes = _count(env, ENV_AUDIT_MAX_BYTES, DEFAULT_MAX_BYTES)
@@ -346,7 +346,7 @@ def audit_settings(
 
 
 def audit_path(env: Mapping[str, str], audit_log: str | None = None) -> Path:
-    """The audit log's file: the one named (absolute), or ``audit.default_path``."""
+    """The audit log's file: the one named (absolute), or ``audit.log.default_path``."""
     named = audit_log if audit_log is not None else env.get(ENV_AUDIT_LOG) or None
     if named is None:
         return default_path(env)

@@ -1,6 +1,6 @@
 """The audit log: one JSON line per tool call, written by a thread of its own.
 
-Each ``tools/call`` (``server.call_tool``, wrapped by :meth:`AuditLog.recording`) runs
+Each ``tools/call`` (``serving.server.call_tool``, wrapped by :meth:`AuditLog.recording`) runs
 inside :meth:`AuditLog.call`, which makes a :class:`CallRecord` of what is known at once
 (time, client, MCP session, tool, arguments, ``traceparent``); what the call finds out
 on its way is noted on it through this module's functions, so that no signature
@@ -15,7 +15,7 @@ what was lost once writing works again). A write that fails part way (a disk tha
 up) is taken back to the last whole line, so no record is ever glued to the next.
 
 The file is 0600 (the directories schemux makes for it 0700), never another user's nor
-reached through a symbolic link (``private_files``: refused at start by
+reached through a symbolic link (``system.private_files``: refused at start by
 :func:`check_file`, and when the writer opens it), and rotates by size: at
 ``max_bytes`` it becomes ``audit.jsonl.1``, the older ones move up, and ``BACKUPS`` old
 files are kept. Several schemux processes may share it: each batch is written under an
@@ -544,7 +544,7 @@ def _append_whole(fd: int, data: bytes, size: int) -> None:
 
 def check_file(settings: AuditSettings) -> None:
     """At start: ConfigError when the audit log is a file schemux must not append to
-    (``private_files.not_private``: another user's, a symbolic link)."""
+    (``system.private_files.not_private``: another user's, a symbolic link)."""
     problem = None if settings.path is None else check_private(settings.path)
     if problem is not None:
         raise ConfigError(

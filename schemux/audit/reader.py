@@ -202,7 +202,7 @@ def follow_lines(path: Path, poll: float = FOLLOW_SECONDS) -> Iterator[bytes]:
     """Every whole line of ``path`` from its start, then each one as it is appended;
     when the file is rotated (or made), the rest of the old one, then the new one's. A
     line not yet whole is read again from its start next time: a writer that could not
-    write all of it takes its part back (``audit._append_whole``) and writes on there."""
+    write all of it takes its part back (``audit.log._append_whole``) and writes on there."""
     opened = None
     while True:
         if opened is None:

@@ -7,7 +7,7 @@ the seconds by which its wait ends at the latest, and the message says what it w
 for. Several clients end a call after 60 s without progress; waits go up to the server's
 ceiling (120 s by default).
 
-The pipeline (``server.call_tool``) runs each call inside :func:`reporting`; a handler
+The pipeline (``serving.server.call_tool``) runs each call inside :func:`reporting`; a handler
 states its wait with :func:`expect` (so handler signatures stay as they are), which
 starts the call's ticker, and tells of a step it finished with :func:`announce` (a
 notification at once, between the ticks); the ticker is cancelled when the call ends.

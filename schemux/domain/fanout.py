@@ -1,7 +1,7 @@
 """One shell command run in the agent pane of many hosts at once, each host's answer its own.
 
 Each host of the context's fleet runs the command as ``run_command`` runs one without a
-target there (``shell_commands.run_in_shell`` in the pane ``targets.resolve_pane`` picks),
+target there (``shell.commands.run_in_shell`` in the pane ``panes.targets.resolve_pane`` picks),
 in a task of its own, the host held in use meanwhile (never closed as idle under it); the
 fleet lets only a few hosts connect at once, so a thousand hosts never open a thousand
 connections in one burst. A host that cannot be reached, whose tmux server goes away,

@@ -30,10 +30,10 @@ waits for no condition and has no deadline: it wakes only on the pane's ``%outpu
 there) or the window's close.
 
 Each link is marked, in the same command line, with a server option naming its owner
-(``abandoned.link_mark``: ``@schemux-link-PID-TICKS-TOKEN``, value the window id), and the
+(``shell.abandoned.link_mark``: ``@schemux-link-PID-TICKS-TOKEN``, value the window id), and the
 mark is removed in the unlink's line: a schemux killed mid-watch (``kill -9``) leaves a
 marked link, which the next schemux on that server takes away
-(``abandoned.remove_abandoned_links``, which leaves the links live watches need).
+(``shell.abandoned.remove_abandoned_links``, which leaves the links live watches need).
 
 What the user can notice while a watch links a window: ``_schemux`` shows one window
 more in tmux (``tmux_snapshot`` lists the window under the user's sessions only);
@@ -42,7 +42,7 @@ iTerm2's ``tmux -CC``) attached to a session holding the window is told ``%windo
 and, at the end, ``%window-close`` for it; the mark is in ``show-options -s``; and
 ``-t %N`` lookups in tmux may name ``_schemux`` as the pane's session (tmux picks the most
 recently active session holding the window), which schemux's own resolution does not
-(``targets.choose_session``).
+(``panes.targets.choose_session``).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Watches behind resource subscriptions: one per watched pane or program, shared by
 every subscription to its URIs, ended with the last of them.
 
-A pane is followed over a control client of its own (``pane_watch``: tmux's ``%output``,
+A pane is followed over a control client of its own (``domain.pane_watch``: tmux's ``%output``,
 its window linked into ``_schemux`` while watched); a program, by its own change event
 (each append to its text wakes it). Nothing is polled. Updates are coalesced: a watch
 tells its subscribers at once of the first change, then at most once per

@@ -2,7 +2,7 @@
 
 Every tool runs commands as the user, so the HTTP endpoint is locked: a bind address that
 is not loopback is refused unless a bearer token is set, and the Host and Origin checks
-that stop DNS rebinding stay on for every bind (``http_security``).
+that stop DNS rebinding stay on for every bind (``http.security``).
 """
 
 from __future__ import annotations

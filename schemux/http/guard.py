@@ -16,7 +16,7 @@ Each close is logged the first time, then counted (``logs.RepeatedLog``): a floo
 connections writes a line every ten seconds, not one per connection.
 
 A request that fails authentication is answered with ``Connection: close``
-(``http_security``), so an unauthenticated connection lives for at most one head's time.
+(``http.security``), so an unauthenticated connection lives for at most one head's time.
 """
 
 from __future__ import annotations

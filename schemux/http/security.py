@@ -74,7 +74,7 @@ class BearerTokenMiddleware:
 def unauthorized(*, wrong_token: bool) -> JSONResponse:
     """RFC 6750's answer: the challenge, with ``invalid_token`` when a token was wrong
     (and no error code when none was sent). The connection is closed after it: one that
-    has not authenticated is held for no more than a request (``http_guard``)."""
+    has not authenticated is held for no more than a request (``http.guard``)."""
     challenge = f'Bearer realm="{REALM}"'
     if wrong_token:
         challenge += ', error="invalid_token"'

@@ -78,7 +78,7 @@ async def remove_dead_claims(server: TmuxServer) -> list[str]:
 
 
 class PaneClaim:
-    """One call's claim on its pane (made by ``shell_settling.PaneSettling.occupying``).
+    """One call's claim on its pane (made by ``shell.settling.PaneSettling.occupying``).
 
     ``run`` sends a command list with the take folded in, until one was sent; ``releasing``
     gives the commands that release it, to fold into the call's last command list;

@@ -1,7 +1,7 @@
 """Where one tool call runs when several hosts are configured: the hosts a tool's call may
 name (``host_choice``), the call addressed to its host or to every host (``routed``), and
 run there with its result stamped with its host (``HostRoute.run``); the argument and
-stamp rules themselves are ``host_addressing``'s. With one host the call runs as given.
+stamp rules themselves are ``serving.host_addressing``'s. With one host the call runs as given.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ class HostRoute:
 def routed(binding: ToolBinding, context: ToolContext, arguments: dict[str, Any]) -> HostRoute:
     """The route of a call of ``binding`` with ``arguments`` (as the wire gave them), its
     host noted in the call's audit record. SchemuxError (invalid arguments, naming the
-    field) when they name no configured host or several (``host_addressing.addressed``)."""
+    field) when they name no configured host or several (``serving.host_addressing.addressed``)."""
     choice = host_choice(context, binding.name)
     if choice is None:
         return HostRoute(context, arguments)

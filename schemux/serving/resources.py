@@ -2,12 +2,12 @@
 subscriptions (``resources/subscribe`` for handshake-era clients, ``subscriptions/listen``
 for 2026-07-28 ones).
 
-The URIs are ``resource_uris``'s; reads are exact: a pane's screen is the rows
+The URIs are ``domain.resource_uris``'s; reads are exact: a pane's screen is the rows
 ``capture_pane`` returns for it, joined by ``"\\n"`` (its scrollback: those of
 ``capture_pane`` with all its history); a program's output is its whole text, as
 ``read_program``'s pages put together give it. A URI that does not parse is refused with
 ``INVALID_PARAMS`` saying why; one naming no pane or program here, with
-``RESOURCE_NOT_FOUND``. A subscription is a watch (``resource_watch``) held by the
+``RESOURCE_NOT_FOUND``. A subscription is a watch (``domain.resource_watch``) held by the
 client's connection (``resources/subscribe``; the connection's end releases it) or by its
 listen stream (the stream's end does).
 """

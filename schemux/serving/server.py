@@ -11,10 +11,10 @@ call's effects, ``schemux.domain.failures``): then it is the envelope, checked a
 outputSchema and sent like a result, with ``isError`` set. A call whose request carries a
 progressToken gets progress notifications while its handler waits (``progress``). Every
 call, refused or not, is a line in the audit log (``audit``). A result whose text was cut
-links to the resource holding all of it (``result_links``); the resources themselves are
+links to the resource holding all of it (``calls.result_links``); the resources themselves are
 ``resources``'s. A call of a tool that may run as a task, from a client that declares the
 tasks extension, is answered at once with a task that runs the same pipeline (``tasks``).
-With several hosts, a call runs on the host its arguments name (``host_routing``).
+With several hosts, a call runs on the host its arguments name (``serving.host_routing``).
 """
 
 from __future__ import annotations

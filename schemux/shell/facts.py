@@ -22,7 +22,7 @@ not see (a server started on the host in another pid namespace than the host's s
 is read by run-shell, as before. What is known of a server (its pid and start time,
 whether the helper sees its pids) is its ``TmuxServer``'s.
 
-Both kinds answer the same questions, with the same rules (``shell_panes``); the rules
+Both kinds answer the same questions, with the same rules (``shell.idle``); the rules
 that decide from the facts are shared, only the reading differs.
 """
 
@@ -102,7 +102,7 @@ class LocalShellFacts:
 # wrapper: a released run_command wrapper's client, other), ICANON/ECHO are 1, 0 or
 # "-" (read only for a shell with a line editor: the one case they are asked for), and
 # JOB is 1 when a child of the shell is in its process group
-# (``shell_panes.waits_for_own_job``), else 0; "-"
+# (``shell.idle.waits_for_own_job``), else 0; "-"
 # alone when there is no such process. Shell builtins where they serve (the call's cost
 # is the processes it starts). It must print nothing (run-shell would show it in a
 # pane); run-shell expands formats in its command, so "####" is the shell's "##" and no
@@ -194,7 +194,7 @@ class Snapshot:
 
     @property
     def groups(self) -> tuple[int, int] | None:
-        """As ``shell_panes._terminal_groups``: None without a controlling terminal."""
+        """As ``shell.idle._terminal_groups``: None without a controlling terminal."""
         return None if self.tpgid <= 0 else (self.pgrp, self.tpgid)
 
 
@@ -296,7 +296,7 @@ class RemoteShellFacts:
         return facts is not None and facts.groups is not None and facts.pgrp == facts.tpgid
 
     async def until_shell_has_terminal(self, shell_pid: int, within: float) -> None:
-        """As ``shell_panes.until_shell_has_terminal``, by readings a few ms apart (no
+        """As ``shell.idle.until_shell_has_terminal``, by readings a few ms apart (no
         pidfd reaches the host's processes)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + within
@@ -307,7 +307,7 @@ class RemoteShellFacts:
             await asyncio.sleep(POLL_SECONDS)
 
     async def until_line_editor_reads(self, shell_pid: int, within: float) -> None:
-        """As ``shell_panes.until_line_editor_reads``, by readings a few ms apart."""
+        """As ``shell.idle.until_line_editor_reads``, by readings a few ms apart."""
         facts = await self.snapshot(shell_pid)
         if facts is None or not facts.tty.startswith("/"):
             return
