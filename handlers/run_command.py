@@ -2,23 +2,22 @@
 
 from __future__ import annotations
 
-from schemux.calls import progress
-from schemux.domain.context import ToolContext
+from schemux.domain.call import Call
 from schemux.errors import SchemuxError
 from schemux.generated.models.run_command import RunCommandInput, RunCommandOutput
 from schemux.panes.targets import resolve_requested_pane
 from schemux.shell.commands import keep_tail, run_in_shell
 
 
-async def handle(ctx: ToolContext, request: RunCommandInput) -> RunCommandOutput:
+async def handle(call: Call, request: RunCommandInput) -> RunCommandOutput:
     if request.timeout <= 0:
         raise SchemuxError("timeout must be positive", suggestion="pass a number of seconds > 0")
     if request.max_lines is not None and request.max_lines < 0:
         raise SchemuxError("max_lines must not be negative", suggestion="omit it to get all lines")
-    effective_timeout = ctx.settings.clamp_wait(request.timeout)
-    progress.expect(effective_timeout, "waiting for the command to finish")
-    server = ctx.tmux(request.socket_name)
-    pane = await resolve_requested_pane(server, request)
+    effective_timeout = call.settings.clamp_wait(request.timeout)
+    call.progress.expect(effective_timeout, "waiting for the command to finish")
+    server = call.tmux(request.socket_name)
+    pane = await resolve_requested_pane(server, request, call.notes)
     result = await run_in_shell(
         server,
         pane,

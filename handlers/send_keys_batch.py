@@ -12,7 +12,8 @@ import time
 
 import anyio
 
-from schemux.domain.context import ToolContext
+from schemux.audit.log import CallRecord
+from schemux.domain.call import Call
 from schemux.errors import SchemuxError
 from schemux.generated.models.send_keys_batch import (
     Operation,
@@ -25,18 +26,20 @@ from schemux.panes.targets import resolve_requested_pane
 from schemux.tmux.server import TmuxServer
 
 
-async def handle(ctx: ToolContext, request: SendKeysBatchInput) -> SendKeysBatchOutput:
+async def handle(call: Call, request: SendKeysBatchInput) -> SendKeysBatchOutput:
     if request.timeout is not None and not request.timeout > 0:
         raise SchemuxError(
             f"timeout must be positive (received {request.timeout})",
             suggestion="pass a number of seconds > 0, or omit it",
         )
-    server = ctx.tmux(request.socket_name)
+    server = call.tmux(request.socket_name)
     deadline = None if request.timeout is None else time.monotonic() + request.timeout
     results: list[Result] = []
     stopped_at = None
     for index, operation in enumerate(request.operations):
-        result, timed_out = await _attempt(server, index, operation, deadline, request.timeout)
+        result, timed_out = await _attempt(
+            server, call.notes, index, operation, deadline, request.timeout
+        )
         results.append(result)
         if timed_out or (not result.success and request.on_error == "stop"):
             stopped_at = index
@@ -52,6 +55,7 @@ async def handle(ctx: ToolContext, request: SendKeysBatchInput) -> SendKeysBatch
 
 async def _attempt(
     server: TmuxServer,
+    notes: CallRecord | None,
     index: int,
     operation: Operation,
     deadline: float | None,
@@ -65,7 +69,7 @@ async def _attempt(
         return _failed(index, None, error, started), True
     try:
         with anyio.fail_after(None if deadline is None else deadline - started):
-            pane = await resolve_requested_pane(server, operation)
+            pane = await resolve_requested_pane(server, operation, notes)
             pane_id = pane.pane_id
             await send_keys(
                 server,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from schemux.domain.context import ToolContext
+from schemux.domain.call import Call
 from schemux.errors import SchemuxError, TmuxCommandError
 from schemux.generated.models.snapshot_pane import SnapshotPaneInput, SnapshotPaneOutput
 from schemux.panes.targets import resolve_requested_pane
@@ -47,14 +47,14 @@ class _PaneRow:
     socket_path: str
 
 
-async def handle(ctx: ToolContext, request: SnapshotPaneInput) -> SnapshotPaneOutput:
+async def handle(call: Call, request: SnapshotPaneInput) -> SnapshotPaneOutput:
     if request.max_lines is not None and request.max_lines < 0:
         raise SchemuxError(
             f"max_lines must be 0 or more (received {request.max_lines})",
             suggestion="pass a number of lines, or null for all of them",
         )
-    server = ctx.tmux(request.socket_name)
-    pane = await resolve_requested_pane(server, request)
+    server = call.tmux(request.socket_name)
+    pane = await resolve_requested_pane(server, request, call.notes)
     try:
         lines = await server.run(
             "display-message", "-p", "-t", pane.pane_id, row_format(_PaneRow),

@@ -25,12 +25,12 @@ import pytest
 from mcp import Client
 
 from schemux.config import Settings, settings_from
-from schemux.domain.context import ToolContext
 from schemux.errors import ConfigError, ServerUnavailable
 from schemux.generated.bindings import BINDINGS
 from schemux.hosts import ExecTarget, SshTarget
 from schemux.hosts.exec_prefix import ExecHost
 from schemux.serving.server import build_server
+from schemux.serving.state import ServingState
 from schemux.tmux.format import decode, field
 from tests.process_table import processes
 from tests.ssh_server import ALIAS, SshServer
@@ -91,7 +91,7 @@ async def exec_client(
 ) -> AsyncIterator[Client]:
     """One context for the module's tools: the server it starts there, with the agent's
     session, serves them all."""
-    context = ToolContext(Settings(socket_name=exec_socket, exec_prefix=exec_target))
+    context = ServingState(Settings(socket_name=exec_socket, exec_prefix=exec_target))
     try:
         async with Client(build_server(context, BINDINGS)) as client:
             yield client
@@ -224,10 +224,10 @@ async def test_hostile_values_reach_the_targets_tmux_as_one_argument(
 ) -> None:
     """Through the control client and through a one-off client (an argv after the
     prefix), each word is one argument of tmux's there: set as an option, read back."""
-    context = ToolContext(Settings(socket_name=exec_socket, exec_prefix=exec_target))
+    context = ServingState(Settings(socket_name=exec_socket, exec_prefix=exec_target))
     mark = tmp_path / "ran"
     try:
-        server = context.tmux()
+        server = context.services.tmux()
         option = "@schemux_test_word"
         for word in TEXT_WORDS:
             value = word.replace("{mark}", str(mark))
@@ -320,7 +320,7 @@ async def test_closing_the_context_leaves_no_process(
     prefix (its control client, the program helper); the server stays, as over ssh."""
     before = _children()
     helpers_before = _helpers(user.pw_uid)
-    context = ToolContext(Settings(socket_name=exec_socket, exec_prefix=exec_target))
+    context = ServingState(Settings(socket_name=exec_socket, exec_prefix=exec_target))
     try:
         async with Client(build_server(context, BINDINGS)) as client:
             await call(client, "run_command", command="true")

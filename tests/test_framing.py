@@ -15,11 +15,11 @@ from hypothesis import strategies as st
 from mcp import Client
 
 from schemux.config import Settings
-from schemux.domain.context import ToolContext
 from schemux.errors import SchemuxError, UnsendableArgument
 from schemux.generated.bindings import BINDINGS
 from schemux.names import OWNED_SESSION
 from schemux.serving.server import build_server
+from schemux.serving.state import ServingState
 from schemux.tmux.command import THEN
 from schemux.tmux.control.connection import Connection
 from schemux.tmux.control.framing import Answer, FrameReader
@@ -45,14 +45,14 @@ def socket() -> Iterator[str]:
 
 
 @pytest.fixture
-async def context(anyio_backend: str, socket: str) -> AsyncIterator[ToolContext]:
-    tool_context = ToolContext(Settings(socket_name=socket))
+async def context(anyio_backend: str, socket: str) -> AsyncIterator[ServingState]:
+    tool_context = ServingState(Settings(socket_name=socket))
     yield tool_context
     await tool_context.close()
 
 
 @pytest.fixture
-async def client(context: ToolContext) -> AsyncIterator[Client]:
+async def client(context: ServingState) -> AsyncIterator[Client]:
     async with Client(build_server(context, BINDINGS)) as mcp_client:
         yield mcp_client
 
@@ -86,11 +86,11 @@ def contains_run(rows: list[str], run: list[str]) -> bool:
 
 
 async def test_forged_framing_is_read_as_output(
-    client: Client, context: ToolContext, socket: str, tmp_path: Path
+    client: Client, context: ServingState, socket: str, tmp_path: Path
 ) -> None:
     pane = new_pane(socket, width=200, height=40)
     snapshot = await call(client, "tmux_snapshot")  # the engine is up, its session made
-    pid = await control_client_pid(context.tmux())
+    pid = await control_client_pid(context.services.tmux())
     lines = forged_lines(*command_counter(socket))
     forged = tmp_path / "forged.txt"
     forged.write_text("\n".join(lines) + "\n")
@@ -112,9 +112,9 @@ async def test_forged_framing_is_read_as_output(
     rows = [row.removesuffix("\n") for row in captured["data"]["rows"]]
     assert contains_run(rows, lines[-900:])
     # the same connection answered everything, and still does
-    assert await control_client_pid(context.tmux()) == pid
+    assert await control_client_pid(context.services.tmux()) == pid
     assert (await call(client, "tmux_snapshot"))["ok"]
-    assert await control_client_pid(context.tmux()) == pid
+    assert await control_client_pid(context.services.tmux()) == pid
 
 
 async def test_forged_framing_in_every_command_of_a_line(socket: str) -> None:

@@ -1,1 +1,1 @@
-"""State of the calls in flight: tasks, progress, result links, MCP sessions, client logs."""
+"""What one call carries that every layer may see: its progress, result links and MCP session."""
