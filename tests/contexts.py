@@ -1,4 +1,4 @@
-"""The ToolContexts the tests serve schemux with: made from settings in one place, each
+"""The ServingStates the tests serve schemux with: made from settings in one place, each
 closed when what made it ends, and one a module shares reset between its tests."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from schemux.serving.state import ServingState
 
 
 class Contexts:
-    """ToolContexts made for a test (the ``make_context`` fixture) or a module, closed
+    """ServingStates made for a test (the ``make_context`` fixture) or a module, closed
     together, the newest first, by ``close`` (or at the end of ``async with``)."""
 
     def __init__(self) -> None:

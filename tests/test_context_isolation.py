@@ -1,4 +1,4 @@
-"""Two ToolContexts in one process share nothing: what a call of one leaves on a tmux
+"""Two ServingStates in one process share nothing: what a call of one leaves on a tmux
 server (a pane with a call in flight, a pane settling, a shell known to have no line
 editor) is kept by that context's own TmuxServer, never seen by the other's, even on the
 same tmux server. What every caller must see, the pane a call runs in, tmux itself tells

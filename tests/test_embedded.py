@@ -18,6 +18,7 @@ import pytest
 from mcp import Client
 
 from schemux.config import AgentSession, Settings, parse_size, settings_from
+from schemux.domain.call import Call
 from schemux.errors import ConfigError
 from schemux.generated.bindings import BINDINGS
 from schemux.hosts.local import shell_holds_terminal
@@ -499,7 +500,8 @@ async def test_reaping_never_starts_the_server(
     try:
         await context.services.abandoned.settled(context.services.tmux())
         assert not server_running(socket_name)
-        result = await context.services.tmux().run("display-message", "-p", "#{session_name}")
+        call = Call(context.services, context.services.scope)
+        result = await call.tmux().run("display-message", "-p", "#{session_name}")
         assert result  # the call's first command starts it, reaping or not
         assert agent_panes(socket_name)
     finally:
@@ -515,13 +517,13 @@ async def test_a_call_keeps_its_permission_to_start_the_server(
     first_ran, second_began = asyncio.Event(), asyncio.Event()
 
     async def first_call() -> None:
-        server = context.services.tmux()
+        server = Call(context.services, context.services.scope).tmux()
         await second_began.wait()
         assert await server.run("display-message", "-p", "first") == ["first"]
         first_ran.set()
 
     async def second_call() -> list[str]:
-        server = context.services.tmux()
+        server = Call(context.services, context.services.scope).tmux()
         second_began.set()
         await first_ran.wait()
         remove_server(socket_name)  # gone before this call's first command

@@ -411,7 +411,7 @@ async def test_clients_ended_while_attaching_leave_tmux_running(
     pid = tmux(socket, "display-message", "-p", "#{pid}").strip()
     await server.run("display-message", "-p", "the owned session made")
     await server.close()
-    monkeypatch.setattr(server.engine, "prepare", lambda: None)  # straight to the clients
+    monkeypatch.setattr(server.engine, "prepare", lambda starter: None)  # straight to the clients
     for attempt in range(100):
         running = asyncio.ensure_future(server.run("display-message", "-p", "x"))
         await asyncio.sleep((attempt % 10) * 0.0006)

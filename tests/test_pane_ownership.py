@@ -99,7 +99,7 @@ async def two_callers(
     stdio_client: Client,
 ) -> AsyncIterator[tuple[Caller, Caller]]:
     """Two callers of one tmux server: one schemux with two names for it (``--host
-    a=local --host b=local``), two ToolContexts, or this process and a ``schemux serve``."""
+    a=local --host b=local``), two ServingStates, or this process and a ``schemux serve``."""
     if request.param == "two host names":
         hosts = FleetSettings((NamedHost("a"), NamedHost("b")))
         context = make_context(socket_name=main_tmux_socket, fleet=hosts)

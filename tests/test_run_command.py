@@ -95,11 +95,14 @@ def waits(monkeypatch: pytest.MonkeyPatch) -> Waits:
     wait = ControlEngine.wait
 
     async def counted(
-        engine: ControlEngine, channel: str, sent: asyncio.Event | None = None
+        engine: ControlEngine,
+        channel: str,
+        sent: asyncio.Event | None = None,
+        starter: object = None,
     ) -> None:
         waits.in_progress += 1
         try:
-            await wait(engine, channel, sent)
+            await wait(engine, channel, sent, starter)
         finally:
             waits.in_progress -= 1
 
@@ -365,7 +368,9 @@ async def test_a_cancelled_call_whose_waiter_is_never_woken_still_ends(
     pane = new_pane(transport_socket)
     lost = Waits()
 
-    async def never_woken(engine: ControlEngine, channel: str, sent: object = None) -> None:
+    async def never_woken(
+        engine: ControlEngine, channel: str, sent: object = None, starter: object = None
+    ) -> None:
         lost.in_progress += 1
         try:
             await asyncio.Event().wait()

@@ -159,8 +159,9 @@ class CallPermits:
 
 
 @dataclass
-class _Learned:
-    """What a server's handles share of what was learned of it (see ``TmuxServer``)."""
+class _Shared:
+    """What every handle of one server shares (see ``TmuxServer``): what was learned of
+    the server, and what the layers above keep for it."""
 
     server_version: str | None = None
     client_version: str | None = None
@@ -176,8 +177,9 @@ class TmuxServer:
     """Commands to one tmux server.
 
     With ``agent`` (the configured server's), a server that is not running when a call
-    begins (``allow_start``) is started with the owned session and the agent's session
-    (``schemux.tmux.agent_session``); otherwise such a server is a ServerUnavailable error.
+    begins (``CallPermits.allow_start``) is started by that call's handle, with the owned
+    session and the agent's session (``schemux.tmux.agent_session``); otherwise such a
+    server is a ServerUnavailable error.
 
     A call's handle (``for_call``) is this server with that call's ``CallPermits``: it
     shares everything else (the control clients, what was learned of the server, what
@@ -214,7 +216,7 @@ class TmuxServer:
         # told each one learned: a fleet says when two hosts reach one server), the host's
         # connection the control clients were started on (``Host.connection``), and what
         # the layers above keep: one object, shared by every handle of this server
-        self._learned_state = _Learned()
+        self._shared = _Shared()
         self._on_learned = learned
         self._permits: CallPermits | None = None  # a call's handle: that call's
 
@@ -226,15 +228,15 @@ class TmuxServer:
         return handle
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, TmuxServer) and other._learned_state is self._learned_state
+        return isinstance(other, TmuxServer) and other._shared is self._shared
 
     def __hash__(self) -> int:
-        return id(self._learned_state)
+        return id(self._shared)
 
     @property
     def identity(self) -> ServerIdentity | None:
         """The running server as it reports itself, when checked."""
-        return self._learned_state.identity
+        return self._shared.identity
 
     # for the shell facts of a host whose pids are not this machine's
     # (``schemux.shell.facts``): the server's pid and start time as tmux last said them,
@@ -242,26 +244,26 @@ class TmuxServer:
     # are read by run-shell only)
     @property
     def reported_pid(self) -> tuple[int, int] | None:
-        return self._learned_state.reported_pid
+        return self._shared.reported_pid
 
     @reported_pid.setter
     def reported_pid(self, value: tuple[int, int] | None) -> None:
-        self._learned_state.reported_pid = value
+        self._shared.reported_pid = value
 
     @property
     def helper_sees_pids(self) -> bool:
-        return self._learned_state.helper_sees_pids
+        return self._shared.helper_sees_pids
 
     @helper_sees_pids.setter
     def helper_sees_pids(self, value: bool) -> None:
-        self._learned_state.helper_sees_pids = value
+        self._shared.helper_sees_pids = value
 
     def kept(self, kind: type[Kept]) -> Kept:
         """The one ``kind()`` this object keeps for the layers above it, made at its first
         use: what lives as long as the server does (which panes have a call of ours in
         flight, say), so that two contexts, each with its own TmuxServer, share none of
         it, and this module need not know what it is."""
-        kept = self._learned_state.kept
+        kept = self._shared.kept
         found = kept.get(kind)
         if not isinstance(found, kind):
             found = kept[kind] = kind()
@@ -291,7 +293,7 @@ class TmuxServer:
         """A control client's argv for ``command``, for the server as last checked (see
         ``schemux.tmux.control.client``); ``_prepare`` runs before every start, so the host is
         connected, and this is the connection the client starts on."""
-        learned = self._learned_state
+        learned = self._shared
         learned.clients_connection = self.address.host.connection
         return control_client_argv(
             [self.binary, *self.address.flags()],
@@ -305,7 +307,7 @@ class TmuxServer:
     def _connection_lost(self, error: ConnectionLost) -> ConnectionLost:
         """``error``, or on a remote host whose connection dropped (or was replaced
         since the control clients started on it), that cause."""
-        lost = self.address.host.lost(self._learned_state.clients_connection)
+        lost = self.address.host.lost(self._shared.clients_connection)
         if lost is None:
             return error
         return ConnectionLost(f"{lost} while this call ran; the next call connects again")
@@ -338,7 +340,7 @@ class TmuxServer:
         """End the control client (the next command starts a new one), and close what
         the layers above keep that holds resources (``ClosedWithServer``)."""
         await self.engine.close()
-        for kept in self._learned_state.kept.values():
+        for kept in self._shared.kept.values():
             if isinstance(kept, ClosedWithServer):
                 kept.close()
 
@@ -387,7 +389,7 @@ class TmuxServer:
         (``schemux.versions``), and say once when client and server differ."""
         server_version = shown[0] if shown else ""
         pid, _, started = (shown[1] if len(shown) > 1 else "").partition(" ")
-        learned = self._learned_state
+        learned = self._shared
         learned.socket_path = "\n".join(shown[2:]) or None
         if pid.isdigit() and started.isdigit() and learned.socket_path is not None:
             identity = ServerIdentity(int(pid), int(started), learned.socket_path)
