@@ -35,6 +35,7 @@ from mcp.shared.exceptions import MCPError
 from schemux import __version__
 from schemux.audit.log import CallRecord
 from schemux.calls import progress
+from schemux.calls.progress import Progress
 from schemux.calls.sessions import session_of
 from schemux.domain.call import Call
 from schemux.errors import (
@@ -238,17 +239,26 @@ def build_server(state: ServingState, bindings: Mapping[str, ToolBinding]) -> Se
             ]
         return result
 
-    def call_of(ctx: ServerRequestContext[Any], notes: CallRecord, **given: Any) -> Call:
-        """The call a request makes, on the default host until it is routed."""
+    def call_of(
+        ctx: ServerRequestContext[Any], notes: CallRecord, reporting: Progress | None = None
+    ) -> Call:
+        """The call a request makes, on the default host until it is routed; without
+        ``reporting``, it tells the caller no progress."""
         services = state.services
-        return Call(services, services.scope, session=session_of(ctx), notes=notes, **given)
+        return Call(
+            services,
+            services.scope,
+            session=session_of(ctx),
+            notes=notes,
+            progress=Progress() if reporting is None else reporting,
+        )
 
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams, notes: CallRecord
     ) -> types.CallToolResult:
         binding = bound(params.name, notes)
         async with progress.reporting(ctx.session.report_progress) as reporting:
-            call = call_of(ctx, notes, progress=reporting)
+            call = call_of(ctx, notes, reporting)
             return await answered(binding, call, dict(params.arguments or {}))
 
     async def call_tool_in_task(
