@@ -42,10 +42,10 @@ if __package__ in (None, ""):  # run as a script: make `bench` importable from t
 
 from bench.common import Bar, CallFailed, error_text, publish, run, succeeded
 from schemux.config import AuditSettings, Settings
-from schemux.domain.context import ToolContext
 from schemux.generated.bindings import BINDINGS
 from schemux.names import socket_directory
 from schemux.serving.server import build_server
+from schemux.serving.state import ServingState
 
 CALLS: dict[str, dict[str, Any]] = {
     "refused": {"name": "run_command", "arguments": {"command": 5}, "refused": True},
@@ -56,7 +56,7 @@ BAR = 1.10
 
 @asynccontextmanager
 async def served(socket: str, log: Path | None) -> AsyncIterator[Client]:
-    context = ToolContext(Settings(socket_name=socket, audit=AuditSettings(log)))
+    context = ServingState(Settings(socket_name=socket, audit=AuditSettings(log)))
     try:
         async with Client(build_server(context, BINDINGS)) as client:
             yield client

@@ -41,9 +41,9 @@ if __package__ in (None, ""):  # run as a script: make `bench` importable from t
 
 from bench.common import Bar, Tmux, publish, run, schemux_params, succeeded
 from schemux.config import Settings
-from schemux.domain.context import ToolContext
 from schemux.generated.bindings import BINDINGS
 from schemux.serving.server import call_bound_tool
+from schemux.serving.state import ServingState
 from schemux.tmux.references import IDENTITY_FORMAT, ServerIdentity
 
 WIDTH, HEIGHT, HISTORY = 200, 50, 1000
@@ -110,7 +110,7 @@ def time_raw(bench: Bench, runs: int) -> list[float]:
 
 
 async def time_in_process(bench: Bench, target: dict[str, str], runs: int) -> dict[str, Any]:
-    context = ToolContext(Settings(socket_name=bench.socket))
+    context = ServingState(Settings(socket_name=bench.socket))
     binding = BINDINGS["tmux_capture"]
     try:
         first = await call_bound_tool(binding, context, {"target": target, **SCOPE, "track": True})

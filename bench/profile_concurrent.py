@@ -169,11 +169,11 @@ def timed_phases(spans: Spans) -> Iterator[None]:
 
 async def phase_view(tmux: Tmux, panes: list[str], batches: int) -> list[str]:
     from schemux.config import Settings
-    from schemux.domain.context import ToolContext
     from schemux.generated.bindings import BINDINGS
     from schemux.serving.server import build_server
+    from schemux.serving.state import ServingState
 
-    server = build_server(ToolContext(Settings(socket_name=tmux.name)), BINDINGS)
+    server = build_server(ServingState(Settings(socket_name=tmux.name)), BINDINGS)
     alone: Spans = defaultdict(list)
     together: Spans = defaultdict(list)
     walls: dict[str, list[float]] = {"alone": [], "together": []}

@@ -216,11 +216,11 @@ def percentile(values: list[float], p: int) -> float:
 
 async def measure_latency_in_process(socket: str, lines: int, skip: int) -> dict[str, Any]:
     from schemux.config import Settings
-    from schemux.domain.context import ToolContext
     from schemux.generated.bindings import BINDINGS
     from schemux.serving.server import build_server
+    from schemux.serving.state import ServingState
 
-    context = ToolContext(Settings(socket_name=socket))
+    context = ServingState(Settings(socket_name=socket))
     try:
         async with Client(build_server(context, BINDINGS)) as client:
             return await measure_latency(client, lines, skip)

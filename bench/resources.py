@@ -40,10 +40,10 @@ if __package__ in (None, ""):  # run as a script: make `bench` importable from t
 
 from bench.common import Bar, Tmux, publish, run, succeeded
 from schemux.config import Settings
-from schemux.domain.context import ToolContext
 from schemux.domain.resource_uris import pane_uri
 from schemux.generated.bindings import BINDINGS
 from schemux.serving.server import build_server
+from schemux.serving.state import ServingState
 
 CHANGE_GAP = 0.3  # seconds between changes: beyond the coalescing interval
 
@@ -100,7 +100,7 @@ async def raw_output(socket: str, session: str, pane: str, tty: int, changes: in
 async def schemux(
     socket: str, pane: str, tty: int, changes: int, reads: int
 ) -> dict[str, list[float]]:
-    context = ToolContext(Settings(socket_name=socket))
+    context = ServingState(Settings(socket_name=socket))
     figures: dict[str, list[float]] = {"listen": [], "read": [], "capture_pane": []}
     try:
         async with Client(build_server(context, BINDINGS), cache=None) as client:

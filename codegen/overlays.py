@@ -5,7 +5,7 @@ the description, whole or one schema's, replace or remove one schema's title, gi
 annotations (each hint with why it holds for schemux's handler), add advice that is
 served only with the tools it names, and carries schemux's own facts about the tool: its
 family (``--tools``), its use in the server's instructions, the arguments whose text
-never reaches tmux, whether a call may run as a task (``schemux.calls.tasks``), whether it is
+never reaches tmux, whether a call may run as a task (``schemux.serving.tasks``), whether it is
 served only while several hosts are configured (``schemux.serving.selection``), the kinds of
 resource it reads (``schemux.serving.resources``), the arguments the audit redacts and reads
 its target from (``schemux.audit.log``), those that carry a host and the list a call on

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from schemux.calls import result_links
-from schemux.domain.context import ToolContext
+from schemux.domain.call import Call
 from schemux.domain.resource_uris import pane_uri
 from schemux.generated.models.capture_pane import CapturePaneInput, CapturePaneOutput
 from schemux.panes.targets import PaneTarget, resolve_pane
@@ -21,9 +20,9 @@ class _Screen:
     history_size: int
 
 
-async def handle(ctx: ToolContext, request: CapturePaneInput) -> CapturePaneOutput:
-    server = ctx.tmux()
-    pane = await resolve_pane(server, PaneTarget(pane_id=request.pane_id))
+async def handle(call: Call, request: CapturePaneInput) -> CapturePaneOutput:
+    server = call.tmux()
+    pane = await resolve_pane(server, PaneTarget(pane_id=request.pane_id), call.notes)
     wanted = request.history_lines or 0
     # one tmux call, so the screen's facts and its rows are of the same moment
     lines = await server.run(
@@ -33,8 +32,8 @@ async def handle(ctx: ToolContext, request: CapturePaneInput) -> CapturePaneOutp
     screen = parse_row(_Screen, lines[0])
     rows = lines[1:]
     if screen.history_size > wanted:
-        result_links.link(
-            pane_uri(ctx.where, pane.pane_id, "scrollback"),
+        call.links.link(
+            pane_uri(call.host_name, pane.pane_id, "scrollback"),
             f"scrollback of {pane.pane_id}",
             f"all {screen.history_size} rows of the pane's history and its screen",
         )

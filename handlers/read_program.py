@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from schemux.calls import progress
-from schemux.domain.context import ToolContext
+from schemux.domain.call import Call
 from schemux.generated.models.read_program import ReadProgramInput, ReadProgramOutput
 
 
-async def handle(ctx: ToolContext, request: ReadProgramInput) -> ReadProgramOutput:
-    program = ctx.programs.get(request.program_id)
-    timeout = ctx.settings.clamp_wait(request.timeout_ms / 1000)
-    progress.expect(timeout, "waiting for the program's output")
-    page = await ctx.programs.read(program, request.cursor or 0, request.max_lines, timeout)
+async def handle(call: Call, request: ReadProgramInput) -> ReadProgramOutput:
+    program = call.programs.get(request.program_id, call.caller)
+    timeout = call.settings.clamp_wait(request.timeout_ms / 1000)
+    call.progress.expect(timeout, "waiting for the program's output")
+    page = await call.programs.read(program, request.cursor or 0, request.max_lines, timeout)
     ending = program.ending
     return ReadProgramOutput(
         text=page.text,

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from schemux.calls import progress
-from schemux.domain.context import ToolContext
+from schemux.domain.call import Call
 from schemux.generated.models.run_command import RunCommandInput, RunCommandOutput
 from schemux.panes.targets import resolve_requested_pane
 from schemux.shell.commands import keep_tail, run_in_shell
 
 
-async def handle(ctx: ToolContext, request: RunCommandInput) -> RunCommandOutput:
-    effective_timeout = ctx.settings.clamp_wait(request.timeout)
-    progress.expect(effective_timeout, "waiting for the command to finish")
-    server = ctx.tmux(request.socket_name)
-    pane = await resolve_requested_pane(server, request)
+async def handle(call: Call, request: RunCommandInput) -> RunCommandOutput:
+    effective_timeout = call.settings.clamp_wait(request.timeout)
+    call.progress.expect(effective_timeout, "waiting for the command to finish")
+    server = call.tmux(request.socket_name)
+    pane = await resolve_requested_pane(server, request, call.notes)
     result = await run_in_shell(
         server,
         pane,

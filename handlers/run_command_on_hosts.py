@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import time
 
-from schemux.calls import progress
-from schemux.domain.context import ToolContext
+from schemux.domain.call import Call
 from schemux.domain.fanout import HostAnswer, run_on_hosts
 from schemux.generated.models.run_command_on_hosts import (
     HostCommandResult,
@@ -15,16 +14,16 @@ from schemux.generated.models.run_command_on_hosts import (
 from schemux.shell.commands import keep_tail
 
 
-async def handle(ctx: ToolContext, request: RunCommandOnHostsInput) -> RunCommandOnHostsOutput:
+async def handle(call: Call, request: RunCommandOnHostsInput) -> RunCommandOnHostsOutput:
     names = request.hosts
-    hosts = ctx.fleet.select(
+    hosts = call.fleet.select(
         names=names, group=request.group, every=names is None and request.group is None
     )
     started = time.monotonic()
-    effective_timeout = ctx.settings.clamp_wait(request.timeout)
-    progress.expect(effective_timeout, f"waiting for the command on {len(hosts)} hosts")
+    effective_timeout = call.settings.clamp_wait(request.timeout)
+    call.progress.expect(effective_timeout, f"waiting for the command on {len(hosts)} hosts")
     answers = await run_on_hosts(
-        ctx,
+        call,
         hosts,
         request.command,
         timeout=effective_timeout,

@@ -2,31 +2,31 @@
 
 from __future__ import annotations
 
-from schemux.calls import progress, result_links
-from schemux.domain.context import ToolContext
+from schemux.domain.call import Call
 from schemux.domain.resource_uris import program_uri
 from schemux.generated.models.run_program import RunProgramInput, RunProgramOutput
 from schemux.programs.launch import program_spec
 from schemux.programs.run import run
 
 
-async def handle(ctx: ToolContext, request: RunProgramInput) -> RunProgramOutput:
-    timeout = ctx.settings.clamp_wait(request.timeout_ms / 1000)
-    progress.expect(timeout, "waiting for the program to end")
-    server = ctx.tmux()
+async def handle(call: Call, request: RunProgramInput) -> RunProgramOutput:
+    timeout = call.settings.clamp_wait(request.timeout_ms / 1000)
+    call.progress.expect(timeout, "waiting for the program to end")
+    server = call.tmux()
     spec = await program_spec(
         server,
         request,
-        host=ctx.programs.host,
-        lifetime=ctx.settings.program_limits.max_lifetime,
+        call.notes,
+        host=call.programs.host,
+        lifetime=call.settings.program_limits.max_lifetime,
         separate_stderr=bool(request.separate_stderr),
         keep=bool(request.keep),
         hold=True,
     )
-    result = await run(ctx.programs, server, spec, timeout, request.max_lines)
+    result = await run(call.programs, server, spec, call.caller, timeout, request.max_lines)
     if result.kept_output is not None:
-        result_links.link(
-            program_uri(ctx.where, result.kept_output),
+        call.links.link(
+            program_uri(call.host_name, result.kept_output),
             f"output of {result.kept_output}",
             "all the program printed; read_program reads it too, "
             f"with program_id {result.kept_output}",

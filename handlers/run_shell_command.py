@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from schemux.calls import progress
-from schemux.domain.context import ToolContext
+from schemux.domain.call import Call
 from schemux.generated.models.run_shell_command import (
     RunShellCommandInput,
     RunShellCommandOutput,
@@ -12,11 +11,11 @@ from schemux.panes.targets import PaneTarget, resolve_pane
 from schemux.shell.commands import keep_tail, run_in_shell
 
 
-async def handle(ctx: ToolContext, request: RunShellCommandInput) -> RunShellCommandOutput:
-    timeout = ctx.settings.clamp_wait(request.timeout_ms / 1000)
-    progress.expect(timeout, "waiting for the command to finish")
-    server = ctx.tmux()
-    pane = await resolve_pane(server, PaneTarget(pane_id=request.pane_id))
+async def handle(call: Call, request: RunShellCommandInput) -> RunShellCommandOutput:
+    timeout = call.settings.clamp_wait(request.timeout_ms / 1000)
+    call.progress.expect(timeout, "waiting for the command to finish")
+    server = call.tmux()
+    pane = await resolve_pane(server, PaneTarget(pane_id=request.pane_id), call.notes)
     result = await run_in_shell(
         server,
         pane,

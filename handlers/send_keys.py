@@ -5,15 +5,15 @@ program's paneId works too.
 
 from __future__ import annotations
 
-from schemux.domain.context import ToolContext
+from schemux.domain.call import Call
 from schemux.generated.models.send_keys import SendKeysInput, SendKeysOutput
 from schemux.panes.keys import send_keys
 from schemux.panes.targets import resolve_requested_pane
 
 
-async def handle(ctx: ToolContext, request: SendKeysInput) -> SendKeysOutput:
-    server = ctx.tmux(request.socket_name)
-    pane = await resolve_requested_pane(server, request)
+async def handle(call: Call, request: SendKeysInput) -> SendKeysOutput:
+    server = call.tmux(request.socket_name)
+    pane = await resolve_requested_pane(server, request, call.notes)
     await send_keys(
         server,
         pane,

@@ -12,7 +12,8 @@ import time
 
 import anyio
 
-from schemux.domain.context import ToolContext
+from schemux.audit.log import CallRecord
+from schemux.domain.call import Call
 from schemux.errors import SchemuxError
 from schemux.generated.models.send_keys_batch import (
     Operation,
@@ -25,13 +26,15 @@ from schemux.panes.targets import resolve_requested_pane
 from schemux.tmux.server import TmuxServer
 
 
-async def handle(ctx: ToolContext, request: SendKeysBatchInput) -> SendKeysBatchOutput:
-    server = ctx.tmux(request.socket_name)
+async def handle(call: Call, request: SendKeysBatchInput) -> SendKeysBatchOutput:
+    server = call.tmux(request.socket_name)
     deadline = None if request.timeout is None else time.monotonic() + request.timeout
     results: list[Result] = []
     stopped_at = None
     for index, operation in enumerate(request.operations):
-        result, timed_out = await _attempt(server, index, operation, deadline, request.timeout)
+        result, timed_out = await _attempt(
+            server, call.notes, index, operation, deadline, request.timeout
+        )
         results.append(result)
         if timed_out or (not result.success and request.on_error == "stop"):
             stopped_at = index
@@ -47,6 +50,7 @@ async def handle(ctx: ToolContext, request: SendKeysBatchInput) -> SendKeysBatch
 
 async def _attempt(
     server: TmuxServer,
+    notes: CallRecord | None,
     index: int,
     operation: Operation,
     deadline: float | None,
@@ -60,7 +64,7 @@ async def _attempt(
         return _failed(index, None, error, started), True
     try:
         with anyio.fail_after(None if deadline is None else deadline - started):
-            pane = await resolve_requested_pane(server, operation)
+            pane = await resolve_requested_pane(server, operation, notes)
             pane_id = pane.pane_id
             await send_keys(
                 server,

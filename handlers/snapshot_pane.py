@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from schemux.domain.context import ToolContext
+from schemux.domain.call import Call
 from schemux.errors import SchemuxError, TmuxCommandError
 from schemux.generated.models.snapshot_pane import SnapshotPaneInput, SnapshotPaneOutput
 from schemux.panes.targets import resolve_requested_pane
@@ -47,9 +47,9 @@ class _PaneRow:
     socket_path: str
 
 
-async def handle(ctx: ToolContext, request: SnapshotPaneInput) -> SnapshotPaneOutput:
-    server = ctx.tmux(request.socket_name)
-    pane = await resolve_requested_pane(server, request)
+async def handle(call: Call, request: SnapshotPaneInput) -> SnapshotPaneOutput:
+    server = call.tmux(request.socket_name)
+    pane = await resolve_requested_pane(server, request, call.notes)
     try:
         lines = await server.run(
             "display-message", "-p", "-t", pane.pane_id, row_format(_PaneRow),

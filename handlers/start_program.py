@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
-from schemux.domain.context import ToolContext
+from schemux.domain.call import Call
 from schemux.generated.models.start_program import StartProgramInput, StartProgramOutput
 from schemux.programs.launch import program_spec
 
 
-async def handle(ctx: ToolContext, request: StartProgramInput) -> StartProgramOutput:
-    limits = ctx.settings.program_limits
+async def handle(call: Call, request: StartProgramInput) -> StartProgramOutput:
+    limits = call.settings.program_limits
     lifetime = min(
         (request.lifetime_ms or limits.default_lifetime * 1000) / 1000, limits.max_lifetime
     )
-    server = ctx.tmux()
+    server = call.tmux()
     # one beside fromPaneId keeps its pane after the end, for a person to read
     keep = request.from_pane_id is not None
-    spec = await program_spec(server, request, host=ctx.programs.host, lifetime=lifetime, keep=keep)
-    program = await ctx.programs.start(server, spec)
+    spec = await program_spec(
+        server, request, call.notes, host=call.programs.host, lifetime=lifetime, keep=keep
+    )
+    program = await call.programs.start(server, spec, call.caller)
     return StartProgramOutput(
         program_id=program.id,
         pane_id=program.pane_id,

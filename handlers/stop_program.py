@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from schemux.calls import progress
-from schemux.domain.context import ToolContext
+from schemux.domain.call import Call
 from schemux.generated.models.stop_program import StopProgramInput, StopProgramOutput
 from schemux.programs.store import STOP_GRACE_SECONDS
 
 
-async def handle(ctx: ToolContext, request: StopProgramInput) -> StopProgramOutput:
-    program = ctx.programs.get(request.program_id)
-    progress.expect(STOP_GRACE_SECONDS, "waiting for the program to stop")
-    ending, was_running = await ctx.programs.stop(program)
+async def handle(call: Call, request: StopProgramInput) -> StopProgramOutput:
+    program = call.programs.get(request.program_id, call.caller)
+    call.progress.expect(STOP_GRACE_SECONDS, "waiting for the program to stop")
+    ending, was_running = await call.programs.stop(program)
     return StopProgramOutput(
         program_id=program.id,
         outcome=ending.outcome,

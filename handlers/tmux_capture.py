@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Literal, TypedDict
 
+from schemux.domain.call import Call
 from schemux.domain.capture import CaptureLimits, PaneReference, Read, read_delta, snapshot
-from schemux.domain.context import ToolContext
 from schemux.domain.failures import reporting_effects
 from schemux.generated.models.tmux_capture import (
     DataDelta,
@@ -21,17 +21,17 @@ from schemux.generated.models.tmux_capture import (
 )
 
 
-async def handle(ctx: ToolContext, request: TmuxCaptureInput) -> TmuxCaptureOutput:
+async def handle(call: Call, request: TmuxCaptureInput) -> TmuxCaptureOutput:
     args = request.root
     reference = PaneReference(args.target.id, args.target.generation)
-    server = ctx.tmux()
+    server = call.tmux()
     if isinstance(args, TmuxCaptureInputWithoutCursor):
         scope = CaptureLimits(
             max_lines=args.max_lines, max_bytes=args.max_bytes, history_lines=args.history_lines
         )
-        work = snapshot(server, ctx.screens, reference, scope, args.track)
+        work = snapshot(server, call.screens, reference, scope, args.track)
     else:
-        work = read_delta(server, ctx.screens, reference, args.cursor)
+        work = read_delta(server, call.screens, reference, args.cursor)
     # a failure is the pipeline's to send as the envelope
     read = await reporting_effects(server, work)
     return TmuxCaptureOutput(root=TmuxCaptureOutputOk(ok=True, data=data(read)))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from schemux.domain.context import ToolContext
+from schemux.domain.call import Call
 from schemux.domain.failures import reporting_effects
 from schemux.domain.snapshot import PaneEntry, SessionEntry, WindowEntry, list_server
 from schemux.generated.models.tmux_snapshot import (
@@ -21,11 +21,12 @@ from schemux.generated.models.tmux_snapshot import (
 from schemux.tmux.format import readable
 
 
-async def handle(ctx: ToolContext, request: TmuxSnapshotInput) -> TmuxSnapshotOutput:
-    server = ctx.tmux(request.socket_name)
+async def handle(call: Call, request: TmuxSnapshotInput) -> TmuxSnapshotOutput:
+    server = call.tmux(request.socket_name)
     # a failure is the pipeline's to send as the envelope
     listing = await reporting_effects(
-        server, list_server(server, lambda pane: ctx.programs.lookup_pane(server, pane))
+        server,
+        list_server(server, lambda pane: call.programs.lookup_pane(server, pane, call.session)),
     )
     identity = listing.identity
     data = Data(

@@ -4,9 +4,8 @@ times out or is cancelled leaves no waiter in tmux (``schemux.domain.channels``)
 
 from __future__ import annotations
 
-from schemux.calls import progress
+from schemux.domain.call import Call
 from schemux.domain.channels import check_channel
-from schemux.domain.context import ToolContext
 from schemux.errors import SchemuxError
 from schemux.generated.models.wait_for_channel import (
     WaitForChannelInput,
@@ -14,18 +13,18 @@ from schemux.generated.models.wait_for_channel import (
 )
 
 
-async def handle(ctx: ToolContext, request: WaitForChannelInput) -> WaitForChannelOutput:
+async def handle(call: Call, request: WaitForChannelInput) -> WaitForChannelOutput:
     channel = check_channel(request.channel)
-    timeout = ctx.settings.clamp_wait(request.timeout)
+    timeout = call.settings.clamp_wait(request.timeout)
     enforced = (
         ""
         if timeout == request.timeout
         else f" (timeout enforced: {timeout:g} s, the server's wait ceiling, "
         f"not the {request.timeout:g} s asked)"
     )
-    progress.expect(timeout, f"waiting for channel {channel}")
-    server = ctx.tmux(request.socket_name)
-    if not await ctx.channels.wait(server, channel, timeout):
+    call.progress.expect(timeout, f"waiting for channel {channel}")
+    server = call.tmux(request.socket_name)
+    if not await call.channels.wait(server, channel, timeout):
         raise SchemuxError(
             f"wait-for timeout: channel {channel!r} was not signalled within {timeout}s{enforced}",
             suggestion="wait again: a signal sent while nobody waits is kept for the next "

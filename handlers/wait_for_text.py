@@ -6,18 +6,17 @@ from __future__ import annotations
 
 import time
 
-from schemux.calls import progress
-from schemux.domain.context import ToolContext
+from schemux.domain.call import Call
 from schemux.domain.text_wait import compile_off_loop, wait_for_new_text
 from schemux.generated.models.wait_for_text import WaitForTextInput, WaitForTextOutput
 from schemux.panes.targets import resolve_requested_pane
 
 
-async def handle(ctx: ToolContext, request: WaitForTextInput) -> WaitForTextOutput:
+async def handle(call: Call, request: WaitForTextInput) -> WaitForTextOutput:
     # The whole call, compiling the patterns and resolving the pane included, is bounded
     # by effective_timeout
-    effective_timeout = ctx.settings.clamp_wait(request.timeout)
-    progress.expect(effective_timeout, "waiting for the text")
+    effective_timeout = call.settings.clamp_wait(request.timeout)
+    call.progress.expect(effective_timeout, "waiting for the text")
     started = time.monotonic()
     deadline = started + effective_timeout
     patterns, stop = await compile_off_loop(
@@ -26,8 +25,8 @@ async def handle(ctx: ToolContext, request: WaitForTextInput) -> WaitForTextOutp
         match_case=request.match_case,
         deadline=deadline,
     )
-    server = ctx.tmux(request.socket_name)
-    pane = await resolve_requested_pane(server, request)
+    server = call.tmux(request.socket_name)
+    pane = await resolve_requested_pane(server, request, call.notes)
     result = await wait_for_new_text(
         server,
         pane,

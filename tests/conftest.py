@@ -16,8 +16,8 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 from mcp import Client, StdioServerParameters
 
 from schemux.config import ProgramLimits
-from schemux.domain.context import ToolContext
 from schemux.host_settings import SshTarget
+from schemux.serving.state import ServingState
 from tests.contexts import Contexts, client_of
 from tests.leftovers import (
     busy_threads,
@@ -380,7 +380,7 @@ async def stdio_client(anyio_backend: str, tmux_socket: str) -> AsyncIterator[Cl
 
 @pytest.fixture
 async def make_context(anyio_backend: str) -> AsyncIterator[Contexts]:
-    """``make_context(**settings)``: a ToolContext of ``Settings(**settings)``, closed
+    """``make_context(**settings)``: a ServingState of ``Settings(**settings)``, closed
     after the test as the server closes its own (programs ended, runtime directory
     removed, ssh master ended)."""
     async with Contexts() as contexts:
@@ -388,7 +388,7 @@ async def make_context(anyio_backend: str) -> AsyncIterator[Contexts]:
 
 
 @pytest.fixture
-def tool_context(make_context: Contexts, main_tmux_socket: str) -> ToolContext:
+def tool_context(make_context: Contexts, main_tmux_socket: str) -> ServingState:
     """Closed afterwards, as the server closes its own: programs ended, runtime directory
     removed. On this machine's server (not a module's ``tmux_socket``, which may be a
     transport's)."""
@@ -396,7 +396,7 @@ def tool_context(make_context: Contexts, main_tmux_socket: str) -> ToolContext:
 
 
 @pytest.fixture
-async def memory_client(anyio_backend: str, tool_context: ToolContext) -> AsyncIterator[Client]:
+async def memory_client(anyio_backend: str, tool_context: ServingState) -> AsyncIterator[Client]:
     """schemux in this process, over the SDK's in-memory transport."""
     async with client_of(tool_context) as client:
         yield client
@@ -434,7 +434,7 @@ async def programs(
     make_context: Contexts,
     transport_ssh: SshTarget | None,
     tmux_socket: str,
-) -> AsyncIterator[tuple[Client, ToolContext]]:
+) -> AsyncIterator[tuple[Client, ServingState]]:
     """schemux in this process with room for many programs, running and ended; once on
     this machine's ``tmux_socket`` and once over ssh to a tmux server started over ssh
     (``remote_tmux_socket``), in the pid namespace the program helper runs in, as on a
@@ -448,7 +448,7 @@ async def programs(
 
 
 @pytest.fixture
-def programs_socket(programs: tuple[Client, ToolContext]) -> str:
+def programs_socket(programs: tuple[Client, ServingState]) -> str:
     """The tmux server ``programs`` makes its panes on (tmux -L reaches either: the
     remote one is this machine's too, over loopback)."""
     socket_name = programs[1].settings.socket_name
@@ -458,7 +458,7 @@ def programs_socket(programs: tuple[Client, ToolContext]) -> str:
 
 @pytest.fixture(scope="session")
 def sshd() -> Iterator[SshServer]:
-    """A real OpenSSH server on 127.0.0.1 (``tests.ssh_server``). Each ToolContext ends
+    """A real OpenSSH server on 127.0.0.1 (``tests.ssh_server``). Each ServingState ends
     the ssh master it started when it closes."""
     problem = available()
     if problem is not None:

@@ -1,4 +1,4 @@
-"""The ToolContexts the tests serve schemux with: made from settings in one place, each
+"""The ServingStates the tests serve schemux with: made from settings in one place, each
 closed when what made it ends, and one a module shares reset between its tests."""
 
 from __future__ import annotations
@@ -11,26 +11,26 @@ from typing import Any
 from mcp import Client
 
 from schemux.config import Settings
-from schemux.domain.context import ToolContext
 from schemux.generated.bindings import BINDINGS
 from schemux.serving.server import build_server
+from schemux.serving.state import ServingState
 
 
 class Contexts:
-    """ToolContexts made for a test (the ``make_context`` fixture) or a module, closed
+    """ServingStates made for a test (the ``make_context`` fixture) or a module, closed
     together, the newest first, by ``close`` (or at the end of ``async with``)."""
 
     def __init__(self) -> None:
-        self._made: list[ToolContext] = []
-        self._shared: dict[Settings, ToolContext] = {}
+        self._made: list[ServingState] = []
+        self._shared: dict[Settings, ServingState] = {}
 
-    def __call__(self, **settings: Any) -> ToolContext:
+    def __call__(self, **settings: Any) -> ServingState:
         """A new context of ``Settings(**settings)``."""
-        context = ToolContext(Settings(**settings))
+        context = ServingState(Settings(**settings))
         self._made.append(context)
         return context
 
-    def shared(self, **settings: Any) -> ToolContext:
+    def shared(self, **settings: Any) -> ServingState:
         """The one context of ``Settings(**settings)`` made here: its ssh master, its
         control clients and its owned session outlive a test, so a module's table of
         values pays for them once. The test using it resets it (``forget_calls``)."""
@@ -68,14 +68,14 @@ class Contexts:
             forget_calls(context)
 
 
-def client_of(context: ToolContext) -> Client:
+def client_of(context: ServingState) -> Client:
     """An MCP client of schemux serving ``context``, in this process (in memory)."""
     return Client(build_server(context, BINDINGS))
 
 
-def forget_calls(context: ToolContext) -> None:
+def forget_calls(context: ServingState) -> None:
     """What one test's calls leave in a context they share with the next tests: its
     cursors (capture_since's and tmux_capture's) and the tmux servers' identities read
     for them. A shared context is for calls that start no program."""
-    context.row_cursors.close()
-    context.screens.close()
+    context.services.row_cursors.close()
+    context.services.screens.close()

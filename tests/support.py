@@ -26,7 +26,7 @@ from mcp import Client
 from pydantic import BaseModel
 
 from schemux.config import ENV_PROGRAM_GATE, GateSetting
-from schemux.domain.context import ToolContext
+from schemux.domain.call import Call
 from schemux.errors import ServerUnavailable
 from schemux.generated import models as generated_models
 from schemux.hosts import Host
@@ -318,7 +318,7 @@ def require_tool(name: str) -> str:
 
 
 def force_gate(gate: GateSetting, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Programs run under ``gate`` ("perl" or "python"): those of a ToolContext made in this
+    """Programs run under ``gate`` ("perl" or "python"): those of a ServingState made in this
     process, whatever its settings say, and those of a schemux it starts (by the
     environment). Skipped where that gate cannot run on this machine's architecture."""
     if gate == "perl":
@@ -337,11 +337,11 @@ def force_gate(gate: GateSetting, monkeypatch: pytest.MonkeyPatch) -> str:
 class StandInBinding(ToolBinding):
     """A tool's real contract and validators, with ``stand_in`` in place of its handler."""
 
-    stand_in: Callable[[ToolContext, dict[str, Any]], Awaitable[dict[str, Any]]] | None = None
+    stand_in: Callable[[Call, dict[str, Any]], Awaitable[dict[str, Any]]] | None = None
 
-    async def call(self, context: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    async def call(self, call: Call, arguments: dict[str, Any]) -> dict[str, Any]:
         assert self.stand_in is not None
-        return await self.stand_in(context, arguments)
+        return await self.stand_in(call, arguments)
 
 
 async def interrupted_by_a_person(client: Client, pane: Pane) -> dict[str, Any]:

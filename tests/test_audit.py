@@ -44,13 +44,14 @@ from schemux.config import (
     Settings,
     audit_settings,
 )
-from schemux.domain.context import ToolContext
+from schemux.domain.call import Call
 from schemux.errors import ConfigError
 from schemux.generated.argument_facts import REDACTED_ARGUMENTS
 from schemux.generated.bindings import BINDINGS
 from schemux.host_settings import SshTarget
 from schemux.serving.binding import ToolBinding
 from schemux.serving.server import build_server
+from schemux.serving.state import ServingState
 from tests.conftest import STDIO_WAIT_CEILING, stdio_parameters
 from tests.support import call, missing, new_pane, wait_until
 from tests.test_errors import bound
@@ -87,7 +88,7 @@ async def audited(
 ) -> AsyncIterator[Client]:
     """schemux in this process, auditing into ``log``; the audit is written out when
     this ends (the context closes, as on every exit path)."""
-    context = ToolContext(settings_for(socket, log, **audit))
+    context = ServingState(settings_for(socket, log, **audit))
     try:
         server = build_server(context, BINDINGS if bindings is None else bindings)
         async with Client(server, client_info=CLIENT) as client:
@@ -195,7 +196,7 @@ async def test_refusals_and_failures_record_their_code(
     pane = new_pane(main_tmux_socket)
     stale = {**pane.reference(), "generation": "0" * 32}
 
-    async def broken(context: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    async def broken(context: Call, arguments: dict[str, Any]) -> dict[str, Any]:
         raise RuntimeError("boom")
 
     bindings = dict(BINDINGS)
@@ -1090,7 +1091,7 @@ async def test_over_ssh_the_host_is_the_destination(
 ) -> None:
     log = tmp_path / "audit.jsonl"
     settings = Settings(socket_name=remote_tmux_socket, ssh=ssh_target, audit=AuditSettings(log))
-    context = ToolContext(settings)
+    context = ServingState(settings)
     try:
         async with Client(build_server(context, BINDINGS), client_info=CLIENT) as client:
             ran = await call(client, "run_program", argv=["echo", "remote"])

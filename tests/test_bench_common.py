@@ -14,9 +14,9 @@ from mcp_types import CallToolResult, TextContent
 from bench import audit
 from bench.common import Bar, CallFailed, check_result, publish, run, succeeded
 from schemux.config import AuditSettings, Settings
-from schemux.domain.context import ToolContext
 from schemux.generated.bindings import BINDINGS
 from schemux.serving.server import build_server
+from schemux.serving.state import ServingState
 
 
 def result(text: str, *, error: bool, structured: object = None) -> CallToolResult:
@@ -125,7 +125,7 @@ def test_audit_fails_when_its_calls_fail(
     @asynccontextmanager
     async def unreachable(socket: str, log: Path | None) -> AsyncIterator[Client]:
         absent = str(tmp_path / "absent" / "socket")
-        context = ToolContext(Settings(socket_path=absent, audit=AuditSettings(log)))
+        context = ServingState(Settings(socket_path=absent, audit=AuditSettings(log)))
         try:
             async with Client(build_server(context, BINDINGS)) as client:
                 yield client

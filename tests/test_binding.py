@@ -17,12 +17,12 @@ from tests.generated_data import TOOL_DOCUMENTS
 PROBE = """
 import json, sys
 from schemux.config import Settings
-from schemux.domain.context import ToolContext
+from schemux.serving.state import ServingState
 from schemux.generated.bindings import BINDINGS
 from schemux.serving.server import build_server
 from schemux.serving.tool_listing import tool_table
 
-build_server(ToolContext(Settings()), BINDINGS)
+build_server(ServingState(Settings()), BINDINGS)
 tool_table(BINDINGS, list(BINDINGS), mode="projected")
 
 def loaded():

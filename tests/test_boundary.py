@@ -658,7 +658,7 @@ async def test_subprocess_arguments_arrive_verbatim(
     remote shell is given each one quoted). On the host of the transport's shared
     context (over ssh, its master)."""
     context = shared_contexts.shared(socket_name=world.socket, ssh=transport_ssh)
-    await subprocess_arguments_arrive(world, context.host, value)
+    await subprocess_arguments_arrive(world, context.services.host, value)
 
 
 async def subprocess_arguments_arrive(world: World, host: Host, value: str) -> None:

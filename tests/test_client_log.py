@@ -11,11 +11,11 @@ import mcp_types as types
 import pytest
 from mcp import Client
 
-from schemux.calls.client_log import mcp_level
 from schemux.config import Settings
-from schemux.domain.context import ToolContext
 from schemux.generated.bindings import BINDINGS
+from schemux.serving.client_log import mcp_level
 from schemux.serving.server import build_server
+from schemux.serving.state import ServingState
 
 pytestmark = pytest.mark.anyio
 
@@ -26,7 +26,7 @@ async def test_a_client_gets_the_log_at_its_level_and_above(tmux_socket: str) ->
     async def record(params: types.LoggingMessageNotificationParams) -> None:
         received.append(params)
 
-    context = ToolContext(Settings(socket_name=tmux_socket))
+    context = ServingState(Settings(socket_name=tmux_socket))
     logger = logging.getLogger("schemux")
     try:
         async with Client(
@@ -52,7 +52,7 @@ async def test_a_client_gets_the_log_at_its_level_and_above(tmux_socket: str) ->
 
 
 async def test_the_capability_is_declared(tmux_socket: str) -> None:
-    context = ToolContext(Settings(socket_name=tmux_socket))
+    context = ServingState(Settings(socket_name=tmux_socket))
     try:
         async with Client(build_server(context, BINDINGS), mode="legacy") as client:
             capabilities = client.server_capabilities

@@ -1,4 +1,4 @@
-"""Two ToolContexts in one process share nothing: what a call of one leaves on a tmux
+"""Two ServingStates in one process share nothing: what a call of one leaves on a tmux
 server (a pane with a call in flight, a pane settling, a shell known to have no line
 editor) is kept by that context's own TmuxServer, never seen by the other's, even on the
 same tmux server. What every caller must see, the pane a call runs in, tmux itself tells
@@ -13,11 +13,11 @@ import pytest
 from mcp import Client
 
 from schemux.config import Settings
-from schemux.domain.context import ToolContext
 from schemux.errors import SchemuxError
 from schemux.generated.bindings import BINDINGS
 from schemux.panes.targets import PaneTarget, resolve_pane
 from schemux.serving.server import build_server
+from schemux.serving.state import ServingState
 from schemux.shell.idle import ShellsWithoutEditor
 from schemux.shell.settling import PaneSettling
 from tests.support import call, call_error, new_pane, shell_holds_terminal, wait_until
@@ -28,11 +28,11 @@ pytestmark = pytest.mark.anyio
 @pytest.fixture
 async def two_contexts(
     anyio_backend: str, main_tmux_socket: str
-) -> AsyncIterator[tuple[ToolContext, ToolContext]]:
+) -> AsyncIterator[tuple[ServingState, ServingState]]:
     """Two contexts on the same tmux server, as two schemux processes would have, but in
     one process."""
-    first = ToolContext(Settings(socket_name=main_tmux_socket))
-    second = ToolContext(Settings(socket_name=main_tmux_socket))
+    first = ServingState(Settings(socket_name=main_tmux_socket))
+    second = ServingState(Settings(socket_name=main_tmux_socket))
     try:
         yield first, second
     finally:
@@ -41,7 +41,7 @@ async def two_contexts(
 
 
 async def test_a_pane_busy_with_one_contexts_call_is_busy_for_another_at_once(
-    two_contexts: tuple[ToolContext, ToolContext], main_tmux_socket: str
+    two_contexts: tuple[ServingState, ServingState], main_tmux_socket: str
 ) -> None:
     """While the first context's call runs in the pane, the second context knows nothing
     of it in itself: it does not wait for that call (as a call of its own context does, up
@@ -77,18 +77,18 @@ async def test_a_pane_busy_with_one_contexts_call_is_busy_for_another_at_once(
 
 
 async def test_each_contexts_server_keeps_its_own_pane_state(
-    two_contexts: tuple[ToolContext, ToolContext], main_tmux_socket: str
+    two_contexts: tuple[ServingState, ServingState], main_tmux_socket: str
 ) -> None:
     """The state of panes lives in each context's TmuxServer: a pane in flight or settling
     in one, or a shell known to read without a line editor, is not so in the other's;
     within one context, every call reaches the same state."""
     first, second = two_contexts
     pane_id = new_pane(main_tmux_socket).pane_id
-    first_server, second_server = first.tmux(), second.tmux()
-    assert first.tmux() is first_server
-    assert first_server.shared(PaneSettling) is first.tmux().shared(PaneSettling)
+    first_server, second_server = first.services.tmux(), second.services.tmux()
+    assert first.services.tmux() is first_server
+    assert first_server.shared(PaneSettling) is first.services.tmux().shared(PaneSettling)
     assert first_server.shared(PaneSettling) is not second_server.shared(PaneSettling)
-    pane = await resolve_pane(first_server, PaneTarget(pane_id=pane_id))
+    pane = await resolve_pane(first_server, PaneTarget(pane_id=pane_id), None)
 
     async with first_server.shared(PaneSettling).occupying(first_server, pane):
         with pytest.raises(SchemuxError, match="busy"):

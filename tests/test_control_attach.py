@@ -21,7 +21,7 @@ from schemux.config import AgentSession
 from schemux.hosts.local import LocalHost
 from schemux.tmux.control import attach as control_attach
 from schemux.tmux.control.client import control_client_argv, header_for, plain_path
-from schemux.tmux.server import ServerAddress, TmuxServer
+from schemux.tmux.server import CallPermits, ServerAddress, TmuxServer
 from tests.process_table import alive
 from tests.support import (
     private_tmux_server,
@@ -316,8 +316,9 @@ async def test_a_server_schemux_starts_gets_the_attacher_too() -> None:
     socket_name = tagged_socket_name("attach-started")
     server = TmuxServer(ServerAddress(socket_name=socket_name), agent=AgentSession())
     try:
-        server.allow_start()
-        await server.run("display-message", "-p", "started")
+        permits = CallPermits()
+        permits.allow_start(server)
+        await server.for_call(permits).run("display-message", "-p", "started")
         version = tmux(socket_name, "display-message", "-p", "#{version}").strip()
         if header_for(version) is None:
             pytest.skip(f"tmux {version} runs tmux -C as the control client")

@@ -18,12 +18,13 @@ import pytest
 from mcp import Client
 
 from schemux.config import AgentSession, Settings, parse_size, settings_from
-from schemux.domain.context import ToolContext
+from schemux.domain.call import Call
 from schemux.errors import ConfigError
 from schemux.generated.bindings import BINDINGS
 from schemux.hosts.local import shell_holds_terminal
 from schemux.names import OWNED_SESSION, agent_name_problem, socket_directory
 from schemux.serving.server import build_server
+from schemux.serving.state import ServingState
 from schemux.tmux.agent_session import (
     AGENT_MARK,
     login_shell,
@@ -93,7 +94,7 @@ def socket_name() -> Iterator[str]:
 
 @asynccontextmanager
 async def schemux_on(settings: Settings) -> AsyncIterator[Client]:
-    context = ToolContext(settings)
+    context = ServingState(settings)
     try:
         async with Client(build_server(context, BINDINGS)) as client:
             yield client
@@ -491,11 +492,12 @@ async def test_reaping_never_starts_the_server(
 ) -> None:
     """What a dead schemux left is looked for on a server that runs; the start-up reaper
     starts none (the call's first command does, with the agent's session)."""
-    context = ToolContext(Settings(socket_name=socket_name))
+    context = ServingState(Settings(socket_name=socket_name))
     try:
-        await context.abandoned.settled(context.tmux())
+        await context.services.abandoned.settled(context.services.tmux())
         assert not server_running(socket_name)
-        result = await context.tmux().run("display-message", "-p", "#{session_name}")
+        call = Call(context.services, context.services.scope)
+        result = await call.tmux().run("display-message", "-p", "#{session_name}")
         assert result  # the call's first command starts it, reaping or not
         assert agent_panes(socket_name)
     finally:
@@ -507,17 +509,17 @@ async def test_a_call_keeps_its_permission_to_start_the_server(
 ) -> None:
     """Each call may start the configured server with its first command, whatever other
     calls did meanwhile: a call's first command never uses up another's permission."""
-    context = ToolContext(Settings(socket_name=socket_name))
+    context = ServingState(Settings(socket_name=socket_name))
     first_ran, second_began = asyncio.Event(), asyncio.Event()
 
     async def first_call() -> None:
-        server = context.tmux()
+        server = Call(context.services, context.services.scope).tmux()
         await second_began.wait()
         assert await server.run("display-message", "-p", "first") == ["first"]
         first_ran.set()
 
     async def second_call() -> list[str]:
-        server = context.tmux()
+        server = Call(context.services, context.services.scope).tmux()
         second_began.set()
         await first_ran.wait()
         remove_server(socket_name)  # gone before this call's first command

@@ -359,12 +359,12 @@ async def test_default_target_ignores_the_owned_session(server: TmuxServer, sock
     older = new_pane(socket)
     newer = new_pane(socket)
     await server.run("display-message", "-p", "attach first")  # the owned session is newest
-    pane = await resolve_pane(server, PaneTarget())
+    pane = await resolve_pane(server, PaneTarget(), None)
     assert pane.session_name != OWNED_SESSION
     assert pane.pane_id == newer.pane_id
     assert pane.pane_id != older.pane_id
     with pytest.raises(SchemuxError, match="the window of schemux's control clients"):
-        await resolve_pane(server, PaneTarget(session_name=OWNED_SESSION))
+        await resolve_pane(server, PaneTarget(session_name=OWNED_SESSION), None)
 
 
 def test_a_finished_event_loop_ends_its_control_client(socket: str) -> None:
@@ -411,7 +411,7 @@ async def test_clients_ended_while_attaching_leave_tmux_running(
     pid = tmux(socket, "display-message", "-p", "#{pid}").strip()
     await server.run("display-message", "-p", "the owned session made")
     await server.close()
-    monkeypatch.setattr(server.engine, "prepare", lambda: None)  # straight to the clients
+    monkeypatch.setattr(server.engine, "prepare", lambda starter: None)  # straight to the clients
     for attempt in range(100):
         running = asyncio.ensure_future(server.run("display-message", "-p", "x"))
         await asyncio.sleep((attempt % 10) * 0.0006)
@@ -435,11 +435,11 @@ async def test_a_pane_id_with_its_session_is_resolved_in_one_round_trip(
 
     monkeypatch.setattr(server, "run", counted)
     target = PaneTarget(pane_id=pane.pane_id, session_name=pane.session_name)
-    found = await resolve_pane(server, target)
+    found = await resolve_pane(server, target, None)
     assert (found.pane_id, found.session_id) == (pane.pane_id, pane.session_id)
     assert commands == ["list-panes"]
     with pytest.raises(SchemuxError, match="no pane matches"):
-        await resolve_pane(server, PaneTarget(pane_id="%99999"))
+        await resolve_pane(server, PaneTarget(pane_id="%99999"), None)
 
 
 def control_client_pids(socket: str) -> set[str]:

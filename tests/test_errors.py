@@ -13,7 +13,7 @@ import pytest
 from mcp import Client
 
 from schemux.config import Settings
-from schemux.domain.context import ToolContext
+from schemux.domain.call import Call
 from schemux.domain.failures import reporting_effects
 from schemux.errors import (
     MESSAGE_CHARACTERS,
@@ -30,13 +30,14 @@ from schemux.errors import (
 from schemux.generated.bindings import BINDINGS
 from schemux.serving.binding import ToolBinding
 from schemux.serving.server import build_server, call_bound_tool
+from schemux.serving.state import ServingState
 from schemux.tmux.server import ServerAddress, TmuxServer
 from tests.generated_data import TOOL_DOCUMENTS
 from tests.support import StandInBinding
 
 pytestmark = pytest.mark.anyio
 
-Call = Callable[[ToolContext, dict[str, Any]], Any]
+StandIn = Callable[[Call, dict[str, Any]], Any]
 
 # arguments each tool's inputSchema accepts; the bound call never looks at them
 ARGUMENTS: dict[str, dict[str, Any]] = {
@@ -52,14 +53,14 @@ TEXT_TOOLS = ["run_command", "run_program"]
 HOSTILE = '-pane "%1"; rm -rf ~ $(id) #{pane_id}\nsecond line'
 
 
-def bound(tool: str, call: Call) -> ToolBinding:
+def bound(tool: str, call: StandIn) -> ToolBinding:
     document = TOOL_DOCUMENTS[tool]
     model = "".join(part.title() for part in tool.split("_")) + "Input"
     return StandInBinding(document=document, input_model=model, stand_in=call)
 
 
-def raising(error: BaseException) -> Call:
-    async def call(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+def raising(error: BaseException) -> StandIn:
+    async def call(ctx: Call, arguments: dict[str, Any]) -> dict[str, Any]:
         raise error
 
     return call
@@ -67,7 +68,7 @@ def raising(error: BaseException) -> Call:
 
 async def outcome(tool: str, error: BaseException) -> tuple[bool, str, dict[str, Any] | None]:
     """(isError, text, structuredContent) of one call whose handler raises ``error``."""
-    context = ToolContext(Settings())
+    context = ServingState(Settings())
     try:
         result = await call_bound_tool(bound(tool, raising(error)), context, ARGUMENTS[tool])
     finally:
@@ -256,7 +257,7 @@ async def test_an_unexpected_exception_is_a_tool_error_and_the_server_goes_on(
     never an envelope; the traceback goes to the log, and the next call is served."""
     calls = 0
 
-    async def call(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    async def call(ctx: Call, arguments: dict[str, Any]) -> dict[str, Any]:
         nonlocal calls
         calls += 1
         if calls == 1:
@@ -270,7 +271,7 @@ async def test_an_unexpected_exception_is_a_tool_error_and_the_server_goes_on(
             }
         return SNAPSHOT
 
-    server = build_server(ToolContext(Settings()), {tool: bound(tool, call)})
+    server = build_server(ServingState(Settings()), {tool: bound(tool, call)})
     async with Client(server) as client:
         result = await client.call_tool(tool, ARGUMENTS[tool])
         assert result.is_error

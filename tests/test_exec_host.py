@@ -25,12 +25,12 @@ import pytest
 from mcp import Client
 
 from schemux.config import Settings, settings_from
-from schemux.domain.context import ToolContext
 from schemux.errors import ConfigError, ServerUnavailable
 from schemux.generated.bindings import BINDINGS
 from schemux.hosts import ExecTarget, SshTarget
 from schemux.hosts.exec_prefix import ExecHost
 from schemux.serving.server import build_server
+from schemux.serving.state import ServingState
 from schemux.tmux.format import decode, field
 from tests.process_table import processes
 from tests.ssh_server import ALIAS, SshServer
@@ -90,7 +90,7 @@ async def exec_client(
 ) -> AsyncIterator[Client]:
     """One context for the module's tools: the server it starts there, with the agent's
     session, serves them all."""
-    context = ToolContext(Settings(socket_name=exec_socket, exec_prefix=exec_target))
+    context = ServingState(Settings(socket_name=exec_socket, exec_prefix=exec_target))
     try:
         async with Client(build_server(context, BINDINGS)) as client:
             yield client
@@ -187,7 +187,7 @@ async def test_programs_default_to_the_targets_home_when_the_inherited_directory
         ("runuser", "-u", user.pw_name, "--", "env", f"TMUX_TMPDIR={home}", f"TMPDIR={home}")
     )
     assert there(target, "sh", "-c", "cd . 2>/dev/null || echo cannot") == "cannot\n"
-    context = ToolContext(Settings(socket_name=exec_socket, exec_prefix=target))
+    context = ServingState(Settings(socket_name=exec_socket, exec_prefix=target))
     try:
         async with Client(build_server(context, BINDINGS)) as client:
             ran = await call(client, "run_program", argv=["pwd"])
@@ -256,10 +256,10 @@ async def test_hostile_values_reach_the_targets_tmux_as_one_argument(
 ) -> None:
     """Through the control client and through a one-off client (an argv after the
     prefix), each word is one argument of tmux's there: set as an option, read back."""
-    context = ToolContext(Settings(socket_name=exec_socket, exec_prefix=exec_target))
+    context = ServingState(Settings(socket_name=exec_socket, exec_prefix=exec_target))
     mark = tmp_path / "ran"
     try:
-        server = context.tmux()
+        server = context.services.tmux()
         option = "@schemux_test_word"
         for word in TEXT_WORDS:
             value = word.replace("{mark}", str(mark))
@@ -352,7 +352,7 @@ async def test_closing_the_context_leaves_no_process(
     prefix (its control client, the program helper); the server stays, as over ssh."""
     before = _children()
     helpers_before = _helpers(user.pw_uid)
-    context = ToolContext(Settings(socket_name=exec_socket, exec_prefix=exec_target))
+    context = ServingState(Settings(socket_name=exec_socket, exec_prefix=exec_target))
     try:
         async with Client(build_server(context, BINDINGS)) as client:
             await call(client, "run_command", command="true")

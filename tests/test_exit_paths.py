@@ -17,8 +17,8 @@ import anyio
 import pytest
 from mcp import Client
 
-from schemux.calls.in_flight import CallsInFlight
 from schemux.errors import SchemuxError
+from schemux.serving.in_flight import CallsInFlight
 from tests import process_table
 from tests.http_serving import free_port, serve_http
 from tests.process_table import alive

@@ -24,8 +24,8 @@ from mcp import Client
 
 from schemux.audit.reader import line
 from schemux.config import ENV_HOST, AuditSettings
-from schemux.domain.context import ToolContext
 from schemux.host_settings import ExecTarget, FleetSettings, NamedHost, SshTarget
+from schemux.serving.state import ServingState
 from tests.conftest import stdio_parameters
 from tests.contexts import Contexts, client_of
 from tests.process_table import processes
@@ -106,7 +106,7 @@ class Fleet:
     def host(self, name: str, target: ExecTarget | SshTarget) -> None:
         self.named.append(NamedHost(name, target))
 
-    def context(self, **settings: Any) -> ToolContext:
+    def context(self, **settings: Any) -> ServingState:
         return self._make_context(
             socket_name=self.socket_name, fleet=FleetSettings(tuple(self.named)), **settings
         )

@@ -38,7 +38,6 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ResourceUpdated
 
 from schemux.config import AuditSettings, Settings
-from schemux.domain.context import ToolContext
 from schemux.domain.fleet import Fleet
 from schemux.domain.resource_uris import pane_uri, program_uri, template
 from schemux.errors import SchemuxError, ServerUnavailable
@@ -50,9 +49,11 @@ from schemux.hosts.exec_prefix import START_SECONDS
 from schemux.hosts.local import LocalHost
 from schemux.hosts.ssh import SshHost
 from schemux.names import OWNED_SESSION
+from schemux.programs.store import ProgramCaller
 from schemux.serving import resources
 from schemux.serving.host_addressing import HostChoice
 from schemux.serving.server import build_server
+from schemux.serving.state import ServingState
 from schemux.tmux.control.client import header_for
 from tests.conftest import stdio_parameters
 from tests.process_table import processes
@@ -123,8 +124,8 @@ def fleet_settings(socket: str, dirs: dict[str, str], **fleet: Any) -> Settings:
 @pytest.fixture(scope="module")
 async def fleet(
     anyio_backend: str, fleet_socket: str, host_dirs: dict[str, str]
-) -> AsyncIterator[tuple[Client, ToolContext]]:
-    context = ToolContext(fleet_settings(fleet_socket, host_dirs))
+) -> AsyncIterator[tuple[Client, ServingState]]:
+    context = ServingState(fleet_settings(fleet_socket, host_dirs))
     try:
         async with Client(build_server(context, BINDINGS)) as client:
             yield client, context
@@ -138,7 +139,7 @@ def socket_dir_of(name: str, dirs: dict[str, str]) -> str:
 
 
 async def test_every_tool_serves_host_as_the_configured_names(
-    fleet: tuple[Client, ToolContext],
+    fleet: tuple[Client, ServingState],
 ) -> None:
     client, _ = fleet
     tools = (await client.list_tools()).tools
@@ -175,7 +176,7 @@ def test_each_schema_mode_takes_host(mode: Any) -> None:
 async def test_one_host_serves_the_tools_as_before(
     anyio_backend: str, main_tmux_socket: str, mode: Any
 ) -> None:
-    context = ToolContext(Settings(socket_name=main_tmux_socket, schemas=mode))
+    context = ServingState(Settings(socket_name=main_tmux_socket, schemas=mode))
     try:
         async with Client(build_server(context, BINDINGS)) as client:
             tools = (await client.list_tools()).tools
@@ -190,7 +191,7 @@ async def test_one_host_serves_the_tools_as_before(
 
 
 async def test_run_command_runs_on_the_host_named(
-    fleet: tuple[Client, ToolContext], host_dirs: dict[str, str]
+    fleet: tuple[Client, ServingState], host_dirs: dict[str, str]
 ) -> None:
     client, context = fleet
     for name in (*NAMES, None):
@@ -199,11 +200,11 @@ async def test_run_command_runs_on_the_host_named(
         line = result["output"][0]
         assert result["output"] == [line], result
         assert line.startswith("at:" + socket_dir_of(name or "here", host_dirs)), line
-    assert [scope.name for scope in context.fleet.scopes] == list(NAMES)
+    assert [scope.name for scope in context.services.fleet.scopes] == list(NAMES)
 
 
 async def test_each_tool_acts_on_its_host_only(
-    fleet: tuple[Client, ToolContext], fleet_socket: str, host_dirs: dict[str, str]
+    fleet: tuple[Client, ServingState], fleet_socket: str, host_dirs: dict[str, str]
 ) -> None:
     client, _ = fleet
     pane = (await call(client, "run_command", command="true", host="beta"))["pane_id"]
@@ -247,7 +248,7 @@ async def test_each_tool_acts_on_its_host_only(
 
 
 async def test_hostile_words_reach_each_host_as_words(
-    fleet: tuple[Client, ToolContext], tmp_path: Path
+    fleet: tuple[Client, ServingState], tmp_path: Path
 ) -> None:
     """Routing changes nothing of what a call sends: a program's argv arrives word for
     word on every host, and nothing a word says is run."""
@@ -270,7 +271,7 @@ async def test_hostile_words_reach_each_host_as_words(
 
 
 async def test_a_snapshot_and_its_references_route_themselves(
-    fleet: tuple[Client, ToolContext], host_dirs: dict[str, str]
+    fleet: tuple[Client, ServingState], host_dirs: dict[str, str]
 ) -> None:
     client, _ = fleet
     await call(client, "run_command", command="true", host="alpha")
@@ -300,7 +301,7 @@ async def test_a_snapshot_and_its_references_route_themselves(
 
 
 async def test_a_snapshot_without_host_lists_every_host_in_turn(
-    fleet: tuple[Client, ToolContext],
+    fleet: tuple[Client, ServingState],
 ) -> None:
     client, _ = fleet
     result = await client.call_tool("tmux_snapshot", {})
@@ -319,7 +320,7 @@ async def test_a_snapshot_without_host_lists_every_host_in_turn(
     assert len(result.content) == 1  # every host answered
 
 
-async def test_a_capture_since_cursor_routes_itself(fleet: tuple[Client, ToolContext]) -> None:
+async def test_a_capture_since_cursor_routes_itself(fleet: tuple[Client, ServingState]) -> None:
     client, _ = fleet
     first = await call(client, "capture_since", host="beta")
     assert first["cursor"].startswith("beta:")
@@ -331,13 +332,13 @@ async def test_a_capture_since_cursor_routes_itself(fleet: tuple[Client, ToolCon
     assert "cursor is of host beta, not of host alpha" in wrong
 
 
-async def test_program_ids_route_themselves(fleet: tuple[Client, ToolContext]) -> None:
+async def test_program_ids_route_themselves(fleet: tuple[Client, ServingState]) -> None:
     client, context = fleet
     started = await call(
         client, "start_program", argv=["sh", "-c", "echo hi-beta; sleep 30"], host="beta"
     )
     program = started["programId"]
-    assert context.on("beta").programs.get(program)
+    assert context.services.on("beta").programs.get(program, ProgramCaller(None))
     read = await call(client, "read_program", programId=program, timeoutMs=5000)
     assert "hi-beta" in read["text"]
     wrong = await call_error(client, "stop_program", programId=program, host="alpha")
@@ -352,7 +353,7 @@ async def test_program_ids_route_themselves(fleet: tuple[Client, ToolContext]) -
 async def test_a_host_not_configured_is_refused_before_anything_runs(
     anyio_backend: str, fleet_socket: str, host_dirs: dict[str, str], host: Any
 ) -> None:
-    context = ToolContext(fleet_settings(fleet_socket, host_dirs))
+    context = ServingState(fleet_settings(fleet_socket, host_dirs))
     try:
         async with Client(build_server(context, BINDINGS)) as client:
             text = await call_error(client, "run_command", command="touch /tmp/never", host=host)
@@ -360,7 +361,7 @@ async def test_a_host_not_configured_is_refused_before_anything_runs(
             assert "is not a configured host (one of here, alpha, beta)" in text
             stopped = await call_error(client, "stop_program", programId="p", host=host)
             assert "Invalid arguments for stop_program: host:" in stopped
-        assert [scope.connects for scope in context.fleet.scopes] == [0]
+        assert [scope.connects for scope in context.services.fleet.scopes] == [0]
     finally:
         await context.close()
 
@@ -370,7 +371,7 @@ async def test_the_audit_names_each_call_s_host(
 ) -> None:
     log = tmp_path / "audit.jsonl"
     settings = fleet_settings(fleet_socket, host_dirs)
-    context = ToolContext(dataclasses.replace(settings, audit=AuditSettings(log)))
+    context = ServingState(dataclasses.replace(settings, audit=AuditSettings(log)))
     try:
         async with Client(build_server(context, BINDINGS)) as client:
             await call(client, "run_command", command="true", host="beta")
@@ -401,7 +402,7 @@ async def test_two_hosts_that_reach_one_server_are_said_once_in_the_log(
         NamedHost("beta", exec_target(host_dirs["beta"])),
     )
     settings = Settings(socket_name=fleet_socket, wait_ceiling=30, fleet=FleetSettings(hosts))
-    context = ToolContext(settings)
+    context = ServingState(settings)
     try:
         async with Client(build_server(context, BINDINGS)) as client:
             with caplog.at_level(logging.WARNING, logger="schemux"):
@@ -419,13 +420,13 @@ async def test_two_hosts_that_reach_one_server_are_said_once_in_the_log(
 async def test_nothing_connects_before_a_call_needs_it(
     anyio_backend: str, fleet_socket: str, host_dirs: dict[str, str]
 ) -> None:
-    context = ToolContext(fleet_settings(fleet_socket, host_dirs))
+    context = ServingState(fleet_settings(fleet_socket, host_dirs))
     try:
         async with Client(build_server(context, BINDINGS)) as client:
             await client.list_tools()
-            assert [(s.name, s.connects) for s in context.fleet.scopes] == [("here", 0)]
+            assert [(s.name, s.connects) for s in context.services.fleet.scopes] == [("here", 0)]
             await call(client, "run_command", command="true", host="alpha")
-            made = {scope.name: scope.connects for scope in context.fleet.scopes}
+            made = {scope.name: scope.connects for scope in context.services.fleet.scopes}
             assert made == {"here": 0, "alpha": 1}  # beta is not even made
     finally:
         await context.close()
@@ -434,11 +435,11 @@ async def test_nothing_connects_before_a_call_needs_it(
 async def test_an_idle_host_is_closed_and_opened_again_on_use(
     anyio_backend: str, fleet_socket: str, host_dirs: dict[str, str]
 ) -> None:
-    context = ToolContext(fleet_settings(fleet_socket, host_dirs, idle_seconds=0.4))
+    context = ServingState(fleet_settings(fleet_socket, host_dirs, idle_seconds=0.4))
     try:
         async with Client(build_server(context, BINDINGS)) as client:
             await call(client, "run_command", command="true", host="alpha")
-            alpha = context.on("alpha")
+            alpha = context.services.on("alpha")
             assert alpha.connected
             assert alpha.connects == 1
             await until(lambda: not alpha.connected)
@@ -459,7 +460,7 @@ async def test_a_host_that_cannot_be_reached_fails_alone(
     refused = ExecTarget(("false",))
     settings = fleet_settings(fleet_socket, host_dirs)
     hosts = (*settings.fleet.hosts, NamedHost("slow", slow), NamedHost("down", refused))
-    context = ToolContext(
+    context = ServingState(
         Settings(
             socket_name=fleet_socket, wait_ceiling=30, fleet=FleetSettings(hosts, max_connecting=2)
         )
@@ -614,7 +615,7 @@ async def test_hosts_that_hang_hold_up_nothing_but_themselves(
         *(NamedHost(name, hanging(marker), ("hung",)) for name in hung),
     )
     fleet = dataclasses.replace(settings.fleet, hosts=hosts)
-    context = ToolContext(dataclasses.replace(settings, fleet=fleet))
+    context = ServingState(dataclasses.replace(settings, fleet=fleet))
     began = time.monotonic()
     try:
         async with Client(build_server(context, BINDINGS)) as client:
@@ -659,7 +660,7 @@ async def test_a_call_tries_a_host_that_fails_to_connect_once(
 
     hosts = (*settings.fleet.hosts, without_tmux("bare1"), without_tmux("bare2"))
     fleet = dataclasses.replace(settings.fleet, hosts=hosts)
-    context = ToolContext(dataclasses.replace(settings, fleet=fleet))
+    context = ServingState(dataclasses.replace(settings, fleet=fleet))
     try:
         async with Client(build_server(context, BINDINGS)) as client:
             said = await call_error(client, "run_command", command="true", host="bare1")
@@ -748,7 +749,7 @@ async def test_two_ssh_hosts_beside_an_exec_host(
         NamedHost("farther", SshTarget(ALIAS, str(farther.config))),
     )
     settings = Settings(socket_name=remote_tmux_socket, wait_ceiling=30, fleet=FleetSettings(hosts))
-    context = ToolContext(settings)
+    context = ServingState(settings)
     # far's server is the run's shared one: its default pane is whichever session another
     # test used last, and one made from here (tmux -L) has no SSH_CONNECTION (tmux's
     # update-environment drops what the creating client lacks). So the calls on far name
@@ -786,7 +787,7 @@ async def test_two_ssh_hosts_beside_an_exec_host(
             wrong = await call_error(client, "tmux_capture", target=target, host="far")
             assert "is of host farther, not of host far" in wrong
             # a dropped connection (its master ended) is made again by the next call
-            far = context.on("far")
+            far = context.services.on("far")
             assert isinstance(far.host, SshHost)
             ended = [
                 "ssh", "-F", str(ssh_target.config), "-S", far.host.control_path, "-O", "exit",
@@ -954,7 +955,7 @@ async def test_templates_of_a_large_fleet_come_in_pages(anyio_backend: str, tmp_
     server did not give is refused."""
     names = [f"h{index:03}" for index in range(250)]
     hosts = tuple(NamedHost(name, exec_target(str(tmp_path))) for name in names)
-    context = ToolContext(Settings(socket_name="unused", fleet=FleetSettings(hosts)))
+    context = ServingState(Settings(socket_name="unused", fleet=FleetSettings(hosts)))
     try:
         async with Client(build_server(context, BINDINGS)) as client:
             pages: list[list[str]] = []
@@ -986,7 +987,7 @@ async def test_resources_come_in_pages_of_hosts_and_a_failing_host_is_left_out(
     monkeypatch.setattr(resources, "RESOURCE_PAGE_HOSTS", 2)
     settings = fleet_settings(fleet_socket, host_dirs)
     hosts = (*settings.fleet.hosts, NamedHost("down", ExecTarget(("false",))))
-    context = ToolContext(Settings(socket_name=fleet_socket, fleet=FleetSettings(hosts)))
+    context = ServingState(Settings(socket_name=fleet_socket, fleet=FleetSettings(hosts)))
     try:
         async with Client(build_server(context, BINDINGS)) as client:
             for name in ("alpha", "beta"):
@@ -1017,7 +1018,7 @@ def uri_host(uri: str) -> str:
 
 
 async def test_each_host_has_its_resources_and_its_links_read_back(
-    fleet: tuple[Client, ToolContext],
+    fleet: tuple[Client, ServingState],
 ) -> None:
     """URIs name the host: a result's link from host beta reads beta's program, a pane id
     of alpha reads alpha's pane, templates and completion are per host, and a

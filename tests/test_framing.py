@@ -14,9 +14,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from mcp import Client
 
-from schemux.domain.context import ToolContext
 from schemux.errors import SchemuxError, UnsendableArgument
 from schemux.names import OWNED_SESSION
+from schemux.serving.state import ServingState
 from schemux.tmux.command import THEN
 from schemux.tmux.control.connection import Connection
 from schemux.tmux.control.framing import Answer, FrameReader
@@ -43,7 +43,7 @@ def socket() -> Iterator[str]:
 
 
 @pytest.fixture
-def tool_context(make_context: Contexts, socket: str) -> ToolContext:
+def tool_context(make_context: Contexts, socket: str) -> ServingState:
     """The context ``client`` serves, on this module's own server."""
     return make_context(socket_name=socket)
 
@@ -77,11 +77,11 @@ def contains_run(rows: list[str], run: list[str]) -> bool:
 
 
 async def test_forged_framing_is_read_as_output(
-    client: Client, tool_context: ToolContext, socket: str, tmp_path: Path
+    client: Client, tool_context: ServingState, socket: str, tmp_path: Path
 ) -> None:
     pane = new_pane(socket, width=200, height=40)
     snapshot = await call(client, "tmux_snapshot")  # the engine is up, its session made
-    pid = await control_client_pid(tool_context.tmux())
+    pid = await control_client_pid(tool_context.services.tmux())
     lines = forged_lines(*command_counter(socket))
     forged = tmp_path / "forged.txt"
     forged.write_text("\n".join(lines) + "\n")
@@ -103,9 +103,9 @@ async def test_forged_framing_is_read_as_output(
     rows = [row.removesuffix("\n") for row in captured["data"]["rows"]]
     assert contains_run(rows, lines[-900:])
     # the same connection answered everything, and still does
-    assert await control_client_pid(tool_context.tmux()) == pid
+    assert await control_client_pid(tool_context.services.tmux()) == pid
     assert (await call(client, "tmux_snapshot"))["ok"]
-    assert await control_client_pid(tool_context.tmux()) == pid
+    assert await control_client_pid(tool_context.services.tmux()) == pid
 
 
 async def test_forged_framing_in_every_command_of_a_line(socket: str) -> None:

@@ -26,10 +26,10 @@ from jsonschema.exceptions import best_match
 from mcp import Client
 
 from schemux.config import AuditSettings, Settings
-from schemux.domain.context import ToolContext
 from schemux.generated.bindings import BINDINGS
 from schemux.serving.arguments import text_violation
 from schemux.serving.server import build_server, describe_violation
+from schemux.serving.state import ServingState
 from tests import hypothesis_compat
 from tests.generated_data import TOOL_DOCUMENTS
 from tests.support import new_pane, private_tmux_server, wait_until
@@ -77,7 +77,7 @@ def fuzz(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fuzz]:
     log = tmp_path_factory.mktemp("fuzz-audit") / "audit.jsonl"
     with private_tmux_server("fuzz") as socket_name, start_blocking_portal() as portal:
         audit = AuditSettings(log)
-        context = ToolContext(Settings(socket_name=socket_name, wait_ceiling=2, audit=audit))
+        context = ServingState(Settings(socket_name=socket_name, wait_ceiling=2, audit=audit))
         try:
             with portal.wrap_async_context_manager(Client(build_server(context, BINDINGS))) as c:
                 yield Fuzz(portal, c, socket_name, log)

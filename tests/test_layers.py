@@ -92,7 +92,7 @@ def test_the_layers_hold(graph: grimp.ImportGraph) -> None:
     [
         ("schemux.config", "schemux.tmux.server"),  # settings reading the tmux access
         ("schemux.tmux.server", "schemux.shell.commands"),  # tmux access reading the domain
-        ("schemux.domain.context", "schemux.handlers.run_command"),  # the domain reading a handler
+        ("schemux.domain.services", "schemux.handlers.run_command"),  # the domain reading a handler
         ("schemux.handlers.send_keys", "schemux.serving.server"),  # a handler reading the serving
         ("schemux.serving.server", "schemux.cli.main"),  # the serving reading the entry
         ("schemux.tmux.format", "schemux.generated.bindings"),  # data of the serving

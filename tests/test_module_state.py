@@ -1,7 +1,7 @@
 """No module of schemux holds mutable state at module level (issue 19, item 3).
 
 What lives as long as a tmux server belongs to its ``TmuxServer`` (``TmuxServer.kept``),
-what lives as long as a host to its host, and the ``ToolContext`` owns those: two
+what lives as long as a host to its host, and the ``ServingState`` owns those: two
 contexts in one process share nothing. A module keeps constants only: strings, numbers,
 tuples, frozensets, ``MappingProxyType`` tables, frozen dataclasses of those, compiled
 patterns; never a dict, list or set, a weak registry, an object with attributes that
@@ -14,6 +14,7 @@ from its source; their values, from the imported module.
 from __future__ import annotations
 
 import ast
+import contextvars
 import dataclasses
 import enum
 import importlib
@@ -125,6 +126,26 @@ def test_no_module_holds_mutable_state() -> None:
             if why is not None and name not in PROCESS_WIDE_CACHES:
                 found.append(f"{name}: {why}")
     assert not found, "module-level state:\n" + "\n".join(sorted(set(found)))
+
+
+def test_no_call_state_rides_a_context_variable() -> None:
+    """What one call carries (its host, progress, result links, audit notes, MCP session,
+    whether it may start the server, the connects that failed in it) travels on its
+    ``Call`` and is given to the code that needs it (issue 33, item 2): no module of
+    schemux or of its handlers holds a ``ContextVar``, nor names one anywhere."""
+    held = [
+        name
+        for module in schemux_modules()
+        for name, value in top_level_names(module)
+        if isinstance(value, contextvars.ContextVar)
+    ]
+    assert not held, f"context variables: {held}"
+    naming = [
+        module.__name__
+        for module in schemux_modules()
+        if module.__file__ is not None and "ContextVar" in Path(module.__file__).read_text()
+    ]
+    assert not naming, f"modules that name ContextVar: {naming}"
 
 
 def test_the_exemptions_name_what_is_there() -> None:

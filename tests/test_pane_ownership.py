@@ -1,7 +1,7 @@
 """One pane, one caller, whatever names reach it (issue 32): a run_command call claims
 its pane in tmux (``schemux.panes.claims``), so a second call into the same pane is refused
 as busy whether it comes by another host name for the same tmux server, from another
-ToolContext or from another schemux process; a claim whose owner died keeps no pane busy;
+ServingState or from another schemux process; a claim whose owner died keeps no pane busy;
 a call's claim is gone however the call ends. Real tmux, real shells, real MCP clients."""
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ import mcp_types as types
 import pytest
 from mcp import Client
 
-from schemux.domain.context import ToolContext
 from schemux.hooks import PENDING, integrated_command
 from schemux.host_settings import FleetSettings, NamedHost, SshTarget
 from schemux.panes.claims import BUSY_OPTION, unclaiming
+from schemux.serving.state import ServingState
 from schemux.shell.abandoned import reap_abandoned
 from schemux.system.processes import Owner, machine_tag, read_start_ticks, this_process
 from tests.contexts import Contexts, client_of
@@ -96,7 +96,7 @@ async def two_callers(
     stdio_client: Client,
 ) -> AsyncIterator[tuple[Caller, Caller]]:
     """Two callers of one tmux server: one schemux with two names for it (``--host
-    a=local --host b=local``), two ToolContexts, or this process and a ``schemux serve``."""
+    a=local --host b=local``), two ServingStates, or this process and a ``schemux serve``."""
     if request.param == "two host names":
         hosts = FleetSettings((NamedHost("a"), NamedHost("b")))
         context = make_context(socket_name=main_tmux_socket, fleet=hosts)
@@ -337,7 +337,7 @@ async def test_a_claim_schemux_cannot_read_keeps_the_pane_busy_and_runs_nothing(
 
 
 async def test_the_reaper_takes_away_dead_owners_claims_only(
-    tool_context: ToolContext, main_tmux_socket: str
+    tool_context: ServingState, main_tmux_socket: str
 ) -> None:
     """``reap_abandoned`` (a schemux's first use of a server) removes the claims whose
     owner is gone, and leaves a live owner's and a value that is no claim."""
@@ -345,7 +345,7 @@ async def test_the_reaper_takes_away_dead_owners_claims_only(
     set_claim(dead, dead_owner_claim())
     set_claim(live, live_value := live_owner_claim(os.getpid()))
     set_claim(other, "not a claim")
-    await reap_abandoned(tool_context.tmux())
+    await reap_abandoned(tool_context.services.tmux())
     assert claim(dead) == ""
     assert claim(live) == live_value
     assert claim(other) == "not a claim"

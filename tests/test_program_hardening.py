@@ -22,7 +22,6 @@ import pytest
 from mcp import Client
 
 from schemux.config import ProgramLimits, Settings
-from schemux.domain.context import ToolContext
 from schemux.generated.bindings import BINDINGS
 from schemux.host_settings import SshTarget
 from schemux.hosts.programs.gate import MARKER_PREFIX, report_token, scan
@@ -31,7 +30,9 @@ from schemux.programs import output as output_module
 from schemux.programs import panes
 from schemux.programs import store as store_module
 from schemux.programs.program import Program, ProgramSpec
+from schemux.programs.store import ProgramCaller
 from schemux.serving.server import build_server
+from schemux.serving.state import ServingState
 from schemux.shell.abandoned import PANE_OPTION, reap_runtime_directories
 from schemux.system.processes import this_process
 from schemux.system.runtime_identity import own_identity, owner_alive
@@ -101,7 +102,7 @@ def tree_gone(tag: str, timeout: float = 4.0) -> bool:
 
 @pytest.mark.parametrize("name", HOSTILE_NAMES)
 async def test_a_start_directory_is_taken_literally(
-    programs: tuple[Client, ToolContext], programs_socket: str, tmp_path: Path, name: str
+    programs: tuple[Client, ServingState], programs_socket: str, tmp_path: Path, name: str
 ) -> None:
     client, _ = programs
     directory = tmp_path / name
@@ -131,7 +132,7 @@ async def test_a_start_directory_is_taken_literally(
     assert not Path("/PWNED").exists()
 
 
-async def test_argv_and_input_arrive_exactly(programs: tuple[Client, ToolContext]) -> None:
+async def test_argv_and_input_arrive_exactly(programs: tuple[Client, ServingState]) -> None:
     client, _ = programs
     values = [
         ";",
@@ -155,7 +156,7 @@ async def test_argv_and_input_arrive_exactly(programs: tuple[Client, ToolContext
 
 
 async def test_a_semicolon_is_an_argument(
-    programs: tuple[Client, ToolContext], programs_socket: str, tmp_path: Path
+    programs: tuple[Client, ServingState], programs_socket: str, tmp_path: Path
 ) -> None:
     client, _ = programs
     (tmp_path / "x").touch()
@@ -177,11 +178,11 @@ async def test_a_hostile_temporary_directory_carries_the_copy(
     hostile = tmp_path / "t #{pane_id} ; '\" #(touch PWNED) $x"
     hostile.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(hostile))
-    context = ToolContext(Settings(socket_name=tmux_socket))
+    context = ServingState(Settings(socket_name=tmux_socket))
     async with Client(build_server(context, BINDINGS)) as client:
         result = await call(client, "run_program", argv=["echo", "copied"])
         assert (result["output"], result["outputComplete"]) == ("copied", True)
-        assert str(context.programs.root).startswith(str(hostile))
+        assert str(context.services.programs.root).startswith(str(hostile))
     await context.close()
     assert not list(tmp_path.rglob("PWNED"))
 
@@ -231,7 +232,7 @@ sys.exit(7)
 """
 
 
-async def test_a_program_cannot_forge_its_end(programs: tuple[Client, ToolContext]) -> None:
+async def test_a_program_cannot_forge_its_end(programs: tuple[Client, ServingState]) -> None:
     client, _ = programs
     result = await call(client, "run_program", argv=[sys.executable, "-c", HARVESTER])
     assert (result["outcome"], result["exitStatus"]) == ("completed", 7)
@@ -292,7 +293,7 @@ async def read_until(
     return pages
 
 
-async def test_a_program_cannot_tamper_with_another(programs: tuple[Client, ToolContext]) -> None:
+async def test_a_program_cannot_tamper_with_another(programs: tuple[Client, ServingState]) -> None:
     """Another program of the same user read a program's stdin file, appended to its
     text file (its output came back as FORGED-) and held its copy FIFO (its end was never
     seen). Once a program runs, none of its files has a name left to open."""
@@ -303,10 +304,10 @@ async def test_a_program_cannot_tamper_with_another(programs: tuple[Client, Tool
         input="SECRET-INPUT\n",
     )  # fmt: skip
     await read_until(client, victim["programId"], lambda text: "STARTED" in text)
-    directory = context.programs.get(victim["programId"]).directory
+    directory = context.services.programs.get(victim["programId"], ProgramCaller(None)).directory
     roots = {
         str(directory.parent),
-        str(Path(context.programs.host.gate_directory(directory)).parent),
+        str(Path(context.services.programs.host.gate_directory(directory)).parent),
     }
     attacker = await call(
         client, "start_program", argv=[sys.executable, "-c", TAMPERER, *sorted(roots)]
@@ -323,7 +324,7 @@ async def test_a_program_cannot_tamper_with_another(programs: tuple[Client, Tool
 
 
 async def test_no_program_runs_while_its_copy_fifo_has_a_name(
-    programs: tuple[Client, ToolContext],
+    programs: tuple[Client, ServingState],
 ) -> None:
     """Programs started at once each list, as they start, the copy FIFOs that have a name:
     one that found its own could open it and write as itself, its end marker included,
@@ -332,9 +333,12 @@ async def test_no_program_runs_while_its_copy_fifo_has_a_name(
     and so unnamed."""
     client, context = programs
     first = await call(client, "start_program", argv=["true"])
-    directory = context.programs.get(first["programId"]).directory
+    directory = context.services.programs.get(first["programId"], ProgramCaller(None)).directory
     roots = sorted(
-        {str(directory.parent), str(Path(context.programs.host.gate_directory(directory)).parent)}
+        {
+            str(directory.parent),
+            str(Path(context.services.programs.host.gate_directory(directory)).parent),
+        }
     )
     look = f"find {shlex.join(roots)} -name copy -type p"
     started: list[dict[str, Any]] = []
@@ -355,7 +359,7 @@ async def test_no_program_runs_while_its_copy_fifo_has_a_name(
 async def test_the_running_limit_holds_under_concurrency(
     tmux_socket: str, anyio_backend: str
 ) -> None:
-    context = ToolContext(Settings(socket_name=tmux_socket, program_limits=ProgramLimits(16)))
+    context = ServingState(Settings(socket_name=tmux_socket, program_limits=ProgramLimits(16)))
     started: list[dict[str, Any]] = []
     refused: list[str] = []
     async with Client(build_server(context, BINDINGS)) as client:
@@ -470,7 +474,7 @@ async def test_run_program_waits_its_turn_within_its_timeout(
             await call(client, "stop_program", programId=program["programId"])
 
 
-async def test_stop_and_expiry_end_the_whole_tree(programs: tuple[Client, ToolContext]) -> None:
+async def test_stop_and_expiry_end_the_whole_tree(programs: tuple[Client, ServingState]) -> None:
     client, _ = programs
     stopped = await call(client, "start_program", argv=resistant_tree("4"))
     await call(client, "read_program", programId=stopped["programId"], timeoutMs=5000)
@@ -484,7 +488,7 @@ async def test_stop_and_expiry_end_the_whole_tree(programs: tuple[Client, ToolCo
 
 
 async def test_cancelling_run_program_ends_it_and_a_read_changes_nothing(
-    programs: tuple[Client, ToolContext], programs_socket: str
+    programs: tuple[Client, ServingState], programs_socket: str
 ) -> None:
     client, _ = programs
 
@@ -584,7 +588,7 @@ def test_every_exit_path_cleans_up(tmux_socket: str, how: str) -> None:
 
 
 async def test_at_exit_every_program_is_told_to_end_before_any_is_killed(
-    programs: tuple[Client, ToolContext], monkeypatch: pytest.MonkeyPatch
+    programs: tuple[Client, ServingState], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The exit ends the programs all at once: each is told to end (its gate's SIGTERM
     to its tree) before the grace of any is over and its pane killed, so the exit takes
@@ -609,7 +613,7 @@ async def test_at_exit_every_program_is_told_to_end_before_any_is_killed(
     await anyio.to_thread.run_sync(wait_until, lambda: len(alive_with("3")) == 6)
     monkeypatch.setattr(store_module.ProgramStore, "_signal", told)
     monkeypatch.setattr(store_module, "kill_pane", killed)
-    await context.programs.close()
+    await context.services.programs.close()
     assert events.count("told") == 3, events
     assert events[:3] == ["told"] * 3, events  # not told, killed, told, killed, ...
     assert "killed" in events, events
@@ -650,14 +654,14 @@ async def test_after_kill_9_the_next_schemux_reaps(tmux_socket: str, anyio_backe
     process.wait()
     assert len(alive_with("91")) == 4  # left behind, for now
     assert list(Path(tempfile.gettempdir()).glob(f"schemux-{process.pid}-*"))
-    context = ToolContext(Settings(socket_name=tmux_socket))
-    await context.abandoned.settled(context.tmux())
+    context = ServingState(Settings(socket_name=tmux_socket))
+    await context.services.abandoned.settled(context.services.tmux())
     await context.close()
     assert_nothing_left(tmux_socket, "91", process.pid)
 
 
 async def test_a_failed_copy_ends_the_program_as_gone(
-    programs: tuple[Client, ToolContext], monkeypatch: pytest.MonkeyPatch
+    programs: tuple[Client, ServingState], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     client, _ = programs
 
@@ -675,7 +679,7 @@ async def test_a_failed_copy_ends_the_program_as_gone(
 
 
 async def test_a_failed_gate_watch_ends_the_program_as_gone(
-    programs: tuple[Client, ToolContext], monkeypatch: pytest.MonkeyPatch
+    programs: tuple[Client, ServingState], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     client, context = programs
 
@@ -683,7 +687,9 @@ async def test_a_failed_gate_watch_ends_the_program_as_gone(
         await asyncio.sleep(0.5)  # once the program runs (a failed start is an error)
         raise RuntimeError("a watch that fails")
 
-    monkeypatch.setattr(context.programs.host, "exited", broken)  # this machine's, or ssh's
+    monkeypatch.setattr(
+        context.services.programs.host, "exited", broken
+    )  # this machine's, or ssh's
     started = await call(
         client, "start_program", argv=["sh", "-c", f"echo x; exec sleep {sleep_argument('96')}"]
     )
@@ -704,7 +710,7 @@ def program_tasks(program_id: str) -> list[str]:
     )
 
 
-async def test_no_task_outlives_its_program(programs: tuple[Client, ToolContext]) -> None:
+async def test_no_task_outlives_its_program(programs: tuple[Client, ServingState]) -> None:
     client, _ = programs
     started = await call(client, "start_program", argv=["sleep", sleep_argument("94")])
     program_id = started["programId"]
@@ -720,15 +726,15 @@ async def test_a_start_cancelled_while_its_copy_opens_leaves_no_descriptor(
 ) -> None:
     """Cancelled while a thread waits to open the copy's FIFO (pipe-pane never comes),
     the start closes everything it opened, also what that thread gets after the cancel."""
-    context = ToolContext(Settings(socket_name=tmux_socket))
-    server = context.tmux()
+    context = ServingState(Settings(socket_name=tmux_socket))
+    server = context.services.tmux()
     await server.run("display-message", "-p", "x")  # the connection, before counting
     before = set(os.listdir("/proc/self/fd"))
     monkeypatch.setattr(store_module, "start_copy", lambda *arguments: anyio.sleep_forever())
     spec = ProgramSpec(["sleep", sleep_argument("93")], "/", {})
     for _ in range(2):
         with anyio.move_on_after(0.3) as scope:
-            await context.programs.start(server, spec)
+            await context.services.programs.start(server, spec, ProgramCaller(None))
         assert scope.cancelled_caught
     await context.close()
     await anyio.to_thread.run_sync(wait_until, lambda: set(os.listdir("/proc/self/fd")) <= before)
@@ -736,7 +742,7 @@ async def test_a_start_cancelled_while_its_copy_opens_leaves_no_descriptor(
 
 
 async def test_inherited_variables_arrive_exactly(
-    programs: tuple[Client, ToolContext], programs_socket: str
+    programs: tuple[Client, ServingState], programs_socket: str
 ) -> None:
     client, _ = programs
     pane = new_pane(programs_socket)
@@ -758,7 +764,7 @@ async def test_inherited_variables_arrive_exactly(
     assert result["output"] == value
 
 
-async def test_bad_sizes_are_refused(programs: tuple[Client, ToolContext]) -> None:
+async def test_bad_sizes_are_refused(programs: tuple[Client, ServingState]) -> None:
     client, _ = programs
     for width in (0, -1, 100_000):
         message = await call_error(client, "start_program", argv=["true"], width=width)
@@ -850,7 +856,7 @@ sys.exit(7)
 
 
 async def test_a_descendant_that_steals_the_marker_cannot_change_the_status(
-    programs: tuple[Client, ToolContext],
+    programs: tuple[Client, ServingState],
 ) -> None:
     client, _ = programs
     result = await call(client, "run_program", argv=[sys.executable, "-c", THIEF], timeoutMs=1500)
@@ -863,7 +869,7 @@ async def test_a_descendant_that_steals_the_marker_cannot_change_the_status(
 
 
 async def test_the_gate_is_the_one_chosen(
-    programs: tuple[Client, ToolContext], program_gate: str
+    programs: tuple[Client, ServingState], program_gate: str
 ) -> None:
     client, _ = programs
     result = await call(client, "run_program", argv=["sh", "-c", "cat /proc/$PPID/comm"])

@@ -12,10 +12,10 @@ import pytest
 from mcp import Client
 
 from schemux.config import ProgramLimits, Settings
-from schemux.domain.context import ToolContext
 from schemux.generated.bindings import BINDINGS
 from schemux.hosts.programs.gate import marker_start
 from schemux.serving.server import build_server
+from schemux.serving.state import ServingState
 from schemux.tmux.owned_session import OWNED_TARGET
 from tests.contexts import Contexts, client_of
 from tests.support import call, call_error, new_pane, tmux
@@ -46,7 +46,7 @@ async def run(client: Client, argv: list[str], **options: Any) -> tuple[str, dic
     return await read_all(client, started["programId"])
 
 
-async def test_text_status_and_line_endings(programs: tuple[Client, ToolContext]) -> None:
+async def test_text_status_and_line_endings(programs: tuple[Client, ServingState]) -> None:
     client, _ = programs
     script = "printf 'a\\r\\nb\\n10%%\\r20%%\\r\\n\\033[1;31mred\\033[0m\\nlast'; exit 3"
     text, end = await run(client, ["sh", "-c", script])
@@ -67,7 +67,7 @@ async def test_text_status_and_line_endings(programs: tuple[Client, ToolContext]
     ],
 )
 async def test_how_it_ended(
-    programs: tuple[Client, ToolContext], script: str, status: int | None, signal: str | None
+    programs: tuple[Client, ServingState], script: str, status: int | None, signal: str | None
 ) -> None:
     client, _ = programs
     text, end = await run(client, ["sh", "-c", script])
@@ -76,7 +76,7 @@ async def test_how_it_ended(
 
 
 async def test_a_burst_of_quick_programs_all_report_right(
-    programs: tuple[Client, ToolContext],
+    programs: tuple[Client, ServingState],
 ) -> None:
     client, _ = programs
     scripts = {
@@ -97,14 +97,14 @@ async def test_a_burst_of_quick_programs_all_report_right(
     assert results == scripts
 
 
-async def test_stdin_from_input_never_shown(programs: tuple[Client, ToolContext]) -> None:
+async def test_stdin_from_input_never_shown(programs: tuple[Client, ServingState]) -> None:
     client, _ = programs
     text, end = await run(client, ["sh", "-c", "tr a-z A-Z"], input="secret words\n")
     assert text == "SECRET WORDS\n"
     assert end["exitStatus"] == 0
 
 
-async def test_pages_reassemble_exactly(programs: tuple[Client, ToolContext]) -> None:
+async def test_pages_reassemble_exactly(programs: tuple[Client, ServingState]) -> None:
     client, _ = programs
     started = await call(client, "start_program", argv=["seq", "1", "100000"])
     text, _ = await read_all(client, started["programId"])
@@ -116,14 +116,14 @@ async def test_pages_reassemble_exactly(programs: tuple[Client, ToolContext]) ->
     assert page["ended"] is False
 
 
-async def test_a_long_line_comes_in_pieces(programs: tuple[Client, ToolContext]) -> None:
+async def test_a_long_line_comes_in_pieces(programs: tuple[Client, ServingState]) -> None:
     client, _ = programs
     text, _ = await run(client, ["sh", "-c", "head -c 1000000 /dev/zero | tr '\\0' x; echo"])
     assert text == "x" * 1_000_000 + "\n"
 
 
 async def test_a_timed_out_read_returns_nothing_and_the_cursor_carries_on(
-    programs: tuple[Client, ToolContext], tmp_path: Path
+    programs: tuple[Client, ServingState], tmp_path: Path
 ) -> None:
     client, _ = programs
     go = tmp_path / "go"  # the program prints once the first read timed out, however late
@@ -139,7 +139,7 @@ async def test_a_timed_out_read_returns_nothing_and_the_cursor_carries_on(
     assert again["text"] == "late\n"
 
 
-async def test_stop_during_a_waiting_read(programs: tuple[Client, ToolContext]) -> None:
+async def test_stop_during_a_waiting_read(programs: tuple[Client, ServingState]) -> None:
     client, _ = programs
     started = await call(client, "start_program", argv=["sleep", "30"])
     reads: list[dict[str, Any]] = []
@@ -162,7 +162,7 @@ async def test_stop_during_a_waiting_read(programs: tuple[Client, ToolContext]) 
 
 
 async def test_a_pane_killed_from_outside_is_gone(
-    programs: tuple[Client, ToolContext], programs_socket: str
+    programs: tuple[Client, ServingState], programs_socket: str
 ) -> None:
     client, _ = programs
     started = await call(client, "start_program", argv=["sleep", "30"])
@@ -173,7 +173,7 @@ async def test_a_pane_killed_from_outside_is_gone(
     assert end["outputComplete"] is False
 
 
-async def test_lifetime_expires(programs: tuple[Client, ToolContext]) -> None:
+async def test_lifetime_expires(programs: tuple[Client, ServingState]) -> None:
     client, _ = programs
     started = await call(client, "start_program", argv=["sleep", "30"], lifetimeMs=300)
     assert started["effectiveLifetimeMs"] == 300
@@ -182,7 +182,7 @@ async def test_lifetime_expires(programs: tuple[Client, ToolContext]) -> None:
 
 
 async def test_bad_input_is_refused_and_changes_nothing(
-    programs: tuple[Client, ToolContext], programs_socket: str
+    programs: tuple[Client, ServingState], programs_socket: str
 ) -> None:
     client, _ = programs
     await call(client, "run_program", argv=["true"])  # the server's own sessions made first
@@ -211,7 +211,7 @@ async def test_bad_input_is_refused_and_changes_nothing(
 
 async def test_retention_lets_the_oldest_output_go(tmux_socket: str, anyio_backend: str) -> None:
     limits = ProgramLimits(retained_ended=2)
-    context = ToolContext(Settings(socket_name=tmux_socket, program_limits=limits))
+    context = ServingState(Settings(socket_name=tmux_socket, program_limits=limits))
     async with Client(build_server(context, BINDINGS)) as client:
         ids = []
         for n in range(4):
@@ -222,7 +222,7 @@ async def test_retention_lets_the_oldest_output_go(tmux_socket: str, anyio_backe
         assert "no program" in await call_error(client, "read_program", programId=ids[1])
         text, _ = await read_all(client, ids[3])
         assert text == "3\n"
-        root = context.programs.root
+        root = context.services.programs.root
         assert stat.S_IMODE(root.stat().st_mode) == 0o700
     await context.close()
     assert not root.exists()
@@ -230,7 +230,7 @@ async def test_retention_lets_the_oldest_output_go(tmux_socket: str, anyio_backe
 
 
 async def test_inherit_the_variables_a_shell_exported(
-    programs: tuple[Client, ToolContext], programs_socket: str
+    programs: tuple[Client, ServingState], programs_socket: str
 ) -> None:
     client, _ = programs
     pane = new_pane(programs_socket)
@@ -257,7 +257,7 @@ async def test_inherit_the_variables_a_shell_exported(
 
 
 async def test_snapshot_names_the_program_a_pane_runs(
-    programs: tuple[Client, ToolContext],
+    programs: tuple[Client, ServingState],
 ) -> None:
     client, _ = programs
     started = await call(client, "start_program", argv=["sleep", "30"])
@@ -284,7 +284,7 @@ async def test_the_running_limit_is_a_clear_error(tmux_socket: str, make_context
 
 
 async def test_run_program_keep_leaves_the_pane(
-    programs: tuple[Client, ToolContext], programs_socket: str
+    programs: tuple[Client, ServingState], programs_socket: str
 ) -> None:
     client, _ = programs
     await call(client, "run_program", argv=["true"])  # the server's own sessions made first
@@ -329,7 +329,7 @@ async def test_output_past_the_copy_limit_is_cut(tmux_socket: str, make_context:
 
 
 async def test_a_program_the_shell_cannot_find_is_not_started(
-    programs: tuple[Client, ToolContext], programs_socket: str
+    programs: tuple[Client, ServingState], programs_socket: str
 ) -> None:
     client, _ = programs
     pane = new_pane(programs_socket)
@@ -343,7 +343,7 @@ async def test_a_program_the_shell_cannot_find_is_not_started(
 
 
 async def test_run_program_output_beyond_the_result_ceiling(
-    programs: tuple[Client, ToolContext],
+    programs: tuple[Client, ServingState],
 ) -> None:
     client, _ = programs
     script = "for i in $(seq 1 2000); do printf '%080d\\n' $i; done"

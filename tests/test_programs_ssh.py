@@ -22,12 +22,12 @@ import pytest
 from mcp import Client
 
 from schemux.config import ProgramLimits, Settings
-from schemux.domain.context import ToolContext
 from schemux.generated.bindings import BINDINGS
 from schemux.host_settings import SshTarget
 from schemux.hosts.programs.remote import RemotePrograms
 from schemux.programs.store import GATE_GRACE_SECONDS
 from schemux.serving.server import build_server
+from schemux.serving.state import ServingState
 from schemux.shell.abandoned import reap_runtime_directories
 from tests.conftest import stdio_parameters
 from tests.support import call, call_error, new_pane, tmux, wait_for_shell, wait_until
@@ -39,9 +39,9 @@ pytestmark = pytest.mark.anyio
 @pytest.fixture
 async def remote(
     anyio_backend: str, remote_tmux_socket: str, ssh_target: SshTarget
-) -> AsyncIterator[tuple[Client, ToolContext]]:
+) -> AsyncIterator[tuple[Client, ServingState]]:
     limits = ProgramLimits(max_running=100, retained_ended=100)
-    context = ToolContext(
+    context = ServingState(
         Settings(socket_name=remote_tmux_socket, program_limits=limits, ssh=ssh_target)
     )
     try:
@@ -51,8 +51,8 @@ async def remote(
         await context.close()
 
 
-def remote_root(context: ToolContext) -> str:
-    host = context.programs.host
+def remote_root(context: ServingState) -> str:
+    host = context.services.programs.host
     assert isinstance(host, RemotePrograms)
     root = host.remote_root
     assert root is not None
@@ -71,7 +71,7 @@ async def read_all(client: Client, program_id: str) -> tuple[bytes, dict[str, An
             return text, page
 
 
-async def test_large_output_arrives_whole(remote: tuple[Client, ToolContext]) -> None:
+async def test_large_output_arrives_whole(remote: tuple[Client, ServingState]) -> None:
     client, _ = remote
     script = "seq 1 300000; printf 'tail without newline'"
     started = await call(client, "start_program", argv=["sh", "-c", script])
@@ -81,7 +81,7 @@ async def test_large_output_arrives_whole(remote: tuple[Client, ToolContext]) ->
     assert (end["outcome"], end["exitStatus"], end["outputComplete"]) == ("completed", 0, True)
 
 
-async def test_binary_bytes_and_utf8_arrive_as_locally(remote: tuple[Client, ToolContext]) -> None:
+async def test_binary_bytes_and_utf8_arrive_as_locally(remote: tuple[Client, ServingState]) -> None:
     client, _ = remote
     # every byte value but the terminal's own controls, and a multibyte character cut
     # across writes
@@ -93,7 +93,7 @@ async def test_binary_bytes_and_utf8_arrive_as_locally(remote: tuple[Client, Too
     assert end["exitStatus"] == 7
 
 
-async def test_fifty_quick_programs_at_once(remote: tuple[Client, ToolContext]) -> None:
+async def test_fifty_quick_programs_at_once(remote: tuple[Client, ServingState]) -> None:
     client, _ = remote
     results: dict[int, dict[str, Any]] = {}
 
@@ -119,7 +119,7 @@ TEXT_WORDS = [word for word in HOSTILE_WORDS if "\udcff" not in word]
 
 @pytest.mark.parametrize("word", TEXT_WORDS, ids=[repr(w)[:20] for w in TEXT_WORDS])
 async def test_hostile_argv_and_directory_reach_the_program_verbatim(
-    remote: tuple[Client, ToolContext], tmp_path: Path, word: str
+    remote: tuple[Client, ServingState], tmp_path: Path, word: str
 ) -> None:
     client, _ = remote
     mark = tmp_path / "ran"
@@ -174,7 +174,7 @@ def find_local_pid(remote_pid: int, argv: list[bytes]) -> int | None:
 
 
 async def test_stop_and_expiry_end_the_remote_process_tree(
-    remote: tuple[Client, ToolContext],
+    remote: tuple[Client, ServingState],
 ) -> None:
     client, _ = remote
     for how in ("stop", "expire"):
@@ -197,7 +197,7 @@ async def test_stop_and_expiry_end_the_remote_process_tree(
 async def test_the_remote_runtime_directory_is_private_and_goes_at_close(
     remote_tmux_socket: str, anyio_backend: str, ssh_target: SshTarget
 ) -> None:
-    context = ToolContext(Settings(socket_name=remote_tmux_socket, ssh=ssh_target))
+    context = ServingState(Settings(socket_name=remote_tmux_socket, ssh=ssh_target))
     async with Client(build_server(context, BINDINGS)) as client:
         started = await call(client, "start_program", argv=["sleep", "30"], input="in")
         root = Path(remote_root(context))
@@ -266,7 +266,7 @@ async def test_kill_9_of_schemux_removes_the_remote_directory(
 
 @pytest.mark.parametrize("socket_lingers", [False, True], ids=["socket-gone", "socket-lingers"])
 async def test_a_dropped_connection_fails_run_program_at_once(
-    remote: tuple[Client, ToolContext], socket_lingers: bool, monkeypatch: pytest.MonkeyPatch
+    remote: tuple[Client, ServingState], socket_lingers: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A killed master ends its sessions a moment before its socket stops answering (seen
     in CI): the helper's ssh status tells it then, so "socket-lingers" keeps the probe
@@ -276,7 +276,7 @@ async def test_a_dropped_connection_fails_run_program_at_once(
     await call(client, "run_program", argv=["true"])
     master = master_pid(context)
     if socket_lingers:
-        monkeypatch.setattr(context.host, "_master_answers", lambda: True)
+        monkeypatch.setattr(context.services.host, "_master_answers", lambda: True)
     failed_at: list[float] = []
     message: list[str] = []
 
@@ -311,7 +311,7 @@ HOSTILE_VALUES = [
 
 
 async def test_hostile_variables_of_a_shell_reach_a_remote_program_verbatim(
-    remote: tuple[Client, ToolContext], remote_tmux_socket: str, tmp_path: Path
+    remote: tuple[Client, ServingState], remote_tmux_socket: str, tmp_path: Path
 ) -> None:
     """inheritShell's values, read from a shell's environment, become the remote
     program's environment byte for byte: no remote shell reads them."""
@@ -340,7 +340,7 @@ async def test_hostile_variables_of_a_shell_reach_a_remote_program_verbatim(
 
 
 async def test_stop_reaches_a_program_that_ignores_term_only_through_its_gate(
-    remote: tuple[Client, ToolContext],
+    remote: tuple[Client, ServingState],
 ) -> None:
     """stop_program signals the gate through the helper (by its pidfd): the gate's SIGTERM
     is ignored, its SIGKILL after the grace ends the program, and the gate tells the end.
@@ -370,7 +370,7 @@ async def test_stop_reaches_a_program_that_ignores_term_only_through_its_gate(
 
 
 async def test_the_watch_sees_the_gate_run_and_exit(
-    remote: tuple[Client, ToolContext], remote_tmux_socket: str
+    remote: tuple[Client, ServingState], remote_tmux_socket: str
 ) -> None:
     """The helper watches the gate itself: a gate that runs on past the gate grace is not
     taken for gone, and a gate killed outright (no marker ever comes) ends its program as
@@ -420,7 +420,7 @@ async def test_a_tmux_server_in_another_pid_namespace_is_a_clear_error(
     namespace): the pane's pid names no process where the helper runs, so no program is
     started there, with an error that says why, and its pane goes."""
     gates_before = gate_panes(main_tmux_socket)
-    context = ToolContext(Settings(socket_name=main_tmux_socket, ssh=ssh_target))
+    context = ServingState(Settings(socket_name=main_tmux_socket, ssh=ssh_target))
     try:
         async with Client(build_server(context, BINDINGS)) as client:
             message = await call_error(client, "start_program", argv=["sh", "-c", "echo ran"])

@@ -19,12 +19,12 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ResourceUpdated
 
 from schemux.config import Settings
-from schemux.domain.context import ToolContext
 from schemux.domain.resource_uris import pane_uri, program_uri
 from schemux.generated.bindings import BINDINGS
 from schemux.serving.resources import RESOURCE_NOT_FOUND
 from schemux.serving.selection import select
 from schemux.serving.server import build_server
+from schemux.serving.state import ServingState
 from tests.conftest import STDIO_WAIT_CEILING, stdio_parameters
 from tests.support import (
     Pane,
@@ -41,8 +41,8 @@ pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
-async def context(anyio_backend: str, tmux_socket: str) -> AsyncIterator[ToolContext]:
-    context = ToolContext(Settings(socket_name=tmux_socket, wait_ceiling=STDIO_WAIT_CEILING))
+async def context(anyio_backend: str, tmux_socket: str) -> AsyncIterator[ServingState]:
+    context = ServingState(Settings(socket_name=tmux_socket, wait_ceiling=STDIO_WAIT_CEILING))
     try:
         yield context
     finally:
@@ -50,7 +50,7 @@ async def context(anyio_backend: str, tmux_socket: str) -> AsyncIterator[ToolCon
 
 
 @pytest.fixture
-async def client(context: ToolContext) -> AsyncIterator[Client]:
+async def client(context: ServingState) -> AsyncIterator[Client]:
     """A 2026-07-28 client in this process, with no response cache (each read is read)."""
     async with Client(build_server(context, BINDINGS), cache=None) as client:
         yield client
@@ -172,7 +172,7 @@ async def test_a_pane_or_program_that_is_not_there_is_not_found(client: Client) 
 
 
 async def test_a_listen_subscription_sees_each_pane_change_and_leaves_nothing(
-    client: Client, context: ToolContext, tmux_socket: str
+    client: Client, context: ServingState, tmux_socket: str
 ) -> None:
     """Each change is told: a pane's watch wakes only on its output (no poll would tell
     it otherwise). How soon is latency, measured by bench/resources.py (at most 20 ms
@@ -221,7 +221,7 @@ async def test_updates_are_coalesced_to_a_few_a_second(client: Client, tmux_sock
 
 
 async def test_a_subscription_to_a_pane_that_closes_is_told_and_ends(
-    client: Client, context: ToolContext, tmux_socket: str
+    client: Client, context: ServingState, tmux_socket: str
 ) -> None:
     pane = new_pane(tmux_socket)
     uri = pane_uri("local", pane.pane_id)
@@ -237,7 +237,7 @@ async def test_a_subscription_to_a_pane_that_closes_is_told_and_ends(
 
 @pytest.mark.filterwarnings("ignore:resources/(un)?subscribe is removed")
 async def test_handshake_clients_subscribe_unsubscribe_and_leave_nothing_when_gone(
-    context: ToolContext, tmux_socket: str
+    context: ServingState, tmux_socket: str
 ) -> None:
     pane = new_pane(tmux_socket)
     uri = pane_uri("local", pane.pane_id)
@@ -276,7 +276,7 @@ async def test_handshake_clients_subscribe_unsubscribe_and_leave_nothing_when_go
 
 
 async def test_a_programs_output_reads_byte_exact_as_read_program_reassembles_it(
-    programs: tuple[Client, ToolContext],
+    programs: tuple[Client, ServingState],
 ) -> None:
     """On this machine and over ssh (the URI's host is then the destination)."""
     client, context = programs
@@ -299,11 +299,11 @@ async def test_a_programs_output_reads_byte_exact_as_read_program_reassembles_it
     whole = "".join(pieces)
     assert whole.startswith("café \ufffd\ufffd bad bytes\n")
     assert whole.endswith("line 3000 of the program's output\nno newline at the end")
-    assert await read_text(client, program_uri(context.where, program_id)) == whole
+    assert await read_text(client, program_uri(context.services.host_name, program_id)) == whole
 
 
 async def test_a_program_subscription_is_told_of_its_output_and_its_end(
-    client: Client, context: ToolContext
+    client: Client, context: ServingState
 ) -> None:
     started = await call(
         client, "start_program", argv=["sh", "-c", "sleep 0.3; echo one; sleep 0.3; echo two"]
@@ -364,7 +364,7 @@ async def test_capture_pane_links_to_the_scrollback_beyond_its_lines(
     ],
 )
 async def test_resources_follow_the_tool_selection(
-    context: ToolContext, tmux_socket: str, tools: list[str], kinds: tuple[str, ...]
+    context: ServingState, tmux_socket: str, tools: list[str], kinds: tuple[str, ...]
 ) -> None:
     """``--tools signal_channel`` served every pane's screen: a kind of resource is served
     only with a tool that reads it (or links to it)."""
@@ -495,7 +495,7 @@ async def test_over_http_a_program_belongs_to_the_session_that_started_it(
 
 
 async def test_subscriptions_to_one_pane_share_one_watch_until_the_last_ends(
-    client: Client, context: ToolContext, tmux_socket: str
+    client: Client, context: ServingState, tmux_socket: str
 ) -> None:
     pane = new_pane(tmux_socket)
     screen, scrollback = (
@@ -520,7 +520,7 @@ async def test_schemux_ending_ends_every_watch_and_its_link(
 ) -> None:
     pane = new_pane(tmux_socket)
     uri = pane_uri("local", pane.pane_id)
-    context = ToolContext(Settings(socket_name=tmux_socket))
+    context = ServingState(Settings(socket_name=tmux_socket))
     try:
         async with Client(build_server(context, BINDINGS), cache=None) as client:
             await read_text(client, uri)

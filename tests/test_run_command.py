@@ -20,10 +20,10 @@ import pytest
 from mcp import Client
 
 from schemux.config import Settings
-from schemux.domain.context import ToolContext
 from schemux.generated.bindings import BINDINGS
 from schemux.generated.models.run_command import RunCommandOutput
 from schemux.serving.server import build_server
+from schemux.serving.state import ServingState
 from schemux.tmux.control.engine import ControlEngine
 from schemux.tmux.server import TmuxServer
 from tests.process_table import children
@@ -94,11 +94,14 @@ def waits(monkeypatch: pytest.MonkeyPatch) -> Waits:
     wait = ControlEngine.wait
 
     async def counted(
-        engine: ControlEngine, channel: str, sent: asyncio.Event | None = None
+        engine: ControlEngine,
+        channel: str,
+        sent: asyncio.Event | None = None,
+        starter: object = None,
     ) -> None:
         waits.in_progress += 1
         try:
-            await wait(engine, channel, sent)
+            await wait(engine, channel, sent, starter)
         finally:
             waits.in_progress -= 1
 
@@ -369,7 +372,9 @@ async def test_a_cancelled_call_whose_waiter_is_never_woken_still_ends(
     pane = new_pane(transport_socket)
     lost = Waits()
 
-    async def never_woken(engine: ControlEngine, channel: str, sent: object = None) -> None:
+    async def never_woken(
+        engine: ControlEngine, channel: str, sent: object = None, starter: object = None
+    ) -> None:
         lost.in_progress += 1
         try:
             await asyncio.Event().wait()
@@ -511,7 +516,7 @@ async def test_a_signal_taken_by_another_waiter_does_not_hold_the_call(
 async def test_a_tmux_server_killed_mid_command_fails_the_call_at_once() -> None:
     with private_tmux_server("doomed") as socket_name:
         pane = new_pane(socket_name)
-        context = ToolContext(Settings(socket_name=socket_name))
+        context = ServingState(Settings(socket_name=socket_name))
         async with Client(build_server(context, BINDINGS)) as client:
 
             async def kill_server() -> None:
@@ -561,7 +566,7 @@ async def test_two_calls_at_once_on_one_pane_never_type_into_each_other(
 
 
 async def test_a_waiter_whose_client_dies_fails_the_call_with_that_not_a_false_report(
-    memory_client: Client, tool_context: ToolContext, main_tmux_socket: str
+    memory_client: Client, tool_context: ServingState, main_tmux_socket: str
 ) -> None:
     """The waiters' control clients end while the command runs (as when an ssh connection
     drops under them: ``test_ssh``'s dropped connection): the waiter's end is the call's error,
@@ -571,7 +576,7 @@ async def test_a_waiter_whose_client_dies_fails_the_call_with_that_not_a_false_r
     pane = new_pane(main_tmux_socket)
     wait_for_shell(pane)
     await call(memory_client, "run_command", command="true", pane_id=pane.pane_id)
-    shared = str(await control_client_pid(tool_context.tmux()))
+    shared = str(await control_client_pid(tool_context.services.tmux()))
 
     async def kill_the_control_clients() -> None:
         await anyio.sleep(0.5)

@@ -18,9 +18,9 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from schemux.config import Settings
-from schemux.domain.context import ToolContext
 from schemux.panes.claims import BUSY_OPTION
 from schemux.panes.targets import PaneTarget, resolve_pane
+from schemux.serving.state import ServingState
 from schemux.shell import wrapper as shell_wrapper
 from schemux.shell.abandoned_wrappers import (
     HOLD_SECONDS,
@@ -223,7 +223,7 @@ async def killed_mid_command(socket_name: str, pane: Pane, command: str) -> None
 
 
 async def test_a_new_schemux_frees_what_a_killed_one_left(
-    memory_client: Client, tool_context: ToolContext, tmux_socket: str
+    memory_client: Client, tool_context: ServingState, tmux_socket: str
 ) -> None:
     pane = new_pane(tmux_socket)
     busy = new_pane(tmux_socket)  # a live schemux's call in flight is left alone
@@ -238,7 +238,7 @@ async def test_a_new_schemux_frees_what_a_killed_one_left(
         group.start_soon(live_call)
         await killed_mid_command(tmux_socket, pane, "sleep 30")
         assert wrapper_options(pane) != []
-        released = await release_abandoned_wrappers(tool_context.tmux())
+        released = await release_abandoned_wrappers(tool_context.services.tmux())
         assert [wrapper.pane_id for wrapper in released] == [pane.pane_id]
     assert wrapper_options(pane) == []
     await until(lambda: current_command(pane) == "bash")
@@ -284,20 +284,20 @@ SLOW_HOLD = 60  # a wrapper's timer a minute long: a loaded machine is never tak
 
 
 async def wrapper_with_a_slow_timer(
-    tool_context: ToolContext, tmux_socket: str, monkeypatch: pytest.MonkeyPatch
+    tool_context: ServingState, tmux_socket: str, monkeypatch: pytest.MonkeyPatch
 ) -> tuple[Pane, TmuxServer, Wrapper]:
     """A new pane and a wrapper for it whose hold timer fires after SLOW_HOLD seconds."""
     monkeypatch.setattr(shell_wrapper, "HOLD_SECONDS", SLOW_HOLD)
     monkeypatch.setattr("schemux.shell.abandoned_wrappers.HOLD_SECONDS", SLOW_HOLD)
     pane = new_pane(tmux_socket)
-    server = tool_context.tmux()
-    info = await resolve_pane(server, PaneTarget(pane_id=pane.pane_id))
+    server = tool_context.services.tmux()
+    info = await resolve_pane(server, PaneTarget(pane_id=pane.pane_id), None)
     return pane, server, Wrapper(server, info, suppress_history=True)
 
 
 async def test_a_wrapper_holding_its_shell_for_a_dead_owner_is_released(
     memory_client: Client,
-    tool_context: ToolContext,
+    tool_context: ServingState,
     tmux_socket: str,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -325,7 +325,7 @@ async def test_a_wrapper_holding_its_shell_for_a_dead_owner_is_released(
 
 
 async def test_a_clean_up_that_drops_the_hold_flag_frees_the_shell(
-    tool_context: ToolContext, tmux_socket: str, monkeypatch: pytest.MonkeyPatch
+    tool_context: ServingState, tmux_socket: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A clean-up that failed (a server that stopped answering, whose queued disarm ran
     after the wrapper's report): the report is gone and the hold flag is dropped, which
@@ -344,15 +344,15 @@ async def test_a_clean_up_that_drops_the_hold_flag_frees_the_shell(
 
 
 async def test_the_start_up_reaper_frees_what_a_killed_one_left(tmux_socket: str) -> None:
-    """A new schemux's first use of the server (ToolContext.tmux) releases a dead one's
+    """A new schemux's first use of the server (ServingState.tmux) releases a dead one's
     shells by itself, before any call needs the pane."""
     pane = new_pane(tmux_socket)
     await killed_mid_command(tmux_socket, pane, "sleep 30")
     assert private_options(pane) != []
-    context = ToolContext(Settings(socket_name=tmux_socket))
+    context = ServingState(Settings(socket_name=tmux_socket))
     try:
-        server = context.tmux()
-        await context.abandoned.settled(server)
+        server = context.services.tmux()
+        await context.services.abandoned.settled(server)
         assert private_options(pane) == []
         assert not [line for line in hold_options(tmux_socket) if pane_token(pane) in line]
     finally:

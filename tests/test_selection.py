@@ -15,13 +15,13 @@ from mcp import Client, MCPError
 
 from codegen.provider_rules import lint_openai_strict
 from schemux.config import SchemaMode, Settings, settings_from
-from schemux.domain.context import ToolContext
 from schemux.errors import ConfigError
 from schemux.generated.bindings import BINDINGS
 from schemux.generated.tool_facts import FAMILIES
 from schemux.serving.instructions import instructions
 from schemux.serving.selection import family_of, select
 from schemux.serving.server import build_server
+from schemux.serving.state import ServingState
 from schemux.serving.tool_listing import model_tokens, served_size
 from tests.conftest import stdio_parameters
 from tests.generated_data import SERVED_INPUT_SCHEMAS
@@ -121,7 +121,7 @@ async def call_text(client: Client, tool: str, arguments: dict[str, Any]) -> tup
 
 
 async def test_projected_tmux_capture_refuses_a_forbidden_combination_with_the_rule() -> None:
-    context = ToolContext(Settings(socket_name=NEVER_STARTED))
+    context = ServingState(Settings(socket_name=NEVER_STARTED))
     async with Client(build_server(context, BINDINGS)) as client:
         listed = {tool.name: tool for tool in (await client.list_tools()).tools}
         served = listed["tmux_capture"].input_schema
@@ -274,7 +274,7 @@ async def test_openai_strict_over_stdio_serves_strict_schemas_and_reads_null_as_
 
 
 async def test_null_for_an_optional_argument_is_refused_outside_openai_strict() -> None:
-    context = ToolContext(Settings(socket_name=NEVER_STARTED))
+    context = ServingState(Settings(socket_name=NEVER_STARTED))
     async with Client(build_server(context, BINDINGS)) as client:
         failed, text = await call_text(
             client, "capture_pane", {"paneId": "%1", "historyLines": None}
@@ -293,7 +293,7 @@ def served_tool_names(text: str) -> set[str]:
 @pytest.mark.parametrize("requested", [["keys"], ["keys", "commands"], ["programs"], []])
 async def test_advice_is_served_only_with_the_tools_it_needs(requested: list[str]) -> None:
     served = select(BINDINGS, requested, several_hosts=True)
-    context = ToolContext(Settings(socket_name=NEVER_STARTED))
+    context = ServingState(Settings(socket_name=NEVER_STARTED))
     async with Client(build_server(context, served)) as client:
         listed = (await client.list_tools()).tools
     for tool in listed:
@@ -315,7 +315,7 @@ async def test_advice_is_served_only_with_the_tools_it_needs(requested: list[str
 
 
 async def test_hints_say_what_each_handler_does() -> None:
-    context = ToolContext(Settings(socket_name=NEVER_STARTED))
+    context = ServingState(Settings(socket_name=NEVER_STARTED))
     async with Client(build_server(context, BINDINGS)) as client:
         listed = (await client.list_tools()).tools
     hints = {tool.name: tool.annotations for tool in listed}
@@ -341,7 +341,7 @@ async def test_hints_say_what_each_handler_does() -> None:
 async def tools_list_bytes(mode: SchemaMode) -> tuple[int, list[dict[str, Any]]]:
     """The bytes of tools/list's result (compact JSON) in ``mode``, and its entries, as
     one host serves them."""
-    context = ToolContext(Settings(socket_name=NEVER_STARTED, schemas=mode))
+    context = ServingState(Settings(socket_name=NEVER_STARTED, schemas=mode))
     served = select(BINDINGS, [], several_hosts=context.settings.several_hosts)
     async with Client(build_server(context, served)) as client:
         listed = await client.list_tools()

@@ -15,12 +15,13 @@ import pytest
 from mcp import Client, MCPError
 
 from schemux.config import Settings
-from schemux.domain.context import ToolContext
+from schemux.domain.call import Call
 from schemux.errors import Created, Effects, Refused
 from schemux.generated.bindings import BINDINGS, UNSERVED
 from schemux.generated.tool_facts import SEVERAL_HOSTS_TOOLS
 from schemux.serving.binding import ToolBinding
 from schemux.serving.server import build_server
+from schemux.serving.state import ServingState
 from tests import process_table
 from tests.conftest import stdio_parameters
 from tests.generated_data import SERVED_DOCUMENTS, SERVED_INPUT_SCHEMAS, TOOL_DOCUMENTS
@@ -43,7 +44,7 @@ def test_tools_without_a_handler_are_listed() -> None:
 async def test_tools_are_served_as_documented_with_projected_inputs(
     tmux_socket: str, mode: str
 ) -> None:
-    server = build_server(ToolContext(Settings(socket_name=tmux_socket)), BINDINGS)
+    server = build_server(ServingState(Settings(socket_name=tmux_socket)), BINDINGS)
     async with Client(server, mode=mode) as client:
         listed = (await client.list_tools()).tools
     assert [tool.name for tool in listed] == list(BINDINGS)
@@ -85,7 +86,7 @@ async def test_exact_schemas_serves_the_contracts_rules_with_schemux_texts(
     tmux_socket: str, mode: str
 ) -> None:
     settings = Settings(socket_name=tmux_socket, schemas="exact")
-    async with Client(build_server(ToolContext(settings), BINDINGS), mode=mode) as client:
+    async with Client(build_server(ServingState(settings), BINDINGS), mode=mode) as client:
         listed = (await client.list_tools()).tools
     assert "tmux_capture" in SERVED_INPUT_SCHEMAS  # there is a projection to not serve
     for tool in listed:
@@ -101,7 +102,7 @@ async def test_compact_schemas_serve_the_projected_inputs_without_output_schemas
     tmux_socket: str,
 ) -> None:
     settings = Settings(socket_name=tmux_socket, schemas="compact")
-    async with Client(build_server(ToolContext(settings), BINDINGS)) as client:
+    async with Client(build_server(ServingState(settings), BINDINGS)) as client:
         listed = (await client.list_tools()).tools
         # the server still checks its result against the outputSchema, and sends it
         called = await client.call_tool("signal_channel", {"channel": "compact-mode"})
@@ -120,7 +121,7 @@ async def test_schema_violations_come_before_any_tmux_work() -> None:
     # any tmux work would fail differently
     settings = Settings(socket_name=f"schemux-test-never-configured-{os.getpid()}")
     never = "schemux-test-never-started"
-    async with Client(build_server(ToolContext(settings), BINDINGS)) as client:
+    async with Client(build_server(ServingState(settings), BINDINGS)) as client:
         result = await client.call_tool("run_command", {"command": 5, "socket_name": never})
         assert result.is_error
         assert result.content[0].text == (  # type: ignore[union-attr]
@@ -176,7 +177,7 @@ CHECKED: list[tuple[str, dict[str, Any], str]] = [
 async def test_the_overlays_checks_refuse_before_any_tmux_work_naming_the_field() -> None:
     # no tmux server runs on this socket, and none is started by a refused call
     settings = Settings(socket_name=f"schemux-test-never-configured-{os.getpid()}")
-    async with Client(build_server(ToolContext(settings), BINDINGS)) as client:
+    async with Client(build_server(ServingState(settings), BINDINGS)) as client:
         for tool, arguments, reason in CHECKED:
             result = await client.call_tool(tool, arguments)
             assert result.is_error, (tool, arguments)
@@ -220,14 +221,14 @@ def binding_with(call: Any) -> dict[str, ToolBinding]:
 async def faulty_client() -> AsyncIterator[Client]:
     """run_command bound to a call that raises on "boom" and breaks its contract on "bad"."""
 
-    async def call(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    async def call(ctx: Call, arguments: dict[str, Any]) -> dict[str, Any]:
         if arguments["command"] == "boom":
             raise RuntimeError("kaboom")
         if arguments["command"] == "bad":
             return {"pane_id": "%1", "timed_out": "no"}
         return {"pane_id": "%1", "timed_out": False, "elapsed_seconds": 0, "effective_timeout": 1}
 
-    async with Client(build_server(ToolContext(Settings()), binding_with(call))) as client:
+    async with Client(build_server(ServingState(Settings()), binding_with(call))) as client:
         yield client
 
 
@@ -393,7 +394,7 @@ async def test_a_failure_the_contract_describes_goes_out_as_an_error_result() ->
         "effects": {"state": "none", "created": []},
     }
 
-    async def call(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    async def call(ctx: Call, arguments: dict[str, Any]) -> dict[str, Any]:
         failure = Refused("pane_closed", "gone")
         if arguments["target"]["generation"] == "fine":
             failure.effects = Effects("none")
@@ -403,7 +404,7 @@ async def test_a_failure_the_contract_describes_goes_out_as_an_error_result() ->
         raise failure
 
     binding = StandInBinding(document=document, input_model="TmuxCaptureInput", stand_in=call)
-    server = build_server(ToolContext(Settings()), {"tmux_capture": binding})
+    server = build_server(ServingState(Settings()), {"tmux_capture": binding})
     async with Client(server) as client:
         target = {"kind": "pane", "id": "%1", "generation": "fine"}
         result = await client.call_tool("tmux_capture", {"target": target})

@@ -11,23 +11,23 @@ import anyio
 import pytest
 
 from schemux.config import Settings
-from schemux.domain.context import ToolContext
 from schemux.errors import SchemuxError
 from schemux.host_settings import SshTarget
+from schemux.serving.state import ServingState
 from schemux.shell.facts import _ECHO_SCRIPT, RemoteShellFacts, Snapshot
 from tests.support import new_pane, pane_format, tmux, wait_until
 
 pytestmark = pytest.mark.anyio
 
 
-async def _context(target: SshTarget, socket_name: str) -> ToolContext:
-    return ToolContext(Settings(socket_name=socket_name, ssh=target))
+async def _context(target: SshTarget, socket_name: str) -> ServingState:
+    return ServingState(Settings(socket_name=socket_name, ssh=target))
 
 
 @pytest.fixture
 async def remote_context(
     anyio_backend: str, remote_tmux_socket: str, ssh_target: SshTarget
-) -> AsyncIterator[ToolContext]:
+) -> AsyncIterator[ServingState]:
     context = await _context(ssh_target, remote_tmux_socket)
     try:
         yield context
@@ -38,7 +38,7 @@ async def remote_context(
 @pytest.fixture
 async def local_server_context(
     anyio_backend: str, main_tmux_socket: str, ssh_target: SshTarget
-) -> AsyncIterator[ToolContext]:
+) -> AsyncIterator[ServingState]:
     context = await _context(ssh_target, main_tmux_socket)
     try:
         yield context
@@ -63,11 +63,11 @@ async def _both(facts: RemoteShellFacts, pid: int) -> tuple[Snapshot | None, Sna
 
 
 async def test_the_helper_and_run_shell_read_the_same_facts(
-    remote_context: ToolContext, remote_tmux_socket: str, tmp_path: Path
+    remote_context: ServingState, remote_tmux_socket: str, tmp_path: Path
 ) -> None:
     pane = new_pane(remote_tmux_socket)
     try:
-        server = remote_context.tmux()
+        server = remote_context.services.tmux()
         facts = RemoteShellFacts(server)
         pid = int(pane_format(pane, "#{pane_pid}"))
         tty = pane_format(pane, "#{pane_tty}")
@@ -101,7 +101,7 @@ async def test_the_helper_and_run_shell_read_the_same_facts(
         assert server.helper_sees_pids
 
         # values that are not a pid or a pane's terminal are refused by the helper
-        helper = remote_context.host.facts_helper()
+        helper = remote_context.services.host.facts_helper()
         assert helper is not None
         identity = await facts._identity()
         mark = tmp_path / "mark"
@@ -116,13 +116,13 @@ async def test_the_helper_and_run_shell_read_the_same_facts(
 
 
 async def test_a_server_in_another_pid_namespace_is_read_by_run_shell(
-    local_server_context: ToolContext, main_tmux_socket: str
+    local_server_context: ServingState, main_tmux_socket: str
 ) -> None:
     # the main server runs on this machine, outside the sshd's pid namespace: its pane
     # pids mean other processes there, or none
     pane = new_pane(main_tmux_socket)
     try:
-        server = local_server_context.tmux()
+        server = local_server_context.services.tmux()
         facts = RemoteShellFacts(server)
         pid = int(pane_format(pane, "#{pane_pid}"))
         assert not await _until_helper_answers(facts, pid)

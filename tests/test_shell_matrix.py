@@ -39,11 +39,11 @@ import pytest
 from mcp import Client
 
 from schemux.config import AgentSession, Settings
-from schemux.domain.context import ToolContext
 from schemux.generated.bindings import BINDINGS
 from schemux.hooks import INTEGRATED_SHELLS
 from schemux.names import OWNED_SESSION
 from schemux.serving.server import build_server
+from schemux.serving.state import ServingState
 from schemux.shell.settling import INTERRUPTED_SETTLE_SECONDS
 from schemux.tmux import server as tmux_module
 from schemux.tmux.agent_session import AGENT_MARK
@@ -199,7 +199,7 @@ async def profile_server(
     socket_name = tagged_socket_name(profile.name)
     with logged_in_as(profile, home):
         agent = AgentSession(width=WIDTH, height=HEIGHT)
-        context = ToolContext(Settings(socket_name=socket_name, wait_ceiling=60, agent=agent))
+        context = ServingState(Settings(socket_name=socket_name, wait_ceiling=60, agent=agent))
         try:
             async with Client(build_server(context, BINDINGS)) as client:
                 yield ProfileServer(profile, home, socket_name, client)

@@ -15,8 +15,8 @@ import anyio
 import pytest
 from mcp import Client
 
-from schemux.domain.context import ToolContext
 from schemux.errors import SchemuxError, ShellBusy, ShellNotStarted
+from schemux.serving.state import ServingState
 from schemux.shell import commands as shell_commands
 from schemux.shell.commands import shell_once_started
 from schemux.shell.facts import LocalShellFacts, RemoteShellFacts, ShellFacts
@@ -167,7 +167,7 @@ FACT_READERS: dict[str, Callable[[TmuxServer], ShellFacts]] = {
 
 @pytest.mark.parametrize("reader", FACT_READERS)
 async def test_a_job_of_the_startup_files_is_no_shell_without_a_line_editor(
-    tool_context: ToolContext, main_tmux_socket: str, tmp_path: Path, reader: str
+    tool_context: ServingState, main_tmux_socket: str, tmp_path: Path, reader: str
 ) -> None:
     """A bash whose rc runs a job longer than the wait for its line editor (the rc's job
     runs in the shell's own process group: job control starts after the rc) holds its
@@ -176,7 +176,7 @@ async def test_a_job_of_the_startup_files_is_no_shell_without_a_line_editor(
     (seen: the call after a cancelled one typed while bash still handled the interrupt,
     its keys echoed twice and the echo taken as output, test_shell_matrix's
     test_cancellation[own-bash-slow]). A bash without editing is still remembered."""
-    server = tool_context.tmux()
+    server = tool_context.services.tmux()
     facts = FACT_READERS[reader](server)
     without_editor = server.shared(ShellsWithoutEditor)
     rc = tmp_path / "rc"

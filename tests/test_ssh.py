@@ -24,12 +24,12 @@ import pytest
 from mcp import Client
 
 from schemux.config import Settings, settings_from
-from schemux.domain.context import ToolContext
 from schemux.errors import ConfigError, ServerUnavailable
 from schemux.generated.bindings import BINDINGS
 from schemux.host_settings import SshTarget
 from schemux.hosts.ssh import START_SECONDS, SshHost
 from schemux.serving.server import build_server
+from schemux.serving.state import ServingState
 from schemux.system.processes import machine_tag, this_process
 from tests import process_table
 from tests.contexts import Contexts
@@ -59,24 +59,24 @@ HOSTILE_WORDS = [
 ]  # fmt: skip
 
 
-def context_for(target: SshTarget, socket_name: str) -> ToolContext:
-    return ToolContext(Settings(socket_name=socket_name, ssh=target))
+def context_for(target: SshTarget, socket_name: str) -> ServingState:
+    return ServingState(Settings(socket_name=socket_name, ssh=target))
 
 
 @pytest.fixture
-def ssh_context(make_context: Contexts, tmux_socket: str, ssh_target: SshTarget) -> ToolContext:
+def ssh_context(make_context: Contexts, tmux_socket: str, ssh_target: SshTarget) -> ServingState:
     return make_context(socket_name=tmux_socket, ssh=ssh_target)
 
 
 @pytest.fixture
-async def ssh_client(ssh_context: ToolContext) -> AsyncIterator[Client]:
+async def ssh_client(ssh_context: ServingState) -> AsyncIterator[Client]:
     async with Client(build_server(ssh_context, BINDINGS)) as client:
         yield client
 
 
-def master_pid(context: ToolContext) -> int:
+def master_pid(context: ServingState) -> int:
     """The running master of the context's host, as ``ssh -O check`` reports it."""
-    host = context.host
+    host = context.services.host
     assert isinstance(host, SshHost)
     return master_of(host)
 
@@ -100,7 +100,7 @@ def ssh_children() -> set[int]:
 
 
 async def test_commands_run_on_the_host_over_one_connection(
-    ssh_client: Client, ssh_context: ToolContext, tmux_socket: str
+    ssh_client: Client, ssh_context: ServingState, tmux_socket: str
 ) -> None:
     pane = new_pane(tmux_socket)
     wait_for_shell(pane)
@@ -227,7 +227,7 @@ async def test_closing_ends_a_master_start_the_host_does_not_answer(
 
 
 async def test_a_dropped_connection_fails_the_call_at_once_and_the_next_reconnects(
-    ssh_client: Client, ssh_context: ToolContext, tmux_socket: str
+    ssh_client: Client, ssh_context: ServingState, tmux_socket: str
 ) -> None:
     pane = new_pane(tmux_socket)
     wait_for_shell(pane)
@@ -461,9 +461,9 @@ async def test_marks_are_judged_only_on_their_owners_machine(
         option = ("set-option", "-p", "-t", pane.pane_id, "@schemux-program", identity)
         tmux(tmux_socket, *option, ";", "set-option", "-s", mark, "@999999")
         try:
-            context = ToolContext(Settings(socket_name=tmux_socket, ssh=ssh))
+            context = ServingState(Settings(socket_name=tmux_socket, ssh=ssh))
             try:
-                await context.abandoned.settled(context.tmux())
+                await context.services.abandoned.settled(context.services.tmux())
             finally:
                 await context.close()
             options = tmux(tmux_socket, "show-options", "-s")

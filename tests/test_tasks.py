@@ -23,11 +23,11 @@ import pytest
 from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, TextContent
 
-from schemux.calls import tasks as tasks_module
-from schemux.calls.in_flight import CallsInFlight
-from schemux.calls.tasks import EXTENSION, ToolTasks
 from schemux.config import DEFAULT_WAIT_CEILING_SECONDS
 from schemux.generated.tool_facts import TASK_TOOLS
+from schemux.serving import tasks as tasks_module
+from schemux.serving.in_flight import CallsInFlight
+from schemux.serving.tasks import EXTENSION, ToolTasks
 from schemux.shell.abandoned import PANE_OPTION
 from tests.http_serving import free_port, listening, serve_http
 from tests.node import run_node

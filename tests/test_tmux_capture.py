@@ -14,12 +14,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from schemux.config import Settings
-from schemux.domain.context import ToolContext
 from schemux.generated.bindings import BINDINGS
 from schemux.host_settings import SshTarget
 from schemux.names import OWNED_SESSION
 from schemux.panes.identity import peer_pidfd_problem
 from schemux.serving.server import call_bound_tool
+from schemux.serving.state import ServingState
 from schemux.tmux.references import ServerIdentity
 from tests.contexts import Contexts
 from tests.support import Pane, new_pane, pane_format, private_tmux_server, tmux, until
@@ -29,21 +29,21 @@ pytestmark = pytest.mark.anyio
 IDLE = "exec sleep 100000"
 
 
-async def capture(ctx: ToolContext, **arguments: Any) -> tuple[bool, dict[str, Any]]:
+async def capture(ctx: ServingState, **arguments: Any) -> tuple[bool, dict[str, Any]]:
     """(is_error, structuredContent) of one call through the whole pipeline."""
     result = await call_bound_tool(BINDINGS["tmux_capture"], ctx, arguments)
     assert result.structured_content is not None, result.content
     return bool(result.is_error), result.structured_content
 
 
-async def rows_of(ctx: ToolContext, pane: Pane, **arguments: Any) -> list[str]:
+async def rows_of(ctx: ServingState, pane: Pane, **arguments: Any) -> list[str]:
     failed, result = await capture(ctx, target=pane.reference(), **arguments)
     assert not failed, result
     rows: list[str] = result["data"]["rows"]
     return rows
 
 
-async def error_of(ctx: ToolContext, **arguments: Any) -> dict[str, Any]:
+async def error_of(ctx: ServingState, **arguments: Any) -> dict[str, Any]:
     failed, result = await capture(ctx, **arguments)
     assert failed, result
     assert result["ok"] is False
@@ -79,7 +79,7 @@ class Screen:
 @pytest.fixture
 def context(
     make_context: Contexts, tmux_socket: str, transport_ssh: SshTarget | None
-) -> ToolContext:
+) -> ServingState:
     """Untracked reads on this machine, and over ssh to it (``tests.ssh_server``)."""
     return make_context(socket_name=tmux_socket, ssh=transport_ssh)
 
@@ -87,7 +87,7 @@ def context(
 @pytest.fixture(params=["peer-pidfd", "pidfd-open"])
 def tracked(
     request: pytest.FixtureRequest, make_context: Contexts, tmux_socket: str
-) -> ToolContext:
+) -> ServingState:
     """A context for tracked reads, once with each way of binding the server's identity
     (``SCHEMUX_TRACKING_BACKEND``; peer-pidfd needs Linux 6.5+)."""
     no_peer_pidfd = peer_pidfd_problem()
@@ -104,13 +104,13 @@ def screen(tmux_socket: str) -> Iterator[Screen]:
     screen.close()
 
 
-async def test_rows_keep_trailing_spaces_and_lf(context: ToolContext, screen: Screen) -> None:
+async def test_rows_keep_trailing_spaces_and_lf(context: ServingState, screen: Screen) -> None:
     await screen.write(b"a  \r\n  b \r\n")
     rows = await rows_of(context, screen.pane)
     assert rows == ["a  \n", "  b \n", "\n", "\n", "\n"]
 
 
-async def test_an_empty_pane(context: ToolContext, screen: Screen) -> None:
+async def test_an_empty_pane(context: ServingState, screen: Screen) -> None:
     failed, result = await capture(context, target=screen.pane.reference())
     assert not failed
     data = result["data"]
@@ -119,21 +119,21 @@ async def test_an_empty_pane(context: ToolContext, screen: Screen) -> None:
 
 
 async def test_a_wrapped_line_is_the_rows_the_screen_shows(
-    context: ToolContext, screen: Screen
+    context: ServingState, screen: Screen
 ) -> None:
     await screen.write(b"x" * 45 + b"\r\nend")
     rows = await rows_of(context, screen.pane)
     assert rows == ["x" * 20 + "\n", "x" * 20 + "\n", "x" * 5 + "\n", "end\n", "\n"]
 
 
-async def test_wide_characters_and_combining_marks(context: ToolContext, screen: Screen) -> None:
+async def test_wide_characters_and_combining_marks(context: ServingState, screen: Screen) -> None:
     # a wide character that no longer fits on the row wraps whole to the next one
     await screen.write("0123456789012345678\u4e2d\u6587\r\ne\u0301 a\u0308\r\n".encode())
     rows = await rows_of(context, screen.pane)
     assert rows[:3] == ["0123456789012345678\n", "\u4e2d\u6587\n", "e\u0301 a\u0308\n"]
 
 
-async def test_alternate_screen(context: ToolContext, screen: Screen) -> None:
+async def test_alternate_screen(context: ServingState, screen: Screen) -> None:
     await screen.write(b"normal\r\n")
     await screen.write(b"\033[?1049h\033[H\033[2Jfull-screen program")
     rows = await rows_of(context, screen.pane)
@@ -144,7 +144,7 @@ async def test_alternate_screen(context: ToolContext, screen: Screen) -> None:
 
 
 async def test_copy_mode_shows_the_program_screen_not_the_mode(
-    context: ToolContext, screen: Screen
+    context: ServingState, screen: Screen
 ) -> None:
     await screen.write(b"under copy mode\r\n")
     before = await rows_of(context, screen.pane)
@@ -153,7 +153,7 @@ async def test_copy_mode_shows_the_program_screen_not_the_mode(
     assert await rows_of(context, screen.pane) == before
 
 
-async def test_history_rows_and_limits(context: ToolContext, screen: Screen) -> None:
+async def test_history_rows_and_limits(context: ServingState, screen: Screen) -> None:
     await screen.write(b"".join(b"%d\r\n" % n for n in range(1, 21)))
     rows = await rows_of(context, screen.pane, history_lines=1000)
     assert rows == [f"{n}\n" for n in range(1, 21)] + ["\n"]
@@ -166,7 +166,7 @@ async def test_history_rows_and_limits(context: ToolContext, screen: Screen) -> 
 
 
 async def test_interval_is_monotonic_and_brackets_the_capture(
-    context: ToolContext, screen: Screen
+    context: ServingState, screen: Screen
 ) -> None:
     before = time.monotonic()
     _, first = await capture(context, target=screen.pane.reference())
@@ -209,7 +209,7 @@ def test_a_delta_is_exact(
     of the same moment gives."""
 
     async def run() -> None:
-        ctx = ToolContext(Settings(socket_name=tmux_socket))
+        ctx = ServingState(Settings(socket_name=tmux_socket))
         try:
             await screen.write(b"\033c\033[3J")  # reset: a clean screen and no history
             failed, result = await capture(
@@ -232,7 +232,7 @@ def test_a_delta_is_exact(
     asyncio.run(run())
 
 
-async def test_one_changed_row_is_a_one_row_splice(tracked: ToolContext, screen: Screen) -> None:
+async def test_one_changed_row_is_a_one_row_splice(tracked: ServingState, screen: Screen) -> None:
     await screen.write(b"one\r\ntwo\r\nthree")
     _, first = await capture(tracked, target=screen.pane.reference(), track=True)
     await screen.write(b"\033[2;1H\033[2KTWO")
@@ -246,7 +246,7 @@ async def test_one_changed_row_is_a_one_row_splice(tracked: ToolContext, screen:
     assert data["process_generation"] == first["data"]["process_generation"]
 
 
-async def test_a_cursor_can_be_read_again(tracked: ToolContext, screen: Screen) -> None:
+async def test_a_cursor_can_be_read_again(tracked: ServingState, screen: Screen) -> None:
     _, first = await capture(tracked, target=screen.pane.reference(), track=True)
     cursor = first["data"]["next_cursor"]
     await screen.write(b"changed")
@@ -256,7 +256,7 @@ async def test_a_cursor_can_be_read_again(tracked: ToolContext, screen: Screen) 
     assert one["data"]["next_cursor"] != two["data"]["next_cursor"]
 
 
-async def test_a_respawned_pane_is_reported(tracked: ToolContext, tmux_socket: str) -> None:
+async def test_a_respawned_pane_is_reported(tracked: ServingState, tmux_socket: str) -> None:
     pane = new_pane(tmux_socket, command=IDLE, width=20, height=3)
     _, first = await capture(tracked, target=pane.reference(), track=True)
     generation = first["data"]["process_generation"]
@@ -269,7 +269,7 @@ async def test_a_respawned_pane_is_reported(tracked: ToolContext, tmux_socket: s
     assert delta["data"]["splice"]["delete"] == len(first["data"]["rows"])
 
 
-async def test_a_pane_that_died_since_the_cursor(tracked: ToolContext, tmux_socket: str) -> None:
+async def test_a_pane_that_died_since_the_cursor(tracked: ServingState, tmux_socket: str) -> None:
     pane = new_pane(tmux_socket, command="read line; echo bye", width=20, height=3)
     tmux(tmux_socket, "set-option", "-p", "-t", pane.pane_id, "remain-on-exit", "on")
     _, first = await capture(tracked, target=pane.reference(), track=True)
@@ -283,7 +283,7 @@ async def test_a_pane_that_died_since_the_cursor(tracked: ToolContext, tmux_sock
     assert await rows_of(tracked, pane) == apply(first["data"]["rows"], delta["data"]["splice"])
 
 
-async def test_a_dead_pane_is_read_but_not_tracked(tracked: ToolContext, tmux_socket: str) -> None:
+async def test_a_dead_pane_is_read_but_not_tracked(tracked: ServingState, tmux_socket: str) -> None:
     # the words are on the screen before the program ends (tmux 3.3a can lose the output
     # of a program whose terminal closes at once)
     pane = new_pane(
@@ -308,7 +308,7 @@ def start_server(socket_name: str) -> bool:
 
 async def test_a_reference_from_before_a_server_restart_reads_nothing() -> None:
     with private_tmux_server("restart") as socket_name:
-        context = ToolContext(Settings(socket_name=socket_name))
+        context = ServingState(Settings(socket_name=socket_name))
         try:
             pane = new_pane(socket_name, command=IDLE)
             old_reference = pane.reference()
@@ -334,7 +334,7 @@ async def test_a_reference_from_before_a_server_restart_reads_nothing() -> None:
             await context.close()
 
 
-async def test_a_closed_pane(context: ToolContext, tmux_socket: str) -> None:
+async def test_a_closed_pane(context: ServingState, tmux_socket: str) -> None:
     pane = new_pane(tmux_socket, command=IDLE)
     reference = pane.reference()
     tmux(tmux_socket, "kill-pane", "-t", pane.pane_id)
@@ -342,7 +342,7 @@ async def test_a_closed_pane(context: ToolContext, tmux_socket: str) -> None:
     assert error["code"] == "pane_closed"
 
 
-async def test_bad_cursors(tracked: ToolContext, tmux_socket: str) -> None:
+async def test_bad_cursors(tracked: ServingState, tmux_socket: str) -> None:
     one, other = new_pane(tmux_socket, command=IDLE), new_pane(tmux_socket, command=IDLE)
     error = await error_of(tracked, target=one.reference(), cursor="a" * 32)
     assert (error["code"], error["delivery"]) == ("cursor_unknown", "not_sent")
@@ -352,7 +352,7 @@ async def test_bad_cursors(tracked: ToolContext, tmux_socket: str) -> None:
     assert one.pane_id in error["message"]
 
 
-async def test_a_capture_hook_is_never_run(context: ToolContext, tmux_socket: str) -> None:
+async def test_a_capture_hook_is_never_run(context: ServingState, tmux_socket: str) -> None:
     pane = new_pane(tmux_socket, command=IDLE)
     tmux(tmux_socket, "set-hook", "-g", "after-capture-pane", "set-option -g @schemux_hooked 1")
     try:
@@ -363,7 +363,7 @@ async def test_a_capture_hook_is_never_run(context: ToolContext, tmux_socket: st
     assert tmux(tmux_socket, "show-options", "-gqv", "@schemux_hooked").strip() == ""
 
 
-async def test_schemux_own_pane_is_never_captured(context: ToolContext, tmux_socket: str) -> None:
+async def test_schemux_own_pane_is_never_captured(context: ServingState, tmux_socket: str) -> None:
     pane = new_pane(tmux_socket, command=IDLE)
     await rows_of(context, pane)  # the owned session exists now
     owned_pane = tmux(
@@ -376,7 +376,7 @@ async def test_schemux_own_pane_is_never_captured(context: ToolContext, tmux_soc
 
 async def test_a_failed_first_call_reports_the_session_it_created() -> None:
     with private_tmux_server("effects") as socket_name:
-        context = ToolContext(Settings(socket_name=socket_name))
+        context = ServingState(Settings(socket_name=socket_name))
         try:
             reference = {"kind": "pane", "id": "%0", "generation": "stale"}
             error = await error_of(context, target=reference)

@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 
 from schemux.config import Settings
-from schemux.domain.context import ToolContext
 from schemux.generated.bindings import BINDINGS
 from schemux.host_settings import SshTarget
 from schemux.serving.server import call_bound_tool
+from schemux.serving.state import ServingState
 from tests.contexts import Contexts
 from tests.support import new_pane, pane_format, private_tmux_server, tmux, wait_until
 
@@ -20,7 +20,7 @@ pytestmark = pytest.mark.anyio
 async def snapshot(
     socket_name: str, transport_ssh: SshTarget | None, **arguments: Any
 ) -> tuple[bool, dict[str, Any]]:
-    context = ToolContext(Settings(socket_name=socket_name, ssh=transport_ssh))
+    context = ServingState(Settings(socket_name=socket_name, ssh=transport_ssh))
     try:
         result = await call_bound_tool(BINDINGS["tmux_snapshot"], context, arguments)
     finally:

@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 
 from schemux.config import TRACKING_SETTINGS, Settings, TrackingSetting, settings_from
-from schemux.domain.context import ToolContext
 from schemux.errors import ConfigError, TrackingUnavailable
 from schemux.generated.bindings import BINDINGS
 from schemux.panes import identity as process_identity
 from schemux.panes.identity import ProcessIdentity, choose_backend, open_server_process
 from schemux.serving.server import call_bound_tool
+from schemux.serving.state import ServingState
 from schemux.system import processes
 from schemux.tmux.references import ServerIdentity, server_identity
 from schemux.tmux.server import ServerAddress, TmuxServer
@@ -33,7 +33,7 @@ NO_SUCH_OPTION = 0x7FFF  # a socket option no kernel has: SO_PEERPIDFD as on Lin
 
 async def tracked_read(tmux_socket: str, setting: TrackingSetting, pane: Pane) -> dict[str, Any]:
     """The structuredContent of a tracked tmux_capture under ``setting``."""
-    context = ToolContext(Settings(socket_name=tmux_socket, tracking_backend=setting))
+    context = ServingState(Settings(socket_name=tmux_socket, tracking_backend=setting))
     try:
         result = await call_bound_tool(
             BINDINGS["tmux_capture"], context, {"target": pane.reference(), "track": True}

@@ -24,8 +24,8 @@ import pytest
 from mcp import Client
 
 from schemux.config import Settings
-from schemux.domain.context import ToolContext
 from schemux.panes.targets import PaneTarget, choose_session, resolve_pane
+from schemux.serving.state import ServingState
 from schemux.shell.abandoned import (
     LINK_PREFIX,
     LinkMark,
@@ -81,7 +81,7 @@ async def finish(client: Client, pane: Pane, task: asyncio.Task[Any]) -> None:
 
 
 async def test_a_linked_pane_keeps_its_own_session(
-    memory_client: Client, tool_context: ToolContext, tmux_socket: str
+    memory_client: Client, tool_context: ServingState, tmux_socket: str
 ) -> None:
     pane = new_pane(tmux_socket)
     await call(memory_client, "run_command", command="true", pane_id=pane.pane_id)
@@ -90,9 +90,13 @@ async def test_a_linked_pane_keeps_its_own_session(
     told = tmux(tmux_socket, "display-message", "-p", "-t", pane.pane_id, "#{session_name}")
     assert told.strip() == "_schemux"
 
-    resolved = await resolve_pane(tool_context.tmux(), PaneTarget(pane_id=pane.pane_id))
+    resolved = await resolve_pane(
+        tool_context.services.tmux(), PaneTarget(pane_id=pane.pane_id), None
+    )
     assert (resolved.session_name, resolved.session_id) == (pane.session_name, pane.session_id)
-    by_window = await resolve_pane(tool_context.tmux(), PaneTarget(window_id=pane.window_id))
+    by_window = await resolve_pane(
+        tool_context.services.tmux(), PaneTarget(window_id=pane.window_id), None
+    )
     assert by_window.session_name == pane.session_name
 
     for agreeing in ({"session_name": pane.session_name}, {"session_id": pane.session_id}):
@@ -220,8 +224,8 @@ async def test_after_kill_9_mid_wait_the_next_schemux_reaps_the_link(
          "set-option", "-s", other_mark, pane.window_id)  # fmt: skip
     assert links(pane) == 3
 
-    context = ToolContext(Settings(socket_name=tmux_socket))
-    await context.abandoned.settled(context.tmux())
+    context = ServingState(Settings(socket_name=tmux_socket))
+    await context.services.abandoned.settled(context.services.tmux())
     await context.close()
 
     assert links(pane) == 2  # the dead one's link only
@@ -248,8 +252,10 @@ async def test_two_schemux_reaping_at_once_take_a_dead_link_once(
     tmux(tmux_socket, "link-window", "-d", "-s", pane.window_id, "-t", "=_schemux:", ";",
          "set-option", "-s", dead_mark, pane.window_id)  # fmt: skip
     assert links(pane) == 2
-    contexts = [ToolContext(Settings(socket_name=tmux_socket)) for _ in range(2)]
-    await asyncio.gather(*(context.abandoned.settled(context.tmux()) for context in contexts))
+    contexts = [ServingState(Settings(socket_name=tmux_socket)) for _ in range(2)]
+    await asyncio.gather(
+        *(context.services.abandoned.settled(context.services.tmux()) for context in contexts)
+    )
     for context in contexts:
         await context.close()
     assert links(pane) == 1  # the live wait's link stays
@@ -272,8 +278,8 @@ async def test_a_dead_link_of_a_window_whose_session_closed_ends_it(tmux_socket:
     tmux(tmux_socket, "kill-session", "-t", f"={pane.session_name}")
     assert links(pane) == 1
     assert len(marks(pane)) == 1
-    context = ToolContext(Settings(socket_name=tmux_socket))
-    await context.abandoned.settled(context.tmux())
+    context = ServingState(Settings(socket_name=tmux_socket))
+    await context.services.abandoned.settled(context.services.tmux())
     await context.close()
     assert links(pane) == 0
     assert not marks(pane)

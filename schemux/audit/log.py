@@ -3,10 +3,10 @@
 Each ``tools/call`` (``serving.server.call_tool``, wrapped by :meth:`AuditLog.recording`) runs
 inside :meth:`AuditLog.call`, which makes a :class:`CallRecord` of what is known at once
 (time, client, MCP session, tool, arguments, ``traceparent``); what the call finds out
-on its way is noted on it through this module's functions, so that no signature
-changes: the pane it resolved (``targets``), the program it started or read
-(``programs.store``), and its error code (the pipeline's refusals and
-``SchemuxError.code``). When the call ends, the record goes to a bounded queue, and the
+on its way is noted on that record, which the call carries (``Call.notes``) to the code
+that learns it: the pane it resolved (``targets``), the program it started or read
+(``programs.store``), the hosts it ran on, and its error code (the pipeline's refusals
+and ``SchemuxError.code``). When the call ends, the record goes to a bounded queue, and the
 writer thread turns it into a line (arguments cut and redacted, see
 :func:`recorded_arguments`) and appends it to the file, the records of
 ``BATCH_SECONDS`` in one write. Nothing here blocks the event loop or fails a call: a
@@ -37,7 +37,6 @@ import threading
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
@@ -58,6 +57,10 @@ if TYPE_CHECKING:
 
     CallHandler = Callable[
         [ServerRequestContext[Any], CallToolRequestParams], Awaitable[CallToolResult]
+    ]
+    RecordedHandler = Callable[
+        [ServerRequestContext[Any], CallToolRequestParams, "CallRecord"],
+        Awaitable[CallToolResult],
     ]
 
 logger = logging.getLogger("schemux")
@@ -210,7 +213,8 @@ def timestamp(seconds: float) -> str:
 @dataclass
 class CallRecord:
     """One tool call as the audit sees it; the pipeline and the code it runs note what
-    they learn on it (:func:`note_outcome`, :func:`note_pane`, :func:`note_program`)."""
+    they learn on it (``note_*``). Once the call has ended, notes are ignored: tasks the
+    call started may outlive it, and what they learn is not its."""
 
     tool: str
     arguments: Mapping[str, Any]
@@ -227,6 +231,31 @@ class CallRecord:
     several_hosts: bool = False  # each has its own pane: the record names none of them
     returned: int = 0
     ended: bool = False  # tasks the call started may outlive it: their notes are not its
+
+    def note_outcome(self, code: str) -> None:
+        """The call failed with ``code``."""
+        if not self.ended:
+            self.outcome = code
+
+    def note_pane(self, pane_id: str) -> None:
+        """The call resolved its target to ``pane_id`` (on one of its hosts)."""
+        if not self.ended and not self.several_hosts:
+            self.pane = pane_id
+
+    def note_program(self, program_id: str, pane_id: str) -> None:
+        """The call started or names ``program_id``, in ``pane_id``."""
+        if not self.ended:
+            self.program = program_id
+            self.pane = pane_id or self.pane
+
+    def note_hosts(self, names: Sequence[str]) -> None:
+        """The call runs on each of the configured hosts ``names`` (one; or a fan-out, a
+        list from every host): the record names them all, and a pane only with one."""
+        if not self.ended:
+            self.host = ",".join(names)
+            self.several_hosts = len(names) > 1
+            if self.several_hosts:
+                self.pane = None
 
     def answered(self, result: CallToolResult) -> CallToolResult:
         """``result``, the bytes of its text counted."""
@@ -266,52 +295,6 @@ class CallRecord:
         return (json.dumps(record, ensure_ascii=True) + "\n").encode("ascii")
 
 
-_current: ContextVar[CallRecord | None] = ContextVar("schemux_audit_call", default=None)
-
-
-def _in_progress() -> CallRecord | None:
-    call = _current.get()
-    return None if call is None or call.ended else call
-
-
-def note_outcome(code: str) -> None:
-    """The call in progress failed with ``code``."""
-    call = _in_progress()
-    if call is not None:
-        call.outcome = code
-
-
-def note_pane(pane_id: str) -> None:
-    """The call in progress resolved its target to ``pane_id`` (on one of its hosts)."""
-    call = _in_progress()
-    if call is not None and not call.several_hosts:
-        call.pane = pane_id
-
-
-def note_program(program_id: str, pane_id: str) -> None:
-    """The call in progress started or names ``program_id``, in ``pane_id``."""
-    call = _in_progress()
-    if call is not None:
-        call.program = program_id
-        call.pane = pane_id or call.pane
-
-
-def note_host(name: str) -> None:
-    """The call in progress runs on the configured host ``name``."""
-    note_hosts([name])
-
-
-def note_hosts(names: Sequence[str]) -> None:
-    """The call in progress runs on each of the configured hosts ``names`` (a fan-out, or
-    a list from every host): the record names them all, and a pane only with one."""
-    call = _in_progress()
-    if call is not None:
-        call.host = ",".join(names)
-        call.several_hosts = len(names) > 1
-        if call.several_hosts:
-            call.pane = None
-
-
 def _client(request_context: Any) -> dict[str, str] | None:
     params = getattr(request_context.session, "client_params", None)
     info = getattr(params, "client_info", None)
@@ -321,7 +304,7 @@ def _client(request_context: Any) -> dict[str, str] | None:
 
 
 class AuditLog:
-    """The audit of one running server (owned by its ``ToolContext``, closed with it)."""
+    """The audit of one running server (owned by its ``ServingState``, closed with it)."""
 
     def __init__(self, settings: AuditSettings, host: str) -> None:
         self.settings = settings
@@ -335,15 +318,16 @@ class AuditLog:
         self._closed = False
         self._closing = threading.Event()  # ends the writer's pause between batches
 
-    def recording(self, handler: CallHandler) -> CallHandler:
-        """``handler`` of ``tools/call``, each call it answers recorded."""
+    def recording(self, handler: RecordedHandler) -> CallHandler:
+        """``handler`` of ``tools/call``, each call it answers recorded (``handler`` is
+        given the call's record, to note on)."""
 
         async def recorded(
             request_context: ServerRequestContext[Any], params: CallToolRequestParams
         ) -> CallToolResult:
             arguments = dict(params.arguments or {})
             with self.call(params.name, arguments, request_context) as call:
-                return call.answered(await handler(request_context, params))
+                return call.answered(await handler(request_context, params, call))
 
         return recorded
 
@@ -368,7 +352,6 @@ class AuditLog:
                 record.traceparent = traceparent(request_context.meta)
             except Exception:  # a request the SDK shaped otherwise: recorded without them
                 logger.debug("the audit could not read the request's context", exc_info=True)
-        token = _current.set(record)
         try:
             yield record
         except BaseException as error:
@@ -377,7 +360,6 @@ class AuditLog:
                 record.outcome = CANCELLED if cancelled else INTERNAL_ERROR
             raise
         finally:
-            _current.reset(token)
             record.ended = True
             record.duration = time.monotonic() - record.began
             self._enqueue(record)

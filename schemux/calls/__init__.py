@@ -1,1 +1,1 @@
-"""State of the calls in flight: tasks, progress, result links, MCP sessions, client logs."""
+"""What one tool call carries: its progress, its result links, the MCP session it came from."""

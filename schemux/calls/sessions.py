@@ -3,22 +3,16 @@ with sessions, its ``Mcp-Session-Id`` (random, known only to its client and sche
 None over stdio (one session, this process's) and for a stateless request (MCP
 2026-07-28), which all share one pool.
 
-The serving layer sets it around each tool call and each resource request
-(:func:`serving`), riding the request's context as the audit record does; the program
-store reads it (:func:`current`) to tag a program with the session that started it, and
-to answer "not found" to any other.
+The serving layer reads it of each tool call and resource request (:func:`session_of`)
+and gives it to the call (``Call.session``); the program store tags a program with the
+session that started it, and answers "not found" to any other.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from typing import Any
 
 SESSION_HEADER = "mcp-session-id"
-
-_session: ContextVar[str | None] = ContextVar("schemux_session", default=None)
 
 
 def session_of(request_context: Any) -> str | None:
@@ -29,18 +23,3 @@ def session_of(request_context: Any) -> str | None:
         return None
     value = request.headers.get(SESSION_HEADER)
     return None if value is None else str(value)
-
-
-@contextmanager
-def serving(request_context: Any) -> Iterator[None]:
-    """Run the block as the request ``request_context``'s session."""
-    token = _session.set(session_of(request_context))
-    try:
-        yield
-    finally:
-        _session.reset(token)
-
-
-def current() -> str | None:
-    """The session of the request being served (None outside one)."""
-    return _session.get()

@@ -31,7 +31,7 @@ from schemux.serving.binding import ToolBinding
 from schemux.serving.selection import select
 
 if TYPE_CHECKING:
-    from schemux.domain.context import ToolContext
+    from schemux.serving.state import ServingState
 
 Bindings = dict[str, ToolBinding]
 
@@ -247,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
         return run_audit(args)
     from schemux.generated.bindings import BINDINGS
 
-    host: Host | None = None  # made once the settings are known; the ToolContext owns it
+    host: Host | None = None  # made once the settings are known; the ServingState owns it
     try:
         settings = settings_from(
             os.environ,
@@ -292,9 +292,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     # the tool context needs the MCP SDK, whose import takes about a second: loaded only
     # to serve or call, and before the start line, which announces a server that answers
-    from schemux.domain.context import ToolContext
+    from schemux.serving.state import ServingState
 
-    context = ToolContext(settings, host)  # it owns the host; closed on every path below
+    context = ServingState(settings, host)  # it owns the host; closed on every path below
     if args.command == "call":
         return anyio.run(call_once, context, selected, args.tool, args.arguments)
     if http is not None and listener is not None:
@@ -368,7 +368,7 @@ def run_audit(args: argparse.Namespace) -> int:
         return 0
 
 
-def _server(context: ToolContext, bindings: Bindings) -> Any:
+def _server(context: ServingState, bindings: Bindings) -> Any:
     from schemux.serving.server import build_server
 
     return build_server(context, bindings)
@@ -380,7 +380,7 @@ SHUTDOWN_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 CLOSE_SECONDS = 3.0  # the programs' own ending is bounded at about two; this is a backstop
 
 
-async def serve_stdio(context: ToolContext, bindings: Bindings) -> None:
+async def serve_stdio(context: ServingState, bindings: Bindings) -> None:
     from mcp.server.stdio import stdio_server
 
     from schemux.serving.unreadable import answering_unreadable
@@ -412,7 +412,7 @@ async def serve_stdio(context: ToolContext, bindings: Bindings) -> None:
 
 
 async def serve_http(
-    context: ToolContext, bindings: Bindings, http: HttpConfig, listener: socket.socket
+    context: ServingState, bindings: Bindings, http: HttpConfig, listener: socket.socket
 ) -> None:
     import uvicorn
 
@@ -459,7 +459,7 @@ async def _on_signal(act: Callable[[], None]) -> None:
             return
 
 
-async def _close(context: ToolContext) -> None:
+async def _close(context: ServingState) -> None:
     """Every exit path ends here: calls in flight cancelled and their cleanup done,
     programs ended (in parallel, trees and all), panes and the runtime directory removed,
     the ssh master ended, whatever cancelled the serving."""
@@ -467,7 +467,9 @@ async def _close(context: ToolContext) -> None:
         await context.close()
 
 
-async def call_once(context: ToolContext, bindings: Bindings, tool: str, raw_arguments: str) -> int:
+async def call_once(
+    context: ServingState, bindings: Bindings, tool: str, raw_arguments: str
+) -> int:
     from mcp import Client, MCPError
     from mcp_types import Implementation
 

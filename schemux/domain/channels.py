@@ -57,7 +57,7 @@ async def signal(server: TmuxServer, channel: str) -> None:
 
 class ChannelWaits:
     """schemux's waits on agents' channels, counted per server and channel (one per
-    ToolContext), so that a wait that gives up knows whether it is the last. A wait joins
+    ``Services``), so that a wait that gives up knows whether it is the last. A wait joins
     a channel only while no wait is giving up (one lock: giving up takes milliseconds)."""
 
     def __init__(self) -> None:

@@ -1,6 +1,6 @@
 """One shell command run in the agent pane of many hosts at once, each host's answer its own.
 
-Each host of the context's fleet runs the command as ``run_command`` runs one without a
+Each host of the call's fleet runs the command as ``run_command`` runs one without a
 target there (``shell.commands.run_in_shell`` in the pane ``panes.targets.resolve_pane`` picks),
 in a task of its own, the host held in use meanwhile (never closed as idle under it); the
 fleet lets only a few hosts connect at once, so a thousand hosts never open a thousand
@@ -24,9 +24,7 @@ from dataclasses import dataclass
 
 import anyio
 
-from schemux.audit import log as audit
-from schemux.calls import progress
-from schemux.domain.context import ToolContext
+from schemux.domain.call import Call
 from schemux.errors import SchemuxError
 from schemux.panes.targets import PaneTarget, resolve_pane
 from schemux.shell.commands import ShellCommandResult, check_command, run_in_shell
@@ -54,7 +52,7 @@ class HostAnswer:
 
 
 async def run_on_hosts(
-    ctx: ToolContext,
+    call: Call,
     hosts: Sequence[str],
     command: str,
     *,
@@ -65,18 +63,18 @@ async def run_on_hosts(
     answers in the same order. A command the shells could not take is refused before
     any host is reached."""
     check_command(command, suppress_history)
-    audit.note_hosts(hosts)
+    if call.notes is not None:
+        call.notes.note_hosts(hosts)
     started = time.monotonic()
     answered = 0
 
     async def one(name: str) -> HostAnswer:
         nonlocal answered
-        async with ctx.on(name).in_use():
-            answer = await _run_on_host(
-                ctx.routed(name), command, started, timeout, suppress_history
-            )
+        there = call.on(name)
+        async with there.scope.in_use():
+            answer = await _run_on_host(there, command, started, timeout, suppress_history)
         answered += 1
-        await progress.announce(
+        await call.progress.announce(
             f"host {name}: {answer.describe()}; {answered} of {len(hosts)} hosts answered"
         )
         return answer
@@ -87,20 +85,20 @@ async def run_on_hosts(
 
 
 async def _run_on_host(
-    ctx: ToolContext,
+    call: Call,
     command: str,
     started: float,
     timeout: float,
     suppress_history: bool,
 ) -> HostAnswer:
-    """One host's run (``ctx`` routed to it); whatever goes wrong on it is its answer."""
-    name = ctx.where
+    """One host's run (``call`` on it); whatever goes wrong on it is its answer."""
+    name = call.host_name
     pane_id = None
     try:
         try:
             with anyio.fail_after(timeout):
-                server = ctx.tmux()
-                pane = await resolve_pane(server, PaneTarget())
+                server = call.tmux()
+                pane = await resolve_pane(server, PaneTarget(), call.notes)
         except TimeoutError:
             raise SchemuxError(
                 f"host {name} was not reached within {timeout:g} s (the call's timeout); "

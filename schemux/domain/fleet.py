@@ -3,7 +3,7 @@ programs), made at its first use; connections made at a call's first command, at
 few at once (in threads of the fleet's own), tried once a call, and closed when the host
 has been idle a while.
 
-A ``Fleet`` is owned by its ``ToolContext``. Configured by name (``--host``, ``--hosts``)
+A ``Fleet`` is owned by its ``Services``. Configured by name (``--host``, ``--hosts``)
 it holds those hosts; otherwise the one host of the settings (``--ssh``, ``--exec``,
 this machine), named by its label, as the audit log and resource URIs always named it.
 """
@@ -18,7 +18,6 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
-from contextvars import ContextVar
 
 from schemux.config import AgentSession, Settings
 from schemux.errors import SchemuxError, ServerUnavailable, preview, shorten
@@ -27,18 +26,12 @@ from schemux.hosts import Host
 from schemux.hosts.kinds import host_for
 from schemux.programs.store import ProgramStore
 from schemux.tmux.references import ServerIdentity
-from schemux.tmux.server import ServerAddress, TmuxServer, check_socket_name
+from schemux.tmux.server import CallPermits, ServerAddress, TmuxServer, check_socket_name
 
 # how often, at most, the idle hosts are looked for: a fraction of the idle time
 SWEEPS_PER_IDLE = 4
 LONGEST_SWEEP_SECONDS = 30.0
 logger = logging.getLogger("schemux")
-
-# the hosts whose connect failed in the call this task runs (``HostScope.in_use``), with
-# why: each step of a call connects, and would try a host that does not answer again
-_FAILED_IN_CALL: ContextVar[dict[HostConnection, ServerUnavailable] | None] = ContextVar(
-    "schemux_failed_connects", default=None
-)
 
 
 class HostConnection:
@@ -55,23 +48,24 @@ class HostConnection:
         self._ended = 0  # connects that ended, failed or not
         self._failure: ServerUnavailable | None = None  # why the last one failed
 
-    async def connect(self) -> None:
+    async def connect(self, permits: CallPermits | None = None) -> None:
         """Connected already (and not lost): the host's own quick check. Otherwise the
         host connects in one of the fleet's connect threads: the fleet's hosts connect a
         few at a time, and a host that is slow to connect holds only its own thread,
         never another host's calls nor schemux's other work. The callers of one host at
         once share its one connect, and its failure; a call whose connect to the host
-        failed fails at once at its later steps there (the next call tries again)."""
+        failed (noted in its ``permits``: each step of a call connects, and would try a
+        host that does not answer again) fails at once at its later steps there (the next
+        call tries again)."""
         self._scope.touch()
-        failed = _FAILED_IN_CALL.get()
-        earlier = None if failed is None else failed.get(self)
+        earlier = None if permits is None else permits.failed_connect(self)
         if earlier is not None:
             raise ServerUnavailable(earlier.message, suggestion=earlier.suggestion)
         try:
             await self._connect()
         except ServerUnavailable as error:
-            if failed is not None:
-                failed[self] = error
+            if permits is not None:
+                permits.connect_failed(self, error)
             raise
 
     async def _connect(self) -> None:
@@ -137,7 +131,7 @@ class ServersReached:
 class HostScope:
     """One host of the fleet and what schemux holds there: its tmux servers (``tmux``),
     its programs (``programs``) and its name (``name``, which the audit log and resource
-    URIs say as ``where``). Owned by its ``Fleet``."""
+    URIs say). Owned by its ``Fleet``."""
 
     def __init__(
         self,
@@ -148,7 +142,6 @@ class HostScope:
         reached: ServersReached,
     ) -> None:
         self.name = name
-        self.where = name
         self.settings = settings
         self.host = host
         # how its tmux servers connect to it: in the fleet's connect threads, use noted
@@ -198,17 +191,12 @@ class HostScope:
 
     @contextlib.asynccontextmanager
     async def in_use(self) -> AsyncIterator[HostScope]:
-        """A call runs here: the host is not closed as idle until it ends, and a connect
-        that fails in it is tried no more in it (the call's tasks, made inside, share
-        what failed; a call inside another, such as a fan-out's host's, the outer's)."""
+        """A call runs here: the host is not closed as idle until it ends."""
         async with self._changing:
             self._calls += 1
-        failed = _FAILED_IN_CALL.get()
-        noting = _FAILED_IN_CALL.set({} if failed is None else failed)
         try:
             yield self
         finally:
-            _FAILED_IN_CALL.reset(noting)
             self._calls -= 1
             self.touch()
 

@@ -62,7 +62,7 @@ class _Watch:
 
 
 class ResourceWatches:
-    """The watches of one running schemux (``ToolContext.resource_watches``)."""
+    """The watches of one running schemux (``ServingState.resource_watches``)."""
 
     def __init__(self, limit: int = MAX_WATCHES) -> None:
         self._limit = limit

@@ -47,7 +47,7 @@ class HelperHost(Protocol):
 
 
 class Host(Protocol):
-    """One host: owned by whoever made it (a ``ToolContext``, a doctor's run, the CLI
+    """One host: owned by whoever made it (a ``ServingState``'s services, a doctor's run, the CLI
     until serving starts), which closes it."""
 
     @property

@@ -49,7 +49,7 @@ _SOCKET = "ssh"  # the master's socket, in the runtime directory (short: sun_pat
 class SshHost(remote_side.RemoteHost):
     """A host reached with OpenSSH over one multiplexed connection (see the module).
 
-    Owned by whoever made it (a ``ToolContext``, a doctor's run), which closes it: every
+    Owned by whoever made it (a ``ServingState``'s services, a doctor's run), which closes it: every
     tmux server it reaches on that host shares its master. ``connect`` starts the master
     when it is not running, and checks the remote tmux then; ``close`` ends it and removes
     the runtime directory.

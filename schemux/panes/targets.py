@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Protocol, TypeVar
 
-from schemux.audit import log as audit
+from schemux.audit.log import CallRecord
 from schemux.errors import SchemuxError, TmuxCommandError, preview
 from schemux.names import OWNED_SESSION
 from schemux.tmux.agent_session import AGENT_MARK
@@ -142,7 +142,9 @@ class PaneFields(Protocol):
     def session_name(self) -> str | None: ...
 
 
-async def resolve_requested_pane(server: TmuxServer, request: PaneFields) -> PaneInfo:
+async def resolve_requested_pane(
+    server: TmuxServer, request: PaneFields, notes: CallRecord | None
+) -> PaneInfo:
     """The pane a request of that family names (``resolve_pane``)."""
     target = PaneTarget(
         pane_id=request.pane_id,
@@ -150,11 +152,15 @@ async def resolve_requested_pane(server: TmuxServer, request: PaneFields) -> Pan
         session_id=request.session_id,
         session_name=request.session_name,
     )
-    return await resolve_pane(server, target)
+    return await resolve_pane(server, target, notes)
 
 
-async def resolve_pane(server: TmuxServer, target: PaneTarget) -> PaneInfo:
-    """The pane ``target`` means on ``server``: a window or session means its active pane."""
+async def resolve_pane(
+    server: TmuxServer, target: PaneTarget, notes: CallRecord | None
+) -> PaneInfo:
+    """The pane ``target`` means on ``server``: a window or session means its active pane.
+    The pane is noted in the call's audit record ``notes`` (None: a request no record
+    keeps, such as a resource's)."""
     target.validate()
     tmux_target = target.tmux_target()
     not_found = f"no pane matches {target.describe()} on {server.address.describe()}"
@@ -206,7 +212,8 @@ async def resolve_pane(server: TmuxServer, target: PaneTarget) -> PaneInfo:
         socket_path=row.socket_path,
     )
     _check_agreement(target, pane)
-    audit.note_pane(pane.pane_id)
+    if notes is not None:
+        notes.note_pane(pane.pane_id)
     return pane
 
 

@@ -8,6 +8,7 @@ import re
 from types import MappingProxyType
 from typing import Protocol
 
+from schemux.audit.log import CallRecord
 from schemux.errors import SchemuxError
 from schemux.hosts.programs.host import LaunchProblem, ProgramHost
 from schemux.panes.targets import PaneInfo, PaneTarget, resolve_pane
@@ -44,6 +45,7 @@ class LaunchRequest(Protocol):
 async def program_spec(
     server: TmuxServer,
     request: LaunchRequest,
+    notes: CallRecord | None,
     *,
     host: ProgramHost,
     lifetime: float,
@@ -64,7 +66,7 @@ async def program_spec(
     # the host's own: over ssh, the remote session's PATH and directory
     environment = {"PATH": await host.default_path()}
     if request.from_pane_id is not None:
-        pane = await resolve_pane(server, PaneTarget(pane_id=request.from_pane_id))
+        pane = await resolve_pane(server, PaneTarget(pane_id=request.from_pane_id), notes)
         from_session = pane.session_id
         if pane.dead:
             raise SchemuxError(

@@ -11,7 +11,7 @@ import anyio
 from schemux.errors import SchemuxError, TmuxCommandError
 from schemux.hosts.programs.gate import Ending
 from schemux.programs.program import Program, ProgramSpec
-from schemux.programs.store import ProgramStore
+from schemux.programs.store import ProgramCaller, ProgramStore
 from schemux.shell.commands import keep_tail
 from schemux.tmux.command import THEN
 from schemux.tmux.format import parse_row, row_format, tmux_row
@@ -43,16 +43,17 @@ class RunResult:
 
 
 async def run(
-    store: ProgramStore, server: TmuxServer, spec: ProgramSpec, timeout: float,
-    max_lines: int | None,
+    store: ProgramStore, server: TmuxServer, spec: ProgramSpec, caller: ProgramCaller,
+    timeout: float, max_lines: int | None,
 ) -> RunResult:  # fmt: skip
-    """Run ``spec`` for up to ``timeout`` seconds (then it is stopped), the wait for a
-    slot at the running limit included; also when the call is cancelled, the program ends
-    as at a timeout and its pane goes (unless kept). When the result's output is not all
-    of what the program printed, its output stays readable under its id."""
+    """Run ``spec`` for ``caller`` for up to ``timeout`` seconds (then it is stopped),
+    the wait for a slot at the running limit included; also when the call is cancelled,
+    the program ends as at a timeout and its pane goes (unless kept). When the result's
+    output is not all of what the program printed, its output stays readable under its
+    id."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
-    program = await store.start(server, spec, slot_deadline=deadline)
+    program = await store.start(server, spec, caller, slot_deadline=deadline)
     cut = False
     try:
         timed_out = not await store.wait_end(program, max(0.0, deadline - loop.time()))

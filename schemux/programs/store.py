@@ -9,14 +9,14 @@ import secrets
 import signal as signals
 from collections import OrderedDict, deque
 from collections.abc import Coroutine
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import anyio
 
-from schemux.audit import log as audit
-from schemux.calls import sessions
+from schemux.audit.log import CallRecord
 from schemux.config import ProgramLimits
 from schemux.errors import SchemuxError, preview
 from schemux.hosts.programs.gate import Ending, Outcome, ending_from_marker
@@ -33,6 +33,17 @@ GATE_GRACE_SECONDS = 2.0
 COPY_OPEN_SECONDS = 10.0  # from pipe-pane to its writer's open: milliseconds, unless tmux hangs
 GONE = Ending("gone", None, None)
 logger = logging.getLogger("schemux")
+
+
+@dataclass(frozen=True)
+class ProgramCaller:
+    """Who asks the store: the MCP session of the call (``schemux.calls.sessions``: a
+    program is the session's that started it, and no other's), and the call's audit
+    record, which notes the program it starts or names (None: a request no record keeps,
+    such as a resource's)."""
+
+    session: str | None
+    notes: CallRecord | None = None
 
 
 class ProgramStore:
@@ -54,32 +65,32 @@ class ProgramStore:
     def root(self) -> Path:
         return self.host.root
 
-    def get(self, program_id: str) -> Program:
-        """The program ``program_id`` of the caller's session (``sessions``): another
-        session's is not found, as one never started is."""
+    def get(self, program_id: str, caller: ProgramCaller) -> Program:
+        """The program ``program_id`` of the caller's session: another session's is not
+        found, as one never started is."""
         program = self._programs.get(program_id)
-        if program is None or program.session != sessions.current():
+        if program is None or program.session != caller.session:
             raise SchemuxError(
                 f"no program {preview(program_id)}: it was never started here, was stopped, or its "
                 "output was let go after enough later programs ended",
                 suggestion="start it again with start_program",
             )
-        audit.note_program(program.id, program.pane_id)
+        if caller.notes is not None:
+            caller.notes.note_program(program.id, program.pane_id)
         return program
 
     def listed(self) -> list[Program]:
         """The programs whose output can be read, oldest first, whichever session's."""
         return list(self._programs.values())
 
-    def visible(self) -> list[Program]:
-        """Those of them the caller's session started (``sessions``)."""
-        caller = sessions.current()
-        return [program for program in self._programs.values() if program.session == caller]
+    def visible(self, session: str | None) -> list[Program]:
+        """Those of them the MCP session ``session`` started."""
+        return [program for program in self._programs.values() if program.session == session]
 
-    def lookup_pane(self, server: TmuxServer, pane_id: str) -> str | None:
+    def lookup_pane(self, server: TmuxServer, pane_id: str, session: str | None) -> str | None:
         """The id of the program running in ``pane_id`` of ``server``, if schemux started
-        one there for the caller's session."""
-        for program in self.visible():
+        one there for the MCP session ``session``."""
+        for program in self.visible(session):
             if (
                 program.pane_id == pane_id
                 and program.server.address == server.address
@@ -140,22 +151,27 @@ class ProgramStore:
         waiter.cancel()
 
     async def start(
-        self, server: TmuxServer, spec: ProgramSpec, *, slot_deadline: float | None = None
+        self,
+        server: TmuxServer,
+        spec: ProgramSpec,
+        caller: ProgramCaller,
+        *,
+        slot_deadline: float | None = None,
     ) -> Program:
-        """Start ``spec`` in a slot of its own; at the limit, refuse, or with
-        ``slot_deadline`` (a loop time) wait for a slot until then."""
+        """Start ``spec`` in a slot of its own, for ``caller``; at the limit, refuse, or
+        with ``slot_deadline`` (a loop time) wait for a slot until then."""
         await self._take_slot(slot_deadline)
         try:
             program_id = f"p{secrets.token_hex(6)}"
             directory = self.host.make_directory(program_id)
             program = Program(
                 program_id, server, directory, keep=spec.keep, hold=spec.hold,
-                session=sessions.current(),
+                session=caller.session,
             )  # fmt: skip
             program.text = self.host.make_text(directory)
             program.tasks = Tasks(program_id, partial(self._failed, program))
             try:
-                await self._launch(program, spec)
+                await self._launch(program, spec, caller.notes)
             except BaseException:
                 await _unstoppable(self.discard(program))
                 raise
@@ -166,7 +182,7 @@ class ProgramStore:
         program.lifetime_task = program.tasks.spawn("lifetime", self._expire(program, spec))
         return program
 
-    async def _launch(self, program: Program, spec: ProgramSpec) -> None:
+    async def _launch(self, program: Program, spec: ProgramSpec, notes: CallRecord | None) -> None:
         directory = program.directory
         program.secret_fd = await self.host.prepare(
             directory, spec.stdin_text, spec.separate_stderr
@@ -180,7 +196,8 @@ class ProgramStore:
         )  # fmt: skip
         pane_id, window_id, pid = await create_pane(program.server, spec, gate)
         program.pane_id = pane_id
-        audit.note_program(program.id, pane_id)
+        if notes is not None:
+            notes.note_program(program.id, pane_id)
         program.gate_fd = self.host.open_process(int(pid))
         program.copy_task = program.tasks.spawn("copy", self._copy(program))
         program.tasks.spawn("gate", self._watch_gate(program))

@@ -31,7 +31,7 @@ from schemux.serving.host_addressing import HostChoice
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
 
-    from schemux.domain.context import ToolContext
+    from schemux.domain.call import Call
 
 # How tools/list serves each tool's schemas: "projected" (the inputSchema every provider
 # takes), "compact" (that, without the outputSchema), "exact" (the contract's schemas),
@@ -51,13 +51,13 @@ class BoundHandler(Generic[RequestT, ResultT]):
     """A handler with the model of its request: wire arguments in, wire result out."""
 
     request_model: type[RequestT]
-    handle: Callable[[ToolContext, RequestT], Awaitable[ResultT]]
+    handle: Callable[[Call, RequestT], Awaitable[ResultT]]
 
-    async def call(self, context: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    async def call(self, call: Call, arguments: dict[str, Any]) -> dict[str, Any]:
         # By wire names only: a property the schema lets through under a field's Python
         # name is not that field.
         request = self.request_model.model_validate(arguments, by_name=False)
-        result = await self.handle(context, request)
+        result = await self.handle(call, request)
         # A RootModel dumps as Any; every outputSchema's root is an object (codegen checks
         # that), and the output validator checks the result anyway.
         wire: dict[str, Any] = result.model_dump(mode="json", by_alias=True, exclude_unset=True)
@@ -127,8 +127,8 @@ class ToolBinding:
             )
         return BoundHandler(request_model, module.handle)
 
-    async def call(self, context: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
-        return await self.handler.call(context, arguments)
+    async def call(self, call: Call, arguments: dict[str, Any]) -> dict[str, Any]:
+        return await self.handler.call(call, arguments)
 
     @property
     def declared_arguments(self) -> frozenset[str]:

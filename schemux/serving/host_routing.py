@@ -11,21 +11,21 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from schemux.audit import log as audit
-from schemux.domain.context import ToolContext
+from schemux.domain.call import Call
+from schemux.domain.fleet import Fleet
 from schemux.errors import SchemuxError
 from schemux.generated.tool_facts import EVERY_HOST_LISTS, SEVERAL_HOSTS_TOOLS
 from schemux.serving.binding import ToolBinding
 from schemux.serving.host_addressing import HostChoice, addressed, merged, stamped
+from schemux.serving.in_flight import CallsInFlight
 
 logger = logging.getLogger("schemux")
 
 
-def host_choice(context: ToolContext, tool: str) -> HostChoice | None:
-    """The hosts a call of ``tool`` may name: None with one (a call names none, as the
-    contracts say), and for a tool that chooses its hosts in its own arguments
-    (``SEVERAL_HOSTS_TOOLS``: run_command_on_hosts's ``hosts`` and ``group``)."""
-    fleet = context.fleet
+def host_choice(fleet: Fleet, tool: str) -> HostChoice | None:
+    """The hosts of ``fleet`` a call of ``tool`` may name: None with one (a call names
+    none, as the contracts say), and for a tool that chooses its hosts in its own
+    arguments (``SEVERAL_HOSTS_TOOLS``: run_command_on_hosts's ``hosts`` and ``group``)."""
     if not fleet.several or tool in SEVERAL_HOSTS_TOOLS:
         return None
     return HostChoice(fleet.names, fleet.default)
@@ -33,59 +33,63 @@ def host_choice(context: ToolContext, tool: str) -> HostChoice | None:
 
 @dataclass(frozen=True)
 class HostRoute:
-    """One call's way: its ``context`` (its host's; the default's for every host), its
-    ``arguments`` as the contract reads them, whether it runs on ``every_host``, and
+    """One call's way: the ``call`` (on its host; on the default one for every host),
+    its ``arguments`` as the contract reads them, whether it runs on ``every_host``, and
     whether its results are ``stamping`` (several hosts configured)."""
 
-    context: ToolContext
+    call: Call
     arguments: dict[str, Any]
     every_host: bool = False
     stamping: bool = False
 
-    async def run(self, binding: ToolBinding, unreached: list[str]) -> dict[str, Any]:
-        """``binding``'s result on this route, stamped; every host's, merged, says each
-        host that gave none in ``unreached``."""
+    async def run(
+        self, binding: ToolBinding, calls: CallsInFlight, unreached: list[str]
+    ) -> dict[str, Any]:
+        """``binding``'s result on this route, run among ``calls`` (those in flight),
+        stamped; every host's, merged, says each host that gave none in ``unreached``."""
         if self.every_host:
-            work = on_every_host(binding, self.context, self.arguments, unreached)
-            return await self.context.calls.run(work)
-        async with self.context.scope.in_use():
-            result = await self.context.calls.run(binding.call(self.context, self.arguments))
+            return await calls.run(on_every_host(binding, self.call, self.arguments, unreached))
+        async with self.call.scope.in_use():
+            result = await calls.run(binding.call(self.call, self.arguments))
         return self.stamped(result)
 
     def stamped(self, result: dict[str, Any]) -> dict[str, Any]:
         """``result`` (or an error envelope) with its references naming this route's host."""
-        return stamped(result, self.context.where) if self.stamping else result
+        return stamped(result, self.call.host_name) if self.stamping else result
 
 
-def routed(binding: ToolBinding, context: ToolContext, arguments: dict[str, Any]) -> HostRoute:
-    """The route of a call of ``binding`` with ``arguments`` (as the wire gave them), its
-    host noted in the call's audit record. SchemuxError (invalid arguments, naming the
-    field) when they name no configured host or several (``serving.host_addressing.addressed``)."""
-    choice = host_choice(context, binding.name)
+def routed(binding: ToolBinding, call: Call, arguments: dict[str, Any]) -> HostRoute:
+    """The route of ``call`` of ``binding`` with ``arguments`` (as the wire gave them),
+    its host noted in the call's audit record. SchemuxError (invalid arguments, naming
+    the field) when they name no configured host or several
+    (``serving.host_addressing.addressed``)."""
+    choice = host_choice(call.fleet, binding.name)
     if choice is None:
-        return HostRoute(context, arguments)
+        return HostRoute(call, arguments)
     every = binding.name in EVERY_HOST_LISTS
-    call = addressed(arguments, choice, context.fleet.program_host, every)
-    if call.host is None:
-        audit.note_hosts(choice.names)
-        return HostRoute(context, call.arguments, every_host=True, stamping=True)
-    audit.note_host(call.host)
-    return HostRoute(context.routed(call.host), call.arguments, stamping=True)
+    address = addressed(arguments, choice, call.fleet.program_host, every)
+    if address.host is None:
+        if call.notes is not None:
+            call.notes.note_hosts(choice.names)
+        return HostRoute(call, address.arguments, every_host=True, stamping=True)
+    if call.notes is not None:
+        call.notes.note_hosts([address.host])
+    return HostRoute(call.on(address.host), address.arguments, stamping=True)
 
 
 async def on_every_host(
-    binding: ToolBinding, context: ToolContext, arguments: dict[str, Any], unreached: list[str]
+    binding: ToolBinding, call: Call, arguments: dict[str, Any], unreached: list[str]
 ) -> dict[str, Any]:
     """``binding``'s call on every host at once, the results merged (``host_addressing.
     merged``); a host that fails is left out and said in ``unreached``, one line each
     (all failing: the first host's error)."""
 
     async def on(name: str) -> dict[str, Any]:
-        there = context.routed(name)
+        there = call.on(name)
         async with there.scope.in_use():
             return stamped(await binding.call(there, arguments), name)
 
-    names = context.fleet.names
+    names = call.fleet.names
     outcomes = await asyncio.gather(*(on(name) for name in names), return_exceptions=True)
     results: list[dict[str, Any]] = []
     for name, outcome in zip(names, outcomes, strict=True):
@@ -99,7 +103,7 @@ async def on_every_host(
         else:
             raise outcome
     if not results:  # the default host's error, as a call naming no host would have had
-        failure = outcomes[names.index(context.fleet.default)]
+        failure = outcomes[names.index(call.fleet.default)]
         assert isinstance(failure, BaseException)
         raise failure
     return merged(binding.name, results)

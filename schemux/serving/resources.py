@@ -31,8 +31,8 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Ser
 from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ResourceUpdated
 
-from schemux.calls import sessions
-from schemux.domain.context import ToolContext
+from schemux.calls.sessions import session_of
+from schemux.domain.call import Call
 from schemux.domain.resource_uris import (
     ResourceAddress,
     ResourceUriError,
@@ -45,6 +45,7 @@ from schemux.domain.resource_watch import Follow, follow_pane, follow_program
 from schemux.errors import SchemuxError
 from schemux.generated.tool_facts import RESOURCE_READERS
 from schemux.panes.targets import PaneRow, PaneTarget, resolve_pane
+from schemux.serving.state import ServingState
 from schemux.tmux.format import query
 from schemux.tmux.owned_session import is_control_window
 
@@ -60,6 +61,8 @@ TEXT = "text/plain"
 _CONNECTION_KEY = "schemux.resource_subscriptions"
 
 Handler = Callable[[ServerRequestContext[Any], Any], Awaitable[Any]]
+# a resource request's handler, given the request as a call (its session's, no audit)
+CallHandler = Callable[[Call, ServerRequestContext[Any], Any], Awaitable[Any]]
 
 _DESCRIPTIONS: Mapping[str, str] = MappingProxyType(
     {
@@ -128,20 +131,22 @@ class _PendingBus(InMemorySubscriptionBus):
 
 
 class ResourceService:
-    """The resource requests of one server, over ``context``'s hosts: each host's tmux
+    """The resource requests of one server, over ``state``'s hosts: each host's tmux
     server and programs, under URIs that name the host; of the ``kinds`` (pane,
-    program) that a served tool reads."""
+    program) that a served tool reads. Each request is served as a call (``Call``: its
+    MCP session's programs alone are there for it), which no audit record keeps."""
 
-    def __init__(self, context: ToolContext, kinds: frozenset[str]) -> None:
-        self.context = context
+    def __init__(self, state: ServingState, kinds: frozenset[str]) -> None:
+        self.state = state
+        self.fleet = state.services.fleet
         self.kinds = kinds
         self._listeners = 0
 
     @property
     def hosts(self) -> tuple[str, ...]:
         """The hosts' names, the default host first (the one messages show)."""
-        default = self.context.fleet.default
-        return (default, *(name for name in self.context.fleet.names if name != default))
+        default = self.fleet.default
+        return (default, *(name for name in self.fleet.names if name != default))
 
     def address(self, uri: str) -> ResourceAddress:
         try:
@@ -157,11 +162,11 @@ class ResourceService:
             )
         return address
 
-    def _on(self, host: str) -> ToolContext:
-        return self.context.routed(host)
-
     async def list_templates(
-        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+        self,
+        call: Call,
+        ctx: ServerRequestContext[Any],
+        params: types.PaginatedRequestParams | None,
     ) -> types.ListResourceTemplatesResult:
         """Each host's three templates, the default host's first, ``TEMPLATE_PAGE_HOSTS``
         hosts a page (a fleet of 1,000 hosts has 3,000); the cursor is the next page's
@@ -174,7 +179,7 @@ class ResourceService:
         following = first + len(page)
         templates = []
         for host in page:
-            on = "" if host == self.context.fleet.default else f" on {host}"
+            on = "" if host == self.fleet.default else f" on {host}"
             if "pane" in self.kinds:
                 templates += [
                     types.ResourceTemplate(
@@ -203,7 +208,10 @@ class ResourceService:
         )
 
     async def list_resources(
-        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+        self,
+        call: Call,
+        ctx: ServerRequestContext[Any],
+        params: types.PaginatedRequestParams | None,
     ) -> types.ListResourcesResult:
         """Every pane of the configured tmux server (screen and scrollback), then every
         program whose output can be read: on the default host, and on every other host
@@ -214,7 +222,7 @@ class ResourceService:
         that no host could list is that failure."""
         hosts = self.hosts
         first = _page_start(params.cursor if params else None, len(hosts), "resources/list")
-        used = {scope.name for scope in self.context.fleet.scopes}
+        used = {scope.name for scope in self.fleet.scopes}
         listed = [
             index
             for index in range(first, len(hosts))
@@ -225,7 +233,7 @@ class ResourceService:
 
         async def one(index: int) -> None:
             try:
-                found[index] = await self._host_resources(hosts[index])
+                found[index] = await self._host_resources(call.on(hosts[index]))
             except SchemuxError as error:
                 failed[index] = error
 
@@ -244,8 +252,8 @@ class ResourceService:
             next_cursor=f"{_HOSTS_CURSOR}{following}" if more else None,
         )
 
-    async def _host_resources(self, host: str) -> list[types.Resource]:
-        on = self._on(host)
+    async def _host_resources(self, on: Call) -> list[types.Resource]:
+        host = on.host_name
         resources = []
         for row in await self._pane_rows(on) if "pane" in self.kinds else []:
             where = f"{row.session_name}: {row.pane_current_command}"
@@ -259,7 +267,7 @@ class ResourceService:
                         mime_type=TEXT,
                     )
                 )
-        for program in on.programs.visible() if "program" in self.kinds else []:
+        for program in on.programs.visible(on.session) if "program" in self.kinds else []:
             resources.append(
                 types.Resource(
                     uri=program_uri(host, program.id),
@@ -273,7 +281,7 @@ class ResourceService:
         return resources
 
     @staticmethod
-    async def _pane_rows(on: ToolContext) -> list[PaneRow]:
+    async def _pane_rows(on: Call) -> list[PaneRow]:
         """Each pane once (a window in several sessions is listed under its first),
         without schemux's control window."""
         rows = await query(on.tmux(), PaneRow, "list-panes", "-a")
@@ -284,34 +292,33 @@ class ResourceService:
         return list(seen.values())
 
     async def read(
-        self, ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+        self, call: Call, ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
         address = self.address(params.uri)
         try:
-            text = await self._text(address)
+            text = await self._text(call.on(address.host), address)
         except SchemuxError as error:
             raise MCPError(RESOURCE_NOT_FOUND, f"{params.uri}: {error.render()}") from None
         return types.ReadResourceResult(
             contents=[types.TextResourceContents(uri=params.uri, mime_type=TEXT, text=text)]
         )
 
-    async def _text(self, address: ResourceAddress) -> str:
-        on = self._on(address.host)
+    async def _text(self, on: Call, address: ResourceAddress) -> str:
         if address.kind == "program":
-            program = on.programs.get(address.id)
+            program = on.programs.get(address.id, on.caller)
             size, text_file = program.text_size, program.text
             if text_file is None:
                 raise SchemuxError(f"the output of {program.id} was let go")
             data = await on.programs.host.read_at(text_file, 0, size)
             return data.decode("utf-8", "replace")
         server = on.tmux()
-        pane = await resolve_pane(server, PaneTarget(pane_id=address.id))
+        pane = await resolve_pane(server, PaneTarget(pane_id=address.id), on.notes)
         start = "0" if address.view == "screen" else "-"
         rows = await server.run("capture-pane", "-p", "-t", pane.pane_id, "-S", start, "-E", "-")
         return "\n".join(rows)
 
     async def complete(
-        self, ctx: ServerRequestContext[Any], params: types.CompleteRequestParams
+        self, call: Call, ctx: ServerRequestContext[Any], params: types.CompleteRequestParams
     ) -> types.CompleteResult:
         """Pane ids and program ids for the templates' arguments, those that begin with
         what the client typed; pane ids newest first (the highest numbers), so that the
@@ -322,14 +329,15 @@ class ResourceService:
             for host in self.hosts:
                 panes = {template(host, "pane", view) for view in ("screen", "scrollback")}
                 if "pane" in self.kinds and ref.uri in panes and argument.name == "pane_id":
-                    rows = await self._pane_rows(self._on(host))
+                    rows = await self._pane_rows(call.on(host))
                     values = sorted({row.pane_id for row in rows}, key=lambda id_: -int(id_[1:]))
                 elif (
                     "program" in self.kinds
                     and ref.uri == template(host, "program", "output")
                     and argument.name == "program_id"
                 ):
-                    values = [program.id for program in self._on(host).programs.visible()]
+                    on = call.on(host)
+                    values = [program.id for program in on.programs.visible(on.session)]
         matching = [value for value in values if value.startswith(argument.value)]
         return types.CompleteResult(
             completion=types.Completion(
@@ -339,29 +347,33 @@ class ResourceService:
             )
         )
 
-    async def _follow(self, address: ResourceAddress) -> tuple[tuple[str, str], Follow]:
+    async def _follow(self, call: Call, address: ResourceAddress) -> tuple[tuple[str, str], Follow]:
         """The watch key of what ``address`` names (its host, and the pane or program),
         and how to follow it; a ``SchemuxError`` when it is not there."""
-        on = self._on(address.host)
+        on = call.on(address.host)
         if address.kind == "program":
-            program = on.programs.get(address.id)
+            program = on.programs.get(address.id, on.caller)
             return (address.host, f"program {program.id}"), partial(follow_program, program)
         server = on.tmux()
-        pane = await resolve_pane(server, PaneTarget(pane_id=address.id))
+        pane = await resolve_pane(server, PaneTarget(pane_id=address.id), on.notes)
         return (address.host, f"pane {pane.pane_id}"), partial(follow_pane, server, pane)
 
     async def _subscribe(
-        self, holder: _Subscriptions, uri: str, deliver: Callable[[str], Awaitable[None]]
+        self,
+        call: Call,
+        holder: _Subscriptions,
+        uri: str,
+        deliver: Callable[[str], Awaitable[None]],
     ) -> None:
         if uri in holder.releases:
             return
-        key, follow = await self._follow(self.address(uri))
-        holder.releases[uri] = await self.context.resource_watches.subscribe(
+        key, follow = await self._follow(call, self.address(uri))
+        holder.releases[uri] = await self.state.resource_watches.subscribe(
             key, uri, follow, deliver
         )
 
     async def subscribe(
-        self, ctx: ServerRequestContext[Any], params: types.SubscribeRequestParams
+        self, call: Call, ctx: ServerRequestContext[Any], params: types.SubscribeRequestParams
     ) -> types.EmptyResult:
         connection = _connection(ctx)
         holder = connection.state.get(_CONNECTION_KEY)
@@ -369,13 +381,13 @@ class ResourceService:
             holder = connection.state[_CONNECTION_KEY] = _Subscriptions()
             connection.exit_stack.push_async_callback(holder.close)
         try:
-            await self._subscribe(holder, params.uri, connection.send_resource_updated)
+            await self._subscribe(call, holder, params.uri, connection.send_resource_updated)
         except SchemuxError as error:
             raise MCPError(RESOURCE_NOT_FOUND, f"{params.uri}: {error.render()}") from None
         return types.EmptyResult()
 
     async def unsubscribe(
-        self, ctx: ServerRequestContext[Any], params: types.UnsubscribeRequestParams
+        self, call: Call, ctx: ServerRequestContext[Any], params: types.UnsubscribeRequestParams
     ) -> types.EmptyResult:
         self.address(params.uri)
         holder = _connection(ctx).state.get(_CONNECTION_KEY)
@@ -384,7 +396,10 @@ class ResourceService:
         return types.EmptyResult()
 
     async def listen(
-        self, ctx: ServerRequestContext[Any], params: types.SubscriptionsListenRequestParams
+        self,
+        call: Call,
+        ctx: ServerRequestContext[Any],
+        params: types.SubscriptionsListenRequestParams,
     ) -> types.SubscriptionsListenResult:
         """One listen stream: updates of the resources it names that are there (the
         acknowledgement lists those); list changes are not sent, so never acknowledged.
@@ -408,12 +423,13 @@ class ResourceService:
             for uri in uris:
                 # one that is not there is left out of what the stream honours
                 with contextlib.suppress(SchemuxError):
-                    await self._subscribe(holder, uri, deliver)
+                    await self._subscribe(call, holder, uri, deliver)
             honored = types.SubscriptionsListenRequestParams(
                 notifications=types.SubscriptionFilter(
                     resource_subscriptions=list(holder.releases) or None
                 )
             )
+            call.permits.end()  # the stream's watches are no request's (see _as_call)
             return await ListenHandler(bus)(ctx, honored)
         finally:
             self._listeners -= 1
@@ -436,15 +452,15 @@ def served_kinds(tools: Iterable[str]) -> frozenset[str]:
     return frozenset(kind for kind, readers in RESOURCE_READERS.items() if served & set(readers))
 
 
-def serve_resources(server: Server[Any], context: ToolContext, tools: Iterable[str]) -> None:
+def serve_resources(server: Server[Any], state: ServingState, tools: Iterable[str]) -> None:
     """Serve panes and programs as resources on ``server`` (which then declares the
     ``resources`` capability, with subscriptions, and ``completions``), each kind only
     with a tool of ``tools`` that reads it: none at all without one."""
     kinds = served_kinds(tools)
     if not kinds:
         return
-    service = ResourceService(context, kinds)
-    handlers: list[tuple[str, type[Any], Handler]] = [
+    service = ResourceService(state, kinds)
+    handlers: list[tuple[str, type[Any], CallHandler]] = [
         ("resources/list", types.PaginatedRequestParams, service.list_resources),
         ("resources/templates/list", types.PaginatedRequestParams, service.list_templates),
         ("resources/read", types.ReadResourceRequestParams, service.read),
@@ -454,15 +470,21 @@ def serve_resources(server: Server[Any], context: ToolContext, tools: Iterable[s
         ("completion/complete", types.CompleteRequestParams, service.complete),
     ]
     for method, params, handler in handlers:
-        server.add_request_handler(method, params, _in_session(handler))
+        server.add_request_handler(method, params, _as_call(state, handler))
 
 
-def _in_session(handler: Handler) -> Handler:
-    """``handler``, run as its request's MCP session (``sessions``): the programs of
-    another session are not there for it."""
+def _as_call(state: ServingState, handler: CallHandler) -> Handler:
+    """``handler``, given its request as a call on the default host, in the request's
+    MCP session (``sessions``: the programs of another session are not there for it).
+    Once the request is answered, what it follows (a watch's tmux server) is no call's:
+    it neither starts the server nor remembers the connects that failed in it."""
 
     async def served(ctx: ServerRequestContext[Any], params: Any) -> Any:
-        with sessions.serving(ctx):
-            return await handler(ctx, params)
+        services = state.services
+        call = Call(services, services.scope, session=session_of(ctx))
+        try:
+            return await handler(call, ctx, params)
+        finally:
+            call.permits.end()
 
     return served

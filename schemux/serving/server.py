@@ -11,9 +11,12 @@ call's effects, ``schemux.domain.failures``): then it is the envelope, checked a
 outputSchema and sent like a result, with ``isError`` set. A call whose request carries a
 progressToken gets progress notifications while its handler waits (``progress``). Every
 call, refused or not, is a line in the audit log (``audit``). A result whose text was cut
-links to the resource holding all of it (``calls.result_links``); the resources themselves are
-``resources``'s. A call of a tool that may run as a task, from a client that declares the
-tasks extension, is answered at once with a task that runs the same pipeline (``tasks``).
+links to the resource holding all of it (``calls.result_links``); the resources themselves
+are ``resources``'s. Each call's handler is given the call (``schemux.domain.call.Call``):
+its host, its progress, its links, its audit record, its MCP session and what it may do
+on the tmux servers it uses. A call of a tool that may run as a task, from a client that
+declares the tasks extension, is answered at once with a task that runs the same
+pipeline (``tasks``).
 With several hosts, a call runs on the host its arguments name (``serving.host_routing``).
 """
 
@@ -31,9 +34,11 @@ from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
 from schemux import __version__
-from schemux.audit import log as audit
-from schemux.calls import progress, result_links, sessions
-from schemux.domain.context import ToolContext
+from schemux.audit.log import CallRecord
+from schemux.calls import progress
+from schemux.calls.progress import Progress
+from schemux.calls.sessions import session_of
+from schemux.domain.call import Call
 from schemux.errors import (
     INTERNAL_ERROR,
     INVALID_ARGUMENTS,
@@ -49,6 +54,7 @@ from schemux.serving.binding import ToolBinding
 from schemux.serving.host_routing import host_choice, routed
 from schemux.serving.instructions import instructions
 from schemux.serving.resources import serve_resources
+from schemux.serving.state import ServingState
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
@@ -121,27 +127,37 @@ def tool_result(
     )
 
 
-def error_result(message: str, code: str) -> types.CallToolResult:
-    """The failure as text with ``isError``; the call's audit record takes its code."""
-    audit.note_outcome(code)
+def error_result(message: str, code: str, notes: CallRecord | None) -> types.CallToolResult:
+    """The failure as text with ``isError``; the call's audit record ``notes`` takes its
+    code."""
+    if notes is not None:
+        notes.note_outcome(code)
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=message)], is_error=True
     )
 
 
 async def call_bound_tool(
-    binding: ToolBinding, context: ToolContext, arguments: dict[str, Any]
+    binding: ToolBinding,
+    state: ServingState,
+    arguments: dict[str, Any],
+    call: Call | None = None,
 ) -> types.CallToolResult:
-    """The whole pipeline for one call; never raises except on cancellation."""
+    """The whole pipeline for one ``call`` (made on the default host; routed here; when
+    None, a call of its own: no MCP session, no audit record); never raises except on
+    cancellation."""
     # jsonschema is imported at the first call: start-up and tools/list need none of it
     from jsonschema.exceptions import best_match
 
-    arguments = binding.wire_arguments(arguments, context.settings.schemas)
+    if call is None:
+        call = Call(state.services, state.services.scope)
+    notes = call.notes
+    arguments = binding.wire_arguments(arguments, state.settings.schemas)
     try:
-        route = routed(binding, context, arguments)
+        route = routed(binding, call, arguments)
     except SchemuxError as error:
         return error_result(
-            f"Invalid arguments for {binding.name}: {error.message}", INVALID_ARGUMENTS
+            f"Invalid arguments for {binding.name}: {error.message}", INVALID_ARGUMENTS, notes
         )
     arguments = route.arguments
     violation = best_match(binding.input_validator.iter_errors(arguments))
@@ -149,21 +165,23 @@ async def call_bound_tool(
         return error_result(
             f"Invalid arguments for {binding.name}: {describe_violation(violation)}",
             INVALID_ARGUMENTS,
+            notes,
         )
     unsendable = text_violation(binding.name, arguments, binding.declared_arguments)
     if unsendable is not None:
         return error_result(
-            f"Invalid arguments for {binding.name}: {unsendable}", INVALID_ARGUMENTS
+            f"Invalid arguments for {binding.name}: {unsendable}", INVALID_ARGUMENTS, notes
         )
     failed = False
     unreached: list[str] = []  # of every host's answer: the hosts that gave none
     try:
-        result = await route.run(binding, unreached)
+        result = await route.run(binding, state.calls, unreached)
     except SchemuxError as error:
         if error.effects is None or not binding.error_envelope:
-            return error_result(error.render(), error.code)
+            return error_result(error.render(), error.code, notes)
         # the contract's own error object: checked and sent like a result, marked failed
-        audit.note_outcome(error.code)
+        if notes is not None:
+            notes.note_outcome(error.code)
         failed = True
         result = route.stamped(error.envelope())
     except Exception as error:
@@ -172,6 +190,7 @@ async def call_bound_tool(
             f"{binding.name} failed unexpectedly: {type(error).__name__}: {error} "
             "(details are in the server's log)",
             INTERNAL_ERROR,
+            notes,
         )
     broken = best_match(binding.output_validator.iter_errors(result))
     if broken is not None:
@@ -186,20 +205,22 @@ async def call_bound_tool(
             f"{binding.name} produced a result that breaks its own contract ({violation}); "
             "this is a schemux bug, and it was logged",
             INTERNAL_ERROR,
+            notes,
         )
     answer = tool_result(result, is_error=failed, wrapped=binding.wraps_result)
     answer.content += [types.TextContent(type="text", text=text) for text in unreached]
     return answer
 
 
-def build_server(context: ToolContext, bindings: Mapping[str, ToolBinding]) -> Server[Any]:
-    """A server of ``bindings`` (the selected tools): tools/list serves each one as
-    the settings' schema mode says, with the advice that names only served tools (and,
-    with several hosts, the ``host`` each call may name)."""
-    mode = context.settings.schemas
+def build_server(state: ServingState, bindings: Mapping[str, ToolBinding]) -> Server[Any]:
+    """A server of ``bindings`` (the selected tools) over ``state``: tools/list serves
+    each one as the settings' schema mode says, with the advice that names only served
+    tools (and, with several hosts, the ``host`` each call may name)."""
+    mode = state.settings.schemas
+    fleet = state.services.fleet
     tools = [
         types.Tool.model_validate(
-            binding.served_document(mode, bindings, host_choice(context, binding.name))
+            binding.served_document(mode, bindings, host_choice(fleet, binding.name))
         )
         for binding in bindings.values()
     ]
@@ -209,10 +230,10 @@ def build_server(context: ToolContext, bindings: Mapping[str, ToolBinding]) -> S
     ) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tools)
 
-    def bound(name: str) -> ToolBinding:
+    def bound(name: str, notes: CallRecord) -> ToolBinding:
         binding = bindings.get(name)
         if binding is None:
-            audit.note_outcome(UNKNOWN_TOOL)
+            notes.note_outcome(UNKNOWN_TOOL)
             raise MCPError(
                 types.INVALID_PARAMS,
                 f"Unknown tool: {shorten(name, PREVIEW_CHARACTERS)}; this server serves "
@@ -220,10 +241,14 @@ def build_server(context: ToolContext, bindings: Mapping[str, ToolBinding]) -> S
             )
         return binding
 
-    async def answered(binding: ToolBinding, arguments: dict[str, Any]) -> types.CallToolResult:
+    async def answered(
+        binding: ToolBinding, call: Call, arguments: dict[str, Any]
+    ) -> types.CallToolResult:
         """The call's result, linking to each resource that holds text it cut."""
-        with result_links.collecting() as links:
-            result = await call_bound_tool(binding, context, arguments)
+        try:
+            result = await call_bound_tool(binding, state, arguments, call)
+        finally:
+            call.permits.end()  # what it left running (a program) is its no more
         if not result.is_error:
             result.content += [
                 types.ResourceLink(
@@ -233,24 +258,38 @@ def build_server(context: ToolContext, bindings: Mapping[str, ToolBinding]) -> S
                     description=link.description,
                     mime_type="text/plain",
                 )
-                for link in links
+                for link in call.links
             ]
         return result
 
+    def call_of(
+        ctx: ServerRequestContext[Any], notes: CallRecord, reporting: Progress | None = None
+    ) -> Call:
+        """The call a request makes, on the default host until it is routed; without
+        ``reporting``, it tells the caller no progress."""
+        services = state.services
+        return Call(
+            services,
+            services.scope,
+            session=session_of(ctx),
+            notes=notes,
+            progress=Progress() if reporting is None else reporting,
+        )
+
     async def call_tool(
-        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams, notes: CallRecord
     ) -> types.CallToolResult:
-        binding = bound(params.name)
-        with sessions.serving(ctx):
-            async with progress.reporting(ctx.session.report_progress):
-                return await answered(binding, dict(params.arguments or {}))
+        binding = bound(params.name, notes)
+        async with progress.reporting(ctx.session.report_progress) as reporting:
+            call = call_of(ctx, notes, reporting)
+            return await answered(binding, call, dict(params.arguments or {}))
 
     async def call_tool_in_task(
-        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams, notes: CallRecord
     ) -> types.CallToolResult:
         # no progress: the request was answered with the task (the extension sends none)
-        with sessions.serving(ctx):
-            return await answered(bound(params.name), dict(params.arguments or {}))
+        binding = bound(params.name, notes)
+        return await answered(binding, call_of(ctx, notes), dict(params.arguments or {}))
 
     server: Server[Any] = Server(
         "schemux",
@@ -260,13 +299,13 @@ def build_server(context: ToolContext, bindings: Mapping[str, ToolBinding]) -> S
     )
     # not on_set_logging_level=: the SDK warns of its deprecation (2026-07-28) on each start
     server.add_request_handler(
-        "logging/setLevel", types.SetLevelRequestParams, context.client_log.set_level
+        "logging/setLevel", types.SetLevelRequestParams, state.client_log.set_level
     )
-    context.tasks.serve(
+    state.tasks.serve(
         server,
         (name for name in TASK_TOOLS if name in bindings),
-        blocking=context.audit.recording(call_tool),
-        in_task=context.audit.recording(call_tool_in_task),
+        blocking=state.audit.recording(call_tool),
+        in_task=state.audit.recording(call_tool_in_task),
     )
-    serve_resources(server, context, bindings)
+    serve_resources(server, state, bindings)
     return server

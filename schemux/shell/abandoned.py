@@ -221,7 +221,7 @@ STEPS: tuple[Step, ...] = (
 async def reap_abandoned(server: TmuxServer) -> None:
     """Run every step. A tmux server that is not running holds nothing of a dead schemux,
     and reaping never starts one (that is a call's first command's to do, with the
-    agent's session: see ``TmuxServer.allow_start``), so its steps are then left out."""
+    agent's session: see ``CallPermits.allow_start``), so its steps are then left out."""
     # on a server of another host (over ssh) too: each mark names its owner's machine,
     # and only this machine's owners are judged here (Owner.may_run)
     reaps_tmux = await server.running()

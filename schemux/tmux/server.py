@@ -1,22 +1,24 @@
 """Talking to one tmux server without blocking the loop.
 
 Commands go over one persistent control-mode client per server (``schemux.tmux.control.engine``),
-which the server's TmuxServer owns (and a ToolContext owns one TmuxServer per server it
-uses). A wait (``wait-for``) never goes there: it takes a control client of its own from
-a pool, ended when the wait is cancelled, so nothing is left waiting inside tmux. The
-server may be on another host (``schemux.hosts``): its address carries the host.
+which the server's TmuxServer owns (and a fleet's host scope owns one TmuxServer per
+server it uses). A call works through its own handle of the server (``for_call``),
+which carries what that call may do there (``CallPermits``). A wait (``wait-for``)
+never goes there: it takes a control client of its own from a pool, ended when the wait
+is cancelled, so nothing is left waiting inside tmux. The server may be on another host
+(``schemux.hosts``): its address carries the host.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import logging
 import os
 import re
-from collections.abc import Awaitable, Callable
-from contextvars import ContextVar
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Hashable
+from dataclasses import dataclass, field
 from typing import Protocol, TypeVar, runtime_checkable
 
 from schemux.config import AgentSession
@@ -58,7 +60,7 @@ Shared = TypeVar("Shared")
 
 @runtime_checkable
 class ClosedWithServer(Protocol):
-    """What ``TmuxServer.kept`` holds that must be closed with the server (pipes, say)."""
+    """What ``TmuxServer.shared`` holds that must be closed with the server (pipes, say)."""
 
     def close(self) -> None: ...
 
@@ -116,19 +118,72 @@ _VERSION = (
     THEN, "display-message", "-p", "#{socket_path}",
 )  # fmt: skip
 
-# the servers whose next command, in this task, begins a call and so may start the server
-# (see allow_start): per task, so that a call never takes another's permission
-_START_ALLOWED: ContextVar[frozenset[TmuxServer]] = ContextVar(
-    "schemux_start_allowed", default=frozenset()
-)
+
+class CallPermits:
+    """What one call may do on the tmux servers it uses, carried by its handles of them
+    (``TmuxServer.for_call``): start the configured server at its first command there
+    (``allow_start``), and not connect again to a host whose connect failed in it
+    (``failed_connects``, by the host's connection). Once the call has ended
+    (``end``), a handle that outlived it (a program's) is given neither."""
+
+    def __init__(self) -> None:
+        self._may_start: set[TmuxServer] = set()
+        self._failed_connects: dict[Hashable, ServerUnavailable] = {}
+        self.ended = False
+
+    def allow_start(self, server: TmuxServer) -> None:
+        """The next command on ``server`` may start it (with its ``agent``) if it is not
+        running: the first command of a call there. A server that is gone in the middle
+        of a call is that call's failure, never replaced under it by a new one."""
+        if server.agent is not None:
+            self._may_start.add(server)
+
+    def may_start(self, server: TmuxServer) -> bool:
+        return not self.ended and server in self._may_start
+
+    def start_used(self, server: TmuxServer) -> None:
+        self._may_start.discard(server)
+
+    def failed_connect(self, connection: Hashable) -> ServerUnavailable | None:
+        """Why the connect over ``connection`` failed in this call, if it did."""
+        return None if self.ended else self._failed_connects.get(connection)
+
+    def connect_failed(self, connection: Hashable, error: ServerUnavailable) -> None:
+        if not self.ended:
+            self._failed_connects[connection] = error
+
+    def end(self) -> None:
+        self.ended = True
+        self._may_start.clear()
+        self._failed_connects.clear()
+
+
+@dataclass
+class _Shared:
+    """What every handle of one server shares (see ``TmuxServer``): what was learned of
+    the server, and what the layers above keep for it."""
+
+    server_version: str | None = None
+    client_version: str | None = None
+    socket_path: str | None = None
+    identity: ServerIdentity | None = None
+    clients_connection: int | None = None
+    reported_pid: tuple[int, int] | None = None
+    helper_sees_pids: bool = True
+    by_kind: dict[type, object] = field(default_factory=dict)
 
 
 class TmuxServer:
     """Commands to one tmux server.
 
     With ``agent`` (the configured server's), a server that is not running when a call
-    begins (``allow_start``) is started with the owned session and the agent's session
-    (``schemux.tmux.agent_session``); otherwise such a server is a ServerUnavailable error.
+    begins (``CallPermits.allow_start``) is started by that call's handle, with the owned
+    session and the agent's session (``schemux.tmux.agent_session``); otherwise such a
+    server is a ServerUnavailable error.
+
+    A call's handle (``for_call``) is this server with that call's ``CallPermits``: it
+    shares everything else (the control clients, what was learned of the server, what
+    is kept), and is equal to every other handle of the server.
     """
 
     def __init__(
@@ -136,18 +191,18 @@ class TmuxServer:
         address: ServerAddress,
         binary: str | None = None,
         agent: AgentSession | None = None,
-        connect: Callable[[], Awaitable[None]] | None = None,
+        connect: Callable[[CallPermits | None], Awaitable[None]] | None = None,
         learned: Callable[[TmuxServer], None] | None = None,
     ) -> None:
         self.address = address
         # how a command first makes sure the host is reached: the host's own connect, or
         # its owner's (a fleet's, which bounds how many hosts connect at once)
-        self._connect_host = connect or address.host.connect
+        self._connect_host = connect or (lambda permits: address.host.connect())
         self.binary = binary or address.host.tmux_binary()
         self.agent = agent
         self.engine = ControlEngine(
             self.address.describe(),
-            self._prepare,
+            self._prepare_for,
             [self.binary, *self.address.flags()],
             command=self.address.host.client_command,
             control=self._control_client,
@@ -155,33 +210,63 @@ class TmuxServer:
         # the sessions made on this server by this object (the owned one, the agent's),
         # oldest first, so a failed call can report what it created
         self.created_sessions: list[Created] = []
-        # the server's version once checked (a server restarted meanwhile is checked again)
-        # and the version of the client binary that talks to it
-        self._server_version: str | None = None
-        self._client_version: str | None = None
-        self._socket_path: str | None = None  # as the server printed it, when checked
-        # the running server as it reports itself, when checked; ``learned`` is told each
-        # one learned (its owner's: a fleet says when two hosts reach one server)
-        self.identity: ServerIdentity | None = None
-        self._learned = learned
-        # the host's connection the control clients were started on (``Host.connection``)
-        self._clients_connection: int | None = None
-        self._shared: dict[type, object] = {}
-        # for the shell facts of a host whose pids are not this machine's
-        # (``schemux.shell.facts``): the server's pid and start time as tmux last said
-        # them, and whether the host's helper sees the server's pids (when it does not,
-        # the facts are read by run-shell only)
-        self.reported_pid: tuple[int, int] | None = None
-        self.helper_sees_pids: bool = True
+        # the server's version once checked (a server restarted meanwhile is checked
+        # again), the version of the client binary that talks to it, the socket path as
+        # the server printed it, the running server as it reports itself (``learned`` is
+        # told each one learned: a fleet says when two hosts reach one server), the host's
+        # connection the control clients were started on (``Host.connection``), and what
+        # the layers above keep: one object, shared by every handle of this server
+        self._shared = _Shared()
+        self._on_learned = learned
+        self._permits: CallPermits | None = None  # a call's handle: that call's
+
+    def for_call(self, permits: CallPermits) -> TmuxServer:
+        """This server as the call with ``permits`` uses it: its commands may start the
+        server, and connect to its host, as ``permits`` says."""
+        handle = copy.copy(self)
+        handle._permits = permits
+        return handle
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TmuxServer) and other._shared is self._shared
+
+    def __hash__(self) -> int:
+        return id(self._shared)
+
+    @property
+    def identity(self) -> ServerIdentity | None:
+        """The running server as it reports itself, when checked."""
+        return self._shared.identity
+
+    # for the shell facts of a host whose pids are not this machine's
+    # (``schemux.shell.facts``): the server's pid and start time as tmux last said them,
+    # and whether the host's helper sees the server's pids (when it does not, the facts
+    # are read by run-shell only)
+    @property
+    def reported_pid(self) -> tuple[int, int] | None:
+        return self._shared.reported_pid
+
+    @reported_pid.setter
+    def reported_pid(self, value: tuple[int, int] | None) -> None:
+        self._shared.reported_pid = value
+
+    @property
+    def helper_sees_pids(self) -> bool:
+        return self._shared.helper_sees_pids
+
+    @helper_sees_pids.setter
+    def helper_sees_pids(self, value: bool) -> None:
+        self._shared.helper_sees_pids = value
 
     def shared(self, kind: type[Shared]) -> Shared:
         """The one ``kind()`` this object keeps for the layers above it, made at its first
         use: what lives as long as the server does (which panes have a call of ours in
         flight, say), so that two contexts, each with its own TmuxServer, share none of
         it, and this module need not know what it is."""
-        found = self._shared.get(kind)
+        kept = self._shared.by_kind
+        found = kept.get(kind)
         if not isinstance(found, kind):
-            found = self._shared[kind] = kind()
+            found = kept[kind] = kind()
         return found
 
     def describe(self) -> str:
@@ -198,7 +283,7 @@ class TmuxServer:
         A blocking ``wait-for`` must go through ``wait`` instead.
         """
         try:
-            return await self.engine.run(*args)
+            return await self.engine.run(*args, starter=self)
         except ConnectionLost as error:
             raise self._connection_lost(error) from None
         finally:
@@ -208,12 +293,13 @@ class TmuxServer:
         """A control client's argv for ``command``, for the server as last checked (see
         ``schemux.tmux.control.client``); ``_prepare`` runs before every start, so the host is
         connected, and this is the connection the client starts on."""
-        self._clients_connection = self.address.host.connection
+        learned = self._shared
+        learned.clients_connection = self.address.host.connection
         return control_client_argv(
             [self.binary, *self.address.flags()],
             command,
-            version=self._server_version,
-            socket_path=self._socket_path,
+            version=learned.server_version,
+            socket_path=learned.socket_path,
             python=self.address.host.python,
             source_here=self.address.host.files_here,
         )
@@ -221,7 +307,7 @@ class TmuxServer:
     def _connection_lost(self, error: ConnectionLost) -> ConnectionLost:
         """``error``, or on a remote host whose connection dropped (or was replaced
         since the control clients started on it), that cause."""
-        lost = self.address.host.lost(self._clients_connection)
+        lost = self.address.host.lost(self._shared.clients_connection)
         if lost is None:
             return error
         return ConnectionLost(f"{lost} while this call ran; the next call connects again")
@@ -230,7 +316,7 @@ class TmuxServer:
         """Return once ``channel`` is signalled (``wait-for``), on a client of its own;
         ``sent`` is set once the ``wait-for`` is on its way."""
         try:
-            await self.engine.wait(channel, sent)
+            await self.engine.wait(channel, sent, starter=self)
         except ConnectionLost as error:
             raise self._connection_lost(error) from None
         finally:
@@ -246,25 +332,23 @@ class TmuxServer:
             return True  # it answered
         return True
 
-    def allow_start(self) -> None:
-        """Let the next command start this server (with ``agent``) if it is not running:
-        the first command of a call. A server that is gone in the middle of a call is that
-        call's failure, never replaced under it by a new one."""
-        if self.agent is not None:
-            _START_ALLOWED.set(_START_ALLOWED.get() | {self})
-
     def _start_used(self) -> None:
-        allowed = _START_ALLOWED.get()
-        if self in allowed:
-            _START_ALLOWED.set(allowed - {self})
+        if self._permits is not None:
+            self._permits.start_used(self)
 
     async def close(self) -> None:
         """End the control client (the next command starts a new one), and close what
         the layers above keep that holds resources (``ClosedWithServer``)."""
         await self.engine.close()
-        for kept in self._shared.values():
+        for kept in self._shared.by_kind.values():
             if isinstance(kept, ClosedWithServer):
                 kept.close()
+
+    async def _prepare_for(self, starter: object) -> None:
+        """``_prepare`` by the handle whose command starts a control client (this server
+        itself when none is said)."""
+        handle = starter if isinstance(starter, TmuxServer) else self
+        await handle._prepare()
 
     async def _prepare(self) -> None:
         """Before a control client attaches: the server must run (``has-session`` fails
@@ -274,14 +358,14 @@ class TmuxServer:
         ``agent``, a server not running is started, in the user's environment, by making
         the owned session and then the agent's (so a shell that ends at once leaves the
         server up and says so). A session made here goes into the engine's
-        ``created_sessions``. It runs in the context of the command that needs the client
-        (a task ``ControlEngine`` starts from it), so it sees that call's permission."""
+        ``created_sessions``. It runs as the handle whose command needs the client, so it
+        has that call's permission."""
         start_server = False
         try:
             await self._learn_server(await self.run_subprocess(*_OWNED_AND_VERSION))
             return
         except ServerUnavailable:
-            if self.agent is None or self not in _START_ALLOWED.get():
+            if self.agent is None or self._permits is None or not self._permits.may_start(self):
                 raise
             start_server = True
         except TmuxCommandError as error:
@@ -305,25 +389,26 @@ class TmuxServer:
         (``schemux.versions``), and say once when client and server differ."""
         server_version = shown[0] if shown else ""
         pid, _, started = (shown[1] if len(shown) > 1 else "").partition(" ")
-        self._socket_path = "\n".join(shown[2:]) or None
-        if pid.isdigit() and started.isdigit() and self._socket_path is not None:
-            identity = ServerIdentity(int(pid), int(started), self._socket_path)
-            if identity != self.identity:
-                self.identity = identity
-                if self._learned is not None:
-                    self._learned(self)
-        if server_version == self._server_version:
+        learned = self._shared
+        learned.socket_path = "\n".join(shown[2:]) or None
+        if pid.isdigit() and started.isdigit() and learned.socket_path is not None:
+            identity = ServerIdentity(int(pid), int(started), learned.socket_path)
+            if identity != learned.identity:
+                learned.identity = identity
+                if self._on_learned is not None:
+                    self._on_learned(self)
+        if server_version == learned.server_version:
             return
-        if self._client_version is None:
-            self._client_version = await self._run_client_version()
+        if learned.client_version is None:
+            learned.client_version = await self._run_client_version()
         where = self.address.describe()
-        refusal = server_refusal(server_version, self._client_version, where)
+        refusal = server_refusal(server_version, learned.client_version, where)
         if refusal is not None:
             raise refusal
-        said = mismatch(server_version, self._client_version, where)
+        said = mismatch(server_version, learned.client_version, where)
         if said is not None:
             logger.warning("%s (%s)", said, MISMATCH_FIX)
-        self._server_version = server_version
+        learned.server_version = server_version
 
     async def _run_client_version(self) -> str:
         """``tmux -V`` of the client binary schemux runs (where the server is)."""
@@ -401,7 +486,7 @@ class TmuxServer:
         """``run`` by a tmux client process of its own (about 2.5 ms a command); ``env``
         is the client's environment (a client that starts the server gives it to the
         server; on a remote host, the environment ssh gives the command there)."""
-        await self._connect_host()
+        await self._connect_host(self._permits)
         connection = self.address.host.connection
         proc = await asyncio.create_subprocess_exec(
             *self.argv(*command_arguments(args)),

@@ -24,11 +24,11 @@ Snapshot = dict[str, bytes]
 # served; they build their results with snake_case keywords, as real handlers do.
 STAND_IN_HANDLERS = {
     "read_program": """
-from schemux.domain.context import ToolContext
+from schemux.domain.call import Call
 from schemux.generated.models.read_program import ReadProgramInput, ReadProgramOutput
 
 
-async def handle(ctx: ToolContext, request: ReadProgramInput) -> ReadProgramOutput:
+async def handle(call: Call, request: ReadProgramInput) -> ReadProgramOutput:
     return ReadProgramOutput(
         cursor=request.cursor or 0,
         effective_timeout_ms=request.timeout_ms or 30000,
@@ -43,11 +43,11 @@ async def handle(ctx: ToolContext, request: ReadProgramInput) -> ReadProgramOutp
     )
 """,
     "run_program": """
-from schemux.domain.context import ToolContext
+from schemux.domain.call import Call
 from schemux.generated.models.run_program import RunProgramInput, RunProgramOutput
 
 
-async def handle(ctx: ToolContext, request: RunProgramInput) -> RunProgramOutput:
+async def handle(call: Call, request: RunProgramInput) -> RunProgramOutput:
     return RunProgramOutput(
         dropped_lines=0,
         effective_timeout_ms=request.timeout_ms or 30000,
@@ -64,7 +64,7 @@ async def handle(ctx: ToolContext, request: RunProgramInput) -> RunProgramOutput
     )
 """,
     "tmux_capture": """
-from schemux.domain.context import ToolContext
+from schemux.domain.call import Call
 from schemux.generated.models.tmux_capture import (
     Error,
     TmuxCaptureInput,
@@ -73,7 +73,7 @@ from schemux.generated.models.tmux_capture import (
 )
 
 
-async def handle(ctx: ToolContext, request: TmuxCaptureInput) -> TmuxCaptureOutput:
+async def handle(call: Call, request: TmuxCaptureInput) -> TmuxCaptureOutput:
     error = Error(code="unsupported", message=request.root.target.id, delivery="not_sent")
     return TmuxCaptureOutput(TmuxCaptureOutputNotOk(ok=False, error=error))
 """,

@@ -96,11 +96,13 @@ class ControlEngine:
 
     ``run`` has the contract of ``TmuxServer.run``. ``prepare`` (given by the server) runs
     before each start: it makes sure the server runs and the owned session exists,
-    raising the usual SchemuxError otherwise; ``argv`` is the tmux client's binary and socket
-    flags. A command that takes longer than ``timeout`` fails, and the connection (then
-    out of step) is closed; the next command starts a new one. Connections belong to the
-    event loop that made them: a command from another loop starts a new one, and a loop's
-    shutdown (which cancels every task) ends its connection's process.
+    raising the usual SchemuxError otherwise; it is handed the ``starter`` of the command
+    that needed the start (the server's handle that ran it, with what its call may do).
+    ``argv`` is the tmux client's binary and socket flags. A command that takes longer
+    than ``timeout`` fails, and the connection (then out of step) is closed; the next
+    command starts a new one. Connections belong to the event loop that made them: a
+    command from another loop starts a new one, and a loop's shutdown (which cancels
+    every task) ends its connection's process.
 
     ``command`` turns a whole tmux argv into the argv of the process to start: itself on
     this machine, the ssh session that runs it on a remote host, each made to end when
@@ -112,7 +114,7 @@ class ControlEngine:
     def __init__(
         self,
         describe: str,
-        prepare: Callable[[], object],
+        prepare: Callable[[Any], object],
         argv: list[str],
         *,
         timeout: float = DEFAULT_TIMEOUT,
@@ -134,15 +136,15 @@ class ControlEngine:
         self._plain_waits: set[asyncio.subprocess.Process] = set()
         self._attaching: set[asyncio.Future[None]] = set()  # control clients identifying
 
-    async def run(self, *args: str) -> list[str]:
-        connection = await self._connect()
+    async def run(self, *args: str, starter: object = None) -> list[str]:
+        connection = await self._connect(starter)
         if self._attaching:
             # a notification our command causes must not reach a client mid-identification
             await asyncio.wait(self._attaching)
-            connection = await self._connect()  # closed meanwhile: started again
+            connection = await self._connect(starter)  # closed meanwhile: started again
         return await answer(connection, args, self.timeout)
 
-    async def _connect(self) -> Connection:
+    async def _connect(self, starter: object = None) -> Connection:
         loop = asyncio.get_running_loop()
         connection = self._connection
         if connection is not None and connection.loop is not loop:
@@ -152,18 +154,18 @@ class ControlEngine:
             return connection
         starting = self._starting
         if starting is None or starting.get_loop() is not loop or starting.done():
-            starting = self._starting = loop.create_task(self._start())
+            starting = self._starting = loop.create_task(self._start(starter))
             # its callers wait through shield: when all of them were cancelled, nobody
             # would retrieve a failure
             starting.add_done_callback(_retrieved)
         return await asyncio.shield(starting)
 
-    async def _start(self) -> Connection:
+    async def _start(self, starter: object) -> Connection:
         """The shared client, and the spares missing, all started at once."""
         try:
             self._preparing = True
             try:
-                await self._prepare()
+                await self._prepare(starter)
             finally:
                 self._preparing = False
             self._forget_unusable()
@@ -192,10 +194,10 @@ class ControlEngine:
         self._idle = [c for c in self._idle if c.loop is loop and c.alive]
         self._given_up = [c for c in self._given_up if c.loop is loop and c.alive]
 
-    async def _borrow(self, leaving: int = 0) -> Connection | None:
+    async def _borrow(self, leaving: int = 0, starter: object = None) -> Connection | None:
         """An idle client, once the engine has started (waiting for its spares if they
         are starting); None when no more than ``leaving`` are idle."""
-        await self._connect()
+        await self._connect(starter)
         loop = asyncio.get_running_loop()
         while True:
             self._forget_unusable()
@@ -251,8 +253,8 @@ class ControlEngine:
         await self._prepare()
         return Watcher(self, await self._attach_new("ignore-size", notify))
 
-    async def _prepare(self) -> None:
-        result = self.prepare()
+    async def _prepare(self, starter: object = None) -> None:
+        result = self.prepare(starter)
         if asyncio.iscoroutine(result):
             await result
 
@@ -324,7 +326,9 @@ class ControlEngine:
         )
         return Connection(proc, self.describe, notify)
 
-    async def wait(self, channel: str, sent: asyncio.Event | None = None) -> None:
+    async def wait(
+        self, channel: str, sent: asyncio.Event | None = None, starter: object = None
+    ) -> None:
         """Return once ``channel`` is signalled (tmux ``wait-for``), however long it takes;
         ``sent`` is set once the ``wait-for`` is on its way to tmux.
 
@@ -336,7 +340,7 @@ class ControlEngine:
         blocked until the channel is signalled and then serves again; a plain client is
         ended.
         """
-        connection = await self._borrow(leaving=KEPT_FOR_WATCHES)
+        connection = await self._borrow(KEPT_FOR_WATCHES, starter)
         if connection is None:
             await self._wait_plain(channel, sent)
             return

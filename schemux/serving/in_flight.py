@@ -25,7 +25,7 @@ CLEANUP_SECONDS = 1.5
 
 
 class CallsInFlight:
-    """The calls of one server (``ToolContext.calls``) that have not ended yet."""
+    """The calls of one server (``ServingState.calls``) that have not ended yet."""
 
     def __init__(self) -> None:
         self._tasks: set[asyncio.Task[Any]] = set()

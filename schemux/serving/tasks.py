@@ -11,7 +11,7 @@ does a call made when ``MAX_TASKS`` tasks are running, since the server decides,
 request, whether a call becomes a task. The extension has no ``tasks/list`` and no
 ``tasks/result``: the result is in ``tasks/get``.
 
-The tasks belong to the server's ``ToolContext``: bounded in number (the oldest ended
+The tasks belong to the server's ``ServingState``: bounded in number (the oldest ended
 one makes room), each removed when its ``ttlMs`` has passed (the server's wait ceiling,
 which bounds every call, and ``KEEP_SECONDS`` to fetch the result); a task still running
 then is cancelled. Cancelling a task cancels its call through ``CallsInFlight`` (once,
@@ -42,8 +42,8 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import Field
 
-from schemux.calls.in_flight import CallsInFlight
 from schemux.errors import preview
+from schemux.serving.in_flight import CallsInFlight
 
 logger = logging.getLogger("schemux")
 
@@ -148,7 +148,7 @@ def _missing_capability() -> MCPError:
 
 
 class ToolTasks:
-    """The tasks of one server (``ToolContext.tasks``)."""
+    """The tasks of one server (``ServingState.tasks``)."""
 
     def __init__(self, calls: CallsInFlight, longest_call_seconds: float) -> None:
         self._calls = calls

@@ -46,7 +46,7 @@ def mcp_level(levelno: int) -> types.LoggingLevel:
 
 
 class ClientLog(logging.Handler):
-    """The clients that set a level (``ToolContext.client_log``): attached to the
+    """The clients that set a level (``ServingState.client_log``): attached to the
     ``schemux`` logger while there is one."""
 
     def __init__(self) -> None:

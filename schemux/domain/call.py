@@ -1,0 +1,88 @@
+"""One tool call, as its handler is given it (``handle(call, request)``)."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+from schemux.audit.log import CallRecord
+from schemux.calls.progress import Progress
+from schemux.calls.result_links import ResultLinks
+from schemux.config import Settings
+from schemux.domain.capture import ScreenTracker
+from schemux.domain.channels import ChannelWaits
+from schemux.domain.fleet import Fleet, HostScope
+from schemux.domain.new_rows import RowCursors
+from schemux.domain.services import Services
+from schemux.programs.store import ProgramCaller, ProgramStore
+from schemux.tmux.server import CallPermits, TmuxServer
+
+
+@dataclass(frozen=True)
+class Call:
+    """What one call runs with and what it notes on its way; the serving layer makes one
+    for each ``tools/call`` (and resource request). Code below the handler that needs a
+    part of it is given that part.
+
+    ``services`` are those every call shares (the fleet, the cursors, the channels' waits,
+    the reaper); ``scope`` is the host the call runs on (``on`` gives the same call on
+    another host: a fan-out's). ``progress`` is what the caller is told while the call
+    waits, ``links`` the resources its result links to, ``notes`` its audit record (None:
+    a request no record keeps), ``session`` the MCP session it came in, and ``permits``
+    what it may do on the tmux servers it uses (start the configured one at its first
+    command there; not connect again to a host whose connect failed in it)."""
+
+    services: Services
+    scope: HostScope
+    session: str | None = None
+    notes: CallRecord | None = None
+    progress: Progress = field(default_factory=Progress)
+    links: ResultLinks = field(default_factory=ResultLinks)
+    permits: CallPermits = field(default_factory=CallPermits)
+
+    @property
+    def host_name(self) -> str:
+        """The host the call runs on, as the audit log and resource URIs name it."""
+        return self.scope.name
+
+    @property
+    def settings(self) -> Settings:
+        return self.services.settings
+
+    @property
+    def fleet(self) -> Fleet:
+        return self.services.fleet
+
+    @property
+    def programs(self) -> ProgramStore:
+        """The programs of the call's host."""
+        return self.scope.programs
+
+    @property
+    def caller(self) -> ProgramCaller:
+        """This call, as the program store asks who wants a program."""
+        return ProgramCaller(self.session, self.notes)
+
+    @property
+    def screens(self) -> ScreenTracker:
+        return self.services.screens
+
+    @property
+    def row_cursors(self) -> RowCursors:
+        return self.services.row_cursors
+
+    @property
+    def channels(self) -> ChannelWaits:
+        return self.services.channels
+
+    def on(self, name: str) -> Call:
+        """This call on the configured host ``name``: all else is the same object."""
+        return dataclasses.replace(self, scope=self.fleet.on(name))
+
+    def tmux(self, socket_name: str | None = None) -> TmuxServer:
+        """This call's handle of the configured tmux server of its host, or of the one on
+        ``socket_name`` when it names one (``Services.tmux``). The configured server is
+        started by the handle's next command when it is not running; another is not."""
+        server = self.services.tmux(socket_name, self.scope)
+        self.permits.allow_start(server)  # a call begins: its first command may start it
+        return server.for_call(self.permits)
