@@ -71,7 +71,7 @@ class ToolBinding:
     ``call`` takes arguments that ``input_validator`` accepted and returns the handler's
     result in wire form (aliases, JSON types), still to be checked by ``output_validator``.
     ``document`` is the exact contract, which validates every call (with ``checks``)
-    and result; ``told``
+    and result; ``listed``
     is the document as tools/list says it (its overlay merged, no ``_meta``), and
     ``advice`` the sentences added to its description when the tools each needs are
     served. ``served_input_schema``, when set, is the projection served by default
@@ -84,7 +84,7 @@ class ToolBinding:
 
     document: Mapping[str, Any]
     input_model: str
-    told: Mapping[str, Any] | None = None
+    listed: Mapping[str, Any] | None = None
     summary: str = ""
     served_input_schema: Mapping[str, Any] | None = None
     strict_input_schema: Mapping[str, Any] | None = None
@@ -159,30 +159,30 @@ class ToolBinding:
         carries the exact outputSchema, which clients check results against (a model
         never sees it); ``compact`` saves its bytes for clients that never read it. With
         ``hosts`` (several configured), the inputSchema also takes ``host``."""
-        told = self._served_document(mode, served)
+        document = self._served_document(mode, served)
         if hosts is not None:
-            told["inputSchema"] = hosts.with_host(
-                told["inputSchema"], strict=mode == "openai-strict"
+            document["inputSchema"] = hosts.with_host(
+                document["inputSchema"], strict=mode == "openai-strict"
             )
-        return told
+        return document
 
     def _served_document(self, mode: SchemaMode, served: Collection[str] | None) -> dict[str, Any]:
-        told = dict(self.told if self.told is not None else self.document)
-        told.pop("_meta", None)
+        document = dict(self.listed if self.listed is not None else self.document)
+        document.pop("_meta", None)
         advice = [
             text for needs, text in self.advice if served is None or set(needs) <= set(served)
         ]
         if advice:
-            told["description"] = "\n\n".join([str(told.get("description", "")), *advice])
+            document["description"] = "\n\n".join([str(document.get("description", "")), *advice])
         if mode == "exact":
-            return told
+            return document
         if mode == "compact":
-            told.pop("outputSchema", None)
+            document.pop("outputSchema", None)
         if mode == "openai-strict" and self.strict_input_schema is not None:
-            told["inputSchema"] = dict(self.strict_input_schema)
+            document["inputSchema"] = dict(self.strict_input_schema)
         elif mode != "openai-strict" and self.served_input_schema is not None:
-            told["inputSchema"] = dict(self.served_input_schema)
-        return told
+            document["inputSchema"] = dict(self.served_input_schema)
+        return document
 
     def wire_arguments(self, arguments: dict[str, Any], mode: SchemaMode) -> dict[str, Any]:
         """``arguments`` as the exact contract reads them: with ``openai-strict``, a null
@@ -232,7 +232,7 @@ def load_bindings(handled: Iterable[HandledTool]) -> dict[str, ToolBinding]:
         bindings[tool.name] = ToolBinding(
             document=document,
             input_model=tool.input_model,
-            told=edited(document, served["edits"]),
+            listed=edited(document, served["edits"]),
             summary=served["summary"],
             served_input_schema=served.get("projectedInputSchema"),
             strict_input_schema=served["strictInputSchema"],
