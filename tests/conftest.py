@@ -210,6 +210,12 @@ def pytest_configure(config: pytest.Config) -> None:
         f"{EXTERNAL_CAUSE}(cause, reruns={EXTERNAL_RERUNS}): the test may run again when it "
         "fails, because of the external cause named (printed with each rerun)",
     )
+    # here, not in pyproject.toml: the hooks that mark tests are this module's, and a run
+    # that borrows them (tests/test_leftovers.py's inner suites) gets the marker with them
+    config.addinivalue_line(
+        "markers",
+        "tmux: needs a tmux server, shells or the network; `nox -s unit` runs the tests without it",
+    )
     remember_passed_checks()
     temporary = private_temporary_directory()
     _temporary.append(temporary)
