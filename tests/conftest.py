@@ -76,6 +76,7 @@ UNIT_MODULES: dict[str, frozenset[str]] = {
     "test_client_log.py": frozenset(),
     "test_contract_examples.py": frozenset(),
     "test_doctor.py": frozenset({"server_with_owned_session"}),
+    "test_engine_start.py": frozenset(),
     "test_errors.py": frozenset({"no_server"}),
     "test_fleet_settings.py": frozenset(),
     "test_framing.py": frozenset({"socket"}),

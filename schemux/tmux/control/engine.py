@@ -154,11 +154,27 @@ class ControlEngine:
             return connection
         starting = self._starting
         if starting is None or starting.get_loop() is not loop or starting.done():
-            starting = self._starting = loop.create_task(self._start(starter))
-            # its callers wait through shield: when all of them were cancelled, nobody
-            # would retrieve a failure
-            starting.add_done_callback(_retrieved)
-        return await asyncio.shield(starting)
+            return await asyncio.shield(self._begin_start(starter))
+        try:
+            return await asyncio.shield(starting)
+        except Exception:
+            # another caller's start failed: it may have begun before the server was
+            # started again, or without this caller's permission to start it, so this
+            # caller's own start decides (once)
+            connection = self._connection
+            if connection is not None and connection.alive:
+                return connection
+            starting = self._starting
+            if starting is None or starting.done():
+                starting = self._begin_start(starter)
+            return await asyncio.shield(starting)
+
+    def _begin_start(self, starter: object) -> asyncio.Task[Connection]:
+        starting = self._starting = asyncio.get_running_loop().create_task(self._start(starter))
+        # its callers wait through shield: when all of them were cancelled, nobody would
+        # retrieve a failure
+        starting.add_done_callback(_retrieved)
+        return starting
 
     async def _start(self, starter: object) -> Connection:
         """The shared client, and the spares missing, all started at once."""
