@@ -13,11 +13,6 @@ from schemux.tmux.control.engine import ControlEngine
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 async def test_a_caller_joining_a_start_that_fails_tries_its_own() -> None:
     """The reaper's start, begun while the server was down (or without the right to
     start it), failed; a call that joined it meanwhile gets its own start's answer, not

@@ -20,11 +20,6 @@ PANE = PaneInfo("%1", "@1", "$1", "s", False, False, "bash", 1, "/", "/tmp/socke
 NO_SERVER = cast(TmuxServer, object())  # a claim never sent reaches no server
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture(autouse=True)
 def short_patience(monkeypatch: pytest.MonkeyPatch) -> None:
     # every fixed patience shorter than the cleanup below

@@ -61,7 +61,7 @@ class PaneSettling:
         # the values of claims whose release failed: a next call takes them away
         self._unreleased: set[str] = set()
         # set (and replaced) at each change a waiting call looks for: a call's end, or
-        # the start of a cancelled call's cleanup
+        # the start or end of a cancelled call's cleanup
         self._changed = asyncio.Event()
 
     async def until_ours_ended(self, pane: PaneInfo, within: float) -> None:
@@ -85,18 +85,8 @@ class PaneSettling:
             end = deadline if cleaning else min(deadline, grace_end)
             if (left := end - loop.time()) <= 0:
                 return
-            waits: list[asyncio.Future[object]] = [asyncio.ensure_future(changed.wait())]
-            if running is not None:
-                waits.append(asyncio.ensure_future(running.wait()))
-            if cleaning and entry is not None:
-                waits.append(asyncio.ensure_future(asyncio.shield(entry[0])))
-            try:
-                await asyncio.wait(waits, timeout=left, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                for waiting in waits:
-                    waiting.cancel()
-                # the shielded cleanup's own failure is its call's to report, not ours
-                await asyncio.gather(*waits, return_exceptions=True)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(changed.wait(), left)
 
     @contextlib.asynccontextmanager
     async def occupying(self, server: TmuxServer, pane: PaneInfo) -> AsyncIterator[PaneClaim]:
@@ -176,6 +166,7 @@ class PaneSettling:
             task.set_result(None)
         self._settling[pane_id] = (task, now + SETTLE_SECONDS, patience)
         self._tell_change()
+        task.add_done_callback(lambda _: self._tell_change())
 
     async def until_settled(self, pane: PaneInfo, facts: ShellFacts) -> None:
         """Wait (boundedly) for what an earlier call left leaving the pane's terminal (its
