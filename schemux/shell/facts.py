@@ -36,7 +36,7 @@ from typing import Protocol
 
 from schemux.errors import SchemuxError
 from schemux.panes.targets import PaneInfo
-from schemux.shell import idle as shell_panes
+from schemux.shell import idle
 from schemux.shell.barrier import terminal_of, until_tmux_read
 from schemux.tmux.command import THEN
 from schemux.tmux.server import TmuxServer
@@ -74,23 +74,23 @@ class LocalShellFacts:
         self.server = server
 
     async def check_shell_pane(self, pane: PaneInfo) -> str:
-        return shell_panes.check_shell_pane(pane)
+        return idle.check_shell_pane(pane)
 
     async def earlier_wrapper_leaving(self, shell_pid: int) -> bool:
-        return shell_panes.earlier_wrapper_leaving(shell_pid)
+        return idle.earlier_wrapper_leaving(shell_pid)
 
     async def shell_reads_input(self, shell_pid: int) -> bool:
-        return shell_panes.shell_reads_input(shell_pid)
+        return idle.shell_reads_input(shell_pid)
 
     async def until_shell_has_terminal(self, shell_pid: int, within: float) -> None:
-        await shell_panes.until_shell_has_terminal(shell_pid, within)
+        await idle.until_shell_has_terminal(shell_pid, within)
 
     async def until_line_editor_reads(self, shell_pid: int, within: float) -> None:
-        without_editor = self.server.shared(shell_panes.ShellsWithoutEditor)
-        await shell_panes.until_line_editor_reads(shell_pid, without_editor, within)
+        without_editor = self.server.shared(idle.ShellsWithoutEditor)
+        await idle.until_line_editor_reads(shell_pid, without_editor, within)
 
     async def echo_on(self, tty: str) -> bool:
-        return shell_panes.echo_on(tty)
+        return idle.echo_on(tty)
 
     async def take_terminal_answers(self, shell_pid: int) -> None:
         await until_tmux_read(terminal_of(shell_pid))
@@ -257,7 +257,7 @@ class RemoteShellFacts:
 
     async def read_by_helper(self, pid: int) -> tuple[bool, Snapshot | None]:
         """A reading by the host's helper: (False, None) when it cannot give one."""
-        editors = "|".join(sorted(shell_panes.EDITOR_SHELLS))
+        editors = "|".join(sorted(idle.EDITOR_SHELLS))
         value = await self._ask_helper(b"facts", str(int(pid)).encode(), editors.encode())
         if value is None:
             return False, None
@@ -265,7 +265,7 @@ class RemoteShellFacts:
 
     async def read_by_run_shell(self, pid: int) -> Snapshot | None:
         """A reading by the server's run-shell."""
-        editors = "|".join(sorted(shell_panes.EDITOR_SHELLS))
+        editors = "|".join(sorted(idle.EDITOR_SHELLS))
         return Snapshot.parse(await self._read(_FACTS_SCRIPT, pid=int(pid), editors=editors))
 
     async def snapshot(self, pid: int, *, fresh: bool = False) -> Snapshot | None:
@@ -279,11 +279,11 @@ class RemoteShellFacts:
         return self._latest[pid]
 
     async def check_shell_pane(self, pane: PaneInfo) -> str:
-        shell_panes.check_pane_state(pane)
+        idle.check_pane_state(pane)
         facts = await self.snapshot(pane.pid)
         groups = None if facts is None else facts.groups
         name = "" if facts is None else facts.name
-        return shell_panes.check_shell_command(pane, groups, name)
+        return idle.check_shell_command(pane, groups, name)
 
     async def earlier_wrapper_leaving(self, shell_pid: int) -> bool:
         facts = await self.snapshot(shell_pid)
@@ -312,8 +312,8 @@ class RemoteShellFacts:
         if facts is None or not facts.tty.startswith("/"):
             return
         key = (shell_pid, facts.tty)
-        without_editor = self.server.shared(shell_panes.ShellsWithoutEditor)
-        if facts.name not in shell_panes.EDITOR_SHELLS or key in without_editor:
+        without_editor = self.server.shared(idle.ShellsWithoutEditor)
+        if facts.name not in idle.EDITOR_SHELLS or key in without_editor:
             return
         loop = asyncio.get_running_loop()
         deadline = loop.time() + within

@@ -1,7 +1,7 @@
 """The gate a program's pane runs: which one, its command line, and the end marker it
 writes, read back and verified.
 
-The Perl gate (``program_gate.pl``) starts in about 2 ms; a Python gate (``program_gate.py``,
+The Perl gate (``program_gate.pl``) starts in about 2 ms; a Python gate (``gate_process.py``,
 ``python -I -S``) takes 10 ms or more, most of a quick ``run_program``. Both speak the same
 protocol. Perl needs nothing beyond perl-base (Essential on Debian and Ubuntu) and makes
 its few system calls by number, so it is used where ``perl`` is on PATH and the machine's
@@ -24,7 +24,7 @@ from typing import Literal
 
 from schemux.config import ENV_PROGRAM_GATE, GateSetting
 from schemux.errors import ConfigError
-from schemux.hosts.programs import gate_process as program_gate
+from schemux.hosts.programs import gate_process
 from schemux.hosts.programs.gate_process import TABLE_BYTES, TOKEN_BYTES, token_index
 
 PERL_GATE = Path(__file__).with_name("program_gate.pl")
@@ -67,7 +67,7 @@ class Gate:
         ]  # fmt: skip
 
 
-PYTHON_GATE = Gate("python", (sys.executable, "-I", "-S", program_gate.__file__))
+PYTHON_GATE = Gate("python", (sys.executable, "-I", "-S", gate_process.__file__))
 
 
 def perl_gate() -> Gate | str:
