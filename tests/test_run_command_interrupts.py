@@ -176,13 +176,13 @@ async def test_a_timed_out_command_keeps_running_and_the_refusal_says_how_to_sto
 def test_owner_marks() -> None:
     names = WrapperNames("0123456789ab")
     assert Owner.from_value("A 12 34") == Owner(12, 34)
-    assert Owner.from_value(names.hold_format(Owner(12, 34))) == Owner(12, 34)
+    assert Owner.from_value(names.hold_format(Owner(12, 34), "tmux")) == Owner(12, 34)
     assert Owner.from_value("armed") is None
     assert Owner.from_value("A x 34") is None
     assert not Owner(os.getpid(), 0).alive()  # this pid, another start time: not this process
     assert this_process().alive()
     lines = [
-        f'@schemux_h_0123456789ab "{names.hold_format(this_process())}"',
+        f'@schemux_h_0123456789ab "{names.hold_format(this_process(), "tmux")}"',
         '@schemux_h_not-ours "A 1 1"',
         '@schemux_0123456789ab "A 1 1"',
         "@other 1",
@@ -308,7 +308,7 @@ async def test_a_wrapper_holding_its_shell_for_a_dead_owner_is_released(
     dead = Owner(os.getpid(), 0)  # this pid with another start time: not a live process
     await server.run(
         "set-option", "-p", "-t", pane.pane_id, wrapper.option, REPORT_FORMAT, THEN,
-        "set-option", "-sF", wrapper.hold, wrapper.names.hold_format(dead), THEN,
+        "set-option", "-sF", wrapper.hold, wrapper.names.hold_format(dead, wrapper.tmux), THEN,
         "send-keys", "-t", pane.pane_id, "-l", wrapper.keystrokes("echo held"), THEN,
         "send-keys", "-t", pane.pane_id, "Enter",
     )  # fmt: skip
@@ -341,6 +341,43 @@ async def test_a_clean_up_that_drops_the_hold_flag_frees_the_shell(
     await until(lambda: current_command(pane) == "bash", timeout=10)
     assert hold_options(tmux_socket) == []
     await server.run("wait-for", wrapper.done)  # the wrapper's signal: leave none
+
+
+async def test_the_hold_ends_when_every_client_is_gone(
+    tool_context: ServingState, tmux_socket: str
+) -> None:
+    """A shell held for a capture is freed once the control client that armed it is gone,
+    also when every other client went first: the timer belongs to the tmux server, not
+    to a client's queue (the soak's ssh master killed with all its control clients, where
+    a timer riding one of them left the shell held for good)."""
+    pane = new_pane(tmux_socket)
+    server = tool_context.services.tmux()
+    info = await resolve_pane(server, PaneTarget(pane_id=pane.pane_id), None)
+    wrapper = Wrapper(server, info, suppress_history=True)
+    other = await anyio.open_process(["tmux", "-L", tmux_socket, "-C", "attach"])
+    try:
+        await server.run(*wrapper.arm_and_type("echo held"))
+        await until(lambda: any(' "E 0 ' in option for option in private_options(pane)))
+        await until(lambda: len(attached_clients(tmux_socket)) >= 2)
+        assert current_command(pane) == "tmux"  # held
+        for pid in attached_clients(tmux_socket):  # the other one first, then the rest
+            os.kill(pid, signal.SIGKILL)
+        assert current_command(pane) == "tmux"
+        await until(lambda: current_command(pane) == "bash", timeout=HOLD_SECONDS * 3)
+        assert hold_options(tmux_socket) == []
+        assert private_options(pane) == []
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            other.kill()
+        await other.wait()
+    tmux(tmux_socket, "wait-for", wrapper.done)  # the wrapper's signal: leave none
+
+
+def attached_clients(socket_name: str) -> list[int]:
+    """The pids of the server's attached clients, the newest first."""
+    listing = tmux(socket_name, "list-clients", "-F", "#{client_activity} #{client_pid}")
+    rows = sorted((line.split() for line in listing.splitlines()), reverse=True)
+    return [int(pid) for _, pid in rows]
 
 
 async def test_the_start_up_reaper_frees_what_a_killed_one_left(tmux_socket: str) -> None:

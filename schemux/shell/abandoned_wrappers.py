@@ -48,31 +48,33 @@ class WrapperNames:
 
     @property
     def hold(self) -> str:
-        """The server option set until the shell is released: the wrapper's timer command
-        (``hold_format``), then the owner's mark."""
+        """The server option set until the shell is released: the wrapper's timer script
+        (``hold_format``), which ends with the owner's mark."""
         return f"@schemux_h_{self.token}"
 
-    def hold_format(self, owner: Owner) -> str:
+    def hold_format(self, owner: Owner, tmux: str) -> str:
         """The hold flag's value, a format that the control client setting it expands
-        (``set-option -F``): the wrapper's timer command. Run ``HOLD_SECONDS`` after the
-        report while the flag is still there, it looks whether that control client still
-        runs (its pid, on the tmux server's machine, where the timer's shell runs): if it
-        does, schemux is alive but has not captured yet (stopped, slow), and the timer is
-        set again; if not, schemux is gone, and the timer frees the shell. A result is
-        never lost to a pause, and a dead schemux's shell is free within seconds.
+        (``set-option -F``): the wrapper's timer, a ``sh`` script that ``tmux`` (the tmux
+        binary and socket, quoted for a shell, as the wrapper's report runs them) reaches
+        the server with. The report starts it ``HOLD_SECONDS`` later with ``run-shell -b
+        -d``, whose timer and job belong to the tmux server, no client: a timer made of
+        tmux commands would run them on a client's queue (the attached client tmux finds
+        best, often one of schemux's own control clients), and die with that client.
 
-        The timer's ``run -d`` expands the command when it is scheduled and runs it later,
-        so the else branch does run whenever the shell was released in time: it must be a
-        command, one that does nothing (``if -F 0``, which holds the owner's mark), or tmux
-        reports an unknown command to whatever client it finds, a person's status line
-        included."""
-        again = f"run -bd{HOLD_SECONDS} -C '##{{{self.hold}}}'"
+        Run while the flag is still there (its test and either action are one tmux
+        command), the script looks whether the control client that set the flag still
+        runs (its pid, on the tmux server's machine, where the job runs): if it does,
+        schemux is alive but has not captured yet (stopped, slow), and the timer is set
+        again; if not, schemux is gone, and the script frees the shell. A result is never
+        lost to a pause, and a dead schemux's shell is free within seconds. The script
+        prints nothing and ends with status 0 (tmux would show either to a client); its
+        last word, a no-op, holds the owner's mark."""
+        again = f'run -bd{HOLD_SECONDS} "#{{{self.hold}}}"'
         release = f"set -su {self.hold} ; wait -S {self.resume}"
-        return (
-            f"if -F '##{{{self.hold}}}' "
-            f"{{ if-shell -b 'kill -0 #{{client_pid}}' {{ {again} }} {{ {release} }} }} "
-            f"{{ if -F 0 '{owner.mark}' }}"
-        )
+        test = f"then c='{again}';else c='{release}';fi;"
+        act = f"{tmux} if -F '#{{{self.hold}}}' \"$c\" >/dev/null 2>&1;: '{owner.mark}'"
+        # every '#' of the script is its own ('##' to the expansion), but the client's pid
+        return f"if kill -0 #{{client_pid}} 2>/dev/null;{_literal(test)}{_literal(act)}"
 
     @property
     def done(self) -> str:
@@ -83,6 +85,11 @@ class WrapperNames:
     def resume(self) -> str:
         """The channel that releases the shell the wrapper holds."""
         return f"schemux_r_{self.token}"
+
+
+def _literal(text: str) -> str:
+    """``text`` as a format that expands to itself."""
+    return text.replace("#", "##")
 
 
 @dataclass(frozen=True)

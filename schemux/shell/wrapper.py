@@ -7,7 +7,7 @@ pane, once, after the command:
     printf '\r\33[K';(
     COMMAND
     );{tmux} if -F '#{@opt}' "set -pF @opt 'E $? #{E:@opt}';wait -S DONE;
-                                run -bd HOLD -C '#{@hold}';wait RESUME;set -pu @opt"
+                                run -bd HOLD '#{@hold}';wait RESUME;set -pu @opt"
 
 It records the exit status and where the output ends (the armed option's value is that
 format) in the private pane option ``@opt``, signals DONE, and holds the shell until
@@ -25,14 +25,15 @@ behind. A cancelled call also interrupts its command as a person's C-c would; a 
 one leaves it running.
 
 The hold ends with schemux, not with a time: with the option we set a server option
-``@hold`` whose value is the timer's command (and the owner's mark:
-``schemux.shell.abandoned_wrappers``), and remove it when we release the shell. tmux itself runs
-the timer ``HOLD_SECONDS`` after the report: if ``@hold`` is still there, it sets itself
-again while schemux's control client runs (a schemux stopped or slow captures when it
-goes on), and releases the shell once that client is gone (its owner was killed before
-its capture); the wrapper then removes ``@opt``. The timer tests a server
-option, not the pane's: it must not fail when the pane has gone, since tmux keeps such
-an error for the next client that attaches. Names and formats live in options rather
+``@hold`` whose value is the timer's script (and the owner's mark:
+``schemux.shell.abandoned_wrappers``), and remove it when we release the shell. tmux itself
+runs the script ``HOLD_SECONDS`` after the report, as a job of the server (no client's,
+so it outlives every client): if ``@hold`` is still there, it sets the timer again while
+schemux's control client runs (a schemux stopped or slow captures when it goes on), and
+releases the shell once that client is gone (its owner was killed before its capture);
+the wrapper then removes ``@opt``. The timer tests a server option, not the pane's: it
+must not fail when the pane has gone, since tmux keeps such an error for the next client
+that attaches. Names and formats live in options rather
 than in the typed text because every character typed costs time.
 
 A pane whose shell has schemux's hooks gets no wrapper: ``schemux.shell.hooked``.
@@ -112,20 +113,20 @@ class Wrapper:
         pane = self.pane_id
         return (
             "set-option", "-p", "-t", pane, self.option, REPORT_FORMAT,
-            THEN, "set-option", "-sF", self.hold, self.names.hold_format(this_process()),
+            THEN, "set-option", "-sF", self.hold, self.names.hold_format(this_process(), self.tmux),
             THEN, *leaving_modes(pane), "send-keys", "-t", pane, "-l", self.keystrokes(command),
             THEN, "send-keys", "-t", pane, "Enter",
         )  # fmt: skip
 
     def keystrokes(self, command: str) -> str:
         # short: every character typed costs time. The report's format is the armed
-        # option's value, and the timer's command is the hold flag's (both set with the
+        # option's value, and the timer's script is the hold flag's (both set with the
         # arming); run-shell expands #{hold} to it, and it tests the flag itself when it runs
         opt, pane = self.option, self.pane_id
         report = (
             f"{self.tmux} if -Ft{pane} '#{{{opt}}}' "
             f"\"set -pFt{pane} {opt} 'E {self.syntax.status} #{{E:{opt}}}';"
-            f"wait -S {self.done};run -bd{HOLD_SECONDS} -C '#{{{self.hold}}}';"
+            f"wait -S {self.done};run -bd{HOLD_SECONDS} '#{{{self.hold}}}';"
             f'wait {self.resume};set -put{pane} {opt}"'
         )
         self.last_line = f"{self.syntax.close};{report}"

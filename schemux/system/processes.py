@@ -169,7 +169,7 @@ async def process_exit(pid: int) -> None:
 
 _MACHINE = "[0-9a-f]{16}"
 _IDENTITY = re.compile(rf"([1-9][0-9]*)-([0-9]+)(?:-({_MACHINE}))?")
-# ends a hold flag's value (``shell.abandoned_wrappers``: the else branch's ``'MARK' }``)
+# ends a hold flag's value (``shell.abandoned_wrappers``: the script's last word, ``: 'MARK'``)
 _MARK = re.compile(rf"(?:^|')A (\d+) (\d+)(?: ({_MACHINE}))?'?(?: }})?\"?$")
 _HALF = 8  # hex digits of the machine's part, then as many of the boot's
 
