@@ -9,7 +9,7 @@ import math
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Literal, TypeVar, get_args
 
@@ -229,6 +229,32 @@ class Settings:
         return min(seconds, self.wait_ceiling)
 
 
+@dataclass(frozen=True)
+class SettingOptions:
+    """The command-line options the settings are made from (``serve``, ``call``,
+    ``doctor``): each one left unset defers to the environment (``settings_from``)."""
+
+    socket_name: str | None = None
+    socket_path: str | None = None
+    wait_ceiling: float | None = None
+    schemas: str | None = None
+    tools: str | None = None
+    ssh: str | None = None
+    ssh_config: str | None = None
+    exec_prefix: str | None = None
+    audit_log: str | None = None
+    no_audit: bool = False
+    audit_redact: bool = False
+    hosts: tuple[str, ...] = ()
+    hosts_file: str | None = None
+    default_host: str | None = None
+    max_connecting: int | None = None
+
+    def settings(self, env: Mapping[str, str]) -> Settings:
+        """The settings these options and ``env`` make."""
+        return settings_from(env, **{name: getattr(self, name) for name in _OPTION_NAMES})
+
+
 def settings_from(
     env: Mapping[str, str],
     *,
@@ -295,6 +321,9 @@ def settings_from(
             ssh_config=ssh_config,
         ),
     )
+
+
+_OPTION_NAMES = tuple(option.name for option in fields(SettingOptions))
 
 
 def fleet_settings(

@@ -28,7 +28,7 @@ from schemux.cli.doctor import (
     diagnose,
     exit_status,
 )
-from schemux.config import AuditSettings, GateSetting, Settings
+from schemux.config import AuditSettings, GateSetting, SettingOptions, Settings
 from schemux.hosts.programs.gate import choose_gate
 from schemux.names import socket_directory
 from schemux.panes import identity as process_identity
@@ -268,7 +268,7 @@ def test_exit_status_and_lines() -> None:
 
 
 def test_diagnose_names_every_check() -> None:
-    checks = diagnose({}, Options(socket_name=unused_socket_name()))
+    checks = diagnose({}, Options(SettingOptions(socket_name=unused_socket_name())))
     assert [check.name for check in checks] == [
         "tmux", "server", "runtime directory", "tracking", "program gate", "http", "tools",
         "audit log",

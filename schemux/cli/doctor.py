@@ -23,7 +23,7 @@ import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -33,9 +33,9 @@ from schemux.config import (
     ENV_TRACKING_BACKEND,
     AuditSettings,
     GateSetting,
+    SettingOptions,
     Settings,
     TrackingSetting,
-    settings_from,
 )
 from schemux.errors import (
     ConfigError,
@@ -84,50 +84,20 @@ class Check:
 
 @dataclass(frozen=True)
 class Options:
-    """What ``serve`` would be given on its command line (the environment is separate)."""
+    """What ``serve`` would be given on its command line (the environment is separate):
+    the options its settings are made from, and its HTTP listener's."""
 
-    socket_name: str | None = None
-    socket_path: str | None = None
-    wait_ceiling: float | None = None
-    tools: str | None = None
-    schemas: str | None = None
+    settings: SettingOptions = field(default_factory=SettingOptions)
     http: str | None = None
     token_file: str | None = None
     allowed_hosts: Sequence[str] = ()
-    ssh: str | None = None
-    ssh_config: str | None = None
-    exec_prefix: str | None = None
-    audit_log: str | None = None
-    no_audit: bool = False
-    audit_redact: bool = False
-    hosts: tuple[str, ...] = ()
-    hosts_file: str | None = None
-    default_host: str | None = None
-    max_connecting: int | None = None
 
 
 def diagnose(env: Mapping[str, str], options: Options) -> list[Check]:
     """Every check, in the order a person would fix them."""
     problem = None
     try:
-        settings = settings_from(
-            env,
-            socket_name=options.socket_name,
-            socket_path=options.socket_path,
-            wait_ceiling=options.wait_ceiling,
-            schemas=options.schemas,
-            tools=options.tools,
-            ssh=options.ssh,
-            ssh_config=options.ssh_config,
-            exec_prefix=options.exec_prefix,
-            audit_log=options.audit_log,
-            no_audit=options.no_audit,
-            audit_redact=options.audit_redact,
-            hosts=options.hosts,
-            hosts_file=options.hosts_file,
-            default_host=options.default_host,
-            max_connecting=options.max_connecting,
-        )
+        settings = options.settings.settings(env)
     except ConfigError as error:
         problem = Check("settings", "fail", str(error), "correct or unset that setting")
         settings = None

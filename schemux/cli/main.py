@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -20,7 +21,7 @@ from schemux import __version__, logs
 from schemux.audit.log import check_file as check_audit_file
 from schemux.cli.environment import help_text
 from schemux.cli.start_notice import TERMINAL_HINT, same_server_lines, start_line
-from schemux.config import SCHEMA_MODES, settings_from
+from schemux.config import SCHEMA_MODES, SettingOptions
 from schemux.errors import ConfigError, SchemuxError, TmuxUnavailable
 from schemux.generated.tool_facts import FAMILIES
 from schemux.hosts import Host
@@ -249,24 +250,7 @@ def main(argv: list[str] | None = None) -> int:
 
     host: Host | None = None  # made once the settings are known; the ServingState owns it
     try:
-        settings = settings_from(
-            os.environ,
-            socket_name=getattr(args, "socket_name", None),
-            socket_path=getattr(args, "socket_path", None),
-            wait_ceiling=getattr(args, "wait_ceiling", None),
-            schemas=args.schemas,
-            tools=args.tools,
-            ssh=getattr(args, "ssh", None),
-            ssh_config=getattr(args, "ssh_config", None),
-            exec_prefix=getattr(args, "exec_prefix", None),
-            audit_log=getattr(args, "audit_log", None),
-            no_audit=getattr(args, "no_audit", False),
-            audit_redact=getattr(args, "audit_redact", False),
-            hosts=tuple(getattr(args, "hosts", ())),
-            hosts_file=getattr(args, "hosts_file", None),
-            default_host=getattr(args, "default_host", None),
-            max_connecting=getattr(args, "max_connecting", None),
-        )
+        settings = setting_options(args).settings(os.environ)
         check_gate_setting(settings.program_gate)
         if args.command in ("serve", "call"):
             logs.configure(os.environ, args.log_level, args.log_file)
@@ -321,28 +305,27 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def setting_options(args: argparse.Namespace) -> SettingOptions:
+    """The settings' options the command line gave (a command without one leaves it
+    unset)."""
+    given = {
+        option.name: getattr(args, option.name)
+        for option in dataclasses.fields(SettingOptions)
+        if hasattr(args, option.name)
+    }
+    if "hosts" in given:
+        given["hosts"] = tuple(given["hosts"])
+    return SettingOptions(**given)
+
+
 def run_doctor(args: argparse.Namespace) -> int:
     from schemux.cli.doctor import Options, diagnose, exit_status
 
     options = Options(
-        socket_name=args.socket_name,
-        socket_path=args.socket_path,
-        wait_ceiling=args.wait_ceiling,
-        tools=args.tools,
-        schemas=args.schemas,
+        setting_options(args),
         http=args.http,
         token_file=args.token_file,
         allowed_hosts=tuple(args.allow_host),
-        ssh=args.ssh,
-        ssh_config=args.ssh_config,
-        exec_prefix=args.exec_prefix,
-        audit_log=args.audit_log,
-        no_audit=args.no_audit,
-        audit_redact=args.audit_redact,
-        hosts=tuple(args.hosts),
-        hosts_file=args.hosts_file,
-        default_host=args.default_host,
-        max_connecting=args.max_connecting,
     )
     checks = diagnose(os.environ, options)
     print(f"schemux {__version__} doctor")
