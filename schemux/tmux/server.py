@@ -412,17 +412,7 @@ class TmuxServer:
 
     async def _run_client_version(self) -> str:
         """``tmux -V`` of the client binary schemux runs (where the server is)."""
-        proc = await asyncio.create_subprocess_exec(
-            *self.address.host.command([self.binary, "-V"]),
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL,
-        )
-        try:
-            out, _ = await proc.communicate()
-        except BaseException:
-            await _reap(proc)
-            raise
+        _, out, _ = await _run_client(self.address.host.command([self.binary, "-V"]))
         return out.decode(errors="replace").strip()
 
     async def _make_owned_session(self, env: dict[str, str] | None) -> list[str] | None:
@@ -488,20 +478,8 @@ class TmuxServer:
         server; on a remote host, the environment ssh gives the command there)."""
         await self._connect_host(self._permits)
         connection = self.address.host.connection
-        proc = await asyncio.create_subprocess_exec(
-            *self.argv(*command_arguments(args)),
-            env=env,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
-        try:
-            out, err = await proc.communicate()
-        except BaseException:
-            await _reap(proc)
-            raise
-        if proc.returncode != 0:
-            status = proc.returncode or 0
+        status, out, err = await _run_client(self.argv(*command_arguments(args)), env)
+        if status != 0:
             host = self.address.host
             lost = None if host.reached(status) else host.lost(connection, status)
             if lost is not None:  # the way to the host failed (ssh's own failure), not tmux
@@ -536,9 +514,24 @@ def agent_shell_ended(shell: str, name: str, where: str) -> SchemuxError:
     )
 
 
-async def _reap(proc: asyncio.subprocess.Process) -> None:
-    """Kill a tmux client and wait for it, even while the caller is being cancelled."""
-    if proc.returncode is None:
-        with contextlib.suppress(ProcessLookupError):
-            proc.kill()
-    await asyncio.shield(proc.wait())
+async def _run_client(
+    argv: list[str], env: dict[str, str] | None = None
+) -> tuple[int, bytes, bytes]:
+    """Run a tmux client process to its end: its exit status, output and errors. A
+    caller cancelled meanwhile kills it and waits for it (no process left)."""
+    proc = await asyncio.create_subprocess_exec(
+        *argv,
+        env=env,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        out, err = await proc.communicate()
+    except BaseException:
+        if proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+        await asyncio.shield(proc.wait())
+        raise
+    return proc.returncode or 0, out, err
