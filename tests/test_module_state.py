@@ -1,6 +1,6 @@
 """No module of schemux holds mutable state at module level (issue 19, item 3).
 
-What lives as long as a tmux server belongs to its ``TmuxServer`` (``TmuxServer.kept``),
+What lives as long as a tmux server belongs to its ``TmuxServer`` (``TmuxServer.shared``),
 what lives as long as a host to its host, and the ``ServingState`` owns those: two
 contexts in one process share nothing. A module keeps constants only: strings, numbers,
 tuples, frozensets, ``MappingProxyType`` tables, frozen dataclasses of those, compiled

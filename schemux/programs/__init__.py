@@ -37,3 +37,13 @@ The package's modules are imported by name (``schemux.programs.store``): the hos
 (``host``, ``remote``, ``gate``) is imported by ``schemux.hosts``, below the tmux access
 that ``store`` and ``program`` use.
 """
+
+from typing import TYPE_CHECKING
+
+from schemux.faces import face
+
+if TYPE_CHECKING:
+    from schemux.programs.store import ProgramStore
+
+__all__ = ("ProgramStore",)
+__getattr__ = face(__name__, {"ProgramStore": "store"})
