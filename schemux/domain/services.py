@@ -20,12 +20,12 @@ from schemux.tmux.server import TmuxServer
 
 class Services:
     """Shared by all calls of one running server. It owns what it reaches the servers
-    with: the hosts (``fleet``: ``host``, or those the settings name; an ssh master runs
-    until ``close``), their tmux servers' engines, their programs; and what calls leave
-    for later calls: ``screens`` (tmux_capture's delta cursors), ``row_cursors``
-    (capture_since's), ``channels`` (wait_for_channel's waits) and ``abandoned`` (what
-    dead schemux processes left, per server). ``held(name)`` says whether something
-    outside (a resource subscription) keeps host ``name`` connected.
+    with: the hosts in ``fleet`` (``host``, or those the settings name, where an ssh
+    master runs until ``close``), their tmux servers' engines and their programs. It also
+    keeps what calls leave for later calls. Those are ``screens`` (tmux_capture's delta
+    cursors), ``row_cursors`` (capture_since's), ``channels`` (wait_for_channel's waits)
+    and ``abandoned`` (what dead schemux processes left, per server). ``held(name)`` says
+    whether something outside (a resource subscription) keeps host ``name`` connected.
 
     ``scope``, ``host``, ``programs`` and ``host_name`` are those of the default host (the
     only one, or the configured default)."""

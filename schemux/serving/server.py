@@ -4,11 +4,11 @@ Every call: validate the arguments against the tool's inputSchema (before any tm
 work); run the handler; validate its result against the outputSchema; answer with
 ``structuredContent`` and the same JSON as text. Whatever goes wrong becomes a tool
 result with ``isError``; the server itself keeps serving. Errors are rendered here, per
-contract family: a ``SchemuxError`` is its text (message and suggestion), except in a
-tool whose contract describes failures as results (the ``tmux_*`` envelope,
-``ToolBinding.error_envelope``) when it failed in the call's tmux work (it carries the
-call's effects, ``schemux.domain.failures``): then it is the envelope, checked against the
-outputSchema and sent like a result, with ``isError`` set. A call whose request carries a
+contract family. A ``SchemuxError`` is its text (message and suggestion). The exception
+is a tool whose contract describes failures as results (the ``tmux_*`` envelope,
+``ToolBinding.error_envelope``) that failed in the call's tmux work, carrying the
+call's effects (``schemux.domain.failures``). Its error is the envelope, checked against
+the outputSchema and sent like a result, with ``isError`` set. A call whose request carries a
 progressToken gets progress notifications while its handler waits (``progress``). Every
 call, refused or not, is a line in the audit log (``audit``). A result whose text was cut
 links to the resource holding all of it (``calls.result_links``); the resources themselves

@@ -2,9 +2,9 @@
 wrapper, wait for its report, read its output, and undo what each step left when the call
 is cancelled or fails.
 
-The wrapper and its life in tmux: ``schemux.shell.wrapper``; waiting for a pane that
-earlier calls are leaving: ``schemux.shell.settling``; reading the output rows:
-``schemux.shell.capture``, over the pure ``schemux.shell.output``.
+The wrapper and its life in tmux are in ``schemux.shell.wrapper``. Waiting for a pane
+that earlier calls are leaving is in ``schemux.shell.settling``, and reading the output
+rows in ``schemux.shell.capture``, over the pure ``schemux.shell.output``.
 """
 
 from __future__ import annotations
@@ -337,9 +337,10 @@ async def _finish(
 async def _cancelled_typing(
     server: TmuxServer, pane: PaneInfo, wrapper: Wrapper, typing: asyncio.Future[list[str]]
 ) -> None:
-    """Cancelled while typing: the keys may be on their way; let them arrive, then undo as
-    a call cancelled while waiting does, with a waiter of its own: the command may end,
-    and its wrapper report (signalling the call's channel), before the undoing begins."""
+    """Undo a call cancelled while typing. The keys may be on their way, so they are let
+    arrive first; then the call is undone as one cancelled while waiting is, with a
+    waiter of its own, since the command may end and its wrapper report (signalling the
+    call's channel) before the undoing begins."""
     try:
         await typing
     except PaneBusy:  # refused before anything was armed or typed: the pane is another's

@@ -1,9 +1,9 @@
 """One persistent tmux control-mode client per tmux server: the path of every command.
 
-What stays visible to the user: a detached session named ``_schemux`` (``OWNED_SESSION``)
-in ``tmux ls``, running an inert ``cat`` in an 80x24 window, with schemux's control
-clients attached to it (``tmux list-clients -t _schemux``): the shared one that runs
-commands and ``SPARE_CLIENTS`` more for waits and watches. They attach only to that
+The user sees a detached session named ``_schemux`` (``OWNED_SESSION``) in ``tmux ls``,
+running an inert ``cat`` in an 80x24 window. schemux's control clients are attached to
+it (``tmux list-clients -t _schemux``), the shared one that runs commands and
+``SPARE_CLIENTS`` more for waits and watches. They attach only to that
 session, with ``-f no-output,ignore-size``, so no user window is resized, no user session
 shows a new client, and a ``client-attached`` hook fires in the owned session only (a
 global ``session-created`` hook does fire once, when the owned session is created). The
