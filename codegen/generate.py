@@ -130,6 +130,7 @@ def render_generated(
                 for kind in TARGET_KINDS
             },
             host_stamped=_union(overlay.host_stamped for overlay in overlays.by_tool.values()),
+            synonyms=overlays.synonyms,
         ),
         GENERATED_DIR / "tmux_fields.py": _render(
             "tmux_fields.py.j2",

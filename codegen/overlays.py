@@ -91,12 +91,14 @@ class Overlays:
     families: tuple[Family, ...]
     by_tool: dict[str, Overlay]
     recipes: tuple[Recipe, ...] = ()
+    # groups of argument names callers use for one thing (cwd, startDirectory, ...)
+    synonyms: tuple[tuple[str, ...], ...] = ()
 
 
 def load_overlays(root: Path) -> tuple[Overlays, list[str]]:
     """Every overlay and the families; the problems found (each naming its file)."""
     problems: list[str] = []
-    families, recipes = _families(root, problems)
+    families, recipes, synonyms = _families(root, problems)
     schema = json.loads((root / OVERLAY_SCHEMA).read_text(encoding="utf-8"))
     validator = Draft202012Validator(schema)
     by_tool: dict[str, Overlay] = {}
@@ -118,15 +120,17 @@ def load_overlays(root: Path) -> tuple[Overlays, list[str]]:
         if data["family"] not in {family.name for family in families}:
             problems.append(f"{relative}: family {data['family']!r} is not in {FAMILIES_FILE}")
         by_tool[path.stem] = _overlay(path.stem, data)
-    return Overlays(families=families, by_tool=by_tool, recipes=recipes), problems
+    return Overlays(families, by_tool, recipes, synonyms), problems
 
 
-def _families(root: Path, problems: list[str]) -> tuple[tuple[Family, ...], tuple[Recipe, ...]]:
+def _families(
+    root: Path, problems: list[str]
+) -> tuple[tuple[Family, ...], tuple[Recipe, ...], tuple[tuple[str, ...], ...]]:
     try:
         data = tomllib.loads((root / FAMILIES_FILE).read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as error:
         problems.append(f"{FAMILIES_FILE}: {error}")
-        return (), ()
+        return (), (), ()
     families = []
     for entry in data.get("family", []):
         if set(entry) != {"name", "job"} or not all(isinstance(v, str) for v in entry.values()):
@@ -149,7 +153,22 @@ def _families(root: Path, problems: list[str]) -> tuple[tuple[Family, ...], tupl
             )
             continue
         recipes.append(Recipe(tuple(needs), text))
-    return tuple(families), tuple(recipes)
+    synonyms = []
+    for entry in data.get("synonyms", []):
+        words = entry.get("words")
+        if (
+            set(entry) != {"words"}
+            or not isinstance(words, list)
+            or len(words) < 2
+            or not all(isinstance(word, str) and word for word in words)
+        ):
+            problems.append(
+                f"{FAMILIES_FILE}: each [[synonyms]] has words (two argument names or more), "
+                f"not {entry}"
+            )
+            continue
+        synonyms.append(tuple(words))
+    return tuple(families), tuple(recipes), tuple(synonyms)
 
 
 def _overlay(tool: str, data: Mapping[str, Any]) -> Overlay:

@@ -27,7 +27,7 @@ from mcp import Client
 
 from schemux.config import AuditSettings, Settings
 from schemux.generated.bindings import BINDINGS
-from schemux.serving.arguments import text_violation
+from schemux.serving.arguments import text_violation, unknown_arguments
 from schemux.serving.server import build_server, describe_violation
 from schemux.serving.state import ServingState
 from tests import hypothesis_compat
@@ -186,6 +186,11 @@ def check(fuzz: Fuzz, tool: str, arguments: dict[str, Any]) -> None:
     assert "failed unexpectedly" not in text, (arguments, text)
     assert "Traceback" not in text, (arguments, text)
     assert "breaks its own contract" not in text, (arguments, text)
+    unknown = unknown_arguments(tool, arguments, binding.declared_arguments)
+    if unknown is not None:  # checked first, where the contract allows more or not
+        assert result.is_error, (arguments, text)
+        assert text == f"Invalid arguments for {tool}: {unknown}", (arguments, text)
+        return
     if violation is not None:
         assert result.is_error, (arguments, text)
         assert text == f"Invalid arguments for {tool}: {describe_violation(violation)}"

@@ -1,6 +1,14 @@
-"""Argument text tmux cannot be given, refused before any tmux work, naming the field.
+"""Arguments refused before any tmux work, naming the field: names a tool does not have,
+and text tmux cannot be given.
 
-Two kinds, each reported as a schema violation is (``field: ... (rule: ...)``):
+An argument the tool does not have is refused even where its contract allows more (a
+``cwd`` that ``run_program`` would otherwise ignore, running in the wrong directory),
+with the tool's argument it most likely meant: the same name in another case or with
+other separators (``paneId`` for ``pane_id``), one of its group of synonyms
+(``schemas/families.toml``: ``startDirectory`` for ``cwd``), or a near spelling.
+
+Text tmux cannot be given is of two kinds, each reported as a schema violation is
+(``field: ... (rule: ...)``):
 
 * A lone surrogate (``"\\udcff"``): JSON can spell one, but it is no Unicode text, and no
   byte string stands behind it; refused in every field.
@@ -13,11 +21,15 @@ Two kinds, each reported as a schema violation is (``field: ... (rule: ...)``):
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 
+from schemux.generated.argument_facts import ARGUMENT_SYNONYMS
 from schemux.generated.tool_facts import NEVER_SENT
+
+SHOWN_NAME_CHARACTERS = 40  # of an unknown argument's name, in the error
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -57,3 +69,44 @@ def text_violation(
                     "which tmux cannot be given (rule: no NUL)"
                 )
     return None
+
+
+def unknown_arguments(
+    tool: str, arguments: Mapping[str, Any], declared: Collection[str]
+) -> str | None:
+    """``name: ...`` for each argument that ``declared`` (the tool's argument names) does
+    not hold, with the one it most likely meant; None when there is none."""
+    unknown = [name for name in arguments if name not in declared]
+    if not unknown:
+        return None
+    problems = []
+    for name in unknown:
+        shown = repr(
+            name[:SHOWN_NAME_CHARACTERS] + ("..." if len(name) > SHOWN_NAME_CHARACTERS else "")
+        )
+        meant = likely_meant(name, declared)
+        hint = f"; did you mean {meant}?" if meant is not None else ""
+        problems.append(f"{shown}: {tool} has no such argument{hint}")
+    known = ", ".join(sorted(declared)) or "none"
+    return f"{'; '.join(problems)} (its arguments: {known}) (rule: additionalProperties)"
+
+
+def likely_meant(name: str, declared: Collection[str]) -> str | None:
+    """The argument of ``declared`` a caller who wrote ``name`` most likely meant, or None."""
+    by_key = {_key(argument): argument for argument in declared}
+    key = _key(name)
+    if key in by_key:
+        return by_key[key]
+    for group in ARGUMENT_SYNONYMS:
+        keys = [_key(word) for word in group]
+        if key in keys:
+            for word in keys:
+                if word in by_key:
+                    return by_key[word]
+    close = difflib.get_close_matches(key, list(by_key), n=1, cutoff=0.75)
+    return by_key[close[0]] if close else None
+
+
+def _key(name: str) -> str:
+    """A name as its synonyms are matched: its case, ``_`` and ``-`` do not count."""
+    return name.replace("_", "").replace("-", "").casefold()

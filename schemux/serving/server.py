@@ -49,7 +49,7 @@ from schemux.errors import (
     shorten,
 )
 from schemux.generated.tool_facts import TASK_TOOLS
-from schemux.serving.arguments import text_violation
+from schemux.serving.arguments import text_violation, unknown_arguments
 from schemux.serving.binding import ToolBinding
 from schemux.serving.host_routing import host_choice, routed
 from schemux.serving.instructions import instructions
@@ -160,6 +160,11 @@ async def call_bound_tool(
             f"Invalid arguments for {binding.name}: {error.message}", INVALID_ARGUMENTS, notes
         )
     arguments = route.arguments
+    unknown = unknown_arguments(binding.name, arguments, binding.declared_arguments)
+    if unknown is not None:
+        return error_result(
+            f"Invalid arguments for {binding.name}: {unknown}", INVALID_ARGUMENTS, notes
+        )
     violation = best_match(binding.input_validator.iter_errors(arguments))
     if violation is not None:
         return error_result(

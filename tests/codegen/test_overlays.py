@@ -24,6 +24,7 @@ from codegen.overlays import (
 )
 from codegen.pipeline import make_plan
 from schemux.generated.argument_facts import (
+    ARGUMENT_SYNONYMS,
     HOST_STAMPED_ARGUMENTS,
     REDACTED_ARGUMENTS,
     TARGET_ARGUMENTS,
@@ -64,6 +65,7 @@ def test_every_served_tool_has_an_overlay_and_the_tables_are_theirs(repo_root: P
         o.tool: o.every_host_list for o in in_order if o.every_host_list is not None
     } == EVERY_HOST_LISTS
     assert tuple((recipe.needs, recipe.text) for recipe in overlays.recipes) == RECIPES
+    assert overlays.synonyms == ARGUMENT_SYNONYMS
     everyone = overlays.by_tool.values()
     assert {name for o in everyone for name in o.redacted} == REDACTED_ARGUMENTS
     assert {
@@ -187,6 +189,10 @@ def test_a_broken_overlay_is_refused_naming_its_file_and_field(
         (
             lambda text: text + '[[recipe]]\nneeds = ["run_command"]\n',
             "schemas/families.toml: each [[recipe]] has needs (tool names) and a text, not ",
+        ),
+        (
+            lambda text: text + '[[synonyms]]\nwords = ["cwd"]\n',
+            "schemas/families.toml: each [[synonyms]] has words (two argument names or more)",
         ),
     ],
 )

@@ -59,15 +59,20 @@ def test_tmux_capture_projection_exposes_every_branch_property() -> None:
 
 
 def accepted_example_arguments() -> list[tuple[str, Any]]:
-    """The arguments of every contract example that the exact inputSchema accepts (the
-    others are examples of refused calls)."""
+    """The arguments of every contract example that the exact inputSchema accepts and
+    that names only arguments the tool has (the others are examples of refused calls:
+    schemux refuses an argument a tool does not have where its contract allows more)."""
     found = []
     for path in sorted(EXAMPLES.glob("*.json")):
         examples = json.loads(path.read_text("utf-8"))
-        exact = Draft202012Validator(TOOL_DOCUMENTS[examples["tool"]]["inputSchema"])
+        tool = examples["tool"]
+        exact = Draft202012Validator(TOOL_DOCUMENTS[tool]["inputSchema"])
+        declared = set(
+            SERVED_INPUT_SCHEMAS.get(tool, TOOL_DOCUMENTS[tool]["inputSchema"])["properties"]
+        )
         for example in examples["examples"]:
             arguments = fill(example["arguments"], PLACEHOLDERS)
-            if exact.is_valid(arguments):
+            if exact.is_valid(arguments) and set(arguments) <= declared:
                 found.append((examples["tool"], arguments))
     return found
 
