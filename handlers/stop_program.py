@@ -1,4 +1,4 @@
-"""stop_program: end a started program if it runs, and free its pane and its output."""
+"""stop_program: end a started program if it runs and remove its pane; its output stays readable."""
 
 from __future__ import annotations
 

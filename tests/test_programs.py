@@ -157,8 +157,40 @@ async def test_stop_during_a_waiting_read(programs: tuple[Client, ServingState])
     assert stopped["outcome"] == "stopped"
     assert reads[0]["outcome"] == "stopped"
     assert reads[0]["outputComplete"] is False
-    message = await call_error(client, "read_program", programId=started["programId"])
-    assert f"no program '{started['programId']}'" in message
+    # its output stays readable, as an ended program's does, and stopping again says so
+    again = await call(client, "read_program", programId=started["programId"], timeoutMs=0)
+    assert again["outcome"] == "stopped"
+    assert again["ended"] is True
+    assert (await call(client, "stop_program", programId=started["programId"])) == {
+        **stopped,
+        "wasRunning": False,
+    }
+
+
+async def test_a_stopped_program_s_output_stays_readable(
+    programs: tuple[Client, ServingState], programs_socket: str
+) -> None:
+    """Stopping threw the output away ("no program ...: it was stopped"); now it reads as
+    an ended program's, the pane is gone, and nothing of the program runs."""
+    client, _ = programs
+    started = await call(
+        client, "start_program", argv=["sh", "-c", "echo one; echo two; exec sleep 30"]
+    )
+    first = await call(client, "read_program", programId=started["programId"], timeoutMs=5000)
+    while first["text"].count("\n") < 2:
+        more = await call(
+            client, "read_program", programId=started["programId"], cursor=first["cursor"],
+            timeoutMs=5000,
+        )  # fmt: skip
+        first = {**more, "text": first["text"] + more["text"]}
+    stopped = await call(client, "stop_program", programId=started["programId"])
+    assert stopped["outcome"] == "stopped"
+    text, end = await read_all(client, started["programId"])
+    assert text.splitlines() == ["one", "two"]
+    assert end["ended"] is True
+    assert end["outcome"] == "stopped"
+    panes = tmux(programs_socket, "list-panes", "-a", "-F", "#{pane_id}").split()
+    assert started["paneId"] not in panes
 
 
 async def test_a_pane_killed_from_outside_is_gone(

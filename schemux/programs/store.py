@@ -71,8 +71,8 @@ class ProgramStore:
         program = self._programs.get(program_id)
         if program is None or program.session != caller.session:
             raise SchemuxError(
-                f"no program {preview(program_id)}: it was never started here, was stopped, or its "
-                "output was let go after enough later programs ended",
+                f"no program {preview(program_id)}: it was never started here, or its output "
+                "was let go after enough later programs ended",
                 suggestion="start it again with start_program",
             )
         if caller.notes is not None:
@@ -357,9 +357,13 @@ class ProgramStore:
         return page or Page("", cursor_for(program, offset), False)
 
     async def stop(self, program: Program) -> tuple[Ending, bool]:
+        """End the program if it runs and remove its pane (a kept one too); its output
+        stays readable as an ended program's does (``keep_output``). Whether it ran."""
         was_running = await self.terminate(program, "stopped")
         assert program.ending is not None
-        await self.discard(program)
+        if program.pane_id:
+            await kill_pane(program.server, program.pane_id)
+        await self.keep_output(program)
         return program.ending, was_running
 
     async def discard(self, program: Program, keep_pane: bool = False) -> None:
