@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
+import shlex
 import signal
 import subprocess
 from typing import Any
@@ -427,6 +429,29 @@ async def test_copy_mode_is_refused_without_typing(
     assert "copy mode" in message
     assert pane_format(pane, "#{pane_in_mode}") == "1"
     assert private_options(pane) == []
+    # the suggested command reaches this server (its socket), not the default one
+    await anyio.run_process(suggested_command(message))
+    assert pane_format(pane, "#{pane_in_mode}") == "0"
+
+
+async def test_a_missing_pane_s_suggestion_lists_this_server_s_panes(
+    transport_client: Client, transport_socket: str
+) -> None:
+    """The suggestion once said `tmux list-panes -a`, which in a person's terminal lists
+    another tmux server's panes."""
+    pane = new_pane(transport_socket)
+    message = await run_error(transport_client, command="true", pane_id="%999999")
+    listed = await anyio.run_process(suggested_command(message))
+    assert pane.pane_id in listed.stdout.decode().split()
+
+
+def suggested_command(message: str) -> list[str]:
+    """The argv of the command an error's suggestion gives in backquotes, which names its
+    server's socket (checked before it runs: it must never reach the default server)."""
+    (command,) = re.findall(r"`(tmux [^`]*)`", message)
+    argv = shlex.split(command)
+    assert argv[1] in ("-S", "-L"), command
+    return argv
 
 
 async def test_state_changes_stay_in_the_subshell(

@@ -164,7 +164,8 @@ async def resolve_pane(
     target.validate()
     tmux_target = target.tmux_target()
     not_found = f"no pane matches {target.describe()} on {server.address.describe()}"
-    list_panes = "list the panes with `tmux list-panes -a` and pass an existing pane_id"
+    listing = server.address.command_text("list-panes", "-a")
+    list_panes = f"list the panes with `{listing}` and pass an existing pane_id"
     row: PaneRow | None
     if tmux_target is None:
         row = await _active_pane(server, target.session_name)
@@ -176,8 +177,10 @@ async def resolve_pane(
                 raise agent_shell_ended(shell, server.agent.name, server.address.describe())
         if row is None:
             if target.session_name is not None:
-                raise SchemuxError(not_found, suggestion="list the sessions with `tmux ls`")
-            raise SchemuxError(not_found, suggestion="create a session, e.g. `tmux new-session -d`")
+                sessions = server.address.command_text("list-sessions")
+                raise SchemuxError(not_found, suggestion=f"list the sessions with `{sessions}`")
+            making = server.address.command_text("new-session", "-d")
+            raise SchemuxError(not_found, suggestion=f"create a session, e.g. `{making}`")
     elif target.pane_id is not None:
         # one round trip: every session holding the pane's window, to choose from
         rows = await query(server, PaneRow, "list-panes", "-a", "-f", _is_pane(target.pane_id))

@@ -26,10 +26,9 @@ import re
 from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 
+from schemux.errors import preview
 from schemux.generated.argument_facts import ARGUMENT_SYNONYMS
 from schemux.generated.tool_facts import NEVER_SENT
-
-SHOWN_NAME_CHARACTERS = 40  # of an unknown argument's name, in the error
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -81,12 +80,9 @@ def unknown_arguments(
         return None
     problems = []
     for name in unknown:
-        shown = repr(
-            name[:SHOWN_NAME_CHARACTERS] + ("..." if len(name) > SHOWN_NAME_CHARACTERS else "")
-        )
         meant = likely_meant(name, declared)
         hint = f"; did you mean {meant}?" if meant is not None else ""
-        problems.append(f"{shown}: {tool} has no such argument{hint}")
+        problems.append(f"{preview(name)}: {tool} has no such argument{hint}")
     known = ", ".join(sorted(declared)) or "none"
     return f"{'; '.join(problems)} (its arguments: {known}) (rule: additionalProperties)"
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shlex
 import termios
 
 import anyio
@@ -58,15 +59,22 @@ def check_shell_pane(pane: PaneInfo) -> str:
 def check_pane_state(pane: PaneInfo) -> None:
     """Refuse a dead pane, or one in a mode (what tmux itself tells)."""
     if pane.dead:
+        respawn = _command_text(pane, "respawn-pane", "-t", pane.pane_id)
         raise SchemuxError(
             f"pane {pane.pane_id} is dead (its program exited)",
-            suggestion="respawn it with `tmux respawn-pane` or target another pane",
+            suggestion=f"respawn it with `{respawn}` or target another pane",
         )
     if pane.in_mode:
         raise SchemuxError(
             f"pane {pane.pane_id} is in copy mode, so typed keys would not reach its shell",
-            suggestion=f"leave the mode first (`tmux send-keys -t {pane.pane_id} -X cancel`)",
+            suggestion="leave the mode first "
+            f"(`{_command_text(pane, 'send-keys', '-t', pane.pane_id, '-X', 'cancel')}`)",
         )
+
+
+def _command_text(pane: PaneInfo, *args: str) -> str:
+    """A tmux command line a person can run on the pane's server (its socket given)."""
+    return shlex.join(["tmux", "-S", pane.socket_path, *args])
 
 
 def check_shell_command(pane: PaneInfo, groups: tuple[int, int] | None, name: str) -> str:

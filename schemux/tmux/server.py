@@ -17,6 +17,7 @@ import copy
 import logging
 import os
 import re
+import shlex
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar, runtime_checkable
@@ -91,6 +92,11 @@ class ServerAddress:
         if self.socket_name is not None:
             return ("-L", self.socket_name)
         return ()
+
+    def command_text(self, *args: str) -> str:
+        """A tmux command line a person can run (a shell's quoting) to reach this server,
+        not whichever one their terminal's ``tmux`` would."""
+        return shlex.join(["tmux", *self.flags(), *args])
 
     def describe(self) -> str:
         on = self.host.where()
@@ -436,7 +442,7 @@ class TmuxServer:
         return SchemuxError(
             f"tmux could not start a server on {self.address.describe()}",
             suggestion="check that the socket's directory exists and is yours to write "
-            "in (try `tmux " + " ".join([*self.address.flags(), "new-session"]) + "`)",
+            f"in (try `{self.address.command_text('new-session')}`)",
         )
 
     async def make_agent_session(self, agent: AgentSession) -> None:
@@ -490,11 +496,11 @@ class TmuxServer:
 
     def _error(self, command: str, stderr: str) -> SchemuxError:
         if _NO_SERVER.search(stderr):
+            starting = self.address.command_text("new-session", "-d")
             return ServerUnavailable(
                 f"no tmux server is running on {self.address.describe()} ({stderr})",
-                suggestion="start one (for example `tmux "
-                + " ".join([*self.address.flags(), "new-session", "-d"])
-                + "`) or point schemux at a running server with --socket-name/--socket-path",
+                suggestion=f"start one (for example `{starting}`) or point schemux at a "
+                "running server with --socket-name/--socket-path",
             )
         return TmuxCommandError(command, stderr)
 
