@@ -152,10 +152,29 @@ class ShellNotStarted(SchemuxError):
 class ShellBusy(SchemuxError):
     """A pane's shell has handed its terminal to a job: it is not at its prompt."""
 
+    code = "busy"
+
 
 class PaneBusy(SchemuxError):
     """Another run_command call (of this schemux or another) holds the pane: nothing of
     this call was typed into it."""
+
+    code = "busy"
+
+
+class NotFound(SchemuxError):
+    """What the call names is not there (a pane, session, window or program): nothing
+    was changed."""
+
+    code = "not_found"
+
+
+class Unfit(SchemuxError):
+    """What the call names is there but cannot take the call as it stands (a dead pane,
+    one in copy mode, a start directory that cannot be entered, a program not found):
+    nothing was changed."""
+
+    code = "refused"
 
 
 class ServerUnavailable(SchemuxError):

@@ -206,6 +206,8 @@ async def test_refusals_and_failures_record_their_code(
             ("run_command", {"command": 5}),  # against the inputSchema
             ("run_command", {"command": "echo \x00"}),  # text tmux cannot take
             ("read_program", {"programId": "p000000000000"}),  # a SchemuxError
+            ("run_command", {"command": "true", "pane_id": "%999999"}),  # no such pane
+            ("run_program", {"argv": ["true"], "startDirectory": "/no/such/dir"}),  # refused
             ("tmux_capture", {"target": stale}),  # the tmux_* family's envelope
             ("tmux_snapshot", {}),  # an unexpected exception
         ]
@@ -217,7 +219,9 @@ async def test_refusals_and_failures_record_their_code(
     assert outcomes == [
         ("run_command", "invalid_arguments"),
         ("run_command", "invalid_arguments"),
-        ("read_program", "tmux_error"),
+        ("read_program", "not_found"),
+        ("run_command", "not_found"),
+        ("run_program", "refused"),
         ("tmux_capture", "stale_reference"),
         ("tmux_snapshot", "internal_error"),
         ("no_such_tool", "unknown_tool"),

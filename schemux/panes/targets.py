@@ -29,7 +29,7 @@ from types import MappingProxyType
 from typing import Protocol, TypeVar
 
 from schemux.audit.log import CallRecord
-from schemux.errors import SchemuxError, TmuxCommandError, preview
+from schemux.errors import NotFound, SchemuxError, TmuxCommandError, preview
 from schemux.names import OWNED_SESSION
 from schemux.tmux.agent_session import AGENT_MARK
 from schemux.tmux.format import option, query, tmux_row
@@ -178,27 +178,27 @@ async def resolve_pane(
         if row is None:
             if target.session_name is not None:
                 sessions = server.address.command_text("list-sessions")
-                raise SchemuxError(not_found, suggestion=f"list the sessions with `{sessions}`")
+                raise NotFound(not_found, suggestion=f"list the sessions with `{sessions}`")
             making = server.address.command_text("new-session", "-d")
-            raise SchemuxError(not_found, suggestion=f"create a session, e.g. `{making}`")
+            raise NotFound(not_found, suggestion=f"create a session, e.g. `{making}`")
     elif target.pane_id is not None:
         # one round trip: every session holding the pane's window, to choose from
         rows = await query(server, PaneRow, "list-panes", "-a", "-f", _is_pane(target.pane_id))
         row = choose_session(rows, target)
         if row is None:
-            raise SchemuxError(not_found, suggestion=list_panes)
+            raise NotFound(not_found, suggestion=list_panes)
     else:
         try:
             rows = await query(server, PaneRow, "display-message", "-t", tmux_target)
         except TmuxCommandError as error:
-            raise SchemuxError(f"{not_found}: {error.stderr}", suggestion=list_panes) from None
+            raise NotFound(f"{not_found}: {error.stderr}", suggestion=list_panes) from None
         if not rows:
-            raise SchemuxError(not_found, suggestion=list_panes)
+            raise NotFound(not_found, suggestion=list_panes)
         row = rows[0]
         if target.window_id is not None:
             row = await _holding_session(server, target, row)
     if is_control_window(row.session_name, row.control):
-        raise SchemuxError(
+        raise NotFound(
             f"{not_found}: it is the window of schemux's control clients in {OWNED_SESSION!r}",
             suggestion="target a pane of another session",
         )

@@ -9,7 +9,7 @@ from types import MappingProxyType
 from typing import Protocol
 
 from schemux.audit.log import CallRecord
-from schemux.errors import SchemuxError
+from schemux.errors import SchemuxError, Unfit
 from schemux.hosts.programs.host import LaunchProblem, ProgramHost
 from schemux.panes.targets import PaneInfo, PaneTarget, resolve_pane
 from schemux.programs.program import ProgramSpec
@@ -107,20 +107,20 @@ async def program_spec(
     )
 
 
-def _launch_error(problem: LaunchProblem, directory: str, program: str) -> SchemuxError:
+def _launch_error(problem: LaunchProblem, directory: str, program: str) -> Unfit:
     if problem in ("notdir", "denied"):
         reason = "not a directory" if problem == "notdir" else "permission denied"
-        return SchemuxError(
+        return Unfit(
             f"startDirectory {directory!r} cannot be entered ({reason})",
             suggestion="pass an existing directory, literally (no ~ or variables)",
         )
     if problem == "missing":
-        return SchemuxError(f"argv[0] {program!r} does not exist", suggestion="check the path")
+        return Unfit(f"argv[0] {program!r} does not exist", suggestion="check the path")
     if problem == "noexec":
-        return SchemuxError(
+        return Unfit(
             f"argv[0] {program!r} is not executable", suggestion="check its permissions"
         )
-    return SchemuxError(
+    return Unfit(
         f"argv[0] {program!r} was not found on this MCP server's PATH, or is not executable",
         suggestion='give its full path, or ["sh", "-c", ...] for a shell builtin',
     )

@@ -18,7 +18,7 @@ import anyio
 
 from schemux.audit.log import CallRecord
 from schemux.config import ProgramLimits
-from schemux.errors import SchemuxError, preview
+from schemux.errors import NotFound, SchemuxError, preview
 from schemux.hosts.programs.gate import Ending, Outcome, ending_from_marker
 from schemux.hosts.programs.host import ProgramHost
 from schemux.programs.output import Page, copy_output, cursor_for, offset_of, page_at
@@ -70,7 +70,7 @@ class ProgramStore:
         found, as one never started is."""
         program = self._programs.get(program_id)
         if program is None or program.session != caller.session:
-            raise SchemuxError(
+            raise NotFound(
                 f"no program {preview(program_id)}: it was never started here, or its output "
                 "was let go after enough later programs ended",
                 suggestion="start it again with start_program",

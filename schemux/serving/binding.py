@@ -132,10 +132,14 @@ class ToolBinding:
 
     @property
     def declared_arguments(self) -> frozenset[str]:
-        """The argument names the contract declares, in any of its forms (the served
-        projection merges every form's properties)."""
-        schema = self.served_input_schema or self.document["inputSchema"]
-        return frozenset(schema.get("properties", {}))
+        """The argument names the contract declares, in any of its forms (a root
+        ``oneOf``, ``anyOf`` or ``allOf``: each form's properties)."""
+        schema = self.document["inputSchema"]
+        forms = [
+            schema,
+            *(form for key in ("oneOf", "anyOf", "allOf") for form in schema.get(key, ())),
+        ]
+        return frozenset(name for form in forms for name in form.get("properties", {}))
 
     @property
     def error_envelope(self) -> bool:

@@ -10,7 +10,7 @@ import termios
 
 import anyio
 
-from schemux.errors import SchemuxError, ShellBusy, ShellNotStarted
+from schemux.errors import SchemuxError, ShellBusy, ShellNotStarted, Unfit
 from schemux.panes.targets import PaneInfo
 from schemux.system.processes import (
     children,
@@ -60,12 +60,12 @@ def check_pane_state(pane: PaneInfo) -> None:
     """Refuse a dead pane, or one in a mode (what tmux itself tells)."""
     if pane.dead:
         respawn = _command_text(pane, "respawn-pane", "-t", pane.pane_id)
-        raise SchemuxError(
+        raise Unfit(
             f"pane {pane.pane_id} is dead (its program exited)",
             suggestion=f"respawn it with `{respawn}` or target another pane",
         )
     if pane.in_mode:
-        raise SchemuxError(
+        raise Unfit(
             f"pane {pane.pane_id} is in copy mode, so typed keys would not reach its shell",
             suggestion="leave the mode first "
             f"(`{_command_text(pane, 'send-keys', '-t', pane.pane_id, '-X', 'cancel')}`)",
