@@ -10,6 +10,7 @@ import json
 import logging
 import os
 import pwd
+import re
 import signal
 import subprocess
 import sys
@@ -1077,17 +1078,20 @@ async def test_http_records_each_mcp_session(
                 await call(client, "tmux_snapshot")
         async with Client(served.url, client_info=CLIENT) as client:  # 2026-07-28: stateless
             await call(client, "tmux_snapshot")
+            await call(client, "tmux_snapshot")
     finally:
         served.process.terminate()
         await served.process.wait()
     found = records(log)
-    assert [record["client"] for record in found] == [{"name": "audit-test", "version": "9.9"}] * 5
+    assert [record["client"] for record in found] == [{"name": "audit-test", "version": "9.9"}] * 6
     sessions = [record["session"] for record in found]
     assert sessions[0] == sessions[1]  # one id per MCP session
     assert sessions[2] == sessions[3]
     assert sessions[0] != sessions[2]
-    assert None not in sessions[:4]
-    assert sessions[4] is None  # no session in the stateless protocol
+    assert None not in sessions
+    # no session in the stateless protocol: its calls are grouped by their connection
+    assert re.fullmatch(r"http-127\.0\.0\.1:[0-9]+", sessions[4])
+    assert sessions[4] == sessions[5]
 
 
 async def test_over_ssh_the_host_is_the_destination(

@@ -332,12 +332,18 @@ class AuditLog:
         return recorded
 
     def _transport_session(self, request_context: Any) -> str | None:
-        """Over streamable HTTP, the session's id (None when stateless); over stdio (or
-        in memory), this process's one session."""
-        if request_context.request is None:
+        """Over streamable HTTP, the session's id, or for a stateless request (MCP
+        2026-07-28 has no session) the connection it came on, ``http-ADDRESS:PORT``, which
+        groups a client's calls while it keeps its connection; over stdio (or in memory),
+        this process's one session."""
+        request = request_context.request
+        if request is None:
             return self.session
         value = session_of(request_context)
-        return None if value is None else value[:200]
+        if value is not None:
+            return value[:200]
+        peer = getattr(request, "client", None)
+        return None if peer is None else f"http-{peer.host}:{peer.port}"[:200]
 
     @contextlib.contextmanager
     def call(
