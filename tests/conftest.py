@@ -80,6 +80,7 @@ UNIT_MODULES: dict[str, frozenset[str]] = {
     "test_errors.py": frozenset({"no_server"}),
     "test_fleet_settings.py": frozenset(),
     "test_framing.py": frozenset({"socket"}),
+    "test_history_cuts.py": frozenset(),
     "test_http.py": frozenset(),
     "test_layers.py": frozenset(),
     "test_module_state.py": frozenset(),

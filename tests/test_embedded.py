@@ -27,6 +27,7 @@ from schemux.serving.server import build_server
 from schemux.serving.state import ServingState
 from schemux.tmux.agent_session import (
     AGENT_MARK,
+    STARTED_HISTORY_LIMIT,
     login_shell,
     user_environment,
     virtual_environment_bins,
@@ -266,6 +267,28 @@ async def test_a_running_server_without_an_agent_keeps_the_old_default(
     theirs = tmux(socket_name, "display-message", "-p", "-t", "=theirs:", "#{pane_id}")
     assert result["pane_id"] == theirs.strip()
     assert "agent" not in sessions(socket_name)
+    # a server schemux did not start keeps its options
+    assert tmux(socket_name, "show-options", "-gv", "history-limit").strip() == "2000"
+
+
+async def test_the_agent_pane_keeps_a_long_output_whole(client: Client, socket_name: str) -> None:
+    """The server schemux starts keeps more history than tmux's 2,000 rows by default:
+    100,000 lines in the agent's pane come back whole (issue 34)."""
+    result = await run(client, command="seq 1 100000", socket_name=socket_name, timeout=60)
+    assert (result["output_truncated"], result["output_truncated_lines"]) == (False, 0)
+    assert result["output"] == [str(number) for number in range(1, 100_001)]
+    limit = tmux(socket_name, "display-message", "-p", "-t", result["pane_id"], "#{history_limit}")
+    assert int(limit) == STARTED_HISTORY_LIMIT
+
+
+async def test_a_higher_history_limit_of_the_users_configuration_is_kept(
+    anyio_backend: str, socket_name: str, user_home: Path
+) -> None:
+    (user_home / ".tmux.conf").write_text(f"set -g history-limit {STARTED_HISTORY_LIMIT * 2}\n")
+    async with schemux_on(Settings(socket_name=socket_name)) as client:
+        result = await run(client, command="true")
+    limit = tmux(socket_name, "display-message", "-p", "-t", result["pane_id"], "#{history_limit}")
+    assert int(limit) == STARTED_HISTORY_LIMIT * 2
 
 
 @pytest.mark.parametrize(

@@ -31,10 +31,12 @@ from tests.support import (
     call_error,
     new_pane,
     pane_format,
+    run,
     tmux,
     until,
     watching_clients,
 )
+from tests.test_run_command import pane_with_history_limit
 
 pytestmark = pytest.mark.anyio
 
@@ -107,6 +109,81 @@ async def repl(transport_client: Client, transport_socket: str) -> Pane:
     pane = new_pane(transport_socket, command="env -u PYTHONSTARTUP python3 -q -i")
     await until(lambda: ">>>" in tmux(transport_socket, "capture-pane", "-p", "-t", pane.pane_id))
     return pane
+
+
+def oldest_row(pane: Pane) -> str:
+    """The first row of the pane's history: another one once tmux has cut history."""
+    history = tmux(pane.socket_name, "capture-pane", "-p", "-t", pane.pane_id, "-S", "-")
+    return history.split("\n")[0]
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        # at once: tmux cuts history many times between two of the wait's checks
+        "seq 1 350; echo found-after-''cuts; seq 1 20",
+        # paced: a cut or two between one check and the next, many over the wait
+        "for i in $(seq 1 35); do seq 1 10; sleep 0.03; done; echo found-after-''cuts; seq 1 20",
+    ],
+    ids=["at-once", "paced"],
+)
+async def test_a_line_written_after_history_cuts_is_found_once(
+    transport_client: Client, transport_socket: str, output: str
+) -> None:
+    """At its history-limit tmux cuts a tenth of the history (10 rows here) and the rows
+    below move up by as much: the wait follows them. Its history full before the wait,
+    the wait's first row is near the bottom of the screen, and the line comes 20 rows
+    above the bottom, so neither reading from where the first row was (the line's rows
+    moved up past it) nor a refusal finds it."""
+    pane = pane_with_history_limit(transport_socket, 100)
+    await run(transport_client, pane, "seq 1 300")
+    waiting = await armed_wait(
+        transport_client, pane, patterns=["^found-after-cuts$"], regex=True, timeout=10
+    )
+    await send(transport_client, pane, output)
+    result = await waiting
+    assert (result["outcome"], result["matched_lines"]) == ("matched", ["found-after-cuts"])
+
+
+async def test_text_from_before_the_wait_stays_unmatched_across_history_cuts(
+    transport_client: Client, transport_socket: str
+) -> None:
+    """The text is on the screen when the wait begins, and still in the pane after
+    tmux cut the history under the wait (six times, between the wait's checks): it is
+    not new, so the wait times out."""
+    pane = pane_with_history_limit(transport_socket, 100)
+    await run(transport_client, pane, "seq 1 300; echo written-''before")
+    oldest = oldest_row(pane)
+    waiting = await armed_wait(
+        transport_client, pane, patterns=["^written-before$"], regex=True, timeout=3
+    )
+    await send(transport_client, pane, "for i in $(seq 1 6); do seq 1 10; sleep 0.1; done")
+    result = await waiting
+    assert (result["outcome"], result["matched_at_entry"]) == ("timeout", True)
+    assert result["saw_new_output"] is True
+    # the scene was the one meant: history was cut under the wait, the text stayed
+    assert oldest_row(pane) != oldest
+    assert "\nwritten-before\n" in tmux(
+        transport_socket, "capture-pane", "-p", "-t", pane.pane_id, "-S", "-"
+    )
+
+
+async def test_history_cleared_under_a_wait_is_an_error(
+    transport_client: Client, transport_socket: str
+) -> None:
+    """clear-history takes the rows above the screen, and the wait's first row was on
+    the screen: whether it went with them is not known, so the wait says so."""
+    pane = new_pane(transport_socket)
+    await run(transport_client, pane, "seq 1 100")
+    failing = asyncio.ensure_future(
+        call_error(transport_client, "wait_for_text", pane_id=pane.pane_id, timeout=10)
+    )
+    await until_armed(pane, failing)
+    tmux(transport_socket, "clear-history", "-t", pane.pane_id)
+    await send(transport_client, pane, "echo after")
+    error = await failing
+    assert f"pane {pane.pane_id}'s history was cleared while waiting" in error
+    await left_behind(pane)
 
 
 async def test_a_python_repl_driven_by_keys_and_waits(transport_client: Client, repl: Pane) -> None:
@@ -391,8 +468,7 @@ async def test_waiting_costs_little(
     assert time.process_time() - cpu < timeout / 4
     assert len(checks) <= timeout / RECHECK_SECONDS + 1, checks  # polling: 60
     # a pane writing as fast as it can: one wake-up a check, not one per write; it starts
-    # once the wait has begun (history that tmux trims from before the wait's start would
-    # be the wait's error, rightly)
+    # once the wait has begun (its history cut many times over while the wait follows it)
     go = f"go-{uuid.uuid4().hex}"
     noisy = new_pane(transport_socket, command=f"sh -c 'tmux wait-for {go}; exec yes'")
     try:
@@ -530,7 +606,9 @@ async def test_a_wait_begins_in_two_round_trips_on_its_watcher(
     assert result["outcome"] == "timeout"
     (lines,) = before_waiting
     assert [args[0] for args in lines] == ["display-message", "link-window"]
-    assert lines[1].count("capture-pane") == 2  # the rows from the cursor, and the screen
+    # the last rows of history (to follow the rows as tmux cuts history), the rows
+    # from the cursor, and the screen
+    assert lines[1].count("capture-pane") == 3
     await left_behind(pane)
 
 

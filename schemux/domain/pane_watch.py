@@ -61,6 +61,7 @@ from schemux.errors import ConnectionLost, SchemuxError, TmuxCommandError
 from schemux.names import OWNED_SESSION
 from schemux.panes.targets import PaneInfo
 from schemux.shell.abandoned import link_mark
+from schemux.text.history_cuts import LAST_ROWS, HistoryReading
 from schemux.tmux.command import THEN
 from schemux.tmux.control.connection import Notification
 from schemux.tmux.control.engine import Watcher
@@ -84,6 +85,15 @@ class _StateRow:
     window_linked_sessions_list: str
 
 
+@tmux_row
+class _HistoryRow:
+    history_size: int
+    history_limit: int
+    pane_height: int
+    pane_width: int
+    alternate_on: bool
+
+
 # What a program writes to enter the alternate screen, as %output escapes ESC; a
 # backslash the program wrote arrives as \134, so printed text never looks like these.
 _ALTERNATE_ENTERS = ("\\033[?1049h", "\\033[?1047h", "\\033[?47h")
@@ -103,11 +113,14 @@ class PaneState:
 
 
 @dataclass(frozen=True)
-class Rows:
-    """Rows of the pane and the screen they were read from."""
+class Reading:
+    """What one command line read of the pane, all of one moment: its history (with the
+    last rows of it), whether it showed the alternate screen, and what each capture
+    asked for printed, a line a row (blank rows kept)."""
 
-    lines: list[str]
+    history: HistoryReading
     alternate_on: bool
+    captures: list[list[str]]
 
 
 def parse_state(line: str) -> PaneState:
@@ -179,11 +192,12 @@ class PaneWatch:
         lines = await self._run("display-message", "-p", "-t", self.pane_id, row_format(_StateRow))
         return self._parse_state(lines)
 
-    async def begin(self, entry: PaneState, starts: Sequence[int]) -> list[list[str]]:
+    async def begin(self, entry: PaneState, starts: Sequence[int]) -> Reading:
         """Begin the watch in one command line: link the window into ``_schemux`` when
-        ``entry`` found it in another session (with its mark), then read the rows from
-        each of ``starts`` down (``rows``). From the link on, what the pane writes wakes
-        ``wait``; what it wrote before is in these rows."""
+        ``entry`` found it in another session (with its mark), then read the pane
+        (``read``), capturing the rows from each of ``starts`` down (wrapped lines joined,
+        blank rows at the bottom left out). From the link on, what the pane writes wakes
+        ``wait``; what it wrote before is in this reading."""
         line: list[str] = []
         if entry.in_other_sessions:
             # the mark in the same line: no moment has a link without its owner
@@ -194,32 +208,24 @@ class PaneWatch:
             # marked before the answer: a cancellation while tmux links still unlinks
             # (the unlink queues behind the link on this client)
             self.linked = True
-        # each capture's rows end at a token of this line's own: no pane can print it
-        separator = secrets.token_hex(8)
         # the watcher may be a client that another watch paused this pane on: continued,
-        # its %continue line (if any) ends before the first separator
-        line += [*self._flags(on=True), THEN, "display-message", "-p", separator]
-        for start in starts:
-            line += [THEN, "capture-pane", "-p", "-J", "-t", self.pane_id, "-S", str(start)]
-            line += [THEN, "display-message", "-p", separator]
+        # its %continue line (if any) ends before the reading's first separator
+        line += [*self._flags(on=True), THEN]
+        reading = _ReadingLine(self.pane_id, [("-J", "-S", str(start)) for start in starts])
         self._wrote = False
         self._window_event = False
         self._last_check = time.monotonic()
         try:
-            lines = await self.watcher.run(*line)
+            lines = await self.watcher.run(*line, *reading.args)
         except TmuxCommandError as error:
             if self.linked:  # a link refused ends the line before its mark: none to remove
                 self.linked = await self._marked()
             if error.target_gone:
                 raise SchemuxError(f"pane {self.pane_id} was closed") from None
             raise
-        captures: list[list[str]] = [[]]
-        for text in lines:
-            if text == separator:
-                captures.append([])
-            else:
-                captures[-1].append(text)
-        return [_without_trailing_blanks(rows) for rows in captures[1:-1]]
+        begun = reading.parse(lines, f"pane {self.pane_id} was closed")
+        captures = [_without_trailing_blanks(rows) for rows in begun.captures]
+        return Reading(begun.history, begun.alternate_on, captures)
 
     async def _marked(self) -> bool:
         with contextlib.suppress(SchemuxError):
@@ -245,17 +251,21 @@ class PaneWatch:
             raise SchemuxError(f"pane {self.pane_id} was closed while waiting")
         return parse_state(lines[-1])
 
-    async def rows(self, start: int) -> Rows:
-        """Rows from ``start`` down (``-J``: a wrapped line is one row), and whether they
-        are the alternate screen's: read in one command line, since a program that enters
-        it after a ``check`` has its own screen captured."""
-        lines = await self._run(
-            "display-message", "-p", "-t", self.pane_id, "#{alternate_on}", THEN,
-            "capture-pane", "-p", "-J", "-t", self.pane_id, "-S", str(start),
-        )  # fmt: skip
-        if not lines or lines[0] not in ("0", "1"):
-            raise SchemuxError(f"pane {self.pane_id} was closed while waiting")
-        return Rows(lines=_without_trailing_blanks(lines[1:]), alternate_on=lines[0] == "1")
+    async def read(self, captures: Sequence[Sequence[str]]) -> Reading:
+        """The pane's history and the rows each of ``captures`` (``capture-pane`` flags:
+        ``-S``, ``-E``, ``-J``) prints, in one command line: of one moment, so the rows'
+        numbers follow from its history size, and the rows are the alternate screen's
+        exactly when it says so (a program that enters it after a ``check`` has its own
+        screen captured). A capture of joined lines (``-J``) comes without the blank rows
+        at its bottom, as ``begin``'s do."""
+        reading = _ReadingLine(self.pane_id, captures)
+        lines = await self._run(*reading.args)
+        read = reading.parse(lines, f"pane {self.pane_id} was closed while waiting")
+        rows = [
+            _without_trailing_blanks(rows) if "-J" in flags else rows
+            for flags, rows in zip(captures, read.captures, strict=True)
+        ]
+        return Reading(read.history, read.alternate_on, rows)
 
     async def wait(self, deadline: float, interval: float) -> None:
         """Return once the pane wrote since the last ``read`` (no sooner than ``interval``
@@ -318,6 +328,46 @@ class PaneWatch:
             if error.target_gone:
                 raise SchemuxError(f"pane {self.pane_id} was closed while waiting") from None
             raise
+
+
+class _ReadingLine:
+    """The commands of a ``Reading`` of a pane (its history, the last rows of it, then
+    each capture), and the parse of their answer: a token of the line's own ends each
+    part, since no pane can print it."""
+
+    def __init__(self, pane_id: str, captures: Sequence[Sequence[str]]) -> None:
+        self.separator = secrets.token_hex(8)
+        self.count = len(captures)
+        last_rows = ("-S", str(-LAST_ROWS), "-E", "-1")
+        args = ["display-message", "-p", "-t", pane_id, row_format(_HistoryRow)]
+        for flags in (last_rows, *captures):
+            args += [THEN, "display-message", "-p", self.separator]
+            args += [THEN, "capture-pane", "-p", "-t", pane_id, *flags]
+        self.args = [*args, THEN, "display-message", "-p", self.separator]
+
+    def parse(self, lines: list[str], closed: str) -> Reading:
+        # display-message answers a pane that is gone with empty fields, not an error;
+        # refresh-client's own lines (%pause, %continue), if any, come before
+        parts: list[list[str]] = [[]]
+        for text in lines:
+            if text == self.separator:
+                parts.append([])
+            else:
+                parts[-1].append(text)
+        if (
+            len(parts) != self.count + 3
+            or not parts[0]
+            or printed_nothing(_HistoryRow, parts[0][-1])
+        ):
+            raise SchemuxError(closed)
+        row = parse_row(_HistoryRow, parts[0][-1])
+        size = row.history_size
+        # with no history, -E -1 is the screen's top row: no row of history is last
+        last_rows = tuple(parts[1][: min(LAST_ROWS, size)])
+        history = HistoryReading(
+            size, row.history_limit, row.pane_height, row.pane_width, last_rows
+        )
+        return Reading(history, row.alternate_on, parts[2:-1])
 
 
 def _without_trailing_blanks(lines: list[str]) -> list[str]:

@@ -4,7 +4,11 @@ Only rows written after the call began count. At entry the wait notes the pane's
 absolute cursor row (history size plus cursor row) and the rows from the cursor row down,
 by content; later, every row from that absolute row down whose text was not among those
 is new. So neither scrollback nor paint left below the cursor ever matches, while text
-written onto the cursor's own row (a command's first line, after a prompt) does. Whether
+written onto the cursor's own row (a command's first line, after a prompt) does. When
+the history reaches its limit, tmux cuts its oldest tenth and every row moves up by as
+much: the wait follows its first row there (``schemux.text.history_cuts``), each check
+reading the pane's history with its rows; only a history cleared (or a pane resized) so
+that the row cannot be told is an error. Whether
 a pattern already matched somewhere on the visible screen at entry is reported as
 ``matched_at_entry``. While the pane shows the alternate screen (a pager, an editor, a
 full-screen program repainting everything) nothing is matched, and a wait that ends so is
@@ -33,7 +37,7 @@ import asyncio
 import re
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 import regex as _regex
@@ -41,6 +45,7 @@ import regex as _regex
 from schemux.domain.pane_watch import PaneState, PaneWatch, watch_pane
 from schemux.errors import SchemuxError, preview
 from schemux.panes.targets import PaneInfo
+from schemux.text.history_cuts import FollowedRow, HistoryReading, HistoryUnknown, captured_rows
 from schemux.tmux.server import TmuxServer
 
 TAIL_MAX_LINES = 20
@@ -51,6 +56,9 @@ MATCH_SECONDS = 1.0
 MAX_PATTERNS = 100  # in patterns, and in stop
 MAX_PATTERN_CHARACTERS = 10_000  # in one pattern: a wide pane's longest rows, and more
 MAX_ALL_PATTERN_CHARACTERS = 20_000  # in patterns and stop together
+# reads of one check whose rows began above the first row that counts (tmux cut history
+# while the read was on its way), before the rows are left to the next check
+READ_TRIES = 3
 # patterns this short compile in well under a millisecond: on the loop, without waiting
 # for a worker thread (the pool is shared, and busy under load)
 INLINE_PATTERN_CHARACTERS = 256
@@ -226,7 +234,8 @@ async def wait_for_new_text(
 ) -> TextWaitResult:
     """Wait until a pattern (any new text, without patterns) or a stop pattern appears
     on a row written after entry, or until ``deadline`` (``time.monotonic``); raises
-    SchemuxError when the pane dies, is respawned or closed, or loses the entry's rows."""
+    SchemuxError when the pane dies, is respawned or closed, or its history is cleared
+    (or the pane resized) so that the rows written after entry cannot be told."""
     if pane.dead:
         raise SchemuxError(
             f"pane {pane.pane_id} is dead: nothing new can appear in it",
@@ -237,8 +246,19 @@ async def wait_for_new_text(
         # two round trips: the state, then the link (if any) with the entry's rows
         entry = await watch.state()
         _check_lifecycle(watch, entry, entry)
-        rows, screen = await watch.begin(entry, (entry.cursor_y, 0))
-        anchor = entry.history_size + entry.cursor_y
+        begun = await watch.begin(entry, (entry.cursor_y, 0))
+        rows, screen = begun.captures
+        # the first row that counts, followed as tmux cuts history above it
+        first = FollowedRow(
+            entry.history_size + entry.cursor_y,
+            replace(
+                begun.history,
+                history_size=entry.history_size,
+                height=entry.height,
+                last_rows=(),
+            ),
+        )
+        _follow(watch, first, begun.history, [], 0)
         entry_rows = frozenset(rows)
         stale_at_entry = await _first_match_off_loop("patterns", patterns, screen) is not None
         result.alternate_screen = entry.alternate_on
@@ -247,11 +267,7 @@ async def wait_for_new_text(
             await watch.wait(deadline, interval)
             state = await watch.check()
             _check_lifecycle(watch, entry, state)
-            start = anchor - state.history_size
-            alternate_on, rows = state.alternate_on, []
-            if start < state.height:
-                read = await watch.rows(start)
-                alternate_on, rows = read.alternate_on, read.lines
+            alternate_on, rows = await _rows_since(watch, first, state)
             result.alternate_screen |= state.alternate_on or alternate_on or watch.saw_alternate
             new_lines = [line for line in rows if line not in entry_rows]
             result.saw_new_output |= bool(new_lines)
@@ -304,10 +320,68 @@ def _check_lifecycle(watch: PaneWatch, entry: PaneState, state: PaneState) -> No
         )
     if watch.linked and not state.in_other_sessions:
         raise SchemuxError(f"the session of pane {pane_id} was closed while waiting")
-    if state.history_size < entry.history_size and state.height <= entry.height:
+
+
+async def _rows_since(
+    watch: PaneWatch, first: FollowedRow, state: PaneState
+) -> tuple[bool, list[str]]:
+    """Whether the pane shows the alternate screen, and its rows from ``first`` down
+    (wrapped lines joined), read in one command line with the pane's history, which
+    says where ``first`` is now (``FollowedRow.follow``). The rows are asked for from
+    where ``first`` is if tmux cut the fewest rows it can have since the last reading;
+    when it cut more (the rows asked for began above ``first``) or fewer (they began
+    below it), they are read again from where it is, at most ``READ_TRIES`` times in
+    all, and then those that began below it are taken (the rest are read by the next
+    check)."""
+    history_size, height = state.history_size, state.height
+    alternate_on, whole = state.alternate_on, False
+    late: list[str] = []  # rows read from below ``first``: the newest, not all
+    for _ in range(READ_TRIES):
+        number, wanted = first.guess(history_size, height)
+        captures: list[tuple[str, ...]] = []
+        told: tuple[int | None, int | None] | None = None  # -S and -E of the rows that tell
+        if whole:  # every row: wherever the rows that tell are
+            told = (None, None)
+            captures.append(("-S", "-", "-E", "-"))
+        elif wanted is not None:
+            told = (wanted.start - history_size, wanted.stop - 1 - history_size)
+            captures.append(("-S", str(told[0]), "-E", str(told[1])))
+        start = number - history_size
+        asked = start < height  # else the row is below the screen: nothing to read yet
+        if asked:
+            captures.append(("-J", "-S", str(start)))
+        read = await watch.read(captures)
+        now, alternate_on = read.history, read.alternate_on
+        if told is None:
+            followed = _follow(watch, first, now, [], 0)
+        else:
+            told_from = captured_rows(*told, now.history_size, now.height).start
+            followed = _follow(watch, first, now, read.captures[0], told_from)
+        history_size, height, whole = now.history_size, now.height, not followed
+        if not followed:
+            continue
+        if first.number - now.history_size >= now.height:  # below the screen: none yet
+            return alternate_on, []
+        if asked:
+            read_from = captured_rows(start, None, now.history_size, now.height).start
+            if read_from == first.number:
+                return alternate_on, read.captures[-1]
+            if read_from > first.number:
+                late = read.captures[-1]
+    return alternate_on, late
+
+
+def _follow(
+    watch: PaneWatch, first: FollowedRow, reading: HistoryReading, rows: list[str], rows_from: int
+) -> bool:
+    """``first.follow``, its HistoryUnknown said as the wait's error."""
+    try:
+        return first.follow(reading, rows, rows_from)
+    except HistoryUnknown as unknown:
+        what = "cleared" if unknown.cause == "cleared" else "resized, its rows rewrapped,"
         raise SchemuxError(
-            f"pane {pane_id}'s history shrank below where the wait began (history_size "
-            f"{entry.history_size} -> {state.history_size}, cleared or past history-limit), "
-            "so new rows can no longer be told from old ones",
+            f"pane {watch.pane_id}'s history was {what} while waiting (history_size "
+            f"{unknown.before.history_size} -> {unknown.after.history_size}), so new rows "
+            "can no longer be told from old ones",
             suggestion="call wait_for_text again, or use run_command for a command you author",
-        )
+        ) from None

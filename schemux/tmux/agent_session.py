@@ -27,6 +27,14 @@ from schemux.tmux.format import row_format, tmux_row
 from schemux.tmux.references import CreatedSessionRow
 
 AGENT_MARK = "@schemux_agent"
+# The history-limit of the servers schemux starts, in rows a pane keeps above its screen
+# (tmux's own default is 2,000): enough that 100,000 lines of output come back whole,
+# since tmux frees a tenth of the limit whenever a pane's history is full (so at least
+# 108,000 rows stay). A pane takes memory for the rows it holds only: measured on tmux
+# 3.3a and 3.5a, about 0.24 KB a short row (``seq``) and 0.84 KB a full row of the agent's
+# 160 columns, so a pane full to this limit holds 29 to 100 MB in the tmux server, until
+# the pane is closed or its history cleared.
+STARTED_HISTORY_LIMIT = 120_000
 FALLBACK_SHELL = "/bin/sh"
 
 # what a Python launcher or schemux itself puts in the environment, never the user's
@@ -100,6 +108,16 @@ def format_literal(text: str) -> str:
     ``-s`` and ``-c`` as formats, where ``#{...}`` and ``#(...)`` (a shell command) would
     otherwise run."""
     return text.replace("#", "##")
+
+
+def history_limit_arguments(limit: int = STARTED_HISTORY_LIMIT) -> tuple[str, ...]:
+    """The command that sets the global ``history-limit`` to ``limit`` on a server with
+    no session yet, one whose first session this command list is about to make (a pane
+    takes the limit when it is made), unless the user's configuration, read as the
+    server started, set it higher. A server another client started first (it has a
+    session by then) is left as it is."""
+    fresh_and_lower = f"#{{&&:#{{==:#{{S:x}},}},#{{e|<:#{{history-limit}},{limit}}}}}"
+    return ("if-shell", "-F", fresh_and_lower, f"set-option -g history-limit {limit}")
 
 
 # what the agent's ``new-session`` prints: its pane, the pane's process id, and the

@@ -39,6 +39,7 @@ from schemux.names import socket_name_problem
 from schemux.tmux.agent_session import (
     AGENT_MARK,
     AgentSessionMade,
+    history_limit_arguments,
     login_shell,
     new_session_arguments,
     user_environment,
@@ -422,11 +423,16 @@ class TmuxServer:
         return out.decode(errors="replace").strip()
 
     async def _make_owned_session(self, env: dict[str, str] | None) -> list[str] | None:
-        """Make the owned session (which starts a server that is not running); what
-        ``_VERSION`` shows of the server, in the same call; None when the session was
-        there already (made meanwhile by another process)."""
+        """Make the owned session; what ``_VERSION`` shows of the server, in the same
+        call; None when the session was there already (made meanwhile by another
+        process). With ``env`` (the user's environment), this starts the server, and
+        first raises its history-limit for every pane made on it
+        (``history_limit_arguments``)."""
+        start = () if env is None else (*history_limit_arguments(), THEN)
         try:
-            created = await self.run_subprocess(*creation_command(), THEN, *_VERSION, env=env)
+            created = await self.run_subprocess(
+                *start, *creation_command(), THEN, *_VERSION, env=env
+            )
         except TmuxCommandError as error:
             if "duplicate session" not in error.stderr:
                 raise
