@@ -117,9 +117,7 @@ def _launch_error(problem: LaunchProblem, directory: str, program: str) -> Unfit
     if problem == "missing":
         return Unfit(f"argv[0] {program!r} does not exist", suggestion="check the path")
     if problem == "noexec":
-        return Unfit(
-            f"argv[0] {program!r} is not executable", suggestion="check its permissions"
-        )
+        return Unfit(f"argv[0] {program!r} is not executable", suggestion="check its permissions")
     return Unfit(
         f"argv[0] {program!r} was not found on this MCP server's PATH, or is not executable",
         suggestion='give its full path, or ["sh", "-c", ...] for a shell builtin',
