@@ -154,8 +154,10 @@ def test_options_as_serve_takes_them(server_with_owned_session: str) -> None:
     assert line_of(lines, "http").startswith("FAIL  http: --http '127.0.0.1:0'")
     tools = line_of(lines, "tools")
     assert "5 of " in tools
-    assert "tmux_capture" in tools
-    assert "run_command" not in tools
+    served, not_served = tools.split("; not served: ")
+    assert "tmux_capture" in served
+    assert "run_command" not in served
+    assert "run_command (not named by --tools)" in not_served
     assert tools.endswith("exact schemas (--schemas exact)")
 
 
@@ -233,8 +235,12 @@ def test_a_port_in_use_blocks_serving() -> None:
 def test_check_tools() -> None:
     every = check_tools(Settings())
     assert every.status == "ok"
-    assert "(all)" in every.found
+    assert "(the default)" in every.found
     assert "projected schemas" in every.found
+    # each tool left out is named, with why (it said "16 of 17 served", naming none)
+    assert "; not served: run_command_on_hosts (served only with more than one host: " in (
+        every.found
+    )
     capture = check_tools(Settings(tools=("capture", "run_command"), schemas="exact"))
     assert capture.status == "ok"
     assert capture.found.startswith("6 of ")
@@ -242,6 +248,7 @@ def test_check_tools() -> None:
         capture.found
     )
     assert capture.found.endswith("exact schemas (--schemas exact)")
+    assert "send_keys (not named by --tools)" in capture.found
     strict = check_tools(Settings(schemas="openai-strict"))
     assert strict.found.endswith("OpenAI strict schemas (--schemas openai-strict)")
     compact = check_tools(Settings(schemas="compact"))

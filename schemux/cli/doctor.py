@@ -45,6 +45,7 @@ from schemux.errors import (
     preview,
     shorten,
 )
+from schemux.generated.tool_facts import SEVERAL_HOSTS_TOOLS
 from schemux.host_settings import NamedHost
 from schemux.hosts import Host
 from schemux.hosts.kinds import host_for
@@ -470,9 +471,23 @@ def check_tools(settings: Settings) -> Check:
         "exact": "exact schemas (--schemas exact)",
         "openai-strict": "OpenAI strict schemas (--schemas openai-strict)",
     }[settings.schemas]
-    chosen = "all" if not settings.tools else f"--tools {','.join(settings.tools)}"
+    chosen = "the default" if not settings.tools else f"--tools {','.join(settings.tools)}"
+    left = [
+        f"{name} ({_why_not_served(name, settings)})" for name in BINDINGS if name not in served
+    ]
+    not_served = f"; not served: {', '.join(left)}" if left else ""
     return Check(
         "tools",
         "ok",
-        f"{len(served)} of {len(BINDINGS)} served ({chosen}): {', '.join(served)}; {schemas}",
+        f"{len(served)} of {len(BINDINGS)} served ({chosen}): {', '.join(served)}{not_served}; "
+        f"{schemas}",
     )
+
+
+def _why_not_served(tool: str, settings: Settings) -> str:
+    """Why the selection of ``settings`` leaves ``tool`` out, as a person would fix it."""
+    if tool in SEVERAL_HOSTS_TOOLS and not settings.several_hosts:
+        return "served only with more than one host: --host, --hosts"
+    if settings.tools:
+        return "not named by --tools"
+    return "not in the default selection: name it or its family in --tools"
