@@ -308,13 +308,19 @@ def test_call_prints_the_result_as_json(tmux_socket: str) -> None:
     arguments = json.dumps({"command": "echo from-cli", "pane_id": pane.pane_id})
     done = schemux("call", "-L", tmux_socket, "run_command", arguments)
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["structuredContent"]["output"] == ["from-cli"]
+    # the result once: its structured content (it printed the text of the same JSON too)
+    result = json.loads(done.stdout)
+    assert result["output"] == ["from-cli"]
+    assert result["exit_status"] == 0
+    assert done.stdout.count("from-cli") == 1
+    assert done.stderr == ""
 
 
 def test_call_with_a_failing_tool_exits_1(tmux_socket: str) -> None:
     done = schemux("call", "-L", tmux_socket, "run_command", '{"command": ""}')
     assert done.returncode == 1
-    assert json.loads(done.stdout)["isError"] is True
+    assert done.stdout == ""
+    assert done.stderr == "command must not be empty\nSuggestion: pass the shell command to run\n"
 
 
 @pytest.mark.tmux

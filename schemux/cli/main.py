@@ -163,7 +163,8 @@ def build_parser() -> argparse.ArgumentParser:
     call = commands.add_parser(
         "call",
         parents=[tmux_options, tool_options, recording],
-        help="run one tool in-process and print its result",
+        help="run one tool in-process and print its result once (its structured content "
+        "as JSON; an error's text on stderr, exit status 1)",
         **documented,
     )
     call.add_argument("tool", help="tool name, e.g. run_command")
@@ -474,14 +475,30 @@ async def call_once(
                 return 2
     finally:
         await context.close()
-    print(
-        json.dumps(
-            result.model_dump(mode="json", by_alias=True, exclude_none=True),
-            indent=2,
-            ensure_ascii=False,
-        )
-    )
+    print_result(result)
     return 1 if result.is_error else 0
+
+
+def print_result(result: Any) -> None:
+    """A tool's result (an MCP ``CallToolResult``) once: its structured content as JSON
+    on stdout (the text a client also gets is the same JSON, not printed again), or its
+    text; an error's text goes to stderr. Any other block (a note, an image) is printed
+    as its JSON on stderr, after the result."""
+    rest = list(result.content)
+    if result.structured_content is not None:
+        print(json.dumps(result.structured_content, indent=2, ensure_ascii=False))
+        rest = rest[1:]  # the same JSON as text
+    else:
+        texts = [block for block in rest if block.type == "text"]
+        for block in texts:
+            print(block.text, file=sys.stderr if result.is_error else sys.stdout)
+        rest = [block for block in rest if block.type != "text"]
+    for block in rest:
+        if block.type == "text":
+            print(block.text, file=sys.stderr)
+        else:
+            dumped = block.model_dump(mode="json", by_alias=True, exclude_none=True)
+            print(json.dumps(dumped, ensure_ascii=False), file=sys.stderr)
 
 
 if __name__ == "__main__":
