@@ -68,6 +68,9 @@ elif [ -r ~/.bashrc ]; then
 fi
 unset __SCHEMUX_LOGIN __SCHEMUX_INTEGRATION
 if [ -n "${TMUX_PANE-}" ] && [ -n "${__SCHEMUX_TMUX-}" ]; then
+  # a call's suppress_history (a leading space) keeps its command out of the history
+  case :${HISTCONTROL-}: in *:ignorespace:*|*:ignoreboth:*) ;;
+    *) HISTCONTROL=${HISTCONTROL:+$HISTCONTROL:}ignorespace ;; esac
   __schemux_tmux=$__SCHEMUX_TMUX __schemux_socket=${TMUX%%,*} __schemux_pane=$TMUX_PANE
   __schemux_channels=$__SCHEMUX_ARMED __schemux_armed=$__SCHEMUX_ARMED/$$ __schemux_first=1
   __schemux_paste=0
@@ -178,6 +181,7 @@ _ZSHRC = (
 [[ -f ${ZDOTDIR:-$HOME}/.zshrc ]] && source "${ZDOTDIR:-$HOME}/.zshrc"
 __schemux_to_ours
 if [[ -n ${TMUX_PANE-} && -n ${__SCHEMUX_TMUX-} ]]; then
+  setopt HIST_IGNORE_SPACE  # a call's suppress_history (a leading space) keeps it out
   typeset -g __schemux_tmux=$__SCHEMUX_TMUX __schemux_socket=${TMUX%%,*} __schemux_pane=$TMUX_PANE
   typeset -g __schemux_channels=$__SCHEMUX_ARMED __schemux_armed=$__SCHEMUX_ARMED/$$
   typeset -g __schemux_first=1

@@ -115,6 +115,7 @@ UNIT_MODULES: dict[str, frozenset[str]] = {
     "test_tmux_format.py": frozenset({"socket"}),
     "test_tmux_version.py": frozenset({"socket"}),
     "test_tracking_backends.py": frozenset(),
+    "test_typed_command.py": frozenset(),
     "test_unknown_arguments.py": frozenset(),
     "test_validation.py": frozenset(),
     "test_wait_links.py": frozenset(),

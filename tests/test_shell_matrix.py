@@ -71,12 +71,15 @@ MACHINERY = ("schemux", "wait-for", "@schemux", "tmux -S", "printf '\\r", "run -
 class Profile:
     """A login shell and the rc files of ``tests/shells/<name>``; ``prompt`` holds a
     pattern per row of its prompt, the last being the row the command is typed on, and
-    ``right_prompt`` what that row may end with after the command."""
+    ``right_prompt`` what that row may end with after the command. ``ignores_space``:
+    whether its rc files keep a command typed after a space out of history (fish always
+    does; schemux's startup files make the agent's pane do so in every shell)."""
 
     name: str
     shell: str
     prompt: tuple[str, ...]
     right_prompt: str = ""
+    ignores_space: bool = False
 
     @property
     def shell_name(self) -> str:
@@ -85,13 +88,15 @@ class Profile:
 
 PROFILES = [
     Profile("bash-plain", "/bin/bash", (r"\S+@\S+:~[#$] ",)),
-    Profile("bash-vi", "/bin/bash", (r"\S+@\S+ ~ \[\d*\]", r"[#$] ")),
+    Profile("bash-vi", "/bin/bash", (r"\S+@\S+ ~ \[\d*\]", r"[#$] "), ignores_space=True),
     Profile("bash-slow", "/bin/bash", (r"slow\$ ",)),
     Profile("zsh-empty", "/usr/bin/zsh", (r"\S+[#%] ",)),
-    Profile("zsh-plugins", "/usr/bin/zsh", (r"\S+@\S+ ~", r"[#%] "), right_prompt=r"\[\d+\]"),
-    Profile("zsh-vi", "/usr/bin/zsh", (r"zvi[#%] ",)),
-    Profile("fish-default", "/usr/bin/fish", (r"\S+@\S+ ~[#>] ",)),
-    Profile("fish-prompt", "/usr/bin/fish", (r"fishy ~ \[\d+\] \u276f ",)),
+    Profile(
+        "zsh-plugins", "/usr/bin/zsh", (r"\S+@\S+ ~", r"[#%] "), r"\[\d+\]", ignores_space=True
+    ),
+    Profile("zsh-vi", "/usr/bin/zsh", (r"zvi[#%] ",), ignores_space=True),
+    Profile("fish-default", "/usr/bin/fish", (r"\S+@\S+ ~[#>] ",), ignores_space=True),
+    Profile("fish-prompt", "/usr/bin/fish", (r"fishy ~ \[\d+\] \u276f ",), ignores_space=True),
     Profile("dash", "/usr/bin/dash", (r"dash\$ ",)),
 ]
 
@@ -482,32 +487,64 @@ async def test_terminal_replies_are_never_typed(idle_shell: ShellUnderTest) -> N
         assert (after["output"], after["exit_status"]) == (["one", "two"], 0), (name, after)
 
 
-# how a profile's shell lists its newest history, oldest first (dash keeps none): the
-# newest only, so that what the profile's other pane left in the shared history file is
-# not printed into this pane
-HISTORY = {
-    "bash": "history | tail -n 5",
-    "zsh": "fc -ln -5",
-    "fish": "history --reverse | tail -n 5",
-}
+# how a profile's shell lists its whole history, oldest first
+HISTORY_SINCE = {"bash": "history", "zsh": "fc -ln 1", "fish": "history --reverse"}
 
 
 async def test_history_keeps_the_command_never_machinery(idle_shell: ShellUnderTest) -> None:
-    lister = HISTORY.get(idle_shell.profile.shell_name)
-    if lister is None:
+    whole = HISTORY_SINCE.get(idle_shell.profile.shell_name)
+    if whole is None:
         pytest.skip(f"{idle_shell.profile.shell_name} keeps no history")
     idle_shell.fallback_shows_its_wrapper()
-    # what this pane added, after a mark: the history file is the profile's, shared with
-    # the pane without hooks that the same HOME serves
+    # what this pane added, from a mark on: the history file is the profile's, shared
+    # with the pane without hooks that the same HOME serves, whose entries are not
+    # printed into this pane
     mark = f"echo history-from-{uuid.uuid4().hex[:8]}"
+    lister = f"{whole} | sed -n '/{mark}/,$p'"
     await idle_shell.run(mark, suppress_history=False)
     await idle_shell.run("echo kept-in-history", suppress_history=False)
     result = await idle_shell.run(lister, suppress_history=False)
     listed = "\n".join(result["output"])
     assert mark in listed
-    history = listed[listed.rindex(mark) :]
+    history = listed[listed.index(mark) :]
     assert "echo kept-in-history" in history
     assert not [mark for mark in MACHINERY if mark in history], history
+
+
+# a multi-line command for each shell: a loop, and a heredoc where the shell has them
+MULTI_LINE = {
+    "fish": ("for word in hidden-one hidden-two\n  echo $word\nend", ["hidden-one", "hidden-two"]),
+}
+POSIX_MULTI_LINE = (
+    "for word in hidden-one hidden-two; do\n  echo $word\ndone\n"
+    "cat <<'END'\nhidden-three $HOME\nEND",
+    ["hidden-one", "hidden-two", "hidden-three $HOME"],
+)
+
+
+async def test_a_multi_line_command_stays_out_of_history(idle_shell: ShellUnderTest) -> None:
+    """With suppress_history (the default), a loop and a heredoc run whole and none of
+    their lines reaches the shell's history (it was refused: "must be a single line")."""
+    command, output = MULTI_LINE.get(idle_shell.profile.shell_name, POSIX_MULTI_LINE)
+    result = await idle_shell.run(command)
+    assert (result["output"], result["exit_status"]) == (output, 0)
+    if idle_shell.profile.shell_name not in HISTORY_SINCE:
+        return  # dash keeps no history
+    if not (idle_shell.start == "agent" or idle_shell.profile.ignores_space):
+        return  # a person's shell that saves what is typed after a space: best effort
+    # what this pane added after a mark (the history file is shared with the profile's
+    # other pane, whose shell may not ignore a space), counted in the shell: the history
+    # is not printed, so the pane shows none of what that other pane saved
+    mark = f"history-from-{uuid.uuid4().hex[:8]}"
+    await idle_shell.run(f"echo {mark}", suppress_history=False)
+    result = await idle_shell.run(command)
+    assert (result["output"], result["exit_status"]) == (output, 0)
+    counting = f"{HISTORY_SINCE[idle_shell.profile.shell_name]} | sed -n '/{mark}/,$p'"
+    marked = await idle_shell.run(f"{counting} | grep -c 'history-fro[m]'")
+    assert marked["output"] == ["1"]  # the mark is there: the shell keeps a history
+    # "; true": a count of 0 is grep's status 1, which fish's prompt would show next
+    hidden = await idle_shell.run(f"{counting} | grep -c 'hidde[n]'; true")
+    assert hidden["output"] == ["0"]
 
 
 async def test_the_screen_shows_prompt_command_and_output_only(

@@ -42,7 +42,7 @@ class RunShellCommandInput(BaseModel):
         bool | None,
         Field(
             alias="suppressHistory",
-            description="Keep it out of the shell's history by typing it after a space (the shell must ignore such lines, as bash with HISTCONTROL=ignorespace and zsh with HIST_IGNORE_SPACE do); needs a single-line command. Defaults to false.",
+            description="Keep it out of the shell's history by typing it after a space (the shell must ignore such lines, as bash with HISTCONTROL=ignorespace, zsh with HIST_IGNORE_SPACE and fish do); a command of several lines, here-documents included, stays out whole. Defaults to false.",
         ),
     ] = None
     timeout_ms: Annotated[

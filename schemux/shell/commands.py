@@ -32,6 +32,7 @@ from schemux.shell.output import (
 )
 from schemux.shell.readiness import pane_hooks
 from schemux.shell.settling import TYPING_GRACE_SECONDS, PaneSettling, until_line_taken_in
+from schemux.shell.typed_command import typed_command
 from schemux.shell.wrapped import WrapperTypist
 from schemux.shell.wrapper import (
     FISH,
@@ -68,11 +69,6 @@ class ShellCommandResult:
 def check_command(command: str, suppress_history: bool) -> None:
     if not command.strip():
         raise SchemuxError("command must not be empty", suggestion="pass the shell command to run")
-    if suppress_history and ("\n" in command or "\r" in command):
-        raise SchemuxError(
-            "command must be a single line when suppress_history=True",
-            suggestion="join the lines with ';' or pass suppress_history=false",
-        )
     if "\r" in command:
         raise SchemuxError(
             "command contains a carriage return, which the shell would take as Enter",
@@ -103,9 +99,12 @@ async def run_in_shell(
         await settling.until_settled(pane, facts)
         shell = await shell_once_started(server, facts, pane, started, timeout)
         hooked = None
-        if hooks is not None and (hooks.bracketed_paste or "\n" not in command):
+        if hooks is not None:
             with contextlib.suppress(OSError):  # its armed file's directory is not ours
                 hooked = HookedCall(server, pane, hooks)
+        command = typed_command(
+            command, shell, hooked=hooked is not None, suppress_history=suppress_history
+        )
         if hooked is None:
             await until_prompt_shown(server, pane, timeout - (time.monotonic() - started))
         left = max(timeout - (time.monotonic() - started), 0.0)

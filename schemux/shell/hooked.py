@@ -66,19 +66,22 @@ class HookedCall:
         self.tty = "" if shell.asks_terminal else terminal_of(shell.pid)
 
     def keys(self, command: str, suppress_history: bool) -> tuple[str, ...]:
-        """The tmux commands that type ``command`` as a person would: keys and Enter, or
-        a bracketed paste where the line editor takes one (the lines of a multi-line
-        command reach it as one edit, run by one Enter)."""
+        """The tmux commands that type ``command`` (one line: ``schemux.shell.typed_command``)
+        as a person would: keys and Enter, or a bracketed paste where the line editor
+        takes one (faster than keys where plugins redraw at every key)."""
         pane = self.pane.pane_id
-        text = (" " if suppress_history else "") + command.rstrip("\n")  # " ": not in history
+        text = command.rstrip("\n")
+        # a leading space keeps it out of history: typed as a key, since fish's paste
+        # drops the spaces a paste into an empty line begins with
+        space = ("send-keys", "-t", pane, "-l", " ", THEN) if suppress_history else ()
         if self.shell.bracketed_paste:
             buffer = f"schemux_{secrets.token_hex(6)}"
             typing: tuple[str, ...] = (
-                "set-buffer", "-b", buffer, "--", text,
+                *space, "set-buffer", "-b", buffer, "--", text,
                 THEN, "paste-buffer", "-p", "-d", "-b", buffer, "-t", pane,
             )  # fmt: skip
         else:
-            typing = ("send-keys", "-t", pane, "-l", "--", text)
+            typing = (*space, "send-keys", "-t", pane, "-l", "--", text)
         return (*leaving_modes(pane), *typing, THEN, "send-keys", "-t", pane, "Enter")
 
     async def until_ended(self, timeout: float) -> _Outcome:
