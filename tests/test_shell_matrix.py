@@ -46,7 +46,7 @@ from schemux.names import OWNED_SESSION
 from schemux.serving.server import build_server
 from schemux.serving.state import ServingState
 from schemux.shell.settling import INTERRUPTED_SETTLE_SECONDS
-from schemux.tmux import server as tmux_module
+from schemux.tmux import server
 from schemux.tmux.agent_session import AGENT_MARK
 from tests.process_table import running_with_argument
 from tests.support import (
@@ -143,7 +143,7 @@ def logged_in_as(profile: Profile, home: Path) -> Iterator[None]:
             patch.delenv(name)
         for name, value in environment.items():
             patch.setenv(name, value)
-        patch.setattr(tmux_module, "login_shell", lambda env: profile.shell)
+        patch.setattr(server, "login_shell", lambda env: profile.shell)
         yield
 
 
