@@ -528,6 +528,29 @@ async def transport_client(
         yield client
 
 
+@pytest.fixture(scope="module")
+async def module_contexts(anyio_backend: str) -> AsyncIterator[Contexts]:
+    """ServingStates a module's tests share (``Contexts.shared``), closed after its last
+    test."""
+    async with Contexts() as contexts:
+        yield contexts
+
+
+@pytest.fixture
+async def shared_transport_client(
+    module_contexts: Contexts, transport_ssh: SshTarget | None, transport_socket: str
+) -> AsyncIterator[Client]:
+    """``transport_client`` for a module whose calls start no program and leave nothing in
+    their context but the cursors a session's end forgets (``Contexts.shared_client``): a
+    new MCP session of one context a transport that the module's tests share, so that
+    over ssh one master, remote control client and helper serve the module, not one a
+    test. Such a module takes it as its ``transport_client``."""
+    async with module_contexts.shared_client(
+        socket_name=transport_socket, wait_ceiling=STDIO_WAIT_CEILING, ssh=transport_ssh
+    ) as client:
+        yield client
+
+
 @pytest.fixture(scope="session")
 def node_scripts(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The node packages, installed once for the run (``tests.node``)."""

@@ -1,15 +1,19 @@
 """Node packages for the tests that drive schemux with node programs: the TypeScript
 SDK's client, the tasks extension's package, the MCP Inspector, the MCP conformance suite,
 and the node 22 that runs them (Debian 12 ships node 18; the client needs 20, the suite
-22), installed from npm once per run, which pytest-xdist's workers share."""
+22), installed from npm once for the machine, in the user's cache, which every run and
+its pytest-xdist workers share."""
 
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 import platform
+import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +32,9 @@ SCRIPTS = Path(__file__).parent
 
 
 def shared_scripts(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The run's installation (``install_scripts``), made by the first worker that needs
-    it while the others wait: an install costs about 13 s of CPU, and a module's tests
-    are spread over every worker."""
+    """The run's directory of node programs: the tests' ``.mjs`` scripts beside the
+    packages (``installed_packages``), made by the first worker that needs it while the
+    others wait."""
     base = tmp_path_factory.getbasetemp()
     # each worker's base is a directory of the run's own (popen-gwN): its parent is shared
     root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
@@ -39,25 +43,42 @@ def shared_scripts(tmp_path_factory: pytest.TempPathFactory) -> Path:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not (directory / "installed").exists():
             directory.mkdir(exist_ok=True)
-            install_scripts(directory)
+            packages = installed_packages() / "node_modules"
+            (directory / "node_modules").symlink_to(packages, target_is_directory=True)
+            for script in SCRIPTS.glob("*.mjs"):
+                (directory / script.name).write_text(script.read_text())
             (directory / "installed").touch()
     return directory
 
 
-def install_scripts(directory: Path) -> Path:
-    """``directory`` with the packages installed and the tests' ``.mjs`` scripts beside
-    them; skips the test when npm or a node package for this machine is missing."""
+def installed_packages() -> Path:
+    """``PACKAGES`` installed from npm, in a directory of the user's cache that their list
+    names, made whole or not at all (installed beside it, then renamed) by the first run
+    that needs it while any other waits, and only read after. An install costs about 13 s
+    of CPU and 340 MB written, and a run's first node tests, on every worker, waited
+    20 s for it. Skips the test when npm or a node package for this machine is missing."""
     require_tool("npm")
     if not PACKAGES[-1]:
         pytest.skip(f"no node 22 package on npm for {platform.machine()}")
-    installed = subprocess.run(
-        ["npm", "install", "--prefix", str(directory), "--no-audit", "--no-fund", *PACKAGES],
-        capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
-    assert installed.returncode == 0, installed.stderr
-    for script in SCRIPTS.glob("*.mjs"):
-        (directory / script.name).write_text(script.read_text())
-    return directory
+    key = hashlib.sha256(json.dumps(PACKAGES).encode()).hexdigest()[:16]
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "schemux-tests"
+    cache.mkdir(parents=True, exist_ok=True)
+    installed = cache / f"node-{key}"
+    with open(cache / f"node-{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not installed.exists():
+            partial = Path(tempfile.mkdtemp(prefix=f"node-{key}-", dir=cache))
+            try:
+                done = subprocess.run(
+                    ["npm", "install", "--prefix", str(partial), "--no-audit", "--no-fund",
+                     *PACKAGES],
+                    capture_output=True, text=True, timeout=600,
+                )  # fmt: skip
+                assert done.returncode == 0, done.stderr
+                partial.rename(installed)
+            finally:
+                shutil.rmtree(partial, ignore_errors=True)
+    return installed
 
 
 def binaries(scripts: Path) -> Path:

@@ -169,6 +169,14 @@ def new_pane(
     return pane
 
 
+def without_fish_man_page_scan(home: Path) -> None:
+    """A home in which fish's first interactive start finds man-page completions made
+    already: else it runs, in the background, a Python script over every man page (a
+    second of CPU each time a test starts fish in a new home), which is fish's own and
+    nothing schemux does or sees."""
+    (home / ".local/share/fish/generated_completions").mkdir(parents=True, exist_ok=True)
+
+
 def screen(pane: Pane, *, history: bool = False) -> str:
     """What ``pane`` shows (``capture-pane -p``); with ``history``, the history above it
     too, each wrapped line joined."""

@@ -405,11 +405,11 @@ def wait_for_shell_in(world: World, pane_id: str) -> None:
 SOCKET_NAMES = [*HOSTILE, "../../tmp/x", "a/b", "", ".", ".."]
 
 
-@pytest.mark.parametrize("tool", ["tmux_snapshot", "run_command"])
 @pytest.mark.parametrize("value", SOCKET_NAMES, ids=[repr(v)[:24] for v in SOCKET_NAMES])
-async def test_socket_name_is_a_name(client: Client, world: World, tool: str, value: str) -> None:
-    """A valid name reaches the server on exactly that socket (one started for it here);
-    anything else is refused, naming socket_name, before tmux is run."""
+async def test_socket_name_is_a_name(client: Client, world: World, value: str) -> None:
+    """A valid name reaches the server on exactly that socket (one started for it here),
+    through tmux_snapshot and run_command, one after the other on the same server;
+    anything else is refused by both, naming socket_name, before tmux is run."""
     name = world.value(value)
     if name and socket_name_problem(name) is None:
         name = f"{name}-{tagged_socket_name('boundary')}"
@@ -417,22 +417,27 @@ async def test_socket_name_is_a_name(client: Client, world: World, tool: str, va
     if valid:
         tmux(name, "-f", "/dev/null", "new-session", "-d", "-s", "there", "cat")
     try:
-        arguments: dict[str, Any] = {"socket_name": name}
-        if tool == "run_command":
-            arguments |= {"command": "true", "session_name": "nowhere"}
-        failed, text, result = await call_checked(client, world, tool, arguments)
+        failed, text, result = await call_checked(
+            client, world, "tmux_snapshot", {"socket_name": name}
+        )
         if not valid:
             assert failed
             assert "socket_name" in text
-        elif tool == "tmux_snapshot":
+        else:
             assert not failed, text
             assert result is not None
             server = result["data"]["server"]
             assert server["socket_path"] == readable(os.path.join(socket_directory(), name))
             names = [session["name"] for session in result["data"]["sessions"]]
             assert names == ["there"]
+        failed, text, _ = await call_checked(
+            client, world, "run_command",
+            {"socket_name": name, "command": "true", "session_name": "nowhere"},
+        )  # fmt: skip
+        assert failed
+        if not valid:
+            assert "socket_name" in text
         else:  # that server has no session "nowhere": the call reached it and said so
-            assert failed
             assert "no pane matches session_name='nowhere'" in text
     finally:
         if valid:

@@ -31,7 +31,7 @@ from schemux.cli.doctor import (
 from schemux.config import AuditSettings, GateSetting, SettingOptions, Settings
 from schemux.hosts.programs.gate import choose_gate
 from schemux.names import socket_directory
-from schemux.panes import identity as process_identity
+from schemux.panes import identity
 from tests.http_serving import free_port
 from tests.support import private_tmux_server, tmux
 
@@ -66,7 +66,7 @@ def unused_socket_name() -> str:
 @pytest.fixture
 def old_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
     """The kernel of Debian 12 (Linux 6.1): pidfds, but none for a socket's peer."""
-    monkeypatch.setattr(process_identity, "SO_PEERPIDFD", 0x7FFF)
+    monkeypatch.setattr(identity, "SO_PEERPIDFD", 0x7FFF)
 
 
 @pytest.fixture
@@ -86,7 +86,7 @@ def test_a_healthy_server(server_with_owned_session: str) -> None:
     assert server_with_owned_session in server
     assert "2 sessions" in server
     assert "'_schemux' is there" in server
-    backend = "peer-pidfd" if process_identity.peer_pidfd_problem() is None else "pidfd-open"
+    backend = "peer-pidfd" if identity.peer_pidfd_problem() is None else "pidfd-open"
     assert f"tracking backend: {backend} (auto)" in line_of(lines, "tracking")
     assert all(line.startswith(("OK ", "WARN ")) for line in lines[1:]), lines
 

@@ -113,10 +113,28 @@ def test_notification_parsing() -> None:
     assert parse_notification("%exit").args == ()
 
 
+@pytest.fixture(scope="module")
+def quoting_socket() -> Iterator[str]:
+    """One server for the quoting table: each value is set over the one before it, and
+    read back, so no value's test sees another's."""
+    with private_tmux_server("engine-quoting") as socket_name:
+        yield socket_name
+
+
+@pytest.fixture(scope="module")
+async def quoting_server(anyio_backend: str, quoting_socket: str) -> AsyncIterator[TmuxServer]:
+    tmux_server = TmuxServer(ServerAddress(socket_name=quoting_socket))
+    yield tmux_server
+    await tmux_server.close()
+
+
 @pytest.mark.parametrize("value", QUOTING_CASES, ids=range(len(QUOTING_CASES)))
-async def test_arguments_arrive_verbatim(server: TmuxServer, socket: str, value: str) -> None:
+async def test_arguments_arrive_verbatim(
+    quoting_server: TmuxServer, quoting_socket: str, value: str
+) -> None:
     """Read back through tmux_format's field (tmux 3.4 and 3.5 escape what show-options
     prints: its raw text is not the value there)."""
+    server, socket = quoting_server, quoting_socket
     await server.run("set-option", "-g", "@q", value)
     shown = await server.run("display-message", "-p", field("@q"))
     assert [decode(line) for line in shown] == [value]

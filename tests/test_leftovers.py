@@ -34,7 +34,8 @@ def test_a_left_server_socket_and_runtime_directory_are_found(tmp_path: Path) ->
             assert "tmux socket" in found.report()
         finally:
             runtime.rmdir()
-    assert socket_name not in {path.name for path in find_leftovers(temporary).sockets}
+    # (no wait for servers to go: remove_server has waited, and sockets are files)
+    assert socket_name not in {path.name for path in find_leftovers(temporary, wait=0).sockets}
 
 
 def test_a_removed_server_leaves_no_socket_and_no_process() -> None:
@@ -44,7 +45,7 @@ def test_a_removed_server_leaves_no_socket_and_no_process() -> None:
     assert socket.exists()
     remove_server(socket_name)
     assert not socket.exists()
-    found = find_leftovers(Path(tempfile.gettempdir()))
+    found = find_leftovers(Path(tempfile.gettempdir()), wait=0)  # remove_server has waited
     assert socket not in found.sockets
     servers = tagged_servers()
     assert not [

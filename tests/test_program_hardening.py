@@ -91,6 +91,26 @@ def resistant_tree(tag: str) -> list[str]:
     return ["sh", "-c", script]
 
 
+# the gate's grace for a stopped or expired program, from SIGTERM to SIGKILL: the trees
+# here resist SIGTERM, so each stop waits it out in full, and what the tests check (the
+# whole tree gone, told to end first) holds whatever its length
+QUICK_GRACE_SECONDS = 0.2
+
+
+@pytest.fixture
+def quick_grace(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Programs started from now on are killed ``QUICK_GRACE_SECONDS`` after they are
+    told to stop (the gate takes the grace as it starts, so over ssh too)."""
+    monkeypatch.setattr(store_module, "STOP_GRACE_SECONDS", QUICK_GRACE_SECONDS)
+
+
+def pane_command(socket_name: str, pane_id: str) -> str:
+    """What the pane runs in its foreground, as tmux tells it."""
+    return tmux(
+        socket_name, "display-message", "-p", "-t", pane_id, "#{pane_current_command}"
+    ).rstrip("\n")
+
+
 def tree_gone(tag: str, timeout: float = 4.0) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -119,7 +139,8 @@ async def test_a_start_directory_is_taken_literally(
             programs_socket, "new-window", "-d", "-P", "-F", "#{pane_id}", "--",
             "sh", "-c", 'cd "$1" && exec sleep 30', "sh", str(directory),
         ).strip()  # fmt: skip
-        await anyio.sleep(0.3)
+        # its shell has changed directory once it runs sleep (exec'd after the cd)
+        await until(lambda: pane_command(programs_socket, pane) == "sleep")
         beside = await call(
             client, "run_program", argv=[sys.executable, "-c", PRINT_CWD],
             fromPaneId=pane,
@@ -293,14 +314,18 @@ async def read_until(
     return pages
 
 
-async def test_a_program_cannot_tamper_with_another(programs: tuple[Client, ServingState]) -> None:
+async def test_a_program_cannot_tamper_with_another(
+    programs: tuple[Client, ServingState], tmp_path: Path
+) -> None:
     """Another program of the same user read a program's stdin file, appended to its
     text file (its output came back as FORGED-) and held its copy FIFO (its end was never
     seen). Once a program runs, none of its files has a name left to open."""
     client, context = programs
+    attacked = tmp_path / "attacked"  # the victim reads its input once the attack is over
     victim = await call(
         client, "start_program",
-        argv=["sh", "-c", "echo STARTED; sleep 2; read line; echo \"REAL-$line\""],
+        argv=["sh", "-c", 'echo STARTED; until [ -e "$1" ]; do sleep 0.02; done; read line; '
+              'echo "REAL-$line"', "sh", str(attacked)],
         input="SECRET-INPUT\n",
     )  # fmt: skip
     await read_until(client, victim["programId"], lambda text: "STARTED" in text)
@@ -316,6 +341,7 @@ async def test_a_program_cannot_tamper_with_another(programs: tuple[Client, Serv
         page["text"]
         for page in await read_until(client, attacker["programId"], lambda t: "ATTACK-DONE" in t)
     )
+    attacked.touch()
     pages = await read_until(client, victim["programId"], lambda text: False)
     await call(client, "stop_program", programId=attacker["programId"])
     assert "SECRET" not in said
@@ -474,6 +500,7 @@ async def test_run_program_waits_its_turn_within_its_timeout(
             await call(client, "stop_program", programId=program["programId"])
 
 
+@pytest.mark.usefixtures("quick_grace")
 async def test_stop_and_expiry_end_the_whole_tree(programs: tuple[Client, ServingState]) -> None:
     client, _ = programs
     stopped = await call(client, "start_program", argv=resistant_tree("4"))
@@ -487,8 +514,9 @@ async def test_stop_and_expiry_end_the_whole_tree(programs: tuple[Client, Servin
     assert await anyio.to_thread.run_sync(tree_gone, "5", 8.0)
 
 
+@pytest.mark.usefixtures("quick_grace")
 async def test_cancelling_run_program_ends_it_and_a_read_changes_nothing(
-    programs: tuple[Client, ServingState], programs_socket: str
+    programs: tuple[Client, ServingState], programs_socket: str, tmp_path: Path
 ) -> None:
     client, _ = programs
 
@@ -497,17 +525,22 @@ async def test_cancelling_run_program_ends_it_and_a_read_changes_nothing(
         return {row.split()[0] for row in rows.splitlines() if len(row.split()) == 2}
 
     before = program_panes()
-    with anyio.move_on_after(1.0):
-        await client.call_tool("run_program", {"argv": resistant_tree("6")})
+    async with anyio.create_task_group() as group:  # cancelled once its program runs
+        group.start_soon(client.call_tool, "run_program", {"argv": resistant_tree("6")})
+        await until(lambda: len(alive_with("6")) == 2)
+        group.cancel_scope.cancel()
     assert await anyio.to_thread.run_sync(tree_gone, "6")
     await anyio.to_thread.run_sync(wait_until, lambda: program_panes() <= before)
-    script = "read line; echo got $line"
-    argv = ["sh", "-c", f"sleep 1; echo early; {script}"]
+    # the program prints nothing until the read waiting for its output is cancelled
+    go = tmp_path / "go"
+    script = 'until [ -e "$1" ]; do sleep 0.02; done; echo early; read line; echo got $line'
+    argv = ["sh", "-c", script, "sh", str(go)]
     started = await call(client, "start_program", argv=argv, input="x\n")
     with anyio.move_on_after(0.3):
         await client.call_tool(
             "read_program", {"programId": started["programId"], "timeoutMs": 10_000}
         )
+    go.touch()
     page = await call(client, "read_program", programId=started["programId"], timeoutMs=5000)
     while not page["ended"]:
         more = await call(

@@ -30,6 +30,7 @@ from schemux.serving.server import build_server
 from schemux.serving.state import ServingState
 from schemux.shell.abandoned import reap_runtime_directories
 from tests.conftest import stdio_parameters
+from tests.contexts import Contexts, client_of
 from tests.support import call, call_error, new_pane, tmux, wait_for_shell, wait_until
 from tests.test_ssh import HOSTILE_WORDS, master_pid
 
@@ -117,11 +118,24 @@ async def test_fifty_quick_programs_at_once(remote: tuple[Client, ServingState])
 TEXT_WORDS = [word for word in HOSTILE_WORDS if "\udcff" not in word]
 
 
+@pytest.fixture(scope="module")
+async def table_remote(
+    anyio_backend: str, remote_tmux_socket: str, ssh_target: SshTarget
+) -> AsyncIterator[Client]:
+    """One remote context for a table of values, each of which runs one program with
+    run_program: the program ends with its call, so nothing of one value's is left for
+    the next, and the ssh master and the remote helper start once, not once a value."""
+    async with Contexts() as contexts:
+        context = contexts(socket_name=remote_tmux_socket, ssh=ssh_target)
+        async with client_of(context) as client:
+            yield client
+
+
 @pytest.mark.parametrize("word", TEXT_WORDS, ids=[repr(w)[:20] for w in TEXT_WORDS])
 async def test_hostile_argv_and_directory_reach_the_program_verbatim(
-    remote: tuple[Client, ServingState], tmp_path: Path, word: str
+    table_remote: Client, tmp_path: Path, word: str
 ) -> None:
-    client, _ = remote
+    client = table_remote
     mark = tmp_path / "ran"
     value = word.replace("{mark}", str(mark))
     if "\x1f" in value or "\n" in value or "\t" in value:

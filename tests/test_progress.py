@@ -113,7 +113,8 @@ async def test_none_without_a_token(tmux_socket: str) -> None:
 
     parameters = stdio_parameters("--socket-name", tmux_socket)
     async with Client(parameters, message_handler=record) as client:
-        await call(client, "run_program", argv=["sleep", "4"])
+        # a ticker sends its first at once (the call with a token below: before 1 s)
+        await call(client, "run_program", argv=["sleep", "1"])
         assert notifications == []
         # the same call with a token: the handler above does see them
         callback = Progress()

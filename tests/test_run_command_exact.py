@@ -17,6 +17,12 @@ from tests.test_run_command import pane_with_history_limit
 pytestmark = pytest.mark.anyio
 
 
+@pytest.fixture
+def transport_client(shared_transport_client: Client) -> Client:
+    """The module's calls start no program: its tests share a context a transport."""
+    return shared_transport_client
+
+
 async def test_the_token_printed_by_the_command_does_not_cut_its_output(
     transport_client: Client, transport_socket: str
 ) -> None:

@@ -17,6 +17,12 @@ from tests.support import Pane, call, call_error, new_pane, pane_format, tmux, w
 pytestmark = pytest.mark.anyio
 
 
+@pytest.fixture
+def transport_client(shared_transport_client: Client) -> Client:
+    """The module's calls start no program: its tests share a context a transport."""
+    return shared_transport_client
+
+
 HOSTILE = [
     ";",
     "\\;",

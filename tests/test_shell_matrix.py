@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 import pwd
 import re
+import shlex
 import shutil
 import time
 import uuid
@@ -45,8 +46,9 @@ from schemux.names import OWNED_SESSION
 from schemux.serving.server import build_server
 from schemux.serving.state import ServingState
 from schemux.shell.settling import INTERRUPTED_SETTLE_SECONDS
-from schemux.tmux import server as tmux_module
+from schemux.tmux import server
 from schemux.tmux.agent_session import AGENT_MARK
+from tests.process_table import running_with_argument
 from tests.support import (
     TERMINAL_QUERIES,
     Pane,
@@ -55,6 +57,8 @@ from tests.support import (
     require_tool,
     tagged_socket_name,
     tmux,
+    until,
+    without_fish_man_page_scan,
 )
 
 pytestmark = pytest.mark.anyio
@@ -109,6 +113,8 @@ def make_home(profile: Profile, home: Path) -> None:
             target = home / ("." + str(path.relative_to(source)))
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, target)
+    if profile.shell_name == "fish":
+        without_fish_man_page_scan(home)
 
 
 def login_environment(profile: Profile, home: Path) -> dict[str, str]:
@@ -142,7 +148,7 @@ def logged_in_as(profile: Profile, home: Path) -> Iterator[None]:
             patch.delenv(name)
         for name, value in environment.items():
             patch.setenv(name, value)
-        patch.setattr(tmux_module, "login_shell", lambda env: profile.shell)
+        patch.setattr(server, "login_shell", lambda env: profile.shell)
         yield
 
 
@@ -366,9 +372,17 @@ async def test_a_command_line_wider_than_the_pane(idle_shell: ShellUnderTest) ->
     assert result["exit_status"] == 0
 
 
+def long_sleep() -> str:
+    """A ``sleep`` of 30 s whose argument no other process has, to wait for it to run."""
+    return f"sleep 30.{uuid.uuid4().int % 10**9:09d}"
+
+
 async def test_timeout(idle_shell: ShellUnderTest) -> None:
-    # 1 s: zsh with its plugins, loaded, was seen to take 0.5 s to accept a typed line
-    result = await idle_shell.run("echo started; sleep 2; echo late", timeout=1)
+    # 1 s: zsh with its plugins, loaded, was seen to take 0.5 s to accept a typed line.
+    # The command goes on until the test lets it (a file), so past the call's timeout
+    go = idle_shell.server.home / f"go-{uuid.uuid4().hex[:8]}"
+    waiting = f"sh -c 'until [ -e \"$0\" ]; do sleep 0.02; done' {shlex.quote(str(go))}"
+    result = await idle_shell.run(f"echo started; {waiting}; echo late", timeout=1)
     assert result["timed_out"] is True
     assert result["exit_status"] is None
     assert result["output"] == ["started"]
@@ -376,6 +390,7 @@ async def test_timeout(idle_shell: ShellUnderTest) -> None:
     busy = await run_command(idle_shell.client, idle_shell.pane, "echo next")
     assert busy.is_error
     assert "running" in busy.text
+    go.touch()
     # once it has ended, the next call runs (within a moment of its end: the shell takes
     # its terminal back)
     with anyio.fail_after(10):
@@ -391,17 +406,18 @@ async def test_timeout(idle_shell: ShellUnderTest) -> None:
 async def test_interrupt(idle_shell: ShellUnderTest) -> None:
     """C-c typed into the pane (send_keys) while the command runs: the call ends with the
     command's status for SIGINT, and the pane takes the next call."""
+    sleep = long_sleep()
     async with anyio.create_task_group() as group:
         outcome: list[dict[str, Any]] = []
 
         async def running() -> None:
-            outcome.append(await idle_shell.run("echo before; sleep 30; echo never", timeout=10))
+            outcome.append(await idle_shell.run(f"echo before; {sleep}; echo never", timeout=10))
 
         group.start_soon(running)
         with anyio.fail_after(10):
             while "before" not in rows_of(idle_shell.history()):  # noqa: ASYNC110 (tmux state)
                 await anyio.sleep(0.02)
-        await anyio.sleep(0.2)  # and sleep runs
+        await until(lambda: running_with_argument(sleep.split()[1]))  # and sleep runs
         await call(
             idle_shell.client, "send_keys", keys="C-c", pane_id=idle_shell.pane.pane_id,
             enter=False,
@@ -417,12 +433,15 @@ async def test_interrupt(idle_shell: ShellUnderTest) -> None:
 async def test_cancellation(idle_shell: ShellUnderTest) -> None:
     """A cancelled call interrupts its command as C-c would; the pane takes the next call
     at once, and nothing typed is left to run later."""
-    with anyio.move_on_after(0.7) as scope:
-        await idle_shell.client.call_tool(
+    sleep = long_sleep()
+    async with anyio.create_task_group() as group:  # cancelled once its sleep runs
+        group.start_soon(
+            idle_shell.client.call_tool,
             "run_command",
-            {"command": "sleep 30; echo never", "pane_id": idle_shell.pane.pane_id, "timeout": 20},
+            {"command": f"{sleep}; echo never", "pane_id": idle_shell.pane.pane_id, "timeout": 20},
         )
-    assert scope.cancelled_caught
+        await until(lambda: running_with_argument(sleep.split()[1]))
+        group.cancel_scope.cancel()
     started = time.monotonic()
     after = await idle_shell.run("echo after")
     assert after["output"] == ["after"]

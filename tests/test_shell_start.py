@@ -17,7 +17,7 @@ from mcp import Client
 
 from schemux.errors import SchemuxError, ShellBusy, ShellNotStarted
 from schemux.serving.state import ServingState
-from schemux.shell import commands as shell_commands
+from schemux.shell import commands
 from schemux.shell.commands import shell_once_started
 from schemux.shell.facts import LocalShellFacts, RemoteShellFacts, ShellFacts
 from schemux.shell.idle import ShellsWithoutEditor, check_shell_command
@@ -111,7 +111,7 @@ async def test_a_job_that_ends_before_the_screen_is_read_is_not_refused(
     async def prompt_shown(server: Any, pane: Any) -> bool:
         return False
 
-    monkeypatch.setattr(shell_commands, "shows_nothing_yet", prompt_shown)
+    monkeypatch.setattr(commands, "shows_nothing_yet", prompt_shown)
     facts = EndingJobFacts()
     shell = await shell_once_started(None, facts, JobPane(), time.monotonic(), 5)  # type: ignore[arg-type]
     assert (shell, facts.readings) == ("bash", 2)

@@ -16,7 +16,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import anyio
@@ -138,19 +138,26 @@ async def test_terminal_replies_are_never_typed_over_ssh(
         assert (after["output"], after["exit_status"]) == (["one", "two"], 0), (name, after)
 
 
-@pytest.mark.parametrize("word", HOSTILE_WORDS, ids=[repr(w)[:20] for w in HOSTILE_WORDS])
-def test_a_remote_command_receives_each_word_verbatim(
-    ssh_target: SshTarget, tmp_path: Path, word: str
-) -> None:
-    mark = tmp_path / "ran"
-    value = word.replace("{mark}", str(mark))
+@pytest.fixture(scope="module")
+def words_host(ssh_target: SshTarget) -> Iterator[SshHost]:
+    """One connection for the table of words: each word's command is a session of its
+    master, as each of a host's commands is, and the master starts once, not once a word."""
     host = SshHost(ssh_target)
     try:
         anyio.run(host.connect)
-        argv = host.exec_command(["printf", "%s\\0", value, "second"])
-        done = subprocess.run(argv, capture_output=True, check=False)
+        yield host
     finally:
         host.close()
+
+
+@pytest.mark.parametrize("word", HOSTILE_WORDS, ids=[repr(w)[:20] for w in HOSTILE_WORDS])
+def test_a_remote_command_receives_each_word_verbatim(
+    words_host: SshHost, tmp_path: Path, word: str
+) -> None:
+    mark = tmp_path / "ran"
+    value = word.replace("{mark}", str(mark))
+    argv = words_host.exec_command(["printf", "%s\\0", value, "second"])
+    done = subprocess.run(argv, capture_output=True, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout == os.fsencode(value) + b"\0second\0"
     assert not mark.exists()

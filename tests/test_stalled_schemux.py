@@ -56,35 +56,36 @@ async def served(anyio_backend: str, socket_name: str) -> AsyncIterator[Served]:
         yield Served(client, serve_pid(socket_name), socket_name)
 
 
-async def stopped_while(served: Served, arguments: dict[str, str]) -> dict[str, object]:
-    """The call's result, schemux stopped from 0.5 s after it began for STOPPED_SECONDS."""
-    outcome: list[dict[str, object]] = []
+async def stopped_while(served: Served, calls: list[dict[str, str]]) -> list[dict[str, object]]:
+    """The calls' results (run at once), schemux stopped from 0.5 s after they began for
+    STOPPED_SECONDS."""
+    outcome: dict[int, dict[str, object]] = {}
 
-    async def calling() -> None:
-        outcome.append(await call(served.client, "run_command", **arguments))
+    async def calling(index: int) -> None:
+        outcome[index] = await call(served.client, "run_command", **calls[index])
 
     async with anyio.create_task_group() as group:
-        group.start_soon(calling)
+        for index in range(len(calls)):
+            group.start_soon(calling, index)
         await anyio.sleep(0.5)
         os.kill(served.pid, signal.SIGSTOP)
         try:
             await anyio.sleep(STOPPED_SECONDS)
         finally:
             os.kill(served.pid, signal.SIGCONT)
-    return outcome[0]
+    return [outcome[index] for index in range(len(calls))]
 
 
-async def test_the_agent_s_pane(served: Served) -> None:
-    result = await stopped_while(served, {"command": "sleep 1; echo done; false"})
-    assert (result["output"], result["exit_status"]) == (["done"], 1)
+async def test_the_agent_s_pane_and_a_pane_schemux_did_not_make(served: Served) -> None:
+    """A call in each, through the same stopped seconds."""
+    pane: Pane = new_pane(served.socket_name)
+    command = "sleep 1; echo done; false"
+    in_agent, in_pane = await stopped_while(
+        served, [{"command": command}, {"command": command, "pane_id": pane.pane_id}]
+    )
+    assert (in_agent["output"], in_agent["exit_status"]) == (["done"], 1)
+    assert (in_pane["output"], in_pane["exit_status"]) == (["done"], 1)
     after = await call(served.client, "run_command", command="echo next")
     assert (after["output"], after["exit_status"]) == (["next"], 0)
-
-
-async def test_a_pane_schemux_did_not_make(served: Served) -> None:
-    pane: Pane = new_pane(served.socket_name)
-    arguments = {"command": "sleep 1; echo done; false", "pane_id": pane.pane_id}
-    result = await stopped_while(served, arguments)
-    assert (result["output"], result["exit_status"]) == (["done"], 1)
     after = await call(served.client, "run_command", command="echo next", pane_id=pane.pane_id)
     assert (after["output"], after["exit_status"]) == (["next"], 0)

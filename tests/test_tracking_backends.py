@@ -14,7 +14,7 @@ import pytest
 from schemux.config import TRACKING_SETTINGS, Settings, TrackingSetting, settings_from
 from schemux.errors import ConfigError, TrackingUnavailable
 from schemux.generated.bindings import BINDINGS
-from schemux.panes import identity as process_identity
+from schemux.panes import identity
 from schemux.panes.identity import ProcessIdentity, choose_backend, open_server_process
 from schemux.serving.server import call_bound_tool
 from schemux.serving.state import ServingState
@@ -26,7 +26,7 @@ from tests.support import Pane, new_pane, pane_format
 pytestmark = pytest.mark.anyio
 
 # the backends this kernel has (SO_PEERPIDFD arrived in Linux 6.5; Debian 12 runs 6.1)
-NATIVE = process_identity.peer_pidfd_problem() is None
+NATIVE = identity.peer_pidfd_problem() is None
 BACKENDS: tuple[TrackingSetting, ...] = ("peer-pidfd", "pidfd-open") if NATIVE else ("pidfd-open",)
 NO_SUCH_OPTION = 0x7FFF  # a socket option no kernel has: SO_PEERPIDFD as on Linux < 6.5
 
@@ -53,7 +53,7 @@ def pane(tmux_socket: str) -> Pane:
 @pytest.fixture
 def old_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
     """The kernel of Debian 12 (Linux 6.1): pidfds, but none for a socket's peer."""
-    monkeypatch.setattr(process_identity, "SO_PEERPIDFD", NO_SUCH_OPTION)
+    monkeypatch.setattr(identity, "SO_PEERPIDFD", NO_SUCH_OPTION)
 
 
 @pytest.fixture
@@ -80,7 +80,7 @@ def test_choose_backend() -> None:
 
 @pytest.mark.usefixtures("old_kernel")
 def test_choose_backend_without_peer_pidfds() -> None:
-    assert process_identity.peer_pidfd_problem() is not None
+    assert identity.peer_pidfd_problem() is not None
     assert choose_backend("auto") == "pidfd-open"
     with pytest.raises(TrackingUnavailable, match="SCHEMUX_TRACKING_BACKEND=peer-pidfd"):
         choose_backend("peer-pidfd")
@@ -134,7 +134,7 @@ def test_a_pid_that_changes_hands_while_opened_is_refused(
         readings.append(ticks)
         return ticks
 
-    monkeypatch.setattr(process_identity, "read_start_ticks", recycled)
+    monkeypatch.setattr(identity, "read_start_ticks", recycled)
     with pytest.raises(TrackingUnavailable, match="changed hands"):
         open_server_process(os.getpid())
     assert len(readings) == 2
@@ -168,12 +168,12 @@ async def test_a_server_that_changed_during_the_check_is_refused(server: TmuxSer
     async def restarted() -> ServerIdentity:
         return dataclasses.replace(key, start_time=key.start_time + 1)
 
-    identity = ProcessIdentity("pidfd-open")
+    tracking = ProcessIdentity("pidfd-open")
     try:
         with pytest.raises(TrackingUnavailable, match="ended or was replaced"):
-            await identity.check_server(key, restarted)
+            await tracking.check_server(key, restarted)
     finally:
-        identity.close()
+        tracking.close()
 
 
 async def test_a_server_in_another_pid_namespace_is_refused(server: TmuxServer) -> None:
@@ -181,25 +181,25 @@ async def test_a_server_in_another_pid_namespace_is_refused(server: TmuxServer) 
     key = await server_identity(server)
     elsewhere = dataclasses.replace(key, pid=1)  # as a server in a container would say
     for setting in BACKENDS:
-        identity = ProcessIdentity(setting)
+        tracking = ProcessIdentity(setting)
         try:
             with pytest.raises(TrackingUnavailable, match="another pid namespace"):
-                await identity.check_server(elsewhere, lambda: server_identity(server))
+                await tracking.check_server(elsewhere, lambda: server_identity(server))
         finally:
-            identity.close()
+            tracking.close()
 
 
 async def test_both_backends_hold_the_server_itself(server: TmuxServer) -> None:
     key = await server_identity(server)
     for setting in BACKENDS:
-        identity = ProcessIdentity(setting)
+        tracking = ProcessIdentity(setting)
         try:
-            await identity.check_server(key, lambda: server_identity(server))
-            [held] = identity._servers.values()
+            await tracking.check_server(key, lambda: server_identity(server))
+            [held] = tracking._servers.values()
             assert (held.pid, held.alive()) == (key.pid, True)
             assert held.start_ticks == processes.read_start_ticks(key.pid)
         finally:
-            identity.close()
+            tracking.close()
 
 
 @pytest.mark.parametrize("raw", ["peer", "PIDFD_OPEN ", "pidfd-open;", "-auto", "#{pid}"])

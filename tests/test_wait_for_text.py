@@ -302,11 +302,15 @@ async def test_a_pager_entered_between_the_state_and_the_rows_is_not_matched(
 async def test_a_moment_on_the_alternate_screen_is_seen(
     transport_client: Client, transport_socket: str
 ) -> None:
-    pane = new_pane(transport_socket)
-    # the outcome ends the wait: a long timeout costs nothing (over ssh on a loaded
-    # machine 1.5 s, then 3 s, ran out before the printf ran)
-    waiting = await armed_wait(transport_client, pane, patterns=["never"], timeout=10)
-    await send(transport_client, pane, r"printf '\033[?1049hX\033[?1049l'")
+    # the pane's program passes through the alternate screen when told (a channel), not
+    # a command typed over the transport: over ssh on a loaded machine 1.5 s, then 3 s,
+    # ran out before a typed printf ran. The wait runs to its timeout: it is told by
+    # its outcome, alternate_screen rather than timeout
+    go = f"go-{uuid.uuid4().hex}"
+    moment = r'printf "\033[?1049hX\033[?1049l"'
+    pane = new_pane(transport_socket, command=f"sh -c 'tmux wait-for {go}; {moment}; exec cat'")
+    waiting = await armed_wait(transport_client, pane, patterns=["never"], timeout=3)
+    tmux(transport_socket, "wait-for", "-S", go)
     result = await waiting
     assert (result["outcome"], result["alternate_screen"]) == ("alternate_screen", True)
 
