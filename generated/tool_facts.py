@@ -11,6 +11,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "programs": ("run_program", "start_program", "read_program", "stop_program"),
     "keys": ("send_keys", "send_keys_batch", "wait_for_text", "wait_for_channel", "signal_channel"),
     "capture": ("tmux_snapshot", "tmux_capture", "capture_pane", "snapshot_pane", "capture_since"),
+    "inspect": (),
 }
 
 # family -> the job its line in the server's instructions starts with, in that order
@@ -19,7 +20,11 @@ JOBS: dict[str, str] = {
     "programs": "Programs in a pane of their own",
     "keys": "Interactive input (REPLs, prompts, TUIs, C-c) and output you did not author",
     "capture": "Screens",
+    "inspect": "The server's sessions, windows, panes and settings, read without changing them",
 }
+
+# the families served only when --tools names them (or all), in the families' order
+ON_REQUEST_FAMILIES: tuple[str, ...] = ("inspect",)
 
 # tool -> what the instructions say it is for
 USES: dict[str, str] = {

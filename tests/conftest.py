@@ -377,9 +377,10 @@ def stdio_parameters(*args: str, env: dict[str, str] | None = None) -> StdioServ
 
 @pytest.fixture(scope="session")
 async def stdio_client(anyio_backend: str, tmux_socket: str) -> AsyncIterator[Client]:
-    """schemux as an MCP client starts it: a subprocess speaking stdio."""
+    """schemux as an MCP client starts it: a subprocess speaking stdio, serving every
+    tool (those served only on request too)."""
     parameters = stdio_parameters(
-        "--socket-name", tmux_socket, "--wait-ceiling", str(STDIO_WAIT_CEILING)
+        "--socket-name", tmux_socket, "--wait-ceiling", str(STDIO_WAIT_CEILING), "--tools", "all"
     )
     async with Client(parameters) as client:
         yield client

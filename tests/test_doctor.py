@@ -233,7 +233,7 @@ def test_a_port_in_use_blocks_serving() -> None:
 def test_check_tools() -> None:
     every = check_tools(Settings())
     assert every.status == "ok"
-    assert "(all)" in every.found
+    assert "(the default)" in every.found
     assert "projected schemas" in every.found
     capture = check_tools(Settings(tools=("capture", "run_command"), schemas="exact"))
     assert capture.status == "ok"

@@ -470,7 +470,7 @@ def check_tools(settings: Settings) -> Check:
         "exact": "exact schemas (--schemas exact)",
         "openai-strict": "OpenAI strict schemas (--schemas openai-strict)",
     }[settings.schemas]
-    chosen = "all" if not settings.tools else f"--tools {','.join(settings.tools)}"
+    chosen = "the default" if not settings.tools else f"--tools {','.join(settings.tools)}"
     return Check(
         "tools",
         "ok",
