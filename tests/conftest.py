@@ -81,6 +81,7 @@ UNIT_MODULES: dict[str, frozenset[str]] = {
     "test_fleet_settings.py": frozenset(),
     "test_framing.py": frozenset({"socket"}),
     "test_http.py": frozenset(),
+    "test_inspect_rules.py": frozenset(),
     "test_layers.py": frozenset(),
     "test_module_state.py": frozenset(),
     "test_packaging.py": frozenset(),

@@ -396,6 +396,42 @@ async def test_session_name_is_matched_exactly(client: Client, world: World, val
             tmux(world.socket, "kill-pane", "-t", pane_id)
 
 
+@pytest.mark.parametrize("value", HOSTILE, ids=IDS)
+async def test_the_inspect_tools_match_a_session_name_exactly(
+    client: Client, world: World, value: str
+) -> None:
+    """A session's name is compared by schemux (never a tmux target): the session that
+    has it, or none."""
+    name = world.value(value)
+    pane_id = make_session(world, name)
+    try:
+        calls: list[tuple[str, dict[str, Any]]] = [
+            ("get_session_info", {}),
+            ("list_windows", {}),
+        ]
+        for tool, arguments in calls:
+            failed, text, result = await call_checked(
+                client, world, tool, {**arguments, "session_name": name}
+            )
+            if not is_text(name):
+                assert refused_as_not_text(failed, text, tool, "session_name")
+            elif pane_id is None:
+                assert failed
+                assert "session_name" in text, text
+            else:
+                assert not failed, text
+                assert result is not None
+        if pane_id is not None:
+            failed, text, result = await call_checked(
+                client, world, "get_session_info", {"session_name": name}
+            )
+            assert result is not None
+            assert result["active_pane_id"] == pane_id
+    finally:
+        if pane_id is not None:
+            tmux(world.socket, "kill-pane", "-t", pane_id)
+
+
 def wait_for_shell_in(world: World, pane_id: str) -> None:
     from tests.support import Pane
 
