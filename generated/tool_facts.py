@@ -21,6 +21,10 @@ FAMILIES: dict[str, tuple[str, ...]] = {
         "find_pane_by_position",
         "get_server_info",
         "display_message",
+        "show_option",
+        "show_hooks",
+        "show_hook",
+        "show_environment",
     ),
 }
 
@@ -64,6 +68,10 @@ USES: dict[str, str] = {
     "find_pane_by_position": "the pane at a corner of a window",
     "get_server_info": "whether a server runs, and its version",
     "display_message": "tmux variables of a pane",
+    "show_option": "an option's value",
+    "show_hooks": "the hooks set",
+    "show_hook": "one hook",
+    "show_environment": "the environment new panes get",
 }
 
 # tool -> its top-level arguments whose text never reaches tmux nor a shell

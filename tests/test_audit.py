@@ -159,6 +159,10 @@ async def test_every_tool_is_recorded(
         await made_call("get_pane_info", pane_id=pane.pane_id)
         await made_call("find_pane_by_position", corner="top-left", window_id=pane.window_id)
         await made_call("display_message", format_string="#{pane_width}", pane_id=pane.pane_id)
+        await made_call("show_option", option="remain-on-exit", scope="pane", target=pane.pane_id)
+        await made_call("show_environment", session_id=pane.session_id)
+        await made_call("show_hooks", scope="pane", target=pane.pane_id)
+        await made_call("show_hook", hook_name="pane-exited", scope="pane", target=pane.pane_id)
     assert {tool for tool, _, _ in made} == set(BINDINGS)  # a new tool needs its line here
     found = records(log)
     assert [record["tool"] for record in found] == [tool for tool, _, _ in made]

@@ -160,6 +160,12 @@ async def test_hostile_names_are_found_by_comparing_and_nothing_in_them_runs(
             assert window_info["window_id"] == window["window_id"]
             (pane,) = (await call(client, "list_panes", session_name=name))["result"]
             assert pane["session_id"] == session_id
+            environment = await call(client, "show_environment", session_name=name)
+            assert "PATH" in environment["variables"]
+            option = await call(
+                client, "show_option", option="history-limit", scope="session", target=name
+            )
+            assert isinstance(option["value"], int)
         finally:
             kill_session(socket, session_id)
     assert not marker.exists()
@@ -177,6 +183,7 @@ async def test_a_session_name_that_matches_none_is_an_error_and_runs_nothing(
         ("list_windows", {}),
         ("list_panes", {}),
         ("get_window_info", {}),
+        ("show_environment", {}),
         ("get_pane_info", {}),
         ("display_message", {"format_string": "#{pane_id}"}),
     ):
@@ -189,6 +196,69 @@ async def test_a_session_name_that_matches_none_is_an_error_and_runs_nothing(
     assert tmux(socket, "display-message", "-p", "alive").strip() == "alive"
 
 
+@pytest.mark.parametrize(
+    "name",
+    [
+        "no-such-option",
+        "-g",
+        "a;b",
+        "a ; kill-server",
+        "#{pane_id}",
+        "#(touch {marker})",
+        "$(touch {marker})",
+        "'quoted'",
+    ],
+)
+async def test_option_and_hook_names_reach_tmux_as_one_argument_and_never_run(
+    client: Client, socket: str, marker: Path, name: str
+) -> None:
+    """tmux expands an option or hook name as a format: ``#(...)`` in one ran as a shell
+    command, and ``#{pane_id}`` was read as a pane's id, before the name was escaped."""
+    name = name.replace("{marker}", str(marker))
+    pane = new_pane(socket)
+    option = await call_error(client, "show_option", option=name, scope="pane", target=pane.pane_id)
+    assert option == f"tmux show-options failed: invalid option: {name}"
+    hook = await call_error(client, "show_hook", hook_name=name, scope="session")
+    assert hook == f"tmux show-hooks failed: invalid option: {name}"
+    # tmux named the name as given: it expanded nothing in it, so ran no job
+    assert not marker.exists()
+    assert tmux(socket, "display-message", "-p", "alive").strip() == "alive"
+
+
+async def test_options_come_back_typed_and_exact(client: Client, socket: str) -> None:
+    pane = new_pane(socket)
+    value = 'tab\there\nnewline "quotes" ; #{pane_id} $(id)'
+    tmux(socket, "set-option", "-p", "-t", pane.pane_id, "@inspect-test", value)
+    tmux(socket, "set-option", "-t", pane.session_id, "history-limit", "1234")
+
+    async def shown(**arguments: Any) -> Any:
+        return (await call(client, "show_option", **arguments))["value"]
+
+    assert await shown(option="@inspect-test", scope="pane", target=pane.pane_id) == value
+    assert await shown(option="history-limit", scope="session", target=pane.session_id) == 1234
+    # the value in effect: a pane inherits from its window and the global options
+    assert await shown(option="remain-on-exit", scope="pane", target=pane.pane_id) is False
+    assert await shown(option="history-limit", global_=True) == 2000
+    assert await shown(option="@inspect-unset", scope="pane", target=pane.pane_id) is None
+    array = await shown(option="status-format", global_=True)
+    assert set(array) == {"0", "1"}
+    assert await shown(option="status-format[1]", global_=True) == array["1"]
+    for refused, arguments in (
+        ("target needs a scope", {"target": pane.pane_id}),
+        (
+            "target is given with global_",
+            {"scope": "pane", "target": pane.pane_id, "global_": True},
+        ),
+        ("target is given with scope 'server'", {"scope": "server", "target": "x"}),
+        ("pane_id '@1' is not a tmux pane id", {"scope": "pane", "target": "@1"}),
+        ("target: no window '@99999'", {"scope": "window", "target": "@99999"}),
+        ("option 'a\\nb' holds a newline", {"option": "a\nb"}),
+        ("option is empty", {"option": ""}),
+    ):
+        given = {"option": "mouse", **arguments}
+        assert refused in await call_error(client, "show_option", **given)
+
+
 async def test_no_target_means_the_agent_pane(client: Client, socket: str) -> None:
     """The agent's pane (marked as schemux marks the one it starts the server with) is
     every call's default, though a session made after it is the most recent."""
@@ -196,6 +266,9 @@ async def test_no_target_means_the_agent_pane(client: Client, socket: str) -> No
     tmux(socket, "set-option", "-p", "-t", agent.pane_id, AGENT_MARK, "1")
     later = new_pane(socket)
     try:
+        tmux(socket, "set-option", "-p", "-t", agent.pane_id, "@inspect-mine", "agent's")
+        tmux(socket, "set-environment", "-t", agent.session_id, "INSPECT_AGENT", "yes")
+        tmux(socket, "set-hook", "-t", agent.session_id, "session-renamed[7]", "display-message x")
         assert (await call(client, "get_pane_info"))["pane_id"] == agent.pane_id
         assert (await call(client, "get_window_info"))["window_id"] == agent.window_id
         assert (await call(client, "get_session_info"))["session_id"] == agent.session_id
@@ -205,6 +278,12 @@ async def test_no_target_means_the_agent_pane(client: Client, socket: str) -> No
         assert corner["pane_id"] == agent.pane_id
         (listed,) = (await call(client, "list_panes", window_index="0"))["result"]
         assert listed["pane_id"] == agent.pane_id
+        option = await call(client, "show_option", option="@inspect-mine", scope="pane")
+        assert option["value"] == "agent's"
+        variables = (await call(client, "show_environment"))["variables"]
+        assert variables["INSPECT_AGENT"] == "yes"
+        hooks = (await call(client, "show_hooks"))["entries"]
+        assert {"hook_name": "session-renamed", "index": 7, "command": "display-message x"} in hooks
         # a session named alone: its active window, not the agent's
         other = await call(client, "get_window_info", session_id=later.session_id)
         assert other["window_id"] == later.window_id
@@ -264,6 +343,9 @@ async def test_a_server_that_is_not_running_is_reported_and_never_started(
         ("get_window_info", {"window_index": "x"}, "window_index 'x' is not a window index"),
         ("get_pane_info", {"pane_id": "%1;kill-server"}, "pane_id '%1;kill-server' is not"),
         ("display_message", {"format_string": "#{E:x}"}, "holds tmux format syntax"),
+        ("show_option", {"option": "mouse", "target": "%1"}, "target needs a scope"),
+        ("show_hook", {"hook_name": ""}, "hook_name is empty"),
+        ("show_hooks", {"scope": "everywhere"}, "Invalid arguments for show_hooks: scope"),
         ("find_pane_by_position", {"corner": "left"}, "Invalid arguments"),
         ("get_server_info", {"socket_name": "../x"}, "socket_name '../x' is not a tmux socket"),
     ],

@@ -1,5 +1,6 @@
 """The inspect tools' pure rules, with no tmux: list filters, display_message's template,
-and the pane at a window's corner."""
+the environment's shell form, options' and hooks' lines, and the pane at a window's
+corner."""
 
 from __future__ import annotations
 
@@ -8,9 +9,11 @@ from dataclasses import dataclass
 
 import pytest
 
+from schemux.domain.environment import parse_environment
 from schemux.domain.filters import OPERATORS, conditions_for, meeting, parse_filters
 from schemux.domain.format_text import template
 from schemux.domain.tmux_objects import Objects, PaneFacts, WindowFacts
+from schemux.domain.tmux_options import HookFacts, _hook, _option_key, converted, literal
 from schemux.errors import SchemuxError
 
 pytestmark = pytest.mark.anyio
@@ -128,6 +131,49 @@ def test_a_template_is_literal_text_and_references(
 def test_other_format_syntax_is_refused(format_string: str) -> None:
     with pytest.raises(SchemuxError, match="holds tmux format syntax other than"):
         template(format_string)
+
+
+def test_the_shell_form_of_the_environment_is_read_exactly() -> None:
+    printed = (
+        'A="plain"; export A;\n'
+        'B="two\nlines"; export B;\n'
+        'C="q\\"\\$\\`\\\\z"; export C;\n'
+        "unset D;\n"
+        'E=""; export E;\n'
+        'F="PATH=\\"/evil\\"; export PATH;"; export F;\n'
+        'A=B="x"; export A=B;\n'
+    )
+    assert parse_environment(printed) == {
+        "A": "plain",
+        "B": "two\nlines",
+        "C": 'q"$`\\z',
+        "D": False,
+        "E": "",
+        "F": 'PATH="/evil"; export PATH;',
+        "A=B": "x",
+    }
+    assert parse_environment("") == {}
+    with pytest.raises(SchemuxError, match="tmux printed an environment schemux cannot read"):
+        parse_environment("A=plain\n")
+
+
+def test_option_lines_values_and_hook_lines() -> None:
+    assert _option_key("history-limit 2000") == "history-limit"
+    assert _option_key('status-format[1]* "#[align=centre]"') == "status-format[1]"
+    assert _option_key("@opt with spaces") == "@opt"
+    assert converted("2000") == 2000
+    assert converted("on") is True
+    assert converted("off") is False
+    assert converted("-1") == "-1"
+    assert converted("On") == "On"
+    assert literal("#(touch x) #{pane_id} ##") == "##(touch x) ##{pane_id} ####"
+    assert _hook('pane-exited[0] run-shell "echo x"') == HookFacts(
+        "pane-exited", 0, 'run-shell "echo x"'
+    )
+    assert _hook("session-renamed display-message hi") == HookFacts(
+        "session-renamed", None, "display-message hi"
+    )
+    assert _hook("after-new-window") is None  # unset
 
 
 def pane(pane_id: str, left: int, top: int, right: int, bottom: int, width: int = 80) -> PaneFacts:
