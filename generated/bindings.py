@@ -27,6 +27,7 @@ HANDLED: tuple[HandledTool, ...] = (
     HandledTool("run_command_on_hosts", "RunCommandOnHostsInput"),
     HandledTool("run_program", "RunProgramInput"),
     HandledTool("run_shell_command", "RunShellCommandInput"),
+    HandledTool("search_panes", "SearchPanesInput"),
     HandledTool("send_keys", "SendKeysInput", wraps_result=True),
     HandledTool("send_keys_batch", "SendKeysBatchInput"),
     HandledTool("show_environment", "ShowEnvironmentInput"),

@@ -25,6 +25,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
         "show_hooks",
         "show_hook",
         "show_environment",
+        "search_panes",
     ),
 }
 
@@ -72,6 +73,7 @@ USES: dict[str, str] = {
     "show_hooks": "the hooks set",
     "show_hook": "one hook",
     "show_environment": "the environment new panes get",
+    "search_panes": "panes whose text matches",
 }
 
 # tool -> its top-level arguments whose text never reaches tmux nor a shell

@@ -163,6 +163,7 @@ async def test_every_tool_is_recorded(
         await made_call("show_environment", session_id=pane.session_id)
         await made_call("show_hooks", scope="pane", target=pane.pane_id)
         await made_call("show_hook", hook_name="pane-exited", scope="pane", target=pane.pane_id)
+        await made_call("search_panes", pattern="audit-marker", session_id=pane.session_id)
     assert {tool for tool, _, _ in made} == set(BINDINGS)  # a new tool needs its line here
     found = records(log)
     assert [record["tool"] for record in found] == [tool for tool, _, _ in made]

@@ -409,6 +409,7 @@ async def test_the_inspect_tools_match_a_session_name_exactly(
             ("get_session_info", {}),
             ("list_windows", {}),
             ("show_environment", {}),
+            ("search_panes", {"pattern": "no such text"}),
         ]
         for tool, arguments in calls:
             failed, text, result = await call_checked(

@@ -6,9 +6,12 @@ server, host another host, and bad input is refused before any tmux work."""
 
 from __future__ import annotations
 
+import functools
 import shutil
 import subprocess
 import tempfile
+import time
+import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -33,8 +36,10 @@ from tests.support import (
     new_pane,
     private_tmux_server,
     remove_server,
+    screen,
     tagged_socket_name,
     tmux,
+    until,
 )
 
 pytestmark = pytest.mark.anyio
@@ -81,6 +86,10 @@ def made_session(socket: str, name: str, window: str = "w") -> str:
         socket, "new-session", "-d", "-P", "-F", "#{session_id}", "-s", name.replace("#", "##"),
         "-n", window.replace("#", "##"), "-x", "80", "-y", "24", "cat",
     ).strip()  # fmt: skip
+
+
+def shows(socket: str, pane_id: str, text: str) -> bool:
+    return text in tmux(socket, "capture-pane", "-p", "-t", pane_id)
 
 
 def kill_session(socket: str, session_id: str) -> None:
@@ -166,6 +175,8 @@ async def test_hostile_names_are_found_by_comparing_and_nothing_in_them_runs(
                 client, "show_option", option="history-limit", scope="session", target=name
             )
             assert isinstance(option["value"], int)
+            searched = await call(client, "search_panes", pattern="x", session_name=name)
+            assert searched["total_panes_matched"] == 0
         finally:
             kill_session(socket, session_id)
     assert not marker.exists()
@@ -184,6 +195,7 @@ async def test_a_session_name_that_matches_none_is_an_error_and_runs_nothing(
         ("list_panes", {}),
         ("get_window_info", {}),
         ("show_environment", {}),
+        ("search_panes", {"pattern": "x"}),
         ("get_pane_info", {}),
         ("display_message", {"format_string": "#{pane_id}"}),
     ):
@@ -343,6 +355,14 @@ async def test_a_server_that_is_not_running_is_reported_and_never_started(
         ("get_window_info", {"window_index": "x"}, "window_index 'x' is not a window index"),
         ("get_pane_info", {"pane_id": "%1;kill-server"}, "pane_id '%1;kill-server' is not"),
         ("display_message", {"format_string": "#{E:x}"}, "holds tmux format syntax"),
+        ("search_panes", {"pattern": "(", "regex": True}, "pattern '(' is not a valid"),
+        ("search_panes", {"pattern": "x", "offset": -1}, "offset: -1 is less than the minimum"),
+        ("search_panes", {"pattern": "x", "limit": -1}, "limit: -1 is less than the minimum"),
+        (
+            "search_panes",
+            {"pattern": "x", "max_matched_lines_per_pane": -1},
+            "max_matched_lines_per_pane: -1 is less than the minimum",
+        ),
         ("show_option", {"option": "mouse", "target": "%1"}, "target needs a scope"),
         ("show_hook", {"hook_name": ""}, "hook_name is empty"),
         ("show_hooks", {"scope": "everywhere"}, "Invalid arguments for show_hooks: scope"),
@@ -359,6 +379,62 @@ async def test_bad_input_is_refused_before_any_tmux_work(
         error = await call_error(client, tool, **arguments)
     assert refusal in error
     assert "no tmux server is running" not in error
+
+
+async def test_search_pages_panes_and_keeps_their_last_lines(client: Client, socket: str) -> None:
+    tag = uuid.uuid4().hex[:8]
+    session = made_session(socket, f"search-{tag}")
+    first = tmux(socket, "list-panes", "-t", session, "-F", "#{pane_id}").strip()
+    try:
+        for _ in range(3):  # each 5 rows of the first pane's
+            tmux(socket, "split-window", "-d", "-t", first, "-l", "5", "sh", "-c",
+                 f"for i in 1 2 3; do echo {tag}-$i; done; exec sleep 300")  # fmt: skip
+        panes = tmux(socket, "list-panes", "-s", "-t", session, "-F", "#{pane_id}").split()
+        showing = sorted(panes[1:], key=lambda pane_id: int(pane_id[1:]))
+        for pane_id in showing:
+            await until(functools.partial(shows, socket, pane_id, f"{tag}-3"))
+        page = await call(
+            client, "search_panes", pattern=tag, limit=1, max_matched_lines_per_pane=2
+        )
+        assert page["total_panes_matched"] == 3
+        assert [match["pane_id"] for match in page["matches"]] == showing[:1]
+        assert page["matches"][0]["matched_lines"] == [f"{tag}-2", f"{tag}-3"]
+        assert page["truncated"] is True
+        assert page["truncated_panes"] == showing[1:]
+        rest = await call(client, "search_panes", pattern=tag, offset=1, session_id=session)
+        assert [match["pane_id"] for match in rest["matches"]] == showing[1:]
+        assert rest["matches"][0]["matched_lines"] == [f"{tag}-1", f"{tag}-2", f"{tag}-3"]
+        assert rest["truncated"] is False
+        none = await call(client, "search_panes", pattern=f"{tag}-9")
+        assert none == {
+            "matches": [], "truncated": False, "truncated_panes": [], "total_panes_matched": 0,
+            "offset": 0, "limit": 500,
+        }  # fmt: skip
+    finally:
+        kill_session(socket, session)
+
+
+async def test_search_reads_history_when_asked_and_refuses_a_runaway_expression(
+    client: Client, socket: str
+) -> None:
+    pane = new_pane(socket, height=5)
+    tmux(socket, "send-keys", "-t", pane.pane_id, "seq 1 50; echo " + "a" * 40 + "!", "Enter")
+    await until(lambda: "a!" in screen(pane))
+    visible = await call(
+        client, "search_panes", pattern="^7$", regex=True, session_id=pane.session_id
+    )
+    assert visible["total_panes_matched"] == 0
+    history = await call(
+        client, "search_panes", pattern="^7$", regex=True, session_id=pane.session_id,
+        content_start=-100,
+    )  # fmt: skip
+    assert history["matches"][0]["matched_lines"] == ["7"]
+    started = time.monotonic()
+    error = await call_error(
+        client, "search_panes", pattern="^(a|aa)+$", regex=True, session_id=pane.session_id
+    )
+    assert time.monotonic() - started < 10
+    assert "backtracks catastrophically" in error
 
 
 async def test_display_message_reads_values_exactly(client: Client, socket: str) -> None:

@@ -1,6 +1,6 @@
 """The inspect tools' pure rules, with no tmux: list filters, display_message's template,
-the environment's shell form, options' and hooks' lines, and the pane at a window's
-corner."""
+the environment's shell form, options' and hooks' lines, search patterns, and the pane at
+a window's corner."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pytest
 from schemux.domain.environment import parse_environment
 from schemux.domain.filters import OPERATORS, conditions_for, meeting, parse_filters
 from schemux.domain.format_text import template
+from schemux.domain.pane_search import MAX_PATTERN_CHARACTERS, compiled
 from schemux.domain.tmux_objects import Objects, PaneFacts, WindowFacts
 from schemux.domain.tmux_options import HookFacts, _hook, _option_key, converted, literal
 from schemux.errors import SchemuxError
@@ -174,6 +175,20 @@ def test_option_lines_values_and_hook_lines() -> None:
         "session-renamed", None, "display-message hi"
     )
     assert _hook("after-new-window") is None  # unset
+
+
+def test_a_search_pattern_is_literal_unless_regex() -> None:
+    assert compiled("a.b (c)", regex=False, match_case=False).search("x A.B (C) y")
+    assert not compiled("a.b", regex=False, match_case=False).search("axb")
+    assert compiled("a.b", regex=True, match_case=False).search("AXB")
+    assert not compiled("a.b", regex=True, match_case=True).search("AXB")
+    for pattern, refusal in (
+        ("(", "pattern '(' is not a valid regular expression"),
+        ("x" * (MAX_PATTERN_CHARACTERS + 1), f"at most {MAX_PATTERN_CHARACTERS} are taken"),
+    ):
+        with pytest.raises(SchemuxError) as refused:
+            compiled(pattern, regex=True, match_case=False)
+        assert refusal in refused.value.message
 
 
 def pane(pane_id: str, left: int, top: int, right: int, bottom: int, width: int = 80) -> PaneFacts:
