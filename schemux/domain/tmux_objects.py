@@ -346,46 +346,54 @@ async def read_objects(server: TmuxServer) -> Objects:
         )
         for row in rows
     )
-    windows: dict[tuple[str, str], WindowFacts] = {}
-    for row in rows:
-        key = (row.session_id, row.window_id)
-        if key in windows:
-            continue
-        in_window = [r for r in rows if (r.session_id, r.window_id) == key]
-        windows[key] = WindowFacts(
-            window_id=row.window_id,
-            window_name=readable(row.window_name),
-            window_index=row.window_index,
-            session_id=row.session_id,
-            session_name=readable(row.session_name),
-            pane_count=len(in_window),
-            window_layout=row.window_layout,
-            window_active="1" if row.window_active else "0",
-            window_width=row.window_width,
-            window_height=row.window_height,
-            active_pane_id=next((r.pane_id for r in in_window if r.pane_active), None),
-        )
-    sessions: dict[str, SessionFacts] = {}
-    for row in rows:
-        if row.session_id in sessions:
-            continue
-        of_session = [w for w in windows.values() if w.session_id == row.session_id]
-        active = next((w for w in of_session if w.window_active == "1"), None)
-        sessions[row.session_id] = SessionFacts(
-            session_id=row.session_id,
-            session_name=readable(row.session_name),
-            window_count=len(of_session),
-            session_attached=row.session_attached,
-            session_created=row.session_created,
-            active_pane_id=None if active is None else active.active_pane_id,
-        )
+    in_window: dict[tuple[str, str], list[_Row]] = {}
+    first_of: dict[str, _Row] = {}  # each session's first row
+    for row in rows:  # in tmux's order: by session, then window, then pane
+        in_window.setdefault((row.session_id, row.window_id), []).append(row)
+        first_of.setdefault(row.session_id, row)
+    windows = [_window(window_rows) for window_rows in in_window.values()]
+    of_session: dict[str, list[WindowFacts]] = {}
+    for window in windows:
+        of_session.setdefault(window.session_id, []).append(window)
+    sessions = [_session(first_of[session], listed) for session, listed in of_session.items()]
     return Objects(
         server.address.describe(),
         readable(head.version),
         readable(head.socket_path),
-        tuple(sessions.values()),
-        tuple(windows.values()),
+        tuple(sessions),
+        tuple(windows),
         panes,
+    )
+
+
+def _window(rows: list[_Row]) -> WindowFacts:
+    """The window whose panes' rows (in one session) are ``rows``."""
+    row = rows[0]
+    return WindowFacts(
+        window_id=row.window_id,
+        window_name=readable(row.window_name),
+        window_index=row.window_index,
+        session_id=row.session_id,
+        session_name=readable(row.session_name),
+        pane_count=len(rows),
+        window_layout=row.window_layout,
+        window_active="1" if row.window_active else "0",
+        window_width=row.window_width,
+        window_height=row.window_height,
+        active_pane_id=next((r.pane_id for r in rows if r.pane_active), None),
+    )
+
+
+def _session(row: _Row, windows: list[WindowFacts]) -> SessionFacts:
+    """The session of ``row``, whose listed windows are ``windows``."""
+    active = next((window for window in windows if window.window_active == "1"), None)
+    return SessionFacts(
+        session_id=row.session_id,
+        session_name=readable(row.session_name),
+        window_count=len(windows),
+        session_attached=row.session_attached,
+        session_created=row.session_created,
+        active_pane_id=None if active is None else active.active_pane_id,
     )
 
 
@@ -401,7 +409,7 @@ async def server_facts(server: TmuxServer, socket_name: str | None) -> ServerFac
     )
 
 
-async def agent_pane_if(
+async def _agent_pane_if(
     needed: bool, server: TmuxServer, notes: CallRecord | None
 ) -> PaneInfo | None:
     """The agent's pane (the pane a call naming none means), when ``needed``."""
@@ -414,7 +422,7 @@ async def named_session(
     """The session ``target`` names (the agent's pane's when it names none), with the
     listing it was found in."""
     PaneTarget(session_id=target.session_id, session_name=target.session_name).validate()
-    default = await agent_pane_if(not target.named, server, notes)
+    default = await _agent_pane_if(not target.named, server, notes)
     objects = await read_objects(server)
     if default is not None:
         target = SessionTarget(session_id=default.session_id)
@@ -427,7 +435,7 @@ async def named_window(
     """The window ``target`` names, with the listing it was found in."""
     target.validate()
     needs_default = target.window_id is None and not target.session.named
-    default = await agent_pane_if(needs_default, server, notes)
+    default = await _agent_pane_if(needs_default, server, notes)
     objects = await read_objects(server)
     return objects.window(target, default), objects
 
