@@ -95,6 +95,7 @@ def render_generated(
                 for family in overlays.families
             },
             jobs={family.name: family.job for family in overlays.families},
+            on_request=tuple(family.name for family in overlays.families if family.on_request),
             uses={overlay.tool: overlay.use for overlay in in_guide},
             never_sent={
                 name: tuple(overlay.never_sent)

@@ -41,6 +41,7 @@ FAMILIES_FILE = Path("schemas/families.toml")
 HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
 RESOURCE_KINDS = ("pane", "program")  # what an overlay's resources may name (its schema's)
 TARGET_KINDS = ("pane", "program")  # what an overlay's targets may name (its schema's)
+ALL_TOOLS = "all"  # what --tools takes for every tool, on request or not
 
 
 @dataclass(frozen=True)
@@ -74,8 +75,12 @@ class Overlay:
 
 @dataclass(frozen=True)
 class Family:
+    """A family of tools: its name, the job its instructions' line starts with, and
+    whether it is served only when ``--tools`` names it (or ``all``)."""
+
     name: str
     job: str
+    on_request: bool = False
 
 
 @dataclass(frozen=True)
@@ -133,10 +138,20 @@ def _families(
         return (), (), ()
     families = []
     for entry in data.get("family", []):
-        if set(entry) != {"name", "job"} or not all(isinstance(v, str) for v in entry.values()):
-            problems.append(f"{FAMILIES_FILE}: each [[family]] has a name and a job, not {entry}")
+        if (
+            not {"name", "job"} <= set(entry) <= {"name", "job", "on_request"}
+            or not all(isinstance(entry[key], str) for key in ("name", "job"))
+            or not isinstance(entry.get("on_request", False), bool)
+        ):
+            problems.append(
+                f"{FAMILIES_FILE}: each [[family]] has a name and a job (and may say "
+                f"on_request = true), not {entry}"
+            )
             continue
-        families.append(Family(entry["name"], entry["job"]))
+        if entry["name"] == ALL_TOOLS:
+            problems.append(f"{FAMILIES_FILE}: no family may be named {ALL_TOOLS!r} (--tools all)")
+            continue
+        families.append(Family(entry["name"], entry["job"], entry.get("on_request", False)))
     recipes = []
     for entry in data.get("recipe", []):
         needs, text = entry.get("needs"), entry.get("text")

@@ -11,6 +11,22 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "programs": ("run_program", "start_program", "read_program", "stop_program"),
     "keys": ("send_keys", "send_keys_batch", "wait_for_text", "wait_for_channel", "signal_channel"),
     "capture": ("tmux_snapshot", "tmux_capture", "capture_pane", "snapshot_pane", "capture_since"),
+    "inspect": (
+        "list_sessions",
+        "list_windows",
+        "list_panes",
+        "get_session_info",
+        "get_window_info",
+        "get_pane_info",
+        "find_pane_by_position",
+        "get_server_info",
+        "display_message",
+        "show_option",
+        "show_hooks",
+        "show_hook",
+        "show_environment",
+        "search_panes",
+    ),
 }
 
 # family -> the job its line in the server's instructions starts with, in that order
@@ -19,27 +35,45 @@ JOBS: dict[str, str] = {
     "programs": "Programs in a pane of their own",
     "keys": "Interactive input (REPLs, prompts, TUIs, C-c) and output you did not author",
     "capture": "Screens",
+    "inspect": "The server's sessions, windows, panes and settings, read without changing them",
 }
+
+# the families served only when --tools names them (or all), in the families' order
+ON_REQUEST_FAMILIES: tuple[str, ...] = ("inspect",)
 
 # tool -> what the instructions say it is for
 USES: dict[str, str] = {
+    "list_sessions": "list sessions",
     "run_command": "a pane found by id, session or window",
     "run_program": "run to the end",
     "send_keys": "type text or keys",
     "tmux_snapshot": "list panes and their references",
+    "list_windows": "list windows",
     "run_shell_command": "a paneId",
     "send_keys_batch": "several inputs in one call",
     "start_program": "start",
     "tmux_capture": "a pane's exact rows, with cursors for what changed",
     "capture_pane": "a pane's screen as text, such as a program's",
+    "list_panes": "list panes",
     "read_program": "read as it goes",
     "run_command_on_hosts": "the same command on several hosts at once",
     "wait_for_text": "wait for new output",
+    "get_session_info": "one session",
     "snapshot_pane": "a pane's text with its cursor, mode and process",
     "stop_program": "stop",
     "wait_for_channel": "wait for the signal a line you typed sends",
     "capture_since": "a pane's rows new since a cursor",
+    "get_window_info": "one window",
     "signal_channel": "send one",
+    "get_pane_info": "one pane",
+    "find_pane_by_position": "the pane at a corner of a window",
+    "get_server_info": "whether a server runs, and its version",
+    "display_message": "tmux variables of a pane",
+    "show_option": "an option's value",
+    "show_hooks": "the hooks set",
+    "show_hook": "one hook",
+    "show_environment": "the environment new panes get",
+    "search_panes": "panes whose text matches",
 }
 
 # tool -> its top-level arguments whose text never reaches tmux nor a shell

@@ -9,9 +9,9 @@ is ``null`` when schemux does not run inside tmux.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 
 from schemux.domain.call import Call
+from schemux.domain.tmux_objects import is_caller
 from schemux.errors import SchemuxError, TmuxCommandError
 from schemux.generated.models.snapshot_pane import SnapshotPaneInput, SnapshotPaneOutput
 from schemux.panes.targets import resolve_requested_pane
@@ -96,19 +96,3 @@ async def handle(call: Call, request: SnapshotPaneInput) -> SnapshotPaneOutput:
         content_truncated=dropped > 0,
         content_truncated_lines=dropped,
     )
-
-
-def is_caller(env: Mapping[str, str], pane_id: str, socket_path: str, remote: bool) -> bool | None:
-    """Whether ``pane_id`` on ``socket_path`` is the pane this process runs in, by its
-    ``TMUX_PANE`` and the socket its ``TMUX`` names (resolved, as links may differ);
-    None outside tmux. A server on another host is never this process's."""
-    tmux, own_pane = env.get("TMUX"), env.get("TMUX_PANE")
-    if not tmux:
-        return None
-    if remote or own_pane != pane_id:
-        return False
-    own_socket = tmux.split(",", 1)[0]
-    try:
-        return os.path.realpath(own_socket) == os.path.realpath(socket_path)
-    except (OSError, ValueError):
-        return False

@@ -82,6 +82,7 @@ UNIT_MODULES: dict[str, frozenset[str]] = {
     "test_framing.py": frozenset({"socket"}),
     "test_history_cuts.py": frozenset(),
     "test_http.py": frozenset(),
+    "test_inspect_rules.py": frozenset(),
     "test_layers.py": frozenset(),
     "test_module_state.py": frozenset(),
     "test_packaging.py": frozenset(),
@@ -380,9 +381,10 @@ def stdio_parameters(*args: str, env: dict[str, str] | None = None) -> StdioServ
 
 @pytest.fixture(scope="session")
 async def stdio_client(anyio_backend: str, tmux_socket: str) -> AsyncIterator[Client]:
-    """schemux as an MCP client starts it: a subprocess speaking stdio."""
+    """schemux as an MCP client starts it: a subprocess speaking stdio, serving every
+    tool (those served only on request too)."""
     parameters = stdio_parameters(
-        "--socket-name", tmux_socket, "--wait-ceiling", str(STDIO_WAIT_CEILING)
+        "--socket-name", tmux_socket, "--wait-ceiling", str(STDIO_WAIT_CEILING), "--tools", "all"
     )
     async with Client(parameters) as client:
         yield client

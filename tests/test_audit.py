@@ -154,6 +154,20 @@ async def test_every_tool_is_recorded(
         await made_call("signal_channel", channel=f"audit-{pane.session_name}")
         await made_call("wait_for_channel", channel=f"audit-{pane.session_name}", timeout=5)
         await made_call("run_command_on_hosts", command="echo fanned")  # the one host
+        await made_call("list_sessions", filters={"session_id": pane.session_id})
+        await made_call("list_windows", session_id=pane.session_id)
+        await made_call("list_panes", window_id=pane.window_id)
+        await made_call("get_server_info")
+        await made_call("get_session_info", session_id=pane.session_id)
+        await made_call("get_window_info", window_id=pane.window_id)
+        await made_call("get_pane_info", pane_id=pane.pane_id)
+        await made_call("find_pane_by_position", corner="top-left", window_id=pane.window_id)
+        await made_call("display_message", format_string="#{pane_width}", pane_id=pane.pane_id)
+        await made_call("show_option", option="remain-on-exit", scope="pane", target=pane.pane_id)
+        await made_call("show_environment", session_id=pane.session_id)
+        await made_call("show_hooks", scope="pane", target=pane.pane_id)
+        await made_call("show_hook", hook_name="pane-exited", scope="pane", target=pane.pane_id)
+        await made_call("search_panes", pattern="audit-marker", session_id=pane.session_id)
     assert {tool for tool, _, _ in made} == set(BINDINGS)  # a new tool needs its line here
     found = records(log)
     assert [record["tool"] for record in found] == [tool for tool, _, _ in made]
@@ -177,8 +191,9 @@ async def test_every_tool_is_recorded(
         assert by_tool[tool]["program"] == program
         assert by_tool[tool]["pane"] == started["paneId"]  # the program's own pane
     assert by_tool["run_program"]["program"].startswith("p")
-    for tool in ("tmux_snapshot", "signal_channel", "wait_for_channel"):
+    for tool in ("tmux_snapshot", "signal_channel", "wait_for_channel", "list_sessions"):
         assert "pane" not in by_tool[tool]
+    assert by_tool["find_pane_by_position"]["pane"] == pane.pane_id  # the pane it found
 
 
 async def test_a_call_without_a_target_records_the_pane_it_resolved(

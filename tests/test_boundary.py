@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from schemux.errors import UnsendableArgument
+from schemux.errors import UnsendableArgument, preview
 from schemux.host_settings import SshTarget
 from schemux.hosts import Host
 from schemux.names import OWNED_SESSION, socket_directory, socket_name_problem
@@ -394,6 +394,69 @@ async def test_session_name_is_matched_exactly(client: Client, world: World, val
     finally:
         if pane_id is not None:
             tmux(world.socket, "kill-pane", "-t", pane_id)
+
+
+@pytest.mark.parametrize("value", HOSTILE, ids=IDS)
+async def test_the_inspect_tools_match_a_session_name_exactly(
+    client: Client, world: World, value: str
+) -> None:
+    """A session's name is compared by schemux (never a tmux target): the session that
+    has it, or none."""
+    name = world.value(value)
+    pane_id = make_session(world, name)
+    try:
+        calls: list[tuple[str, dict[str, Any]]] = [
+            ("get_session_info", {}),
+            ("list_windows", {}),
+            ("show_environment", {}),
+            ("search_panes", {"pattern": "no such text"}),
+        ]
+        for tool, arguments in calls:
+            failed, text, result = await call_checked(
+                client, world, tool, {**arguments, "session_name": name}
+            )
+            if not is_text(name):
+                assert refused_as_not_text(failed, text, tool, "session_name")
+            elif pane_id is None:
+                assert failed
+                assert "session_name" in text, text
+            else:
+                assert not failed, text
+                assert result is not None
+        if pane_id is not None:
+            failed, text, result = await call_checked(
+                client, world, "get_session_info", {"session_name": name}
+            )
+            assert result is not None
+            assert result["active_pane_id"] == pane_id
+    finally:
+        if pane_id is not None:
+            tmux(world.socket, "kill-pane", "-t", pane_id)
+
+
+@pytest.mark.parametrize(
+    ("tool", "field", "command"),
+    [("show_option", "option", "show-options"), ("show_hook", "hook_name", "show-hooks")],
+)
+@pytest.mark.parametrize("value", HOSTILE, ids=IDS)
+async def test_an_option_or_hook_name_is_one_argument_never_a_format(
+    client: Client, world: World, tool: str, field: str, command: str, value: str
+) -> None:
+    """tmux expands the name of show-options and show-hooks as a format (``#(...)`` in
+    one ran as a command before schemux escaped it): the name reaches tmux whole, and
+    tmux says it is no option by that very name."""
+    name = world.value(value)
+    arguments = {field: name, "scope": "pane", "target": world.bystander}
+    failed, text, _ = await call_checked(client, world, tool, arguments)
+    assert failed
+    if not is_text(name):
+        assert refused_as_not_text(failed, text, tool, field)
+    elif "\n" in name:
+        assert text.startswith(f"{field} {preview(name)} holds a newline"), text
+    else:
+        assert text.startswith(f"tmux {command} failed: invalid option: "), text
+        if name.isprintable() and len(name) < 100:
+            assert text == f"tmux {command} failed: invalid option: {name}"
 
 
 def wait_for_shell_in(world: World, pane_id: str) -> None:

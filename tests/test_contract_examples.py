@@ -206,8 +206,11 @@ async def replay(
     else:
         assert not result.is_error, text
         assert result.structured_content is not None
-        if BINDINGS[tool].wraps_result:  # the text is the wrapped value itself
-            assert text == result.structured_content["result"]
+        wrapped = result.structured_content.get("result")
+        if BINDINGS[tool].wraps_result and isinstance(wrapped, str):  # the value itself
+            assert text == wrapped
+        elif BINDINGS[tool].wraps_result:  # a list, say: its JSON
+            assert json.loads(text) == wrapped
         else:
             assert json.loads(text) == result.structured_content
         assert violations(fill(example["result"], values), result.structured_content) == []

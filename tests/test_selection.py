@@ -17,7 +17,7 @@ from codegen.provider_rules import lint_openai_strict
 from schemux.config import SchemaMode, Settings, settings_from
 from schemux.errors import ConfigError
 from schemux.generated.bindings import BINDINGS
-from schemux.generated.tool_facts import FAMILIES
+from schemux.generated.tool_facts import FAMILIES, ON_REQUEST_FAMILIES
 from schemux.serving.instructions import instructions
 from schemux.serving.selection import family_of, select
 from schemux.serving.server import build_server
@@ -47,14 +47,32 @@ def test_select_by_names_and_families_keeps_the_bound_order() -> None:
     assert list(chosen) == [
         n for n in BINDINGS if n in ("run_command", "run_shell_command", "tmux_capture")
     ]
-    assert select(BINDINGS, [], several_hosts=True) == BINDINGS
+    assert select(BINDINGS, ["all"], several_hosts=True) == BINDINGS
     # a family whose tools are not bound yet selects what is bound of it: nothing, here
     bound = {"run_command": 1}
     assert select(bound, ["keys", "run_command"], several_hosts=True) == bound
 
 
+def test_the_default_leaves_out_the_families_served_on_request_and_all_serves_them() -> None:
+    assert ON_REQUEST_FAMILIES == ("inspect",)
+    on_request = set(FAMILIES["inspect"])
+    assert on_request  # the family has tools to leave out
+    default = select(BINDINGS, [], several_hosts=True)
+    assert set(BINDINGS) - set(default) == on_request
+    assert list(default) == [name for name in BINDINGS if name not in on_request]
+    everything = select(BINDINGS, ["all"], several_hosts=True)
+    assert list(everything) == list(BINDINGS)
+    assert select(BINDINGS, ["all", "keys"], several_hosts=True) == everything
+    asked = select(BINDINGS, ["inspect", "run_command"], several_hosts=False)
+    assert set(asked) == on_request | {"run_command"}
+    # all with one host: still not the tools that need several
+    assert set(BINDINGS) - set(select(BINDINGS, ["all"], several_hosts=False)) == {
+        "run_command_on_hosts"
+    }
+
+
 def test_a_tool_for_several_hosts_is_served_only_with_several() -> None:
-    one_host = select(BINDINGS, [], several_hosts=False)
+    one_host = select(BINDINGS, ["all"], several_hosts=False)
     assert set(BINDINGS) - set(one_host) == {"run_command_on_hosts"}
     with_commands = select(BINDINGS, ["commands"], several_hosts=True)
     assert "run_command_on_hosts" in with_commands
@@ -69,7 +87,7 @@ def test_select_refuses_a_name_that_is_no_bound_tool_nor_family(name: str) -> No
         select(bound, [name or " "], several_hosts=True)
     assert str(refused.value) == (
         f"unknown tool or family {(name or ' ')!r} in --tools; "
-        "valid tools: run_command, tmux_capture; valid families: commands, capture"
+        "valid tools: run_command, tmux_capture; valid families: commands, capture; or all"
     )
 
 
@@ -192,11 +210,12 @@ def test_serve_with_an_unknown_tool_stops_at_start_listing_the_valid_ones() -> N
     done = schemux("serve", "--socket-name", NEVER_STARTED, "--tools", "commands,bogus")
     assert done.returncode == 2
     assert done.stdout == ""
-    one_host = select(BINDINGS, [], several_hosts=False)  # run_command_on_hosts is not valid
+    one_host = select(BINDINGS, ["all"], several_hosts=False)  # run_command_on_hosts is not valid
     assert done.stderr == (
         "schemux: unknown tool or family 'bogus' in --tools; "
         f"valid tools: {', '.join(one_host)}; "
-        f"valid families: {', '.join(f for f in FAMILIES if set(FAMILIES[f]) & set(BINDINGS))}\n"
+        f"valid families: {', '.join(f for f in FAMILIES if set(FAMILIES[f]) & set(BINDINGS))}; "
+        "or all\n"
     )
 
 
@@ -222,11 +241,11 @@ def test_tools_prints_every_tool_with_family_size_tokens_and_summary() -> None:
     totals = ["served", str(served_bytes), str(served_tokens), "--schemas", "projected"]
     assert total.split() == totals
     for mode in ("compact", "exact", "openai-strict"):
-        listed = schemux("tools", "--schemas", mode).stdout.splitlines()[1:-1]
+        listed = schemux("tools", "--schemas", mode, "--tools", "all").stdout.splitlines()[1:-1]
         sizes = {row.split()[0]: int(row.split()[2]) for row in listed}
         for name, binding in BINDINGS.items():
             assert sizes[name] == served_size(binding, mode, BINDINGS)
-    exact = schemux("tools", "--exact-schemas").stdout.splitlines()[1:-1]
+    exact = schemux("tools", "--exact-schemas", "--tools", "all").stdout.splitlines()[1:-1]
     sizes = {row.split()[0]: int(row.split()[2]) for row in exact}
     for name in SERVED_INPUT_SCHEMAS:
         assert sizes[name] == served_size(BINDINGS[name], "exact", BINDINGS)
@@ -322,7 +341,7 @@ async def test_hints_say_what_each_handler_does() -> None:
     read_only = {name for name, hint in hints.items() if hint and hint.read_only_hint}
     assert read_only == {
         "capture_pane", "capture_since", "read_program", "snapshot_pane", "tmux_capture",
-        "tmux_snapshot", "wait_for_text",
+        "tmux_snapshot", "wait_for_text", *FAMILIES["inspect"],
     }  # fmt: skip
     # a wait for a channel consumes the signal it waits for: not read-only, not destructive
     destructive = set(hints) - read_only - {"wait_for_channel"}

@@ -18,8 +18,8 @@ from schemux.config import Settings
 from schemux.domain.call import Call
 from schemux.errors import Created, Effects, Refused
 from schemux.generated.bindings import BINDINGS, UNSERVED
-from schemux.generated.tool_facts import SEVERAL_HOSTS_TOOLS
 from schemux.serving.binding import ToolBinding
+from schemux.serving.selection import select
 from schemux.serving.server import build_server
 from schemux.serving.state import ServingState
 from tests import process_table
@@ -30,8 +30,9 @@ from tests.support import StandInBinding, new_pane, wait_until
 
 pytestmark = pytest.mark.anyio
 
-# what a server of one host serves: every tool but those that take several hosts
-ONE_HOST_TOOLS = [name for name in BINDINGS if name not in SEVERAL_HOSTS_TOOLS]
+# what a server of one host serves by default: every tool but those that take several
+# hosts and those of the families served only on request
+ONE_HOST_TOOLS = list(select(BINDINGS, [], several_hosts=False))
 
 
 def test_tools_without_a_handler_are_listed() -> None:

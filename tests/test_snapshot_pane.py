@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from mcp import Client
 
-from schemux.handlers.snapshot_pane import is_caller
+from schemux.domain.tmux_objects import is_caller
 from tests.support import call, call_error, new_pane, pane_format, tmux, until, wait_until
 
 pytestmark = pytest.mark.anyio

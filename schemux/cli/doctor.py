@@ -490,4 +490,4 @@ def _why_not_served(tool: str, settings: Settings) -> str:
         return "served only with more than one host: --host, --hosts"
     if settings.tools:
         return "not named by --tools"
-    return "not in the default selection: name it or its family in --tools"
+    return "not in the default selection: name it, its family or all in --tools"

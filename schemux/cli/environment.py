@@ -69,7 +69,11 @@ VARIABLES: tuple[Variable, ...] = (
         "ended programs whose output stays readable",
     ),
     Variable(config.ENV_OUTPUT_LIMIT, _mib(_LIMITS.output_limit), "bytes of text kept per program"),
-    Variable(config.ENV_TOOLS, "all", "tools or families served, comma-separated (--tools)"),
+    Variable(
+        config.ENV_TOOLS,
+        "every family not on request",
+        "tools or families served, comma-separated, or all (--tools)",
+    ),
     Variable(
         config.ENV_SCHEMAS,
         "projected",

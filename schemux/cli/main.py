@@ -23,7 +23,7 @@ from schemux.cli.environment import help_text
 from schemux.cli.start_notice import TERMINAL_HINT, same_server_lines, start_line
 from schemux.config import SCHEMA_MODES, SettingOptions
 from schemux.errors import ConfigError, SchemuxError, TmuxUnavailable
-from schemux.generated.tool_facts import FAMILIES
+from schemux.generated.tool_facts import FAMILIES, ON_REQUEST_FAMILIES
 from schemux.hosts import Host
 from schemux.hosts.kinds import host_for
 from schemux.hosts.programs.gate import check_gate_setting
@@ -102,8 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
     tool_options.add_argument(
         "--tools",
         metavar="NAMES",
-        help=f"serve only these tools or families ({', '.join(FAMILIES)}), "
-        "comma-separated (env SCHEMUX_TOOLS; default all)",
+        help=f"serve only these tools or families ({', '.join(FAMILIES)}), comma-separated, "
+        f"or all (env SCHEMUX_TOOLS; default every family but {', '.join(ON_REQUEST_FAMILIES)})",
     )
     tool_options.add_argument(
         "--schemas",

@@ -35,6 +35,7 @@ from schemux.generated.tool_facts import (
     FAMILIES,
     JOBS,
     NEVER_SENT,
+    ON_REQUEST_FAMILIES,
     RECIPES,
     RESOURCE_READERS,
     USES,
@@ -54,6 +55,7 @@ def test_every_served_tool_has_an_overlay_and_the_tables_are_theirs(repo_root: P
         for family in overlays.families
     } == FAMILIES
     assert {family.name: family.job for family in overlays.families} == JOBS
+    assert tuple(f.name for f in overlays.families if f.on_request) == ON_REQUEST_FAMILIES
     assert {o.tool: o.use for o in in_order} == USES
     assert NEVER_SENT == {"run_program": ("input",), "start_program": ("input",)}
     assert {
@@ -119,8 +121,8 @@ def test_a_served_tool_without_an_overlay_stops_codegen_saying_what_to_write(
             "the contract",
         ),
         (
-            lambda text: text.replace('needs = ["run_command"]', 'needs = ["get_pane_info"]'),
-            "schemas/overlays/send_keys.toml: advice needs 'get_pane_info', which has no "
+            lambda text: text.replace('needs = ["run_command"]', 'needs = ["get_client_info"]'),
+            "schemas/overlays/send_keys.toml: advice needs 'get_client_info', which has no "
             "contract in schemas/tools/",
         ),
         (
@@ -182,8 +184,8 @@ def test_a_broken_overlay_is_refused_naming_its_file_and_field(
     ("change", "problem"),
     [
         (
-            lambda text: text.replace('needs = ["run_command"]', 'needs = ["get_pane_info"]'),
-            "schemas/families.toml: a recipe needs 'get_pane_info', which has no contract in "
+            lambda text: text.replace('needs = ["run_command"]', 'needs = ["get_client_info"]'),
+            "schemas/families.toml: a recipe needs 'get_client_info', which has no contract in "
             "schemas/tools/",
         ),
         (
@@ -193,6 +195,15 @@ def test_a_broken_overlay_is_refused_naming_its_file_and_field(
         (
             lambda text: text + '[[synonyms]]\nwords = ["cwd"]\n',
             "schemas/families.toml: each [[synonyms]] has words (two argument names or more)",
+        ),
+        (
+            lambda text: text + '[[family]]\nname = "extra"\njob = "X"\non_request = "yes"\n',
+            "schemas/families.toml: each [[family]] has a name and a job (and may say "
+            "on_request = true), not ",
+        ),
+        (
+            lambda text: text + '[[family]]\nname = "all"\njob = "Everything"\n',
+            "schemas/families.toml: no family may be named 'all' (--tools all)",
         ),
     ],
 )

@@ -74,7 +74,7 @@ def test_the_companions_upstream_texts_are_flagged(vocab: Vocabulary) -> None:
             "does not read"
         ]
     snapshot_pane = " ".join(problems("snapshot_pane", "/description"))
-    assert "names 'get_pane_info', which is no tool" in snapshot_pane
+    assert "names the tool 'get_pane_info' outside advice" in snapshot_pane
     assert "names the tool 'capture_pane' outside advice" in snapshot_pane
     assert "names 'PaneSnapshot', which is no class" in snapshot_pane
     wait_for_channel = " ".join(problems("wait_for_channel", "/description"))
@@ -87,9 +87,9 @@ def test_the_companions_upstream_texts_are_flagged(vocab: Vocabulary) -> None:
 
 
 def test_a_name_ending_a_sentence_or_called_is_still_read(vocab: Vocabulary) -> None:
-    found = text_problems("send_keys", "x", "Prefer get_pane_info. Or run_command(it).", vocab)
+    found = text_problems("send_keys", "x", "Prefer get_client_info. Or run_command(it).", vocab)
     assert [problem.split(": ", 2)[2][:30] for problem in found] == [
-        "names 'get_pane_info', which i",
+        "names 'get_client_info', which",
         "names the tool 'run_command' o",
     ]
     # a path, a module's attribute or a shell variable is no name this lint reads
@@ -119,30 +119,30 @@ def test_codegen_stops_on_text_an_overlay_no_longer_replaces(repo: Path) -> None
 
 
 def test_advice_may_name_a_companion_once_its_contract_exists(repo: Path) -> None:
-    """After a merge brings get_pane_info's contract, send_keys's advice may need it."""
+    """After a merge brings get_client_info's contract, send_keys's advice may need it."""
     path = repo / OVERLAYS / "send_keys.toml"
     path.write_text(
         path.read_text("utf-8")
-        + '\n[[advice]]\nneeds = ["get_pane_info"]\n'
-        + 'text = "For the pane state, use ``get_pane_info``."\n',
+        + '\n[[advice]]\nneeds = ["get_client_info"]\n'
+        + 'text = "For the pane state, use ``get_client_info``."\n',
         "utf-8",
     )
     overlays, problems = load_overlays(repo)
     assert problems == []
     assert overlay_problems(overlays, TOOL_DOCUMENTS, sorted(BINDINGS)) == [
-        "schemas/overlays/send_keys.toml: advice needs 'get_pane_info', which has no "
+        "schemas/overlays/send_keys.toml: advice needs 'get_client_info', which has no "
         "contract in schemas/tools/"
     ]
     contract = {
-        "name": "get_pane_info",
+        "name": "get_client_info",
         "description": "Read a pane's state.",
         "inputSchema": {"type": "object", "properties": {"pane_id": {"type": "string"}}},
         "outputSchema": {"type": "object", "properties": {"pane_pid": {"type": "integer"}}},
         "_meta": {"io.schemux/provenance": {"origin": "authored"}},
     }
-    (repo / "schemas" / "tools" / "get_pane_info.json").write_text(json.dumps(contract), "utf-8")
-    write_overlay(repo, "get_pane_info")
-    documents = {**TOOL_DOCUMENTS, "get_pane_info": contract}
+    (repo / "schemas" / "tools" / "get_client_info.json").write_text(json.dumps(contract), "utf-8")
+    write_overlay(repo, "get_client_info")
+    documents = {**TOOL_DOCUMENTS, "get_client_info": contract}
     overlays, _ = load_overlays(repo)
     assert overlay_problems(overlays, documents, sorted(BINDINGS)) == []
     vocab = vocabulary(repo, documents, FORMAT_NAMES)

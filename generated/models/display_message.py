@@ -1,0 +1,37 @@
+"""Models of the display_message tool, generated from schemas/tools/display_message.json.
+
+Do not edit: run ``python -m codegen``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class DisplayMessageInput(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    format_string: Annotated[
+        str,
+        Field(
+            description="Literal text and '#{variable}' references (e.g.\n'#{cursor_x} #{cursor_y}')."
+        ),
+    ]
+    pane_id: Annotated[str | None, Field(description="Pane ID (e.g. '%1').")] = None
+    session_name: Annotated[str | None, Field(description="Session name for pane resolution.")] = (
+        None
+    )
+    session_id: Annotated[str | None, Field(description="Session ID for pane resolution.")] = None
+    window_id: Annotated[str | None, Field(description="Window ID for pane resolution.")] = None
+    socket_name: Annotated[str | None, Field(description="tmux socket name.")] = None
+
+
+class DisplayMessageOutput(BaseModel):
+    model_config = ConfigDict(
+        validate_by_name=True,
+    )
+    result: str

@@ -1,0 +1,209 @@
+"""A tmux option or hook read back at a scope: show_option, show_hooks and show_hook
+(libtmux-mcp's, over ``show-options`` and ``show-hooks``).
+
+A scope is the server's, a session's, a window's or a pane's; its object is the call's
+``target`` (a session by name, a window or pane by id), or, with none, the agent pane's
+(``schemux.panes.targets``); with no scope, the object is the agent's pane and tmux
+tells the scope from the option's name (a user option, ``@...``, is a session's).
+``global_`` reads the global options of the scope instead, and takes no target. A
+session's name is compared, never given to tmux. The option or hook name is given after
+``--``, so a name beginning with ``-`` is read as a name, with each ``#`` doubled:
+``show-options`` and ``show-hooks`` expand their name as a format, where ``#{...}`` would
+be replaced and ``#(...)`` run as a shell command (``##`` is a ``#``).
+
+An option's value is the one in effect there (``show-options -A``: inherited from the
+global options when the object does not set it), and null when it has none (a user
+option that is not set). As libtmux reads it, a number is a number and ``on`` or
+``off`` a boolean; an array option (``status-format``) is an object of its indexes. Each
+value is read by itself (``-v``), so one holding a newline comes back whole.
+
+The server's hooks are the global ones, which tmux keeps in two trees (``-g``, and
+``-gw`` for windows' and panes'): both are read and merged.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Literal
+
+from schemux.audit.log import CallRecord
+from schemux.domain.tmux_objects import SessionTarget, named_session, read_objects
+from schemux.errors import SchemuxError, preview
+from schemux.panes.targets import PaneTarget, resolve_pane
+from schemux.tmux.format import readable
+from schemux.tmux.server import TmuxServer
+
+Scope = Literal["server", "session", "window", "pane"]
+_SCOPE_FLAGS = MappingProxyType(
+    {"server": ("-s",), "session": (), "window": ("-w",), "pane": ("-p",)}
+)
+_SESSION_ID = re.compile(r"\$\d+")
+# a hook set at an index: ``NAME[INDEX] COMMAND``; an unset one is its name alone
+_HOOK = re.compile(r"(?P<name>[^\s\[]+)(?:\[(?P<index>\d+)\])? (?P<command>.*)")
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where an option or hook is read: the flags of ``show-options`` / ``show-hooks``."""
+
+    flags: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class HookFacts:
+    hook_name: str
+    index: int | None
+    command: str
+
+
+async def place(
+    server: TmuxServer,
+    scope: Scope | None,
+    target: str | None,
+    global_: bool,
+    notes: CallRecord | None,
+) -> Place:
+    """Where ``scope`` and ``target`` (and ``global_``) say to read; SchemuxError naming
+    the argument when they do not go together or name nothing."""
+    if target is not None and scope is None:
+        raise SchemuxError("target needs a scope", suggestion="pass scope with target")
+    if target is not None and (global_ or scope == "server"):
+        raise SchemuxError(
+            "target is given with " + ("global_" if global_ else "scope 'server'"),
+            suggestion="a global or server option belongs to no session, window or pane: "
+            "leave target out",
+        )
+    flags = _SCOPE_FLAGS[scope] if scope is not None else ()
+    if global_:
+        return Place((*flags, "-g"))
+    if scope == "server":
+        return Place(flags)
+    return Place((*flags, "-t", await _object(server, scope, target, notes)))
+
+
+async def _object(
+    server: TmuxServer, scope: Scope | None, target: str | None, notes: CallRecord | None
+) -> str:
+    """The id of the session, window or pane ``target`` names at ``scope`` (checked to
+    exist), or the agent pane's (its pane's id when there is no scope)."""
+    if scope == "session" and target is not None:
+        return await _session_id(server, target)
+    if target is not None:
+        name = "window_id" if scope == "window" else "pane_id"
+        PaneTarget(**{name: target}).validate()
+        objects = await read_objects(server)
+        ids = {window.window_id for window in objects.windows}
+        if scope == "pane":
+            ids = {pane.pane_id for pane in objects.panes}
+        if target not in ids:
+            raise SchemuxError(
+                f"target: no {scope} {target!r} on {objects.where}",
+                suggestion=f"pass the id of a {scope} that exists",
+            )
+        if scope == "pane" and notes is not None:
+            notes.note_pane(target)
+        return target
+    pane = await resolve_pane(server, PaneTarget(), notes)
+    if scope == "session":
+        return pane.session_id
+    if scope == "window":
+        return pane.window_id
+    return pane.pane_id
+
+
+async def _session_id(server: TmuxServer, target: str) -> str:
+    """The id of the session named ``target`` (or, when none is, whose id it is)."""
+    try:
+        session, _ = await named_session(server, SessionTarget(session_name=target), None)
+    except SchemuxError:
+        if not _SESSION_ID.fullmatch(target):
+            raise
+        session, _ = await named_session(server, SessionTarget(session_id=target), None)
+    return session.session_id
+
+
+async def option_value(server: TmuxServer, where: Place, option: str) -> Any:
+    """The value of ``option`` at ``where`` (see the module's docstring)."""
+    quiet = ("-q",) if option.startswith("@") else ()  # a user option may be unset
+    inherited = () if "-g" in where.flags or "-s" in where.flags else ("-A",)
+    flags = (*where.flags, *inherited, *quiet)
+    shown = await server.run("show-options", *flags, "--", literal(option))
+    keys = [_option_key(line) for line in shown]
+    if not keys:
+        return None
+    values = {}
+    for key in keys:
+        lines = await server.run("show-options", *flags, "-v", "--", literal(key))
+        values[key] = converted(readable("\n".join(lines)))
+    if keys == [option]:
+        return values[option]
+    return {key[key.index("[") + 1 : -1]: value for key, value in values.items() if "[" in key}
+
+
+def literal(name: str) -> str:
+    """``name`` as ``show-options`` and ``show-hooks``, which expand it as a format, read
+    it back as itself (see the module's docstring)."""
+    return name.replace("#", "##")
+
+
+def _option_key(line: str) -> str:
+    """The option of a ``show-options`` line (``NAME VALUE``, ``NAME[I] VALUE``; ``*``
+    marks one inherited)."""
+    return line.split(" ", 1)[0].removesuffix("*")
+
+
+def converted(value: str) -> Any:
+    """An option's text as libtmux gives it: digits a number, on and off booleans."""
+    if value.isdigit():
+        return int(value)
+    if value in ("on", "off"):
+        return value == "on"
+    return value
+
+
+def hook_places(where: Place, scope: Scope | None) -> list[Place]:
+    """The places the hooks of ``where`` are read at: the server's are both global
+    trees."""
+    if scope != "server":
+        return [where]
+    return [Place(("-g",)), Place(("-g", "-w"))]
+
+
+async def hook_entries(
+    server: TmuxServer, places: list[Place], hook_name: str | None = None
+) -> list[HookFacts]:
+    """The hooks set at ``places`` (only ``hook_name``'s, when given), each index once,
+    by name then index."""
+    name = ("--", literal(hook_name)) if hook_name is not None else ()
+    found: dict[tuple[str, int | None], HookFacts] = {}
+    for where in places:
+        for line in await server.run("show-hooks", *where.flags, *name):
+            entry = _hook(line)
+            if entry is not None:
+                found.setdefault((entry.hook_name, entry.index), entry)
+    return sorted(found.values(), key=lambda entry: (entry.hook_name, entry.index or 0))
+
+
+def _hook(line: str) -> HookFacts | None:
+    """One line of ``show-hooks``: a hook set (at an index), or None for one unset."""
+    match = _HOOK.fullmatch(line)
+    if match is None:
+        return None
+    index = match.group("index")
+    return HookFacts(
+        hook_name=readable(match.group("name")),
+        index=None if index is None else int(index),
+        command=readable(match.group("command")),
+    )
+
+
+def check_name(field: str, name: str) -> None:
+    """Refuse an empty option or hook name before any tmux work."""
+    if not name:
+        raise SchemuxError(f"{field} is empty", suggestion=f"pass the {field.replace('_', ' ')}")
+    if "\n" in name:
+        raise SchemuxError(
+            f"{field} {preview(name)} holds a newline", suggestion="pass one name, on one line"
+        )
