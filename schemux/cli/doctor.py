@@ -472,10 +472,12 @@ def check_tools(settings: Settings) -> Check:
         "openai-strict": "OpenAI strict schemas (--schemas openai-strict)",
     }[settings.schemas]
     chosen = "the default" if not settings.tools else f"--tools {','.join(settings.tools)}"
-    left = [
-        f"{name} ({_why_not_served(name, settings)})" for name in BINDINGS if name not in served
-    ]
-    not_served = f"; not served: {', '.join(left)}" if left else ""
+    left: dict[str, list[str]] = {}  # why -> the tools left out for it
+    for name in BINDINGS:
+        if name not in served:
+            left.setdefault(_why_not_served(name, settings), []).append(name)
+    groups = [f"{', '.join(names)} ({why})" for why, names in left.items()]
+    not_served = f"; not served: {'; '.join(groups)}" if groups else ""
     return Check(
         "tools",
         "ok",
