@@ -14,17 +14,17 @@ from schemux.shell.wrapper import woken
 
 
 @pytest.mark.parametrize(
-    ("command", "suppress", "message"),
-    [
-        ("", True, "must not be empty"),
-        (" \n ", False, "must not be empty"),
-        ("a\nb", True, "single line"),
-        ("a\rb", False, "carriage return"),
-    ],
+    ("command", "message"),
+    [("", "must not be empty"), (" \n ", "must not be empty"), ("a\rb", "carriage return")],
 )
-def test_check_command(command: str, suppress: bool, message: str) -> None:
+def test_check_command(command: str, message: str) -> None:
     with pytest.raises(SchemuxError, match=message):
-        check_command(command, suppress)
+        check_command(command)
+
+
+def test_a_command_of_several_lines_is_taken() -> None:
+    """It was refused with suppress_history ("must be a single line")."""
+    check_command("cat <<'END'\nx\nEND")
 
 
 def test_a_vanished_shell_counts_as_running() -> None:

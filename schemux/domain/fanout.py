@@ -62,7 +62,7 @@ async def run_on_hosts(
     """Run ``command`` on every host named in ``hosts`` (configured ones) at once; their
     answers in the same order. A command the shells could not take is refused before
     any host is reached."""
-    check_command(command, suppress_history)
+    check_command(command)
     if call.notes is not None:
         call.notes.note_hosts(hosts)
     started = time.monotonic()

@@ -66,7 +66,8 @@ class ShellCommandResult:
     rows_lost: int = 0
 
 
-def check_command(command: str, suppress_history: bool) -> None:
+def check_command(command: str) -> None:
+    """Refuse a command that cannot be typed as given (before any tmux work)."""
     if not command.strip():
         raise SchemuxError("command must not be empty", suggestion="pass the shell command to run")
     if "\r" in command:
@@ -87,7 +88,7 @@ async def run_in_shell(
     """Type ``command`` into the idle shell of ``pane`` and wait up to ``timeout`` seconds.
 
     Cancelled, the call interrupts the command (C-c) and leaves nothing behind."""
-    check_command(command, suppress_history)
+    check_command(command)
     started = time.monotonic()
     facts = shell_facts(server)  # read where the server runs (schemux.shell.facts)
     settling = server.shared(PaneSettling)
