@@ -25,8 +25,8 @@ from codegen.readme import (
     PROJECTIONS_SECTION,
     SECTION_FILES,
     TOOLS_SECTION,
+    families_table,
     projections_list,
-    tools_table,
     with_section,
 )
 from codegen.served_text import schema_texts, served_text_problems, vocabulary
@@ -86,12 +86,11 @@ def make_plan(root: Path) -> Plan:
         if path.suffix in (".py", ".json"):
             files.setdefault(path.relative_to(root), None)
     notes = {name: projection.notes for name, projection in projections.items()}
-    families = {name: overlay.family for name, overlay in overlays.by_tool.items()}
     files.update(
         _sections(
             root,
             {
-                TOOLS_SECTION: tools_table(told, served, families),
+                TOOLS_SECTION: families_table(overlays.families, overlays.by_tool, served),
                 PROJECTIONS_SECTION: projections_list(notes),
             },
         )

@@ -1,4 +1,4 @@
-"""The docs' generated sections: the README's table of tools, and the list of
+"""The docs' generated sections: the README's table of tool families, and the list of
 projections in docs/protocol.md.
 
 Each lives between ``<!-- NAME:begin -->`` and ``<!-- NAME:end -->`` in its file; the
@@ -8,9 +8,11 @@ text around it is written by hand.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from codegen.overlays import Family, Overlay
 
 TOOLS_SECTION = "tools"
 PROJECTIONS_SECTION = "projections"
@@ -23,29 +25,28 @@ SECTION_FILES = {
 _FIRST_SENTENCE = re.compile(r"(.+?[.!?])(?:\s|$)", re.DOTALL)
 
 
-def tools_table(
-    documents: Mapping[str, Mapping[str, Any]],
-    served: list[str],
-    families: Mapping[str, str] | None = None,
+def families_table(
+    families: Sequence[Family], tools: Mapping[str, Overlay], served: list[str]
 ) -> str:
-    """A markdown table: name, family (``--tools``), title (else the description's first
-    sentence), served, hints."""
-    rows = [
-        "| Tool | Family | Summary | Served | Read-only | Destructive |",
-        "|---|---|---|---|---|---|",
-    ]
-    for name in sorted(documents):
-        document = documents[name]
-        annotations = document.get("annotations") or {}
-        cells = [
-            f"`{name}`",
-            f"`{(families or {})[name]}`" if name in (families or {}) else "",
-            _escape(summary(document)),
-            _yes_no(name in served),
-            _hint(annotations, "readOnlyHint"),
-            _hint(annotations, "destructiveHint"),
+    """A markdown table, one row a family (``--tools`` takes its name): whether it is
+    served by default or only when asked, its tools (those with a handler; a tool served
+    only with several hosts says so), and its job. A row a family, not a tool: the list
+    grows with each upstream contract, and docs/tools.md has each tool whole."""
+    rows = ["| Family | Served | Tools | What for |", "|---|---|---|---|"]
+    for family in families:
+        names = [
+            f"`{name}`" + (" (with several hosts)" if tools[name].several_hosts else "")
+            for name in sorted(tools)
+            if tools[name].family == family.name and name in served
         ]
-        rows.append("| " + " | ".join(cells) + " |")
+        if not names:
+            continue
+        when = (
+            "when asked (`--tools " + family.name + "` or `all`)"
+            if family.on_request
+            else "by default"
+        )
+        rows.append(f"| `{family.name}` | {when} | {', '.join(names)} | {_escape(family.job)} |")
     return "\n".join(rows) + "\n"
 
 
@@ -75,15 +76,6 @@ def _first_sentence(description: str) -> str:
     paragraph = description.strip().split("\n\n")[0]
     match = _FIRST_SENTENCE.match(paragraph)
     return " ".join((match.group(1) if match else paragraph).split())
-
-
-def _hint(annotations: Mapping[str, Any], hint: str) -> str:
-    # MCP leaves a missing hint unknown; say so rather than guess the spec's default.
-    return _yes_no(annotations[hint]) if hint in annotations else "?"
-
-
-def _yes_no(value: object) -> str:
-    return "yes" if value else "no"
 
 
 def _escape(text: str) -> str:
