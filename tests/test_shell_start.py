@@ -6,6 +6,7 @@ not a shell at its prompt, for a login zsh with Debian 13's zsh plugins)."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -193,3 +194,30 @@ async def test_a_job_of_the_startup_files_is_no_shell_without_a_line_editor(
     finally:
         for pane in (slow, plain):
             tmux(main_tmux_socket, "kill-session", "-t", f"={pane.session_name}", check=False)
+
+
+@pytest.mark.parametrize("reader", FACT_READERS)
+async def test_a_shell_whose_hooks_say_it_edits_is_never_taken_for_one_without(
+    tool_context: ServingState, main_tmux_socket: str, reader: str
+) -> None:
+    """A shell kept from its prompt longer than the wait (a loaded machine, a slow prompt
+    command) looks like one reading its line without an editor; one whose hooks told
+    schemux it edits (the agent's pane) is not remembered so, and is waited for again
+    (it was, and a later call typed before its line editor read: the terminal echoed the
+    keys once more, seen in test_shell_matrix's screen check of agent-zsh-empty)."""
+    server = tool_context.services.tmux()
+    facts = FACT_READERS[reader](server)
+    without_editor = server.shared(ShellsWithoutEditor)
+    plain = new_pane(main_tmux_socket, command="bash --norc --noprofile --noediting -i")
+    try:
+        pid = int(pane_format(plain, "#{pane_pid}"))
+        await until(lambda: pane_format(plain, "#{cursor_x}") != "0")  # at its prompt
+        await facts.until_line_editor_reads(pid, 0.2, edits=True)
+        assert without_editor == set()
+        await facts.until_line_editor_reads(pid, 0.2)
+        assert {taken for taken, _ in without_editor} == {pid}
+        started = asyncio.get_running_loop().time()
+        await facts.until_line_editor_reads(pid, 0.3, edits=True)  # waited for all the same
+        assert asyncio.get_running_loop().time() - started >= 0.3
+    finally:
+        tmux(main_tmux_socket, "kill-session", "-t", f"={plain.session_name}", check=False)

@@ -97,7 +97,7 @@ async def run_in_shell(
         # the claim is taken by the first command list sent with it: the hooks' reading
         # where the pane may have them (before a hooked call arms them), else the typing
         hooks = await pane_hooks(server, pane, timeout, claim)  # a first prompt may be coming
-        await settling.until_settled(pane, facts)
+        await settling.until_settled(pane, facts, edits=hooks is not None)
         shell = await shell_once_started(server, facts, pane, started, timeout)
         hooked = None
         if hooks is not None:

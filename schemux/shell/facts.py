@@ -56,7 +56,9 @@ class ShellFacts(Protocol):
 
     async def until_shell_has_terminal(self, shell_pid: int, within: float) -> None: ...
 
-    async def until_line_editor_reads(self, shell_pid: int, within: float) -> None: ...
+    async def until_line_editor_reads(
+        self, shell_pid: int, within: float, *, edits: bool = False
+    ) -> None: ...
 
     async def echo_on(self, tty: str) -> bool: ...
 
@@ -85,9 +87,11 @@ class LocalShellFacts:
     async def until_shell_has_terminal(self, shell_pid: int, within: float) -> None:
         await idle.until_shell_has_terminal(shell_pid, within)
 
-    async def until_line_editor_reads(self, shell_pid: int, within: float) -> None:
+    async def until_line_editor_reads(
+        self, shell_pid: int, within: float, *, edits: bool = False
+    ) -> None:
         without_editor = self.server.shared(idle.ShellsWithoutEditor)
-        await idle.until_line_editor_reads(shell_pid, without_editor, within)
+        await idle.until_line_editor_reads(shell_pid, without_editor, within, edits=edits)
 
     async def echo_on(self, tty: str) -> bool:
         return idle.echo_on(tty)
@@ -306,21 +310,23 @@ class RemoteShellFacts:
                 return
             await asyncio.sleep(POLL_SECONDS)
 
-    async def until_line_editor_reads(self, shell_pid: int, within: float) -> None:
+    async def until_line_editor_reads(
+        self, shell_pid: int, within: float, *, edits: bool = False
+    ) -> None:
         """As ``shell.idle.until_line_editor_reads``, by readings a few ms apart."""
         facts = await self.snapshot(shell_pid)
         if facts is None or not facts.tty.startswith("/"):
             return
         key = (shell_pid, facts.tty)
         without_editor = self.server.shared(idle.ShellsWithoutEditor)
-        if facts.name not in idle.EDITOR_SHELLS or key in without_editor:
+        if facts.name not in idle.EDITOR_SHELLS or (not edits and key in without_editor):
             return
         loop = asyncio.get_running_loop()
         deadline = loop.time() + within
         while facts is not None and facts.canonical:
             if loop.time() > deadline:
                 reads = facts.groups is not None and facts.pgrp == facts.tpgid
-                if reads and facts.state == "S" and not facts.own_job:
+                if not edits and reads and facts.state == "S" and not facts.own_job:
                     without_editor.add(key)  # as shell_panes says why
                 return
             await asyncio.sleep(POLL_SECONDS)

@@ -188,7 +188,7 @@ class ShellsWithoutEditor(set[tuple[int, str]]):
 
 
 async def until_line_editor_reads(
-    shell_pid: int, without_editor: ShellsWithoutEditor, within: float = 1.0
+    shell_pid: int, without_editor: ShellsWithoutEditor, within: float = 1.0, *, edits: bool = False
 ) -> None:
     """Return once a shell that edits its prompt's line is doing so (or after ``within``).
 
@@ -197,13 +197,17 @@ async def until_line_editor_reads(
     the line editor after the prompt: two echoes, the first of which would be taken for
     the one before the output. A slow prompt (PROMPT_COMMAND, a git prompt) widens that
     moment to many milliseconds. The editor's start shows only as the terminal leaving
-    canonical mode, so that is polled for, briefly.
+    canonical mode, so that is polled for, briefly. A shell known to edit its line
+    (``edits``: its hooks told so) is never taken for one without an editor, however
+    long a loaded machine keeps it from its prompt.
     """
     try:
         tty = standard_input(shell_pid)
     except OSError:
         return
-    if process_name(shell_pid) not in EDITOR_SHELLS or (shell_pid, tty) in without_editor:
+    if process_name(shell_pid) not in EDITOR_SHELLS:
+        return
+    if not edits and (shell_pid, tty) in without_editor:
         return
     deadline = asyncio.get_running_loop().time() + within
     while (modes := _local_modes(tty)) is not None and modes & termios.ICANON:
@@ -211,7 +215,8 @@ async def until_line_editor_reads(
             return  # a command of the shell's took the terminal: the caller waits for it
         if asyncio.get_running_loop().time() > deadline:
             if (
-                shell_reads_input(shell_pid)
+                not edits
+                and shell_reads_input(shell_pid)
                 and _process_state(shell_pid) == "S"
                 and not waits_for_own_job(shell_pid)
             ):

@@ -168,22 +168,25 @@ class PaneSettling:
         self._tell_change()
         task.add_done_callback(lambda _: self._tell_change())
 
-    async def until_settled(self, pane: PaneInfo, facts: ShellFacts) -> None:
+    async def until_settled(
+        self, pane: PaneInfo, facts: ShellFacts, *, edits: bool = False
+    ) -> None:
         """Wait (boundedly) for what an earlier call left leaving the pane's terminal (its
         cleanup awaited by ``until_ours_ended``): the command a cancelled call interrupted,
-        or the tmux client of a released wrapper."""
+        or the tmux client of a released wrapper. ``edits``: the shell is known to edit
+        its line (its hooks told so), so it is waited for as one that does."""
         entry = self._settling.pop(pane.pane_id, None)
         if entry is not None and not (entry[0].done() and entry[1] < time.monotonic()):
             # from now, not from when the cleanup began: the interrupted command (a trap,
             # say) may still be on its way out when the cleanup's own work is done
-            await _until_at_prompt(facts, pane.pid, entry[2])
+            await _until_at_prompt(facts, pane.pid, entry[2], edits)
         elif await facts.earlier_wrapper_leaving(pane.pid):
             await facts.until_shell_has_terminal(pane.pid, SETTLE_SECONDS)
         if await facts.shell_reads_input(pane.pid):
-            await facts.until_line_editor_reads(pane.pid, SETTLE_SECONDS)
+            await facts.until_line_editor_reads(pane.pid, SETTLE_SECONDS, edits=edits)
 
 
-async def _until_at_prompt(facts: ShellFacts, shell_pid: int, within: float) -> None:
+async def _until_at_prompt(facts: ShellFacts, shell_pid: int, within: float, edits: bool) -> None:
     """Return once the shell holds its terminal and its line editor reads (or after
     ``within`` seconds). An interrupted command's shell takes the terminal back between
     the jobs that follow it (the wrapper's report, then the prompt), so holding the
@@ -192,7 +195,8 @@ async def _until_at_prompt(facts: ShellFacts, shell_pid: int, within: float) -> 
     deadline = loop.time() + within
     while (left := deadline - loop.time()) > 0:
         await facts.until_shell_has_terminal(shell_pid, left)
-        await facts.until_line_editor_reads(shell_pid, max(deadline - loop.time(), 0.0))
+        left = max(deadline - loop.time(), 0.0)
+        await facts.until_line_editor_reads(shell_pid, left, edits=edits)
         if await facts.shell_reads_input(shell_pid):
             return
         await asyncio.sleep(0.001)  # where the facts cannot tell (the shell gone): no busy loop
