@@ -13,6 +13,8 @@ from schemux.serving.binding import HandledTool, ToolBinding, load_bindings
 HANDLED: tuple[HandledTool, ...] = (
     HandledTool("capture_pane", "CapturePaneInput"),
     HandledTool("capture_since", "CaptureSinceInput"),
+    HandledTool("create_session", "CreateSessionInput"),
+    HandledTool("create_window", "CreateWindowInput"),
     HandledTool("display_message", "DisplayMessageInput", wraps_result=True),
     HandledTool("find_pane_by_position", "FindPaneByPositionInput"),
     HandledTool("get_pane_info", "GetPaneInfoInput"),
@@ -36,6 +38,7 @@ HANDLED: tuple[HandledTool, ...] = (
     HandledTool("show_option", "ShowOptionInput"),
     HandledTool("signal_channel", "SignalChannelInput", wraps_result=True),
     HandledTool("snapshot_pane", "SnapshotPaneInput"),
+    HandledTool("split_window", "SplitWindowInput"),
     HandledTool("start_program", "StartProgramInput"),
     HandledTool("stop_program", "StopProgramInput"),
     HandledTool("tmux_capture", "TmuxCaptureInput"),

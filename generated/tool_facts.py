@@ -27,6 +27,8 @@ FAMILIES: dict[str, tuple[str, ...]] = {
         "show_environment",
         "search_panes",
     ),
+    "manage": ("create_session", "create_window", "split_window"),
+    "teardown": (),
 }
 
 # family -> the job its line in the server's instructions starts with, in that order
@@ -36,18 +38,22 @@ JOBS: dict[str, str] = {
     "keys": "Interactive input (REPLs, prompts, TUIs, C-c) and output you did not author",
     "capture": "Screens",
     "inspect": "The server's sessions, windows, panes and settings, read without changing them",
+    "manage": "Sessions, windows and panes made, named, arranged and focused (nothing closed)",
+    "teardown": "Panes, windows, sessions and servers closed, with all they run",
 }
 
 # the families served only when --tools names them (or all), in the families' order
-ON_REQUEST_FAMILIES: tuple[str, ...] = ("inspect",)
+ON_REQUEST_FAMILIES: tuple[str, ...] = ("inspect", "manage", "teardown")
 
 # tool -> what the instructions say it is for
 USES: dict[str, str] = {
+    "create_session": "a new session",
     "list_sessions": "list sessions",
     "run_command": "a pane found by id, session or window",
     "run_program": "run to the end",
     "send_keys": "type text or keys",
     "tmux_snapshot": "list panes and their references",
+    "create_window": "a new window",
     "list_windows": "list windows",
     "run_shell_command": "a paneId",
     "send_keys_batch": "several inputs in one call",
@@ -57,6 +63,7 @@ USES: dict[str, str] = {
     "list_panes": "list panes",
     "read_program": "read as it goes",
     "run_command_on_hosts": "the same command on several hosts at once",
+    "split_window": "a new pane",
     "wait_for_text": "wait for new output",
     "get_session_info": "one session",
     "snapshot_pane": "a pane's text with its cursor, mode and process",

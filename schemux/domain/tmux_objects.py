@@ -24,7 +24,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from schemux.audit.log import CallRecord
-from schemux.errors import SchemuxError, preview
+from schemux.errors import SchemuxError, Unfit, preview
+from schemux.names import OWNED_SESSION
 from schemux.panes.targets import PaneInfo, PaneTarget, resolve_pane
 from schemux.tmux.command import THEN
 from schemux.tmux.format import (
@@ -291,10 +292,40 @@ class Objects:
 
     def pane(self, pane: PaneInfo) -> PaneFacts:
         """The facts of ``pane`` (as ``resolve_pane`` found it), in its session."""
-        for facts in self.panes:
-            if facts.pane_id == pane.pane_id and facts.session_id == pane.session_id:
+        return self.pane_in(pane.pane_id, pane.session_id)
+
+    def pane_in(self, pane_id: str, session_id: str) -> PaneFacts:
+        """The facts of the pane ``pane_id`` in the session ``session_id`` (the pane's
+        first session when its window has left that one)."""
+        found = [facts for facts in self.panes if facts.pane_id == pane_id]
+        for facts in found:
+            if facts.session_id == session_id:
                 return facts
-        raise SchemuxError(f"pane {pane.pane_id} was closed")
+        if found:
+            return found[0]
+        raise SchemuxError(f"pane {pane_id} was closed")
+
+    def window_in(self, window_id: str, session_id: str) -> WindowFacts:
+        """The facts of the window ``window_id`` in the session ``session_id`` (the
+        window's first session when it has left that one)."""
+        found = [window for window in self.windows if window.window_id == window_id]
+        for window in found:
+            if window.session_id == session_id:
+                return window
+        if found:
+            return found[0]
+        raise SchemuxError(f"window {window_id} was closed")
+
+
+def refuse_owned(session_name: str, what: str) -> None:
+    """Refuse to change ``what``, in the session ``session_name``, when that is
+    schemux's own (``_schemux``): its control clients' window and the programs it runs
+    are schemux's to manage."""
+    if session_name == OWNED_SESSION:
+        raise Unfit(
+            f"{what} is in {OWNED_SESSION!r}, schemux's own session, which no tool changes",
+            suggestion="name a pane, window or session of another session",
+        )
 
 
 def _listed(names: list[str]) -> str:
@@ -438,6 +469,27 @@ async def named_window(
     default = await _agent_pane_if(needs_default, server, notes)
     objects = await read_objects(server)
     return objects.window(target, default), objects
+
+
+async def named_pane(
+    server: TmuxServer, target: PaneTarget, window_index: str | None, notes: CallRecord | None
+) -> PaneInfo:
+    """The pane ``target`` names (``resolve_pane``); with ``window_index`` (and no
+    window id), in the window at that index of the session named, or of the agent's
+    pane's: its active pane unless ``target`` names one of its panes."""
+    if window_index is None or target.window_id is not None:
+        return await resolve_pane(server, target, notes)
+    session = SessionTarget(target.session_id, target.session_name)
+    window, _ = await named_window(server, WindowTarget(None, window_index, session), notes)
+    return await resolve_pane(
+        server,
+        PaneTarget(
+            pane_id=target.pane_id or window.active_pane_id,
+            window_id=window.window_id,
+            session_id=window.session_id,
+        ),
+        notes,
+    )
 
 
 def is_caller(env: Mapping[str, str], pane_id: str, socket_path: str, remote: bool) -> bool | None:

@@ -1,0 +1,377 @@
+"""The manage tools (the family served on request) against real tmux, through the
+in-memory MCP client, on a tmux server of this module's own: what they make and change
+is what tmux then says, hostile names and directories reach tmux as one argument each and
+nothing in them runs or expands, no target means the agent's pane, socket_name works on
+another server and host on another host, schemux's own session is refused, and bad input
+is refused before any tmux work."""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from schemux.config import Settings
+from schemux.generated.bindings import BINDINGS
+from schemux.generated.tool_facts import FAMILIES
+from schemux.host_settings import ExecTarget, FleetSettings, NamedHost
+from schemux.names import OWNED_SESSION
+from schemux.serving.selection import select
+from schemux.serving.server import build_server
+from schemux.serving.state import ServingState
+from schemux.tmux.agent_session import AGENT_MARK
+from tests.contexts import Contexts, client_of
+from tests.support import (
+    call,
+    call_error,
+    new_pane,
+    private_tmux_server,
+    tagged_socket_name,
+    tmux,
+    until,
+)
+
+pytestmark = pytest.mark.anyio
+
+MANAGE = FAMILIES["manage"]
+
+
+@pytest.fixture(scope="module")
+def socket() -> Iterator[str]:
+    """This module's tmux server: its sessions and agent mark are its tests' alone."""
+    with private_tmux_server("manage") as name:
+        yield name
+
+
+@pytest.fixture
+async def client(make_context: Contexts, socket: str) -> AsyncIterator[Client]:
+    async with client_of(make_context(socket_name=socket)) as connected:
+        yield connected
+
+
+@pytest.fixture
+def marker(tmp_path: Path) -> Path:
+    """A file that exists only if something a test sent ran as a command."""
+    return tmp_path / "ran"
+
+
+def hostile_names(marker: Path) -> list[str]:
+    return [
+        'it\'s "quoted"',
+        "a;b ; kill-server",
+        "a \\; kill-server",
+        "#{pane_id}",
+        "##{pane_id}",
+        f"$(touch {marker})",
+        f"#(touch {marker})",
+        "-t",
+        "--",
+        "`id` x",
+        "~root",
+    ]
+
+
+def facts(socket: str, target: str, fields: str) -> str:
+    return tmux(socket, "display-message", "-p", "-t", target, fields).rstrip("\n")
+
+
+def environment_of(socket: str, pane_id: str) -> dict[str, str]:
+    """The environment of the pane's first process, as /proc has it."""
+    pid = facts(socket, pane_id, "#{pane_pid}")
+    items = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    return dict(item.decode().split("=", 1) for item in items if b"=" in item)
+
+
+async def until_in(socket: str, target: str, directory: Path) -> None:
+    """Wait until the pane's process runs in ``directory`` (its shell starts after tmux
+    has answered)."""
+    await until(functools.partial(runs_in, socket, target, str(directory)))
+
+
+def runs_in(socket: str, target: str, directory: str) -> bool:
+    return facts(socket, target, "#{pane_current_path}") == directory
+
+
+def kill_session(socket: str, session_id: str) -> None:
+    tmux(socket, "kill-session", "-t", session_id, check=False)
+
+
+async def test_the_default_selection_serves_none_of_them() -> None:
+    assert MANAGE
+    assert set(MANAGE) <= set(BINDINGS)
+    assert not set(MANAGE) & set(select(BINDINGS, [], several_hosts=False))
+    assert set(MANAGE) <= set(select(BINDINGS, ["manage"], several_hosts=False))
+
+
+async def test_what_they_make_is_what_tmux_lists(
+    client: Client, socket: str, tmp_path: Path
+) -> None:
+    session = await call(
+        client, "create_session", session_name="made-here", window_name="first",
+        x=120, y=40, environment={"MANAGE_SESSION": "kept"}, start_directory=str(tmp_path),
+    )  # fmt: skip
+    try:
+        session_id = session["session_id"]
+        assert session["session_name"] == "made-here"
+        assert session["window_count"] == 1
+        assert session["active_pane_id"] == facts(socket, session_id, "#{pane_id}")
+        assert facts(socket, session_id, "#{window_name} #{window_width}x#{window_height}") == (
+            "first 120x40"
+        )
+        await until_in(socket, session_id, tmp_path)
+        shown = tmux(socket, "show-environment", "-t", session_id, "MANAGE_SESSION")
+        assert shown == "MANAGE_SESSION=kept\n"
+        window = await call(
+            client, "create_window", session_id=session_id, window_name="second",
+            environment='{"MANAGE_WINDOW": "only here"}',
+        )  # fmt: skip
+        assert (window["window_name"], window["window_index"], window["window_active"]) == (
+            "second", "1", "0",
+        )  # fmt: skip
+        assert window["session_id"] == session_id
+        assert window["active_pane_id"] == facts(socket, window["window_id"], "#{pane_id}")
+        assert environment_of(socket, window["active_pane_id"])["MANAGE_WINDOW"] == "only here"
+        # the session's environment is left as it was
+        assert "MANAGE_WINDOW" not in tmux(socket, "show-environment", "-t", session_id)
+        before = await call(
+            client, "create_window", session_name="made-here", window_name="before",
+            direction="before", attach=True,
+        )  # fmt: skip
+        assert (before["window_index"], before["window_active"]) == ("0", "1")
+        split = await call(
+            client, "split_window", window_id=window["window_id"], direction="right",
+            size="30%", shell="exec sleep 300",
+        )  # fmt: skip
+        pane_id = split["pane_id"]
+        assert split["window_id"] == window["window_id"]
+        assert split["pane_active"] == "0"  # the pane split stays active
+        width = int(facts(socket, window["window_id"], "#{window_width}"))
+        assert abs(int(split["pane_width"]) - width * 0.3) <= 1
+        assert split["pane_left"] > 0
+        await until(lambda: facts(socket, pane_id, "#{pane_current_command}") == "sleep")
+        below = await call(client, "split_window", pane_id=pane_id, size=5)
+        assert below["pane_height"] == "5"
+        assert below["pane_top"] > split["pane_top"]
+    finally:
+        kill_session(socket, session["session_id"])
+
+
+async def test_hostile_names_and_directories_arrive_exactly_and_nothing_runs(
+    client: Client, socket: str, marker: Path, tmp_path: Path
+) -> None:
+    """tmux expands a format in new-session's -s, -n and -c and new-window's -n and -c:
+    ``#(...)`` there would run, ``#{pane_id}`` be replaced."""
+    for name in hostile_names(marker):
+        directory = tmp_path / name.replace("/", "_")
+        directory.mkdir()
+        value = f"{name}\nsecond line"
+        session = await call(
+            client, "create_session", session_name=name, window_name=name,
+            start_directory=str(directory), environment={"MANAGE_VALUE": value},
+        )  # fmt: skip
+        try:
+            session_id = session["session_id"]
+            # tmux escapes a backslash in a session's name (not in a window's)
+            assert session["session_name"] == name.replace("\\", "\\\\")
+            assert facts(socket, session_id, "#{session_name}") == session["session_name"]
+            assert facts(socket, session_id, "#{window_name}") == name
+            await until_in(socket, session_id, directory)
+            pane_id = session["active_pane_id"]
+            assert environment_of(socket, pane_id)["MANAGE_VALUE"] == value
+            window = await call(
+                client, "create_window", session_name=session["session_name"], window_name=name,
+                start_directory=str(directory), environment={"MANAGE_VALUE": value},
+            )  # fmt: skip
+            assert window["window_name"] == name
+            await until_in(socket, window["window_id"], directory)
+            split = await call(
+                client, "split_window", session_name=session["session_name"],
+                start_directory=str(directory),
+                environment={name.replace("=", "_") or "x": value},
+            )  # fmt: skip
+            await until_in(socket, split["pane_id"], directory)
+            assert environment_of(socket, split["pane_id"])[name.replace("=", "_")] == value
+        finally:
+            kill_session(socket, session["session_id"])
+    broken = "line\nbreak"  # a window keeps it (a session's name, tmux escapes)
+    window = await call(client, "create_window", window_name=broken, session_name="keepalive")
+    assert facts(socket, window["window_id"], "#{window_name}") == broken
+    assert window["window_name"] == broken
+    tmux(socket, "kill-window", "-t", window["window_id"])
+    assert not marker.exists()
+    assert tmux(socket, "display-message", "-p", "alive").strip() == "alive"
+
+
+async def test_no_target_means_the_agent_pane(client: Client, socket: str) -> None:
+    agent = new_pane(socket)
+    tmux(socket, "set-option", "-p", "-t", agent.pane_id, AGENT_MARK, "1")
+    later = new_pane(socket)  # the most recent session, which no call means
+    try:
+        window = await call(client, "create_window", window_name="agent's")
+        assert window["session_id"] == agent.session_id
+        split = await call(client, "split_window")
+        assert split["window_id"] == agent.window_id
+        assert split["session_id"] == agent.session_id
+        indexed = await call(client, "split_window", window_index=window["window_index"])
+        assert indexed["window_id"] == window["window_id"]
+    finally:
+        kill_session(socket, agent.session_id)
+        kill_session(socket, later.session_id)
+
+
+async def test_history_is_kept_out_of_files_when_asked(client: Client, socket: str) -> None:
+    session = await call(client, "create_session", suppress_persistent_history=True)
+    try:
+        first = environment_of(socket, session["active_pane_id"])
+        assert (first["HISTFILE"], first["fish_private_mode"]) == ("/dev/null", "1")
+        # only the first shell: the session's later panes keep their history
+        shown = tmux(socket, "show-environment", "-t", session["session_id"])
+        assert "HISTFILE" not in shown
+        assert "fish_private_mode" not in shown
+        window = await call(
+            client, "create_window", session_id=session["session_id"],
+            suppress_persistent_history=True, environment={"HISTFILE": "/tmp/mine"},
+        )  # fmt: skip
+        assert environment_of(socket, window["active_pane_id"])["HISTFILE"] == "/tmp/mine"
+        split = await call(client, "split_window", pane_id=session["active_pane_id"])
+        assert "fish_private_mode" not in environment_of(socket, split["pane_id"])
+    finally:
+        kill_session(socket, session["session_id"])
+
+
+async def test_schemux_own_session_is_refused(client: Client, socket: str) -> None:
+    await call(client, "list_sessions")  # the owned session made
+    control = facts(socket, f"={OWNED_SESSION}:", "#{pane_id}")
+    windows = tmux(socket, "list-windows", "-t", f"={OWNED_SESSION}", "-F", "#{window_id}")
+    for name in (OWNED_SESSION, ":schemux", ".schemux"):
+        error = await call_error(client, "create_session", session_name=name)
+        assert "is schemux's own session's name" in error
+    error = await call_error(client, "create_window", session_name=OWNED_SESSION)
+    assert "no session matches" in error or "schemux's own session" in error
+    error = await call_error(client, "split_window", pane_id=control)
+    assert "schemux's control clients" in error
+    assert tmux(socket, "list-windows", "-t", f"={OWNED_SESSION}", "-F", "#{window_id}") == windows
+    sessions = tmux(socket, "list-sessions", "-F", "#{session_name}").split("\n")
+    assert sessions.count(OWNED_SESSION) == 1
+
+
+async def test_tmux_failures_are_clear_errors(client: Client, socket: str) -> None:
+    made = await call(client, "create_session", session_name="twice")
+    try:
+        error = await call_error(client, "create_session", session_name="twice")
+        assert "duplicate session: twice" in error
+    finally:
+        kill_session(socket, made["session_id"])
+    error = await call_error(client, "create_window", session_id="$99999")
+    assert "no session matches session_id='$99999'" in error
+    error = await call_error(client, "split_window", pane_id="%99999")
+    assert "no pane matches pane_id='%99999'" in error
+
+
+async def test_socket_name_works_on_another_server(client: Client, other_tmux_socket: str) -> None:
+    made = await call(client, "create_session", socket_name=other_tmux_socket)
+    try:
+        names = tmux(other_tmux_socket, "list-sessions", "-F", "#{session_id}").split()
+        assert made["session_id"] in names
+        window = await call(
+            client, "create_window", session_id=made["session_id"], socket_name=other_tmux_socket
+        )
+        assert window["window_id"] in tmux(other_tmux_socket, "list-windows", "-a", "-F",
+                                           "#{window_id}").split()  # fmt: skip
+    finally:
+        kill_session(other_tmux_socket, made["session_id"])
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "refusal"),
+    [
+        ("create_session", {"session_name": ""}, "session_name is empty"),
+        ("create_session", {"session_name": OWNED_SESSION}, "schemux's own session's name"),
+        ("create_session", {"x": 0}, "x: 0 is less than the minimum of 1"),
+        ("create_session", {"environment": "{nope"}, "environment '{nope' is not JSON"),
+        ("create_session", {"environment": '{"A": 1}'}, "is not a JSON object of strings"),
+        ("create_session", {"environment": {"A=B": "c"}}, "environment: 'A=B' is not a"),
+        ("create_session", {"environment": {"": "c"}}, "environment: '' is not a"),
+        ("create_session", {"start_directory": "/nonexistent-dir"}, "start_directory '/nonex"),
+        ("create_session", {"start_directory": ""}, "start_directory is empty"),
+        ("create_window", {"session_id": "1"}, "session_id '1' is not a tmux session id"),
+        ("create_window", {"direction": "up"}, "Invalid arguments for create_window: direction"),
+        ("split_window", {"size": "half"}, "size 'half' is not a size"),
+        ("split_window", {"size": "150%"}, "size '150%' is not a size"),
+        ("split_window", {"size": 0}, "size 0 is not a size"),
+        ("split_window", {"window_index": "x"}, "window_index 'x' is not a window index"),
+        ("split_window", {"pane_id": "%1;kill-server"}, "pane_id '%1;kill-server' is not"),
+        ("split_window", {"cwd": "/tmp"}, "did you mean start_directory"),
+    ],
+)
+async def test_bad_input_is_refused_before_any_tmux_work(
+    make_context: Contexts, tool: str, arguments: dict[str, Any], refusal: str
+) -> None:
+    """On a socket where no server runs: a call that reached tmux would say so instead."""
+    never = tagged_socket_name("manage-never")
+    async with client_of(make_context(socket_name=never)) as client:
+        error = await call_error(client, tool, **arguments)
+    assert refusal in error
+    assert "no tmux server is running" not in error
+    assert tmux(never, "list-sessions", check=False) == ""
+
+
+@pytest.fixture
+def other_host() -> Iterator[tuple[str, str]]:
+    """A host ``there`` whose tmux (an exec-kind host's, in a directory of its own) runs
+    a server with one session, on this module's socket name; its socket name and the
+    session's name."""
+    directory = tempfile.mkdtemp(prefix="sxm-", dir="/tmp")
+    name = tagged_socket_name("manage-there")
+    there = ["env", f"TMUX_TMPDIR={directory}", "tmux", "-L", name]
+    subprocess.run([*there, "new-session", "-d", "-s", "on-there", "cat"], check=True)
+    try:
+        yield directory, name
+    finally:
+        subprocess.run([*there, "kill-server"], capture_output=True, check=False)
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+async def test_host_works_on_the_host_named(other_host: tuple[str, str]) -> None:
+    directory, name = other_host
+    hosts = (
+        NamedHost("here"),
+        NamedHost("there", ExecTarget(("env", f"TMUX_TMPDIR={directory}"))),
+    )
+    context = ServingState(Settings(socket_name=name, fleet=FleetSettings(hosts)))
+    there = ["env", f"TMUX_TMPDIR={directory}", "tmux", "-L", name]
+    try:
+        async with Client(build_server(context, select_all())) as client:
+            listed = await client.list_tools()
+            for tool in listed.tools:
+                if tool.name in MANAGE:
+                    assert tool.input_schema["properties"]["host"]["enum"] == ["here", "there"]
+            made = await call(
+                client, "create_session", session_name="made-there", host="there",
+                start_directory="~",
+            )  # fmt: skip
+            assert made["session_id"].startswith("$")
+            window = await call(client, "create_window", session_name="on-there", host="there")
+            assert window["session_name"] == "on-there"
+            listing = await anyio.run_process([*there, "list-sessions", "-F", "#{session_name}"])
+            assert "made-there" in listing.stdout.decode().split()
+            shown = await anyio.run_process(
+                [*there, "display-message", "-p", "-t", made["session_id"], "#{pane_current_path}"]
+            )
+            path = shown.stdout.decode().strip()
+            assert path == os.path.expanduser("~")
+    finally:
+        await context.close()
+
+
+def select_all() -> dict[str, Any]:
+    return dict(select(BINDINGS, ["all"], several_hosts=True))
