@@ -16,7 +16,7 @@ REDACTED_ARGUMENTS: frozenset[str] = frozenset(
 # in name order: what the audit records of a call that resolved no target; with several
 # hosts, a program's routes the call to its program's host
 TARGET_ARGUMENTS: dict[str, tuple[str, ...]] = {
-    "pane": ("paneId", "pane_id", "target"),
+    "pane": ("paneId", "pane_id", "source_pane_id", "target"),
     "program": ("programId",),
 }
 

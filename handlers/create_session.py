@@ -7,12 +7,11 @@ from schemux.domain.call import Call
 from schemux.domain.spawning import (
     HISTORY_SUPPRESSED,
     Spawn,
-    check_session_name,
     environment_items,
     new_session,
     start_directory,
 )
-from schemux.domain.tmux_objects import SessionTarget, read_objects
+from schemux.domain.tmux_objects import SessionTarget, check_session_name, read_objects
 from schemux.generated.models.create_session import CreateSessionInput, CreateSessionOutput
 
 

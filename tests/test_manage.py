@@ -291,6 +291,213 @@ async def test_socket_name_works_on_another_server(client: Client, other_tmux_so
         kill_session(other_tmux_socket, made["session_id"])
 
 
+async def test_what_they_change_is_what_tmux_then_says(client: Client, socket: str) -> None:
+    session = await call(client, "create_session", session_name="arranged", x=100, y=30)
+    session_id, first = session["session_id"], session["active_pane_id"]
+    try:
+        renamed = await call(client, "rename_session", session_id=session_id, new_name="renamed")
+        assert renamed["session_name"] == "renamed"
+        assert facts(socket, session_id, "#{session_name}") == "renamed"
+        window = await call(client, "rename_window", session_name="renamed", new_name="main")
+        window_id = window["window_id"]
+        assert facts(socket, window_id, "#{window_name}") == "main"
+        right = (await call(client, "split_window", pane_id=first, direction="right"))["pane_id"]
+        layout = await call(client, "select_layout", window_id=window_id, layout="even-vertical")
+        assert layout["window_layout"] == facts(socket, window_id, "#{window_layout}")
+        assert int(facts(socket, right, "#{pane_top}")) > 0  # now below the first
+        again = await call(client, "select_layout", window_id=window_id, layout="even-horizontal")
+        custom = await call(
+            client, "select_layout", window_id=window_id, layout=layout["window_layout"]
+        )
+        assert custom["window_layout"] == layout["window_layout"] != again["window_layout"]
+        chosen = await call(client, "select_pane", pane_id=right)
+        assert (chosen["pane_id"], chosen["pane_active"]) == (right, "1")
+        back = await call(client, "select_pane", window_id=window_id, direction="last")
+        assert back["pane_id"] == first
+        upward = await call(client, "select_pane", pane_id=right, direction="up")
+        assert upward["pane_id"] == first
+        resized = await call(client, "resize_pane", pane_id=first, height=8)
+        assert resized["pane_height"] == "8"
+        zoomed = await call(client, "resize_pane", pane_id=first, zoom=True)
+        assert facts(socket, first, "#{window_zoomed_flag}") == "1"
+        assert zoomed["pane_height"] == "30"
+        await call(client, "resize_pane", pane_id=first, zoom=True)  # stays zoomed
+        assert facts(socket, first, "#{window_zoomed_flag}") == "1"
+        await call(client, "resize_pane", pane_id=first, zoom=False)
+        assert facts(socket, first, "#{window_zoomed_flag}") == "0"
+        window_size = await call(client, "resize_window", window_id=window_id, width=60, height=20)
+        assert (window_size["window_width"], window_size["window_height"]) == ("60", "20")
+        swapped = await call(client, "swap_pane", source_pane_id=first, target_pane_id=right)
+        assert swapped["pane_top"] > 0  # the first pane is below now
+        assert facts(socket, first, "#{pane_active}") == "1"  # the active pane stays
+        titled = await call(client, "set_pane_title", pane_id=first, title="a title")
+        assert titled["pane_title"] == facts(socket, first, "#{pane_title}") == "a title"
+        second = await call(client, "create_window", session_id=session_id)
+        selected = await call(client, "select_window", window_id=second["window_id"])
+        assert (selected["window_id"], selected["window_active"]) == (second["window_id"], "1")
+        previous = await call(client, "select_window", session_id=session_id, direction="previous")
+        assert previous["window_id"] == window_id
+        moved = await call(
+            client, "move_window", window_id=second["window_id"], destination_index="7"
+        )
+        assert moved["window_index"] == "7"
+        other = await call(client, "create_session", session_name="other-of-arranged")
+        try:
+            across = await call(
+                client, "move_window", window_id=second["window_id"],
+                destination_session="other-of-arranged",
+            )  # fmt: skip
+            assert (across["session_id"], across["window_index"]) == (other["session_id"], "1")
+            occupied = await call_error(
+                client, "move_window", window_id=window_id,
+                destination_session=other["session_id"], destination_index="0",
+            )  # fmt: skip
+            assert "index in use: 0" in occupied
+        finally:
+            kill_session(socket, other["session_id"])
+        alone = await call_error(client, "select_window", session_id=session_id, direction="next")
+        assert "no next window" in alone
+        taken = await call_error(
+            client, "rename_session", session_id=session_id, new_name="keepalive"
+        )
+        assert "duplicate session: keepalive" in taken
+    finally:
+        kill_session(socket, session_id)
+
+
+async def test_names_and_titles_are_one_argument_never_a_format(
+    client: Client, socket: str, marker: Path
+) -> None:
+    """rename-session, rename-window and select-pane -T expand their text as a format:
+    ``#(...)`` ran a command, ``#{pane_id}`` was replaced, and a name beginning with
+    ``-`` was read as a flag, before schemux doubled each # and ended the flags."""
+    session = await call(client, "create_session")
+    session_id, pane_id = session["session_id"], session["active_pane_id"]
+    destination = await call(client, "create_session")
+    mover = (await call(client, "create_window", session_id=session_id))["window_id"]
+    try:
+        for name in [*hostile_names(marker), "line\nbreak"]:
+            renamed = await call(client, "rename_session", session_id=session_id, new_name=name)
+            assert renamed["session_name"] == facts(socket, session_id, "#{session_name}")
+            if "\\" not in name and "\n" not in name:  # tmux escapes those in a session's
+                assert renamed["session_name"] == name
+            window = await call(client, "rename_window", session_id=session_id, new_name=name)
+            assert window["window_name"] == facts(socket, session_id, "#{window_name}")
+            if "\\" not in name and "\n" not in name:  # rename-window escapes those too
+                assert window["window_name"] == name
+            titled = await call(client, "set_pane_title", pane_id=pane_id, title=name)
+            assert facts(socket, pane_id, "#{pane_title}") == titled["pane_title"]
+            if "\n" not in name:  # tmux keeps a title's first line
+                assert titled["pane_title"] == name
+            # a destination session found by its hostile name, compared
+            await call(client, "rename_session", session_id=destination["session_id"],
+                       new_name=f"to {name}")  # fmt: skip
+            moved = await call(
+                client, "move_window", window_id=mover,
+                destination_session=facts(socket, destination["session_id"], "#{session_name}"),
+            )  # fmt: skip
+            assert moved["session_id"] == destination["session_id"]
+            await call(client, "move_window", window_id=mover, destination_session=session_id)
+    finally:
+        kill_session(socket, session_id)
+        kill_session(socket, destination["session_id"])
+    assert not marker.exists()
+    assert tmux(socket, "display-message", "-p", "alive").strip() == "alive"
+
+
+@pytest.mark.parametrize(
+    "layout",
+    ["tiledx", "nonsense", "#", "-t", "#(touch {marker})", "zzzz,80x24,0,0,0",
+     "0000,80x24,0,0,0", "tiled;x", "main-horizontal-mirrored", "main-vertical-mirrored"],
+)  # fmt: skip
+async def test_a_layout_tmux_would_die_of_is_refused(
+    client: Client, socket: str, marker: Path, layout: str
+) -> None:
+    """tmux 3.3a's server exits on each of these (a mirrored layout's name is tmux 3.5's)."""
+    layout = layout.replace("{marker}", str(marker))
+    version = tmux(socket, "display-message", "-p", "#{version}").strip()
+    pane = new_pane(socket)
+    error = await call_error(client, "select_layout", window_id=pane.window_id, layout=layout)
+    if layout.endswith("-mirrored") and version >= "3.5":
+        pytest.skip(f"tmux {version} has {layout}")
+    assert "is not a layout" in error or "is not one tmux" in error
+    assert tmux(socket, "display-message", "-p", "alive").strip() == "alive"
+    assert not marker.exists()
+    kill_session(socket, pane.session_id)
+
+
+async def test_they_default_to_the_agent_pane(client: Client, socket: str) -> None:
+    agent = new_pane(socket)
+    tmux(socket, "set-option", "-p", "-t", agent.pane_id, AGENT_MARK, "1")
+    later = new_pane(socket)
+    try:
+        beside = (await call(client, "split_window", direction="right"))["pane_id"]
+        window = await call(client, "rename_window", new_name="agent's window")
+        assert window["window_id"] == agent.window_id
+        session = await call(client, "rename_session", new_name=f"agent-{agent.session_name}")
+        assert session["session_id"] == agent.session_id
+        right = await call(client, "select_pane", direction="right")
+        assert right["pane_id"] == beside
+        titled = await call(client, "set_pane_title", title="agent's")
+        assert titled["pane_id"] == agent.pane_id
+        zoomed = await call(client, "resize_pane", zoom=True)
+        assert zoomed["pane_id"] == agent.pane_id
+        assert facts(socket, agent.window_id, "#{window_zoomed_flag}") == "1"
+        layout = await call(client, "select_layout", layout="even-horizontal")
+        assert layout["window_id"] == agent.window_id
+        sized = await call(client, "resize_window", width=50)
+        assert (sized["window_id"], sized["window_width"]) == (agent.window_id, "50")
+        current = await call(client, "select_window")
+        assert current["window_id"] == agent.window_id
+        moved = await call(client, "move_window", destination_index="5")
+        assert (moved["window_id"], moved["window_index"]) == (agent.window_id, "5")
+    finally:
+        kill_session(socket, agent.session_id)
+        kill_session(socket, later.session_id)
+
+
+async def test_schemux_own_session_is_never_changed(client: Client, socket: str) -> None:
+    """A window of ``_schemux`` other than the control clients' (a program's, as tools
+    list it) is refused by every tool, and so is ``_schemux`` as a destination."""
+    await call(client, "list_sessions")  # the owned session made
+    owned = f"={OWNED_SESSION}:"
+    made = tmux(
+        socket, "new-window", "-d", "-P", "-F", "#{window_id} #{pane_id}", "-t", owned, "cat"
+    )
+    window_id, pane_id = made.split()
+    session = await call(client, "create_session")
+    try:
+        before = tmux(socket, "list-windows", "-t", f"={OWNED_SESSION}", "-F",
+                      "#{window_id} #{window_index} #{window_name} #{window_layout}")  # fmt: skip
+        refused: list[tuple[str, dict[str, Any]]] = [
+            ("rename_session", {"session_name": OWNED_SESSION, "new_name": "x"}),
+            ("rename_window", {"window_id": window_id, "new_name": "x"}),
+            ("select_window", {"window_id": window_id}),
+            ("select_window", {"session_name": OWNED_SESSION, "direction": "next"}),
+            ("select_pane", {"pane_id": pane_id}),
+            ("select_layout", {"window_id": window_id, "layout": "tiled"}),
+            ("resize_pane", {"pane_id": pane_id, "height": 5}),
+            ("resize_window", {"window_id": window_id, "width": 40}),
+            ("move_window", {"window_id": window_id, "destination_index": "9"}),
+            ("move_window", {"session_id": session["session_id"],
+                             "destination_session": OWNED_SESSION}),
+            ("swap_pane", {"source_pane_id": session["active_pane_id"], "target_pane_id": pane_id}),
+            ("set_pane_title", {"pane_id": pane_id, "title": "x"}),
+            ("create_window", {"session_name": OWNED_SESSION}),
+            ("split_window", {"pane_id": pane_id}),
+        ]  # fmt: skip
+        for tool, arguments in refused:
+            error = await call_error(client, tool, **arguments)
+            assert "schemux's own session" in error, (tool, error)
+        after = tmux(socket, "list-windows", "-t", f"={OWNED_SESSION}", "-F",
+                     "#{window_id} #{window_index} #{window_name} #{window_layout}")  # fmt: skip
+        assert after == before
+        assert facts(socket, session["session_id"], "#{session_windows}") == "1"
+    finally:
+        tmux(socket, "kill-window", "-t", window_id)
+        kill_session(socket, session["session_id"])
+
+
 @pytest.mark.parametrize(
     ("tool", "arguments", "refusal"),
     [
@@ -311,6 +518,20 @@ async def test_socket_name_works_on_another_server(client: Client, other_tmux_so
         ("split_window", {"window_index": "x"}, "window_index 'x' is not a window index"),
         ("split_window", {"pane_id": "%1;kill-server"}, "pane_id '%1;kill-server' is not"),
         ("split_window", {"cwd": "/tmp"}, "did you mean start_directory"),
+        ("rename_session", {"new_name": ""}, "new_name is empty"),
+        ("rename_session", {"new_name": ".schemux"}, "schemux's own session's name"),
+        ("rename_window", {"new_name": "x", "window_index": "-1"}, "window_index '-1' is not"),
+        ("select_window", {"window_id": "@1", "direction": "next"}, "direction is given with"),
+        ("select_pane", {"direction": "sideways"}, "Invalid arguments for select_pane"),
+        ("select_layout", {"layout": "tiledx"}, "layout 'tiledx' is not a layout"),
+        ("select_layout", {"layout": "b25d,80x24,0,0,1"}, "is not a layout"),
+        ("resize_pane", {}, "resize_pane needs height, width or zoom"),
+        ("resize_pane", {"height": 0}, "height: 0 is less than the minimum of 1"),
+        ("resize_window", {"width": 10001}, "width: 10001 is greater than the maximum"),
+        ("resize_window", {}, "resize_window needs height or width"),
+        ("move_window", {"destination_index": "+1"}, "destination_index '+1' is not"),
+        ("swap_pane", {"source_pane_id": "%1", "target_pane_id": "1"}, "pane_id '1' is not"),
+        ("set_pane_title", {"title": "x", "window_id": "1"}, "window_id '1' is not"),
     ],
 )
 async def test_bad_input_is_refused_before_any_tmux_work(

@@ -32,7 +32,7 @@ from types import MappingProxyType
 from schemux.errors import InvalidArgument, Unfit, preview
 from schemux.hosts import Host
 from schemux.hosts.programs.host import ProgramHost
-from schemux.names import OWNED_SESSION
+from schemux.tmux.agent_session import format_literal
 from schemux.tmux.command import THEN
 from schemux.tmux.format import parse_row, row_format, tmux_row
 from schemux.tmux.server import TmuxServer
@@ -68,7 +68,7 @@ class Spawn:
         """``-c`` and ``-e`` as tmux takes them (see the module's docstring)."""
         flags: list[str] = []
         if self.directory is not None:
-            flags += ["-c", literal(self.directory)]
+            flags += ["-c", format_literal(self.directory)]
         for name, value in self.environment.items():
             flags += ["-e", f"{name}={value}"]
         return tuple(flags)
@@ -76,11 +76,6 @@ class Spawn:
     def command_arguments(self) -> tuple[str, ...]:
         """The command after ``--``, or nothing for the default shell."""
         return () if self.command is None else ("--", self.command)
-
-
-def literal(text: str) -> str:
-    """``text`` as a format that expands to itself (``##`` is a ``#``)."""
-    return text.replace("#", "##")
 
 
 def environment_items(
@@ -147,19 +142,6 @@ async def start_directory(given: str | None, host: Host, programs: ProgramHost) 
             suggestion="pass an existing directory",
         )
     return directory
-
-
-def check_session_name(field: str, name: str) -> None:
-    """Refuse a session name tmux would not keep as it is given, or that is schemux's
-    own: tmux makes ``.`` and ``:`` in a name ``_``, so ``:schemux`` would be
-    ``_schemux``."""
-    if name == "":
-        raise InvalidArgument(f"{field} is empty", suggestion="omit it or pass a name")
-    if re.sub(r"[.:]", "_", name) == OWNED_SESSION:
-        raise Unfit(
-            f"{field} {preview(name)} is schemux's own session's name ({OWNED_SESSION!r})",
-            suggestion="pass another name",
-        )
 
 
 async def new_session(
@@ -264,4 +246,4 @@ async def respawn(server: TmuxServer, pane_id: str, kill: bool, spawn: Spawn) ->
 
 
 def _named(flag: str, name: str | None) -> list[str]:
-    return [] if name is None else [flag, literal(name)]
+    return [] if name is None else [flag, format_literal(name)]

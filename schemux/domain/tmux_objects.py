@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from schemux.audit.log import CallRecord
-from schemux.errors import SchemuxError, Unfit, preview
+from schemux.errors import InvalidArgument, SchemuxError, Unfit, preview
 from schemux.names import OWNED_SESSION
 from schemux.panes.targets import PaneInfo, PaneTarget, resolve_pane
 from schemux.tmux.command import THEN
@@ -42,6 +42,7 @@ from schemux.tmux.server import TmuxServer
 from schemux.versions import parse_version
 
 _INDEX = re.compile(r"\d+")
+_SESSION_ID = re.compile(r"\$\d+")
 NAMES_SHOWN = 20  # of the sessions or windows an error lists
 
 
@@ -259,6 +260,17 @@ class Objects:
             suggestion=f"pass one of its windows' indexes: {_listed(indexes)}",
         )
 
+    def current_window(self, session_id: str) -> WindowFacts:
+        """The current window of the session ``session_id`` (its first listed when that
+        is one schemux does not list)."""
+        windows = self.windows_of(session_id)
+        for window in windows:
+            if window.window_active == "1":
+                return window
+        if windows:
+            return windows[0]
+        raise SchemuxError(f"session {session_id} was closed")
+
     def panes_of(self, window: WindowFacts) -> list[PaneFacts]:
         return [
             pane
@@ -325,6 +337,19 @@ def refuse_owned(session_name: str, what: str) -> None:
         raise Unfit(
             f"{what} is in {OWNED_SESSION!r}, schemux's own session, which no tool changes",
             suggestion="name a pane, window or session of another session",
+        )
+
+
+def check_session_name(field: str, name: str) -> None:
+    """Refuse ``field``'s session name when it is empty, or one tmux would make schemux's
+    own: tmux makes ``.`` and ``:`` in a name ``_``, so ``:schemux`` would be
+    ``_schemux``."""
+    if name == "":
+        raise InvalidArgument(f"{field} is empty", suggestion="omit it or pass a name")
+    if re.sub(r"[.:]", "_", name) == OWNED_SESSION:
+        raise Unfit(
+            f"{field} {preview(name)} is schemux's own session's name ({OWNED_SESSION!r})",
+            suggestion="pass another name",
         )
 
 
@@ -458,6 +483,18 @@ async def named_session(
     if default is not None:
         target = SessionTarget(session_id=default.session_id)
     return objects.session(target), objects
+
+
+async def session_named_or_id(
+    server: TmuxServer, text: str, notes: CallRecord | None
+) -> tuple[SessionFacts, Objects]:
+    """The session named ``text`` (compared), or, when none is, whose id it is."""
+    try:
+        return await named_session(server, SessionTarget(session_name=text), notes)
+    except SchemuxError:
+        if not _SESSION_ID.fullmatch(text):
+            raise
+        return await named_session(server, SessionTarget(session_id=text), notes)
 
 
 async def named_window(
