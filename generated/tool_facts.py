@@ -41,6 +41,10 @@ FAMILIES: dict[str, tuple[str, ...]] = {
         "move_window",
         "swap_pane",
         "set_pane_title",
+        "respawn_pane",
+        "clear_pane",
+        "enter_copy_mode",
+        "exit_copy_mode",
     ),
     "teardown": (),
 }
@@ -104,7 +108,11 @@ USES: dict[str, str] = {
     "swap_pane": "swap two panes",
     "set_pane_title": "title a pane",
     "show_environment": "the environment new panes get",
+    "respawn_pane": "restart a wedged pane's process",
     "search_panes": "panes whose text matches",
+    "clear_pane": "clear a pane's screen and history",
+    "enter_copy_mode": "copy mode",
+    "exit_copy_mode": "leave copy mode",
 }
 
 # tool -> its top-level arguments whose text never reaches tmux nor a shell

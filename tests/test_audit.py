@@ -181,6 +181,10 @@ async def test_every_tool_is_recorded(
         await made_call("move_window", session_id=session["session_id"], destination_index="5")
         await made_call("swap_pane", source_pane_id=pane.pane_id, target_pane_id=split["pane_id"])
         await made_call("set_pane_title", pane_id=pane.pane_id, title="audited")
+        await made_call("respawn_pane", pane_id=pane.pane_id)
+        await made_call("enter_copy_mode", pane_id=pane.pane_id)
+        await made_call("exit_copy_mode", pane_id=pane.pane_id)
+        await made_call("clear_pane", pane_id=pane.pane_id)
     tmux(main_tmux_socket, "kill-session", "-t", session["session_id"])
     assert {tool for tool, _, _ in made} == set(BINDINGS)  # a new tool needs its line here
     found = records(log)

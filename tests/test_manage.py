@@ -25,9 +25,12 @@ from schemux.generated.bindings import BINDINGS
 from schemux.generated.tool_facts import FAMILIES
 from schemux.host_settings import ExecTarget, FleetSettings, NamedHost
 from schemux.names import OWNED_SESSION
+from schemux.panes.claims import BUSY_OPTION
 from schemux.serving.selection import select
 from schemux.serving.server import build_server
 from schemux.serving.state import ServingState
+from schemux.shell.abandoned import PANE_OPTION
+from schemux.system.processes import this_process
 from schemux.tmux.agent_session import AGENT_MARK
 from tests.contexts import Contexts, client_of
 from tests.support import (
@@ -35,6 +38,8 @@ from tests.support import (
     call_error,
     new_pane,
     private_tmux_server,
+    remove_server,
+    screen,
     tagged_socket_name,
     tmux,
     until,
@@ -498,6 +503,89 @@ async def test_schemux_own_session_is_never_changed(client: Client, socket: str)
         kill_session(socket, session["session_id"])
 
 
+async def test_respawn_clear_and_copy_mode_do_what_tmux_then_says(
+    client: Client, socket: str, tmp_path: Path, marker: Path
+) -> None:
+    pane = new_pane(socket)
+    other = new_pane(socket, command="sleep 300")
+    try:
+        tmux(socket, "send-keys", "-t", pane.pane_id, "seq 1 200", "Enter")
+        await until(lambda: "200" in screen(pane))
+        copy = await call(client, "enter_copy_mode", pane_id=pane.pane_id, scroll_up=20)
+        assert copy["pane_id"] == pane.pane_id
+        assert facts(socket, pane.pane_id, "#{pane_in_mode} #{scroll_position}") == "1 20"
+        await call(client, "exit_copy_mode", pane_id=pane.pane_id)
+        assert facts(socket, pane.pane_id, "#{pane_in_mode}") == "0"
+        await call(client, "exit_copy_mode", pane_id=pane.pane_id)  # in no mode: nothing
+        tmux(socket, "copy-mode", "-t", pane.pane_id)
+        cleared = await call(client, "clear_pane", pane_id=pane.pane_id)
+        assert cleared == {"result": f"Pane cleared: {pane.pane_id}"}
+        assert facts(socket, pane.pane_id, "#{pane_in_mode} #{history_size}") == "0 0"
+        assert "200" not in screen(pane, history=True)
+        ran = await call(client, "run_command", pane_id=pane.pane_id, command="echo after")
+        assert ran["output"] == ["after"]  # the shell takes commands as before
+        before = facts(socket, other.pane_id, "#{pane_pid}")
+        busy = await call_error(client, "respawn_pane", pane_id=other.pane_id, kill=False)
+        assert f"pane {other.pane_id} still runs 'sleep'" in busy
+        directory = tmp_path / "#{pane_id} #(true) -t"  # arrives exactly: never expanded
+        directory.mkdir()
+        respawned = await call(
+            client, "respawn_pane", pane_id=other.pane_id, shell="exec sleep 200",
+            start_directory=str(directory), environment={"MANAGE_RESPAWN": "#{pane_id}"},
+        )  # fmt: skip
+        assert respawned["pane_id"] == other.pane_id
+        assert respawned["pane_pid"] != before
+        await until_in(socket, other.pane_id, directory)
+        assert environment_of(socket, other.pane_id)["MANAGE_RESPAWN"] == "#{pane_id}"
+        again = await call(client, "respawn_pane", pane_id=other.pane_id)  # its first argv
+        assert again["pane_pid"] != respawned["pane_pid"]
+        await until(lambda: facts(socket, other.pane_id, "#{pane_current_command}") == "sleep")
+        assert not marker.exists()
+    finally:
+        kill_session(socket, pane.session_id)
+        kill_session(socket, other.session_id)
+
+
+async def test_a_pane_held_by_a_call_or_a_program_is_refused(client: Client, socket: str) -> None:
+    """What a run_command call types and reads, or a program's output, would be lost."""
+    pane = new_pane(socket)
+    try:
+        claim = f"{this_process().tag} {'0' * 12}"  # a live caller's
+        tmux(socket, "set-option", "-p", "-t", pane.pane_id, BUSY_OPTION, claim)
+        for tool in ("respawn_pane", "clear_pane", "enter_copy_mode"):
+            error = await call_error(client, tool, pane_id=pane.pane_id)
+            assert f"pane {pane.pane_id} runs a run_command call" in error, tool
+        tmux(socket, "set-option", "-p", "-u", "-t", pane.pane_id, BUSY_OPTION)
+        tmux(socket, "set-option", "-p", "-t", pane.pane_id, PANE_OPTION, "someone")
+        for tool in ("respawn_pane", "clear_pane", "enter_copy_mode"):
+            error = await call_error(client, tool, pane_id=pane.pane_id)
+            assert f"pane {pane.pane_id} runs a program schemux started" in error, tool
+        assert facts(socket, pane.pane_id, "#{pane_in_mode}") == "0"
+    finally:
+        kill_session(socket, pane.session_id)
+
+
+async def test_the_agent_shell_respawned_takes_commands_once_its_prompt_shows(
+    make_context: Contexts,
+) -> None:
+    """The agent's pane, whose shell schemux started with its hooks: tmux starts the
+    same shell with its hooks again, and a call is typed into it (not into a subshell,
+    as in a shell without hooks)."""
+    socket = tagged_socket_name("manage-agent")
+    try:
+        async with client_of(make_context(socket_name=socket)) as client:
+            first = await call(client, "run_command", command="echo $$")
+            agent = (await call(client, "get_pane_info"))["pane_id"]
+            await call(client, "respawn_pane", pane_id=agent)
+            ran = await call(client, "run_command", command="echo $$; cd /")
+            assert ran["output"][0] != first["output"][0]  # another shell
+            # typed into the hooked shell itself (not a subshell): its directory stays
+            assert (await call(client, "run_command", command="pwd"))["output"] == ["/"]
+            assert (await call(client, "get_pane_info"))["pane_id"] == agent
+    finally:
+        remove_server(socket)
+
+
 @pytest.mark.parametrize(
     ("tool", "arguments", "refusal"),
     [
@@ -532,6 +620,12 @@ async def test_schemux_own_session_is_never_changed(client: Client, socket: str)
         ("move_window", {"destination_index": "+1"}, "destination_index '+1' is not"),
         ("swap_pane", {"source_pane_id": "%1", "target_pane_id": "1"}, "pane_id '1' is not"),
         ("set_pane_title", {"title": "x", "window_id": "1"}, "window_id '1' is not"),
+        ("respawn_pane", {}, "Invalid arguments for respawn_pane"),
+        ("respawn_pane", {"pane_id": "%1", "environment": {"=": "x"}}, "environment: '='"),
+        ("respawn_pane", {"pane_id": "1"}, "pane_id '1' is not a tmux pane id"),
+        ("clear_pane", {"session_id": "x"}, "session_id 'x' is not"),
+        ("enter_copy_mode", {"scroll_up": -1}, "scroll_up: -1 is less than the minimum of 0"),
+        ("exit_copy_mode", {"pane_id": "%x"}, "pane_id '%x' is not"),
     ],
 )
 async def test_bad_input_is_refused_before_any_tmux_work(

@@ -350,6 +350,7 @@ async def test_hints_say_what_each_handler_does() -> None:
         "wait_for_channel", "create_session", "create_window", "split_window",
         "rename_session", "rename_window", "select_window", "select_pane", "select_layout",
         "resize_pane", "resize_window", "move_window", "swap_pane", "set_pane_title",
+        "enter_copy_mode", "exit_copy_mode",
     }  # fmt: skip
     destructive = set(hints) - read_only - kept
     for name, hint in hints.items():
@@ -360,7 +361,7 @@ async def test_hints_say_what_each_handler_does() -> None:
             in {
                 "run_command", "run_shell_command", "run_program", "start_program",
                 "send_keys", "send_keys_batch", "signal_channel", "run_command_on_hosts",
-                "create_session", "create_window", "split_window",
+                "create_session", "create_window", "split_window", "respawn_pane",
             }
         )  # fmt: skip
 

@@ -21,6 +21,8 @@ import re
 from types import MappingProxyType
 
 from schemux.errors import InvalidArgument, preview
+from schemux.panes.targets import PaneInfo
+from schemux.shell.idle import prompt_key
 from schemux.tmux.agent_session import format_literal
 from schemux.tmux.command import THEN
 from schemux.tmux.format import query, tmux_row
@@ -174,3 +176,28 @@ async def move_window(
 async def swap_panes(server: TmuxServer, source_pane_id: str, target_pane_id: str) -> None:
     """Swap the two panes' places; which pane is active stays as it was."""
     await server.run("swap-pane", "-d", "-s", source_pane_id, "-t", target_pane_id)
+
+
+async def clear(server: TmuxServer, pane: PaneInfo) -> None:
+    """The pane's screen reset and its history gone (``send-keys -R``, which types
+    nothing, then ``clear-history``), a mode it was in (copy mode) left first; then an
+    idle shell's prompt shown again (``prompt_key``, where the host's /proc is this
+    machine's), as run_command finds a shell by its prompt."""
+    key = prompt_key(pane) if server.address.host.pids_here else None
+    await server.run(
+        "copy-mode", "-q", "-t", pane.pane_id, THEN,
+        "send-keys", "-R", "-t", pane.pane_id, THEN,
+        "clear-history", "-t", pane.pane_id,
+        *([THEN, "send-keys", "-t", pane.pane_id, key] if key else []),
+    )  # fmt: skip
+
+
+async def enter_copy_mode(server: TmuxServer, pane_id: str, scroll_up: int | None) -> None:
+    """The pane in copy mode (staying there if it is), scrolled up ``scroll_up`` lines."""
+    scrolling = ["send-keys", "-X", "-N", str(scroll_up), "-t", pane_id, "scroll-up"]
+    await server.run("copy-mode", "-t", pane_id, *([THEN, *scrolling] if scroll_up else []))
+
+
+async def exit_copy_mode(server: TmuxServer, pane_id: str) -> None:
+    """The pane out of copy mode, or any other mode it is in; nothing if in none."""
+    await server.run("copy-mode", "-q", "-t", pane_id)

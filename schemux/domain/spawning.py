@@ -29,9 +29,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from schemux.errors import InvalidArgument, Unfit, preview
+from schemux.errors import InvalidArgument, TmuxCommandError, Unfit, preview
 from schemux.hosts import Host
 from schemux.hosts.programs.host import ProgramHost
+from schemux.panes.targets import PaneInfo
 from schemux.tmux.agent_session import format_literal
 from schemux.tmux.command import THEN
 from schemux.tmux.format import parse_row, row_format, tmux_row
@@ -238,11 +239,19 @@ def split_size(size: str | int | None) -> str | None:
     return found["number"] + ("%" if found["percent"] else "")
 
 
-async def respawn(server: TmuxServer, pane_id: str, kill: bool, spawn: Spawn) -> None:
+async def respawn(server: TmuxServer, pane: PaneInfo, kill: bool, spawn: Spawn) -> None:
     """Start the pane's process again (``respawn-pane``), its running one killed first
-    when ``kill``."""
-    args = ["respawn-pane", "-t", pane_id, *(["-k"] if kill else [])]
-    await server.run(*args, *spawn.flags(), *spawn.command_arguments())
+    when ``kill``; Unfit when it runs and is not to be killed."""
+    args = ["respawn-pane", "-t", pane.pane_id, *(["-k"] if kill else [])]
+    try:
+        await server.run(*args, *spawn.flags(), *spawn.command_arguments())
+    except TmuxCommandError as error:
+        if "still active" in error.stderr:
+            raise Unfit(
+                f"pane {pane.pane_id} still runs {pane.current_command!r}",
+                suggestion="pass kill true to end it first",
+            ) from None
+        raise
 
 
 def _named(flag: str, name: str | None) -> list[str]:

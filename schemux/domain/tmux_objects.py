@@ -24,14 +24,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from schemux.audit.log import CallRecord
-from schemux.errors import InvalidArgument, SchemuxError, Unfit, preview
+from schemux.errors import InvalidArgument, PaneBusy, SchemuxError, Unfit, preview
 from schemux.names import OWNED_SESSION
+from schemux.panes.claims import BUSY_OPTION, claim_owner
 from schemux.panes.targets import PaneInfo, PaneTarget, resolve_pane
+from schemux.shell.abandoned import PANE_OPTION
 from schemux.tmux.command import THEN
 from schemux.tmux.format import (
     option,
     parse_row,
     parse_rows,
+    query,
     readable,
     row_format,
     tmux_row,
@@ -337,6 +340,34 @@ def refuse_owned(session_name: str, what: str) -> None:
         raise Unfit(
             f"{what} is in {OWNED_SESSION!r}, schemux's own session, which no tool changes",
             suggestion="name a pane, window or session of another session",
+        )
+
+
+@tmux_row
+class _PaneHolders:
+    """Who else holds a pane: a run_command call's claim, a program's mark."""
+
+    claim: str = option(BUSY_OPTION)
+    program: str = option(PANE_OPTION)
+
+
+async def refuse_held(server: TmuxServer, pane_id: str, action: str) -> None:
+    """Refuse to ``action`` the pane ``pane_id`` while a live run_command call holds it
+    (what it types and reads would be lost) or a program schemux started runs in it
+    (stopping it is the program tools' job)."""
+    rows = await query(server, _PaneHolders, "display-message", "-t", pane_id)
+    if not rows:
+        return
+    if rows[0].program:
+        raise Unfit(
+            f"pane {pane_id} runs a program schemux started: it is not the tool's to {action}",
+            suggestion="stop the program with the program tools first",
+        )
+    owner = claim_owner(rows[0].claim)
+    if owner is not None and owner.may_run(remote=not server.address.host.pids_here):
+        raise PaneBusy(
+            f"pane {pane_id} runs a run_command call: it cannot {action} it now",
+            suggestion="wait for the call to end, then try again",
         )
 
 
