@@ -8,13 +8,15 @@ schemux.serving.host_addressing read them here.
 """
 
 # the argument names whose text --audit-redact hides in the audit log, at any depth
-REDACTED_ARGUMENTS: frozenset[str] = frozenset(("argv", "command", "input", "keys"))
+REDACTED_ARGUMENTS: frozenset[str] = frozenset(
+    ("argv", "command", "environment", "input", "keys", "shell")
+)
 
 # target kind -> the top-level arguments that name it (a reference object by its id),
 # in name order: what the audit records of a call that resolved no target; with several
 # hosts, a program's routes the call to its program's host
 TARGET_ARGUMENTS: dict[str, tuple[str, ...]] = {
-    "pane": ("paneId", "pane_id", "target"),
+    "pane": ("paneId", "pane_id", "source_pane_id", "target"),
     "program": ("programId",),
 }
 

@@ -27,6 +27,26 @@ FAMILIES: dict[str, tuple[str, ...]] = {
         "show_environment",
         "search_panes",
     ),
+    "manage": (
+        "create_session",
+        "create_window",
+        "split_window",
+        "rename_session",
+        "rename_window",
+        "select_window",
+        "select_pane",
+        "select_layout",
+        "resize_pane",
+        "resize_window",
+        "move_window",
+        "swap_pane",
+        "set_pane_title",
+        "respawn_pane",
+        "clear_pane",
+        "enter_copy_mode",
+        "exit_copy_mode",
+    ),
+    "teardown": (),
 }
 
 # family -> the job its line in the server's instructions starts with, in that order
@@ -36,18 +56,22 @@ JOBS: dict[str, str] = {
     "keys": "Interactive input (REPLs, prompts, TUIs, C-c) and output you did not author",
     "capture": "Screens",
     "inspect": "The server's sessions, windows, panes and settings, read without changing them",
+    "manage": "Sessions, windows and panes made, named, arranged and focused (nothing closed)",
+    "teardown": "Panes, windows, sessions and servers closed, with all they run",
 }
 
 # the families served only when --tools names them (or all), in the families' order
-ON_REQUEST_FAMILIES: tuple[str, ...] = ("inspect",)
+ON_REQUEST_FAMILIES: tuple[str, ...] = ("inspect", "manage", "teardown")
 
 # tool -> what the instructions say it is for
 USES: dict[str, str] = {
+    "create_session": "a new session",
     "list_sessions": "list sessions",
     "run_command": "a pane found by id, session or window",
     "run_program": "run to the end",
     "send_keys": "type text or keys",
     "tmux_snapshot": "list panes and their references",
+    "create_window": "a new window",
     "list_windows": "list windows",
     "run_shell_command": "a paneId",
     "send_keys_batch": "several inputs in one call",
@@ -57,23 +81,38 @@ USES: dict[str, str] = {
     "list_panes": "list panes",
     "read_program": "read as it goes",
     "run_command_on_hosts": "the same command on several hosts at once",
+    "split_window": "a new pane",
     "wait_for_text": "wait for new output",
     "get_session_info": "one session",
+    "rename_session": "rename a session",
     "snapshot_pane": "a pane's text with its cursor, mode and process",
     "stop_program": "stop",
     "wait_for_channel": "wait for the signal a line you typed sends",
     "capture_since": "a pane's rows new since a cursor",
     "get_window_info": "one window",
+    "rename_window": "rename a window",
     "signal_channel": "send one",
     "get_pane_info": "one pane",
+    "select_window": "focus a window",
     "find_pane_by_position": "the pane at a corner of a window",
+    "select_pane": "focus a pane",
     "get_server_info": "whether a server runs, and its version",
+    "select_layout": "arrange a window's panes",
     "display_message": "tmux variables of a pane",
+    "resize_pane": "resize or zoom a pane",
+    "resize_window": "resize a window",
     "show_option": "an option's value",
+    "move_window": "move a window",
     "show_hooks": "the hooks set",
     "show_hook": "one hook",
+    "swap_pane": "swap two panes",
+    "set_pane_title": "title a pane",
     "show_environment": "the environment new panes get",
+    "respawn_pane": "restart a wedged pane's process",
     "search_panes": "panes whose text matches",
+    "clear_pane": "clear a pane's screen and history",
+    "enter_copy_mode": "copy mode",
+    "exit_copy_mode": "leave copy mode",
 }
 
 # tool -> its top-level arguments whose text never reaches tmux nor a shell

@@ -169,6 +169,14 @@ class NotFound(SchemuxError):
     code = "not_found"
 
 
+class InvalidArgument(SchemuxError):
+    """An argument the handler cannot take, though its contract allows it (a name tmux
+    would change, a layout that is no layout): refused before anything was sent."""
+
+    code = INVALID_ARGUMENTS
+    delivery = "not_sent"
+
+
 class Unfit(SchemuxError):
     """What the call names is there but cannot take the call as it stands (a dead pane,
     one in copy mode, a start directory that cannot be entered, a program not found):

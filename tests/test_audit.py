@@ -54,7 +54,7 @@ from schemux.serving.binding import ToolBinding
 from schemux.serving.server import build_server
 from schemux.serving.state import ServingState
 from tests.conftest import STDIO_WAIT_CEILING, stdio_parameters
-from tests.support import call, missing, new_pane, wait_until
+from tests.support import call, missing, new_pane, tmux, wait_until
 from tests.test_errors import bound
 
 CLIENT = Implementation(name="audit-test", version="9.9")
@@ -168,6 +168,24 @@ async def test_every_tool_is_recorded(
         await made_call("show_hooks", scope="pane", target=pane.pane_id)
         await made_call("show_hook", hook_name="pane-exited", scope="pane", target=pane.pane_id)
         await made_call("search_panes", pattern="audit-marker", session_id=pane.session_id)
+        session = await made_call("create_session", session_name=f"audit-{pane.session_name}")
+        await made_call("create_window", session_id=session["session_id"])
+        split = await made_call("split_window", pane_id=pane.pane_id, shell="exec sleep 30")
+        await made_call("rename_session", session_id=session["session_id"], new_name="audited")
+        await made_call("rename_window", window_id=pane.window_id, new_name="audited")
+        await made_call("select_window", window_id=pane.window_id)
+        await made_call("select_pane", pane_id=pane.pane_id)
+        await made_call("select_layout", window_id=pane.window_id, layout="tiled")
+        await made_call("resize_pane", pane_id=pane.pane_id, zoom=False)
+        await made_call("resize_window", window_id=pane.window_id, width=100)
+        await made_call("move_window", session_id=session["session_id"], destination_index="5")
+        await made_call("swap_pane", source_pane_id=pane.pane_id, target_pane_id=split["pane_id"])
+        await made_call("set_pane_title", pane_id=pane.pane_id, title="audited")
+        await made_call("respawn_pane", pane_id=pane.pane_id)
+        await made_call("enter_copy_mode", pane_id=pane.pane_id)
+        await made_call("exit_copy_mode", pane_id=pane.pane_id)
+        await made_call("clear_pane", pane_id=pane.pane_id)
+    tmux(main_tmux_socket, "kill-session", "-t", session["session_id"])
     assert {tool for tool, _, _ in made} == set(BINDINGS)  # a new tool needs its line here
     found = records(log)
     assert [record["tool"] for record in found] == [tool for tool, _, _ in made]
@@ -359,6 +377,10 @@ async def test_redaction_keeps_length_and_hash_only(
         await call(client, "run_program", argv=["echo", secret], input=secret)
         operations = [{"keys": secret, "pane_id": pane.pane_id, "enter": False}]
         await call(client, "send_keys_batch", operations=operations)
+        shell = f"exec sleep 30 # {secret}"
+        await call(
+            client, "split_window", pane_id=pane.pane_id, shell=shell, environment={"T": secret}
+        )
     digest = {"length": len(secret), "sha256": hashlib.sha256(secret.encode()).hexdigest()}
     found = records(log)
     assert secret not in log.read_text("ascii")
@@ -372,8 +394,10 @@ async def test_redaction_keeps_length_and_hash_only(
     assert sorted(found[2]["redacted"]) == ["argv[0]", "argv[1]", "input"]
     assert found[3]["arguments"]["operations"][0]["keys"] == digest  # at any depth
     assert found[3]["redacted"] == ["operations[0].keys"]
+    assert found[4]["arguments"]["environment"] == {"T": digest}  # the names are kept
+    assert found[4]["arguments"]["shell"]["length"] == len(shell)
     # the names are data, the overlays': one place says what is hidden
-    assert {"command", "keys", "input", "argv"} == REDACTED_ARGUMENTS
+    assert {"command", "keys", "input", "argv", "environment", "shell"} == REDACTED_ARGUMENTS
 
 
 async def test_traceparent_is_recorded_when_well_formed(

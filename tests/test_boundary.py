@@ -10,6 +10,7 @@ is refused with an error that names the field and quotes at most a short prefix 
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -457,6 +458,40 @@ async def test_an_option_or_hook_name_is_one_argument_never_a_format(
         assert text.startswith(f"tmux {command} failed: invalid option: "), text
         if name.isprintable() and len(name) < 100:
             assert text == f"tmux {command} failed: invalid option: {name}"
+
+
+@pytest.mark.parametrize("value", HOSTILE, ids=IDS)
+async def test_a_window_name_or_pane_title_is_one_argument_never_a_format(
+    client: Client, world: World, value: str
+) -> None:
+    """rename-window and select-pane -T expand their text as a format (``#(...)`` ran a
+    command before schemux escaped it), and a name beginning with ``-`` would be a flag:
+    the text reaches tmux whole, and tmux keeps it (escaping a backslash, a control
+    character or a ``$`` before a name in a window's name, keeping a title's printable
+    characters)."""
+    name = world.value(value)
+    pane_id = make_session(world, "boundary-names")
+    assert pane_id is not None
+    try:
+        for tool, arguments, shown in (
+            ("rename_window", {"new_name": name}, "#{window_name}"),
+            ("set_pane_title", {"title": name}, "#{pane_title}"),
+        ):
+            failed, text, result = await call_checked(
+                client, world, tool, {**arguments, "pane_id": pane_id}
+                if tool == "set_pane_title" else {**arguments, "session_name": "boundary-names"}
+            )  # fmt: skip
+            if not is_text(name):
+                assert refused_as_not_text(failed, text, tool, next(iter(arguments)))
+                continue
+            assert not failed, text
+            assert result is not None
+            stored = tmux(world.socket, "display-message", "-p", "-t", pane_id, shown)[:-1]
+            assert result["window_name" if tool == "rename_window" else "pane_title"] == stored
+            if name.isprintable() and not re.search(r"\\|\$[A-Za-z{]", name):
+                assert stored == name
+    finally:
+        tmux(world.socket, "kill-pane", "-t", pane_id)
 
 
 def wait_for_shell_in(world: World, pane_id: str) -> None:

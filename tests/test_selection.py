@@ -54,8 +54,8 @@ def test_select_by_names_and_families_keeps_the_bound_order() -> None:
 
 
 def test_the_default_leaves_out_the_families_served_on_request_and_all_serves_them() -> None:
-    assert ON_REQUEST_FAMILIES == ("inspect",)
-    on_request = set(FAMILIES["inspect"])
+    assert ON_REQUEST_FAMILIES == ("inspect", "manage", "teardown")
+    on_request = {tool for family in ON_REQUEST_FAMILIES for tool in FAMILIES[family]}
     assert on_request  # the family has tools to leave out
     default = select(BINDINGS, [], several_hosts=True)
     assert set(BINDINGS) - set(default) == on_request
@@ -64,7 +64,7 @@ def test_the_default_leaves_out_the_families_served_on_request_and_all_serves_th
     assert list(everything) == list(BINDINGS)
     assert select(BINDINGS, ["all", "keys"], several_hosts=True) == everything
     asked = select(BINDINGS, ["inspect", "run_command"], several_hosts=False)
-    assert set(asked) == on_request | {"run_command"}
+    assert set(asked) == set(FAMILIES["inspect"]) | {"run_command"}
     # all with one host: still not the tools that need several
     assert set(BINDINGS) - set(select(BINDINGS, ["all"], several_hosts=False)) == {
         "run_command_on_hosts"
@@ -343,8 +343,16 @@ async def test_hints_say_what_each_handler_does() -> None:
         "capture_pane", "capture_since", "read_program", "snapshot_pane", "tmux_capture",
         "tmux_snapshot", "wait_for_text", *FAMILIES["inspect"],
     }  # fmt: skip
-    # a wait for a channel consumes the signal it waits for: not read-only, not destructive
-    destructive = set(hints) - read_only - {"wait_for_channel"}
+    # a wait for a channel consumes the signal it waits for: not read-only, not destructive;
+    # what makes a session, window or pane only adds, and what names, focuses, arranges or
+    # resizes one loses nothing
+    kept = {
+        "wait_for_channel", "create_session", "create_window", "split_window",
+        "rename_session", "rename_window", "select_window", "select_pane", "select_layout",
+        "resize_pane", "resize_window", "move_window", "swap_pane", "set_pane_title",
+        "enter_copy_mode", "exit_copy_mode",
+    }  # fmt: skip
+    destructive = set(hints) - read_only - kept
     for name, hint in hints.items():
         assert hint is not None
         assert hint.destructive_hint is (name in destructive)  # what runs may do anything
@@ -353,6 +361,7 @@ async def test_hints_say_what_each_handler_does() -> None:
             in {
                 "run_command", "run_shell_command", "run_program", "start_program",
                 "send_keys", "send_keys_batch", "signal_channel", "run_command_on_hosts",
+                "create_session", "create_window", "split_window", "respawn_pane",
             }
         )  # fmt: skip
 

@@ -24,13 +24,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from schemux.audit.log import CallRecord
-from schemux.errors import SchemuxError, preview
+from schemux.errors import InvalidArgument, PaneBusy, SchemuxError, Unfit, preview
+from schemux.names import OWNED_SESSION
+from schemux.panes.claims import BUSY_OPTION, claim_owner
 from schemux.panes.targets import PaneInfo, PaneTarget, resolve_pane
+from schemux.shell.abandoned import PANE_OPTION
 from schemux.tmux.command import THEN
 from schemux.tmux.format import (
     option,
     parse_row,
     parse_rows,
+    query,
     readable,
     row_format,
     tmux_row,
@@ -41,6 +45,7 @@ from schemux.tmux.server import TmuxServer
 from schemux.versions import parse_version
 
 _INDEX = re.compile(r"\d+")
+_SESSION_ID = re.compile(r"\$\d+")
 NAMES_SHOWN = 20  # of the sessions or windows an error lists
 
 
@@ -258,6 +263,17 @@ class Objects:
             suggestion=f"pass one of its windows' indexes: {_listed(indexes)}",
         )
 
+    def current_window(self, session_id: str) -> WindowFacts:
+        """The current window of the session ``session_id`` (its first listed when that
+        is one schemux does not list)."""
+        windows = self.windows_of(session_id)
+        for window in windows:
+            if window.window_active == "1":
+                return window
+        if windows:
+            return windows[0]
+        raise SchemuxError(f"session {session_id} was closed")
+
     def panes_of(self, window: WindowFacts) -> list[PaneFacts]:
         return [
             pane
@@ -291,10 +307,81 @@ class Objects:
 
     def pane(self, pane: PaneInfo) -> PaneFacts:
         """The facts of ``pane`` (as ``resolve_pane`` found it), in its session."""
-        for facts in self.panes:
-            if facts.pane_id == pane.pane_id and facts.session_id == pane.session_id:
+        return self.pane_in(pane.pane_id, pane.session_id)
+
+    def pane_in(self, pane_id: str, session_id: str) -> PaneFacts:
+        """The facts of the pane ``pane_id`` in the session ``session_id`` (the pane's
+        first session when its window has left that one)."""
+        found = [facts for facts in self.panes if facts.pane_id == pane_id]
+        for facts in found:
+            if facts.session_id == session_id:
                 return facts
-        raise SchemuxError(f"pane {pane.pane_id} was closed")
+        if found:
+            return found[0]
+        raise SchemuxError(f"pane {pane_id} was closed")
+
+    def window_in(self, window_id: str, session_id: str) -> WindowFacts:
+        """The facts of the window ``window_id`` in the session ``session_id`` (the
+        window's first session when it has left that one)."""
+        found = [window for window in self.windows if window.window_id == window_id]
+        for window in found:
+            if window.session_id == session_id:
+                return window
+        if found:
+            return found[0]
+        raise SchemuxError(f"window {window_id} was closed")
+
+
+def refuse_owned(session_name: str, what: str) -> None:
+    """Refuse to change ``what``, in the session ``session_name``, when that is
+    schemux's own (``_schemux``): its control clients' window and the programs it runs
+    are schemux's to manage."""
+    if session_name == OWNED_SESSION:
+        raise Unfit(
+            f"{what} is in {OWNED_SESSION!r}, schemux's own session, which no tool changes",
+            suggestion="name a pane, window or session of another session",
+        )
+
+
+@tmux_row
+class _PaneHolders:
+    """Who else holds a pane: a run_command call's claim, a program's mark."""
+
+    claim: str = option(BUSY_OPTION)
+    program: str = option(PANE_OPTION)
+
+
+async def refuse_held(server: TmuxServer, pane_id: str, action: str) -> None:
+    """Refuse to ``action`` the pane ``pane_id`` while a live run_command call holds it
+    (what it types and reads would be lost) or a program schemux started runs in it
+    (stopping it is the program tools' job)."""
+    rows = await query(server, _PaneHolders, "display-message", "-t", pane_id)
+    if not rows:
+        return
+    if rows[0].program:
+        raise Unfit(
+            f"pane {pane_id} runs a program schemux started: it is not the tool's to {action}",
+            suggestion="stop the program with the program tools first",
+        )
+    owner = claim_owner(rows[0].claim)
+    if owner is not None and owner.may_run(remote=not server.address.host.pids_here):
+        raise PaneBusy(
+            f"pane {pane_id} runs a run_command call: it cannot {action} it now",
+            suggestion="wait for the call to end, then try again",
+        )
+
+
+def check_session_name(field: str, name: str) -> None:
+    """Refuse ``field``'s session name when it is empty, or one tmux would make schemux's
+    own: tmux makes ``.`` and ``:`` in a name ``_``, so ``:schemux`` would be
+    ``_schemux``."""
+    if name == "":
+        raise InvalidArgument(f"{field} is empty", suggestion="omit it or pass a name")
+    if re.sub(r"[.:]", "_", name) == OWNED_SESSION:
+        raise Unfit(
+            f"{field} {preview(name)} is schemux's own session's name ({OWNED_SESSION!r})",
+            suggestion="pass another name",
+        )
 
 
 def _listed(names: list[str]) -> str:
@@ -429,6 +516,18 @@ async def named_session(
     return objects.session(target), objects
 
 
+async def session_named_or_id(
+    server: TmuxServer, text: str, notes: CallRecord | None
+) -> tuple[SessionFacts, Objects]:
+    """The session named ``text`` (compared), or, when none is, whose id it is."""
+    try:
+        return await named_session(server, SessionTarget(session_name=text), notes)
+    except SchemuxError:
+        if not _SESSION_ID.fullmatch(text):
+            raise
+        return await named_session(server, SessionTarget(session_id=text), notes)
+
+
 async def named_window(
     server: TmuxServer, target: WindowTarget, notes: CallRecord | None
 ) -> tuple[WindowFacts, Objects]:
@@ -438,6 +537,27 @@ async def named_window(
     default = await _agent_pane_if(needs_default, server, notes)
     objects = await read_objects(server)
     return objects.window(target, default), objects
+
+
+async def named_pane(
+    server: TmuxServer, target: PaneTarget, window_index: str | None, notes: CallRecord | None
+) -> PaneInfo:
+    """The pane ``target`` names (``resolve_pane``); with ``window_index`` (and no
+    window id), in the window at that index of the session named, or of the agent's
+    pane's: its active pane unless ``target`` names one of its panes."""
+    if window_index is None or target.window_id is not None:
+        return await resolve_pane(server, target, notes)
+    session = SessionTarget(target.session_id, target.session_name)
+    window, _ = await named_window(server, WindowTarget(None, window_index, session), notes)
+    return await resolve_pane(
+        server,
+        PaneTarget(
+            pane_id=target.pane_id or window.active_pane_id,
+            window_id=window.window_id,
+            session_id=window.session_id,
+        ),
+        notes,
+    )
 
 
 def is_caller(env: Mapping[str, str], pane_id: str, socket_path: str, remote: bool) -> bool | None:

@@ -29,7 +29,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from schemux.audit.log import CallRecord
-from schemux.domain.tmux_objects import SessionTarget, named_session, read_objects
+from schemux.domain.tmux_objects import read_objects, session_named_or_id
 from schemux.errors import SchemuxError, preview
 from schemux.panes.targets import PaneTarget, resolve_pane
 from schemux.tmux.format import readable
@@ -39,7 +39,6 @@ Scope = Literal["server", "session", "window", "pane"]
 _SCOPE_FLAGS = MappingProxyType(
     {"server": ("-s",), "session": (), "window": ("-w",), "pane": ("-p",)}
 )
-_SESSION_ID = re.compile(r"\$\d+")
 # a hook set at an index: ``NAME[INDEX] COMMAND``; an unset one is its name alone
 _HOOK = re.compile(r"(?P<name>[^\s\[]+)(?:\[(?P<index>\d+)\])? (?P<command>.*)")
 
@@ -89,7 +88,8 @@ async def _object(
     """The id of the session, window or pane ``target`` names at ``scope`` (checked to
     exist), or the agent pane's (its pane's id when there is no scope)."""
     if scope == "session" and target is not None:
-        return await _session_id(server, target)
+        session, _ = await session_named_or_id(server, target, None)
+        return session.session_id
     if target is not None:
         name = "window_id" if scope == "window" else "pane_id"
         PaneTarget(**{name: target}).validate()
@@ -111,17 +111,6 @@ async def _object(
     if scope == "window":
         return pane.window_id
     return pane.pane_id
-
-
-async def _session_id(server: TmuxServer, target: str) -> str:
-    """The id of the session named ``target`` (or, when none is, whose id it is)."""
-    try:
-        session, _ = await named_session(server, SessionTarget(session_name=target), None)
-    except SchemuxError:
-        if not _SESSION_ID.fullmatch(target):
-            raise
-        session, _ = await named_session(server, SessionTarget(session_id=target), None)
-    return session.session_id
 
 
 async def option_value(server: TmuxServer, where: Place, option: str) -> Any:

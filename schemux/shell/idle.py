@@ -176,6 +176,22 @@ def echo_on(tty: str) -> bool:
     return modes is not None and bool(modes & termios.ECHO)
 
 
+def prompt_key(pane: PaneInfo) -> str | None:
+    """The key that makes the pane's idle shell show its prompt again on a cleared
+    screen: ``C-l`` where a line editor reads its line (it clears and redraws it),
+    ``Enter`` where the shell reads without one (an empty line runs nothing); None when
+    the pane's program is not a shell holding its terminal, or /proc cannot tell."""
+    if process_name(pane.pid) not in TYPED_SHELLS or not shell_reads_input(pane.pid):
+        return None
+    try:
+        modes = _local_modes(standard_input(pane.pid))
+    except OSError:
+        return None
+    if modes is None:
+        return None
+    return "Enter" if modes & termios.ICANON else "C-l"
+
+
 # shells that read their prompt with a line editor, which takes the terminal out of
 # canonical mode while it reads (unless editing is turned off)
 EDITOR_SHELLS = frozenset({"bash", "zsh", "ksh", "ksh93", "mksh", "oksh", "loksh", "yash"})

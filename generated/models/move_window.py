@@ -1,0 +1,49 @@
+"""Models of the move_window tool, generated from schemas/tools/move_window.json.
+
+Do not edit: run ``python -m codegen``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class MoveWindowInput(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    window_id: Annotated[str | None, Field(description="Window ID (e.g. '@1').")] = None
+    window_index: Annotated[str | None, Field(description="Window index within the session.")] = (
+        None
+    )
+    session_name: Annotated[str | None, Field(description="Source session name.")] = None
+    session_id: Annotated[str | None, Field(description="Source session ID.")] = None
+    destination_index: Annotated[
+        str, Field(description="Target window index. Default empty string (next available).")
+    ] = ""
+    destination_session: Annotated[
+        str | None, Field(description="Target session name or ID. Default is current session.")
+    ] = None
+    socket_name: Annotated[str | None, Field(description="tmux socket name.")] = None
+
+
+class MoveWindowOutput(BaseModel):
+    model_config = ConfigDict(
+        validate_by_name=True,
+    )
+    window_id: Annotated[str, Field(description="Window ID (e.g. '@1')")]
+    window_name: Annotated[str | None, Field(description="Window name")] = None
+    window_index: Annotated[str | None, Field(description="Window index")] = None
+    session_id: Annotated[str | None, Field(description="Parent session ID")] = None
+    session_name: Annotated[str | None, Field(description="Parent session name")] = None
+    pane_count: Annotated[int, Field(description="Number of panes")]
+    window_layout: Annotated[str | None, Field(description="Layout string")] = None
+    window_active: Annotated[str | None, Field(description="Active flag ('1' or '0')")] = None
+    window_width: Annotated[str | None, Field(description="Width in columns")] = None
+    window_height: Annotated[str | None, Field(description="Height in rows")] = None
+    active_pane_id: Annotated[
+        str | None, Field(description="Pane id (``%N``) of the window's active pane.")
+    ] = None
