@@ -8,7 +8,7 @@ schemux.serving.host_addressing read them here.
 """
 
 # the argument names whose text --audit-redact hides in the audit log, at any depth
-REDACTED_ARGUMENTS: frozenset[str] = frozenset(("argv", "command", "input", "keys"))
+REDACTED_ARGUMENTS: frozenset[str] = frozenset(("argv", "command", "input", "keys", "value"))
 
 # target kind -> the top-level arguments that name it (a reference object by its id),
 # in name order: what the audit records of a call that resolved no target; with several

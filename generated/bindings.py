@@ -30,6 +30,8 @@ HANDLED: tuple[HandledTool, ...] = (
     HandledTool("search_panes", "SearchPanesInput"),
     HandledTool("send_keys", "SendKeysInput", wraps_result=True),
     HandledTool("send_keys_batch", "SendKeysBatchInput"),
+    HandledTool("set_environment", "SetEnvironmentInput"),
+    HandledTool("set_option", "SetOptionInput"),
     HandledTool("show_environment", "ShowEnvironmentInput"),
     HandledTool("show_hook", "ShowHookInput"),
     HandledTool("show_hooks", "ShowHooksInput"),

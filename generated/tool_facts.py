@@ -27,6 +27,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
         "show_environment",
         "search_panes",
     ),
+    "settings": ("set_option", "set_environment"),
 }
 
 # family -> the job its line in the server's instructions starts with, in that order
@@ -36,10 +37,11 @@ JOBS: dict[str, str] = {
     "keys": "Interactive input (REPLs, prompts, TUIs, C-c) and output you did not author",
     "capture": "Screens",
     "inspect": "The server's sessions, windows, panes and settings, read without changing them",
+    "settings": "The server's options and a session's environment, set (each one a change the user's own panes see)",
 }
 
 # the families served only when --tools names them (or all), in the families' order
-ON_REQUEST_FAMILIES: tuple[str, ...] = ("inspect",)
+ON_REQUEST_FAMILIES: tuple[str, ...] = ("inspect", "settings")
 
 # tool -> what the instructions say it is for
 USES: dict[str, str] = {
@@ -47,10 +49,12 @@ USES: dict[str, str] = {
     "run_command": "a pane found by id, session or window",
     "run_program": "run to the end",
     "send_keys": "type text or keys",
+    "set_option": "set an option",
     "tmux_snapshot": "list panes and their references",
     "list_windows": "list windows",
     "run_shell_command": "a paneId",
     "send_keys_batch": "several inputs in one call",
+    "set_environment": "set a session's environment",
     "start_program": "start",
     "tmux_capture": "a pane's exact rows, with cursors for what changed",
     "capture_pane": "a pane's screen as text, such as a program's",

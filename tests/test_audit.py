@@ -168,6 +168,8 @@ async def test_every_tool_is_recorded(
         await made_call("show_hooks", scope="pane", target=pane.pane_id)
         await made_call("show_hook", hook_name="pane-exited", scope="pane", target=pane.pane_id)
         await made_call("search_panes", pattern="audit-marker", session_id=pane.session_id)
+        await made_call("set_option", option="@audit", value="1", scope="pane", target=pane.pane_id)
+        await made_call("set_environment", name="AUDIT_SET", value="1", session_id=pane.session_id)
     assert {tool for tool, _, _ in made} == set(BINDINGS)  # a new tool needs its line here
     found = records(log)
     assert [record["tool"] for record in found] == [tool for tool, _, _ in made]
@@ -359,6 +361,8 @@ async def test_redaction_keeps_length_and_hash_only(
         await call(client, "run_program", argv=["echo", secret], input=secret)
         operations = [{"keys": secret, "pane_id": pane.pane_id, "enter": False}]
         await call(client, "send_keys_batch", operations=operations)
+        await call(client, "set_environment", name="AUDIT_TOKEN", value=secret,
+                   session_id=pane.session_id)  # fmt: skip
     digest = {"length": len(secret), "sha256": hashlib.sha256(secret.encode()).hexdigest()}
     found = records(log)
     assert secret not in log.read_text("ascii")
@@ -372,8 +376,11 @@ async def test_redaction_keeps_length_and_hash_only(
     assert sorted(found[2]["redacted"]) == ["argv[0]", "argv[1]", "input"]
     assert found[3]["arguments"]["operations"][0]["keys"] == digest  # at any depth
     assert found[3]["redacted"] == ["operations[0].keys"]
+    assert found[4]["arguments"] == {
+        "name": "AUDIT_TOKEN", "value": digest, "session_id": pane.session_id,
+    }  # fmt: skip
     # the names are data, the overlays': one place says what is hidden
-    assert {"command", "keys", "input", "argv"} == REDACTED_ARGUMENTS
+    assert {"command", "keys", "input", "argv", "value"} == REDACTED_ARGUMENTS
 
 
 async def test_traceparent_is_recorded_when_well_formed(
