@@ -8,7 +8,9 @@ schemux.serving.host_addressing read them here.
 """
 
 # the argument names whose text --audit-redact hides in the audit log, at any depth
-REDACTED_ARGUMENTS: frozenset[str] = frozenset(("argv", "command", "input", "keys", "value"))
+REDACTED_ARGUMENTS: frozenset[str] = frozenset(
+    ("argv", "command", "content", "input", "keys", "text", "value")
+)
 
 # target kind -> the top-level arguments that name it (a reference object by its id),
 # in name order: what the audit records of a call that resolved no target; with several
@@ -20,7 +22,7 @@ TARGET_ARGUMENTS: dict[str, tuple[str, ...]] = {
 
 # the top-level string arguments, and result members, that carry the host they were
 # read on (with several hosts: stamped NAME:... in results, routing the call given back)
-HOST_STAMPED_ARGUMENTS: frozenset[str] = frozenset(("cursor",))
+HOST_STAMPED_ARGUMENTS: frozenset[str] = frozenset(("buffer_name", "cursor"))
 
 # groups of argument names callers use for one thing (schemas/families.toml): an argument
 # a tool does not have is refused with the name of its group that the tool does have

@@ -28,6 +28,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
         "search_panes",
     ),
     "settings": ("set_option", "set_environment"),
+    "buffers": ("load_buffer", "show_buffer", "paste_buffer", "delete_buffer", "paste_text"),
 }
 
 # family -> the job its line in the server's instructions starts with, in that order
@@ -38,14 +39,16 @@ JOBS: dict[str, str] = {
     "capture": "Screens",
     "inspect": "The server's sessions, windows, panes and settings, read without changing them",
     "settings": "The server's options and a session's environment, set (each one a change the user's own panes see)",
+    "buffers": "Paste buffers: text staged, read back and pasted into a pane",
 }
 
 # the families served only when --tools names them (or all), in the families' order
-ON_REQUEST_FAMILIES: tuple[str, ...] = ("inspect", "settings")
+ON_REQUEST_FAMILIES: tuple[str, ...] = ("inspect", "settings", "buffers")
 
 # tool -> what the instructions say it is for
 USES: dict[str, str] = {
     "list_sessions": "list sessions",
+    "load_buffer": "stage text",
     "run_command": "a pane found by id, session or window",
     "run_program": "run to the end",
     "send_keys": "type text or keys",
@@ -55,19 +58,23 @@ USES: dict[str, str] = {
     "run_shell_command": "a paneId",
     "send_keys_batch": "several inputs in one call",
     "set_environment": "set a session's environment",
+    "show_buffer": "read one back",
     "start_program": "start",
     "tmux_capture": "a pane's exact rows, with cursors for what changed",
     "capture_pane": "a pane's screen as text, such as a program's",
     "list_panes": "list panes",
+    "paste_buffer": "paste one into a pane",
     "read_program": "read as it goes",
     "run_command_on_hosts": "the same command on several hosts at once",
     "wait_for_text": "wait for new output",
+    "delete_buffer": "delete one",
     "get_session_info": "one session",
     "snapshot_pane": "a pane's text with its cursor, mode and process",
     "stop_program": "stop",
     "wait_for_channel": "wait for the signal a line you typed sends",
     "capture_since": "a pane's rows new since a cursor",
     "get_window_info": "one window",
+    "paste_text": "paste text in one call",
     "signal_channel": "send one",
     "get_pane_info": "one pane",
     "find_pane_by_position": "the pane at a corner of a window",
@@ -81,7 +88,12 @@ USES: dict[str, str] = {
 }
 
 # tool -> its top-level arguments whose text never reaches tmux nor a shell
-NEVER_SENT: dict[str, tuple[str, ...]] = {"run_program": ("input",), "start_program": ("input",)}
+NEVER_SENT: dict[str, tuple[str, ...]] = {
+    "load_buffer": ("content",),
+    "paste_text": ("text",),
+    "run_program": ("input",),
+    "start_program": ("input",),
+}
 
 # the tools whose calls may run as tasks (io.modelcontextprotocol/tasks), in name order
 TASK_TOOLS: tuple[str, ...] = (

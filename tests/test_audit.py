@@ -170,6 +170,11 @@ async def test_every_tool_is_recorded(
         await made_call("search_panes", pattern="audit-marker", session_id=pane.session_id)
         await made_call("set_option", option="@audit", value="1", scope="pane", target=pane.pane_id)
         await made_call("set_environment", name="AUDIT_SET", value="1", session_id=pane.session_id)
+        staged = await made_call("load_buffer", content="# staged", logical_name="audit")
+        await made_call("show_buffer", buffer_name=staged["buffer_name"])
+        await made_call("paste_buffer", buffer_name=staged["buffer_name"], pane_id=pane.pane_id)
+        await made_call("delete_buffer", buffer_name=staged["buffer_name"])
+        await made_call("paste_text", text="# pasted", pane_id=pane.pane_id)
     assert {tool for tool, _, _ in made} == set(BINDINGS)  # a new tool needs its line here
     found = records(log)
     assert [record["tool"] for record in found] == [tool for tool, _, _ in made]
@@ -363,6 +368,9 @@ async def test_redaction_keeps_length_and_hash_only(
         await call(client, "send_keys_batch", operations=operations)
         await call(client, "set_environment", name="AUDIT_TOKEN", value=secret,
                    session_id=pane.session_id)  # fmt: skip
+        staged = await call(client, "load_buffer", content=secret)
+        await call(client, "delete_buffer", buffer_name=staged["buffer_name"])
+        await call(client, "paste_text", text=f"# {secret}", pane_id=pane.pane_id)
     digest = {"length": len(secret), "sha256": hashlib.sha256(secret.encode()).hexdigest()}
     found = records(log)
     assert secret not in log.read_text("ascii")
@@ -379,8 +387,10 @@ async def test_redaction_keeps_length_and_hash_only(
     assert found[4]["arguments"] == {
         "name": "AUDIT_TOKEN", "value": digest, "session_id": pane.session_id,
     }  # fmt: skip
+    assert found[5]["arguments"] == {"content": digest}
+    assert found[7]["redacted"] == ["text"]
     # the names are data, the overlays': one place says what is hidden
-    assert {"command", "keys", "input", "argv", "value"} == REDACTED_ARGUMENTS
+    assert {"command", "keys", "input", "argv", "value", "content", "text"} == REDACTED_ARGUMENTS
 
 
 async def test_traceparent_is_recorded_when_well_formed(

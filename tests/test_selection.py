@@ -341,10 +341,11 @@ async def test_hints_say_what_each_handler_does() -> None:
     read_only = {name for name, hint in hints.items() if hint and hint.read_only_hint}
     assert read_only == {
         "capture_pane", "capture_since", "read_program", "snapshot_pane", "tmux_capture",
-        "tmux_snapshot", "wait_for_text", *FAMILIES["inspect"],
+        "tmux_snapshot", "wait_for_text", *FAMILIES["inspect"], "show_buffer",
     }  # fmt: skip
-    # a wait for a channel consumes the signal it waits for: not read-only, not destructive
-    destructive = set(hints) - read_only - {"wait_for_channel"}
+    # a wait for a channel consumes the signal it waits for: not read-only, not destructive;
+    # a buffer staged under a new name replaces nothing
+    destructive = set(hints) - read_only - {"wait_for_channel", "load_buffer"}
     for name, hint in hints.items():
         assert hint is not None
         assert hint.destructive_hint is (name in destructive)  # what runs may do anything
@@ -353,7 +354,7 @@ async def test_hints_say_what_each_handler_does() -> None:
             in {
                 "run_command", "run_shell_command", "run_program", "start_program",
                 "send_keys", "send_keys_batch", "signal_channel", "run_command_on_hosts",
-                "set_option", "set_environment",
+                "set_option", "set_environment", "paste_buffer", "paste_text",
             }
         )  # fmt: skip
 

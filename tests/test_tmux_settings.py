@@ -23,6 +23,7 @@ from tests.support import (
     call_error,
     new_pane,
     private_tmux_server,
+    remove_server,
     tagged_socket_name,
     tmux,
 )
@@ -223,12 +224,16 @@ async def test_socket_name_sets_on_another_server(
 async def test_bad_input_is_refused_before_any_tmux_work(
     make_context: Contexts, tool: str, arguments: dict[str, Any], refusal: str
 ) -> None:
-    """On a socket where no server runs: a call that reached tmux would say so instead."""
+    """On the configured socket, where no server runs: a call that reached tmux would
+    start it."""
     never = tagged_socket_name("settings-never")
-    async with client_of(make_context(socket_name=never)) as client:
-        error = await call_error(client, tool, **arguments)
-    assert refusal in error
-    assert "no tmux server is running" not in error
+    try:
+        async with client_of(make_context(socket_name=never)) as client:
+            error = await call_error(client, tool, **arguments)
+        assert refusal in error
+        assert tmux(never, "list-sessions", check=False) == ""  # never started
+    finally:
+        remove_server(never)
 
 
 async def test_a_session_that_is_not_there_changes_nothing(client: Client, socket: str) -> None:
