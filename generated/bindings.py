@@ -26,6 +26,7 @@ HANDLED: tuple[HandledTool, ...] = (
     HandledTool("load_buffer", "LoadBufferInput"),
     HandledTool("paste_buffer", "PasteBufferInput", wraps_result=True),
     HandledTool("paste_text", "PasteTextInput", wraps_result=True),
+    HandledTool("pipe_pane", "PipePaneInput", wraps_result=True),
     HandledTool("read_program", "ReadProgramInput"),
     HandledTool("run_command", "RunCommandInput"),
     HandledTool("run_command_on_hosts", "RunCommandOnHostsInput"),

@@ -29,6 +29,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     ),
     "settings": ("set_option", "set_environment"),
     "buffers": ("load_buffer", "show_buffer", "paste_buffer", "delete_buffer", "paste_text"),
+    "pipes": ("pipe_pane",),
 }
 
 # family -> the job its line in the server's instructions starts with, in that order
@@ -40,15 +41,17 @@ JOBS: dict[str, str] = {
     "inspect": "The server's sessions, windows, panes and settings, read without changing them",
     "settings": "The server's options and a session's environment, set (each one a change the user's own panes see)",
     "buffers": "Paste buffers: text staged, read back and pasted into a pane",
+    "pipes": "A pane's output copied into a file as it comes, by a shell command tmux runs",
 }
 
 # the families served only when --tools names them (or all), in the families' order
-ON_REQUEST_FAMILIES: tuple[str, ...] = ("inspect", "settings", "buffers")
+ON_REQUEST_FAMILIES: tuple[str, ...] = ("inspect", "settings", "buffers", "pipes")
 
 # tool -> what the instructions say it is for
 USES: dict[str, str] = {
     "list_sessions": "list sessions",
     "load_buffer": "stage text",
+    "pipe_pane": "pipe a pane's output into a file, or stop it",
     "run_command": "a pane found by id, session or window",
     "run_program": "run to the end",
     "send_keys": "type text or keys",

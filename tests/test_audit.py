@@ -175,6 +175,8 @@ async def test_every_tool_is_recorded(
         await made_call("paste_buffer", buffer_name=staged["buffer_name"], pane_id=pane.pane_id)
         await made_call("delete_buffer", buffer_name=staged["buffer_name"])
         await made_call("paste_text", text="# pasted", pane_id=pane.pane_id)
+        await made_call("pipe_pane", pane_id=pane.pane_id, output_path="/dev/null")
+        await made_call("pipe_pane", pane_id=pane.pane_id)
     assert {tool for tool, _, _ in made} == set(BINDINGS)  # a new tool needs its line here
     found = records(log)
     assert [record["tool"] for record in found] == [tool for tool, _, _ in made]

@@ -354,7 +354,7 @@ async def test_hints_say_what_each_handler_does() -> None:
             in {
                 "run_command", "run_shell_command", "run_program", "start_program",
                 "send_keys", "send_keys_batch", "signal_channel", "run_command_on_hosts",
-                "set_option", "set_environment", "paste_buffer", "paste_text",
+                "set_option", "set_environment", "paste_buffer", "paste_text", "pipe_pane",
             }
         )  # fmt: skip
 
