@@ -26,6 +26,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
         "show_hook",
         "show_environment",
         "search_panes",
+        "call_read_tools_batch",
     ),
     "settings": ("set_option", "set_environment"),
     "buffers": ("load_buffer", "show_buffer", "paste_buffer", "delete_buffer", "paste_text"),
@@ -88,6 +89,7 @@ USES: dict[str, str] = {
     "show_hook": "one hook",
     "show_environment": "the environment new panes get",
     "search_panes": "panes whose text matches",
+    "call_read_tools_batch": "several read-only calls in one",
 }
 
 # tool -> its top-level arguments whose text never reaches tmux nor a shell

@@ -177,6 +177,8 @@ async def test_every_tool_is_recorded(
         await made_call("paste_text", text="# pasted", pane_id=pane.pane_id)
         await made_call("pipe_pane", pane_id=pane.pane_id, output_path="/dev/null")
         await made_call("pipe_pane", pane_id=pane.pane_id)
+        operations = [{"tool": "get_pane_info", "arguments": {"pane_id": pane.pane_id}}]
+        await made_call("call_read_tools_batch", operations=operations)
     assert {tool for tool, _, _ in made} == set(BINDINGS)  # a new tool needs its line here
     found = records(log)
     assert [record["tool"] for record in found] == [tool for tool, _, _ in made]

@@ -9,6 +9,8 @@ import importlib
 from typing import Any
 
 _MODULE_OF: dict[str, str] = {
+    "CallReadToolsBatchInput": "call_read_tools_batch",
+    "CallReadToolsBatchOutput": "call_read_tools_batch",
     "CapturePaneInput": "capture_pane",
     "CapturePaneOutput": "capture_pane",
     "CaptureSinceInput": "capture_since",
@@ -90,6 +92,8 @@ _MODULE_OF: dict[str, str] = {
 }
 
 __all__ = [
+    "CallReadToolsBatchInput",
+    "CallReadToolsBatchOutput",
     "CapturePaneInput",
     "CapturePaneOutput",
     "CaptureSinceInput",

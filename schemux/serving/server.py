@@ -54,6 +54,7 @@ from schemux.serving.binding import ToolBinding
 from schemux.serving.host_routing import host_choice, routed
 from schemux.serving.instructions import instructions
 from schemux.serving.prompts import serve_prompts
+from schemux.serving.read_tools import ServedReadTools
 from schemux.serving.resources import serve_resources
 from schemux.serving.state import ServingState
 
@@ -231,6 +232,8 @@ def build_server(state: ServingState, bindings: Mapping[str, ToolBinding]) -> Se
         for binding in bindings.values()
     ]
 
+    read_tools = ServedReadTools(state, bindings, call_bound_tool)
+
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
@@ -280,6 +283,7 @@ def build_server(state: ServingState, bindings: Mapping[str, ToolBinding]) -> Se
             session=session_of(ctx),
             notes=notes,
             progress=Progress() if reporting is None else reporting,
+            tools=read_tools,
         )
 
     async def call_tool(
