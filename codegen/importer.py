@@ -1,4 +1,5 @@
-"""The importer: each file of ``schemas/upstream/`` -> a tool document in ``schemas/tools/``.
+"""The importer: each file of ``schemas/upstream/`` -> a tool document in ``schemas/tools/``
+(but a prompt list, which ``codegen.prompts`` reads).
 
 A tool document has the MCP ``Tool`` shape. Upstream's schemas are kept exactly as
 written (key order too); where the contract came from goes into
@@ -28,6 +29,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from codegen.prompts import is_prompt_list
 from codegen.upstream import UpstreamFormatError, UpstreamTool, parse_upstream
 from codegen.validation import document_problems
 
@@ -142,7 +144,10 @@ def _import_all(root: Path) -> dict[str, tuple[Path, dict[str, Any]]]:
             continue
         data = path.read_bytes()
         try:
-            tool = parse_upstream(data.decode("utf-8"))
+            text = data.decode("utf-8")
+            if is_prompt_list(text):
+                continue  # prompts, not a tool: codegen.prompts reads it
+            tool = parse_upstream(text)
         except UnicodeDecodeError as error:
             problems.append(f"{relative}: not UTF-8 text: {error}")
             continue

@@ -9,6 +9,7 @@ from typing import Any
 
 from codegen.contract_diff import Change, diff_tool, diff_tools, format_report
 from codegen.document_edits import document_edits
+from codegen.formatting import format_json
 from codegen.generate import (
     GENERATED_DIR,
     render_generated,
@@ -16,10 +17,11 @@ from codegen.generate import (
     served_entries,
     served_tools,
 )
-from codegen.importer import UPSTREAM_INDEX, ImportFailed, plan_import
+from codegen.importer import UPSTREAM_DIR, UPSTREAM_INDEX, ImportFailed, plan_import
 from codegen.model_defaults import model_defaults
 from codegen.overlays import Overlays, load_overlays, overlaid, overlay_problems
 from codegen.projection import Projection, project
+from codegen.prompts import PROMPTS_FILE, served_prompts, upstream_prompts
 from codegen.provider_rules import lint_openai_strict, lint_tool
 from codegen.readme import (
     PROJECTIONS_SECTION,
@@ -72,6 +74,7 @@ def make_plan(root: Path) -> Plan:
     strict = _strict_projections(told)
     tmux_fields = libtmux_fields()
     _lint_served_text(root, told, served, projections, strict, overlays, tmux_fields.names)
+    prompts = _prompts(root, told, tmux_fields.names)
     defaults, problems = model_defaults(root, documents)
     if problems:
         raise ImportFailed(problems)
@@ -80,7 +83,8 @@ def make_plan(root: Path) -> Plan:
     )
     files = {**imported.files, **generated}
     files[TOOLS_DOC] = tools_doc(root, documents, told, served, projections, overlays)
-    files[UPSTREAM_INDEX] = upstream_readme(root, documents)
+    files[UPSTREAM_INDEX] = upstream_readme(root, documents, prompts)
+    files[PROMPTS_FILE] = format_json(prompts)
     for path in sorted((root / GENERATED_DIR).rglob("*")):
         # generated/ is codegen's alone: whatever it would not write now is stale.
         if path.suffix in (".py", ".json"):
@@ -183,6 +187,20 @@ def _lint_served_text(
     problems = served_text_problems(texts, overlays, vocabulary(root, told, tmux_formats))
     if problems:
         raise ImportFailed(["served text: " + problem for problem in problems])
+
+
+def _prompts(
+    root: Path, told: Mapping[str, Mapping[str, Any]], tmux_formats: frozenset[str]
+) -> dict[str, Any]:
+    """What prompts/list and prompts/get serve (``codegen.prompts``), each text linted as
+    the tools' served text is."""
+    upstream, problems = upstream_prompts(root, UPSTREAM_DIR)
+    vocab = vocabulary(root, told, tmux_formats)
+    prompts, found = served_prompts(root, upstream, frozenset(told), vocab)
+    problems += found
+    if problems:
+        raise ImportFailed(["prompts: " + problem for problem in problems])
+    return prompts
 
 
 def _projections(documents: Mapping[str, Mapping[str, Any]]) -> dict[str, Projection]:

@@ -27,8 +27,14 @@ from typing import Any
 from codegen.overlays import Overlays
 
 # Variables of the user's shell, programs and panes that descriptions explain the tools'
-# effect on (TMUX_PANE: tmux's, in every pane); they are not settings of a server.
-_USER_ENVIRONMENT = frozenset({"GIT_PAGER", "VIRTUAL_ENV", "HIST_IGNORE_SPACE", "TMUX_PANE"})
+# effect on (TMUX_PANE: tmux's, in every pane; BASH_ENV, PROMPT_COMMAND and LD_PRELOAD:
+# what set_environment can make later shells run); they are not settings of a server.
+_USER_ENVIRONMENT = frozenset(
+    {
+        "GIT_PAGER", "VIRTUAL_ENV", "HIST_IGNORE_SPACE", "TMUX_PANE",
+        "BASH_ENV", "PROMPT_COMMAND", "LD_PRELOAD",
+    }
+)  # fmt: skip
 # snake_case words; not a path (a/b_c), an attribute (x.b_c) or a $variable
 _SNAKE = re.compile(r"(?<![\w$./-])[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b(?![-/]|\.\w)")
 _VARIABLE = re.compile(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b")

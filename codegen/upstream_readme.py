@@ -18,8 +18,13 @@ from codegen.upstream import DOCUMENTATION_PAGE, JSON_DESCRIPTOR
 _FORMATS = {JSON_DESCRIPTOR: "JSON tool descriptor", DOCUMENTATION_PAGE: "documentation page"}
 
 
-def upstream_readme(root: Path, documents: Mapping[str, Mapping[str, Any]]) -> str:
-    """The index of ``schemas/upstream/``, from every tool document once imported."""
+def upstream_readme(
+    root: Path,
+    documents: Mapping[str, Mapping[str, Any]],
+    prompts: Mapping[str, Any] | None = None,
+) -> str:
+    """The index of ``schemas/upstream/``, from every tool document once imported, and
+    the prompts codegen serves (``codegen.prompts``) and those it does not yet."""
     upstream = {
         name: document["_meta"][PROVENANCE]
         for name, document in documents.items()
@@ -52,6 +57,8 @@ def upstream_readme(root: Path, documents: Mapping[str, Mapping[str, Any]]) -> s
             "|---|---|---|",
             *models,
         ]
+    if prompts is not None and (prompts["prompts"] or prompts["unserved"]):
+        lines += ["", *_prompt_lines(prompts)]
     authored = sorted(set(documents) - set(upstream))
     if authored:
         named = ", ".join(f"`{name}`" for name in authored)
@@ -84,3 +91,23 @@ def _result_models(root: Path, upstream: Mapping[str, Mapping[str, Any]]) -> lis
         model = json.loads((root / authored).read_text(encoding="utf-8"))["resultModel"]
         rows.append((model, f"| `{model}` | `{name}` | `{authored}` |"))
     return [row for _, row in sorted(rows)]
+
+
+def _prompt_lines(prompts: Mapping[str, Any]) -> list[str]:
+    """The prompt lists' section: each served prompt's file and overlay, then those
+    without an overlay (not served)."""
+    lines = [
+        "Prompts: a `prompts/list` file's prompts, each served with its overlay",
+        "(`schemas/prompts/<prompt>.toml`).",
+        "",
+        "| File | Prompt | Its overlay |",
+        "|---|---|---|",
+    ]
+    for prompt in prompts["prompts"]:
+        file = Path(prompt["upstreamFile"]).relative_to(UPSTREAM_DIR).as_posix()
+        overlay = f"schemas/prompts/{prompt['name']}.toml"
+        lines.append(f"| `{file}` | `{prompt['name']}` | `{overlay}` |")
+    if prompts["unserved"]:
+        named = ", ".join(f"`{name}`" for name in prompts["unserved"])
+        lines += ["", f"Prompts not served yet (no overlay): {named}."]
+    return lines

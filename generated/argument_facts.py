@@ -9,7 +9,7 @@ schemux.serving.host_addressing read them here.
 
 # the argument names whose text --audit-redact hides in the audit log, at any depth
 REDACTED_ARGUMENTS: frozenset[str] = frozenset(
-    ("argv", "command", "environment", "input", "keys", "shell")
+    ("argv", "command", "content", "environment", "input", "keys", "shell", "text", "value")
 )
 
 # target kind -> the top-level arguments that name it (a reference object by its id),
@@ -22,7 +22,7 @@ TARGET_ARGUMENTS: dict[str, tuple[str, ...]] = {
 
 # the top-level string arguments, and result members, that carry the host they were
 # read on (with several hosts: stamped NAME:... in results, routing the call given back)
-HOST_STAMPED_ARGUMENTS: frozenset[str] = frozenset(("cursor",))
+HOST_STAMPED_ARGUMENTS: frozenset[str] = frozenset(("buffer_name", "cursor"))
 
 # groups of argument names callers use for one thing (schemas/families.toml): an argument
 # a tool does not have is refused with the name of its group that the tool does have

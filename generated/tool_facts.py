@@ -26,6 +26,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
         "show_hook",
         "show_environment",
         "search_panes",
+        "call_read_tools_batch",
     ),
     "manage": (
         "create_session",
@@ -47,6 +48,9 @@ FAMILIES: dict[str, tuple[str, ...]] = {
         "exit_copy_mode",
     ),
     "teardown": (),
+    "settings": ("set_option", "set_environment"),
+    "buffers": ("load_buffer", "show_buffer", "paste_buffer", "delete_buffer", "paste_text"),
+    "pipes": ("pipe_pane",),
 }
 
 # family -> the job its line in the server's instructions starts with, in that order
@@ -58,31 +62,48 @@ JOBS: dict[str, str] = {
     "inspect": "The server's sessions, windows, panes and settings, read without changing them",
     "manage": "Sessions, windows and panes made, named, arranged and focused (nothing closed)",
     "teardown": "Panes, windows, sessions and servers closed, with all they run",
+    "settings": "The server's options and a session's environment, set (each one a change the user's own panes see)",
+    "buffers": "Paste buffers: text staged, read back and pasted into a pane",
+    "pipes": "A pane's output copied into a file as it comes, by a shell command tmux runs",
 }
 
 # the families served only when --tools names them (or all), in the families' order
-ON_REQUEST_FAMILIES: tuple[str, ...] = ("inspect", "manage", "teardown")
+ON_REQUEST_FAMILIES: tuple[str, ...] = (
+    "inspect",
+    "manage",
+    "teardown",
+    "settings",
+    "buffers",
+    "pipes",
+)
 
 # tool -> what the instructions say it is for
 USES: dict[str, str] = {
     "create_session": "a new session",
     "list_sessions": "list sessions",
+    "load_buffer": "stage text",
+    "pipe_pane": "pipe a pane's output into a file, or stop it",
     "run_command": "a pane found by id, session or window",
     "run_program": "run to the end",
     "send_keys": "type text or keys",
+    "set_option": "set an option",
     "tmux_snapshot": "list panes and their references",
     "create_window": "a new window",
     "list_windows": "list windows",
     "run_shell_command": "a paneId",
     "send_keys_batch": "several inputs in one call",
+    "set_environment": "set a session's environment",
+    "show_buffer": "read one back",
     "start_program": "start",
     "tmux_capture": "a pane's exact rows, with cursors for what changed",
     "capture_pane": "a pane's screen as text, such as a program's",
     "list_panes": "list panes",
+    "paste_buffer": "paste one into a pane",
     "read_program": "read as it goes",
     "run_command_on_hosts": "the same command on several hosts at once",
     "split_window": "a new pane",
     "wait_for_text": "wait for new output",
+    "delete_buffer": "delete one",
     "get_session_info": "one session",
     "rename_session": "rename a session",
     "snapshot_pane": "a pane's text with its cursor, mode and process",
@@ -90,6 +111,7 @@ USES: dict[str, str] = {
     "wait_for_channel": "wait for the signal a line you typed sends",
     "capture_since": "a pane's rows new since a cursor",
     "get_window_info": "one window",
+    "paste_text": "paste text in one call",
     "rename_window": "rename a window",
     "signal_channel": "send one",
     "get_pane_info": "one pane",
@@ -113,10 +135,16 @@ USES: dict[str, str] = {
     "clear_pane": "clear a pane's screen and history",
     "enter_copy_mode": "copy mode",
     "exit_copy_mode": "leave copy mode",
+    "call_read_tools_batch": "several read-only calls in one",
 }
 
 # tool -> its top-level arguments whose text never reaches tmux nor a shell
-NEVER_SENT: dict[str, tuple[str, ...]] = {"run_program": ("input",), "start_program": ("input",)}
+NEVER_SENT: dict[str, tuple[str, ...]] = {
+    "load_buffer": ("content",),
+    "paste_text": ("text",),
+    "run_program": ("input",),
+    "start_program": ("input",),
+}
 
 # the tools whose calls may run as tasks (io.modelcontextprotocol/tasks), in name order
 TASK_TOOLS: tuple[str, ...] = (

@@ -185,6 +185,17 @@ async def test_every_tool_is_recorded(
         await made_call("enter_copy_mode", pane_id=pane.pane_id)
         await made_call("exit_copy_mode", pane_id=pane.pane_id)
         await made_call("clear_pane", pane_id=pane.pane_id)
+        await made_call("set_option", option="@audit", value="1", scope="pane", target=pane.pane_id)
+        await made_call("set_environment", name="AUDIT_SET", value="1", session_id=pane.session_id)
+        staged = await made_call("load_buffer", content="# staged", logical_name="audit")
+        await made_call("show_buffer", buffer_name=staged["buffer_name"])
+        await made_call("paste_buffer", buffer_name=staged["buffer_name"], pane_id=pane.pane_id)
+        await made_call("delete_buffer", buffer_name=staged["buffer_name"])
+        await made_call("paste_text", text="# pasted", pane_id=pane.pane_id)
+        await made_call("pipe_pane", pane_id=pane.pane_id, output_path="/dev/null")
+        await made_call("pipe_pane", pane_id=pane.pane_id)
+        operations = [{"tool": "get_pane_info", "arguments": {"pane_id": pane.pane_id}}]
+        await made_call("call_read_tools_batch", operations=operations)
     tmux(main_tmux_socket, "kill-session", "-t", session["session_id"])
     assert {tool for tool, _, _ in made} == set(BINDINGS)  # a new tool needs its line here
     found = records(log)
@@ -381,6 +392,11 @@ async def test_redaction_keeps_length_and_hash_only(
         await call(
             client, "split_window", pane_id=pane.pane_id, shell=shell, environment={"T": secret}
         )
+        await call(client, "set_environment", name="AUDIT_TOKEN", value=secret,
+                   session_id=pane.session_id)  # fmt: skip
+        staged = await call(client, "load_buffer", content=secret)
+        await call(client, "delete_buffer", buffer_name=staged["buffer_name"])
+        await call(client, "paste_text", text=f"# {secret}", pane_id=pane.pane_id)
     digest = {"length": len(secret), "sha256": hashlib.sha256(secret.encode()).hexdigest()}
     found = records(log)
     assert secret not in log.read_text("ascii")
@@ -396,8 +412,15 @@ async def test_redaction_keeps_length_and_hash_only(
     assert found[3]["redacted"] == ["operations[0].keys"]
     assert found[4]["arguments"]["environment"] == {"T": digest}  # the names are kept
     assert found[4]["arguments"]["shell"]["length"] == len(shell)
+    assert found[5]["arguments"] == {
+        "name": "AUDIT_TOKEN", "value": digest, "session_id": pane.session_id,
+    }  # fmt: skip
+    assert found[6]["arguments"] == {"content": digest}
+    assert found[8]["redacted"] == ["text"]
     # the names are data, the overlays': one place says what is hidden
-    assert {"command", "keys", "input", "argv", "environment", "shell"} == REDACTED_ARGUMENTS
+    assert {
+        "command", "keys", "input", "argv", "environment", "shell", "value", "content", "text"
+    } == REDACTED_ARGUMENTS  # fmt: skip
 
 
 async def test_traceparent_is_recorded_when_well_formed(

@@ -109,6 +109,8 @@ def harmless(draw: Any, arguments: dict[str, Any], fuzz: Fuzz) -> dict[str, Any]
             safe[key] = draw(st.sampled_from([value, fuzz.pane_id]))
         elif key == "programId" and isinstance(value, str):
             safe[key] = draw(st.sampled_from([value, fuzz.program_id]))
+        elif key == "output_path" and isinstance(value, str) and value.startswith("/"):
+            safe[key] = str(fuzz.log.parent / "pipe.log")  # a pipe writes any absolute path
     return safe
 
 

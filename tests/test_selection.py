@@ -54,9 +54,9 @@ def test_select_by_names_and_families_keeps_the_bound_order() -> None:
 
 
 def test_the_default_leaves_out_the_families_served_on_request_and_all_serves_them() -> None:
-    assert ON_REQUEST_FAMILIES == ("inspect", "manage", "teardown")
+    assert ON_REQUEST_FAMILIES == ("inspect", "manage", "teardown", "settings", "buffers", "pipes")
     on_request = {tool for family in ON_REQUEST_FAMILIES for tool in FAMILIES[family]}
-    assert on_request  # the family has tools to leave out
+    assert on_request  # the families have tools to leave out
     default = select(BINDINGS, [], several_hosts=True)
     assert set(BINDINGS) - set(default) == on_request
     assert list(default) == [name for name in BINDINGS if name not in on_request]
@@ -341,16 +341,16 @@ async def test_hints_say_what_each_handler_does() -> None:
     read_only = {name for name, hint in hints.items() if hint and hint.read_only_hint}
     assert read_only == {
         "capture_pane", "capture_since", "read_program", "snapshot_pane", "tmux_capture",
-        "tmux_snapshot", "wait_for_text", *FAMILIES["inspect"],
+        "tmux_snapshot", "wait_for_text", *FAMILIES["inspect"], "show_buffer",
     }  # fmt: skip
     # a wait for a channel consumes the signal it waits for: not read-only, not destructive;
     # what makes a session, window or pane only adds, and what names, focuses, arranges or
-    # resizes one loses nothing
+    # resizes one loses nothing; a buffer staged under a new name replaces nothing
     kept = {
         "wait_for_channel", "create_session", "create_window", "split_window",
         "rename_session", "rename_window", "select_window", "select_pane", "select_layout",
         "resize_pane", "resize_window", "move_window", "swap_pane", "set_pane_title",
-        "enter_copy_mode", "exit_copy_mode",
+        "enter_copy_mode", "exit_copy_mode", "load_buffer",
     }  # fmt: skip
     destructive = set(hints) - read_only - kept
     for name, hint in hints.items():
@@ -362,6 +362,7 @@ async def test_hints_say_what_each_handler_does() -> None:
                 "run_command", "run_shell_command", "run_program", "start_program",
                 "send_keys", "send_keys_batch", "signal_channel", "run_command_on_hosts",
                 "create_session", "create_window", "split_window", "respawn_pane",
+                "set_option", "set_environment", "paste_buffer", "paste_text", "pipe_pane",
             }
         )  # fmt: skip
 

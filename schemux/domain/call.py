@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from schemux.audit.log import CallRecord
 from schemux.calls.progress import Progress
@@ -19,6 +20,25 @@ from schemux.tmux.server import CallPermits, TmuxServer
 
 
 @dataclass(frozen=True)
+class NestedResult:
+    """A tool's answer to a call another tool made of it (a batch's): whether it failed,
+    its content blocks and structured content as sent, and its text (the error, when it
+    failed)."""
+
+    failed: bool
+    content: list[dict[str, Any]]
+    structured: dict[str, Any] | None
+    text: str
+
+
+class ReadTools(Protocol):
+    """The served read-only tools, called through the whole pipeline of a ``tools/call``
+    (validation, routing, result check): what call_read_tools_batch calls."""
+
+    async def call(self, parent: Call, tool: str, arguments: dict[str, Any]) -> NestedResult: ...
+
+
+@dataclass(frozen=True)
 class Call:
     """What one call runs with and what it notes on its way; the serving layer makes one
     for each ``tools/call`` (and resource request). Code below the handler that needs a
@@ -30,7 +50,8 @@ class Call:
     waits, ``links`` the resources its result links to, ``notes`` its audit record (None:
     a request no record keeps), ``session`` the MCP session it came in, and ``permits``
     what it may do on the tmux servers it uses (start the configured one at its first
-    command there; not connect again to a host whose connect failed in it)."""
+    command there; not connect again to a host whose connect failed in it); ``tools``
+    the served read-only tools it may call in turn (None: none, outside ``tools/call``)."""
 
     services: Services
     scope: HostScope
@@ -39,6 +60,7 @@ class Call:
     progress: Progress = field(default_factory=Progress)
     links: ResultLinks = field(default_factory=ResultLinks)
     permits: CallPermits = field(default_factory=CallPermits)
+    tools: ReadTools | None = None
 
     @property
     def host_name(self) -> str:

@@ -1,4 +1,5 @@
-"""show_environment: the environment tmux gives the processes a session starts.
+"""show_environment and set_environment: the environment tmux gives the processes a
+session starts, read or set.
 
 That is the server's global environment with the session's own over it
 (``show-environment -g``, then ``-t``): a variable the session sets wins, and one it
@@ -8,13 +9,16 @@ Hidden variables (``-h``) are not shown, as tmux does not show them.
 
 tmux prints both in its shell form (``-s``), whose quoting keeps a value holding a
 newline or a quote whole; this module reads it back exactly.
+
+A variable is set in the session's own environment (``set-environment -t``), its name and
+value each one argument after ``--``: without ``-F`` tmux expands nothing in either.
 """
 
 from __future__ import annotations
 
 import re
 
-from schemux.errors import SchemuxError
+from schemux.errors import SchemuxError, preview
 from schemux.tmux.format import readable
 from schemux.tmux.server import TmuxServer
 
@@ -54,3 +58,21 @@ async def session_environment(server: TmuxServer, session_id: str) -> dict[str, 
         lines = await server.run("show-environment", "-s", *where)
         merged.update(parse_environment("".join(f"{line}\n" for line in lines)))
     return merged
+
+
+def check_variable_name(name: str) -> None:
+    """Refuse a name no process could read as one variable (empty, holding ``=`` or a
+    line break) before any tmux work."""
+    if not name:
+        raise SchemuxError("name is empty", suggestion="pass the variable's name")
+    for character, said in (("=", "an '='"), ("\n", "a newline")):
+        if character in name:
+            raise SchemuxError(
+                f"name {preview(name)} holds {said}",
+                suggestion="pass the variable's name alone; its value goes in value",
+            )
+
+
+async def set_variable(server: TmuxServer, session_id: str, name: str, value: str) -> None:
+    """Set ``name`` to ``value`` in the environment of the session ``session_id``."""
+    await server.run("set-environment", "-t", session_id, "--", name, value)

@@ -1,5 +1,6 @@
-"""A tmux option or hook read back at a scope: show_option, show_hooks and show_hook
-(libtmux-mcp's, over ``show-options`` and ``show-hooks``).
+"""A tmux option or hook read back at a scope, or an option set there: show_option,
+show_hooks, show_hook and set_option (libtmux-mcp's, over ``show-options``,
+``show-hooks`` and ``set-option``).
 
 A scope is the server's, a session's, a window's or a pane's; its object is the call's
 ``target`` (a session by name, a window or pane by id), or, with none, the agent pane's
@@ -8,8 +9,10 @@ tells the scope from the option's name (a user option, ``@...``, is a session's)
 ``global_`` reads the global options of the scope instead, and takes no target. A
 session's name is compared, never given to tmux. The option or hook name is given after
 ``--``, so a name beginning with ``-`` is read as a name, with each ``#`` doubled:
-``show-options`` and ``show-hooks`` expand their name as a format, where ``#{...}`` would
-be replaced and ``#(...)`` run as a shell command (``##`` is a ``#``).
+``show-options``, ``show-hooks`` and ``set-option`` expand their name as a format, where
+``#{...}`` would be replaced and ``#(...)`` run as a shell command (``##`` is a ``#``).
+A value set is given as it is: without ``-F``, ``set-option`` stores it verbatim. The
+options schemux keeps its own marks in (``@schemux...``) are never set by a call.
 
 An option's value is the one in effect there (``show-options -A``: inherited from the
 global options when the object does not set it), and null when it has none (a user
@@ -30,7 +33,7 @@ from typing import Any, Literal
 
 from schemux.audit.log import CallRecord
 from schemux.domain.tmux_objects import read_objects, session_named_or_id
-from schemux.errors import SchemuxError, preview
+from schemux.errors import SchemuxError, Unfit, preview
 from schemux.panes.targets import PaneTarget, resolve_pane
 from schemux.tmux.format import readable
 from schemux.tmux.server import TmuxServer
@@ -39,6 +42,7 @@ Scope = Literal["server", "session", "window", "pane"]
 _SCOPE_FLAGS = MappingProxyType(
     {"server": ("-s",), "session": (), "window": ("-w",), "pane": ("-p",)}
 )
+OWN_OPTIONS = "@schemux"  # the start of the name of each option schemux marks objects with
 # a hook set at an index: ``NAME[INDEX] COMMAND``; an unset one is its name alone
 _HOOK = re.compile(r"(?P<name>[^\s\[]+)(?:\[(?P<index>\d+)\])? (?P<command>.*)")
 
@@ -131,6 +135,11 @@ async def option_value(server: TmuxServer, where: Place, option: str) -> Any:
     return {key[key.index("[") + 1 : -1]: value for key, value in values.items() if "[" in key}
 
 
+async def set_value(server: TmuxServer, where: Place, option: str, value: str) -> None:
+    """Set ``option`` to ``value`` at ``where`` (see the module's docstring)."""
+    await server.run("set-option", *where.flags, "--", literal(option), value)
+
+
 def literal(name: str) -> str:
     """``name`` as ``show-options`` and ``show-hooks``, which expand it as a format, read
     it back as itself (see the module's docstring)."""
@@ -186,6 +195,16 @@ def _hook(line: str) -> HookFacts | None:
         index=None if index is None else int(index),
         command=readable(match.group("command")),
     )
+
+
+def check_settable(option: str) -> None:
+    """Refuse an option of schemux's own marks (a program's pane, a claimed pane, the
+    agent's pane) before any tmux work: set by a call, it would mislead schemux."""
+    if option.startswith(OWN_OPTIONS):
+        raise Unfit(
+            f"option {preview(option)} is schemux's own",
+            suggestion=f"choose a user option whose name does not begin with {OWN_OPTIONS}",
+        )
 
 
 def check_name(field: str, name: str) -> None:

@@ -14,9 +14,10 @@ Text tmux cannot be given is of two kinds, each reported as a schema violation i
   byte string stands behind it; refused in every field.
 * A NUL character: tmux's command parser ends a string at one, so a command holding it
   cannot be sent as given (the engine refuses it too, as a last line of defence: see
-  ``schemux.tmux.command.encode_command``). Only fields that never reach tmux may hold one
-  (a tool's overlay lists them as ``never_sent``): a program's ``input`` is written to a
-  private file that becomes its stdin.
+  ``schemux.tmux.command.encode_command``). Only fields that never reach tmux's command
+  parser may hold one (a tool's overlay lists them as ``never_sent``): a program's
+  ``input`` is written to a private file that becomes its stdin, a buffer's ``content``
+  is a tmux client's stdin.
 """
 
 from __future__ import annotations

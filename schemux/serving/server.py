@@ -16,7 +16,7 @@ are ``resources``'s. Each call's handler is given the call (``schemux.domain.cal
 its host, its progress, its links, its audit record, its MCP session and what it may do
 on the tmux servers it uses. A call of a tool that may run as a task, from a client that
 declares the tasks extension, is answered at once with a task that runs the same
-pipeline (``tasks``).
+pipeline (``tasks``). The prompts are ``prompts``'s.
 With several hosts, a call runs on the host its arguments name (``serving.host_routing``).
 """
 
@@ -53,6 +53,8 @@ from schemux.serving.arguments import text_violation, unknown_arguments
 from schemux.serving.binding import ToolBinding
 from schemux.serving.host_routing import host_choice, routed
 from schemux.serving.instructions import instructions
+from schemux.serving.prompts import serve_prompts
+from schemux.serving.read_tools import ServedReadTools
 from schemux.serving.resources import serve_resources
 from schemux.serving.state import ServingState
 
@@ -230,6 +232,8 @@ def build_server(state: ServingState, bindings: Mapping[str, ToolBinding]) -> Se
         for binding in bindings.values()
     ]
 
+    read_tools = ServedReadTools(state, bindings, call_bound_tool)
+
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
@@ -279,6 +283,7 @@ def build_server(state: ServingState, bindings: Mapping[str, ToolBinding]) -> Se
             session=session_of(ctx),
             notes=notes,
             progress=Progress() if reporting is None else reporting,
+            tools=read_tools,
         )
 
     async def call_tool(
@@ -313,4 +318,5 @@ def build_server(state: ServingState, bindings: Mapping[str, ToolBinding]) -> Se
         in_task=state.audit.recording(call_tool_in_task),
     )
     serve_resources(server, state, bindings)
+    serve_prompts(server, bindings)
     return server

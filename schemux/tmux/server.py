@@ -488,17 +488,33 @@ class TmuxServer:
         """``run`` by a tmux client process of its own (about 2.5 ms a command); ``env``
         is the client's environment (a client that starts the server gives it to the
         server; on a remote host, the environment ssh gives the command there)."""
+        text = (await self._run_own_client(args, env, None)).decode(errors="surrogateescape")
+        return text.split("\n")[:-1] if text else []
+
+    async def exchange(self, *args: str, given: bytes = b"") -> bytes:
+        """One tmux command by a client process of its own whose stdin is ``given`` and
+        whose stdout comes back whole, byte for byte: for the commands that read a
+        client's stdin or write its stdout (``load-buffer -``, ``save-buffer -``), so
+        that data never becomes an argument. The server is made ready first, as by a
+        call's first ``run`` (started where the call may start it)."""
+        await self.run("has-session", "-t", OWNED_TARGET)
+        return await self._run_own_client(args, None, given)
+
+    async def _run_own_client(
+        self, args: tuple[str, ...], env: dict[str, str] | None, given: bytes | None
+    ) -> bytes:
+        """The output of ``args`` run by a client process of its own; SchemuxError when
+        the host or the server cannot be reached, TmuxCommandError when tmux refuses."""
         await self._connect_host(self._permits)
         connection = self.address.host.connection
-        status, out, err = await _run_client(self.argv(*command_arguments(args)), env)
+        status, out, err = await _run_client(self.argv(*command_arguments(args)), env, given)
         if status != 0:
             host = self.address.host
             lost = None if host.reached(status) else host.lost(connection, status)
             if lost is not None:  # the way to the host failed (ssh's own failure), not tmux
                 raise ServerUnavailable(f"{lost} ({err.decode(errors='replace').strip()})")
             raise self._error(args[0], err.decode(errors="replace").strip())
-        text = out.decode(errors="surrogateescape")
-        return text.split("\n")[:-1] if text else []
+        return out
 
     def _error(self, command: str, stderr: str) -> SchemuxError:
         if _NO_SERVER.search(stderr):
@@ -527,19 +543,20 @@ def agent_shell_ended(shell: str, name: str, where: str) -> SchemuxError:
 
 
 async def _run_client(
-    argv: list[str], env: dict[str, str] | None = None
+    argv: list[str], env: dict[str, str] | None = None, given: bytes | None = None
 ) -> tuple[int, bytes, bytes]:
-    """Run a tmux client process to its end: its exit status, output and errors. A
-    caller cancelled meanwhile kills it and waits for it (no process left)."""
+    """Run a tmux client process to its end, ``given`` as its stdin (None: nothing to
+    read): its exit status, output and errors. A caller cancelled meanwhile kills it and
+    waits for it (no process left)."""
     proc = await asyncio.create_subprocess_exec(
         *argv,
         env=env,
-        stdin=asyncio.subprocess.DEVNULL,
+        stdin=asyncio.subprocess.DEVNULL if given is None else asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
     try:
-        out, err = await proc.communicate()
+        out, err = await proc.communicate(given)
     except BaseException:
         if proc.returncode is None:
             with contextlib.suppress(ProcessLookupError):

@@ -57,7 +57,10 @@ def test_every_served_tool_has_an_overlay_and_the_tables_are_theirs(repo_root: P
     assert {family.name: family.job for family in overlays.families} == JOBS
     assert tuple(f.name for f in overlays.families if f.on_request) == ON_REQUEST_FAMILIES
     assert {o.tool: o.use for o in in_order} == USES
-    assert NEVER_SENT == {"run_program": ("input",), "start_program": ("input",)}
+    assert NEVER_SENT == {
+        "run_program": ("input",), "start_program": ("input",), "load_buffer": ("content",),
+        "paste_text": ("text",),
+    }  # fmt: skip
     assert {
         kind: tuple(sorted(o.tool for o in in_order if kind in o.resources))
         for kind in RESOURCE_KINDS

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from codegen.importer import PROVENANCE, UPSTREAM_INDEX, is_upstream_document
 from codegen.pipeline import Plan
+from codegen.prompts import is_prompt_list
 from codegen.upstream_readme import upstream_readme
 
 
@@ -26,7 +27,10 @@ def test_the_index_names_every_upstream_file_and_its_tool(repo_root: Path, repo_
         else:
             assert f"`{document['name']}`" in rows[-1]  # authored: no file of its own
     upstream = repo_root / "schemas" / "upstream"
-    assert listed == {p.name for p in upstream.glob("*.txt")}
+    prompt_lists = {p.name for p in upstream.glob("*.txt") if is_prompt_list(p.read_text("utf-8"))}
+    for file in prompt_lists:  # a prompt list's file is its prompts' rows
+        assert any(row.startswith(f"| `{file}` | `") for row in rows)
+    assert listed == {p.name for p in upstream.glob("*.txt")} - prompt_lists
     for model in (upstream / "result-models").iterdir():
         assert any(row.startswith(f"| `result-models/{model.name}` | `") for row in rows)
 
