@@ -91,7 +91,12 @@ def make_plan(root: Path) -> Plan:
         _sections(
             root,
             {
-                TOOLS_SECTION: tools_table(told, served, families),
+                TOOLS_SECTION: tools_table(
+                    told,
+                    served,
+                    families,
+                    tuple(family.name for family in overlays.families if family.on_request),
+                ),
                 PROJECTIONS_SECTION: projections_list(notes),
             },
         )

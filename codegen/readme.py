@@ -27,25 +27,43 @@ def tools_table(
     documents: Mapping[str, Mapping[str, Any]],
     served: list[str],
     families: Mapping[str, str] | None = None,
+    on_request: tuple[str, ...] = (),
 ) -> str:
     """A markdown table: name, family (``--tools``), title (else the description's first
-    sentence), served, hints."""
+    sentence), served, hints; then the tools of the families served only on request, by
+    name, a line per family (their rows would take the README past its length)."""
+    families = families or {}
     rows = [
         "| Tool | Family | Summary | Served | Read-only | Destructive |",
         "|---|---|---|---|---|---|",
     ]
     for name in sorted(documents):
+        if families.get(name) in on_request:
+            continue
         document = documents[name]
         annotations = document.get("annotations") or {}
         cells = [
             f"`{name}`",
-            f"`{(families or {})[name]}`" if name in (families or {}) else "",
+            f"`{families[name]}`" if name in families else "",
             _escape(summary(document)),
             _yes_no(name in served),
             _hint(annotations, "readOnlyHint"),
             _hint(annotations, "destructiveHint"),
         ]
         rows.append("| " + " | ".join(cells) + " |")
+    listed = [
+        (family, sorted(name for name in documents if families.get(name) == family))
+        for family in on_request
+    ]
+    listed = [(family, names) for family, names in listed if names]
+    if listed:
+        rows += [
+            "",
+            "Served only when `--tools` names their family (or `all`), each described in "
+            "[docs/tools.md](docs/tools.md):",
+            "",
+        ]
+        rows += [f"- `{family}`: " + ", ".join(f"`{n}`" for n in names) for family, names in listed]
     return "\n".join(rows) + "\n"
 
 

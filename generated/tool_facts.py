@@ -46,7 +46,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
         "enter_copy_mode",
         "exit_copy_mode",
     ),
-    "teardown": (),
+    "teardown": ("kill_pane", "kill_window", "kill_session", "kill_server"),
 }
 
 # family -> the job its line in the server's instructions starts with, in that order
@@ -66,24 +66,28 @@ ON_REQUEST_FAMILIES: tuple[str, ...] = ("inspect", "manage", "teardown")
 # tool -> what the instructions say it is for
 USES: dict[str, str] = {
     "create_session": "a new session",
+    "kill_pane": "close a pane",
     "list_sessions": "list sessions",
     "run_command": "a pane found by id, session or window",
     "run_program": "run to the end",
     "send_keys": "type text or keys",
     "tmux_snapshot": "list panes and their references",
     "create_window": "a new window",
+    "kill_window": "close a window",
     "list_windows": "list windows",
     "run_shell_command": "a paneId",
     "send_keys_batch": "several inputs in one call",
     "start_program": "start",
     "tmux_capture": "a pane's exact rows, with cursors for what changed",
     "capture_pane": "a pane's screen as text, such as a program's",
+    "kill_session": "close a session",
     "list_panes": "list panes",
     "read_program": "read as it goes",
     "run_command_on_hosts": "the same command on several hosts at once",
     "split_window": "a new pane",
     "wait_for_text": "wait for new output",
     "get_session_info": "one session",
+    "kill_server": "kill a whole server",
     "rename_session": "rename a session",
     "snapshot_pane": "a pane's text with its cursor, mode and process",
     "stop_program": "stop",

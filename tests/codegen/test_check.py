@@ -82,6 +82,9 @@ def test_readme_table_describes_each_tool(repo_root: Path) -> None:
         "|---|---|---|---|---|---|",
     ]
     assert "| `read_program` | `programs` | Read a started program | yes | yes | no |" in table
+    # a family served only on request: its tools by name, in a line of their own
+    assert "- `teardown`: `kill_pane`, `kill_server`, `kill_session`, `kill_window`\n" in table
+    assert "| `kill_pane` |" not in table
     assert (
         "| `run_command` | `commands` | Run a shell command in a pane, wait for completion, "
         "and capture "
