@@ -15,6 +15,6 @@ async def handle(call: Call, request: ClearPaneInput) -> ClearPaneOutput:
     server = call.tmux(request.socket_name)
     pane = await resolve_requested_pane(server, request, call.notes)
     refuse_owned(pane.session_name, f"pane {pane.pane_id}")
-    await refuse_held(server, pane.pane_id, "clear")
+    await refuse_held(server, {pane.pane_id}, "clearing it")
     await clear(server, pane)
     return ClearPaneOutput(result=f"Pane cleared: {pane.pane_id}")

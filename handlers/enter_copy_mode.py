@@ -15,7 +15,7 @@ async def handle(call: Call, request: EnterCopyModeInput) -> EnterCopyModeOutput
     server = call.tmux(request.socket_name)
     pane = await resolve_requested_pane(server, request, call.notes)
     refuse_owned(pane.session_name, f"pane {pane.pane_id}")
-    await refuse_held(server, pane.pane_id, "put in copy mode")
+    await refuse_held(server, {pane.pane_id}, "putting it in copy mode")
     await enter_copy_mode(server, pane.pane_id, request.scroll_up)
     facts = (await read_objects(server)).pane(pane)
     return EnterCopyModeOutput.model_validate(facts, from_attributes=True)

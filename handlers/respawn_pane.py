@@ -25,7 +25,7 @@ async def handle(call: Call, request: RespawnPaneInput) -> RespawnPaneOutput:
             f"pane {pane.pane_id} is the one this MCP server runs in: respawning it would end it",
             suggestion="respawn another pane",
         )
-    await refuse_held(server, pane.pane_id, "respawn")
+    await refuse_held(server, {pane.pane_id}, "respawning it")
     directory = await start_directory(request.start_directory, call.scope.host, call.programs.host)
     await respawn(server, pane, request.kill, Spawn(directory, environment, request.shell))
     respawned = (await read_objects(server)).pane(pane)

@@ -16,7 +16,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -54,7 +54,15 @@ from schemux.serving.binding import ToolBinding
 from schemux.serving.server import build_server
 from schemux.serving.state import ServingState
 from tests.conftest import STDIO_WAIT_CEILING, stdio_parameters
-from tests.support import call, missing, new_pane, tmux, wait_until
+from tests.support import (
+    call,
+    missing,
+    new_pane,
+    remove_server,
+    tagged_socket_name,
+    tmux,
+    wait_until,
+)
 from tests.test_errors import bound
 
 CLIENT = Implementation(name="audit-test", version="9.9")
@@ -118,8 +126,19 @@ def text_bytes(result: Any) -> int:
 # ---- every tool, through the in-memory client
 
 
+@pytest.fixture
+def killable_server() -> Iterator[str]:
+    """A tmux server of its own, for kill_server to kill (removed if it did not)."""
+    name = tagged_socket_name("audit-kill")
+    tmux(name, "-f", "/dev/null", "new-session", "-d", "cat")
+    try:
+        yield name
+    finally:
+        remove_server(name)
+
+
 async def test_every_tool_is_recorded(
-    anyio_backend: str, main_tmux_socket: str, tmp_path: Path
+    anyio_backend: str, main_tmux_socket: str, tmp_path: Path, killable_server: str
 ) -> None:
     pane = new_pane(main_tmux_socket)
     log = tmp_path / "audit.jsonl"
@@ -196,7 +215,12 @@ async def test_every_tool_is_recorded(
         await made_call("pipe_pane", pane_id=pane.pane_id)
         operations = [{"tool": "get_pane_info", "arguments": {"pane_id": pane.pane_id}}]
         await made_call("call_read_tools_batch", operations=operations)
-    tmux(main_tmux_socket, "kill-session", "-t", session["session_id"])
+        await made_call("kill_pane", pane_id=split["pane_id"])
+        window = await made_call("create_window", session_id=session["session_id"])
+        await made_call("kill_window", window_id=window["window_id"])
+        await made_call("kill_session", session_id=session["session_id"])
+        await made_call("kill_server", socket_name=killable_server)
+    tmux(main_tmux_socket, "kill-session", "-t", session["session_id"], check=False)
     assert {tool for tool, _, _ in made} == set(BINDINGS)  # a new tool needs its line here
     found = records(log)
     assert [record["tool"] for record in found] == [tool for tool, _, _ in made]
@@ -214,7 +238,7 @@ async def test_every_tool_is_recorded(
         when = datetime.fromisoformat(record["time"])
         assert abs(datetime.now().astimezone() - when) < timedelta(minutes=5)
         if {"paneId", "pane_id", "target", "operations"} & set(arguments):
-            assert record["pane"] == pane.pane_id, record
+            assert record["pane"] == arguments.get("pane_id", pane.pane_id), record
     by_tool = {record["tool"]: record for record in found}
     for tool in ("start_program", "read_program", "stop_program"):
         assert by_tool[tool]["program"] == program

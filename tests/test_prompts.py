@@ -182,7 +182,7 @@ GOOD = (ROOT / "schemas" / "prompts" / "run_and_wait.toml").read_text()
             "description: names the tool",
         ),
         (("exactly its output", "exactly its output in LIBTMUX_OUTPUT"), "'LIBTMUX_OUTPUT'"),
-        (('needs = ["run_command"]', 'needs = ["create_window"]'), "'create_window' is no tool"),
+        (('needs = ["run_command"]', 'needs = ["make_coffee"]'), "'make_coffee' is no tool"),
         (('"timeout": {{timeout}}', '"timeout": 60'), "the argument 'timeout' is never used"),
         (("{{command}}", "{{cmd}}"), "text: {{cmd}} is no argument"),
         (('default = "60"\n', ""), "arguments.timeout: an optional one needs a default"),

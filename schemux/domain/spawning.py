@@ -211,7 +211,7 @@ async def split_pane(
 
 
 _SPLIT_FLAGS = MappingProxyType(
-    {"above": ["-v", "-b"], "below": ["-v"], "left": ["-h", "-b"], "right": ["-h"]}
+    {"above": ("-v", "-b"), "below": ("-v",), "left": ("-h", "-b"), "right": ("-h",)}
 )
 _SIZE = re.compile(r"(?P<number>\d{1,6})(?P<percent>%{0,2})")
 

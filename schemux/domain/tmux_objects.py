@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from schemux.audit.log import CallRecord
@@ -347,28 +347,31 @@ def refuse_owned(session_name: str, what: str) -> None:
 class _PaneHolders:
     """Who else holds a pane: a run_command call's claim, a program's mark."""
 
+    pane_id: str
     claim: str = option(BUSY_OPTION)
     program: str = option(PANE_OPTION)
 
 
-async def refuse_held(server: TmuxServer, pane_id: str, action: str) -> None:
-    """Refuse to ``action`` the pane ``pane_id`` while a live run_command call holds it
-    (what it types and reads would be lost) or a program schemux started runs in it
-    (stopping it is the program tools' job)."""
-    rows = await query(server, _PaneHolders, "display-message", "-t", pane_id)
-    if not rows:
-        return
-    if rows[0].program:
-        raise Unfit(
-            f"pane {pane_id} runs a program schemux started: it is not the tool's to {action}",
-            suggestion="stop the program with the program tools first",
-        )
-    owner = claim_owner(rows[0].claim)
-    if owner is not None and owner.may_run(remote=not server.address.host.pids_here):
-        raise PaneBusy(
-            f"pane {pane_id} runs a run_command call: it cannot {action} it now",
-            suggestion="wait for the call to end, then try again",
-        )
+async def refuse_held(server: TmuxServer, pane_ids: Collection[str], action: str) -> None:
+    """Refuse ``action`` (such as "respawning it") on the panes ``pane_ids``, or what
+    holds them, while a live run_command call holds one (what it types and reads would
+    be lost) or a program schemux started runs in one (stopping it is the program
+    tools' job)."""
+    remote = not server.address.host.pids_here
+    for row in await query(server, _PaneHolders, "list-panes", "-a"):
+        if row.pane_id not in pane_ids:
+            continue
+        if row.program:
+            raise Unfit(
+                f"pane {row.pane_id} runs a program schemux started: {action} is refused",
+                suggestion="stop the program with the program tools first",
+            )
+        owner = claim_owner(row.claim)
+        if owner is not None and owner.may_run(remote=remote):
+            raise PaneBusy(
+                f"pane {row.pane_id} runs a run_command call now: {action} is refused",
+                suggestion="wait for the call to end, then try again",
+            )
 
 
 def check_session_name(field: str, name: str) -> None:

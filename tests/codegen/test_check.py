@@ -88,4 +88,4 @@ def test_readme_table_describes_each_family(repo_root: Path) -> None:
         "`stop_program` | Programs in a pane of their own |"
     ) in table
     assert "`run_command_on_hosts` (with several hosts)" in table
-    assert "| `inspect` | when asked (`--tools inspect` or `all`) | `display_message`, " in table
+    assert "| `inspect` | when asked (`--tools inspect` or `all`) | `call_read" in table
