@@ -75,9 +75,9 @@ async def test_the_prompts_are_upstream_s_with_schemux_s_texts(client: Client) -
     upstream = {prompt["name"]: prompt for prompt in json.loads(UPSTREAM.read_text())["prompts"]}
     listed = (await client.list_prompts()).prompts
     assert [prompt.name for prompt in listed] == [
-        "run_and_wait", "diagnose_failing_pane", "interrupt_gracefully",
+        "run_and_wait", "diagnose_failing_pane", "build_dev_workspace", "interrupt_gracefully",
     ]  # fmt: skip
-    assert generated_json("prompts.json")["unserved"] == ["build_dev_workspace"]
+    assert generated_json("prompts.json")["unserved"] == []
     for prompt in listed:
         assert prompt.arguments is not None
         assert [(a.name, a.required) for a in prompt.arguments] == [
@@ -99,6 +99,10 @@ async def test_a_value_is_a_json_literal_in_the_call_the_text_shows(
     assert call_shown(text, "wait_for_text")["pane_id"] == value
     text = await text_of(client, "diagnose_failing_pane", pane_id=value)
     assert call_shown(text, "snapshot_pane") == {"pane_id": value}
+    text = await text_of(client, "build_dev_workspace", session_name=value, log_command=value)
+    assert call_shown(text, "create_session") == {"session_name": value}
+    start = text.index('"shell": ') + len('"shell": ')
+    assert json.JSONDecoder().raw_decode(text, start)[0] == value
 
 
 async def test_a_number_argument_is_a_number(client: Client) -> None:
@@ -117,7 +121,7 @@ async def test_a_number_argument_is_a_number(client: Client) -> None:
         ("run_and_wait", {"pane_id": "%1"}, "run_and_wait: command is required"),
         ("run_and_wait", {"command": "x", "pane_id": "%1", "cwd": "/"}, "has no argument 'cwd'"),
         ("interrupt_gracefully", {}, "interrupt_gracefully: pane_id is required"),
-        ("build_dev_workspace", {"session_name": "x"}, "Unknown prompt: build_dev_workspace"),
+        ("build_dev_workspace", {}, "build_dev_workspace: session_name is required"),
         ("no_such", {}, "Unknown prompt: no_such; this server serves run_and_wait"),
     ],
 )
