@@ -53,7 +53,7 @@ USES: dict[str, str] = {
     "send_keys_batch": "several inputs in one call",
     "start_program": "start",
     "tmux_capture": "a pane's exact rows, with cursors for what changed",
-    "capture_pane": "a pane's screen as text, such as a program's",
+    "capture_pane": "a pane's screen and history as text, such as a program's",
     "list_panes": "list panes",
     "read_program": "read as it goes",
     "run_command_on_hosts": "the same command on several hosts at once",
