@@ -114,13 +114,13 @@ async def schemux(
                     figures["listen"].append((time.monotonic() - written) * 1000)
             for _ in range(5):  # warm-up
                 await client.read_resource(uri)
-                succeeded("capture_pane", await client.call_tool("capture_pane", {"paneId": pane}))
+                succeeded("capture_pane", await client.call_tool("capture_pane", {"pane_id": pane}))
             for _ in range(reads):
                 started = time.monotonic()
                 await client.read_resource(uri)
                 figures["read"].append((time.monotonic() - started) * 1000)
                 started = time.monotonic()
-                result = await client.call_tool("capture_pane", {"paneId": pane})
+                result = await client.call_tool("capture_pane", {"pane_id": pane})
                 figures["capture_pane"].append((time.monotonic() - started) * 1000)
                 succeeded("capture_pane", result)
     finally:

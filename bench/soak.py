@@ -505,7 +505,7 @@ async def keys_step(soak: Soak, index: int) -> bool:
         soak.tally.add("subscription", WRONG, f"{type(failure).__name__}: {failure}")
         return False
     captured = await soak.call(
-        "capture_pane", "capture_pane", {"paneId": pane}, shows(wanted), generation
+        "capture_pane", "capture_pane", {"pane_id": pane}, shows(wanted), generation
     )
     began = time.monotonic()
     try:
@@ -536,7 +536,7 @@ def found(wanted: str) -> Callable[[dict[str, Any]], Miss | None]:
 
 def shows(wanted: str) -> Callable[[dict[str, Any]], Miss | None]:
     def check(payload: dict[str, Any]) -> Miss | None:
-        rows = payload.get("rows", [])
+        rows = str(payload.get("result", "")).split("\n")
         return None if wanted in rows else Miss(f"{wanted} not in {rows[-5:]!r}", False)
 
     return check

@@ -14,7 +14,10 @@ none, and its result is a model) takes the one schemux authors from that model i
 ``schemas/outputs/<tool>.json``: ``{"tool", "resultModel", "outputSchema"}``, where
 ``resultModel`` is the model's JSON Schema as received, under ``schemas/upstream/``. The
 authored schema must have exactly the model's fields, each of the model's type (its
-words may differ), and the model's required ones; provenance names the file.
+words may differ), and the model's required ones; provenance names the file. A tool
+whose result is a plain value, not a model (``capture_pane``'s captured text), names its
+JSON type instead: ``{"tool", "result": "string", "outputSchema"}``, whose schema must
+wrap that value as FastMCP wraps one (``{"result": value}``, ``x-fastmcp-wrap-result``).
 
 Everything is validated before anything is written: one bad upstream file stops the
 import with :class:`ImportFailed`, naming every file and problem found.
@@ -31,7 +34,7 @@ from typing import Any
 
 from codegen.prompts import is_prompt_list
 from codegen.upstream import UpstreamFormatError, UpstreamTool, parse_upstream
-from codegen.validation import document_problems
+from codegen.validation import document_problems, wraps_result
 
 UPSTREAM_DIR = Path("schemas/upstream")
 # Codegen's index of the upstream files (codegen.upstream_readme), not one of them.
@@ -183,6 +186,8 @@ def _authored_output(root: Path, name: str, path: Path) -> tuple[Any, list[str]]
         return None, [f"declares no outputSchema, and {path} authors none"]
     try:
         authored = json.loads((root / path).read_text(encoding="utf-8"))
+        if "resultModel" not in authored:
+            return _plain_output(name, path, authored)
         model_file = UPSTREAM_DIR / str(authored["resultModel"])
         model = json.loads((root / model_file).read_text(encoding="utf-8"))
         schema = authored["outputSchema"]
@@ -192,6 +197,20 @@ def _authored_output(root: Path, name: str, path: Path) -> tuple[Any, list[str]]
         return None, [f"{path}: authors the outputSchema of {authored.get('tool')!r}"]
     problems = [f"{path}: {problem}" for problem in _model_mismatch(schema, model, model_file)]
     return schema, problems
+
+
+def _plain_output(name: str, path: Path, authored: Any) -> tuple[Any, list[str]]:
+    """The outputSchema authored for a plain value's result, with what is wrong with it."""
+    if not isinstance(authored, dict) or authored.get("tool") != name:
+        return None, [f"{path}: authors the outputSchema of another tool, or is no object"]
+    schema, value = authored.get("outputSchema"), authored.get("result")
+    if value not in ("string", "integer", "number", "boolean", "array", "object"):
+        return None, [f"{path}: names neither a resultModel nor a result's JSON type"]
+    if not isinstance(schema, dict) or not wraps_result(schema):
+        return None, [f"{path}: a plain {value} result needs FastMCP's wrapped outputSchema"]
+    if _shape(schema["properties"]["result"]) != {"type": value}:
+        return None, [f"{path}: its result property is not of type {value!r}"]
+    return schema, []
 
 
 def _model_mismatch(schema: Any, model: Any, model_file: Path) -> list[str]:

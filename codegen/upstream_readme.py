@@ -88,7 +88,9 @@ def _result_models(root: Path, upstream: Mapping[str, Mapping[str, Any]]) -> lis
         authored = provenance.get("outputSchema")
         if authored is None:
             continue
-        model = json.loads((root / authored).read_text(encoding="utf-8"))["resultModel"]
+        model = json.loads((root / authored).read_text(encoding="utf-8")).get("resultModel")
+        if model is None:
+            continue  # a plain value, wrapped: no model to name
         rows.append((model, f"| `{model}` | `{name}` | `{authored}` |"))
     return [row for _, row in sorted(rows)]
 

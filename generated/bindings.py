@@ -12,7 +12,7 @@ from schemux.serving.binding import HandledTool, ToolBinding, load_bindings
 # and whether its outputSchema wraps the tool's value as {"result": value}.
 HANDLED: tuple[HandledTool, ...] = (
     HandledTool("call_read_tools_batch", "CallReadToolsBatchInput"),
-    HandledTool("capture_pane", "CapturePaneInput"),
+    HandledTool("capture_pane", "CapturePaneInput", wraps_result=True),
     HandledTool("capture_since", "CaptureSinceInput"),
     HandledTool("clear_pane", "ClearPaneInput", wraps_result=True),
     HandledTool("create_session", "CreateSessionInput"),

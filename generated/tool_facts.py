@@ -98,7 +98,7 @@ USES: dict[str, str] = {
     "show_buffer": "read one back",
     "start_program": "start",
     "tmux_capture": "a pane's exact rows, with cursors for what changed",
-    "capture_pane": "a pane's screen as text, such as a program's",
+    "capture_pane": "a pane's screen and history as text, such as a program's",
     "kill_session": "close a session",
     "list_panes": "list panes",
     "paste_buffer": "paste one into a pane",

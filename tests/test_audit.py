@@ -164,7 +164,7 @@ async def test_every_tool_is_recorded(
             "wait_for_text", patterns=["audit-marker"], pane_id=pane.pane_id, timeout=0.2
         )
         await made_call("send_keys", keys="# typed", pane_id=pane.pane_id, enter=False)
-        await made_call("capture_pane", paneId=pane.pane_id)
+        await made_call("capture_pane", pane_id=pane.pane_id)
         await made_call("tmux_capture", target=pane.reference())
         await made_call("tmux_snapshot")
         await made_call("capture_since", pane_id=pane.pane_id)

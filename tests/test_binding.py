@@ -61,7 +61,7 @@ def test_a_handler_typed_against_another_model_is_refused() -> None:
 
 @pytest.mark.parametrize(
     ("name", "dialect"),
-    [("capture_pane", "Draft7Validator"), ("run_command", "Draft202012Validator")],
+    [("read_program", "Draft7Validator"), ("run_command", "Draft202012Validator")],
 )
 def test_validators_follow_each_schema_s_own_dialect(name: str, dialect: str) -> None:
     binding = ToolBinding(document=TOOL_DOCUMENTS[name], input_model="unused")

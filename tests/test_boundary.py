@@ -260,7 +260,7 @@ async def test_ids_are_refused_unless_they_are_ids(
 @pytest.mark.parametrize(
     ("tool", "arguments", "names"),
     [
-        ("capture_pane", lambda v: {"paneId": v}, ("paneId", "pane_id")),
+        ("capture_pane", lambda v: {"pane_id": v}, ("pane_id",)),
         ("run_shell_command", lambda v: {"command": "true", "paneId": v}, ("paneId", "pane_id")),
         ("start_program", lambda v: {"argv": ["true"], "fromPaneId": v}, ("fromPaneId",)),
         (
@@ -625,7 +625,7 @@ HUGE = "y" * 10_000_000
         ("run_command", {"command": "true", "pane_id": HUGE}),  # the target's shape
         ("run_command", {"command": "true", "session_name": HUGE}),  # no such session
         ("run_command", {"command": "true", "socket_name": HUGE}),  # not a socket name
-        ("capture_pane", {"paneId": "%0", HUGE: 1}),  # an unexpected key
+        ("capture_pane", {"pane_id": "%0", HUGE: 1}),  # an unexpected key
     ],
     ids=["other", "type", "maxLength", "pane_id", "session_name", "socket_name", "key"],
 )
@@ -676,7 +676,7 @@ async def test_hostile_metadata_parses_exactly(
         )
         assert failed
         assert f"pane {created} is running" in text  # found, and refused as no shell
-        screen = await client.call_tool("capture_pane", {"paneId": created})
+        screen = await client.call_tool("capture_pane", {"pane_id": created})
         assert not screen.is_error, screen.content
         reference = pane["target"]
         read = await client.call_tool("tmux_capture", {"target": reference})

@@ -559,6 +559,21 @@ async def test_a_call_keeps_its_permission_to_start_the_server(
         await context.close()
 
 
+async def test_capture_pane_without_a_target_reads_the_agent_pane(
+    client: Client, socket_name: str
+) -> None:
+    """``capture_pane {}`` was refused ("'paneId' is a required property"): it reads
+    the agent's pane, every row of its screen, as tmux gives them."""
+    await run(client, command="echo captured-$((6 * 7))")
+    (agent,) = agent_panes(socket_name)
+    screen = (await call(client, "capture_pane"))["result"]
+    assert "captured-42" in screen.splitlines()
+    rows = tmux(socket_name, "capture-pane", "-p", "-t", agent).removesuffix("\n")
+    assert screen == rows
+    height = tmux(socket_name, "display-message", "-p", "-t", agent, "#{pane_height}")
+    assert len(screen.split("\n")) == int(height)
+
+
 async def test_every_shell_tool_without_a_target_uses_the_agent_pane(
     client: Client, socket_name: str
 ) -> None:

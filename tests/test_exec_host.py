@@ -132,7 +132,7 @@ async def test_keys_waits_and_captures_reach_the_targets_pane(exec_client: Clien
         await anyio.sleep(0.2)
         await call(exec_client, "send_keys", keys="echo typed-$((6*7))", pane_id=pane)
     assert waited, "wait_for_text returned nothing"
-    screen = await call(exec_client, "capture_pane", paneId=pane)
+    screen = await call(exec_client, "capture_pane", pane_id=pane)
     assert "typed-42" in str(screen)
     snapshot = await call(exec_client, "tmux_snapshot")
     target = next(

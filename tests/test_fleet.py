@@ -225,8 +225,8 @@ async def test_each_tool_acts_on_its_host_only(
     assert found["found"] is True
     elsewhere = await call(client, "wait_for_text", patterns=[marker], timeout=0.3, host="alpha")
     assert elsewhere["found"] is False
-    screen = await call(client, "capture_pane", paneId=pane, host="beta")
-    assert any(marker in row for row in screen["rows"])
+    screen = await call(client, "capture_pane", pane_id=pane, host="beta")
+    assert marker in screen["result"]
     snap = await call(client, "snapshot_pane", pane_id=pane, host="beta")
     assert marker in snap["content"]
     assert marker not in (await call(client, "snapshot_pane", host="alpha"))["content"]

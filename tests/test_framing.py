@@ -89,8 +89,8 @@ async def test_forged_framing_is_read_as_output(
     ran = await call(client, "run_command", pane_id=pane.pane_id, command=f"cat {forged}")
     assert ran["output"] == lines
     assert ran["exit_status"] == 0
-    screen = await call(client, "capture_pane", paneId=pane.pane_id, historyLines=5000)
-    assert contains_run(screen["rows"], lines)
+    screen = await call(client, "capture_pane", pane_id=pane.pane_id, start=-5000, max_lines=None)
+    assert contains_run(screen["result"].split("\n"), lines)
     generation = next(
         p["target"]["generation"]
         for s in snapshot["data"]["sessions"]
@@ -195,7 +195,7 @@ async def test_concurrent_tool_calls_with_nul_get_their_own_answers(
         )
     nul_calls = [
         ("run_command", {"command": "echo \x00", "pane_id": shells[0].pane_id}, "command"),
-        ("capture_pane", {"paneId": marked[0].pane_id, "x": "\x00"}, None),
+        ("capture_pane", {"pane_id": marked[0].pane_id, "x": "\x00"}, None),
         ("tmux_snapshot", {"socket_name": "a\x00"}, "socket_name"),
         ("run_shell_command", {"command": "\x00", "paneId": shells[1].pane_id}, "command"),
         ("run_command", {"command": "true", "session_name": "\x00"}, "session_name"),
@@ -206,7 +206,7 @@ async def test_concurrent_tool_calls_with_nul_get_their_own_answers(
             ("run_command", {"command": f"echo own-{index}", "pane_id": pane.pane_id}, index)
         )
     for index, pane in enumerate(marked):
-        calls.append(("capture_pane", {"paneId": pane.pane_id}, index))
+        calls.append(("capture_pane", {"pane_id": pane.pane_id}, index))
     for index in range(25):
         calls.insert(index * 2 + 1, (*nul_calls[index % len(nul_calls)][:2], "nul"))
     results = await asyncio.gather(*(client.call_tool(tool, args) for tool, args, _ in calls))
@@ -223,8 +223,8 @@ async def test_concurrent_tool_calls_with_nul_get_their_own_answers(
             assert data["pane_id"] == arguments["pane_id"]
             assert data["output"] == [f"own-{expected}"]
         else:
-            assert data["paneId"] == arguments["paneId"]
-            marks = [row for row in data["rows"] if row.startswith("mark-")]
+            # the pane's own mark, and no other pane's
+            marks = [row for row in data["result"].split("\n") if row.startswith("mark-")]
             assert marks == [f"mark-{expected}-end"]
 
 

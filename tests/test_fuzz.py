@@ -246,8 +246,8 @@ def test_mutated_arguments(fuzz: Fuzz, tool: str, data: st.DataObject) -> None:
         ("read_program", {"programId": "x", "foo": 1}),
         ("run_program", {"argv": ["true"], "foo": 1}),
         ("run_program", {"argv": ["true"], "max_lines": "many"}),
-        ("capture_pane", {"paneId": "%0\n"}),
-        ("capture_pane", {"paneId": "%\u0663"}),
+        ("capture_pane", {"pane_id": "%0\n"}),
+        ("capture_pane", {"pane_id": "%\u0663"}),
         ("run_shell_command", {"command": "true", "paneId": "%0\n"}),
     ],
 )

@@ -217,7 +217,7 @@ async def test_the_agent_session_in_the_users_login_shell(anyio_backend: str, sh
             assert process_facts(shell_pid) == (Path(shell).name, user.pw_uid)
             result = await run(client, command="sh -c 'echo ${LOGIN_MARK:-not a login shell}'")
             assert result["output"] == ["login files read"]
-            screen = await call(client, "capture_pane", paneId=pane_id)
-            rows = "\n".join(screen["rows"])
+            screen = await call(client, "capture_pane", pane_id=pane_id)
+            rows = screen["result"]
             assert not [mark for mark in MACHINERY if mark in rows], rows
             assert "first-ok" in rows

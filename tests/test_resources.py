@@ -99,11 +99,13 @@ async def test_a_panes_screen_and_scrollback_read_exactly_as_capture_pane_gives_
     pane = new_pane(tmux_socket, height=10)
     tmux(tmux_socket, "send-keys", "-t", pane.pane_id, "seq 1 40; echo 'tab\there é'", "Enter")
     await until(lambda: "tab" in tmux(tmux_socket, "capture-pane", "-p", "-t", pane.pane_id))
-    screen = await call(client, "capture_pane", paneId=pane.pane_id)
-    assert await read_text(client, pane_uri("local", pane.pane_id)) == "\n".join(screen["rows"])
-    everything = await call(client, "capture_pane", paneId=pane.pane_id, historyLines=10000)
+    screen = await call(client, "capture_pane", pane_id=pane.pane_id)
+    assert await read_text(client, pane_uri("local", pane.pane_id)) == screen["result"]
+    everything = await call(
+        client, "capture_pane", pane_id=pane.pane_id, start=-10000, max_lines=None
+    )
     scrollback = await read_text(client, pane_uri("local", pane.pane_id, "scrollback"))
-    assert scrollback == "\n".join(everything["rows"])
+    assert scrollback == everything["result"]
     assert scrollback.splitlines()[1:41] == [str(n) for n in range(1, 41)]
 
 
@@ -341,13 +343,15 @@ async def test_capture_pane_links_to_the_scrollback_beyond_its_lines(
     pane = new_pane(tmux_socket, height=5)
     tmux(tmux_socket, "send-keys", "-t", pane.pane_id, "seq 1 30", "Enter")
     await until(lambda: "30" in tmux(tmux_socket, "capture-pane", "-p", "-t", pane.pane_id))
-    result = await client.call_tool("capture_pane", {"paneId": pane.pane_id})
+    result = await client.call_tool(
+        "capture_pane", {"pane_id": pane.pane_id, "start": -1000, "max_lines": 5}
+    )
     [link] = [block for block in result.content if block.type == "resource_link"]
     assert isinstance(link, types.ResourceLink)
     assert link.uri == pane_uri("local", pane.pane_id, "scrollback")
     assert "\n1\n2\n" in await read_text(client, link.uri)
     everything = await client.call_tool(
-        "capture_pane", {"paneId": pane.pane_id, "historyLines": 1000}
+        "capture_pane", {"pane_id": pane.pane_id, "start": -1000, "max_lines": 1000}
     )
     assert [block.type for block in everything.content] == ["text"]
 
@@ -408,9 +412,8 @@ async def test_resources_over_stdio(tmux_socket: str, anyio_backend: str) -> Non
     uri = pane_uri("local", pane.pane_id)
     parameters = stdio_parameters("--socket-name", tmux_socket)
     async with Client(parameters, cache=None) as client:
-        assert await read_text(client, uri) == "\n".join(
-            (await call(client, "capture_pane", paneId=pane.pane_id))["rows"]
-        )
+        screen = await call(client, "capture_pane", pane_id=pane.pane_id)
+        assert await read_text(client, uri) == screen["result"]
         async with client.listen(resource_subscriptions=[uri]) as subscription:
             tmux(tmux_socket, "send-keys", "-t", pane.pane_id, "echo over-stdio", "Enter")
             with anyio.fail_after(5):
@@ -428,8 +431,8 @@ async def test_resources_over_http(tmux_socket: str, anyio_backend: str) -> None
         ):
             templates = (await client.list_resource_templates()).resource_templates
             assert len(templates) == 3
-            rows = (await call(client, "capture_pane", paneId=pane.pane_id))["rows"]
-            assert await read_text(client, uri) == "\n".join(rows)
+            screen = (await call(client, "capture_pane", pane_id=pane.pane_id))["result"]
+            assert await read_text(client, uri) == screen
             clients_before = watching_clients(tmux_socket)
             async with client.listen(resource_subscriptions=[uri]) as subscription:
                 assert watching_clients(tmux_socket) == clients_before + 1
@@ -597,7 +600,7 @@ async def test_a_dead_panes_screen_is_still_read(client: Client, tmux_socket: st
 
     await until(drawn, timeout=20)
     screen = await read_text(client, pane_uri("local", pane.pane_id))
-    assert screen == "\n".join((await call(client, "capture_pane", paneId=pane.pane_id))["rows"])
+    assert screen == (await call(client, "capture_pane", pane_id=pane.pane_id))["result"]
     assert "Pane is dead" in screen.splitlines()[-1]
     # tmux scrolls the pane before it writes "Pane is dead" on the last row
     scrollback = await read_text(client, pane_uri("local", pane.pane_id, "scrollback"))

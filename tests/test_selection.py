@@ -266,7 +266,12 @@ async def test_openai_strict_over_stdio_serves_strict_schemas_and_reads_null_as_
     tmux_socket: str,
 ) -> None:
     parameters = stdio_parameters(
-        "--socket-name", tmux_socket, "--schemas", "openai-strict", "--tools", "capture"
+        "--socket-name",
+        tmux_socket,
+        "--schemas",
+        "openai-strict",
+        "--tools",
+        "capture,read_program",
     )
     async with Client(parameters) as client:
         listed = (await client.list_tools()).tools
@@ -275,19 +280,19 @@ async def test_openai_strict_over_stdio_serves_strict_schemas_and_reads_null_as_
             # the outputSchema exactly, as in every mode but compact
             exact = BINDINGS[tool.name].served_document("exact")
             assert tool.output_schema == exact["outputSchema"]
-        # historyLines is optional and never null in the contract: null is "absent", and
-        # the call goes on to tmux, which has no such pane
+        # cursor is optional and never null in the contract: null is "absent", and the
+        # call goes on to the handler, which has no such program
         failed, text = await call_text(
-            client, "capture_pane", {"paneId": "%99999", "historyLines": None}
+            client, "read_program", {"programId": "p-99999", "cursor": None}
         )
         assert failed
         assert "Invalid arguments" not in text
-        assert "%99999" in text
+        assert "p-99999" in text
         # a bound the strict schema does not state is still the contract's
-        failed, text = await call_text(client, "capture_pane", {"paneId": "%1", "historyLines": -1})
+        failed, text = await call_text(client, "read_program", {"programId": "p1", "cursor": -1})
         assert failed
         assert text == (
-            "Invalid arguments for capture_pane: historyLines: -1 is less than the minimum "
+            "Invalid arguments for read_program: cursor: -1 is less than the minimum "
             "of 0; give 0 or more (rule: minimum)"
         )
 
@@ -295,13 +300,10 @@ async def test_openai_strict_over_stdio_serves_strict_schemas_and_reads_null_as_
 async def test_null_for_an_optional_argument_is_refused_outside_openai_strict() -> None:
     context = ServingState(Settings(socket_name=NEVER_STARTED))
     async with Client(build_server(context, BINDINGS)) as client:
-        failed, text = await call_text(
-            client, "capture_pane", {"paneId": "%1", "historyLines": None}
-        )
+        failed, text = await call_text(client, "read_program", {"programId": "p1", "cursor": None})
     assert failed
     assert text == (
-        "Invalid arguments for capture_pane: historyLines: None is not of type 'integer' "
-        "(rule: type)"
+        "Invalid arguments for read_program: cursor: None is not of type 'integer' (rule: type)"
     )
 
 

@@ -580,8 +580,8 @@ async def test_the_screen_shows_prompt_command_and_output_only(
         result = await idle_shell.run(command, suppress_history=suppress_history)
         assert result["output"] == output
     await anyio.sleep(0.3)  # the prompt after the last command is drawn
-    captured = await call(idle_shell.client, "capture_pane", paneId=idle_shell.pane.pane_id)
-    shown = screen_rows(captured["rows"], idle_shell.profile, runs[0][0])
+    captured = await call(idle_shell.client, "capture_pane", pane_id=idle_shell.pane.pane_id)
+    shown = screen_rows(captured["result"].split("\n"), idle_shell.profile, runs[0][0])
     typed = [(" ?" * suppress + re.escape(command), output) for command, output, suppress in runs]
     patterns = expected_rows(idle_shell.profile, typed)
     mismatch = f"screen of {idle_shell.profile.name}:\n" + "\n".join(shown)

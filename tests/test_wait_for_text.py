@@ -625,7 +625,7 @@ async def lateness_until(client: Client, pane: Pane, answer: Awaitable[Any]) -> 
         slept = time.monotonic()
         await asyncio.sleep(0.05)
         worst = max(worst, time.monotonic() - slept - 0.05)
-        await call(client, "capture_pane", paneId=pane.pane_id)
+        await call(client, "capture_pane", pane_id=pane.pane_id)
     return worst, await task
 
 
@@ -656,7 +656,7 @@ async def test_too_many_or_too_long_patterns_are_refused_at_once(
     once: refused before anything is compiled (every pattern goes through
     ``regex.compile``)."""
     pane = new_pane(transport_socket)
-    await call(transport_client, "capture_pane", paneId=pane.pane_id)  # clients are up
+    await call(transport_client, "capture_pane", pane_id=pane.pane_id)  # clients are up
     compiled: list[str] = []
     real_compile = regex.compile
 
@@ -681,7 +681,7 @@ async def test_patterns_compile_off_the_loop_within_the_budget(
     answered meanwhile, and a compile that outlasts the call's timeout ends the call
     at its timeout."""
     pane = new_pane(transport_socket)
-    await call(transport_client, "capture_pane", paneId=pane.pane_id)
+    await call(transport_client, "capture_pane", pane_id=pane.pane_id)
     # a line to match once the compile is done, however long a loaded machine takes
     tmux(pane.socket_name, "send-keys", "-t", pane.pane_id,
          "while :; do echo re''ady; sleep 0.2; done", "Enter")  # fmt: skip

@@ -15,68 +15,37 @@ class CapturePaneInput(BaseModel):
         extra="forbid",
         validate_by_name=True,
     )
-    history_lines: Annotated[
+    pane_id: Annotated[str | None, Field(description="Pane ID (e.g. '%1').")] = None
+    session_name: Annotated[str | None, Field(description="Session name for pane resolution.")] = (
+        None
+    )
+    session_id: Annotated[
+        str | None, Field(description="Session ID (e.g. '$1') for pane resolution.")
+    ] = None
+    window_id: Annotated[str | None, Field(description="Window ID for pane resolution.")] = None
+    start: Annotated[
         int | None,
         Field(
-            alias="historyLines",
-            description="Rows of history above the screen to include, at most; 0, the default, for the screen alone.",
-            ge=0,
-            le=100000,
+            description="Start line number. 0 is the first visible line. Negative values\nreach into scrollback history (e.g. -100 for last 100 lines)."
         ),
     ] = None
-    pane_id: Annotated[
-        str, Field(alias="paneId", description="The pane, such as a started program's paneId.")
-    ]
+    end: Annotated[int | None, Field(description="End line number.")] = None
+    max_lines: Annotated[
+        int | None,
+        Field(
+            description="Maximum number of lines to return. Defaults to\n``CAPTURE_DEFAULT_MAX_LINES``. Pass ``None`` to return the\nfull capture with no truncation."
+        ),
+    ] = 500
+    socket_name: Annotated[str | None, Field(description="tmux socket name.")] = None
 
 
 class CapturePaneOutput(BaseModel):
     model_config = ConfigDict(
-        extra="forbid",
         validate_by_name=True,
     )
-    alternate_screen: Annotated[
-        bool,
+    result: Annotated[
+        str,
         Field(
-            alias="alternateScreen",
-            description="True when a full-screen program shows its alternate screen (no history there).",
+            description="The captured text: the rows asked for, top to bottom, one line each; after a truncation, a first line [... truncated K lines ...]."
         ),
     ]
-    cursor_x: Annotated[
-        int,
-        Field(
-            alias="cursorX", description="The cursor's column, from 0.", ge=0, le=9007199254740991
-        ),
-    ]
-    cursor_y: Annotated[
-        int,
-        Field(
-            alias="cursorY",
-            description="The cursor's row on the screen, from 0.",
-            ge=0,
-            le=9007199254740991,
-        ),
-    ]
-    dead: Annotated[
-        bool,
-        Field(
-            description="True when the pane's program has ended and the pane stays to show its output."
-        ),
-    ]
-    height: Annotated[int, Field(description="Rows of the screen.", ge=0, le=9007199254740991)]
-    history_rows: Annotated[
-        int,
-        Field(
-            alias="historyRows",
-            description="How many of the returned rows are history, above the screen.",
-            ge=0,
-            le=9007199254740991,
-        ),
-    ]
-    pane_id: Annotated[str, Field(alias="paneId", description="The pane captured.")]
-    rows: Annotated[
-        list[str],
-        Field(
-            description="History rows (as many as historyRows) and then the screen's rows, top to bottom, without trailing spaces."
-        ),
-    ]
-    width: Annotated[int, Field(description="Columns of the screen.", ge=0, le=9007199254740991)]

@@ -2,9 +2,9 @@
 subscriptions (``resources/subscribe`` for handshake-era clients, ``subscriptions/listen``
 for 2026-07-28 ones).
 
-The URIs are ``domain.resource_uris``'s; reads are exact: a pane's screen is the rows
-``capture_pane`` returns for it, joined by ``"\\n"`` (its scrollback: those of
-``capture_pane`` with all its history); a program's output is its whole text, as
+The URIs are ``domain.resource_uris``'s; reads are exact: a pane's screen is the text
+``capture_pane`` returns for it (its scrollback: that of ``capture_pane`` with all its
+history); a program's output is its whole text, as
 ``read_program``'s pages put together give it. A URI that does not parse is refused with
 ``INVALID_PARAMS`` saying why; one naming no pane or program here, with
 ``RESOURCE_NOT_FOUND``. A subscription is a watch (``domain.resource_watch``) held by the

@@ -160,7 +160,7 @@ def test_patterns_are_left_to_the_validators() -> None:
         }
     )
     assert reshaped["properties"] == {"paneId": {"type": "string"}, "pattern": {"type": "string"}}
-    request = load_models("capture_pane").CapturePaneInput.model_validate({"paneId": "%1\n"})
+    request = load_models("capture_pane").CapturePaneInput.model_validate({"pane_id": "%1\n"})
     assert request.pane_id == "%1\n"
 
 

@@ -268,9 +268,7 @@ def test_a_changed_overlay_is_reported_once(repo: Path, capsys: pytest.CaptureFi
         "capture_pane",
         (repo / OVERLAYS / "capture_pane.toml")
         .read_text("utf-8")
-        .replace(
-            'family = "capture"', 'family = "capture"\ndescription = "Read a pane\'s screen."'
-        ),
+        .replace("Capture a tmux pane's screen", "Read a tmux pane's screen"),
     )
     assert main(["--root", str(repo)]) == 0
     assert capsys.readouterr().out.startswith(

@@ -21,7 +21,9 @@ def test_a_run_reports_new_and_changed_projections_once(
     entries = json.loads(serving.read_text("utf-8"))
     entries["read_program"]["projectedInputSchema"]["properties"]["maxLines"]["minimum"] = 2
     serving.write_text(json.dumps(entries), "utf-8")
-    (repo / "schemas" / "tools" / "capture_pane.json").unlink()  # no longer exists at all
+    # its contract no longer arrives at all
+    (repo / "schemas" / "upstream" / "012_e6e62525914b02e5.txt").unlink()
+    (repo / "schemas" / "outputs" / "capture_pane.json").unlink()
     remove_overlay(repo, "capture_pane")
 
     completed = codegen_cli(repo)
