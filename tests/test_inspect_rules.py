@@ -14,8 +14,9 @@ from schemux.domain.filters import OPERATORS, conditions_for, meeting, parse_fil
 from schemux.domain.format_text import template
 from schemux.domain.pane_search import MAX_PATTERN_CHARACTERS, compiled
 from schemux.domain.tmux_objects import Objects, PaneFacts, WindowFacts
-from schemux.domain.tmux_options import HookFacts, _hook, _option_key, converted, literal
+from schemux.domain.tmux_options import HookFacts, _hook, _option_key, converted
 from schemux.errors import SchemuxError
+from schemux.tmux.format import format_literal
 
 pytestmark = pytest.mark.anyio
 
@@ -167,7 +168,7 @@ def test_option_lines_values_and_hook_lines() -> None:
     assert converted("off") is False
     assert converted("-1") == "-1"
     assert converted("On") == "On"
-    assert literal("#(touch x) #{pane_id} ##") == "##(touch x) ##{pane_id} ####"
+    assert format_literal("#(touch x) #{pane_id} ##") == "##(touch x) ##{pane_id} ####"
     assert _hook('pane-exited[0] run-shell "echo x"') == HookFacts(
         "pane-exited", 0, 'run-shell "echo x"'
     )

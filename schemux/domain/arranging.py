@@ -23,9 +23,8 @@ from types import MappingProxyType
 from schemux.errors import InvalidArgument, preview
 from schemux.panes.targets import PaneInfo
 from schemux.shell.idle import prompt_key
-from schemux.tmux.agent_session import format_literal
 from schemux.tmux.command import THEN
-from schemux.tmux.format import query, tmux_row
+from schemux.tmux.format import format_literal, query, tmux_row
 from schemux.tmux.server import TmuxServer
 from schemux.versions import parse_version
 

@@ -31,7 +31,7 @@ import anyio
 from schemux.errors import INVALID_ARGUMENTS, NotFound, SchemuxError, Unfit, preview
 from schemux.panes.targets import PaneInfo
 from schemux.shell.abandoned import PANE_OPTION
-from schemux.tmux.format import option, query, tmux_row
+from schemux.tmux.format import format_literal, option, query, tmux_row
 from schemux.tmux.server import TmuxServer
 
 
@@ -58,7 +58,7 @@ def pipe_command(path: str, append: bool) -> str:
     """The shell command ``pipe-pane`` is given for ``path`` (see the module's docstring),
     as tmux reads it back from its format expansion."""
     redirection = ">>" if append else ">"
-    return f"umask 077 && exec cat {redirection} {shlex.quote(path)}".replace("#", "##")
+    return format_literal(f"umask 077 && exec cat {redirection} {shlex.quote(path)}")
 
 
 async def start_pipe(server: TmuxServer, pane: PaneInfo, path: str, append: bool) -> None:

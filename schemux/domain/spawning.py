@@ -33,9 +33,8 @@ from schemux.errors import InvalidArgument, TmuxCommandError, Unfit, preview
 from schemux.hosts import Host
 from schemux.hosts.programs.host import ProgramHost
 from schemux.panes.targets import PaneInfo
-from schemux.tmux.agent_session import format_literal
 from schemux.tmux.command import THEN
-from schemux.tmux.format import parse_row, row_format, tmux_row
+from schemux.tmux.format import format_literal, parse_row, row_format, tmux_row
 from schemux.tmux.server import TmuxServer
 
 MAX_VARIABLES = 1000

@@ -35,7 +35,7 @@ from schemux.audit.log import CallRecord
 from schemux.domain.tmux_objects import read_objects, session_named_or_id
 from schemux.errors import SchemuxError, Unfit, preview
 from schemux.panes.targets import PaneTarget, resolve_pane
-from schemux.tmux.format import readable
+from schemux.tmux.format import format_literal, readable
 from schemux.tmux.server import TmuxServer
 
 Scope = Literal["server", "session", "window", "pane"]
@@ -122,13 +122,13 @@ async def option_value(server: TmuxServer, where: Place, option: str) -> Any:
     quiet = ("-q",) if option.startswith("@") else ()  # a user option may be unset
     inherited = () if "-g" in where.flags or "-s" in where.flags else ("-A",)
     flags = (*where.flags, *inherited, *quiet)
-    shown = await server.run("show-options", *flags, "--", literal(option))
+    shown = await server.run("show-options", *flags, "--", format_literal(option))
     keys = [_option_key(line) for line in shown]
     if not keys:
         return None
     values = {}
     for key in keys:
-        lines = await server.run("show-options", *flags, "-v", "--", literal(key))
+        lines = await server.run("show-options", *flags, "-v", "--", format_literal(key))
         values[key] = converted(readable("\n".join(lines)))
     if keys == [option]:
         return values[option]
@@ -137,13 +137,7 @@ async def option_value(server: TmuxServer, where: Place, option: str) -> Any:
 
 async def set_value(server: TmuxServer, where: Place, option: str, value: str) -> None:
     """Set ``option`` to ``value`` at ``where`` (see the module's docstring)."""
-    await server.run("set-option", *where.flags, "--", literal(option), value)
-
-
-def literal(name: str) -> str:
-    """``name`` as ``show-options`` and ``show-hooks``, which expand it as a format, read
-    it back as itself (see the module's docstring)."""
-    return name.replace("#", "##")
+    await server.run("set-option", *where.flags, "--", format_literal(option), value)
 
 
 def _option_key(line: str) -> str:
@@ -174,7 +168,7 @@ async def hook_entries(
 ) -> list[HookFacts]:
     """The hooks set at ``places`` (only ``hook_name``'s, when given), each index once,
     by name then index."""
-    name = ("--", literal(hook_name)) if hook_name is not None else ()
+    name = ("--", format_literal(hook_name)) if hook_name is not None else ()
     found: dict[tuple[str, int | None], HookFacts] = {}
     for where in places:
         for line in await server.run("show-hooks", *where.flags, *name):

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from schemux.errors import TmuxCommandError
 from schemux.system.processes import Owner
 from schemux.tmux.command import THEN
+from schemux.tmux.format import format_literal
 from schemux.tmux.server import TmuxServer
 
 TOKEN_BYTES = 6  # a call's private token: 12 hex digits
@@ -74,7 +75,7 @@ class WrapperNames:
         test = f"then c='{again}';else c='{release}';fi;"
         act = f"{tmux} if -F '#{{{self.hold}}}' \"$c\" >/dev/null 2>&1;: '{owner.mark}'"
         # every '#' of the script is its own ('##' to the expansion), but the client's pid
-        return f"if kill -0 #{{client_pid}} 2>/dev/null;{_literal(test)}{_literal(act)}"
+        return f"if kill -0 #{{client_pid}} 2>/dev/null;{format_literal(test)}{format_literal(act)}"
 
     @property
     def done(self) -> str:
@@ -85,11 +86,6 @@ class WrapperNames:
     def resume(self) -> str:
         """The channel that releases the shell the wrapper holds."""
         return f"schemux_r_{self.token}"
-
-
-def _literal(text: str) -> str:
-    """``text`` as a format that expands to itself."""
-    return text.replace("#", "##")
 
 
 @dataclass(frozen=True)

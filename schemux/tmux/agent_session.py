@@ -23,7 +23,7 @@ import sys
 from collections.abc import Mapping
 
 from schemux.config import AgentSession
-from schemux.tmux.format import row_format, tmux_row
+from schemux.tmux.format import format_literal, row_format, tmux_row
 from schemux.tmux.references import CreatedSessionRow
 
 AGENT_MARK = "@schemux_agent"
@@ -101,13 +101,6 @@ def user_environment(env: Mapping[str, str], shell: str) -> dict[str, str]:
         )
     cleaned["SHELL"] = shell
     return cleaned
-
-
-def format_literal(text: str) -> str:
-    """``text`` as a tmux format that expands to itself: ``new-session`` expands its
-    ``-s`` and ``-c`` as formats, where ``#{...}`` and ``#(...)`` (a shell command) would
-    otherwise run."""
-    return text.replace("#", "##")
 
 
 def history_limit_arguments(limit: int = STARTED_HISTORY_LIMIT) -> tuple[str, ...]:

@@ -68,6 +68,14 @@ _C_STYLE = MappingProxyType(
 )
 
 
+def format_literal(text: str) -> str:
+    """``text`` as a tmux format that expands to itself. Many tmux commands expand an
+    argument as a format (``new-session -s``/``-c``, ``rename-window``, ``show-options``'s
+    name, ``run-shell``'s and ``pipe-pane``'s command, a ``set-option -F`` value), where
+    ``#{...}`` would be replaced and ``#(...)`` run as a shell command."""
+    return text.replace("#", "##")
+
+
 def field(name: str) -> str:
     """The format that prints the value of ``name`` (``pane_id``, ``@option``) encoded."""
     return f"#{{{_MODIFIERS}:{name}}}"
