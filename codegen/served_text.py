@@ -27,11 +27,12 @@ from typing import Any
 from codegen.overlays import Overlays
 
 # Variables of the user's shell, programs and panes that descriptions explain the tools'
-# effect on (TMUX_PANE: tmux's, in every pane; BASH_ENV, PROMPT_COMMAND and LD_PRELOAD:
+# effect on (TMUX_PANE: tmux's, in every pane; TMUX_TMPDIR: where tmux puts its sockets,
+# which list_servers scans; BASH_ENV, PROMPT_COMMAND and LD_PRELOAD:
 # what set_environment can make later shells run); they are not settings of a server.
 _USER_ENVIRONMENT = frozenset(
     {
-        "GIT_PAGER", "VIRTUAL_ENV", "HIST_IGNORE_SPACE", "TMUX_PANE",
+        "GIT_PAGER", "VIRTUAL_ENV", "HIST_IGNORE_SPACE", "TMUX_PANE", "TMUX_TMPDIR",
         "BASH_ENV", "PROMPT_COMMAND", "LD_PRELOAD",
     }
 )  # fmt: skip

@@ -31,6 +31,7 @@ HANDLED: tuple[HandledTool, ...] = (
     HandledTool("kill_session", "KillSessionInput", wraps_result=True),
     HandledTool("kill_window", "KillWindowInput", wraps_result=True),
     HandledTool("list_panes", "ListPanesInput", wraps_result=True),
+    HandledTool("list_servers", "ListServersInput", wraps_result=True),
     HandledTool("list_sessions", "ListSessionsInput", wraps_result=True),
     HandledTool("list_windows", "ListWindowsInput", wraps_result=True),
     HandledTool("load_buffer", "LoadBufferInput"),

@@ -7,7 +7,9 @@ server, host another host, and bad input is refused before any tmux work."""
 from __future__ import annotations
 
 import functools
+import os
 import shutil
+import socket as sockets
 import subprocess
 import tempfile
 import uuid
@@ -19,6 +21,7 @@ import pytest
 from mcp import Client
 
 from schemux.config import Settings
+from schemux.domain import server_scan
 from schemux.generated.bindings import BINDINGS
 from schemux.generated.tool_facts import FAMILIES
 from schemux.host_settings import ExecTarget, FleetSettings, NamedHost
@@ -337,6 +340,8 @@ async def test_a_server_that_is_not_running_is_reported_and_never_started(
             }  # fmt: skip
             error = await call_error(client, "list_sessions", socket_name=other)
             assert error.startswith(f"no tmux server is running on socket name '{other}'")
+            servers = (await call(client, "list_servers"))["result"]
+            assert configured not in {server["socket_name"] for server in servers}
         for name in (configured, other):  # still not running
             assert tmux(name, "list-sessions", "-F", "#{session_name}", check=False) == ""
     finally:
@@ -370,6 +375,13 @@ async def test_a_server_that_is_not_running_is_reported_and_never_started(
         ("show_hooks", {"scope": "everywhere"}, "Invalid arguments for show_hooks: scope"),
         ("find_pane_by_position", {"corner": "left"}, "Invalid arguments"),
         ("get_server_info", {"socket_name": "../x"}, "socket_name '../x' is not a tmux socket"),
+        (
+            "list_servers",
+            {"extra_socket_paths": ["/tmp/s", "tmux-0/default"]},
+            "extra_socket_paths[1] 'tmux-0/default' is not an absolute path",
+        ),
+        ("list_servers", {"extra_socket_paths": ["/x"] * 257}, "at most 256 are probed"),
+        ("list_servers", {"extra_socket_paths": "/tmp/s"}, "Invalid arguments for list_servers"),
     ],
 )
 async def test_bad_input_is_refused_before_any_tmux_work(
@@ -485,6 +497,13 @@ async def test_host_reads_the_host_named(other_host: tuple[str, str]) -> None:
             assert [s["session_name"] for s in sessions] == ["on-there"]
             info = await call(client, "get_session_info", session_name="on-there", host="there")
             assert info["window_count"] == 1
+            (server,) = (await call(client, "list_servers", host="there"))["result"]
+            socket_directory = f"{os.path.realpath(directory)}/tmux-{os.getuid()}"
+            assert server == {
+                "is_alive": True, "socket_name": name, "socket_path": f"{socket_directory}/{name}",
+                "session_count": 1, "version": server["version"],
+            }  # fmt: skip
+            assert server["version"]
             error = await call_error(client, "get_server_info", host="nowhere")
             assert "host: 'nowhere' is not a configured host" in error
     finally:
@@ -493,3 +512,69 @@ async def test_host_reads_the_host_named(other_host: tuple[str, str]) -> None:
 
 def select_all() -> dict[str, Any]:
     return dict(select(BINDINGS, ["all"], several_hosts=True))
+
+
+async def test_list_servers_lists_the_live_servers_and_leaves_out_the_rest(
+    client: Client, socket: str, marker: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In the socket directory: the configured server by its name, one with a hidden
+    name and no session, one with a hostile name, a stale socket (left out). Given as
+    extra paths: a server outside it (no socket name), a link to the configured one
+    (listed once), a socket nothing answers on and paths that are no socket (left out),
+    hostile text that never runs."""
+    monkeypatch.setattr(server_scan, "ANSWER_SECONDS", 1.0)
+    configured = (await call(client, "get_server_info"))["socket_path"]
+    directory = os.path.dirname(configured)
+    empty = "." + tagged_socket_name("scan-empty")
+    hostile = tagged_socket_name("scan") + f" a;b $(touch {marker.name}) `id`"
+    stale = f"{directory}/{tagged_socket_name('scan-stale')}"
+    short = Path(tempfile.mkdtemp(prefix="sxl-", dir="/tmp"))  # a socket path has 107 bytes
+    ran = short / "ran"
+    (short / "o d").mkdir()
+    outside = f"{short}/o d/$(touch ran);k"
+    link = short / "link"
+    link.symlink_to(configured)
+    silent = sockets.socket(sockets.AF_UNIX)  # listens, never answers
+    silent_path = f"{short}/silent"
+    try:
+        tmux(empty, "-f", "/dev/null", "new-session", "-d", ";", "set", "-g", "exit-empty", "off")
+        tmux(empty, "kill-session")
+        tmux(hostile, "-f", "/dev/null", "new-session", "-d", "cat")
+        tmux_at(outside, "-f", "/dev/null", "new-session", "-d", "cat")
+        with sockets.socket(sockets.AF_UNIX) as dead:
+            dead.bind(stale)  # closed: the socket file stays, nothing listens
+        silent.bind(silent_path)
+        silent.listen()
+        extra = [
+            outside, str(link), silent_path, f"/$(touch {marker})", "/etc/passwd",
+            f"{short}/missing", str(short),
+        ]  # fmt: skip
+        servers = (await call(client, "list_servers", extra_socket_paths=extra))["result"]
+        by_path = {server["socket_path"]: server for server in servers}
+        assert len(by_path) == len(servers)
+        assert by_path[configured]["socket_name"] == socket
+        assert by_path[configured]["session_count"] >= 1
+        assert by_path[f"{directory}/{empty}"]["socket_name"] == empty
+        assert by_path[f"{directory}/{empty}"]["session_count"] == 0
+        assert by_path[f"{directory}/{hostile}"]["socket_name"] == hostile
+        assert by_path[f"{directory}/{hostile}"]["session_count"] == 1
+        assert by_path[outside] == {
+            "is_alive": True, "socket_name": None, "socket_path": outside, "session_count": 1,
+            "version": by_path[configured]["version"],
+        }  # fmt: skip
+        assert not {stale, silent_path, str(link), "/etc/passwd"} & set(by_path)
+        assert not marker.exists()
+        assert not ran.exists()
+        assert not Path(marker.name).exists()
+    finally:
+        silent.close()
+        for name in (empty, hostile):
+            remove_server(name)
+        tmux_at(outside, "kill-server", check=False)
+        Path(stale).unlink(missing_ok=True)
+        shutil.rmtree(short, ignore_errors=True)
+
+
+def tmux_at(path: str, *args: str, check: bool = True) -> None:
+    """A tmux command to the server on the socket ``path`` (``-S``)."""
+    subprocess.run(["tmux", "-S", path, *args], capture_output=True, check=check)

@@ -12,7 +12,6 @@ is cancelled, so nothing is left waiting inside tmux. The server may be on anoth
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import copy
 import logging
 import os
@@ -36,6 +35,7 @@ from schemux.hooks import PENDING, integrated_command
 from schemux.hosts import Host
 from schemux.hosts.local import LOCAL
 from schemux.names import socket_name_problem
+from schemux.system.child_runs import run_collecting
 from schemux.tmux.agent_session import (
     AGENT_MARK,
     AgentSessionMade,
@@ -419,7 +419,7 @@ class TmuxServer:
 
     async def _run_client_version(self) -> str:
         """``tmux -V`` of the client binary schemux runs (where the server is)."""
-        _, out, _ = await _run_client(self.address.host.command([self.binary, "-V"]))
+        _, out, _ = await run_collecting(self.address.host.command([self.binary, "-V"]))
         return out.decode(errors="replace").strip()
 
     async def _make_owned_session(self, env: dict[str, str] | None) -> list[str] | None:
@@ -500,6 +500,14 @@ class TmuxServer:
         await self.run("has-session", "-t", OWNED_TARGET)
         return await self._run_own_client(args, None, given)
 
+    async def run_on_host(self, argv: list[str]) -> tuple[int, bytes, bytes]:
+        """``argv``, a command line of the host's (``Host.command``, ``Host.exec_command``),
+        run there to its end once the host is reached as this handle may reach it: its
+        exit status, output and errors, whatever they are. Cancelled, it leaves no
+        process."""
+        await self._connect_host(self._permits)
+        return await run_collecting(argv)
+
     async def _run_own_client(
         self, args: tuple[str, ...], env: dict[str, str] | None, given: bytes | None
     ) -> bytes:
@@ -507,7 +515,7 @@ class TmuxServer:
         the host or the server cannot be reached, TmuxCommandError when tmux refuses."""
         await self._connect_host(self._permits)
         connection = self.address.host.connection
-        status, out, err = await _run_client(self.argv(*command_arguments(args)), env, given)
+        status, out, err = await run_collecting(self.argv(*command_arguments(args)), env, given)
         if status != 0:
             host = self.address.host
             lost = None if host.reached(status) else host.lost(connection, status)
@@ -540,27 +548,3 @@ def agent_shell_ended(shell: str, name: str, where: str) -> SchemuxError:
         suggestion="check that the shell of your passwd entry (or $SHELL) starts as a "
         "login shell, for example with `tmux new-session` in a terminal",
     )
-
-
-async def _run_client(
-    argv: list[str], env: dict[str, str] | None = None, given: bytes | None = None
-) -> tuple[int, bytes, bytes]:
-    """Run a tmux client process to its end, ``given`` as its stdin (None: nothing to
-    read): its exit status, output and errors. A caller cancelled meanwhile kills it and
-    waits for it (no process left)."""
-    proc = await asyncio.create_subprocess_exec(
-        *argv,
-        env=env,
-        stdin=asyncio.subprocess.DEVNULL if given is None else asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    try:
-        out, err = await proc.communicate(given)
-    except BaseException:
-        if proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
-        await asyncio.shield(proc.wait())
-        raise
-    return proc.returncode or 0, out, err
