@@ -75,6 +75,25 @@ if [ -n "${TMUX_PANE-}" ] && [ -n "${__SCHEMUX_TMUX-}" ]; then
   __schemux_channels=$__SCHEMUX_ARMED __schemux_armed=$__SCHEMUX_ARMED/$$ __schemux_first=1
   __schemux_paste=0
   [[ $(bind -v 2>/dev/null) == *"enable-bracketed-paste on"* ]] && __schemux_paste=1
+  # tmux's answer to a status query (asked as read's prompt, echo off), and its answers
+  # to any query the command wrote before it, read and dropped; past 2 s only while tmux
+  # (the shell's parent) is stopped, 2 minutes at most: an answer given up on would come
+  # later all the same, as keys typed at the prompt
+  __schemux_answered() {
+    local answer= part prompt=$'\e[5n' tries=0
+    while (( tries++ < 60 )); do
+      if IFS= read -rs -d n -t 2 ${prompt:+-p "$prompt"} part </dev/tty 2>/dev/tty; then
+        answer+=$part
+        [[ $answer == *$'\e[0' ]] && return 0
+        answer+=n
+      else
+        answer+=$part
+        [[ $(</proc/$PPID/stat) == *') '[Tt]' '* ]] || return 1
+      fi
+      prompt=
+    done
+    return 1
+  }
   # tell the call that armed this shell (if one did) "$1" (C, or D and "$2"), and wait
   # for its answer: the nonce this message carries
   __schemux_tell() {
@@ -82,14 +101,10 @@ if [ -n "${TMUX_PANE-}" ] && [ -n "${__SCHEMUX_TMUX-}" ]; then
     local owner to from rest answer nonce=$BASHPID$RANDOM
     {
       read -r owner to from rest <"$__schemux_armed" && [[ -p /proc/$owner/fd/$to ]] &&
-        # tmux takes in what the shell wrote a moment after the pipe's reader could: its
-        # answer to a status query (asked as read's prompt, once echo is off) comes after,
-        # and after its answers to any query the command wrote, which are read with it
-        # and dropped (the line editor would take them for keys typed)
-        IFS= read -rs -d n -t 2 -p $'\e[5n' answer </dev/tty 2>/dev/tty &&
-        until [[ $answer == *$'\e[0' ]]; do
-          IFS= read -rs -d n -t 2 answer </dev/tty 2>/dev/tty || break
-        done && [[ $answer == *$'\e[0' ]] &&
+        # tmux takes in what the shell wrote a moment after the pipe's reader could: the
+        # message goes once tmux answered what came before it (and those answers are
+        # taken: the line editor would take them for keys typed)
+        __schemux_answered &&
         printf '%s\n' "$1 $nonce${2:+ $2}" >|"/proc/$owner/fd/$to" &&
         # as long as the owner lives (stopped or slow, it answers when it goes on): a
         # read a signal cut short is read again; the pipe's path goes with its owner
@@ -185,6 +200,25 @@ if [[ -n ${TMUX_PANE-} && -n ${__SCHEMUX_TMUX-} ]]; then
   typeset -g __schemux_tmux=$__SCHEMUX_TMUX __schemux_socket=${TMUX%%,*} __schemux_pane=$TMUX_PANE
   typeset -g __schemux_channels=$__SCHEMUX_ARMED __schemux_armed=$__SCHEMUX_ARMED/$$
   typeset -g __schemux_first=1
+  # tmux's answer to a status query (asked as read's prompt, echo off), and its answers
+  # to any query the command wrote before it, read and dropped; past 2 s only while tmux
+  # (the shell's parent) is stopped, 2 minutes at most: an answer given up on would come
+  # later all the same, as keys typed at the prompt
+  __schemux_answered() {
+    local answer= part prompt=$'\e[5n' tries=0
+    while (( tries++ < 60 )); do
+      if IFS= read -rs -d n -t 2 "part?$prompt" </dev/tty 2>/dev/tty; then
+        answer+=$part
+        [[ $answer == *$'\e[0' ]] && return 0
+        answer+=n
+      else
+        answer+=$part
+        [[ $(</proc/$PPID/stat) == *') '[Tt]' '* ]] || return 1
+      fi
+      prompt=
+    done
+    return 1
+  }
   # tell the call that armed this shell (if one did) "$1" (C, or D and "$2"), and wait
   # for its answer: the nonce this message carries
   __schemux_tell() {
@@ -192,14 +226,10 @@ if [[ -n ${TMUX_PANE-} && -n ${__SCHEMUX_TMUX-} ]]; then
     local owner to from rest answer nonce=$RANDOM$RANDOM
     {
       read -r owner to from rest <$__schemux_armed && [[ -p /proc/$owner/fd/$to ]] &&
-        # tmux takes in what the shell wrote a moment after the pipe's reader could: its
-        # answer to a status query (asked as read's prompt, once echo is off) comes after,
-        # and after its answers to any query the command wrote, which are read with it
-        # and dropped (the line editor would take them for keys typed)
-        IFS= read -rs -d n -t 2 "answer?"$'\e[5n' </dev/tty 2>/dev/tty &&
-        until [[ $answer == *$'\e[0' ]]; do
-          IFS= read -rs -d n -t 2 answer </dev/tty 2>/dev/tty || break
-        done && [[ $answer == *$'\e[0' ]] &&
+        # tmux takes in what the shell wrote a moment after the pipe's reader could: the
+        # message goes once tmux answered what came before it (and those answers are
+        # taken: the line editor would take them for keys typed)
+        __schemux_answered &&
         print -r -- "$1 $nonce${2:+ $2}" >|/proc/$owner/fd/$to &&
         # as long as the owner lives (stopped or slow, it answers when it goes on): a
         # read a signal cut short is read again; the pipe's path goes with its owner

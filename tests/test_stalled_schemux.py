@@ -17,7 +17,7 @@ from mcp import Client
 
 from tests.conftest import stdio_parameters
 from tests.process_table import processes
-from tests.support import Pane, call, new_pane, remove_server, tagged_socket_name
+from tests.support import Pane, call, new_pane, remove_server, tagged_socket_name, tmux
 
 pytestmark = pytest.mark.anyio
 
@@ -56,9 +56,12 @@ async def served(anyio_backend: str, socket_name: str) -> AsyncIterator[Served]:
         yield Served(client, serve_pid(socket_name), socket_name)
 
 
-async def stopped_while(served: Served, calls: list[dict[str, str]]) -> list[dict[str, object]]:
-    """The calls' results (run at once), schemux stopped from 0.5 s after they began for
-    STOPPED_SECONDS."""
+async def stopped_while(
+    served: Served, calls: list[dict[str, str]], pid: int | None = None, seconds: float = 0
+) -> list[dict[str, object]]:
+    """The calls' results (run at once), process ``pid`` (schemux's by default) stopped
+    from 0.5 s after they began for ``seconds`` (STOPPED_SECONDS by default)."""
+    pid = pid or served.pid
     outcome: dict[int, dict[str, object]] = {}
 
     async def calling(index: int) -> None:
@@ -68,11 +71,11 @@ async def stopped_while(served: Served, calls: list[dict[str, str]]) -> list[dic
         for index in range(len(calls)):
             group.start_soon(calling, index)
         await anyio.sleep(0.5)
-        os.kill(served.pid, signal.SIGSTOP)
+        os.kill(pid, signal.SIGSTOP)
         try:
-            await anyio.sleep(STOPPED_SECONDS)
+            await anyio.sleep(seconds or STOPPED_SECONDS)
         finally:
-            os.kill(served.pid, signal.SIGCONT)
+            os.kill(pid, signal.SIGCONT)
     return [outcome[index] for index in range(len(calls))]
 
 
@@ -82,6 +85,28 @@ async def test_the_agent_s_pane_and_a_pane_schemux_did_not_make(served: Served) 
     command = "sleep 1; echo done; false"
     in_agent, in_pane = await stopped_while(
         served, [{"command": command}, {"command": command, "pane_id": pane.pane_id}]
+    )
+    assert (in_agent["output"], in_agent["exit_status"]) == (["done"], 1)
+    assert (in_pane["output"], in_pane["exit_status"]) == (["done"], 1)
+    after = await call(served.client, "run_command", command="echo next")
+    assert (after["output"], after["exit_status"]) == (["next"], 0)
+    after = await call(served.client, "run_command", command="echo next", pane_id=pane.pane_id)
+    assert (after["output"], after["exit_status"]) == (["next"], 0)
+
+
+async def test_a_tmux_server_stopped_past_the_terminal_s_answer(served: Served) -> None:
+    """tmux stopped while the command ends (its status query unanswered past the 2 s a
+    barrier waited): the barrier waits for the answer, so it is never left to come later
+    into the shell's input, where it was typed at the prompt (``-bash: n: command not
+    found`` before the next command's output)."""
+    pane: Pane = new_pane(served.socket_name)
+    server = int(tmux(served.socket_name, "display-message", "-p", "#{pid}"))
+    command = "sleep 1; echo done; false"
+    in_agent, in_pane = await stopped_while(
+        served,
+        [{"command": command}, {"command": command, "pane_id": pane.pane_id}],
+        server,
+        seconds=3.5,
     )
     assert (in_agent["output"], in_agent["exit_status"]) == (["done"], 1)
     assert (in_pane["output"], in_pane["exit_status"]) == (["done"], 1)

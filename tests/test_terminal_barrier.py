@@ -75,6 +75,35 @@ async def test_the_wait_ends_once_tmux_read_what_came_before_it(
     assert unread_input(tty) == 0  # the answer was taken, all of it
 
 
+async def test_a_stopped_tmux_is_waited_for_past_the_give_up(
+    tmux_socket: str, anyio_backend: str
+) -> None:
+    """Given up on, the answer would come later into the shell's input: while tmux is
+    stopped the wait goes on, and takes the answer once tmux goes on."""
+    pane = new_pane(tmux_socket, command=HOLDER)
+    tty = pane_format(pane, "#{pane_tty}")
+    await until(lambda: not modes(tty)[3] & termios.ICANON)  # type: ignore[operator]
+    server = int(pane_format(pane, "#{pid}"))
+    os.kill(server, signal.SIGSTOP)
+    try:
+        async with anyio.create_task_group() as group:
+            ended: list[float] = []
+
+            async def wait() -> None:
+                await until_tmux_read(tty, within=0.2, server_pid=server)
+                ended.append(time.monotonic())
+
+            group.start_soon(wait)
+            await anyio.sleep(0.8)  # four times the give-up
+            assert not ended
+            resumed = time.monotonic()
+            os.kill(server, signal.SIGCONT)
+        assert ended[0] - resumed < 1.5
+    finally:
+        os.kill(server, signal.SIGCONT)
+    assert unread_input(tty) == 0  # the answer was taken
+
+
 async def test_answers_to_queries_written_before_are_taken_with_its_own(
     tmux_socket: str, anyio_backend: str
 ) -> None:

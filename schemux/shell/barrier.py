@@ -28,17 +28,26 @@ import os
 import termios
 from typing import Any
 
-from schemux.system.processes import standard_input
+from schemux.system.processes import standard_input, stat_of
 
 STATUS_QUERY = b"\x1b[5n"
 STATUS_ANSWER = b"\x1b[0n"
 WITHIN_SECONDS = 2.0
+STOPPED_SECONDS_AT_MOST = 120.0
+STOPPED_POLL_SECONDS = 0.25
 
 
-async def until_tmux_read(tty: str, within: float = WITHIN_SECONDS) -> None:
+async def until_tmux_read(
+    tty: str, within: float = WITHIN_SECONDS, server_pid: int | None = None
+) -> None:
     """Return once tmux answered a status query written to ``tty`` after all that came
     before it, with every byte of input before the answer read and dropped (or after
-    ``within`` seconds, or at once where the terminal cannot be opened: a pane gone)."""
+    ``within`` seconds, or at once where the terminal cannot be opened: a pane gone).
+
+    While the tmux server ``server_pid`` is stopped (SIGSTOP: a debugger, a host's fault),
+    the wait goes on past ``within``, up to ``STOPPED_SECONDS_AT_MOST``, and ``within``
+    more once it continues: an answer given up on comes later all the same, into the
+    shell's input as keys typed at its prompt (``n`` ran as a command so)."""
     try:
         fd = os.open(tty, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
     except OSError:
@@ -48,14 +57,44 @@ async def until_tmux_read(tty: str, within: float = WITHIN_SECONDS) -> None:
         termios.tcsetattr(fd, termios.TCSANOW, _answer_modes(saved))
         try:
             os.write(fd, STATUS_QUERY)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(_read_answer(fd), within)
+            await _until_answered(fd, within, server_pid)
         finally:
             termios.tcsetattr(fd, termios.TCSANOW, saved)
     except (OSError, termios.error):
         return  # the pane went meanwhile
     finally:
         os.close(fd)
+
+
+async def _until_answered(fd: int, within: float, server_pid: int | None) -> None:
+    reading = asyncio.ensure_future(_read_answer(fd))
+    try:
+        await asyncio.wait({reading}, timeout=within)
+        limit = asyncio.get_running_loop().time() + STOPPED_SECONDS_AT_MOST
+        while (
+            not reading.done()
+            and asyncio.get_running_loop().time() < limit
+            and is_stopped(server_pid)
+        ):
+            await asyncio.wait({reading}, timeout=STOPPED_POLL_SECONDS)
+            if not is_stopped(server_pid):  # it goes on: its answer comes as at first
+                await asyncio.wait({reading}, timeout=within)
+    finally:
+        reading.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await reading
+
+
+def is_stopped(pid: int | None) -> bool:
+    """Whether process ``pid`` (on this machine) is stopped by a signal or a tracer."""
+    found = stat_of(pid) if pid is not None else None
+    return found is not None and found.state in ("T", "t")
+
+
+def server_of(shell_pid: int) -> int | None:
+    """The process that started a pane's shell, the tmux server (None when gone)."""
+    found = stat_of(shell_pid)
+    return found.ppid if found is not None else None
 
 
 def terminal_of(shell_pid: int) -> str:

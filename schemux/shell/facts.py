@@ -37,7 +37,7 @@ from typing import Protocol
 from schemux.errors import SchemuxError
 from schemux.panes.targets import PaneInfo
 from schemux.shell import idle
-from schemux.shell.barrier import terminal_of, until_tmux_read
+from schemux.shell.barrier import server_of, terminal_of, until_tmux_read
 from schemux.tmux.command import THEN
 from schemux.tmux.server import TmuxServer
 
@@ -97,7 +97,7 @@ class LocalShellFacts:
         return idle.echo_on(tty)
 
     async def take_terminal_answers(self, shell_pid: int) -> None:
-        await until_tmux_read(terminal_of(shell_pid))
+        await until_tmux_read(terminal_of(shell_pid), server_pid=server_of(shell_pid))
 
 
 # Runs on the server's host (``sh -c``, by run-shell), for process PID (digits): one line,
@@ -149,17 +149,24 @@ case $m in *' -echo '*) e=0;; *' echo '*) e=1;; *) e=-;; esac
 
 # the terminal barrier (``schemux.shell.barrier``) on the server's host, for the shell
 # of process PID: a status query written to its terminal, and all that comes before its
-# answer read and dropped (2 s at most), the terminal's modes as they were after
+# answer read and dropped (2 s at most, longer while tmux, which runs this script, is
+# stopped: 2 minutes at most), the terminal's modes as they were after
 _ANSWERS_SCRIPT = r"""(
 t=$(readlink /proc/%(pid)d/fd/0)
 case $t in /dev/pts/[0-9]*) ;; *) exit;; esac
 g=$(stty -g < "$t") || exit
 stty -icanon -echo min 0 time 20 < "$t"
 printf '\033[5n' > "$t"
-a=
-while c=$(dd bs=256 count=1 < "$t" 2>/dev/null | od -An -tx1 | tr -d ' \n'); [ -n "$c" ]; do
-  a=$a$c
-  case $a in *1b5b306e) break;; esac
+a= n=0
+while [ $n -lt 60 ]; do
+  c=$(dd bs=256 count=1 < "$t" 2>/dev/null | od -An -tx1 | tr -d ' \n')
+  if [ -n "$c" ]; then
+    a=$a$c
+    case $a in *1b5b306e) break;; esac
+    continue
+  fi
+  n=$((n + 1))
+  case $(cat /proc/$PPID/stat 2>/dev/null) in *") T "*|*") t "*) ;; *) break;; esac
 done
 stty "$g" < "$t"
 ) >/dev/null 2>&1; true"""

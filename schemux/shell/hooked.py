@@ -22,7 +22,7 @@ from schemux.errors import SchemuxError, TmuxCommandError
 from schemux.hooks import SHELL, HookedShell
 from schemux.panes.keys import leaving_modes
 from schemux.panes.targets import PaneInfo
-from schemux.shell.barrier import terminal_of, until_tmux_read
+from schemux.shell.barrier import server_of, terminal_of, until_tmux_read
 from schemux.shell.capture import (
     CommandStart,
     command_start,
@@ -116,7 +116,7 @@ class HookedCall:
         waits for ``finish``)."""
         kind, *fields = message.split(" ")
         if self.tty:
-            await until_tmux_read(self.tty)
+            await until_tmux_read(self.tty, server_pid=server_of(self.shell.pid))
         if kind == COMMAND_ENDED and len(fields) == 4 and fields[1].isdigit():
             self.status = int(fields[1])
             self.shell = self.shell.after_command(fields[2], fields[3])
