@@ -38,6 +38,7 @@ HANDLED: tuple[HandledTool, ...] = (
     HandledTool("move_window", "MoveWindowInput"),
     HandledTool("paste_buffer", "PasteBufferInput", wraps_result=True),
     HandledTool("paste_text", "PasteTextInput", wraps_result=True),
+    HandledTool("picture_pane", "PicturePaneInput"),
     HandledTool("pipe_pane", "PipePaneInput", wraps_result=True),
     HandledTool("read_program", "ReadProgramInput"),
     HandledTool("rename_session", "RenameSessionInput"),

@@ -11,6 +11,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "programs": ("run_program", "start_program", "read_program", "stop_program"),
     "keys": ("send_keys", "send_keys_batch", "wait_for_text", "wait_for_channel", "signal_channel"),
     "capture": ("tmux_snapshot", "tmux_capture", "capture_pane", "snapshot_pane", "capture_since"),
+    "pictures": ("picture_pane",),
     "inspect": (
         "list_sessions",
         "list_windows",
@@ -60,6 +61,7 @@ JOBS: dict[str, str] = {
     "programs": "Programs in a pane of their own",
     "keys": "Interactive input (REPLs, prompts, TUIs, C-c) and output you did not author",
     "capture": "Screens",
+    "pictures": "Panes as pictures, drawn from tmux's cells, for a model that reads images",
     "inspect": "The server's sessions, windows, panes and settings, read without changing them",
     "manage": "Sessions, windows and panes made, named, arranged and focused (nothing closed)",
     "teardown": "Panes, windows, sessions and servers closed, with all they run",
@@ -70,6 +72,7 @@ JOBS: dict[str, str] = {
 
 # the families served only when --tools names them (or all), in the families' order
 ON_REQUEST_FAMILIES: tuple[str, ...] = (
+    "pictures",
     "inspect",
     "manage",
     "teardown",
@@ -84,6 +87,7 @@ USES: dict[str, str] = {
     "kill_pane": "close a pane",
     "list_sessions": "list sessions",
     "load_buffer": "stage text",
+    "picture_pane": "a pane as a picture (colours, cursor)",
     "pipe_pane": "pipe a pane's output into a file, or stop it",
     "run_command": "a pane found by id, session or window",
     "run_program": "run to the end",
@@ -167,7 +171,14 @@ SEVERAL_HOSTS_TOOLS: tuple[str, ...] = ("run_command_on_hosts",)
 # resource kind -> the tools that read it or link to it, in name order: a kind is served
 # only while one of them is (schemux.serving.resources)
 RESOURCE_READERS: dict[str, tuple[str, ...]] = {
-    "pane": ("capture_pane", "capture_since", "snapshot_pane", "tmux_capture", "wait_for_text"),
+    "pane": (
+        "capture_pane",
+        "capture_since",
+        "picture_pane",
+        "snapshot_pane",
+        "tmux_capture",
+        "wait_for_text",
+    ),
     "program": ("read_program", "run_program", "start_program", "stop_program"),
 }
 

@@ -81,16 +81,23 @@ async def test_the_server_declares_resources_with_subscriptions_and_completions(
     assert capabilities.completions is not None
 
 
-async def test_templates_are_a_panes_screen_and_scrollback_and_a_programs_output(
+async def test_templates_are_a_panes_screen_scrollback_and_picture_and_a_programs_output(
     client: Client,
 ) -> None:
     templates = (await client.list_resource_templates()).resource_templates
     assert [t.uri_template for t in templates] == [
         "tmux://local/pane/{pane_id}/screen",
         "tmux://local/pane/{pane_id}/scrollback",
+        "tmux://local/pane/{pane_id}/picture",
         "tmux://local/program/{program_id}/output",
     ]
-    assert all(t.mime_type == "text/plain" and t.description for t in templates)
+    assert [t.mime_type for t in templates] == [
+        "text/plain",
+        "text/plain",
+        "image/png",
+        "text/plain",
+    ]
+    assert all(t.description for t in templates)
 
 
 async def test_a_panes_screen_and_scrollback_read_exactly_as_capture_pane_gives_them(
@@ -430,7 +437,7 @@ async def test_resources_over_http(tmux_socket: str, anyio_backend: str) -> None
             Client(streamable_http_client(served.url, http_client=http), cache=None) as client,
         ):
             templates = (await client.list_resource_templates()).resource_templates
-            assert len(templates) == 3
+            assert len(templates) == 4
             screen = (await call(client, "capture_pane", pane_id=pane.pane_id))["result"]
             assert await read_text(client, uri) == screen
             clients_before = watching_clients(tmux_socket)

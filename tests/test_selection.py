@@ -54,7 +54,9 @@ def test_select_by_names_and_families_keeps_the_bound_order() -> None:
 
 
 def test_the_default_leaves_out_the_families_served_on_request_and_all_serves_them() -> None:
-    assert ON_REQUEST_FAMILIES == ("inspect", "manage", "teardown", "settings", "buffers", "pipes")
+    assert ON_REQUEST_FAMILIES == (
+        "pictures", "inspect", "manage", "teardown", "settings", "buffers", "pipes",
+    )  # fmt: skip
     on_request = {tool for family in ON_REQUEST_FAMILIES for tool in FAMILIES[family]}
     assert on_request  # the families have tools to leave out
     default = select(BINDINGS, [], several_hosts=True)
@@ -343,7 +345,7 @@ async def test_hints_say_what_each_handler_does() -> None:
     read_only = {name for name, hint in hints.items() if hint and hint.read_only_hint}
     assert read_only == {
         "capture_pane", "capture_since", "read_program", "snapshot_pane", "tmux_capture",
-        "tmux_snapshot", "wait_for_text", *FAMILIES["inspect"], "show_buffer",
+        "tmux_snapshot", "wait_for_text", *FAMILIES["inspect"], "show_buffer", "picture_pane",
     }  # fmt: skip
     # a wait for a channel consumes the signal it waits for: not read-only, not destructive;
     # what makes a session, window or pane only adds, and what names, focuses, arranges or

@@ -9,6 +9,7 @@ from typing import Any, Protocol
 from schemux.audit.log import CallRecord
 from schemux.calls.progress import Progress
 from schemux.calls.result_links import ResultLinks
+from schemux.calls.result_media import ResultMedia
 from schemux.config import Settings
 from schemux.domain.capture import ScreenTracker
 from schemux.domain.channels import ChannelWaits
@@ -47,7 +48,8 @@ class Call:
     ``services`` are those every call shares (the fleet, the cursors, the channels' waits,
     the reaper); ``scope`` is the host the call runs on (``on`` gives the same call on
     another host: a fan-out's). ``progress`` is what the caller is told while the call
-    waits, ``links`` the resources its result links to, ``notes`` its audit record (None:
+    waits, ``links`` the resources its result links to, ``media`` the pictures its
+    result shows (a nested call's go to its parent's result), ``notes`` its audit record (None:
     a request no record keeps), ``session`` the MCP session it came in, and ``permits``
     what it may do on the tmux servers it uses (start the configured one at its first
     command there; not connect again to a host whose connect failed in it); ``tools``
@@ -59,6 +61,7 @@ class Call:
     notes: CallRecord | None = None
     progress: Progress = field(default_factory=Progress)
     links: ResultLinks = field(default_factory=ResultLinks)
+    media: ResultMedia = field(default_factory=ResultMedia)
     permits: CallPermits = field(default_factory=CallPermits)
     tools: ReadTools | None = None
 

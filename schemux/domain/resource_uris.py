@@ -1,9 +1,10 @@
 """The URIs of schemux's resources: written, parsed strictly, and their templates (pure).
 
-One scheme, ``tmux://HOST/KIND/ID/VIEW``, three resources:
+One scheme, ``tmux://HOST/KIND/ID/VIEW``, four resources:
 
 * ``tmux://local/pane/%2512/screen``: pane ``%12``'s visible screen;
 * ``tmux://local/pane/%2512/scrollback``: its history and screen;
+* ``tmux://local/pane/%2512/picture``: its screen as it looks, a PNG (``picture_pane``'s);
 * ``tmux://local/program/p0123456789ab/output``: what program ``p0123456789ab`` printed.
 
 ``HOST`` is the host's name: ``local``, or over ssh the destination schemux was given, or
@@ -27,8 +28,8 @@ SCHEME = "tmux"
 LOCAL_HOST = "local"
 MAX_URI_LENGTH = 512
 
-View = Literal["screen", "scrollback", "output"]
-PANE_VIEWS: tuple[View, ...] = ("screen", "scrollback")
+View = Literal["screen", "scrollback", "picture", "output"]
+PANE_VIEWS: tuple[View, ...] = ("screen", "scrollback", "picture")
 
 _PANE_ID = re.compile(r"%[0-9]{1,9}")
 _ESCAPED_PANE_ID = re.compile(r"%25[0-9]{1,9}")
@@ -37,7 +38,7 @@ _PROGRAM_ID = re.compile(r"p[0-9a-f]{12}")
 _HOST = r"(?:[A-Za-z0-9._~-]|%[0-9A-F]{2})+"
 _URI = re.compile(
     rf"{SCHEME}://(?P<host>{_HOST})/(?:"
-    r"pane/%25(?P<pane>[0-9]{1,9})/(?P<pane_view>screen|scrollback)"
+    r"pane/%25(?P<pane>[0-9]{1,9})/(?P<pane_view>screen|scrollback|picture)"
     r"|program/(?P<program>p[0-9a-f]{12})/output)"
 )
 
@@ -99,7 +100,7 @@ def parse(uri: str, hosts: Sequence[str]) -> ResourceAddress:
     if not uri.startswith(prefix):
         raise ResourceUriError(
             f"uri: {_shown(uri)} is not a {SCHEME}:// URI; resources are "
-            f"{template(host, 'pane', 'screen')}, .../scrollback and "
+            f"{template(host, 'pane', 'screen')}, .../scrollback, .../picture and "
             f"{template(host, 'program', 'output')}"
         )
     found = _URI.fullmatch(uri)
@@ -114,7 +115,7 @@ def parse(uri: str, hosts: Sequence[str]) -> ResourceAddress:
             f"{shown}{more}"
         )
     if found["pane"] is not None:
-        view: View = "screen" if found["pane_view"] == "screen" else "scrollback"
+        view = next(view for view in PANE_VIEWS if view == found["pane_view"])
         return ResourceAddress("pane", f"%{found['pane']}", view, named)
     return ResourceAddress("program", found["program"], "output", named)
 
@@ -132,12 +133,15 @@ def _why_not(rest: str) -> str:
     if len(segments) != 3 or segments[0] not in ("pane", "program"):
         return (
             "is not a pane's or a program's: its path is pane/ID/screen, "
-            "pane/ID/scrollback or program/ID/output"
+            "pane/ID/scrollback, pane/ID/picture or program/ID/output"
         )
     kind, id_, view = segments
     if kind == "pane":
         if _ESCAPED_PANE_ID.fullmatch(id_) and view not in PANE_VIEWS:
-            return f"names no view of a pane ({_shown(view)}): a pane has screen and scrollback"
+            return (
+                f"names no view of a pane ({_shown(view)}): a pane has screen, scrollback "
+                "and picture"
+            )
         if _ESCAPED_PANE_ID.fullmatch(id_):
             return _HOST_NOT_ENCODED
         if _PANE_ID.fullmatch(id_):

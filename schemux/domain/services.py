@@ -12,6 +12,7 @@ from schemux.domain.capture import ScreenTracker
 from schemux.domain.channels import ChannelWaits
 from schemux.domain.fleet import Fleet, HostScope
 from schemux.domain.new_rows import RowCursors
+from schemux.domain.pane_picture import Pictures
 from schemux.hosts import Host
 from schemux.programs.store import ProgramStore
 from schemux.shell.abandoned import AbandonedReaper
@@ -24,7 +25,8 @@ class Services:
     master runs until ``close``), their tmux servers' engines and their programs. It also
     keeps what calls leave for later calls. Those are ``screens`` (tmux_capture's delta
     cursors), ``row_cursors`` (capture_since's), ``channels`` (wait_for_channel's waits)
-    and ``abandoned`` (what dead schemux processes left, per server). ``held(name)`` says
+    ``abandoned`` (what dead schemux processes left, per server) and ``pictures`` (the
+    worker that draws panes). ``held(name)`` says
     whether something outside (a resource subscription) keeps host ``name`` connected.
 
     ``scope``, ``host``, ``programs`` and ``host_name`` are those of the default host (the
@@ -43,6 +45,7 @@ class Services:
         self.abandoned = AbandonedReaper()
         self.row_cursors = RowCursors()
         self.channels = ChannelWaits()
+        self.pictures = Pictures()
 
     @property
     def host(self) -> Host:
@@ -80,3 +83,4 @@ class Services:
         await self.fleet.close()
         self.screens.close()
         self.row_cursors.close()
+        self.pictures.close()

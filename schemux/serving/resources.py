@@ -4,7 +4,7 @@ for 2026-07-28 ones).
 
 The URIs are ``domain.resource_uris``'s; reads are exact: a pane's screen is the text
 ``capture_pane`` returns for it (its scrollback: that of ``capture_pane`` with all its
-history); a program's output is its whole text, as
+history; its picture: the PNG ``picture_pane`` draws); a program's output is its whole text, as
 ``read_program``'s pages put together give it. A URI that does not parse is refused with
 ``INVALID_PARAMS`` saying why; one naming no pane or program here, with
 ``RESOURCE_NOT_FOUND``. A subscription is a watch (``domain.resource_watch``) held by the
@@ -14,6 +14,7 @@ listen stream (the stream's end does).
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import logging
 import re
@@ -34,6 +35,7 @@ from mcp.shared.subscriptions import ResourceUpdated
 from schemux.calls.sessions import session_of
 from schemux.domain.call import Call
 from schemux.domain.resource_uris import (
+    PANE_VIEWS,
     ResourceAddress,
     ResourceUriError,
     pane_uri,
@@ -58,6 +60,7 @@ TEMPLATE_PAGE_HOSTS = 100  # hosts whose templates one resources/templates/list 
 RESOURCE_PAGE_HOSTS = 10  # hosts whose resources one resources/list page holds, read at once
 _HOSTS_CURSOR = "hosts-from-"
 TEXT = "text/plain"
+PNG = "image/png"
 _CONNECTION_KEY = "schemux.resource_subscriptions"
 
 Handler = Callable[[ServerRequestContext[Any], Any], Awaitable[Any]]
@@ -69,6 +72,8 @@ _DESCRIPTIONS: Mapping[str, str] = MappingProxyType(
         "screen": "the pane's visible screen, one line per row, as capture_pane gives it",
         "scrollback": "the pane's history and screen, one line per row, as capture_pane "
         "gives them with all the history",
+        "picture": "the pane's screen as it looks (colours, cursor), a PNG as picture_pane "
+        "draws it",
         "output": "all the program printed, as text (escape sequences removed), as "
         "read_program's pages put together give it",
     }
@@ -187,9 +192,9 @@ class ResourceService:
                         name=f"pane {view}{on}",
                         title=f"A pane's {view}{on}",
                         description=f"{_DESCRIPTIONS[view]}; pane_id is a tmux pane id such as %12",
-                        mime_type=TEXT,
+                        mime_type=PNG if view == "picture" else TEXT,
                     )
-                    for view in ("screen", "scrollback")
+                    for view in PANE_VIEWS
                 ]
             if "program" in self.kinds:
                 templates.append(
@@ -257,14 +262,14 @@ class ResourceService:
         resources = []
         for row in await self._pane_rows(on) if "pane" in self.kinds else []:
             where = f"{row.session_name}: {row.pane_current_command}"
-            for view in ("screen", "scrollback"):
+            for view in PANE_VIEWS:
                 resources.append(
                     types.Resource(
                         uri=pane_uri(host, row.pane_id, view),
                         name=f"{row.pane_id} {view}",
                         title=f"{view} of pane {row.pane_id} ({where})",
                         description=_DESCRIPTIONS[view],
-                        mime_type=TEXT,
+                        mime_type=PNG if view == "picture" else TEXT,
                     )
                 )
         for program in on.programs.visible(on.session) if "program" in self.kinds else []:
@@ -295,13 +300,26 @@ class ResourceService:
         self, call: Call, ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
         address = self.address(params.uri)
+        contents: types.TextResourceContents | types.BlobResourceContents
         try:
-            text = await self._text(call.on(address.host), address)
+            if address.view == "picture":
+                picture = await self._picture(call.on(address.host), address)
+                blob = base64.b64encode(picture).decode("ascii")
+                contents = types.BlobResourceContents(uri=params.uri, mime_type=PNG, blob=blob)
+            else:
+                text = await self._text(call.on(address.host), address)
+                contents = types.TextResourceContents(uri=params.uri, mime_type=TEXT, text=text)
         except SchemuxError as error:
             raise MCPError(RESOURCE_NOT_FOUND, f"{params.uri}: {error.render()}") from None
-        return types.ReadResourceResult(
-            contents=[types.TextResourceContents(uri=params.uri, mime_type=TEXT, text=text)]
-        )
+        return types.ReadResourceResult(contents=[contents])
+
+    @staticmethod
+    async def _picture(on: Call, address: ResourceAddress) -> bytes:
+        """The pane's picture as PNG, drawn as picture_pane draws it."""
+        server = on.tmux()
+        pane = await resolve_pane(server, PaneTarget(pane_id=address.id), on.notes)
+        picture = await on.services.pictures.picture(server, pane.pane_id, "png")
+        return picture.data
 
     async def _text(self, on: Call, address: ResourceAddress) -> str:
         if address.kind == "program":
@@ -327,7 +345,7 @@ class ResourceService:
         values: list[str] = []
         if isinstance(ref, types.ResourceTemplateReference):
             for host in self.hosts:
-                panes = {template(host, "pane", view) for view in ("screen", "scrollback")}
+                panes = {template(host, "pane", view) for view in PANE_VIEWS}
                 if "pane" in self.kinds and ref.uri in panes and argument.name == "pane_id":
                     rows = await self._pane_rows(call.on(host))
                     values = sorted({row.pane_id for row in rows}, key=lambda id_: -int(id_[1:]))

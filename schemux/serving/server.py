@@ -22,9 +22,10 @@ With several hosts, a call runs on the host its arguments name (``serving.host_r
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +38,7 @@ from schemux import __version__
 from schemux.audit.log import CallRecord
 from schemux.calls import progress
 from schemux.calls.progress import Progress
+from schemux.calls.result_media import Media
 from schemux.calls.sessions import session_of
 from schemux.domain.call import Call
 from schemux.errors import (
@@ -74,6 +76,22 @@ _WANTED = MappingProxyType(
         "maxItems": "give at most {} item{}",
     }
 )
+
+
+# How each kind of media a handler attaches (``calls.result_media``) is sent, by the
+# first part of its MIME type: a new kind is a line here.
+_MEDIA_BLOCKS: Mapping[str, Callable[[str, str], types.ContentBlock]] = MappingProxyType(
+    {
+        "image": lambda mime, data: types.ImageContent(type="image", data=data, mime_type=mime),
+        "audio": lambda mime, data: types.AudioContent(type="audio", data=data, mime_type=mime),
+    }
+)
+
+
+def media_block(media: Media) -> types.ContentBlock:
+    """``media`` as the MCP content block its MIME type calls for, its bytes in base64."""
+    kind = media.mime_type.partition("/")[0]
+    return _MEDIA_BLOCKS[kind](media.mime_type, base64.b64encode(media.data).decode("ascii"))
 
 
 def describe_violation(error: ValidationError, root: str = "(arguments)") -> str:
@@ -253,12 +271,14 @@ def build_server(state: ServingState, bindings: Mapping[str, ToolBinding]) -> Se
     async def answered(
         binding: ToolBinding, call: Call, arguments: dict[str, Any]
     ) -> types.CallToolResult:
-        """The call's result, linking to each resource that holds text it cut."""
+        """The call's result: the pictures it shows first, then its text, then a link
+        to each resource that holds text it cut."""
         try:
             result = await call_bound_tool(binding, state, arguments, call)
         finally:
             call.permits.end()  # what it left running (a program) is its no more
         if not result.is_error:
+            result.content[:0] = [media_block(media) for media in call.media]
             result.content += [
                 types.ResourceLink(
                     type="resource_link",

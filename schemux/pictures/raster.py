@@ -1,0 +1,174 @@
+"""A screen drawn as PNG with Pillow, one cell ``CELL_WIDTH`` pixels wide.
+
+Pillow (FreeType underneath) because it draws text and rectangles and writes PNG with
+no system library of its own to install, in wheels for every platform. The font size is
+the one at which the typeface's advance is exactly ``CELL_WIDTH`` pixels, so a run of
+cells of one style is drawn in one call and still falls on the cell grid; text is laid
+out by Pillow's basic engine (no shaping: a ligature would join two cells). Drawing
+holds no lock: a painter is used by one thread at a time (its owner's one worker).
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+
+from PIL import Image, ImageDraw, ImageFont
+
+from schemux.pictures.cells import Cell, Screen, Style
+from schemux.pictures.fonts import BOLD_WEIGHT, Typeface, characters_of
+from schemux.pictures.theme import CURSOR, DEFAULT_BG, RGB, cell_colours
+
+CELL_WIDTH = 9  # pixels
+PNG_COMPRESSION = 1  # zlib's fastest: a screen's flat colours compress well at any level
+
+
+@dataclass(frozen=True)
+class _Ink:
+    """What a style draws with."""
+
+    fg: RGB
+    bg: RGB
+    font: ImageFont.FreeTypeFont
+    characters: frozenset[int]
+    style: Style
+
+
+class PngPainter:
+    """Draws screens as PNG in ``typeface``; its fonts are loaded when it is made."""
+
+    def __init__(self, typeface: Typeface, cell_width: int = CELL_WIDTH) -> None:
+        self.typeface = typeface
+        regular = typeface.faces[(False, False)]
+        unit = ImageFont.truetype(str(regular), 1000, layout_engine=ImageFont.Layout.BASIC)
+        size = cell_width / (unit.getlength("M") / 1000)
+        self._fonts: dict[tuple[bool, bool], ImageFont.FreeTypeFont] = {}
+        self._characters: dict[tuple[bool, bool], frozenset[int]] = {}
+        for key, path in typeface.faces.items():
+            font = ImageFont.truetype(str(path), size, layout_engine=ImageFont.Layout.BASIC)
+            if typeface.variable:
+                font.set_variation_by_axes([BOLD_WEIGHT if key[0] else 400])
+            self._fonts[key] = font
+            self._characters[key] = characters_of(path)
+        ascent, descent = self._fonts[(False, False)].getmetrics()
+        self.cell_width = cell_width
+        self.cell_height = ascent + descent
+        self._ascent = ascent
+
+    def size(self, screen: Screen) -> tuple[int, int]:
+        """The picture's width and height in pixels."""
+        return screen.width * self.cell_width, screen.height * self.cell_height
+
+    def paint(self, screen: Screen) -> bytes:
+        """``screen`` as PNG bytes."""
+        image = Image.new("RGB", self.size(screen), DEFAULT_BG)
+        draw = ImageDraw.Draw(image)
+        inks: dict[Style, _Ink] = {}
+        for y, row in enumerate(screen.rows):
+            top = y * self.cell_height
+            cells = [(cell, self._ink(cell.style, inks)) for cell in row]
+            self._backgrounds(draw, top, cells)
+            self._texts(draw, top, cells)
+        if screen.cursor_visible and 0 <= screen.cursor_y < screen.height:
+            self._cursor(draw, screen, inks)
+        out = io.BytesIO()
+        image.save(out, "PNG", compress_level=PNG_COMPRESSION)
+        return out.getvalue()
+
+    def _ink(self, style: Style, inks: dict[Style, _Ink]) -> _Ink:
+        ink = inks.get(style)
+        if ink is None:
+            fg, bg = cell_colours(style)
+            key = (style.bold, style.italic)
+            ink = inks[style] = _Ink(fg, bg, self._fonts[key], self._characters[key], style)
+        return ink
+
+    def _backgrounds(
+        self, draw: ImageDraw.ImageDraw, top: int, cells: list[tuple[Cell, _Ink]]
+    ) -> None:
+        """Each run of cells with one background other than the default, one rectangle."""
+        start = end = 0
+        colour: RGB | None = None
+        for cell, ink in [*cells, (None, None)]:
+            if cell is not None and ink is not None and ink.bg == colour and cell.x == end:
+                end += cell.width
+                continue
+            if colour is not None and colour != DEFAULT_BG:
+                self._fill(draw, start, end - start, top, colour)
+            if cell is not None and ink is not None:
+                start, end, colour = cell.x, cell.x + cell.width, ink.bg
+
+    def _texts(self, draw: ImageDraw.ImageDraw, top: int, cells: list[tuple[Cell, _Ink]]) -> None:
+        """Each run of adjacent one-cell characters of one style the font has, drawn in
+        one call; any other cell on its own (a wide character, a combined one, a box)."""
+        run: list[Cell] = []
+        run_ink: _Ink | None = None
+        for cell, ink in cells:
+            simple = cell.width == 1 and len(cell.text) == 1 and ord(cell.text) in ink.characters
+            if simple and run and ink is run_ink and run[-1].x + 1 == cell.x:
+                run.append(cell)
+                continue
+            if run and run_ink is not None:
+                self._run(draw, top, run, run_ink)
+            run, run_ink = ([cell], ink) if simple else ([], None)
+            if not simple:
+                self._cell(draw, top, cell, ink, ink.fg)
+        if run and run_ink is not None:
+            self._run(draw, top, run, run_ink)
+
+    def _run(self, draw: ImageDraw.ImageDraw, top: int, run: list[Cell], ink: _Ink) -> None:
+        text = "".join(cell.text for cell in run)
+        left = run[0].x * self.cell_width
+        if text.strip():
+            draw.text((left, top), text, font=ink.font, fill=ink.fg)
+        self._lines(draw, top, run[0].x, len(run), ink, ink.fg)
+
+    def _cell(self, draw: ImageDraw.ImageDraw, top: int, cell: Cell, ink: _Ink, fg: RGB) -> None:
+        """One cell on its own: its character, or a box of its width when the font
+        lacks one of its characters."""
+        left = cell.x * self.cell_width
+        if all(ord(char) in ink.characters for char in cell.text):
+            if cell.text.strip():
+                slack = cell.width * self.cell_width - ink.font.getlength(cell.text)
+                draw.text((left + max(0.0, slack / 2), top), cell.text, font=ink.font, fill=fg)
+        else:
+            draw.rectangle(
+                (
+                    left + 1,
+                    top + 2,
+                    left + cell.width * self.cell_width - 2,
+                    top + self.cell_height - 3,
+                ),
+                outline=fg,
+            )
+        self._lines(draw, top, cell.x, cell.width, ink, fg)
+
+    def _lines(
+        self, draw: ImageDraw.ImageDraw, top: int, x: int, width: int, ink: _Ink, fg: RGB
+    ) -> None:
+        """The underline and strikethrough of ``width`` cells from column ``x``."""
+        left, right = x * self.cell_width, (x + width) * self.cell_width - 1
+        if ink.style.underline:
+            under = top + self._ascent + 1
+            draw.line((left, under, right, under), fill=fg)
+        if ink.style.strikethrough:
+            middle = top + self.cell_height // 2
+            draw.line((left, middle, right, middle), fill=fg)
+
+    def _cursor(self, draw: ImageDraw.ImageDraw, screen: Screen, inks: dict[Style, _Ink]) -> None:
+        """A block cursor, its cell's character drawn over it in the cell's background."""
+        top = screen.cursor_y * self.cell_height
+        under = next(
+            (cell for cell in screen.rows[screen.cursor_y] if cell.x == screen.cursor_x), None
+        )
+        width = under.width if under is not None else 1
+        self._fill(draw, screen.cursor_x, width, top, CURSOR)
+        if under is not None:
+            ink = self._ink(under.style, inks)
+            self._cell(draw, top, under, ink, ink.bg)
+
+    def _fill(self, draw: ImageDraw.ImageDraw, x: int, width: int, top: int, colour: RGB) -> None:
+        """``width`` cells from column ``x`` filled with ``colour``."""
+        left = x * self.cell_width
+        box = (left, top, left + width * self.cell_width - 1, top + self.cell_height - 1)
+        draw.rectangle(box, fill=colour)

@@ -1,0 +1,93 @@
+"""The pictures' pure parts, with no tmux: tmux's SGR rows read back into cells, and
+screens drawn as PNG (compared by their pixels) and as SVG."""
+
+from __future__ import annotations
+
+import io
+import xml.etree.ElementTree as ET
+
+import pytest
+from PIL import Image
+
+from schemux.pictures.cells import PLAIN, Style, row_cells, screen_from_capture, styled
+from schemux.pictures.fonts import find_typeface
+from schemux.pictures.raster import CELL_WIDTH, PngPainter
+from schemux.pictures.theme import DEFAULT_BG, DEFAULT_FG, cell_colours, palette_colour
+from schemux.pictures.vector import svg_picture
+
+
+@pytest.mark.parametrize(
+    ("parameters", "expected"),
+    [
+        ("31", Style(fg=1)),
+        ("1;38;5;196", Style(fg=196, bold=True)),
+        ("38;2;1;2;3", Style(fg=(1, 2, 3))),
+        ("38:2::1:2:3", Style(fg=(1, 2, 3))),
+        ("48:5:17", Style(bg=17)),
+        (
+            "2;3;4;7;9",
+            Style(dim=True, italic=True, underline=True, reverse=True, strikethrough=True),
+        ),
+        ("", PLAIN),
+        ("38;5", PLAIN),  # cut short: no colour, no crash
+    ],
+)
+def test_sgr_parameters(parameters: str, expected: Style) -> None:
+    assert styled(PLAIN, parameters) == expected
+
+
+def test_wide_and_combining_characters_take_their_cells_and_style_carries() -> None:
+    cells, style = row_cells("\x1b[1m中e\u0301\x1b]8;;http://x\x1b\\z", 10)
+    assert [(cell.x, cell.text, cell.width) for cell in cells] == [
+        (0, "中", 2), (2, "e\u0301", 1), (3, "z", 1),
+    ]  # fmt: skip
+    assert style.bold
+    screen = screen_from_capture(["\x1b[41mab", "c"], 4, 3)
+    assert screen.rows[1][0].style.bg == 1  # tmux carries the style to the next row
+    assert screen.rows[2] == ()
+    assert [cell.x for cell in row_cells("abcdef", 4)[0]] == [0, 1, 2, 3]
+
+
+def test_palette_and_attributes() -> None:
+    assert palette_colour(196) == (255, 0, 0)
+    assert palette_colour(244) == (128, 128, 128)
+    assert cell_colours(Style(reverse=True)) == (DEFAULT_BG, DEFAULT_FG)
+    assert cell_colours(Style(hidden=True, bg=(1, 2, 3))) == ((1, 2, 3), (1, 2, 3))
+
+
+@pytest.fixture(scope="module")
+def painter() -> PngPainter:
+    return PngPainter(find_typeface())
+
+
+def test_a_missing_glyph_is_a_box_of_its_width_and_control_characters_never_crash(
+    painter: PngPainter,
+) -> None:
+    # U+E000 is a private use character no font has; U+1F600 takes two cells
+    screen = screen_from_capture(["\ue000 \U0001f600 \x01"], 8, 1, cursor_visible=False)
+    image = Image.open(io.BytesIO(painter.paint(screen))).convert("RGB")
+    height = painter.cell_height
+    middle = height // 2
+    assert image.getpixel((1, middle)) == DEFAULT_FG  # the box's left side, in column 0
+    assert image.getpixel((CELL_WIDTH - 2, middle)) == DEFAULT_FG  # its right side
+    assert image.getpixel((CELL_WIDTH // 2, middle)) == DEFAULT_BG  # hollow
+    # the emoji's box spans columns 2 and 3: its right side near the end of column 3
+    assert image.getpixel((4 * CELL_WIDTH - 2, middle)) == DEFAULT_FG
+    assert image.getpixel((3 * CELL_WIDTH - 2, middle)) == DEFAULT_BG
+
+
+def test_svg_is_xml_whatever_the_cells_hold(painter: PngPainter) -> None:
+    screen = screen_from_capture(["\x1b[1;4m<&>\x01\x1b[0m"], 6, 1)
+    root = ET.fromstring(svg_picture(screen, painter.cell_width, painter.cell_height))
+    [text] = list(root.iter("{http://www.w3.org/2000/svg}text"))
+    assert text.text == "<&>\ufffd"
+    assert text.get("font-weight") == "bold"
+    assert text.get("text-decoration") == "underline"
+
+
+def test_the_fallback_typeface_draws_when_the_system_has_none() -> None:
+    typeface = find_typeface(directories=())
+    assert typeface.name == "JetBrains Mono"
+    screen = screen_from_capture(["\x1b[1mbold\x1b[0m x"], 8, 1)
+    image = Image.open(io.BytesIO(PngPainter(typeface).paint(screen)))
+    assert image.size[0] == 8 * CELL_WIDTH
