@@ -39,7 +39,11 @@ OVERLAYS_DIR = Path("schemas/overlays")
 OVERLAY_SCHEMA = Path("schemas/overlay.schema.json")
 FAMILIES_FILE = Path("schemas/families.toml")
 HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
-RESOURCE_KINDS = ("pane", "program")  # what an overlay's resources may name (its schema's)
+RESOURCE_KINDS = (
+    "pane",
+    "picture",
+    "program",
+)  # what an overlay's resources may name (its schema's)
 TARGET_KINDS = ("pane", "program")  # what an overlay's targets may name (its schema's)
 ALL_TOOLS = "all"  # what --tools takes for every tool, on request or not
 

@@ -171,14 +171,8 @@ SEVERAL_HOSTS_TOOLS: tuple[str, ...] = ("run_command_on_hosts",)
 # resource kind -> the tools that read it or link to it, in name order: a kind is served
 # only while one of them is (schemux.serving.resources)
 RESOURCE_READERS: dict[str, tuple[str, ...]] = {
-    "pane": (
-        "capture_pane",
-        "capture_since",
-        "picture_pane",
-        "snapshot_pane",
-        "tmux_capture",
-        "wait_for_text",
-    ),
+    "pane": ("capture_pane", "capture_since", "snapshot_pane", "tmux_capture", "wait_for_text"),
+    "picture": ("picture_pane",),
     "program": ("read_program", "run_program", "start_program", "stop_program"),
 }
 

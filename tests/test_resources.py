@@ -370,21 +370,27 @@ async def test_capture_pane_links_to_the_scrollback_beyond_its_lines(
         (["run_command", "send_keys"], ()),
         (["capture_pane"], ("pane",)),
         (["wait_for_text"], ("pane",)),
+        (["picture_pane"], ("picture",)),
         (["programs"], ("program",)),
-        (["capture", "stop_program"], ("pane", "program")),
+        (["capture", "pictures", "stop_program"], ("pane", "picture", "program")),
     ],
 )
 async def test_resources_follow_the_tool_selection(
     context: ServingState, tmux_socket: str, tools: list[str], kinds: tuple[str, ...]
 ) -> None:
     """``--tools signal_channel`` served every pane's screen: a kind of resource is served
-    only with a tool that reads it (or links to it)."""
+    only with a tool that reads it (or links to it); a pane's picture only with the tool
+    that draws one."""
     pane = new_pane(tmux_socket)
     async with Client(build_server(context, BINDINGS)) as every_tool:
         started = await call(every_tool, "start_program", argv=["sleep", "30"])
     program = started["programId"]
     served = select(BINDINGS, tools, several_hosts=False)
-    uris = {"pane": pane_uri("local", pane.pane_id), "program": program_uri("local", program)}
+    uris = {
+        "pane": pane_uri("local", pane.pane_id),
+        "picture": pane_uri("local", pane.pane_id, "picture"),
+        "program": program_uri("local", program),
+    }
     async with Client(build_server(context, served), cache=None) as client:
         if not kinds:
             assert client.server_capabilities.resources is None
@@ -395,23 +401,34 @@ async def test_resources_follow_the_tool_selection(
                 assert unserved.value.error.code == types.METHOD_NOT_FOUND
             return
         templates = (await client.list_resource_templates()).resource_templates
-        assert {t.uri_template.split("/")[3] for t in templates} == set(kinds)
+        assert {_template_kind(t.uri_template) for t in templates} == set(kinds)
         listed = {resource.uri for resource in (await client.list_resources()).resources}
         for kind, uri in uris.items():
             assert (uri in listed) == (kind in kinds), (kind, listed)
             if kind in kinds:
-                await read_text(client, uri)
+                read = await client.read_resource(uri)
+                wanted = "image/png" if kind == "picture" else "text/plain"
+                assert read.contents[0].mime_type == wanted
                 continue
             with pytest.raises(MCPError) as refused:
                 await client.read_resource(uri)
             assert refused.value.error.code == types.INVALID_PARAMS
+            reads = (
+                "is a pane's picture, and this server serves no tool that draws one"
+                if kind == "picture"
+                else f"is a {kind}'s, and this server serves no tool that reads a {kind}"
+            )
             assert refused.value.error.message == (
-                f"uri: {uri} is a {kind}'s, and this server serves no tool that reads a "
-                f"{kind} (--tools), so no {kind} resources"
+                f"uri: {uri} {reads} (--tools), so no {kind} resources"
             )
             with pytest.raises(MCPError):
                 async with client.listen(resource_subscriptions=[uri]):
                     pass
+
+
+def _template_kind(uri_template: str) -> str:
+    """The kind of resource a template names: pane, picture (a pane's) or program."""
+    return "picture" if uri_template.endswith("/picture") else uri_template.split("/")[3]
 
 
 async def test_resources_over_stdio(tmux_socket: str, anyio_backend: str) -> None:
@@ -437,7 +454,7 @@ async def test_resources_over_http(tmux_socket: str, anyio_backend: str) -> None
             Client(streamable_http_client(served.url, http_client=http), cache=None) as client,
         ):
             templates = (await client.list_resource_templates()).resource_templates
-            assert len(templates) == 4
+            assert len(templates) == 3  # the default tools draw no picture
             screen = (await call(client, "capture_pane", pane_id=pane.pane_id))["result"]
             assert await read_text(client, uri) == screen
             clients_before = watching_clients(tmux_socket)

@@ -145,6 +145,11 @@ class ResourceService:
         self.state = state
         self.fleet = state.services.fleet
         self.kinds = kinds
+        # a pane's text views with a tool that reads its text, its picture with one that
+        # draws it (the kind "picture")
+        self.pane_views = tuple(
+            view for view in PANE_VIEWS if ("picture" if view == "picture" else "pane") in kinds
+        )
         self._listeners = 0
 
     @property
@@ -158,12 +163,14 @@ class ResourceService:
             address = parse(uri, self.hosts)
         except ResourceUriError as error:
             raise MCPError(types.INVALID_PARAMS, str(error)) from None
-        if address.kind not in self.kinds:
-            kind = address.kind
+        kind = "picture" if address.view == "picture" else address.kind
+        if kind not in self.kinds:
+            if kind == "picture":
+                refusal = "is a pane's picture, and this server serves no tool that draws one"
+            else:
+                refusal = f"is a {kind}'s, and this server serves no tool that reads a {kind}"
             raise MCPError(
-                types.INVALID_PARAMS,
-                f"uri: {uri} is a {kind}'s, and this server serves no tool that reads a "
-                f"{kind} (--tools), so no {kind} resources",
+                types.INVALID_PARAMS, f"uri: {uri} {refusal} (--tools), so no {kind} resources"
             )
         return address
 
@@ -185,7 +192,7 @@ class ResourceService:
         templates = []
         for host in page:
             on = "" if host == self.fleet.default else f" on {host}"
-            if "pane" in self.kinds:
+            if self.pane_views:
                 templates += [
                     types.ResourceTemplate(
                         uri_template=template(host, "pane", view),
@@ -194,7 +201,7 @@ class ResourceService:
                         description=f"{_DESCRIPTIONS[view]}; pane_id is a tmux pane id such as %12",
                         mime_type=PNG if view == "picture" else TEXT,
                     )
-                    for view in PANE_VIEWS
+                    for view in self.pane_views
                 ]
             if "program" in self.kinds:
                 templates.append(
@@ -260,9 +267,9 @@ class ResourceService:
     async def _host_resources(self, on: Call) -> list[types.Resource]:
         host = on.host_name
         resources = []
-        for row in await self._pane_rows(on) if "pane" in self.kinds else []:
+        for row in await self._pane_rows(on) if self.pane_views else []:
             where = f"{row.session_name}: {row.pane_current_command}"
-            for view in PANE_VIEWS:
+            for view in self.pane_views:
                 resources.append(
                     types.Resource(
                         uri=pane_uri(host, row.pane_id, view),
@@ -345,8 +352,8 @@ class ResourceService:
         values: list[str] = []
         if isinstance(ref, types.ResourceTemplateReference):
             for host in self.hosts:
-                panes = {template(host, "pane", view) for view in PANE_VIEWS}
-                if "pane" in self.kinds and ref.uri in panes and argument.name == "pane_id":
+                panes = {template(host, "pane", view) for view in self.pane_views}
+                if ref.uri in panes and argument.name == "pane_id":
                     rows = await self._pane_rows(call.on(host))
                     values = sorted({row.pane_id for row in rows}, key=lambda id_: -int(id_[1:]))
                 elif (
