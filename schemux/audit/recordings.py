@@ -289,6 +289,10 @@ class Recordings:
             return None
         return self.path(recording_id)
 
+    def being_made(self) -> list[str]:
+        """The ids of the recordings still being made (their call or program runs)."""
+        return list(self._active)
+
     def made(self, session: str | None, prefix: str = "") -> list[str]:
         """The ids of the recordings this process made for ``session`` and still has,
         whose ids begin with ``prefix`` (``c``: calls', ``p``: programs'), oldest first."""
