@@ -575,3 +575,19 @@ def test_schemux_audit_and_replay_show_and_play_a_recording(tmp_path: Path) -> N
     )  # fmt: skip
     assert refused.returncode == 2
     assert "--speed" in refused.stderr
+
+
+@pytest.mark.anyio
+async def test_the_first_recording_makes_its_directory_private(tmp_path: Path) -> None:
+    """A first call recorded before the audit log's first line (which makes the
+    directory) is still written: the directory is made, 0700, with its parents."""
+    directory = tmp_path / "state" / "schemux"
+    store = Recordings(RecordingSettings(directory))
+    recording = store.begin("c0000000000aa", None, 80, 24, command="c", title="t")
+    assert recording is not None
+    recording.output("first")
+    await recording.close()
+    _, events = read_cast(recording.path.read_text())
+    assert [(code, data) for _, code, data in events] == [("o", "first")]
+    assert stat.S_IMODE(directory.stat().st_mode) == 0o700
+    assert stat.S_IMODE(directory.parent.stat().st_mode) == 0o700

@@ -50,7 +50,7 @@ from schemux.calls.sessions import session_of
 from schemux.config import ENV_AUDIT_LOG, AuditSettings
 from schemux.errors import CANCELLED, INTERNAL_ERROR, ConfigError
 from schemux.generated.argument_facts import REDACTED_ARGUMENTS, TARGET_ARGUMENTS
-from schemux.system.private_files import ADVICE, check_private, open_private
+from schemux.system.private_files import ADVICE, check_private, make_directories, open_private
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -557,12 +557,5 @@ def rotated(path: Path, number: int) -> Path:
 
 def _open_directory(directory: Path) -> int:
     """The directory's descriptor (to lock), made 0700 with its missing parents."""
-    missing = []
-    for parent in [directory, *directory.parents]:
-        if parent.exists():
-            break
-        missing.append(parent)
-    for made in reversed(missing):
-        with contextlib.suppress(FileExistsError):
-            os.mkdir(made, 0o700)
+    make_directories(directory)
     return os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)

@@ -33,7 +33,7 @@ from typing import Any
 import anyio
 
 from schemux.config import RecordingSettings
-from schemux.system.private_files import not_private, open_private
+from schemux.system.private_files import make_directories, not_private, open_private
 
 MIME_TYPE = "application/x-asciicast"
 PREFIX = "recording-"
@@ -201,7 +201,8 @@ class Recording:
                 self._lost = True  # the directory's own problem: the audit log says it
 
     def _write(self, data: bytes) -> None:
-        if not self._created:
+        if not self._created:  # the first recording may come before the audit's first line
+            make_directories(self.path.parent)
             fd = open_private(self.path, os.O_WRONLY | os.O_APPEND | os.O_EXCL)
             self._created = True
         else:
