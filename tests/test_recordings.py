@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import json
+import logging
 import os
 import shlex
 import stat
@@ -193,7 +194,9 @@ async def test_recordings_on_disk_are_private_bounded_and_hold_no_file(tmp_path:
 
 
 @pytest.mark.anyio
-async def test_a_recording_refuses_a_file_planted_at_its_name(tmp_path: Path) -> None:
+async def test_a_recording_refuses_a_file_planted_at_its_name(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     store = Recordings(RecordingSettings(tmp_path))
     target = tmp_path / "elsewhere"
     target.write_text("")
@@ -201,8 +204,10 @@ async def test_a_recording_refuses_a_file_planted_at_its_name(tmp_path: Path) ->
     recording = store.begin("c000000000009", None, 80, 24, command="c", title="t")
     assert recording is not None
     recording.output("secret")
-    await recording.close()
+    with caplog.at_level(logging.WARNING, logger="schemux"):
+        await recording.close()
     assert target.read_text() == ""
+    assert "cannot be written" in caplog.text
 
 
 def test_replay_plays_in_time_faster_and_with_idle_cut(tmp_path: Path) -> None:

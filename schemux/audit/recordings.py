@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
+import logging
 import os
 import secrets
 import stat
@@ -34,6 +35,8 @@ import anyio
 
 from schemux.config import RecordingSettings
 from schemux.system.private_files import make_directories, not_private, open_private
+
+logger = logging.getLogger("schemux")
 
 MIME_TYPE = "application/x-asciicast"
 PREFIX = "recording-"
@@ -197,8 +200,14 @@ class Recording:
                 return
             try:
                 await anyio.to_thread.run_sync(self._write, data)
-            except OSError:
-                self._lost = True  # the directory's own problem: the audit log says it
+            except OSError as error:
+                self._lost = True
+                logger.warning(
+                    "the recording %s cannot be written (%s); its call or program goes on "
+                    "unrecorded",
+                    self.path,
+                    error.strerror or error,
+                )
 
     def _write(self, data: bytes) -> None:
         if not self._created:  # the first recording may come before the audit's first line
