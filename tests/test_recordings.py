@@ -596,3 +596,25 @@ async def test_the_first_recording_makes_its_directory_private(tmp_path: Path) -
     assert [(code, data) for _, code, data in events] == [("o", "first")]
     assert stat.S_IMODE(directory.stat().st_mode) == 0o700
     assert stat.S_IMODE(directory.parent.stat().st_mode) == 0o700
+
+
+@pytest.mark.anyio
+async def test_a_resize_during_a_call_is_a_resize_event(tmux_socket: str, tmp_path: Path) -> None:
+    pane = new_pane(tmux_socket, width=90, height=20)
+    go = tmp_path / "go"
+    command = f"while [ ! -e {go} ]; do sleep 0.02; done; echo after-resize"
+    async with recorded(tmux_socket, tmp_path) as (client, _), anyio.create_task_group() as group:
+        group.start_soon(
+            client.call_tool, "run_command", {"command": command, "pane_id": pane.pane_id}
+        )
+        # linked in the line that read the screen: from here on its changes are told
+        await until(lambda: links(tmux_socket) != [])
+        tmux(tmux_socket, "resize-window", "-t", pane.window_id, "-x", "70", "-y", "15")
+        go.touch()
+    _, events = checked(
+        tmp_path / file_name(audit_records(tmp_path / "audit.jsonl")[-1]["recording"])
+    )
+    assert ("r", "70x15") in [(code, data) for _, code, data in events]
+    screen = replayed(events, 90, 20)
+    assert (screen.columns, screen.lines) == (70, 15)
+    assert "after-resize" in [row.rstrip() for row in screen.display]
