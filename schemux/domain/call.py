@@ -51,7 +51,8 @@ class Call:
     a request no record keeps), ``session`` the MCP session it came in, and ``permits``
     what it may do on the tmux servers it uses (start the configured one at its first
     command there; not connect again to a host whose connect failed in it); ``tools``
-    the served read-only tools it may call in turn (None: none, outside ``tools/call``)."""
+    the served read-only tools it may call in turn (None: none, outside ``tools/call``);
+    ``approved``: the person approved it when the policy asked (``domain.write_policy``)."""
 
     services: Services
     scope: HostScope
@@ -61,6 +62,7 @@ class Call:
     links: ResultLinks = field(default_factory=ResultLinks)
     permits: CallPermits = field(default_factory=CallPermits)
     tools: ReadTools | None = None
+    approved: bool = False
 
     @property
     def host_name(self) -> str:

@@ -299,6 +299,10 @@ class ResourceService:
             text = await self._text(call.on(address.host), address)
         except SchemuxError as error:
             raise MCPError(RESOURCE_NOT_FOUND, f"{params.uri}: {error.render()}") from None
+        if call.settings.mask_secrets:  # --mask-secrets: the text as results give it
+            from schemux.text.secrets import mask_text
+
+            text = mask_text(text).text
         return types.ReadResourceResult(
             contents=[types.TextResourceContents(uri=params.uri, mime_type=TEXT, text=text)]
         )
