@@ -260,6 +260,27 @@ async def test_a_pane_outside_the_write_scope_is_refused_with_nothing_typed(
     assert all(record["outcome"] == "policy_denied" for record in records(log)[:4])
 
 
+async def test_an_approval_or_an_allow_rule_never_widens_the_write_scope(
+    anyio_backend: str, make_context: Contexts, main_tmux_socket: str, tmp_path: Path
+) -> None:
+    pane = new_pane(main_tmux_socket)
+    before = screen(pane)
+    target = marker_file()
+    rules = RULES.replace('watched = "allow"', 'write_scope = "agent"')
+    rules += "\n[[rules]]\npattern = '^echo'\naction = \"allow\"\n"
+    async with governed(
+        make_context, main_tmux_socket, tmp_path, rules, person=Person("accept")
+    ) as (client, _):
+        for command in (f"touch {target}", "echo allowed"):
+            result = await client.call_tool(
+                "run_command", {"command": command, "pane_id": pane.pane_id}
+            )
+            assert result.is_error
+            assert "write_scope 'agent'" in text_of(result)
+    assert not target.exists()
+    assert screen(pane) == before
+
+
 async def test_a_watched_pane_is_asked_about(
     anyio_backend: str,
     make_context: Contexts,

@@ -52,7 +52,8 @@ class Call:
     what it may do on the tmux servers it uses (start the configured one at its first
     command there; not connect again to a host whose connect failed in it); ``tools``
     the served read-only tools it may call in turn (None: none, outside ``tools/call``);
-    ``approved``: the person approved it when the policy asked (``domain.write_policy``)."""
+    ``approved``: the person approved it when the policy asked, or a rule allows it: a
+    pane a person watches is not asked about (``domain.write_policy``)."""
 
     services: Services
     scope: HostScope

@@ -36,11 +36,12 @@ class SessionsMade:
 
 
 async def check_typing(call: Call, server: TmuxServer, pane: PaneInfo, tool: str) -> None:
-    """Raise ``PolicyDenied`` when the policy's write scope leaves ``pane`` out, or
-    ``ApprovalNeeded`` (``PolicyDenied`` for ``deny``) when a person watches it and the
-    call has no approval; nothing when no policy is set."""
+    """Raise ``PolicyDenied`` when the policy's write scope leaves ``pane`` out (whatever
+    was approved: the scope is the person's standing word), or ``ApprovalNeeded``
+    (``PolicyDenied`` for ``deny``) when a person watches it and the call is not
+    ``approved`` (by them, or by a rule that allows it); nothing when no policy is set."""
     policy = call.settings.policy
-    if policy is None or call.approved:
+    if policy is None:
         return
     if policy.write_scope != "all" and not _in_scope(call, server, pane, policy.write_scope):
         wider = "owned" if policy.write_scope == "agent" else "all"
@@ -51,7 +52,7 @@ async def check_typing(call: Call, server: TmuxServer, pane: PaneInfo, tool: str
             + (" or of a session you made with create_session" if wider == "all" else "")
             + f", or ask the person to set write_scope = {wider!r} in {policy.path}",
         )
-    if policy.watched == "allow" or not await _watched(server, pane.pane_id):
+    if call.approved or policy.watched == "allow" or not await _watched(server, pane.pane_id):
         return
     reason = f"a person is watching pane {pane.pane_id} (a terminal shows it and was used lately)"
     if policy.watched == "deny":

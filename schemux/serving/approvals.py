@@ -40,11 +40,12 @@ Answer = Literal["accept", "decline", "cancel"]
 class Approval:
     """What a call may do after the policy's rules: ``refusal`` (a message; the call is
     refused), ``ask`` (the question to put to the person first) or neither (it goes on;
-    ``approved`` when the person already said yes to it)."""
+    ``approved`` when the person already said yes to it or a rule allows it: a watched
+    pane is then not asked about; the write scope holds all the same)."""
 
     refusal: str | None = None
     ask: str | None = None
-    approved: bool = False
+    approved: bool = False  # by the person, or by a rule that allows it
 
 
 class PolicyGate:
@@ -79,7 +80,7 @@ class PolicyGate:
             return Approval(refusal=self.denied(tool, verdict))
         if verdict.action == "ask":
             return Approval(ask=self.question(tool, arguments, verdict.command, verdict))
-        return Approval()
+        return Approval(approved=True)  # an allow rule: a watched pane is not asked about
 
     def verdict(self, tool: str, arguments: dict[str, Any]) -> Verdict | None:
         texts = command_texts(tool, arguments)
