@@ -105,7 +105,13 @@ def text_of(result: types.CallToolResult) -> str:
 
 @pytest.mark.parametrize(
     "command",
-    ["sudo rm -rf {victim}", "bash -c 'rm -rf {victim}'", "true && rm -rf {victim}"],
+    [
+        "sudo rm -rf {victim}",
+        "bash -c 'rm -rf {victim}'",
+        "true && rm -rf {victim}",
+        # hostile: tmux syntax, a format, an escape, a bidi override, quotes
+        "echo \\; a#{{pane_id}} b#(id) \x1b[2J \u202e '\"' ; rm -rf {victim}",
+    ],
 )
 async def test_a_denied_command_never_runs(
     anyio_backend: str, make_context: Contexts, main_tmux_socket: str, tmp_path: Path, command: str
@@ -122,10 +128,14 @@ async def test_a_denied_command_never_runs(
         assert "nothing was run" in text_of(result)
         sent = await client.call_tool("send_keys", {"keys": typed, "pane_id": pane.pane_id})
         assert sent.is_error
+        batch = {"operations": [{"keys": "ls", "pane_id": pane.pane_id}, {"keys": typed}]}
+        assert (await client.call_tool("send_keys_batch", batch)).is_error
+        program = await client.call_tool("run_program", {"argv": ["rm", "-rf", str(victim)]})
+        assert program.is_error
     assert victim.exists()
-    assert screen(pane) == before
+    assert screen(pane) == before  # not even the batch's first, allowed, operation
     decisions = [record.get("policy") for record in records(log)]
-    assert decisions == [{"action": "deny", "rule_line": 3}] * 2
+    assert decisions == [{"action": "deny", "rule_line": 3}] * 4
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])

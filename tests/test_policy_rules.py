@@ -4,6 +4,8 @@ rules matched against it; secrets masked. Pure: no tmux."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -140,6 +142,9 @@ BAD_FILES = [
     ("[[rules]]\npattern = 'x'\naction = 'deny'\n$(rm) = 1\n", 4, "not TOML"),
     ("write_scope = 'all'\nrules = 5\n", 2, "rules"),
     ("[[rules]]\npattern = 'x'\naction = 'deny'\nextra = '\\u202e'\n", 4, "unknown key 'extra'"),
+    ('[[rules]]\npattern = "x"\naction = "deny\\u0000"\n', 3, "action"),
+    ('[[rules]]\npattern = "x"\naction = "deny"\ntools = ["#{pane_id};\\u001b"]\n', 4, "no tool"),
+    ('write_scope = "all\\u202e"\n', 1, "write_scope"),
 ]  # fmt: skip
 
 
@@ -252,3 +257,21 @@ def test_security_md_example_policy_is_what_it_says() -> None:
     security = (root / "SECURITY.md").read_text()
     for rule in policy.rules[:1]:
         assert f"pattern = '{rule.pattern.pattern}'" in security
+
+
+def test_schemux_serve_refuses_to_start_on_a_bad_policy_file(tmp_path: Path) -> None:
+    """The command itself: a bad file is one line on stderr naming its line, exit 2,
+    before anything is served."""
+    path = tmp_path / "policy.toml"
+    path.write_text('write_scope = "agent"\n\n[[rules]]\npattern = "("\naction = "deny"\n')
+    done = subprocess.run(
+        [sys.executable, "-m", "schemux", "serve", "--policy", str(path)],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"schemux: the policy file {path}, line 4: the pattern '('")
+    assert done.stdout == ""
