@@ -112,7 +112,9 @@ def checked(call: dict[str, Any], result: CallToolResult) -> None:
 
 
 async def measure(socket: str, rounds: int, calls: int) -> dict[str, Any]:
-    times = {name: {mode: [] for mode in MODES} for name in CALLS}
+    times: dict[str, dict[str, list[float]]] = {
+        name: {mode: [] for mode in MODES} for name in CALLS
+    }
     async with (
         served(socket, "off") as off,
         served(socket, "policy") as governed,

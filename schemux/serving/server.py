@@ -18,6 +18,8 @@ on the tmux servers it uses. A call of a tool that may run as a task, from a cli
 declares the tasks extension, is answered at once with a task that runs the same
 pipeline (``tasks``). The prompts are ``prompts``'s.
 With several hosts, a call runs on the host its arguments name (``serving.host_routing``).
+Under a policy file, a call is refused or put to the person first (``serving.approvals``),
+and with ``--mask-secrets`` its result's secrets are masked (``text.secrets``).
 """
 
 from __future__ import annotations
