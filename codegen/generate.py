@@ -132,6 +132,7 @@ def render_generated(
             },
             host_stamped=_union(overlay.host_stamped for overlay in overlays.by_tool.values()),
             synonyms=overlays.synonyms,
+            tool_names=tuple(sorted(overlays.by_tool)),
         ),
         GENERATED_DIR / "tmux_fields.py": _render(
             "tmux_fields.py.j2",

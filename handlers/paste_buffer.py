@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from schemux.domain.buffers import check_name, paste
 from schemux.domain.call import Call
+from schemux.domain.write_policy import check_typing
 from schemux.generated.models.paste_buffer import PasteBufferInput, PasteBufferOutput
 from schemux.panes.targets import resolve_requested_pane
 
@@ -13,5 +14,6 @@ async def handle(call: Call, request: PasteBufferInput) -> PasteBufferOutput:
     check_name(request.buffer_name)
     server = call.tmux(request.socket_name)
     pane = await resolve_requested_pane(server, request, call.notes)
+    await check_typing(call, server, pane, "paste_buffer")
     await paste(server, pane, request.buffer_name, bracket=request.bracket, delete_after=False)
     return PasteBufferOutput(result=f"Buffer {request.buffer_name} pasted into pane {pane.pane_id}")

@@ -15,7 +15,9 @@ async def handle(call: Call, request: PicturePaneInput) -> PicturePaneOutput:
     server = call.tmux(request.socket_name)
     pane = await resolve_requested_pane(server, request, call.notes)
     kind = request.format
-    picture = await call.services.pictures.picture(server, pane.pane_id, kind)
+    picture = await call.services.pictures.picture(
+        server, pane.pane_id, kind, mask_secrets=call.settings.mask_secrets
+    )
     call.media.attach(picture.mime_type, picture.data)
     state = picture.state
     return PicturePaneOutput(

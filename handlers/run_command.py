@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from schemux.domain.call import Call
+from schemux.domain.write_policy import check_typing
 from schemux.generated.models.run_command import RunCommandInput, RunCommandOutput
 from schemux.panes.targets import resolve_requested_pane
 from schemux.shell.commands import keep_tail, run_in_shell
@@ -13,6 +14,7 @@ async def handle(call: Call, request: RunCommandInput) -> RunCommandOutput:
     call.progress.expect(effective_timeout, "waiting for the command to finish")
     server = call.tmux(request.socket_name)
     pane = await resolve_requested_pane(server, request, call.notes)
+    await check_typing(call, server, pane, "run_command")
     async with call.recorded(server, pane, request.command):
         result = await run_in_shell(
             server,

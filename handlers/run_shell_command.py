@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from schemux.domain.call import Call
+from schemux.domain.write_policy import check_typing
 from schemux.generated.models.run_shell_command import (
     RunShellCommandInput,
     RunShellCommandOutput,
@@ -16,6 +17,7 @@ async def handle(call: Call, request: RunShellCommandInput) -> RunShellCommandOu
     call.progress.expect(timeout, "waiting for the command to finish")
     server = call.tmux()
     pane = await resolve_pane(server, PaneTarget(pane_id=request.pane_id), call.notes)
+    await check_typing(call, server, pane, "run_shell_command")
     result = await run_in_shell(
         server,
         pane,

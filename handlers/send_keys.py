@@ -6,6 +6,7 @@ program's paneId works too.
 from __future__ import annotations
 
 from schemux.domain.call import Call
+from schemux.domain.write_policy import check_typing
 from schemux.generated.models.send_keys import SendKeysInput, SendKeysOutput
 from schemux.panes.keys import send_keys
 from schemux.panes.targets import resolve_requested_pane
@@ -14,6 +15,7 @@ from schemux.panes.targets import resolve_requested_pane
 async def handle(call: Call, request: SendKeysInput) -> SendKeysOutput:
     server = call.tmux(request.socket_name)
     pane = await resolve_requested_pane(server, request, call.notes)
+    await check_typing(call, server, pane, "send_keys")
     async with call.recorded(server, pane, request.keys):
         await send_keys(
             server,

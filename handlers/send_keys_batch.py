@@ -17,6 +17,7 @@ import anyio
 from schemux.audit.log import CallRecord
 from schemux.domain.call import Call
 from schemux.domain.pane_recording import PaneRecorder
+from schemux.domain.write_policy import check_typing
 from schemux.errors import SchemuxError
 from schemux.generated.models.send_keys_batch import (
     Operation,
@@ -31,6 +32,10 @@ from schemux.tmux.server import TmuxServer
 
 async def handle(call: Call, request: SendKeysBatchInput) -> SendKeysBatchOutput:
     server = call.tmux(request.socket_name)
+    if call.settings.policy is not None:  # every pane allowed before the first key is sent
+        for operation in request.operations:
+            pane = await resolve_requested_pane(server, operation, None)
+            await check_typing(call, server, pane, "send_keys_batch")
     deadline = None if request.timeout is None else time.monotonic() + request.timeout
     results: list[Result] = []
     stopped_at = None

@@ -5,6 +5,7 @@ module reads none of theirs (``schemux.errors``, ``schemux.names`` and the hosts
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import re
@@ -31,6 +32,8 @@ from schemux.host_settings import (
     prefix_problem,
 )
 from schemux.names import agent_name_problem, socket_name_problem
+from schemux.policy.file import ENV_POLICY, load_policy
+from schemux.policy.rules import Policy
 
 DEFAULT_WAIT_CEILING_SECONDS = 120.0
 
@@ -58,6 +61,7 @@ ENV_AUDIT_MAX_BYTES = "SCHEMUX_AUDIT_MAX_BYTES"
 ENV_NO_RECORD = "SCHEMUX_NO_RECORD"
 ENV_RECORD_MAX_BYTES = "SCHEMUX_RECORD_MAX_BYTES"
 ENV_RECORD_MAX_FILES = "SCHEMUX_RECORD_MAX_FILES"
+ENV_MASK_SECRETS = "SCHEMUX_MASK_SECRETS"
 
 Choice = TypeVar("Choice", bound=str)
 
@@ -108,13 +112,15 @@ def parse_size(text: str) -> tuple[int, int] | None:
 class AuditSettings:
     """Where the audit goes (``path``; None: no audit), whether the text of the
     arguments the tools' overlays redact (``generated.argument_facts``) is replaced by
-    its hash, and the size at which the file rotates.
+    its hash, the size at which the file rotates, and whether secrets in the arguments
+    are masked (``--mask-secrets``).
     ``Settings()`` audits nothing; ``settings_from`` gives the default path
     (:func:`default_path`) unless told otherwise."""
 
     path: Path | None = None
     redact: bool = False
     max_bytes: int = DEFAULT_MAX_BYTES
+    mask: bool = False
 
 
 @dataclass(frozen=True)
@@ -169,7 +175,10 @@ class Settings:
     two at most). ``audit`` says where each tool call is recorded
     (``schemux.audit.log``; by default nowhere here, in the state directory from
     ``settings_from``); ``recording`` where programs and the agent's calls are recorded
-    (beside the audit log, unless turned off).
+    (beside the audit log, unless turned off). ``policy`` is the policy file's
+    (``--policy``; None: none, every call goes on as asked); ``mask_secrets`` masks
+    secrets in what the agent reads and the audit log (``--mask-secrets``, or the
+    policy's ``mask_secrets``).
     """
 
     socket_name: str | None = None
@@ -186,6 +195,8 @@ class Settings:
     audit: AuditSettings = field(default_factory=AuditSettings)
     recording: RecordingSettings = field(default_factory=RecordingSettings)
     fleet: FleetSettings = field(default_factory=FleetSettings)
+    policy: Policy | None = None
+    mask_secrets: bool = False
 
     def __post_init__(self) -> None:
         if self.fleet.hosts and (self.ssh is not None or self.exec_prefix is not None):
@@ -269,6 +280,8 @@ class SettingOptions:
     hosts_file: str | None = None
     default_host: str | None = None
     max_connecting: int | None = None
+    policy: str | None = None
+    mask_secrets: bool = False
 
     def settings(self, env: Mapping[str, str]) -> Settings:
         """The settings these options and ``env`` make."""
@@ -294,6 +307,8 @@ def settings_from(
     hosts_file: str | None = None,
     default_host: str | None = None,
     max_connecting: int | None = None,
+    policy: str | None = None,
+    mask_secrets: bool = False,
 ) -> Settings:
     """Options win over the environment; an option given for one of the two socket
     settings also overrides the environment's value for the other."""
@@ -316,7 +331,14 @@ def settings_from(
         output_limit=_count(env, ENV_OUTPUT_LIMIT, defaults.output_limit),
     )
     audit = audit_settings(env, audit_log=audit_log, no_audit=no_audit, redact=audit_redact)
+    policy_path = policy if policy is not None else env.get(ENV_POLICY) or None
+    loaded = None if policy_path is None else load_policy(policy_path)
+    mask = (
+        mask_secrets or _flag(env, ENV_MASK_SECRETS) or (loaded is not None and loaded.mask_secrets)
+    )
     return Settings(
+        policy=loaded,
+        mask_secrets=mask,
         socket_name=socket_name,
         socket_path=socket_path,
         wait_ceiling=DEFAULT_WAIT_CEILING_SECONDS if wait_ceiling is None else wait_ceiling,
@@ -333,7 +355,7 @@ def settings_from(
             by_name=bool(hosts or hosts_file or env.get(ENV_HOST) or env.get(ENV_HOSTS)),
         ),
         exec_prefix=_exec_prefix(env, exec_prefix),
-        audit=audit,
+        audit=dataclasses.replace(audit, mask=mask),
         recording=recording_settings(env, audit, no_record=no_record),
         fleet=fleet_settings(
             env,

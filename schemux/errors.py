@@ -27,6 +27,7 @@ INVALID_ARGUMENTS = "invalid_arguments"  # against the inputSchema, or text tmux
 UNKNOWN_TOOL = "unknown_tool"  # a name this server does not serve
 INTERNAL_ERROR = "internal_error"  # an unexpected exception, or a result breaking its schema
 CANCELLED = "cancelled"  # the client cancelled the call, or the server ended under it
+POLICY_DENIED = "policy_denied"  # the policy file refused it, or the person did not approve
 
 
 def shorten(text: str, limit: int) -> str:
@@ -246,3 +247,25 @@ class ConfigError(SchemuxError):
 
     code = "config_error"
     delivery = "not_sent"
+
+
+class PolicyDenied(SchemuxError):
+    """The policy file (``--policy``) refuses the call: a rule denies its command, the
+    pane is outside its write scope, or the person declined to approve it."""
+
+    code = POLICY_DENIED
+    delivery = "not_sent"
+
+
+class ApprovalNeeded(SchemuxError):
+    """The policy asks the person before this call goes on (``question`` is what they
+    are shown); nothing has been sent to tmux. The serving layer asks them by MCP
+    elicitation and runs the call again once they accept."""
+
+    code = "approval_needed"
+    delivery = "not_sent"
+
+    def __init__(self, question: str, reason: str) -> None:
+        super().__init__(question)
+        self.question = question
+        self.reason = reason

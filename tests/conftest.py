@@ -88,6 +88,7 @@ UNIT_MODULES: dict[str, frozenset[str]] = {
     "test_packaging.py": frozenset(),
     "test_pane_ownership.py": frozenset(),
     "test_pane_watch.py": frozenset(),
+    "test_policy_rules.py": frozenset(),
     "test_pane_settling.py": frozenset(),
     "test_pictures.py": frozenset(),
     "test_processes.py": frozenset(),

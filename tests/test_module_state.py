@@ -41,6 +41,8 @@ PROCESS_WIDE_CACHES = frozenset(
         "schemux.serving.validation.ecma_regex",  # a compiled pattern per pattern text
         "schemux.serving.validation.ecma_patterns",
         "schemux.serving.validation.fast_arrays",
+        "schemux.policy.commands._parser",  # the bash grammar, loaded once (read-only)
+        "schemux.text.secrets._detectors",  # detect-secrets' compiled patterns, made once
     }
 )
 

@@ -9,7 +9,15 @@ import xml.etree.ElementTree as ET
 import pytest
 from PIL import Image
 
-from schemux.pictures.cells import PLAIN, Style, row_cells, screen_from_capture, styled
+from schemux.pictures.cells import (
+    MASK,
+    PLAIN,
+    Style,
+    masked,
+    row_cells,
+    screen_from_capture,
+    styled,
+)
 from schemux.pictures.fonts import find_typeface
 from schemux.pictures.raster import CELL_WIDTH, PngPainter
 from schemux.pictures.theme import DEFAULT_BG, DEFAULT_FG, cell_colours, palette_colour
@@ -91,3 +99,18 @@ def test_the_fallback_typeface_draws_when_the_system_has_none() -> None:
     screen = screen_from_capture(["\x1b[1mbold\x1b[0m x"], 8, 1)
     image = Image.open(io.BytesIO(PngPainter(typeface).paint(screen)))
     assert image.size[0] == 8 * CELL_WIDTH
+
+
+def test_masked_cells_keep_their_place_width_and_style() -> None:
+    """A secret's cells show the mask, a wide one still two cells; the rest is as it was."""
+    red = styled(PLAIN, "31")
+    line = "key=\x1b[31mAKIAIOSFODNN7EXAMPLE\x1b[0m 秘 ok"
+    screen = screen_from_capture([line], width=40, height=1)
+    found = [(4, 24, "AWS Access Key"), (25, 26, "test")]
+    (row,) = masked(screen, lambda text: found if text.startswith("key=") else []).rows
+    assert "".join(cell.text for cell in row) == "key=" + MASK * 20 + " " + MASK + " ok"
+    assert [cell.x for cell in row] == [cell.x for cell in screen.rows[0]]
+    assert [cell.width for cell in row] == [cell.width for cell in screen.rows[0]]
+    assert {cell.style for cell in row[4:24]} == {red}
+    untouched = screen_from_capture(["nothing here"], width=40, height=1)
+    assert masked(untouched, lambda text: []) == untouched

@@ -54,14 +54,13 @@ from schemux.system.private_files import ADVICE, check_private, make_directories
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
-    from mcp_types import CallToolRequestParams, CallToolResult
+    from mcp_types import CallToolRequestParams, CallToolResult, InputRequiredResult
 
-    CallHandler = Callable[
-        [ServerRequestContext[Any], CallToolRequestParams], Awaitable[CallToolResult]
-    ]
+    # a call's answer: its result, or (the policy asking the person) input_required
+    Answered = CallToolResult | InputRequiredResult
+    CallHandler = Callable[[ServerRequestContext[Any], CallToolRequestParams], Awaitable[Answered]]
     RecordedHandler = Callable[
-        [ServerRequestContext[Any], CallToolRequestParams, "CallRecord"],
-        Awaitable[CallToolResult],
+        [ServerRequestContext[Any], CallToolRequestParams, "CallRecord"], Awaitable[Answered]
     ]
 
 logger = logging.getLogger("schemux")
@@ -233,6 +232,26 @@ class CallRecord:
     several_hosts: bool = False  # each has its own pane: the record names none of them
     returned: int = 0
     ended: bool = False  # tasks the call started may outlive it: their notes are not its
+    policy: dict[str, Any] | None = None  # the policy file's decisions on it, and answers
+
+    def note_policy(
+        self,
+        action: str,
+        *,
+        rule: int | None = None,
+        answer: str | None = None,
+        reason: str | None = None,
+    ) -> None:
+        """The policy decided ``action`` (by the rule at line ``rule``; for ``reason``),
+        or the person answered ``answer`` (accept, decline, cancel, not asked)."""
+        if self.ended:
+            return
+        entry = self.policy if self.policy is not None else {}
+        entry["action"] = action
+        for key, value in (("rule_line", rule), ("answer", answer), ("reason", reason)):
+            if value is not None:
+                entry[key] = value
+        self.policy = entry
 
     def note_outcome(self, code: str) -> None:
         """The call failed with ``code``."""
@@ -265,17 +284,18 @@ class CallRecord:
             if self.several_hosts:
                 self.pane = None
 
-    def answered(self, result: CallToolResult) -> CallToolResult:
+    def answered(self, result: Answered) -> Answered:
         """``result``, the bytes of its text counted."""
         self.returned = sum(
             len(getattr(item, "text", "").encode("utf-8", "surrogatepass"))
-            for item in result.content
+            for item in getattr(result, "content", ())  # an input_required result has none
         )
         return result
 
-    def line(self, host: str, pid: int, redact: bool) -> bytes:
+    def line(self, host: str, pid: int, redact: bool, mask: bool = False) -> bytes:
         """The record as one line of JSON (ASCII: every control character, line
-        separator and non-ASCII character escaped)."""
+        separator and non-ASCII character escaped); its arguments' secrets masked
+        (``text.secrets``) when ``mask``."""
         targets = argument_targets(self.arguments)
         record: dict[str, Any] = {
             "time": timestamp(self.started),
@@ -297,6 +317,14 @@ class CallRecord:
             record.update(recorded_arguments(self.arguments, redact))
         except Exception as error:  # a value no walk foresaw: the call is still recorded
             record["arguments"] = {"unrecordable": type(error).__name__}
+        if mask:
+            from schemux.text.secrets import mask_value
+
+            record["arguments"], masked = mask_value(record["arguments"])
+            if masked:
+                record["masked"] = masked
+        if self.policy is not None:
+            record["policy"] = self.policy
         record["outcome"] = self.outcome
         record["duration_ms"] = round(self.duration * 1000, 1)
         record["bytes"] = self.returned
@@ -334,7 +362,7 @@ class AuditLog:
 
         async def recorded(
             request_context: ServerRequestContext[Any], params: CallToolRequestParams
-        ) -> CallToolResult:
+        ) -> Answered:
             arguments = dict(params.arguments or {})
             with self.call(params.name, arguments, request_context) as call:
                 return call.answered(await handler(request_context, params, call))
@@ -401,8 +429,10 @@ class AuditLog:
                     batch.append(self._queue.get_nowait())
             records = [record for record in batch if record is not None]
             try:
-                redact = self.settings.redact
-                self._file.append([record.line(self.host, self._pid, redact) for record in records])
+                redact, mask = self.settings.redact, self.settings.mask
+                self._file.append(
+                    [record.line(self.host, self._pid, redact, mask) for record in records]
+                )
             except Exception:  # a bug here must not end the writer: later calls are recorded
                 logger.exception("the audit log lost %d calls", len(records))
             for record in records:  # a task the call started may hold it: not its arguments

@@ -10,6 +10,7 @@ from schemux import config, host_settings, logs
 from schemux.audit import log as audit
 from schemux.config import DEFAULT_AGENT_SESSION, DEFAULT_AGENT_SIZE, SCHEMA_MODES, ProgramLimits
 from schemux.http import config as http_config
+from schemux.policy.file import ENV_POLICY
 
 
 @dataclass(frozen=True)
@@ -126,6 +127,12 @@ VARIABLES: tuple[Variable, ...] = (
         config.ENV_AUDIT_REDACT,
         "0",
         "1 records command, keys, input and argv by length and SHA-256 (--audit-redact)",
+    ),
+    Variable(ENV_POLICY, "unset", "a policy file: rules, write scope, approvals (--policy)"),
+    Variable(
+        config.ENV_MASK_SECRETS,
+        "0",
+        "1 masks credentials in results, resources and the audit log (--mask-secrets)",
     ),
     Variable(
         config.ENV_AUDIT_MAX_BYTES,

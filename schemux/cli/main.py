@@ -246,6 +246,18 @@ def recording_options() -> argparse.ArgumentParser:
         "beside the audit log (env SCHEMUX_NO_RECORD=1)",
     )
     options.add_argument(
+        "--policy",
+        metavar="FILE",
+        help="what the agent may run and type where, and what is asked first: a TOML "
+        "policy file (env SCHEMUX_POLICY; SECURITY.md)",
+    )
+    options.add_argument(
+        "--mask-secrets",
+        action="store_true",
+        help="mask credentials in results, resources and the audit log "
+        "(env SCHEMUX_MASK_SECRETS=1)",
+    )
+    options.add_argument(
         "--log-level",
         choices=logs.LEVELS,
         help="the server's own log (env SCHEMUX_LOG_LEVEL; default warning)",

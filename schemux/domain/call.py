@@ -56,7 +56,9 @@ class Call:
     a request no record keeps), ``session`` the MCP session it came in, and ``permits``
     what it may do on the tmux servers it uses (start the configured one at its first
     command there; not connect again to a host whose connect failed in it); ``tools``
-    the served read-only tools it may call in turn (None: none, outside ``tools/call``)."""
+    the served read-only tools it may call in turn (None: none, outside ``tools/call``);
+    ``approved``: the person approved it when the policy asked, or a rule allows it: a
+    pane a person watches is not asked about (``domain.write_policy``)."""
 
     services: Services
     scope: HostScope
@@ -67,6 +69,7 @@ class Call:
     media: ResultMedia = field(default_factory=ResultMedia)
     permits: CallPermits = field(default_factory=CallPermits)
     tools: ReadTools | None = None
+    approved: bool = False
 
     @property
     def host_name(self) -> str:

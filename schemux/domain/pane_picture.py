@@ -17,7 +17,8 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Literal
 
 from schemux.errors import SchemuxError, TmuxCommandError
-from schemux.pictures.cells import Screen, screen_from_capture
+from schemux.pictures.cells import Screen, masked, screen_from_capture
+from schemux.text.secrets import secret_spans
 from schemux.tmux.command import THEN
 from schemux.tmux.format import parse_row, row_format, tmux_row
 from schemux.tmux.server import TmuxServer
@@ -112,9 +113,14 @@ class Pictures:
         data, width, height = await loop.run_in_executor(self._executor, self._paint, screen, kind)
         return Picture(data, MIME_TYPES[kind], width, height, state, screen.cursor_visible)
 
-    async def picture(self, server: TmuxServer, pane_id: str, kind: PictureFormat) -> Picture:
-        """Pane ``pane_id`` of ``server`` as it looks now, drawn as ``kind``."""
+    async def picture(
+        self, server: TmuxServer, pane_id: str, kind: PictureFormat, *, mask_secrets: bool
+    ) -> Picture:
+        """Pane ``pane_id`` of ``server`` as it looks now, drawn as ``kind``; with
+        ``mask_secrets`` (``--mask-secrets``), each secret's cells drawn as ``*``."""
         screen, state = await read_screen(server, pane_id)
+        if mask_secrets:
+            screen = masked(screen, secret_spans)
         return await self.draw(screen, state, kind)
 
     def close(self) -> None:

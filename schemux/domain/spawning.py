@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from schemux.domain.write_policy import SessionsMade
 from schemux.errors import InvalidArgument, TmuxCommandError, Unfit, preview
 from schemux.hosts import Host
 from schemux.hosts.programs.host import ProgramHost
@@ -163,6 +164,7 @@ async def new_session(
     made = parse_row(
         NewPaneRow, (await server.run(*args, *spawn.flags(), *spawn.command_arguments()))[0]
     )
+    server.shared(SessionsMade).ids.add(made.session_id)  # the policy's "owned" scope
     if keep_out_of_session:
         unset: list[str] = []
         for variable in keep_out_of_session:

@@ -14,7 +14,7 @@ take two cells); a zero-width character (a combining mark) joins the cell before
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 
@@ -206,3 +206,25 @@ def screen_from_capture(
         rows.append(cells)
     rows += [()] * (height - len(rows))
     return Screen(width, height, tuple(rows), cursor[0], cursor[1], cursor_visible)
+
+
+MASK = "*"  # what a masked cell shows (``masked``)
+
+
+def masked(screen: Screen, spans: Callable[[str], Sequence[tuple[int, int, str]]]) -> Screen:
+    """``screen`` with every cell of each row's text that ``spans`` finds (a secret, say)
+    showing ``MASK`` in its place, at its width and in its style."""
+    rows = []
+    for row in screen.rows:
+        text = "".join(cell.text for cell in row)
+        found = spans(text)
+        if not found:
+            rows.append(row)
+            continue
+        cells, at = [], 0
+        for cell in row:
+            start, at = at, at + len(cell.text)
+            hit = any(first < at and start < last for first, last, _ in found)
+            cells.append(replace(cell, text=MASK) if hit else cell)
+        rows.append(tuple(cells))
+    return replace(screen, rows=tuple(rows))

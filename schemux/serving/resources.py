@@ -374,6 +374,11 @@ class ResourceService:
                 contents = types.TextResourceContents(uri=params.uri, mime_type=TEXT, text=text)
         except SchemuxError as error:
             raise MCPError(RESOURCE_NOT_FOUND, f"{params.uri}: {error.render()}") from None
+        if call.settings.mask_secrets and isinstance(contents, types.TextResourceContents):
+            # --mask-secrets: the text as results give it (a recording's output too)
+            from schemux.text.secrets import mask_text
+
+            contents.text = mask_text(contents.text).text
         return types.ReadResourceResult(contents=[contents])
 
     @staticmethod
@@ -381,7 +386,9 @@ class ResourceService:
         """The pane's picture as PNG, drawn as picture_pane draws it."""
         server = on.tmux()
         pane = await resolve_pane(server, PaneTarget(pane_id=address.id), on.notes)
-        picture = await on.services.pictures.picture(server, pane.pane_id, "png")
+        picture = await on.services.pictures.picture(
+            server, pane.pane_id, "png", mask_secrets=on.settings.mask_secrets
+        )
         return picture.data
 
     @property

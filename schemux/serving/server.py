@@ -18,11 +18,14 @@ on the tmux servers it uses. A call of a tool that may run as a task, from a cli
 declares the tasks extension, is answered at once with a task that runs the same
 pipeline (``tasks``). The prompts are ``prompts``'s.
 With several hosts, a call runs on the host its arguments name (``serving.host_routing``).
+Under a policy file, a call is refused or put to the person first (``serving.approvals``),
+and with ``--mask-secrets`` its result's secrets are masked (``text.secrets``).
 """
 
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import logging
 from collections.abc import Callable, Mapping
@@ -32,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 import mcp_types as types
 from mcp.server import Server
 from mcp.server.context import ServerRequestContext
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.shared.exceptions import MCPError
 
 from schemux import __version__
@@ -44,8 +48,10 @@ from schemux.domain.call import Call
 from schemux.errors import (
     INTERNAL_ERROR,
     INVALID_ARGUMENTS,
+    POLICY_DENIED,
     PREVIEW_CHARACTERS,
     UNKNOWN_TOOL,
+    ApprovalNeeded,
     SchemuxError,
     bounded_message,
     shorten,
@@ -147,6 +153,29 @@ def tool_result(
     )
 
 
+def masked_result(result: types.CallToolResult) -> types.CallToolResult:
+    """``result`` with the secrets in its text and structured content masked
+    (``text.secrets``), and a last line saying how many there were."""
+    from schemux.text.secrets import mask_text, mask_value
+
+    count = 0
+    content: list[Any] = []
+    for item in result.content:
+        if isinstance(item, types.TextContent):
+            masked = mask_text(item.text)
+            count += masked.count
+            item = item.model_copy(update={"text": masked.text})
+        content.append(item)
+    structured = result.structured_content
+    if structured is not None:
+        structured, _ = mask_value(structured)  # the same secrets as its text's
+    if count:
+        content.append(
+            types.TextContent(type="text", text=f"schemux masked {count} secret(s) in this result")
+        )
+    return result.model_copy(update={"content": content, "structured_content": structured})
+
+
 def error_result(message: str, code: str, notes: CallRecord | None) -> types.CallToolResult:
     """The failure as text with ``isError``; the call's audit record ``notes`` takes its
     code."""
@@ -201,6 +230,8 @@ async def call_bound_tool(
     unreached: list[str] = []  # of every host's answer: the hosts that gave none
     try:
         result = await route.run(binding, state.calls, unreached)
+    except ApprovalNeeded:  # the person is asked by the caller (serving.approvals)
+        raise
     except SchemuxError as error:
         if error.effects is None or not binding.error_envelope:
             return error_result(error.render(), error.code, notes)
@@ -272,11 +303,14 @@ def build_server(state: ServingState, bindings: Mapping[str, ToolBinding]) -> Se
         binding: ToolBinding, call: Call, arguments: dict[str, Any]
     ) -> types.CallToolResult:
         """The call's result: the pictures it shows first, then its text, then a link
-        to each resource that holds text it cut."""
+        to each resource that holds text it cut; its secrets masked when the settings
+        say so."""
         try:
             result = await call_bound_tool(binding, state, arguments, call)
         finally:
             call.permits.end()  # what it left running (a program) is its no more
+        if state.settings.mask_secrets:
+            result = masked_result(result)
         if not result.is_error:
             result.content[:0] = [media_block(media) for media in call.media]
             result.content += [
@@ -306,20 +340,64 @@ def build_server(state: ServingState, bindings: Mapping[str, ToolBinding]) -> Se
             tools=read_tools,
         )
 
+    async def governed(
+        ctx: ServerRequestContext[Any],
+        params: types.CallToolRequestParams,
+        binding: ToolBinding,
+        call: Call,
+        *,
+        can_retry: bool,
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        """The call under the policy (``serving.approvals``): refused, or put to the
+        person, before any tmux work; a pane the person watches is asked about once the
+        handler has found it, before any key (``domain.write_policy``)."""
+        gate = state.policy_gate
+        notes = call.notes
+        arguments = dict(params.arguments or {})
+        if gate is None or notes is None:
+            return await answered(binding, call, arguments)
+        decided = gate.before_work(binding.name, arguments, params, notes)
+        if decided.refusal is not None:
+            return error_result(decided.refusal, POLICY_DENIED, notes)
+        question = decided.ask
+        approved = decided.approved
+        while True:
+            if question is not None:
+                asked = await gate.ask(
+                    ctx, binding.name, arguments, question, notes, can_retry=can_retry
+                )
+                if isinstance(asked, types.InputRequiredResult):
+                    return asked
+                if asked is None:
+                    return error_result(
+                        gate.cannot_ask(binding.name, question), POLICY_DENIED, notes
+                    )
+                if asked != "accept":
+                    return error_result(gate.declined(binding.name, asked), POLICY_DENIED, notes)
+                approved = True
+            try:
+                return await answered(
+                    binding, dataclasses.replace(call, approved=approved), arguments
+                )
+            except ApprovalNeeded as needed:
+                notes.note_policy("ask", reason="watched")
+                question = gate.question(binding.name, arguments, needed.question, None)
+
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams, notes: CallRecord
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | types.InputRequiredResult:
         binding = bound(params.name, notes)
         async with progress.reporting(ctx.session.report_progress) as reporting:
             call = call_of(ctx, notes, reporting)
-            return await answered(binding, call, dict(params.arguments or {}))
+            return await governed(ctx, params, binding, call, can_retry=True)
 
     async def call_tool_in_task(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams, notes: CallRecord
-    ) -> types.CallToolResult:
-        # no progress: the request was answered with the task (the extension sends none)
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        # no progress: the request was answered with the task (the extension sends none);
+        # no input_required either: the task's result cannot be one
         binding = bound(params.name, notes)
-        return await answered(binding, call_of(ctx, notes), dict(params.arguments or {}))
+        return await governed(ctx, params, binding, call_of(ctx, notes), can_retry=False)
 
     server: Server[Any] = Server(
         "schemux",
@@ -337,6 +415,10 @@ def build_server(state: ServingState, bindings: Mapping[str, ToolBinding]) -> Se
         blocking=state.audit.recording(call_tool),
         in_task=state.audit.recording(call_tool_in_task),
     )
+    if state.policy_gate is not None:  # a retry's requestState sealed, bound, expiring
+        server.middleware.append(
+            RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience="schemux")
+        )
     serve_resources(server, state, bindings)
     serve_prompts(server, bindings)
     return server

@@ -9,6 +9,7 @@ from schemux.config import Settings
 from schemux.domain.resource_watch import ResourceWatches
 from schemux.domain.services import Services
 from schemux.hosts import Host
+from schemux.serving.approvals import PolicyGate
 from schemux.serving.client_log import ClientLog
 from schemux.serving.in_flight import CallsInFlight
 from schemux.serving.tasks import ToolTasks
@@ -31,6 +32,12 @@ class ServingState:
         self.calls = CallsInFlight()
         self.tasks = ToolTasks(self.calls, settings.wait_ceiling)
         self.client_log = ClientLog()
+        # the policy file's decisions (None: no policy, every call goes on as asked)
+        self.policy_gate = (
+            None
+            if settings.policy is None
+            else PolicyGate(settings.policy, self.services.fleet, self.services.host_name)
+        )
 
     async def close(self) -> None:
         """Every way schemux ends comes here. Cancel the calls in flight, those run as

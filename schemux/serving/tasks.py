@@ -55,7 +55,8 @@ POLL_INTERVAL_MS = 500  # the calls take seconds; a poll is one dictionary looku
 WORKING, COMPLETED, FAILED, CANCELLED = "working", "completed", "failed", "cancelled"
 
 CallHandler = Callable[
-    [ServerRequestContext[Any], types.CallToolRequestParams], Awaitable[types.CallToolResult]
+    [ServerRequestContext[Any], types.CallToolRequestParams],
+    Awaitable[types.CallToolResult | types.InputRequiredResult],
 ]
 
 
@@ -171,7 +172,7 @@ class ToolTasks:
 
         async def call_tool(
             ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
-        ) -> types.CallToolResult | dict[str, Any]:
+        ) -> types.CallToolResult | types.InputRequiredResult | dict[str, Any]:
             if params.name in task_tools and declares_tasks(ctx) and self._make_room():
                 return self._start(params, in_task(ctx, params))
             return await blocking(ctx, params)
@@ -196,7 +197,9 @@ class ToolTasks:
         return True
 
     def _start(
-        self, params: types.CallToolRequestParams, call: Awaitable[types.CallToolResult]
+        self,
+        params: types.CallToolRequestParams,
+        call: Awaitable[types.CallToolResult | types.InputRequiredResult],
     ) -> dict[str, Any]:
         task = ToolTask(secrets.token_hex(16), params.name, self._ttl_ms)
         self._tasks[task.task_id] = task
@@ -205,7 +208,9 @@ class ToolTasks:
         task.expiry = loop.call_later(self._ttl_ms / 1000, self._expire, task)
         return {"resultType": "task", **task.wire()}
 
-    async def _run(self, task: ToolTask, call: Awaitable[types.CallToolResult]) -> None:
+    async def _run(
+        self, task: ToolTask, call: Awaitable[types.CallToolResult | types.InputRequiredResult]
+    ) -> None:
         try:
             result = await call
         except MCPError as error:
@@ -216,6 +221,9 @@ class ToolTasks:
             logger.exception("%s, run as a task, failed unexpectedly", task.tool)
             task.error = {"code": types.INTERNAL_ERROR, "message": f"{type(error).__name__}"}
             task.end(FAILED, f"{task.tool} failed unexpectedly (details in the server's log)")
+            return
+        if not isinstance(result, types.CallToolResult):  # never asked of a task (approvals)
+            task.end(FAILED, f"{task.tool} needed input a task cannot ask for")
             return
         task.result = result.model_dump(by_alias=True, mode="json", exclude_none=True)
         outcome = "ended with an error" if result.is_error else "completed"

@@ -1,0 +1,1 @@
+"""The policy file: which commands the agent may run, where it may type, what is asked first."""
