@@ -129,7 +129,8 @@ TMUX_FIXTURES = frozenset(
     {
         "main_tmux_socket", "tmux_socket", "other_tmux_socket", "stdio_client",
         "tool_context", "memory_client", "programs", "program_gate", "sshd", "ssh_target",
-        "remote_tmux_socket", "transport", "node_scripts",
+        "remote_tmux_socket", "transport", "node_scripts", "socket", "socket_client",
+        "other_host",
     }
 )  # fmt: skip
 TESTS = Path(__file__).resolve().parent
