@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import AsyncIterator, Generator, Iterator
 from pathlib import Path
 from typing import Any
@@ -130,7 +131,8 @@ TMUX_FIXTURES = frozenset(
     {
         "main_tmux_socket", "tmux_socket", "other_tmux_socket", "stdio_client",
         "tool_context", "memory_client", "programs", "program_gate", "sshd", "ssh_target",
-        "remote_tmux_socket", "transport", "node_scripts",
+        "remote_tmux_socket", "transport", "node_scripts", "socket", "socket_client",
+        "other_host",
     }
 )  # fmt: skip
 TESTS = Path(__file__).resolve().parent
@@ -414,6 +416,49 @@ async def memory_client(anyio_backend: str, tool_context: ServingState) -> Async
     """schemux in this process, over the SDK's in-memory transport."""
     async with client_of(tool_context) as client:
         yield client
+
+
+@pytest.fixture(scope="module")
+def socket(request: pytest.FixtureRequest) -> Iterator[str]:
+    """A tmux server of the test module's own, named after it: its sessions, buffers,
+    options and agent mark are that module's tests' alone. (A module that needs its own
+    kind, one a test, say, defines its own ``socket``.)"""
+    label = request.module.__name__.rpartition(".")[2].removeprefix("test_")
+    with private_tmux_server(label) as socket_name:
+        yield socket_name
+
+
+@pytest.fixture
+async def socket_client(module_contexts: Contexts, socket: str) -> AsyncIterator[Client]:
+    """schemux in this process serving the module's ``socket``: a new MCP session of one
+    ServingState the module's tests share (``Contexts.shared_client``), so that its
+    control clients and owned session are started once a module, not once a test. For
+    calls that start no program; a test that needs a context of its own (one whose
+    server it kills, say) makes it with ``make_context``."""
+    async with module_contexts.shared_client(socket_name=socket) as client:
+        yield client
+
+
+@pytest.fixture
+def marker(tmp_path: Path) -> Path:
+    """A file that exists only if something a test sent ran as a command."""
+    return tmp_path / "ran"
+
+
+@pytest.fixture
+def other_host() -> Iterator[tuple[str, str]]:
+    """A host ``there`` (an exec-kind host's tmux, in a directory of its own) running a
+    server with one session, ``on-there``, on a socket name of its own: the directory,
+    and the socket name."""
+    directory = tempfile.mkdtemp(prefix="sxh-", dir="/tmp")
+    name = tagged_socket_name("there")
+    there = ["env", f"TMUX_TMPDIR={directory}", "tmux", "-L", name]
+    subprocess.run([*there, "new-session", "-d", "-s", "on-there", "cat"], check=True)
+    try:
+        yield directory, name
+    finally:
+        subprocess.run([*there, "kill-server"], capture_output=True, check=False)
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import require_tool
+from tests.support import require_tool, user_cache
 
 PACKAGES = [
     "@modelcontextprotocol/ext-tasks@0.2.2",
@@ -61,9 +61,8 @@ def installed_packages() -> Path:
     if not PACKAGES[-1]:
         pytest.skip(f"no node 22 package on npm for {platform.machine()}")
     key = hashlib.sha256(json.dumps(PACKAGES).encode()).hexdigest()[:16]
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "schemux-tests"
-    cache.mkdir(parents=True, exist_ok=True)
-    installed = cache / f"node-{key}"
+    installed = user_cache(f"node-{key}")
+    cache = installed.parent
     with open(cache / f"node-{key}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not installed.exists():

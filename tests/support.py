@@ -317,6 +317,15 @@ def missing(what: str) -> NoReturn:
     pytest.skip(what)
 
 
+def user_cache(name: str) -> Path:
+    """``name`` in the tests' directory of the user's cache, which every run on the
+    machine and its pytest-xdist workers share: for what costs much to make and is the
+    same for each (the node packages, mypy's analysis of the libraries)."""
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "schemux-tests"
+    cache.mkdir(parents=True, exist_ok=True)
+    return cache / name
+
+
 def require_tool(name: str) -> str:
     """The path of the program ``name``, which the test needs (``missing`` otherwise)."""
     path = shutil.which(name)

@@ -9,10 +9,7 @@ from __future__ import annotations
 
 import re
 import shlex
-import shutil
 import subprocess
-import tempfile
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any, cast
 
@@ -38,7 +35,6 @@ from tests.support import (
     call,
     call_error,
     new_pane,
-    private_tmux_server,
     remove_server,
     tagged_socket_name,
     tmux,
@@ -59,18 +55,6 @@ CONTENTS = [
     "\r\n\r",
     "x" * 200_000 + "\n" + "y" * 10,
 ]
-
-
-@pytest.fixture(scope="module")
-def socket() -> Iterator[str]:
-    with private_tmux_server("buffers") as name:
-        yield name
-
-
-@pytest.fixture
-async def client(make_context: Contexts, socket: str) -> AsyncIterator[Client]:
-    async with client_of(make_context(socket_name=socket)) as connected:
-        yield connected
 
 
 def raw_buffer(socket: str, name: str) -> bytes:
@@ -104,45 +88,45 @@ async def test_the_default_selection_serves_none_of_them() -> None:
 
 
 @pytest.mark.parametrize("content", CONTENTS, ids=range(len(CONTENTS)))
-async def test_content_comes_back_exactly(client: Client, socket: str, content: str) -> None:
-    loaded = await call(client, "load_buffer", content=content, logical_name="exact")
+async def test_content_comes_back_exactly(socket_client: Client, socket: str, content: str) -> None:
+    loaded = await call(socket_client, "load_buffer", content=content, logical_name="exact")
     name = loaded["buffer_name"]
     assert SCHEMUX_NAME.fullmatch(name)
     assert name.endswith("_exact")
     assert raw_buffer(socket, name) == content.encode()
-    shown = await call(client, "show_buffer", buffer_name=name, max_lines=None)
+    shown = await call(socket_client, "show_buffer", buffer_name=name, max_lines=None)
     assert shown == {
         "buffer_name": name, "content": content, "content_truncated": False,
         "content_truncated_lines": 0,
     }  # fmt: skip
-    await call(client, "delete_buffer", buffer_name=name)
+    await call(socket_client, "delete_buffer", buffer_name=name)
     assert name not in buffer_names(socket)
 
 
-async def test_each_load_is_a_buffer_of_its_own(client: Client, socket: str) -> None:
-    first = (await call(client, "load_buffer", content="1"))["buffer_name"]
-    second = (await call(client, "load_buffer", content="2"))["buffer_name"]
+async def test_each_load_is_a_buffer_of_its_own(socket_client: Client, socket: str) -> None:
+    first = (await call(socket_client, "load_buffer", content="1"))["buffer_name"]
+    second = (await call(socket_client, "load_buffer", content="2"))["buffer_name"]
     assert first != second
     assert first.endswith("_buf")
     assert second.endswith("_buf")
-    assert (await call(client, "show_buffer", buffer_name=first))["content"] == "1"
+    assert (await call(socket_client, "show_buffer", buffer_name=first))["content"] == "1"
     for name in (first, second):
-        await call(client, "delete_buffer", buffer_name=name)
+        await call(socket_client, "delete_buffer", buffer_name=name)
 
 
-async def test_show_keeps_the_last_lines(client: Client) -> None:
-    name = (await call(client, "load_buffer", content="a\nb\nc\nd"))["buffer_name"]
+async def test_show_keeps_the_last_lines(socket_client: Client) -> None:
+    name = (await call(socket_client, "load_buffer", content="a\nb\nc\nd"))["buffer_name"]
     try:
         for max_lines, content, dropped in ((2, "c\nd", 2), (4, "a\nb\nc\nd", 0), (0, "", 4)):
-            shown = await call(client, "show_buffer", buffer_name=name, max_lines=max_lines)
+            shown = await call(socket_client, "show_buffer", buffer_name=name, max_lines=max_lines)
             assert (shown["content"], shown["content_truncated_lines"]) == (content, dropped)
             assert shown["content_truncated"] is (dropped > 0)
     finally:
-        await call(client, "delete_buffer", buffer_name=name)
+        await call(socket_client, "delete_buffer", buffer_name=name)
 
 
 async def test_a_person_s_buffers_are_never_read_pasted_or_deleted(
-    client: Client, socket: str
+    socket_client: Client, socket: str
 ) -> None:
     pane = new_pane(socket)
     for name in ("secret", "schemux_0123_x", "buffer0", "schemux_" + "0" * 32 + "_a b"):
@@ -152,88 +136,96 @@ async def test_a_person_s_buffers_are_never_read_pasted_or_deleted(
             ("delete_buffer", {}),
             ("paste_buffer", {"pane_id": pane.pane_id}),
         ):
-            error = await call_error(client, tool, buffer_name=name, **arguments)
+            error = await call_error(socket_client, tool, buffer_name=name, **arguments)
             assert "is not a buffer name load_buffer gave" in error, (tool, error)
         assert raw_buffer(socket, name) == b"a person's"
         tmux(socket, "delete-buffer", "-b", name)
 
 
 async def test_paste_reaches_the_program_exactly(
-    client: Client, socket: str, tmp_path: Path
+    socket_client: Client, socket: str, tmp_path: Path
 ) -> None:
     text = "one\ntwo \x00\x01\x1b[0m é ; $(touch x)\n"
     typed = text.replace("\n", "\r").encode()  # a paste's line feed is Enter
     plain = recording_pane(socket, tmp_path / "plain")
     await until(lambda: "ready" in tmux(socket, "capture-pane", "-p", "-t", plain))
-    name = (await call(client, "load_buffer", content=text))["buffer_name"]
-    await call(client, "paste_buffer", buffer_name=name, pane_id=plain)
+    name = (await call(socket_client, "load_buffer", content=text))["buffer_name"]
+    await call(socket_client, "paste_buffer", buffer_name=name, pane_id=plain)
     await until(lambda: (tmp_path / "plain").read_bytes() == typed)
-    await call(client, "paste_buffer", buffer_name=name, pane_id=plain, bracket=False)
+    await call(socket_client, "paste_buffer", buffer_name=name, pane_id=plain, bracket=False)
     await until(lambda: (tmp_path / "plain").read_bytes() == typed * 2)  # the buffer is kept
     bracketed = recording_pane(socket, tmp_path / "bracketed", bracketed=True)
     await until(lambda: "ready" in tmux(socket, "capture-pane", "-p", "-t", bracketed))
-    await call(client, "paste_text", text=text, pane_id=bracketed)
+    await call(socket_client, "paste_text", text=text, pane_id=bracketed)
     wrapped = b"\x1b[200~" + typed + b"\x1b[201~"
     await until(lambda: (tmp_path / "bracketed").read_bytes() == wrapped)
-    await call(client, "paste_text", text=text, pane_id=bracketed, bracket=False)
+    await call(socket_client, "paste_text", text=text, pane_id=bracketed, bracket=False)
     await until(lambda: (tmp_path / "bracketed").read_bytes() == wrapped + typed)
-    await call(client, "delete_buffer", buffer_name=name)
+    await call(socket_client, "delete_buffer", buffer_name=name)
     assert not [n for n in buffer_names(socket) if n.startswith("schemux_")]
 
 
-async def test_paste_text_leaves_no_buffer_whatever_happens(client: Client, socket: str) -> None:
+async def test_paste_text_leaves_no_buffer_whatever_happens(
+    socket_client: Client, socket: str
+) -> None:
     dead = new_pane(socket, command="true", remain_on_exit=True)
-    error = await call_error(client, "paste_text", text="x", pane_id=dead.pane_id)
+    error = await call_error(socket_client, "paste_text", text="x", pane_id=dead.pane_id)
     assert error.startswith(f"pane {dead.pane_id} is dead")
-    name = (await call(client, "load_buffer", content="y"))["buffer_name"]
-    error = await call_error(client, "paste_buffer", buffer_name=name, pane_id=dead.pane_id)
+    name = (await call(socket_client, "load_buffer", content="y"))["buffer_name"]
+    error = await call_error(socket_client, "paste_buffer", buffer_name=name, pane_id=dead.pane_id)
     assert error.startswith(f"pane {dead.pane_id} is dead")
-    await call(client, "delete_buffer", buffer_name=name)
+    await call(socket_client, "delete_buffer", buffer_name=name)
     live = new_pane(socket)
-    await call(client, "paste_text", text="# pasted", pane_id=live.pane_id)
+    await call(socket_client, "paste_text", text="# pasted", pane_id=live.pane_id)
     assert not [n for n in buffer_names(socket) if n.startswith("schemux_")]
 
 
-async def test_a_buffer_that_is_not_there_is_not_found(client: Client, socket: str) -> None:
+async def test_a_buffer_that_is_not_there_is_not_found(socket_client: Client, socket: str) -> None:
     pane = new_pane(socket)
-    name = (await call(client, "load_buffer", content="gone"))["buffer_name"]
-    await call(client, "delete_buffer", buffer_name=name)
+    name = (await call(socket_client, "load_buffer", content="gone"))["buffer_name"]
+    await call(socket_client, "delete_buffer", buffer_name=name)
     for tool, arguments in (
         ("show_buffer", {}),
         ("delete_buffer", {}),
         ("paste_buffer", {"pane_id": pane.pane_id}),
     ):
-        error = await call_error(client, tool, buffer_name=name, **arguments)
+        error = await call_error(socket_client, tool, buffer_name=name, **arguments)
         assert error.startswith(f"no buffer {name} on socket name"), (tool, error)
 
 
-async def test_no_target_means_the_agent_pane(client: Client, socket: str, tmp_path: Path) -> None:
+async def test_no_target_means_the_agent_pane(
+    socket_client: Client, socket: str, tmp_path: Path
+) -> None:
     agent = recording_pane(socket, tmp_path / "agent")
     tmux(socket, "set-option", "-p", "-t", agent, AGENT_MARK, "1")
     later = new_pane(socket)
     try:
         await until(lambda: "ready" in tmux(socket, "capture-pane", "-p", "-t", agent))
-        await call(client, "paste_text", text="mine")
-        name = (await call(client, "load_buffer", content=" too"))["buffer_name"]
-        await call(client, "paste_buffer", buffer_name=name)
+        await call(socket_client, "paste_text", text="mine")
+        name = (await call(socket_client, "load_buffer", content=" too"))["buffer_name"]
+        await call(socket_client, "paste_buffer", buffer_name=name)
         await until(lambda: (tmp_path / "agent").read_bytes() == b"mine too")
-        await call(client, "delete_buffer", buffer_name=name)
+        await call(socket_client, "delete_buffer", buffer_name=name)
     finally:
         tmux(socket, "kill-pane", "-t", agent, check=False)
         tmux(socket, "kill-session", "-t", later.session_id, check=False)
 
 
 async def test_socket_name_reaches_another_server(
-    client: Client, socket: str, other_tmux_socket: str
+    socket_client: Client, socket: str, other_tmux_socket: str
 ) -> None:
-    loaded = await call(client, "load_buffer", content="there", socket_name=other_tmux_socket)
+    loaded = await call(
+        socket_client, "load_buffer", content="there", socket_name=other_tmux_socket
+    )
     name = loaded["buffer_name"]
     assert raw_buffer(other_tmux_socket, name) == b"there"
     assert name not in buffer_names(socket)
-    assert "no buffer" in await call_error(client, "show_buffer", buffer_name=name)
-    shown = await call(client, "show_buffer", buffer_name=name, socket_name=other_tmux_socket)
+    assert "no buffer" in await call_error(socket_client, "show_buffer", buffer_name=name)
+    shown = await call(
+        socket_client, "show_buffer", buffer_name=name, socket_name=other_tmux_socket
+    )
     assert shown["content"] == "there"
-    await call(client, "delete_buffer", buffer_name=name, socket_name=other_tmux_socket)
+    await call(socket_client, "delete_buffer", buffer_name=name, socket_name=other_tmux_socket)
     assert name not in buffer_names(other_tmux_socket)
 
 
@@ -277,21 +269,6 @@ async def test_bad_input_is_refused_before_any_tmux_work(
         assert tmux(never, "list-sessions", check=False) == ""  # never started
     finally:
         remove_server(never)
-
-
-@pytest.fixture
-def other_host() -> Iterator[tuple[str, str]]:
-    """A host ``there`` whose tmux (an exec-kind host's, in a directory of its own) runs
-    a server on this module's socket name; its directory and socket name."""
-    directory = tempfile.mkdtemp(prefix="sxb-", dir="/tmp")
-    name = tagged_socket_name("buffers-there")
-    there = ["env", f"TMUX_TMPDIR={directory}", "tmux", "-L", name]
-    subprocess.run([*there, "new-session", "-d", "-s", "on-there", "cat"], check=True)
-    try:
-        yield directory, name
-    finally:
-        subprocess.run([*there, "kill-server"], capture_output=True, check=False)
-        shutil.rmtree(directory, ignore_errors=True)
 
 
 def tmux_there(host: tuple[str, str], *args: str) -> bytes:

@@ -13,7 +13,6 @@ import socket as sockets
 import subprocess
 import tempfile
 import uuid
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +35,6 @@ from tests.support import (
     call,
     call_error,
     new_pane,
-    private_tmux_server,
     remove_server,
     screen,
     tagged_socket_name,
@@ -47,25 +45,6 @@ from tests.support import (
 pytestmark = pytest.mark.anyio
 
 INSPECT = FAMILIES["inspect"]
-
-
-@pytest.fixture(scope="module")
-def socket() -> Iterator[str]:
-    """This module's tmux server: its sessions and agent mark are its tests' alone."""
-    with private_tmux_server("inspect") as name:
-        yield name
-
-
-@pytest.fixture
-async def client(make_context: Contexts, socket: str) -> AsyncIterator[Client]:
-    async with client_of(make_context(socket_name=socket)) as connected:
-        yield connected
-
-
-@pytest.fixture
-def marker(tmp_path: Path) -> Path:
-    """A file that exists only if something a test sent ran as a command."""
-    return tmp_path / "ran"
 
 
 def hostile_names(marker: Path) -> list[str]:
@@ -105,7 +84,7 @@ async def test_the_default_selection_serves_none_of_them() -> None:
     assert set(INSPECT) <= set(select(BINDINGS, ["inspect"], several_hosts=False))
 
 
-async def test_what_they_list_is_what_tmux_lists(client: Client, socket: str) -> None:
+async def test_what_they_list_is_what_tmux_lists(socket_client: Client, socket: str) -> None:
     pane = new_pane(socket, width=90, height=20)
     # named: the window of the split would take its active pane's command's name (cat)
     # when tmux's automatic rename comes round, whenever that is
@@ -116,13 +95,13 @@ async def test_what_they_list_is_what_tmux_lists(client: Client, socket: str) ->
         socket, "list-panes", "-s", "-t", pane.session_id, "-F",
         "#{pane_id} #{window_id} #{pane_left} #{pane_right} #{pane_at_left} #{pane_active}",
     ).split("\n")[:-1]  # fmt: skip
-    listed = (await call(client, "list_panes", session_id=pane.session_id))["result"]
+    listed = (await call(socket_client, "list_panes", session_id=pane.session_id))["result"]
     assert [
         f"{p['pane_id']} {p['window_id']} {p['pane_left']} {p['pane_right']} "
         f"{int(p['pane_at_left'])} {p['pane_active']}"
         for p in listed
     ] == panes
-    windows = (await call(client, "list_windows", session_id=pane.session_id))["result"]
+    windows = (await call(socket_client, "list_windows", session_id=pane.session_id))["result"]
     assert [(w["window_name"], w["pane_count"], w["window_active"]) for w in windows] == [
         ("first", 2, "1"),
         ("second", 1, "0"),
@@ -131,9 +110,9 @@ async def test_what_they_list_is_what_tmux_lists(client: Client, socket: str) ->
         windows[0]["window_layout"]
         == tmux(socket, "display-message", "-p", "-t", pane.window_id, "#{window_layout}").strip()
     )
-    (session,) = (await call(client, "list_sessions", filters={"session_id": pane.session_id}))[
-        "result"
-    ]
+    (session,) = (
+        await call(socket_client, "list_sessions", filters={"session_id": pane.session_id})
+    )["result"]
     assert session["window_count"] == 2
     assert session["active_pane_id"] == windows[0]["active_pane_id"]
     # schemux's control window, and its session holding only it, are never listed
@@ -146,41 +125,43 @@ async def test_what_they_list_is_what_tmux_lists(client: Client, socket: str) ->
         f"#{{window_id}} #{{{CONTROL_MARK}}}",
     )
     control_window = next(line.split()[0] for line in control.splitlines() if line.endswith(" 1"))
-    everything = (await call(client, "list_windows"))["result"]
+    everything = (await call(socket_client, "list_windows"))["result"]
     assert control_window not in {window["window_id"] for window in everything}
-    sessions = (await call(client, "list_sessions"))["result"]
+    sessions = (await call(socket_client, "list_sessions"))["result"]
     assert OWNED_SESSION not in {s["session_name"] for s in sessions}
-    info = await call(client, "get_server_info")
+    info = await call(socket_client, "get_server_info")
     assert info["session_count"] == len(sessions)
     assert info["socket_name"] == socket
     assert info["version"] == tmux(socket, "display-message", "-p", "#{version}").strip()
 
 
 async def test_hostile_names_are_found_by_comparing_and_nothing_in_them_runs(
-    client: Client, socket: str, marker: Path
+    socket_client: Client, socket: str, marker: Path
 ) -> None:
     for name in hostile_names(marker):
         session_id = made_session(socket, name, window=name)
         try:
-            (found,) = (await call(client, "list_sessions", filters={"session_name": name}))[
+            (found,) = (await call(socket_client, "list_sessions", filters={"session_name": name}))[
                 "result"
             ]
             assert (found["session_id"], found["session_name"]) == (session_id, name)
-            info = await call(client, "get_session_info", session_name=name)
+            info = await call(socket_client, "get_session_info", session_name=name)
             assert info["session_id"] == session_id
-            (window,) = (await call(client, "list_windows", session_name=name))["result"]
+            (window,) = (await call(socket_client, "list_windows", session_name=name))["result"]
             assert (window["window_name"], window["session_name"]) == (name, name)
-            window_info = await call(client, "get_window_info", session_name=name, window_index="0")
+            window_info = await call(
+                socket_client, "get_window_info", session_name=name, window_index="0"
+            )
             assert window_info["window_id"] == window["window_id"]
-            (pane,) = (await call(client, "list_panes", session_name=name))["result"]
+            (pane,) = (await call(socket_client, "list_panes", session_name=name))["result"]
             assert pane["session_id"] == session_id
-            environment = await call(client, "show_environment", session_name=name)
+            environment = await call(socket_client, "show_environment", session_name=name)
             assert "PATH" in environment["variables"]
             option = await call(
-                client, "show_option", option="history-limit", scope="session", target=name
+                socket_client, "show_option", option="history-limit", scope="session", target=name
             )
             assert isinstance(option["value"], int)
-            searched = await call(client, "search_panes", pattern="x", session_name=name)
+            searched = await call(socket_client, "search_panes", pattern="x", session_name=name)
             assert searched["total_panes_matched"] == 0
         finally:
             kill_session(socket, session_id)
@@ -191,7 +172,7 @@ async def test_hostile_names_are_found_by_comparing_and_nothing_in_them_runs(
     "name", ["no such", "x\ny", "-t", "a;b", "#{session_name}", "$(touch {marker})", "*", ""]
 )
 async def test_a_session_name_that_matches_none_is_an_error_and_runs_nothing(
-    client: Client, socket: str, marker: Path, name: str
+    socket_client: Client, socket: str, marker: Path, name: str
 ) -> None:
     name = name.replace("{marker}", str(marker))
     for tool, arguments in (
@@ -204,7 +185,7 @@ async def test_a_session_name_that_matches_none_is_an_error_and_runs_nothing(
         ("get_pane_info", {}),
         ("display_message", {"format_string": "#{pane_id}"}),
     ):
-        error = await call_error(client, tool, session_name=name, **arguments)
+        error = await call_error(socket_client, tool, session_name=name, **arguments)
         assert "session_name" in error or "no session matches" in error or "no pane" in error, (
             tool,
             error,
@@ -227,29 +208,31 @@ async def test_a_session_name_that_matches_none_is_an_error_and_runs_nothing(
     ],
 )
 async def test_option_and_hook_names_reach_tmux_as_one_argument_and_never_run(
-    client: Client, socket: str, marker: Path, name: str
+    socket_client: Client, socket: str, marker: Path, name: str
 ) -> None:
     """tmux expands an option or hook name as a format: ``#(...)`` in one ran as a shell
     command, and ``#{pane_id}`` was read as a pane's id, before the name was escaped."""
     name = name.replace("{marker}", str(marker))
     pane = new_pane(socket)
-    option = await call_error(client, "show_option", option=name, scope="pane", target=pane.pane_id)
+    option = await call_error(
+        socket_client, "show_option", option=name, scope="pane", target=pane.pane_id
+    )
     assert option == f"tmux show-options failed: invalid option: {name}"
-    hook = await call_error(client, "show_hook", hook_name=name, scope="session")
+    hook = await call_error(socket_client, "show_hook", hook_name=name, scope="session")
     assert hook == f"tmux show-hooks failed: invalid option: {name}"
     # tmux named the name as given: it expanded nothing in it, so ran no job
     assert not marker.exists()
     assert tmux(socket, "display-message", "-p", "alive").strip() == "alive"
 
 
-async def test_options_come_back_typed_and_exact(client: Client, socket: str) -> None:
+async def test_options_come_back_typed_and_exact(socket_client: Client, socket: str) -> None:
     pane = new_pane(socket)
     value = 'tab\there\nnewline "quotes" ; #{pane_id} $(id)'
     tmux(socket, "set-option", "-p", "-t", pane.pane_id, "@inspect-test", value)
     tmux(socket, "set-option", "-t", pane.session_id, "history-limit", "1234")
 
     async def shown(**arguments: Any) -> Any:
-        return (await call(client, "show_option", **arguments))["value"]
+        return (await call(socket_client, "show_option", **arguments))["value"]
 
     assert await shown(option="@inspect-test", scope="pane", target=pane.pane_id) == value
     assert await shown(option="history-limit", scope="session", target=pane.session_id) == 1234
@@ -273,10 +256,10 @@ async def test_options_come_back_typed_and_exact(client: Client, socket: str) ->
         ("option is empty", {"option": ""}),
     ):
         given = {"option": "mouse", **arguments}
-        assert refused in await call_error(client, "show_option", **given)
+        assert refused in await call_error(socket_client, "show_option", **given)
 
 
-async def test_no_target_means_the_agent_pane(client: Client, socket: str) -> None:
+async def test_no_target_means_the_agent_pane(socket_client: Client, socket: str) -> None:
     """The agent's pane (marked as schemux marks the one it starts the server with) is
     every call's default, though a session made after it is the most recent."""
     agent = new_pane(socket)
@@ -286,23 +269,25 @@ async def test_no_target_means_the_agent_pane(client: Client, socket: str) -> No
         tmux(socket, "set-option", "-p", "-t", agent.pane_id, "@inspect-mine", "agent's")
         tmux(socket, "set-environment", "-t", agent.session_id, "INSPECT_AGENT", "yes")
         tmux(socket, "set-hook", "-t", agent.session_id, "session-renamed[7]", "display-message x")
-        assert (await call(client, "get_pane_info"))["pane_id"] == agent.pane_id
-        assert (await call(client, "get_window_info"))["window_id"] == agent.window_id
-        assert (await call(client, "get_session_info"))["session_id"] == agent.session_id
-        shown = await call(client, "display_message", format_string="#{pane_id}/#{session_id}")
+        assert (await call(socket_client, "get_pane_info"))["pane_id"] == agent.pane_id
+        assert (await call(socket_client, "get_window_info"))["window_id"] == agent.window_id
+        assert (await call(socket_client, "get_session_info"))["session_id"] == agent.session_id
+        shown = await call(
+            socket_client, "display_message", format_string="#{pane_id}/#{session_id}"
+        )
         assert shown["result"] == f"{agent.pane_id}/{agent.session_id}"
-        corner = await call(client, "find_pane_by_position", corner="top-left")
+        corner = await call(socket_client, "find_pane_by_position", corner="top-left")
         assert corner["pane_id"] == agent.pane_id
-        (listed,) = (await call(client, "list_panes", window_index="0"))["result"]
+        (listed,) = (await call(socket_client, "list_panes", window_index="0"))["result"]
         assert listed["pane_id"] == agent.pane_id
-        option = await call(client, "show_option", option="@inspect-mine", scope="pane")
+        option = await call(socket_client, "show_option", option="@inspect-mine", scope="pane")
         assert option["value"] == "agent's"
-        variables = (await call(client, "show_environment"))["variables"]
+        variables = (await call(socket_client, "show_environment"))["variables"]
         assert variables["INSPECT_AGENT"] == "yes"
-        hooks = (await call(client, "show_hooks"))["entries"]
+        hooks = (await call(socket_client, "show_hooks"))["entries"]
         assert {"hook_name": "session-renamed", "index": 7, "command": "display-message x"} in hooks
         # a session named alone: its active window, not the agent's
-        other = await call(client, "get_window_info", session_id=later.session_id)
+        other = await call(socket_client, "get_window_info", session_id=later.session_id)
         assert other["window_id"] == later.window_id
     finally:
         kill_session(socket, agent.session_id)
@@ -310,18 +295,20 @@ async def test_no_target_means_the_agent_pane(client: Client, socket: str) -> No
 
 
 async def test_socket_name_reads_another_server(
-    client: Client, socket: str, other_tmux_socket: str
+    socket_client: Client, socket: str, other_tmux_socket: str
 ) -> None:
     there = new_pane(other_tmux_socket)
-    sessions = (await call(client, "list_sessions", socket_name=other_tmux_socket))["result"]
+    sessions = (await call(socket_client, "list_sessions", socket_name=other_tmux_socket))["result"]
     names = tmux(other_tmux_socket, "list-sessions", "-F", "#{session_name}").split()
     assert sorted(s["session_name"] for s in sessions) == sorted(
         name for name in names if name != OWNED_SESSION
     )
-    info = await call(client, "get_pane_info", pane_id=there.pane_id, socket_name=other_tmux_socket)
+    info = await call(
+        socket_client, "get_pane_info", pane_id=there.pane_id, socket_name=other_tmux_socket
+    )
     assert info["session_id"] == there.session_id
-    here = await call(client, "get_server_info")
-    other = await call(client, "get_server_info", socket_name=other_tmux_socket)
+    here = await call(socket_client, "get_server_info")
+    other = await call(socket_client, "get_server_info", socket_name=other_tmux_socket)
     assert other["socket_path"].endswith(other_tmux_socket)
     assert other["socket_path"] != here["socket_path"]
 
@@ -395,7 +382,9 @@ async def test_bad_input_is_refused_before_any_tmux_work(
     assert "no tmux server is running" not in error
 
 
-async def test_search_pages_panes_and_keeps_their_last_lines(client: Client, socket: str) -> None:
+async def test_search_pages_panes_and_keeps_their_last_lines(
+    socket_client: Client, socket: str
+) -> None:
     tag = uuid.uuid4().hex[:8]
     session = made_session(socket, f"search-{tag}")
     first = tmux(socket, "list-panes", "-t", session, "-F", "#{pane_id}").strip()
@@ -408,18 +397,18 @@ async def test_search_pages_panes_and_keeps_their_last_lines(client: Client, soc
         for pane_id in showing:
             await until(functools.partial(shows, socket, pane_id, f"{tag}-3"))
         page = await call(
-            client, "search_panes", pattern=tag, limit=1, max_matched_lines_per_pane=2
+            socket_client, "search_panes", pattern=tag, limit=1, max_matched_lines_per_pane=2
         )
         assert page["total_panes_matched"] == 3
         assert [match["pane_id"] for match in page["matches"]] == showing[:1]
         assert page["matches"][0]["matched_lines"] == [f"{tag}-2", f"{tag}-3"]
         assert page["truncated"] is True
         assert page["truncated_panes"] == showing[1:]
-        rest = await call(client, "search_panes", pattern=tag, offset=1, session_id=session)
+        rest = await call(socket_client, "search_panes", pattern=tag, offset=1, session_id=session)
         assert [match["pane_id"] for match in rest["matches"]] == showing[1:]
         assert rest["matches"][0]["matched_lines"] == [f"{tag}-1", f"{tag}-2", f"{tag}-3"]
         assert rest["truncated"] is False
-        none = await call(client, "search_panes", pattern=f"{tag}-9")
+        none = await call(socket_client, "search_panes", pattern=f"{tag}-9")
         assert none == {
             "matches": [], "truncated": False, "truncated_panes": [], "total_panes_matched": 0,
             "offset": 0, "limit": 500,
@@ -429,55 +418,44 @@ async def test_search_pages_panes_and_keeps_their_last_lines(client: Client, soc
 
 
 async def test_search_reads_history_when_asked_and_refuses_a_runaway_expression(
-    client: Client, socket: str
+    socket_client: Client, socket: str
 ) -> None:
     pane = new_pane(socket, height=5)
     tmux(socket, "send-keys", "-t", pane.pane_id, "seq 1 50; echo " + "a" * 40 + "!", "Enter")
     await until(lambda: "a!" in screen(pane))
     visible = await call(
-        client, "search_panes", pattern="^7$", regex=True, session_id=pane.session_id
+        socket_client, "search_panes", pattern="^7$", regex=True, session_id=pane.session_id
     )
     assert visible["total_panes_matched"] == 0
     history = await call(
-        client, "search_panes", pattern="^7$", regex=True, session_id=pane.session_id,
+        socket_client, "search_panes", pattern="^7$", regex=True, session_id=pane.session_id,
         content_start=-100,
     )  # fmt: skip
     assert history["matches"][0]["matched_lines"] == ["7"]
     # refused by the pattern's own time limit (no wall-clock bound here: a loaded machine
     # stretches the call, the refusal says what stopped it)
     error = await call_error(
-        client, "search_panes", pattern="^(a|aa)+$", regex=True, session_id=pane.session_id
+        socket_client, "search_panes", pattern="^(a|aa)+$", regex=True, session_id=pane.session_id
     )
     assert "backtracks catastrophically" in error
 
 
-async def test_display_message_reads_values_exactly(client: Client, socket: str) -> None:
+async def test_display_message_reads_values_exactly(socket_client: Client, socket: str) -> None:
     pane = new_pane(socket)
     value = "tab\there\nnew line 100% #{pane_id} $(id)"
     tmux(socket, "set-option", "-p", "-t", pane.pane_id, "@inspect-shown", value)
     shown = await call(
-        client, "display_message", format_string="<#{@inspect-shown}> %s %%", pane_id=pane.pane_id
+        socket_client,
+        "display_message",
+        format_string="<#{@inspect-shown}> %s %%",
+        pane_id=pane.pane_id,
     )
     assert shown["result"] == f"<{value}> %s %%"
     tmux(socket, "kill-pane", "-t", pane.pane_id)
-    error = await call_error(client, "display_message", format_string="#{x}", pane_id=pane.pane_id)
+    error = await call_error(
+        socket_client, "display_message", format_string="#{x}", pane_id=pane.pane_id
+    )
     assert error.startswith(f"no pane matches pane_id='{pane.pane_id}'")
-
-
-@pytest.fixture
-def other_host() -> Iterator[tuple[str, str]]:
-    """A host ``there`` whose tmux (an exec-kind host's, in a directory of its own) runs
-    a server with one session, on this module's socket name; its socket name and the
-    session's name."""
-    directory = tempfile.mkdtemp(prefix="sxi-", dir="/tmp")
-    name = tagged_socket_name("inspect-there")
-    there = ["env", f"TMUX_TMPDIR={directory}", "tmux", "-L", name]
-    subprocess.run([*there, "new-session", "-d", "-s", "on-there", "cat"], check=True)
-    try:
-        yield directory, name
-    finally:
-        subprocess.run([*there, "kill-server"], capture_output=True, check=False)
-        shutil.rmtree(directory, ignore_errors=True)
 
 
 async def test_host_reads_the_host_named(other_host: tuple[str, str]) -> None:
@@ -515,7 +493,7 @@ def select_all() -> dict[str, Any]:
 
 
 async def test_list_servers_lists_the_live_servers_and_leaves_out_the_rest(
-    client: Client, socket: str, marker: Path, monkeypatch: pytest.MonkeyPatch
+    socket_client: Client, socket: str, marker: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """In the socket directory: the configured server by its name, one with a hidden
     name and no session, one with a hostile name, a stale socket (left out). Given as
@@ -523,7 +501,7 @@ async def test_list_servers_lists_the_live_servers_and_leaves_out_the_rest(
     (listed once), a socket nothing answers on and paths that are no socket (left out),
     hostile text that never runs."""
     monkeypatch.setattr(server_scan, "ANSWER_SECONDS", 1.0)
-    configured = (await call(client, "get_server_info"))["socket_path"]
+    configured = (await call(socket_client, "get_server_info"))["socket_path"]
     directory = os.path.dirname(configured)
     empty = "." + tagged_socket_name("scan-empty")
     hostile = tagged_socket_name("scan") + f" a;b $(touch {marker.name}) `id`"
@@ -549,7 +527,7 @@ async def test_list_servers_lists_the_live_servers_and_leaves_out_the_rest(
             outside, str(link), silent_path, f"/$(touch {marker})", "/etc/passwd",
             f"{short}/missing", str(short),
         ]  # fmt: skip
-        servers = (await call(client, "list_servers", extra_socket_paths=extra))["result"]
+        servers = (await call(socket_client, "list_servers", extra_socket_paths=extra))["result"]
         by_path = {server["socket_path"]: server for server in servers}
         assert len(by_path) == len(servers)
         assert by_path[configured]["socket_name"] == socket

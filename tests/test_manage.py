@@ -9,10 +9,6 @@ from __future__ import annotations
 
 import functools
 import os
-import shutil
-import subprocess
-import tempfile
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +33,6 @@ from tests.support import (
     call,
     call_error,
     new_pane,
-    private_tmux_server,
     remove_server,
     screen,
     tagged_socket_name,
@@ -48,25 +43,6 @@ from tests.support import (
 pytestmark = pytest.mark.anyio
 
 MANAGE = FAMILIES["manage"]
-
-
-@pytest.fixture(scope="module")
-def socket() -> Iterator[str]:
-    """This module's tmux server: its sessions and agent mark are its tests' alone."""
-    with private_tmux_server("manage") as name:
-        yield name
-
-
-@pytest.fixture
-async def client(make_context: Contexts, socket: str) -> AsyncIterator[Client]:
-    async with client_of(make_context(socket_name=socket)) as connected:
-        yield connected
-
-
-@pytest.fixture
-def marker(tmp_path: Path) -> Path:
-    """A file that exists only if something a test sent ran as a command."""
-    return tmp_path / "ran"
 
 
 def hostile_names(marker: Path) -> list[str]:
@@ -118,10 +94,10 @@ async def test_the_default_selection_serves_none_of_them() -> None:
 
 
 async def test_what_they_make_is_what_tmux_lists(
-    client: Client, socket: str, tmp_path: Path
+    socket_client: Client, socket: str, tmp_path: Path
 ) -> None:
     session = await call(
-        client, "create_session", session_name="made-here", window_name="first",
+        socket_client, "create_session", session_name="made-here", window_name="first",
         x=120, y=40, environment={"MANAGE_SESSION": "kept"}, start_directory=str(tmp_path),
     )  # fmt: skip
     try:
@@ -136,7 +112,7 @@ async def test_what_they_make_is_what_tmux_lists(
         shown = tmux(socket, "show-environment", "-t", session_id, "MANAGE_SESSION")
         assert shown == "MANAGE_SESSION=kept\n"
         window = await call(
-            client, "create_window", session_id=session_id, window_name="second",
+            socket_client, "create_window", session_id=session_id, window_name="second",
             environment='{"MANAGE_WINDOW": "only here"}',
         )  # fmt: skip
         assert (window["window_name"], window["window_index"], window["window_active"]) == (
@@ -148,12 +124,12 @@ async def test_what_they_make_is_what_tmux_lists(
         # the session's environment is left as it was
         assert "MANAGE_WINDOW" not in tmux(socket, "show-environment", "-t", session_id)
         before = await call(
-            client, "create_window", session_name="made-here", window_name="before",
+            socket_client, "create_window", session_name="made-here", window_name="before",
             direction="before", attach=True,
         )  # fmt: skip
         assert (before["window_index"], before["window_active"]) == ("0", "1")
         split = await call(
-            client, "split_window", window_id=window["window_id"], direction="right",
+            socket_client, "split_window", window_id=window["window_id"], direction="right",
             size="30%", shell="exec sleep 300",
         )  # fmt: skip
         pane_id = split["pane_id"]
@@ -163,7 +139,7 @@ async def test_what_they_make_is_what_tmux_lists(
         assert abs(int(split["pane_width"]) - width * 0.3) <= 1
         assert split["pane_left"] > 0
         await until(lambda: facts(socket, pane_id, "#{pane_current_command}") == "sleep")
-        below = await call(client, "split_window", pane_id=pane_id, size=5)
+        below = await call(socket_client, "split_window", pane_id=pane_id, size=5)
         assert below["pane_height"] == "5"
         assert below["pane_top"] > split["pane_top"]
     finally:
@@ -171,7 +147,7 @@ async def test_what_they_make_is_what_tmux_lists(
 
 
 async def test_hostile_names_and_directories_arrive_exactly_and_nothing_runs(
-    client: Client, socket: str, marker: Path, tmp_path: Path
+    socket_client: Client, socket: str, marker: Path, tmp_path: Path
 ) -> None:
     """tmux expands a format in new-session's -s, -n and -c and new-window's -n and -c:
     ``#(...)`` there would run, ``#{pane_id}`` be replaced."""
@@ -180,7 +156,7 @@ async def test_hostile_names_and_directories_arrive_exactly_and_nothing_runs(
         directory.mkdir()
         value = f"{name}\nsecond line"
         session = await call(
-            client, "create_session", session_name=name, window_name=name,
+            socket_client, "create_session", session_name=name, window_name=name,
             start_directory=str(directory), environment={"MANAGE_VALUE": value},
         )  # fmt: skip
         try:
@@ -193,13 +169,14 @@ async def test_hostile_names_and_directories_arrive_exactly_and_nothing_runs(
             pane_id = session["active_pane_id"]
             assert environment_of(socket, pane_id)["MANAGE_VALUE"] == value
             window = await call(
-                client, "create_window", session_name=session["session_name"], window_name=name,
-                start_directory=str(directory), environment={"MANAGE_VALUE": value},
+                socket_client, "create_window", session_name=session["session_name"],
+                window_name=name, start_directory=str(directory),
+                environment={"MANAGE_VALUE": value},
             )  # fmt: skip
             assert window["window_name"] == name
             await until_in(socket, window["window_id"], directory)
             split = await call(
-                client, "split_window", session_name=session["session_name"],
+                socket_client, "split_window", session_name=session["session_name"],
                 start_directory=str(directory),
                 environment={name.replace("=", "_") or "x": value},
             )  # fmt: skip
@@ -208,7 +185,9 @@ async def test_hostile_names_and_directories_arrive_exactly_and_nothing_runs(
         finally:
             kill_session(socket, session["session_id"])
     broken = "line\nbreak"  # a window keeps it (a session's name, tmux escapes)
-    window = await call(client, "create_window", window_name=broken, session_name="keepalive")
+    window = await call(
+        socket_client, "create_window", window_name=broken, session_name="keepalive"
+    )
     assert facts(socket, window["window_id"], "#{window_name}") == broken
     assert window["window_name"] == broken
     tmux(socket, "kill-window", "-t", window["window_id"])
@@ -216,25 +195,25 @@ async def test_hostile_names_and_directories_arrive_exactly_and_nothing_runs(
     assert tmux(socket, "display-message", "-p", "alive").strip() == "alive"
 
 
-async def test_no_target_means_the_agent_pane(client: Client, socket: str) -> None:
+async def test_no_target_means_the_agent_pane(socket_client: Client, socket: str) -> None:
     agent = new_pane(socket)
     tmux(socket, "set-option", "-p", "-t", agent.pane_id, AGENT_MARK, "1")
     later = new_pane(socket)  # the most recent session, which no call means
     try:
-        window = await call(client, "create_window", window_name="agent's")
+        window = await call(socket_client, "create_window", window_name="agent's")
         assert window["session_id"] == agent.session_id
-        split = await call(client, "split_window")
+        split = await call(socket_client, "split_window")
         assert split["window_id"] == agent.window_id
         assert split["session_id"] == agent.session_id
-        indexed = await call(client, "split_window", window_index=window["window_index"])
+        indexed = await call(socket_client, "split_window", window_index=window["window_index"])
         assert indexed["window_id"] == window["window_id"]
     finally:
         kill_session(socket, agent.session_id)
         kill_session(socket, later.session_id)
 
 
-async def test_history_is_kept_out_of_files_when_asked(client: Client, socket: str) -> None:
-    session = await call(client, "create_session", suppress_persistent_history=True)
+async def test_history_is_kept_out_of_files_when_asked(socket_client: Client, socket: str) -> None:
+    session = await call(socket_client, "create_session", suppress_persistent_history=True)
     try:
         first = environment_of(socket, session["active_pane_id"])
         assert (first["HISTFILE"], first["fish_private_mode"]) == ("/dev/null", "1")
@@ -243,52 +222,57 @@ async def test_history_is_kept_out_of_files_when_asked(client: Client, socket: s
         assert "HISTFILE" not in shown
         assert "fish_private_mode" not in shown
         window = await call(
-            client, "create_window", session_id=session["session_id"],
+            socket_client, "create_window", session_id=session["session_id"],
             suppress_persistent_history=True, environment={"HISTFILE": "/tmp/mine"},
         )  # fmt: skip
         assert environment_of(socket, window["active_pane_id"])["HISTFILE"] == "/tmp/mine"
-        split = await call(client, "split_window", pane_id=session["active_pane_id"])
+        split = await call(socket_client, "split_window", pane_id=session["active_pane_id"])
         assert "fish_private_mode" not in environment_of(socket, split["pane_id"])
     finally:
         kill_session(socket, session["session_id"])
 
 
-async def test_schemux_own_session_is_refused(client: Client, socket: str) -> None:
-    await call(client, "list_sessions")  # the owned session made
+async def test_schemux_own_session_is_refused(socket_client: Client, socket: str) -> None:
+    await call(socket_client, "list_sessions")  # the owned session made
     control = facts(socket, f"={OWNED_SESSION}:", "#{pane_id}")
     windows = tmux(socket, "list-windows", "-t", f"={OWNED_SESSION}", "-F", "#{window_id}")
     for name in (OWNED_SESSION, ":schemux", ".schemux"):
-        error = await call_error(client, "create_session", session_name=name)
+        error = await call_error(socket_client, "create_session", session_name=name)
         assert "is schemux's own session's name" in error
-    error = await call_error(client, "create_window", session_name=OWNED_SESSION)
+    error = await call_error(socket_client, "create_window", session_name=OWNED_SESSION)
     assert "no session matches" in error or "schemux's own session" in error
-    error = await call_error(client, "split_window", pane_id=control)
+    error = await call_error(socket_client, "split_window", pane_id=control)
     assert "schemux's control clients" in error
     assert tmux(socket, "list-windows", "-t", f"={OWNED_SESSION}", "-F", "#{window_id}") == windows
     sessions = tmux(socket, "list-sessions", "-F", "#{session_name}").split("\n")
     assert sessions.count(OWNED_SESSION) == 1
 
 
-async def test_tmux_failures_are_clear_errors(client: Client, socket: str) -> None:
-    made = await call(client, "create_session", session_name="twice")
+async def test_tmux_failures_are_clear_errors(socket_client: Client, socket: str) -> None:
+    made = await call(socket_client, "create_session", session_name="twice")
     try:
-        error = await call_error(client, "create_session", session_name="twice")
+        error = await call_error(socket_client, "create_session", session_name="twice")
         assert "duplicate session: twice" in error
     finally:
         kill_session(socket, made["session_id"])
-    error = await call_error(client, "create_window", session_id="$99999")
+    error = await call_error(socket_client, "create_window", session_id="$99999")
     assert "no session matches session_id='$99999'" in error
-    error = await call_error(client, "split_window", pane_id="%99999")
+    error = await call_error(socket_client, "split_window", pane_id="%99999")
     assert "no pane matches pane_id='%99999'" in error
 
 
-async def test_socket_name_works_on_another_server(client: Client, other_tmux_socket: str) -> None:
-    made = await call(client, "create_session", socket_name=other_tmux_socket)
+async def test_socket_name_works_on_another_server(
+    socket_client: Client, other_tmux_socket: str
+) -> None:
+    made = await call(socket_client, "create_session", socket_name=other_tmux_socket)
     try:
         names = tmux(other_tmux_socket, "list-sessions", "-F", "#{session_id}").split()
         assert made["session_id"] in names
         window = await call(
-            client, "create_window", session_id=made["session_id"], socket_name=other_tmux_socket
+            socket_client,
+            "create_window",
+            session_id=made["session_id"],
+            socket_name=other_tmux_socket,
         )
         assert window["window_id"] in tmux(other_tmux_socket, "list-windows", "-a", "-F",
                                            "#{window_id}").split()  # fmt: skip
@@ -296,74 +280,88 @@ async def test_socket_name_works_on_another_server(client: Client, other_tmux_so
         kill_session(other_tmux_socket, made["session_id"])
 
 
-async def test_what_they_change_is_what_tmux_then_says(client: Client, socket: str) -> None:
-    session = await call(client, "create_session", session_name="arranged", x=100, y=30)
+async def test_what_they_change_is_what_tmux_then_says(socket_client: Client, socket: str) -> None:
+    session = await call(socket_client, "create_session", session_name="arranged", x=100, y=30)
     session_id, first = session["session_id"], session["active_pane_id"]
     try:
-        renamed = await call(client, "rename_session", session_id=session_id, new_name="renamed")
+        renamed = await call(
+            socket_client, "rename_session", session_id=session_id, new_name="renamed"
+        )
         assert renamed["session_name"] == "renamed"
         assert facts(socket, session_id, "#{session_name}") == "renamed"
-        window = await call(client, "rename_window", session_name="renamed", new_name="main")
+        window = await call(socket_client, "rename_window", session_name="renamed", new_name="main")
         window_id = window["window_id"]
         assert facts(socket, window_id, "#{window_name}") == "main"
-        right = (await call(client, "split_window", pane_id=first, direction="right"))["pane_id"]
-        layout = await call(client, "select_layout", window_id=window_id, layout="even-vertical")
+        right = (await call(socket_client, "split_window", pane_id=first, direction="right"))[
+            "pane_id"
+        ]
+        layout = await call(
+            socket_client, "select_layout", window_id=window_id, layout="even-vertical"
+        )
         assert layout["window_layout"] == facts(socket, window_id, "#{window_layout}")
         assert int(facts(socket, right, "#{pane_top}")) > 0  # now below the first
-        again = await call(client, "select_layout", window_id=window_id, layout="even-horizontal")
+        again = await call(
+            socket_client, "select_layout", window_id=window_id, layout="even-horizontal"
+        )
         custom = await call(
-            client, "select_layout", window_id=window_id, layout=layout["window_layout"]
+            socket_client, "select_layout", window_id=window_id, layout=layout["window_layout"]
         )
         assert custom["window_layout"] == layout["window_layout"] != again["window_layout"]
-        chosen = await call(client, "select_pane", pane_id=right)
+        chosen = await call(socket_client, "select_pane", pane_id=right)
         assert (chosen["pane_id"], chosen["pane_active"]) == (right, "1")
-        back = await call(client, "select_pane", window_id=window_id, direction="last")
+        back = await call(socket_client, "select_pane", window_id=window_id, direction="last")
         assert back["pane_id"] == first
-        upward = await call(client, "select_pane", pane_id=right, direction="up")
+        upward = await call(socket_client, "select_pane", pane_id=right, direction="up")
         assert upward["pane_id"] == first
-        resized = await call(client, "resize_pane", pane_id=first, height=8)
+        resized = await call(socket_client, "resize_pane", pane_id=first, height=8)
         assert resized["pane_height"] == "8"
-        zoomed = await call(client, "resize_pane", pane_id=first, zoom=True)
+        zoomed = await call(socket_client, "resize_pane", pane_id=first, zoom=True)
         assert facts(socket, first, "#{window_zoomed_flag}") == "1"
         assert zoomed["pane_height"] == "30"
-        await call(client, "resize_pane", pane_id=first, zoom=True)  # stays zoomed
+        await call(socket_client, "resize_pane", pane_id=first, zoom=True)  # stays zoomed
         assert facts(socket, first, "#{window_zoomed_flag}") == "1"
-        await call(client, "resize_pane", pane_id=first, zoom=False)
+        await call(socket_client, "resize_pane", pane_id=first, zoom=False)
         assert facts(socket, first, "#{window_zoomed_flag}") == "0"
-        window_size = await call(client, "resize_window", window_id=window_id, width=60, height=20)
+        window_size = await call(
+            socket_client, "resize_window", window_id=window_id, width=60, height=20
+        )
         assert (window_size["window_width"], window_size["window_height"]) == ("60", "20")
-        swapped = await call(client, "swap_pane", source_pane_id=first, target_pane_id=right)
+        swapped = await call(socket_client, "swap_pane", source_pane_id=first, target_pane_id=right)
         assert swapped["pane_top"] > 0  # the first pane is below now
         assert facts(socket, first, "#{pane_active}") == "1"  # the active pane stays
-        titled = await call(client, "set_pane_title", pane_id=first, title="a title")
+        titled = await call(socket_client, "set_pane_title", pane_id=first, title="a title")
         assert titled["pane_title"] == facts(socket, first, "#{pane_title}") == "a title"
-        second = await call(client, "create_window", session_id=session_id)
-        selected = await call(client, "select_window", window_id=second["window_id"])
+        second = await call(socket_client, "create_window", session_id=session_id)
+        selected = await call(socket_client, "select_window", window_id=second["window_id"])
         assert (selected["window_id"], selected["window_active"]) == (second["window_id"], "1")
-        previous = await call(client, "select_window", session_id=session_id, direction="previous")
+        previous = await call(
+            socket_client, "select_window", session_id=session_id, direction="previous"
+        )
         assert previous["window_id"] == window_id
         moved = await call(
-            client, "move_window", window_id=second["window_id"], destination_index="7"
+            socket_client, "move_window", window_id=second["window_id"], destination_index="7"
         )
         assert moved["window_index"] == "7"
-        other = await call(client, "create_session", session_name="other-of-arranged")
+        other = await call(socket_client, "create_session", session_name="other-of-arranged")
         try:
             across = await call(
-                client, "move_window", window_id=second["window_id"],
+                socket_client, "move_window", window_id=second["window_id"],
                 destination_session="other-of-arranged",
             )  # fmt: skip
             assert (across["session_id"], across["window_index"]) == (other["session_id"], "1")
             occupied = await call_error(
-                client, "move_window", window_id=window_id,
+                socket_client, "move_window", window_id=window_id,
                 destination_session=other["session_id"], destination_index="0",
             )  # fmt: skip
             assert "index in use: 0" in occupied
         finally:
             kill_session(socket, other["session_id"])
-        alone = await call_error(client, "select_window", session_id=session_id, direction="next")
+        alone = await call_error(
+            socket_client, "select_window", session_id=session_id, direction="next"
+        )
         assert "no next window" in alone
         taken = await call_error(
-            client, "rename_session", session_id=session_id, new_name="keepalive"
+            socket_client, "rename_session", session_id=session_id, new_name="keepalive"
         )
         assert "duplicate session: keepalive" in taken
     finally:
@@ -371,38 +369,44 @@ async def test_what_they_change_is_what_tmux_then_says(client: Client, socket: s
 
 
 async def test_names_and_titles_are_one_argument_never_a_format(
-    client: Client, socket: str, marker: Path
+    socket_client: Client, socket: str, marker: Path
 ) -> None:
     """rename-session, rename-window and select-pane -T expand their text as a format:
     ``#(...)`` ran a command, ``#{pane_id}`` was replaced, and a name beginning with
     ``-`` was read as a flag, before schemux doubled each # and ended the flags."""
-    session = await call(client, "create_session")
+    session = await call(socket_client, "create_session")
     session_id, pane_id = session["session_id"], session["active_pane_id"]
-    destination = await call(client, "create_session")
-    mover = (await call(client, "create_window", session_id=session_id))["window_id"]
+    destination = await call(socket_client, "create_session")
+    mover = (await call(socket_client, "create_window", session_id=session_id))["window_id"]
     try:
         for name in [*hostile_names(marker), "line\nbreak"]:
-            renamed = await call(client, "rename_session", session_id=session_id, new_name=name)
+            renamed = await call(
+                socket_client, "rename_session", session_id=session_id, new_name=name
+            )
             assert renamed["session_name"] == facts(socket, session_id, "#{session_name}")
             if "\\" not in name and "\n" not in name:  # tmux escapes those in a session's
                 assert renamed["session_name"] == name
-            window = await call(client, "rename_window", session_id=session_id, new_name=name)
+            window = await call(
+                socket_client, "rename_window", session_id=session_id, new_name=name
+            )
             assert window["window_name"] == facts(socket, session_id, "#{window_name}")
             if "\\" not in name and "\n" not in name:  # rename-window escapes those too
                 assert window["window_name"] == name
-            titled = await call(client, "set_pane_title", pane_id=pane_id, title=name)
+            titled = await call(socket_client, "set_pane_title", pane_id=pane_id, title=name)
             assert facts(socket, pane_id, "#{pane_title}") == titled["pane_title"]
             if "\n" not in name:  # tmux keeps a title's first line
                 assert titled["pane_title"] == name
             # a destination session found by its hostile name, compared
-            await call(client, "rename_session", session_id=destination["session_id"],
+            await call(socket_client, "rename_session", session_id=destination["session_id"],
                        new_name=f"to {name}")  # fmt: skip
             moved = await call(
-                client, "move_window", window_id=mover,
+                socket_client, "move_window", window_id=mover,
                 destination_session=facts(socket, destination["session_id"], "#{session_name}"),
             )  # fmt: skip
             assert moved["session_id"] == destination["session_id"]
-            await call(client, "move_window", window_id=mover, destination_session=session_id)
+            await call(
+                socket_client, "move_window", window_id=mover, destination_session=session_id
+            )
     finally:
         kill_session(socket, session_id)
         kill_session(socket, destination["session_id"])
@@ -416,13 +420,15 @@ async def test_names_and_titles_are_one_argument_never_a_format(
      "0000,80x24,0,0,0", "tiled;x", "main-horizontal-mirrored", "main-vertical-mirrored"],
 )  # fmt: skip
 async def test_a_layout_tmux_would_die_of_is_refused(
-    client: Client, socket: str, marker: Path, layout: str
+    socket_client: Client, socket: str, marker: Path, layout: str
 ) -> None:
     """tmux 3.3a's server exits on each of these (a mirrored layout's name is tmux 3.5's)."""
     layout = layout.replace("{marker}", str(marker))
     version = tmux(socket, "display-message", "-p", "#{version}").strip()
     pane = new_pane(socket)
-    error = await call_error(client, "select_layout", window_id=pane.window_id, layout=layout)
+    error = await call_error(
+        socket_client, "select_layout", window_id=pane.window_id, layout=layout
+    )
     if layout.endswith("-mirrored") and version >= "3.5":
         pytest.skip(f"tmux {version} has {layout}")
     assert "is not a layout" in error or "is not one tmux" in error
@@ -431,46 +437,48 @@ async def test_a_layout_tmux_would_die_of_is_refused(
     kill_session(socket, pane.session_id)
 
 
-async def test_they_default_to_the_agent_pane(client: Client, socket: str) -> None:
+async def test_they_default_to_the_agent_pane(socket_client: Client, socket: str) -> None:
     agent = new_pane(socket)
     tmux(socket, "set-option", "-p", "-t", agent.pane_id, AGENT_MARK, "1")
     later = new_pane(socket)
     try:
-        beside = (await call(client, "split_window", direction="right"))["pane_id"]
-        window = await call(client, "rename_window", new_name="agent's window")
+        beside = (await call(socket_client, "split_window", direction="right"))["pane_id"]
+        window = await call(socket_client, "rename_window", new_name="agent's window")
         assert window["window_id"] == agent.window_id
-        session = await call(client, "rename_session", new_name=f"agent-{agent.session_name}")
+        session = await call(
+            socket_client, "rename_session", new_name=f"agent-{agent.session_name}"
+        )
         assert session["session_id"] == agent.session_id
-        right = await call(client, "select_pane", direction="right")
+        right = await call(socket_client, "select_pane", direction="right")
         assert right["pane_id"] == beside
-        titled = await call(client, "set_pane_title", title="agent's")
+        titled = await call(socket_client, "set_pane_title", title="agent's")
         assert titled["pane_id"] == agent.pane_id
-        zoomed = await call(client, "resize_pane", zoom=True)
+        zoomed = await call(socket_client, "resize_pane", zoom=True)
         assert zoomed["pane_id"] == agent.pane_id
         assert facts(socket, agent.window_id, "#{window_zoomed_flag}") == "1"
-        layout = await call(client, "select_layout", layout="even-horizontal")
+        layout = await call(socket_client, "select_layout", layout="even-horizontal")
         assert layout["window_id"] == agent.window_id
-        sized = await call(client, "resize_window", width=50)
+        sized = await call(socket_client, "resize_window", width=50)
         assert (sized["window_id"], sized["window_width"]) == (agent.window_id, "50")
-        current = await call(client, "select_window")
+        current = await call(socket_client, "select_window")
         assert current["window_id"] == agent.window_id
-        moved = await call(client, "move_window", destination_index="5")
+        moved = await call(socket_client, "move_window", destination_index="5")
         assert (moved["window_id"], moved["window_index"]) == (agent.window_id, "5")
     finally:
         kill_session(socket, agent.session_id)
         kill_session(socket, later.session_id)
 
 
-async def test_schemux_own_session_is_never_changed(client: Client, socket: str) -> None:
+async def test_schemux_own_session_is_never_changed(socket_client: Client, socket: str) -> None:
     """A window of ``_schemux`` other than the control clients' (a program's, as tools
     list it) is refused by every tool, and so is ``_schemux`` as a destination."""
-    await call(client, "list_sessions")  # the owned session made
+    await call(socket_client, "list_sessions")  # the owned session made
     owned = f"={OWNED_SESSION}:"
     made = tmux(
         socket, "new-window", "-d", "-P", "-F", "#{window_id} #{pane_id}", "-t", owned, "cat"
     )
     window_id, pane_id = made.split()
-    session = await call(client, "create_session")
+    session = await call(socket_client, "create_session")
     try:
         before = tmux(socket, "list-windows", "-t", f"={OWNED_SESSION}", "-F",
                       "#{window_id} #{window_index} #{window_name} #{window_layout}")  # fmt: skip
@@ -492,7 +500,7 @@ async def test_schemux_own_session_is_never_changed(client: Client, socket: str)
             ("split_window", {"pane_id": pane_id}),
         ]  # fmt: skip
         for tool, arguments in refused:
-            error = await call_error(client, tool, **arguments)
+            error = await call_error(socket_client, tool, **arguments)
             assert "schemux's own session" in error, (tool, error)
         after = tmux(socket, "list-windows", "-t", f"={OWNED_SESSION}", "-F",
                      "#{window_id} #{window_index} #{window_name} #{window_layout}")  # fmt: skip
@@ -504,40 +512,40 @@ async def test_schemux_own_session_is_never_changed(client: Client, socket: str)
 
 
 async def test_respawn_clear_and_copy_mode_do_what_tmux_then_says(
-    client: Client, socket: str, tmp_path: Path, marker: Path
+    socket_client: Client, socket: str, tmp_path: Path, marker: Path
 ) -> None:
     pane = new_pane(socket)
     other = new_pane(socket, command="sleep 300")
     try:
         tmux(socket, "send-keys", "-t", pane.pane_id, "seq 1 200", "Enter")
         await until(lambda: "200" in screen(pane))
-        copy = await call(client, "enter_copy_mode", pane_id=pane.pane_id, scroll_up=20)
+        copy = await call(socket_client, "enter_copy_mode", pane_id=pane.pane_id, scroll_up=20)
         assert copy["pane_id"] == pane.pane_id
         assert facts(socket, pane.pane_id, "#{pane_in_mode} #{scroll_position}") == "1 20"
-        await call(client, "exit_copy_mode", pane_id=pane.pane_id)
+        await call(socket_client, "exit_copy_mode", pane_id=pane.pane_id)
         assert facts(socket, pane.pane_id, "#{pane_in_mode}") == "0"
-        await call(client, "exit_copy_mode", pane_id=pane.pane_id)  # in no mode: nothing
+        await call(socket_client, "exit_copy_mode", pane_id=pane.pane_id)  # in no mode: nothing
         tmux(socket, "copy-mode", "-t", pane.pane_id)
-        cleared = await call(client, "clear_pane", pane_id=pane.pane_id)
+        cleared = await call(socket_client, "clear_pane", pane_id=pane.pane_id)
         assert cleared == {"result": f"Pane cleared: {pane.pane_id}"}
         assert facts(socket, pane.pane_id, "#{pane_in_mode} #{history_size}") == "0 0"
         assert "200" not in screen(pane, history=True)
-        ran = await call(client, "run_command", pane_id=pane.pane_id, command="echo after")
+        ran = await call(socket_client, "run_command", pane_id=pane.pane_id, command="echo after")
         assert ran["output"] == ["after"]  # the shell takes commands as before
         before = facts(socket, other.pane_id, "#{pane_pid}")
-        busy = await call_error(client, "respawn_pane", pane_id=other.pane_id, kill=False)
+        busy = await call_error(socket_client, "respawn_pane", pane_id=other.pane_id, kill=False)
         assert f"pane {other.pane_id} still runs 'sleep'" in busy
         directory = tmp_path / "#{pane_id} #(true) -t"  # arrives exactly: never expanded
         directory.mkdir()
         respawned = await call(
-            client, "respawn_pane", pane_id=other.pane_id, shell="exec sleep 200",
+            socket_client, "respawn_pane", pane_id=other.pane_id, shell="exec sleep 200",
             start_directory=str(directory), environment={"MANAGE_RESPAWN": "#{pane_id}"},
         )  # fmt: skip
         assert respawned["pane_id"] == other.pane_id
         assert respawned["pane_pid"] != before
         await until_in(socket, other.pane_id, directory)
         assert environment_of(socket, other.pane_id)["MANAGE_RESPAWN"] == "#{pane_id}"
-        again = await call(client, "respawn_pane", pane_id=other.pane_id)  # its first argv
+        again = await call(socket_client, "respawn_pane", pane_id=other.pane_id)  # its first argv
         assert again["pane_pid"] != respawned["pane_pid"]
         await until(lambda: facts(socket, other.pane_id, "#{pane_current_command}") == "sleep")
         assert not marker.exists()
@@ -546,19 +554,21 @@ async def test_respawn_clear_and_copy_mode_do_what_tmux_then_says(
         kill_session(socket, other.session_id)
 
 
-async def test_a_pane_held_by_a_call_or_a_program_is_refused(client: Client, socket: str) -> None:
+async def test_a_pane_held_by_a_call_or_a_program_is_refused(
+    socket_client: Client, socket: str
+) -> None:
     """What a run_command call types and reads, or a program's output, would be lost."""
     pane = new_pane(socket)
     try:
         claim = f"{this_process().tag} {'0' * 12}"  # a live caller's
         tmux(socket, "set-option", "-p", "-t", pane.pane_id, BUSY_OPTION, claim)
         for tool in ("respawn_pane", "clear_pane", "enter_copy_mode"):
-            error = await call_error(client, tool, pane_id=pane.pane_id)
+            error = await call_error(socket_client, tool, pane_id=pane.pane_id)
             assert f"pane {pane.pane_id} runs a run_command call" in error, tool
         tmux(socket, "set-option", "-p", "-u", "-t", pane.pane_id, BUSY_OPTION)
         tmux(socket, "set-option", "-p", "-t", pane.pane_id, PANE_OPTION, "someone")
         for tool in ("respawn_pane", "clear_pane", "enter_copy_mode"):
-            error = await call_error(client, tool, pane_id=pane.pane_id)
+            error = await call_error(socket_client, tool, pane_id=pane.pane_id)
             assert f"pane {pane.pane_id} runs a program schemux started" in error, tool
         assert facts(socket, pane.pane_id, "#{pane_in_mode}") == "0"
     finally:
@@ -638,22 +648,6 @@ async def test_bad_input_is_refused_before_any_tmux_work(
     assert refusal in error
     assert "no tmux server is running" not in error
     assert tmux(never, "list-sessions", check=False) == ""
-
-
-@pytest.fixture
-def other_host() -> Iterator[tuple[str, str]]:
-    """A host ``there`` whose tmux (an exec-kind host's, in a directory of its own) runs
-    a server with one session, on this module's socket name; its socket name and the
-    session's name."""
-    directory = tempfile.mkdtemp(prefix="sxm-", dir="/tmp")
-    name = tagged_socket_name("manage-there")
-    there = ["env", f"TMUX_TMPDIR={directory}", "tmux", "-L", name]
-    subprocess.run([*there, "new-session", "-d", "-s", "on-there", "cat"], check=True)
-    try:
-        yield directory, name
-    finally:
-        subprocess.run([*there, "kill-server"], capture_output=True, check=False)
-        shutil.rmtree(directory, ignore_errors=True)
 
 
 async def test_host_works_on_the_host_named(other_host: tuple[str, str]) -> None:

@@ -7,7 +7,6 @@ keeps one record of the batch."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,27 +18,17 @@ from schemux.generated.bindings import BINDINGS
 from schemux.serving.selection import select
 from schemux.serving.server import build_server
 from schemux.serving.state import ServingState
-from tests.contexts import Contexts, client_of
-from tests.support import call, new_pane, private_tmux_server, screen
+from tests.contexts import Contexts
+from tests.support import call, new_pane, screen
 
 pytestmark = pytest.mark.anyio
 
 BATCH = "call_read_tools_batch"
 
 
-@pytest.fixture(scope="module")
-def socket() -> Iterator[str]:
-    with private_tmux_server("batch") as name:
-        yield name
-
-
-@pytest.fixture
-async def client(make_context: Contexts, socket: str) -> AsyncIterator[Client]:
-    async with client_of(make_context(socket_name=socket)) as connected:
-        yield connected
-
-
-async def test_each_operation_answers_as_its_own_call_would(client: Client, socket: str) -> None:
+async def test_each_operation_answers_as_its_own_call_would(
+    socket_client: Client, socket: str
+) -> None:
     pane = new_pane(socket)
     operations: list[dict[str, Any]] = [
         {"tool": "get_pane_info", "arguments": {"pane_id": pane.pane_id}},
@@ -50,10 +39,10 @@ async def test_each_operation_answers_as_its_own_call_would(client: Client, sock
         },
         {"tool": "snapshot_pane", "arguments": {"pane_id": pane.pane_id}},
     ]
-    batch = await call(client, BATCH, operations=operations)
+    batch = await call(socket_client, BATCH, operations=operations)
     assert (batch["succeeded"], batch["failed"], batch.get("stopped_at")) == (4, 0, None)
     for index, (operation, result) in enumerate(zip(operations, batch["results"], strict=True)):
-        alone = await client.call_tool(operation["tool"], operation["arguments"])
+        alone = await socket_client.call_tool(operation["tool"], operation["arguments"])
         assert result["index"] == index
         assert result["tool"] == operation["tool"]
         assert result["success"] is True
@@ -96,22 +85,23 @@ async def test_only_served_read_only_tools_run(make_context: Contexts, socket: s
     assert screen(pane) == before  # nothing was typed or run
 
 
-async def test_on_error_stops_or_goes_on(client: Client, socket: str) -> None:
+async def test_on_error_stops_or_goes_on(socket_client: Client, socket: str) -> None:
     pane = new_pane(socket)
     operations = [
         {"tool": "get_pane_info", "arguments": {"pane_id": "x"}},  # invalid
         {"tool": "get_pane_info", "arguments": {"pane_id": pane.pane_id}},
         {"tool": "get_pane_info", "arguments": {"pane_id": "%999999"}},  # not there
     ]
-    stopped = await call(client, BATCH, operations=operations)
+    stopped = await call(socket_client, BATCH, operations=operations)
     assert (stopped["succeeded"], stopped["failed"], stopped["stopped_at"]) == (0, 1, 0)
     assert len(stopped["results"]) == 1
     assert stopped["results"][0]["error"].startswith("pane_id 'x' is not a tmux pane id")
-    went_on = await call(client, BATCH, operations=operations, on_error="continue")
+    went_on = await call(socket_client, BATCH, operations=operations, on_error="continue")
     assert [r["success"] for r in went_on["results"]] == [False, True, False]
     assert (went_on["succeeded"], went_on["failed"], went_on.get("stopped_at")) == (1, 2, None)
     assert went_on["results"][2]["error"].startswith("no pane matches pane_id='%999999'")
-    last = await call(client, BATCH, operations=operations[1:])  # failing last: all attempted
+    # failing last: all attempted
+    last = await call(socket_client, BATCH, operations=operations[1:])
     assert last.get("stopped_at") is None
 
 

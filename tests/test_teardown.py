@@ -7,7 +7,6 @@ comes back at the next call."""
 from __future__ import annotations
 
 import tempfile
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +27,6 @@ from tests.support import (
     call,
     call_error,
     new_pane,
-    private_tmux_server,
     remove_server,
     server_identity,
     tagged_socket_name,
@@ -38,18 +36,6 @@ from tests.support import (
 pytestmark = pytest.mark.anyio
 
 TEARDOWN = FAMILIES["teardown"]
-
-
-@pytest.fixture(scope="module")
-def socket() -> Iterator[str]:
-    with private_tmux_server("teardown") as name:
-        yield name
-
-
-@pytest.fixture
-async def client(make_context: Contexts, socket: str) -> AsyncIterator[Client]:
-    async with client_of(make_context(socket_name=socket)) as connected:
-        yield connected
 
 
 def sessions(socket: str) -> list[str]:
@@ -69,24 +55,26 @@ async def test_they_are_served_only_when_asked_for() -> None:
     assert set(TEARDOWN) <= set(select(BINDINGS, ["teardown"], several_hosts=False))
 
 
-async def test_each_closes_what_it_names(client: Client, socket: str) -> None:
+async def test_each_closes_what_it_names(socket_client: Client, socket: str) -> None:
     pane = new_pane(socket)
     second = tmux(socket, "split-window", "-d", "-P", "-F", "#{pane_id}", "-t", pane.pane_id,
                   "cat").strip()  # fmt: skip
     window = tmux(socket, "new-window", "-d", "-P", "-F", "#{window_id}", "-t",
                   f"{pane.session_id}:", "cat").strip()  # fmt: skip
     try:
-        killed = await call(client, "kill_pane", pane_id=second)
+        killed = await call(socket_client, "kill_pane", pane_id=second)
         assert killed == {"result": f"Pane killed: {second}"}
         assert second not in tmux(socket, "list-panes", "-a", "-F", "#{pane_id}").split()
-        again = await call_error(client, "kill_pane", pane_id=second)
+        again = await call_error(socket_client, "kill_pane", pane_id=second)
         assert f"no pane matches pane_id='{second}'" in again
-        assert (await call(client, "kill_window", window_id=window))["result"] == (
+        assert (await call(socket_client, "kill_window", window_id=window))["result"] == (
             f"Window killed: {window}"
         )
         assert window not in tmux(socket, "list-windows", "-a", "-F", "#{window_id}").split()
-        assert f"no window '{window}'" in await call_error(client, "kill_window", window_id=window)
-        result = await call(client, "kill_session", session_id=pane.session_id)
+        assert f"no window '{window}'" in await call_error(
+            socket_client, "kill_window", window_id=window
+        )
+        result = await call(socket_client, "kill_session", session_id=pane.session_id)
         assert result["result"] == f"Session killed: {pane.session_id} ('{pane.session_name}')"
         assert pane.session_name not in sessions(socket)
     finally:
@@ -94,7 +82,7 @@ async def test_each_closes_what_it_names(client: Client, socket: str) -> None:
 
 
 async def test_a_session_is_killed_by_its_exact_name(
-    client: Client, socket: str, tmp_path: Path
+    socket_client: Client, socket: str, tmp_path: Path
 ) -> None:
     """tmux's -t would take a name as a prefix, or read ':', '.' and '=' in it; schemux
     compares names, so only the session with that very name goes."""
@@ -106,7 +94,7 @@ async def test_a_session_is_killed_by_its_exact_name(
                           name.replace("#", "##"), "cat").strip()  # fmt: skip
     try:
         for name in names:
-            await call(client, "kill_session", session_name=name)
+            await call(socket_client, "kill_session", session_name=name)
             left = sessions(socket)
             assert name not in left
             assert all(other in left for other in names[names.index(name) + 1 :])
@@ -118,10 +106,10 @@ async def test_a_session_is_killed_by_its_exact_name(
 
 
 async def test_schemux_own_session_and_held_panes_are_never_closed(
-    client: Client, socket: str
+    socket_client: Client, socket: str
 ) -> None:
-    await call(client, "get_server_info")
-    await call(client, "list_sessions")  # the owned session made
+    await call(socket_client, "get_server_info")
+    await call(socket_client, "list_sessions")  # the owned session made
     control = tmux(socket, "display-message", "-p", "-t", f"={OWNED_SESSION}:",
                    "#{pane_id} #{window_id} #{session_id}").split()  # fmt: skip
     program = tmux(socket, "new-window", "-d", "-P", "-F", "#{window_id} #{pane_id}",
@@ -136,7 +124,7 @@ async def test_schemux_own_session_and_held_panes_are_never_closed(
             ("kill_session", {"session_name": OWNED_SESSION}),
             ("kill_session", {"session_id": control[2]}),
         ):
-            error = await call_error(client, tool, **arguments)
+            error = await call_error(socket_client, tool, **arguments)
             # the control clients' window is none a tool sees; the rest are refused
             assert any(
                 said in error for said in ("schemux's own session", "control clients", control[1])
@@ -149,11 +137,11 @@ async def test_schemux_own_session_and_held_panes_are_never_closed(
             ("kill_session", {"session_id": held.session_id}),
             ("kill_server", {}),
         ):
-            error = await call_error(client, tool, **arguments)
+            error = await call_error(socket_client, tool, **arguments)
             assert f"pane {held.pane_id} runs a run_command call now" in error, (tool, error)
         tmux(socket, "set-option", "-p", "-u", "-t", held.pane_id, BUSY_OPTION)
         tmux(socket, "set-option", "-p", "-t", held.pane_id, PANE_OPTION, "someone")
-        error = await call_error(client, "kill_session", session_id=held.session_id)
+        error = await call_error(socket_client, "kill_session", session_id=held.session_id)
         assert f"pane {held.pane_id} runs a program schemux started" in error
         assert held.session_name in sessions(socket)
         assert OWNED_SESSION in sessions(socket)
@@ -164,7 +152,7 @@ async def test_schemux_own_session_and_held_panes_are_never_closed(
 
 
 async def test_what_this_mcp_server_runs_in_is_never_closed(
-    client: Client, socket: str, monkeypatch: pytest.MonkeyPatch
+    socket_client: Client, socket: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """As if schemux ran in a pane of this server (its TMUX and TMUX_PANE)."""
     pane = new_pane(socket)
@@ -178,9 +166,9 @@ async def test_what_this_mcp_server_runs_in_is_never_closed(
             ("kill_window", {"window_id": pane.window_id}),
             ("kill_session", {"session_id": pane.session_id}),
         ):
-            error = await call_error(client, tool, **arguments)
+            error = await call_error(socket_client, tool, **arguments)
             assert "holds the pane this MCP server runs in" in error, (tool, error)
-        error = await call_error(client, "kill_server")
+        error = await call_error(socket_client, "kill_server")
         assert "this MCP server runs inside the tmux server" in error
         assert pane.session_name in sessions(socket)
     finally:

@@ -6,6 +6,7 @@ Nothing here needs tmux. Every test that writes works on a copy under pytest's t
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import importlib.util
 import io
 import shutil
@@ -19,6 +20,7 @@ import pytest
 
 from codegen.__main__ import main as codegen_main
 from codegen.pipeline import Plan, make_plan
+from tests.support import user_cache
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # Where the schemux package's parts live in the checkout, as pyproject.toml maps them.
@@ -106,17 +108,19 @@ def schemux_package(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Path]
 
 @pytest.fixture(scope="session")
 def mypy_strict(
-    tmp_path_factory: pytest.TempPathFactory, schemux_package: Callable[[Path], Path]
+    schemux_package: Callable[[Path], Path],
 ) -> Callable[[Path], subprocess.CompletedProcess[str]]:
     """Type-check a repository copy's ``schemux`` package with ``mypy --strict``.
 
-    Every run shares one cache: the libraries schemux imports (pydantic, mcp, the standard
-    library) are analysed once for the session. mypy's incremental mode checks each cached
-    module against its source's hash, so a copy whose files differ is checked afresh where
-    they differ, and in every module that depends on what changed."""
+    Every run shares one cache, in the user's cache (``user_cache``), one run at a time:
+    the libraries schemux imports (pydantic, mcp, the standard library) are analysed once
+    for the machine, not once a test worker (about 10 s of CPU each time, and the two
+    tests that run mypy were seldom in one worker). mypy's incremental mode checks each
+    cached module against its source's hash, so a copy whose files differ is checked
+    afresh where they differ, and in every module that depends on what changed."""
     if importlib.util.find_spec("mypy") is None:
         pytest.fail("mypy is not installed here: these tests need it (and types-jsonschema)")
-    cache = tmp_path_factory.mktemp("mypy-cache")
+    cache = user_cache("mypy")
 
     def run(root: Path) -> subprocess.CompletedProcess[str]:
         tree = schemux_package(root)
@@ -132,7 +136,9 @@ def mypy_strict(
             "-p",
             "schemux",
         ]
-        return subprocess.run(command, cwd=tree, capture_output=True, text=True, check=False)
+        with open(cache.with_name("mypy.lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # mypy's cache is not for two runs at once
+            return subprocess.run(command, cwd=tree, capture_output=True, text=True, check=False)
 
     return run
 
