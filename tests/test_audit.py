@@ -178,6 +178,7 @@ async def test_every_tool_is_recorded(
         await made_call("list_panes", window_id=pane.window_id)
         await made_call("get_server_info")
         await made_call("list_servers")
+        await made_call("picture_pane", pane_id=pane.pane_id, format="svg")
         await made_call("get_session_info", session_id=pane.session_id)
         await made_call("get_window_info", window_id=pane.window_id)
         await made_call("get_pane_info", pane_id=pane.pane_id)

@@ -937,20 +937,22 @@ async def test_serve_over_stdio_with_named_hosts(
 
 
 def templates_of(hosts: Iterable[str]) -> list[str]:
-    """Each host's three templates, in the hosts' order."""
+    """Each host's four templates (every tool served, no recordings), in the hosts'
+    order."""
     return [
         uri
         for host in hosts
         for uri in (
             template(host, "pane", "screen"),
             template(host, "pane", "scrollback"),
+            template(host, "pane", "picture"),
             template(host, "program", "output"),
         )
     ]
 
 
 async def test_templates_of_a_large_fleet_come_in_pages(anyio_backend: str, tmp_path: Path) -> None:
-    """250 hosts (none connected: listing templates reaches no host) answer 750 templates
+    """250 hosts (none connected: listing templates reaches no host) answer 1,000 templates
     in pages of 100 hosts, in the fleet's order, each page's cursor the next; a cursor the
     server did not give is refused."""
     names = [f"h{index:03}" for index in range(250)]
@@ -966,7 +968,7 @@ async def test_templates_of_a_large_fleet_come_in_pages(anyio_backend: str, tmp_
                 cursor = listed.next_cursor
                 if cursor is None:
                     break
-            assert [len(page) for page in pages] == [300, 300, 150]
+            assert [len(page) for page in pages] == [400, 400, 200]
             assert [uri for page in pages for uri in page] == templates_of(names)
             for forged in ("hosts-from-250", "hosts-from-0", "hosts-from-01", "hosts-from-²", "x"):
                 with pytest.raises(MCPError, match="not one that resources/templates/list gave"):

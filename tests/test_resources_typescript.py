@@ -39,6 +39,8 @@ def test_the_typescript_client_reads_and_watches_a_pane(
         "tmux://local/pane/{pane_id}/screen",
         "tmux://local/pane/{pane_id}/scrollback",
         "tmux://local/program/{program_id}/output",
+        "tmux://local/program/{program_id}/recording",
+        "tmux://local/call/{call_id}/recording",
     ]
     assert pane.pane_id in seen["completed"]
     uri = f"tmux://local/pane/%25{pane.pane_id[1:]}/screen"
@@ -72,6 +74,8 @@ def test_the_inspector_lists_and_reads_the_resources(
         "tmux://local/pane/{pane_id}/screen",
         "tmux://local/pane/{pane_id}/scrollback",
         "tmux://local/program/{program_id}/output",
+        "tmux://local/program/{program_id}/recording",
+        "tmux://local/call/{call_id}/recording",
     ]
     read = run_inspector(node_scripts, *http, "--method", "resources/read", "--uri", uri)
     [contents] = read["result"]["contents"]

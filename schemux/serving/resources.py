@@ -185,8 +185,8 @@ class ResourceService:
         ctx: ServerRequestContext[Any],
         params: types.PaginatedRequestParams | None,
     ) -> types.ListResourceTemplatesResult:
-        """Each host's three templates, the default host's first, ``TEMPLATE_PAGE_HOSTS``
-        hosts a page (a fleet of 1,000 hosts has 3,000); the cursor is the next page's
+        """Each host's templates (a pane's views, a program's output, the recordings, as
+        served), the default host's first, ``TEMPLATE_PAGE_HOSTS`` hosts a page; the cursor is the next page's
         first host, and a cursor this server did not give is refused."""
         hosts = self.hosts
         first = _page_start(
