@@ -13,13 +13,14 @@ async def handle(call: Call, request: RunCommandInput) -> RunCommandOutput:
     call.progress.expect(effective_timeout, "waiting for the command to finish")
     server = call.tmux(request.socket_name)
     pane = await resolve_requested_pane(server, request, call.notes)
-    result = await run_in_shell(
-        server,
-        pane,
-        request.command,
-        timeout=effective_timeout,
-        suppress_history=request.suppress_history,
-    )
+    async with call.recorded(server, pane, request.command):
+        result = await run_in_shell(
+            server,
+            pane,
+            request.command,
+            timeout=effective_timeout,
+            suppress_history=request.suppress_history,
+        )
     lines, dropped = keep_tail(result.lines, request.max_lines)
     return RunCommandOutput(
         pane_id=pane.pane_id,

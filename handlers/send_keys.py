@@ -14,12 +14,13 @@ from schemux.panes.targets import resolve_requested_pane
 async def handle(call: Call, request: SendKeysInput) -> SendKeysOutput:
     server = call.tmux(request.socket_name)
     pane = await resolve_requested_pane(server, request, call.notes)
-    await send_keys(
-        server,
-        pane,
-        request.keys,
-        enter=request.enter,
-        literal=request.literal,
-        suppress_history=request.suppress_history,
-    )
+    async with call.recorded(server, pane, request.keys):
+        await send_keys(
+            server,
+            pane,
+            request.keys,
+            enter=request.enter,
+            literal=request.literal,
+            suppress_history=request.suppress_history,
+        )
     return SendKeysOutput(result=f"Keys sent to pane {pane.pane_id}")

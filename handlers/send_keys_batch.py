@@ -3,17 +3,20 @@ send_keys_batch). Each operation resolves its own target and types by send_keys'
 (``schemux.panes.keys``); its failure is its result (``success: false`` with the error), and
 with ``on_error: "stop"`` the first one ends the batch (``stopped_at``). ``timeout``
 bounds the whole batch: the operation it cuts short, or would begin past it, fails
-naming it, and the batch stops there.
+naming it, and the batch stops there. The pane of the first operation that resolves one
+is recorded until the batch ends, each operation a marker in the recording.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 import anyio
 
 from schemux.audit.log import CallRecord
 from schemux.domain.call import Call
+from schemux.domain.pane_recording import PaneRecorder
 from schemux.errors import SchemuxError
 from schemux.generated.models.send_keys_batch import (
     Operation,
@@ -22,7 +25,7 @@ from schemux.generated.models.send_keys_batch import (
     SendKeysBatchOutput,
 )
 from schemux.panes.keys import send_keys
-from schemux.panes.targets import resolve_requested_pane
+from schemux.panes.targets import PaneInfo, resolve_requested_pane
 from schemux.tmux.server import TmuxServer
 
 
@@ -31,14 +34,16 @@ async def handle(call: Call, request: SendKeysBatchInput) -> SendKeysBatchOutput
     deadline = None if request.timeout is None else time.monotonic() + request.timeout
     results: list[Result] = []
     stopped_at = None
-    for index, operation in enumerate(request.operations):
-        result, timed_out = await _attempt(
-            server, call.notes, index, operation, deadline, request.timeout
-        )
-        results.append(result)
-        if timed_out or (not result.success and request.on_error == "stop"):
-            stopped_at = index
-            break
+    async with contextlib.AsyncExitStack() as stack:
+        recording = _Recording(call, server, stack)
+        for index, operation in enumerate(request.operations):
+            result, timed_out = await _attempt(
+                server, call.notes, index, operation, deadline, request.timeout, recording
+            )
+            results.append(result)
+            if timed_out or (not result.success and request.on_error == "stop"):
+                stopped_at = index
+                break
     succeeded = sum(result.success for result in results)
     return SendKeysBatchOutput(
         results=results,
@@ -48,6 +53,26 @@ async def handle(call: Call, request: SendKeysBatchInput) -> SendKeysBatchOutput
     )
 
 
+class _Recording:
+    """The batch's recording: the first pane an operation types into, from then until
+    the batch ends."""
+
+    def __init__(self, call: Call, server: TmuxServer, stack: contextlib.AsyncExitStack) -> None:
+        self._call = call
+        self._server = server
+        self._stack = stack
+        self._begun = False
+        self._recorder: PaneRecorder | None = None
+
+    async def operation(self, index: int, pane: PaneInfo) -> None:
+        if not self._begun:
+            self._begun = True
+            recorded = self._call.recorded(self._server, pane, "send_keys_batch")
+            self._recorder = await self._stack.enter_async_context(recorded)
+        if self._recorder is not None:
+            self._recorder.marker(f"operation {index}: keys to {pane.pane_id}")
+
+
 async def _attempt(
     server: TmuxServer,
     notes: CallRecord | None,
@@ -55,6 +80,7 @@ async def _attempt(
     operation: Operation,
     deadline: float | None,
     timeout: float | None,
+    recording: _Recording,
 ) -> tuple[Result, bool]:
     """One operation's result, and whether the batch's timeout ended it."""
     started = time.monotonic()
@@ -66,6 +92,7 @@ async def _attempt(
         with anyio.fail_after(None if deadline is None else deadline - started):
             pane = await resolve_requested_pane(server, operation, notes)
             pane_id = pane.pane_id
+            await recording.operation(index, pane)
             await send_keys(
                 server,
                 pane,

@@ -55,6 +55,9 @@ ENV_AUDIT_LOG = "SCHEMUX_AUDIT_LOG"
 ENV_NO_AUDIT = "SCHEMUX_NO_AUDIT"
 ENV_AUDIT_REDACT = "SCHEMUX_AUDIT_REDACT"
 ENV_AUDIT_MAX_BYTES = "SCHEMUX_AUDIT_MAX_BYTES"
+ENV_NO_RECORD = "SCHEMUX_NO_RECORD"
+ENV_RECORD_MAX_BYTES = "SCHEMUX_RECORD_MAX_BYTES"
+ENV_RECORD_MAX_FILES = "SCHEMUX_RECORD_MAX_FILES"
 
 Choice = TypeVar("Choice", bound=str)
 
@@ -76,6 +79,9 @@ DEFAULT_AGENT_SIZE = (160, 48)
 
 # of one audit log file; with schemux.audit.log.BACKUPS old ones, 50 MiB at most
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024
+# the recordings beside it (schemux.audit.recordings): together, and how many
+DEFAULT_RECORD_MAX_BYTES = 256 * 1024 * 1024
+DEFAULT_RECORD_MAX_FILES = 1000
 
 
 @dataclass(frozen=True)
@@ -109,6 +115,17 @@ class AuditSettings:
     path: Path | None = None
     redact: bool = False
     max_bytes: int = DEFAULT_MAX_BYTES
+
+
+@dataclass(frozen=True)
+class RecordingSettings:
+    """Where recordings go (``directory``: the audit log's; None: none are made), and
+    their bounds: bytes together and files (one recording is cut at an eighth of the
+    bytes)."""
+
+    directory: Path | None = None
+    max_bytes: int = DEFAULT_RECORD_MAX_BYTES
+    max_files: int = DEFAULT_RECORD_MAX_FILES
 
 
 def default_path(env: Mapping[str, str]) -> Path:
@@ -151,7 +168,8 @@ class Settings:
     ``exec_prefix`` on the host a command prefix reaches (``schemux.hosts``; one of the
     two at most). ``audit`` says where each tool call is recorded
     (``schemux.audit.log``; by default nowhere here, in the state directory from
-    ``settings_from``).
+    ``settings_from``); ``recording`` where programs and the agent's calls are recorded
+    (beside the audit log, unless turned off).
     """
 
     socket_name: str | None = None
@@ -166,6 +184,7 @@ class Settings:
     ssh: SshTarget | None = None
     exec_prefix: ExecTarget | None = None
     audit: AuditSettings = field(default_factory=AuditSettings)
+    recording: RecordingSettings = field(default_factory=RecordingSettings)
     fleet: FleetSettings = field(default_factory=FleetSettings)
 
     def __post_init__(self) -> None:
@@ -245,6 +264,7 @@ class SettingOptions:
     audit_log: str | None = None
     no_audit: bool = False
     audit_redact: bool = False
+    no_record: bool = False
     hosts: tuple[str, ...] = ()
     hosts_file: str | None = None
     default_host: str | None = None
@@ -269,6 +289,7 @@ def settings_from(
     audit_log: str | None = None,
     no_audit: bool = False,
     audit_redact: bool = False,
+    no_record: bool = False,
     hosts: tuple[str, ...] = (),
     hosts_file: str | None = None,
     default_host: str | None = None,
@@ -294,6 +315,7 @@ def settings_from(
         retained_ended=_count(env, ENV_RETAINED_PROGRAMS, defaults.retained_ended),
         output_limit=_count(env, ENV_OUTPUT_LIMIT, defaults.output_limit),
     )
+    audit = audit_settings(env, audit_log=audit_log, no_audit=no_audit, redact=audit_redact)
     return Settings(
         socket_name=socket_name,
         socket_path=socket_path,
@@ -311,7 +333,8 @@ def settings_from(
             by_name=bool(hosts or hosts_file or env.get(ENV_HOST) or env.get(ENV_HOSTS)),
         ),
         exec_prefix=_exec_prefix(env, exec_prefix),
-        audit=audit_settings(env, audit_log=audit_log, no_audit=no_audit, redact=audit_redact),
+        audit=audit,
+        recording=recording_settings(env, audit, no_record=no_record),
         fleet=fleet_settings(
             env,
             hosts=hosts,
@@ -372,6 +395,20 @@ def audit_settings(
     max_bytes = _count(env, ENV_AUDIT_MAX_BYTES, DEFAULT_MAX_BYTES)
     redact = redact or _flag(env, ENV_AUDIT_REDACT)
     return AuditSettings(audit_path(env, audit_log), redact, max_bytes)
+
+
+def recording_settings(
+    env: Mapping[str, str], audit: AuditSettings, *, no_record: bool = False
+) -> RecordingSettings:
+    """Beside the audit log when there is one; none with ``--no-record`` (or
+    ``SCHEMUX_NO_RECORD=1``) or ``--no-audit``."""
+    if audit.path is None or no_record or _flag(env, ENV_NO_RECORD):
+        return RecordingSettings()
+    return RecordingSettings(
+        audit.path.parent,
+        _count(env, ENV_RECORD_MAX_BYTES, DEFAULT_RECORD_MAX_BYTES),
+        _count(env, ENV_RECORD_MAX_FILES, DEFAULT_RECORD_MAX_FILES),
+    )
 
 
 def audit_path(env: Mapping[str, str], audit_log: str | None = None) -> Path:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from schemux.config import AuditSettings, Settings, settings_from
+from schemux.config import AuditSettings, RecordingSettings, Settings, settings_from
 from schemux.errors import ConfigError
 from schemux.http.config import parse_http_address
 
@@ -15,9 +15,12 @@ from schemux.http.config import parse_http_address
 def test_options_win_over_environment() -> None:
     env = {"SCHEMUX_SOCKET_NAME": "env", "SCHEMUX_WAIT_CEILING": "5", "HOME": "/home/u"}
     audit = AuditSettings(Path("/home/u/.local/state/schemux/audit.jsonl"))  # on by default
-    assert settings_from(env) == Settings(socket_name="env", wait_ceiling=5.0, audit=audit)
+    recording = RecordingSettings(Path("/home/u/.local/state/schemux"))  # and beside it
+    assert settings_from(env) == Settings(
+        socket_name="env", wait_ceiling=5.0, audit=audit, recording=recording
+    )
     assert settings_from(env, socket_path="/tmp/s", wait_ceiling=9) == Settings(
-        socket_path="/tmp/s", wait_ceiling=9.0, audit=audit
+        socket_path="/tmp/s", wait_ceiling=9.0, audit=audit, recording=recording
     )
 
 

@@ -86,12 +86,7 @@ async def test_the_agent_s_pane_and_a_pane_schemux_did_not_make(served: Served) 
     in_agent, in_pane = await stopped_while(
         served, [{"command": command}, {"command": command, "pane_id": pane.pane_id}]
     )
-    assert (in_agent["output"], in_agent["exit_status"]) == (["done"], 1)
-    assert (in_pane["output"], in_pane["exit_status"]) == (["done"], 1)
-    after = await call(served.client, "run_command", command="echo next")
-    assert (after["output"], after["exit_status"]) == (["next"], 0)
-    after = await call(served.client, "run_command", command="echo next", pane_id=pane.pane_id)
-    assert (after["output"], after["exit_status"]) == (["next"], 0)
+    await exact_then_clean(served, pane, in_agent, in_pane)
 
 
 async def test_a_tmux_server_stopped_past_the_terminal_s_answer(served: Served) -> None:
@@ -108,6 +103,14 @@ async def test_a_tmux_server_stopped_past_the_terminal_s_answer(served: Served) 
         server,
         seconds=3.5,
     )
+    await exact_then_clean(served, pane, in_agent, in_pane)
+
+
+async def exact_then_clean(
+    served: Served, pane: Pane, in_agent: dict[str, object], in_pane: dict[str, object]
+) -> None:
+    """Both calls got their command's exact output and status, and the next command in
+    each pane runs alone (nothing left in its input)."""
     assert (in_agent["output"], in_agent["exit_status"]) == (["done"], 1)
     assert (in_pane["output"], in_pane["exit_status"]) == (["done"], 1)
     after = await call(served.client, "run_command", command="echo next")

@@ -1,4 +1,5 @@
-"""The audit log: written one JSON line per call, and read back as ``schemux audit``."""
+"""The audit log: written one JSON line per call, and read back as ``schemux audit``; the
+recordings beside it (asciicast v3), played by ``schemux replay``."""
 
 from typing import TYPE_CHECKING
 

@@ -5,7 +5,8 @@ inside :meth:`AuditLog.call`, which makes a :class:`CallRecord` of what is known
 (time, client, MCP session, tool, arguments, ``traceparent``); what the call finds out
 on its way is noted on that record, which the call carries (``Call.notes``) to the code
 that learns it: the pane it resolved (``targets``), the program it started or read
-(``programs.store``), the hosts it ran on, and its error code (the pipeline's refusals
+(``programs.store``), its recording (``audit.recordings``), the hosts it ran on, and its
+error code (the pipeline's refusals
 and ``SchemuxError.code``). When the call ends, the record goes to a bounded queue, and the
 writer thread turns it into a line (arguments cut and redacted, see
 :func:`recorded_arguments`) and appends it to the file, the records of
@@ -49,7 +50,7 @@ from schemux.calls.sessions import session_of
 from schemux.config import ENV_AUDIT_LOG, AuditSettings
 from schemux.errors import CANCELLED, INTERNAL_ERROR, ConfigError
 from schemux.generated.argument_facts import REDACTED_ARGUMENTS, TARGET_ARGUMENTS
-from schemux.system.private_files import ADVICE, check_private, open_private
+from schemux.system.private_files import ADVICE, check_private, make_directories, open_private
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -227,6 +228,7 @@ class CallRecord:
     outcome: str = OK
     pane: str | None = None
     program: str | None = None
+    recording: str | None = None  # the id of the call's recording (schemux.audit.recordings)
     host: str | None = None  # the host the call ran on, when it chose; several: by commas
     several_hosts: bool = False  # each has its own pane: the record names none of them
     returned: int = 0
@@ -247,6 +249,12 @@ class CallRecord:
         if not self.ended:
             self.program = program_id
             self.pane = pane_id or self.pane
+
+    def note_recording(self, recording_id: str) -> None:
+        """The call was recorded (the agent's pane it drove, or the program it started)
+        as ``recording_id``."""
+        if not self.ended:
+            self.recording = recording_id
 
     def note_hosts(self, names: Sequence[str]) -> None:
         """The call runs on each of the configured hosts ``names`` (one; or a fan-out, a
@@ -283,6 +291,8 @@ class CallRecord:
             record["pane"] = pane
         if program is not None:
             record["program"] = program
+        if self.recording is not None:
+            record["recording"] = self.recording
         try:
             record.update(recorded_arguments(self.arguments, redact))
         except Exception as error:  # a value no walk foresaw: the call is still recorded
@@ -547,12 +557,5 @@ def rotated(path: Path, number: int) -> Path:
 
 def _open_directory(directory: Path) -> int:
     """The directory's descriptor (to lock), made 0700 with its missing parents."""
-    missing = []
-    for parent in [directory, *directory.parents]:
-        if parent.exists():
-            break
-        missing.append(parent)
-    for made in reversed(missing):
-        with contextlib.suppress(FileExistsError):
-            os.mkdir(made, 0o700)
+    make_directories(directory)
     return os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)

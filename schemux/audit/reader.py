@@ -1,5 +1,6 @@
 """``schemux audit``: the audit log (``schemux.audit.log``) as a person reads it, one line per
-call: local time, tool, target, outcome, duration, and what it ran, cut short. Old files
+call: local time, tool, target, outcome, duration, what it ran, cut short, and the id of
+its recording when it has one (``[replay ID]``: ``schemux replay ID`` plays it). Old files
 are read first; ``--since`` keeps the calls from a time on, ``--follow`` prints calls as
 they are written, across rotation. Whatever a call sent is shown with its control
 characters escaped, so no argument can write to the reader's terminal."""
@@ -130,6 +131,9 @@ def _columns(record: dict[str, Any]) -> str:
     outcome = visible(str(record.get("outcome", "?")))
     columns = f"{shown}  {tool:<17} {target(record):<18} {outcome:<17} {took:>7}"
     command = ran(record)
+    recording = record.get("recording")
+    if isinstance(recording, str) and recording:
+        command = f"{command}  [replay {recording}]" if command else f"[replay {recording}]"
     return f"{columns}  {command}" if command else columns
 
 

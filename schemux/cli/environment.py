@@ -132,6 +132,17 @@ VARIABLES: tuple[Variable, ...] = (
         _mib(config.DEFAULT_MAX_BYTES),
         f"the audit log rotates at this size; {audit.BACKUPS} old files are kept",
     ),
+    Variable(config.ENV_NO_RECORD, "0", "1 records no program and no agent's call (--no-record)"),
+    Variable(
+        config.ENV_RECORD_MAX_BYTES,
+        _mib(config.DEFAULT_RECORD_MAX_BYTES),
+        "the recordings beside the audit log together; the oldest go first",
+    ),
+    Variable(
+        config.ENV_RECORD_MAX_FILES,
+        str(config.DEFAULT_RECORD_MAX_FILES),
+        "the recordings kept beside the audit log; the oldest go first",
+    ),
     Variable(logs.ENV_LOG_LEVEL, logs.DEFAULT_LEVEL, f"server log level: {', '.join(logs.LEVELS)}"),
     Variable(logs.ENV_LOG_FILE, "stderr", "the server's log is appended to this file"),
     Variable(

@@ -1,5 +1,5 @@
 """The ``schemux`` command: ``serve`` (stdio or streamable HTTP), ``call``, ``tools``,
-``doctor`` and ``audit``."""
+``doctor``, ``audit`` and ``replay``."""
 
 from __future__ import annotations
 
@@ -195,6 +195,29 @@ def build_parser() -> argparse.ArgumentParser:
     reader.add_argument(
         "--audit-log", metavar="FILE", help="read FILE (env SCHEMUX_AUDIT_LOG; default the state's)"
     )
+    replay = commands.add_parser(
+        "replay", help="play a recording (a program's or an agent's call) in this terminal"
+    )
+    replay.add_argument(
+        "ref",
+        metavar="REF",
+        help="the recording: its id (as schemux audit shows it), its tmux:// resource URI, "
+        "or a .cast file",
+    )
+    replay.add_argument(
+        "--speed", type=float, default=1.0, help="play this many times faster (default 1)"
+    )
+    replay.add_argument(
+        "--idle-limit",
+        type=float,
+        metavar="SECONDS",
+        help="wait at most SECONDS between events (default: as recorded)",
+    )
+    replay.add_argument(
+        "--audit-log",
+        metavar="FILE",
+        help="the recordings beside FILE (env SCHEMUX_AUDIT_LOG; default the state's)",
+    )
     return parser
 
 
@@ -215,6 +238,12 @@ def recording_options() -> argparse.ArgumentParser:
         action="store_true",
         help="record command, keys, input and argv by length and SHA-256 only "
         "(env SCHEMUX_AUDIT_REDACT=1)",
+    )
+    options.add_argument(
+        "--no-record",
+        action="store_true",
+        help="record no program and no call driving the agent's pane in asciicast files "
+        "beside the audit log (env SCHEMUX_NO_RECORD=1)",
     )
     options.add_argument(
         "--log-level",
@@ -247,6 +276,8 @@ def main(argv: list[str] | None = None) -> int:
         return run_doctor(args)
     if args.command == "audit":
         return run_audit(args)
+    if args.command == "replay":
+        return run_replay(args)
     from schemux.generated.bindings import BINDINGS
 
     host: Host | None = None  # made once the settings are known; the ServingState owns it
@@ -333,6 +364,20 @@ def run_doctor(args: argparse.Namespace) -> int:
     for check in checks:
         print(check.line())
     return exit_status(checks)
+
+
+def run_replay(args: argparse.Namespace) -> int:
+    from schemux.audit.replay import find, play
+    from schemux.config import audit_path
+
+    try:
+        if not args.speed > 0 or (args.idle_limit is not None and not args.idle_limit > 0):
+            raise ConfigError("--speed and --idle-limit take a number greater than 0")
+        path = find(args.ref, audit_path(os.environ, args.audit_log).parent)
+        return play(path, sys.stdout, speed=args.speed, idle_limit=args.idle_limit)
+    except ConfigError as error:
+        print(f"schemux: {error}", file=sys.stderr)
+        return 2
 
 
 def run_audit(args: argparse.Namespace) -> int:

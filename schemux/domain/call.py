@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -15,7 +16,9 @@ from schemux.domain.capture import ScreenTracker
 from schemux.domain.channels import ChannelWaits
 from schemux.domain.fleet import Fleet, HostScope
 from schemux.domain.new_rows import RowCursors
+from schemux.domain.pane_recording import PaneRecorder, record_pane
 from schemux.domain.services import Services
+from schemux.panes.targets import PaneInfo
 from schemux.programs.store import ProgramCaller, ProgramStore
 from schemux.tmux.server import CallPermits, TmuxServer
 
@@ -99,6 +102,17 @@ class Call:
     @property
     def channels(self) -> ChannelWaits:
         return self.services.channels
+
+    def recorded(
+        self, server: TmuxServer, pane: PaneInfo, command: str
+    ) -> AbstractAsyncContextManager[PaneRecorder | None]:
+        """``pane`` (of ``server``) recorded while the ``async with`` drives it, the
+        recording linked from this call's audit record (``domain.pane_recording``)."""
+        tool = self.notes.tool if self.notes is not None else "call"
+        return record_pane(
+            server, pane, self.fleet.recordings, session=self.session, notes=self.notes,
+            command=command, title=f"{tool} in {pane.pane_id}",
+        )  # fmt: skip
 
     def on(self, name: str) -> Call:
         """This call on the configured host ``name``: all else is the same object."""

@@ -19,6 +19,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 
+from schemux.audit.recordings import Recordings
 from schemux.config import AgentSession, Settings
 from schemux.errors import SchemuxError, ServerUnavailable, preview, shorten
 from schemux.host_settings import HostTarget, NamedHost
@@ -140,6 +141,7 @@ class HostScope:
         settings: Settings,
         connects: Executor,
         reached: ServersReached,
+        recordings: Recordings | None = None,
     ) -> None:
         self.name = name
         self.settings = settings
@@ -149,7 +151,7 @@ class HostScope:
         limits = settings.program_limits
         # programs run on the host, in the program host it makes
         self.programs = ProgramStore(
-            host.program_host(limits.max_running, settings.program_gate), limits
+            host.program_host(limits.max_running, settings.program_gate), limits, recordings
         )
         self.connects = 0  # connects begun (the first call's, and each after a close)
         self.last_used = time.monotonic()
@@ -267,6 +269,8 @@ class Fleet:
         # at once, and none of them in the threads schemux's other work waits for
         self._connects = ThreadPoolExecutor(fleet.max_connecting, "schemux-connect")
         self.reached = ServersReached(fleet.same_targets())
+        # the programs' and calls' recordings, every host's (``schemux.audit.recordings``)
+        self.recordings = Recordings(settings.recording)
         self._scopes: dict[str, HostScope] = {}
         self._held = held
         self._make_host = make_host
@@ -318,7 +322,7 @@ class Fleet:
             if host is None:
                 host = self._made[name] = self._make_host(self._targets[name].target)
             scope = self._scopes[name] = HostScope(
-                name, host, self.settings, self._connects, self.reached
+                name, host, self.settings, self._connects, self.reached, self.recordings
             )
         self._watch_idle()
         return scope

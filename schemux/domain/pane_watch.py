@@ -198,6 +198,20 @@ class PaneWatch:
         (``read``), capturing the rows from each of ``starts`` down (wrapped lines joined,
         blank rows at the bottom left out). From the link on, what the pane writes wakes
         ``wait``; what it wrote before is in this reading."""
+        reading = _ReadingLine(self.pane_id, [("-J", "-S", str(start)) for start in starts])
+        self._wrote = False
+        self._window_event = False
+        self._last_check = time.monotonic()
+        lines = await self.follow(entry, reading.args)
+        begun = reading.parse(lines, f"pane {self.pane_id} was closed")
+        captures = [_without_trailing_blanks(rows) for rows in begun.captures]
+        return Reading(begun.history, begun.alternate_on, captures)
+
+    async def follow(self, entry: PaneState, reads: Sequence[str]) -> list[str]:
+        """Take the pane's output from here on, with ``reads`` (a command line) in the
+        same line, of one moment: the window linked into ``_schemux`` when ``entry``
+        found it in another session (with its mark), the pane continued; the line's
+        answer (``refresh-client``'s own lines first)."""
         line: list[str] = []
         if entry.in_other_sessions:
             # the mark in the same line: no moment has a link without its owner
@@ -211,26 +225,19 @@ class PaneWatch:
         # the watcher may be a client that another watch paused this pane on: continued,
         # its %continue line (if any) ends before the reading's first separator
         line += [*self._flags(on=True), THEN]
-        reading = _ReadingLine(self.pane_id, [("-J", "-S", str(start)) for start in starts])
-        self._wrote = False
-        self._window_event = False
-        self._last_check = time.monotonic()
         try:
-            lines = await self.watcher.run(*line, *reading.args)
+            return await self.watcher.run(*line, *reads)
         except TmuxCommandError as error:
             if self.linked:  # a link refused ends the line before its mark: none to remove
                 self.linked = await self._marked()
             if error.target_gone:
                 raise SchemuxError(f"pane {self.pane_id} was closed") from None
             raise
-        begun = reading.parse(lines, f"pane {self.pane_id} was closed")
-        captures = [_without_trailing_blanks(rows) for rows in begun.captures]
-        return Reading(begun.history, begun.alternate_on, captures)
 
     async def _marked(self) -> bool:
         with contextlib.suppress(SchemuxError):
             return bool(await self.watcher.run("show-options", "-s", "-q", "-v", self.mark))
-        return True  # unknown: _end removes the mark and tries the unlink
+        return True  # unknown: end_watch removes the mark and tries the unlink
 
     async def check(self) -> PaneState:
         """Begin a check: the pane's state now. From here on the pane's output is taken
@@ -388,10 +395,10 @@ async def watch_pane(server: TmuxServer, pane: PaneInfo) -> AsyncIterator[PaneWa
     try:
         yield watch
     finally:
-        await asyncio.shield(_end(server, watch))
+        await asyncio.shield(end_watch(server, watch))
 
 
-async def _end(server: TmuxServer, watch: PaneWatch) -> None:
+async def end_watch(server: TmuxServer, watch: PaneWatch) -> None:
     """Unlink what the watch linked and remove its mark (a window gone meanwhile needs
     no unlink; a watcher that died leaves both to the shared client), then give the
     watcher back."""

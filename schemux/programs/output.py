@@ -3,6 +3,7 @@ limit), read back in pages, addressed by cursors."""
 
 from __future__ import annotations
 
+import codecs
 import zlib
 from dataclasses import dataclass
 
@@ -44,12 +45,16 @@ def offset_of(program: Program, cursor: int) -> int:
 
 
 async def copy_output(program: Program, host: ProgramHost, limit: int) -> Report | None:
-    """Copy the pane's bytes to the text file until the end marker or the copy's end; the
-    gate's report, or None when the copy ended without it."""
+    """Copy the pane's bytes to the text file (and, as they come, to the program's
+    recording) until the end marker or the copy's end; the gate's report, or None when
+    the copy ended without it."""
     async with host.open_copy(program.copy_path) as reader:
         program.copy_open = True
         program.changed()
         text_filter = TextFilter()
+        # the recording's output is the terminal's own bytes, a character cut between
+        # two reads kept for the next
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
         pending = b""
         report: Report | None = None
         while report is None:
@@ -57,11 +62,22 @@ async def copy_output(program: Program, host: ProgramHost, limit: int) -> Report
             if not chunk:
                 break
             data, pending, report = scan(pending + chunk, program.secret)
+            await _record(program, decoder.decode(data))
             await _append(program, host, text_filter.feed(data), limit)
         if report is None:
+            await _record(program, decoder.decode(pending))
             await _append(program, host, text_filter.feed(pending), limit)
+        await _record(program, decoder.decode(b"", final=True))
         await _append(program, host, text_filter.finish(), limit)
     return report
+
+
+async def _record(program: Program, data: str) -> None:
+    recording = program.recording
+    if recording is not None and data:
+        recording.output(data)
+        if recording.due:
+            await recording.flush()
 
 
 async def _append(program: Program, host: ProgramHost, text: str, limit: int) -> None:

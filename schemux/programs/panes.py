@@ -35,9 +35,10 @@ async def create_pane(server: TmuxServer, spec: ProgramSpec, gate: list[str]) ->
 
 async def start_copy(
     server: TmuxServer, spec: ProgramSpec, pane_id: str, window_id: str, owner: str, copy: str
-) -> None:
+) -> tuple[int, int]:
     """Keep the pane after its end, mark it as ``owner``'s, size it (beside another pane),
-    and pipe its output to the shell command ``copy``."""
+    and pipe its output to the shell command ``copy``; the pane's size then (columns,
+    rows)."""
     setup = [
         "set-option", "-w", "-t", window_id, "remain-on-exit", "on", THEN,
         "set-option", "-p", "-t", pane_id, PANE_OPTION, owner,
@@ -49,7 +50,12 @@ async def start_copy(
             setup += [THEN, "resize-pane", "-t", pane_id, *size]
         else:
             setup += [THEN, "resize-window", "-t", window_id, *size]
-    await server.run(*setup, THEN, "pipe-pane", "-O", "-t", pane_id, copy)
+    lines = await server.run(
+        *setup, THEN, "pipe-pane", "-O", "-t", pane_id, copy,
+        THEN, "display-message", "-p", "-t", pane_id, "#{pane_width} #{pane_height}",
+    )  # fmt: skip
+    width, _, height = lines[-1].partition(" ") if lines else ("", "", "")
+    return (int(width), int(height)) if width.isdigit() and height.isdigit() else (80, 24)
 
 
 async def kill_pane(server: TmuxServer, pane_id: str) -> None:

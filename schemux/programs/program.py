@@ -13,6 +13,7 @@ from typing import Any, BinaryIO, TypeVar
 
 import anyio
 
+from schemux.audit.recordings import Recording
 from schemux.hosts.programs.gate import Ending, Outcome
 from schemux.hosts.programs.gate_process import TABLE_BYTES
 from schemux.tmux.server import TmuxServer
@@ -99,6 +100,7 @@ class Program:
     ending: Ending | None = None
     ended_by: Outcome | None = None  # stopped or expired while schemux ends it
     tasks: Tasks = field(init=False)
+    recording: Recording | None = None  # its asciicast recording, until its copy ends
     copy_task: asyncio.Task[None] | None = None
     lifetime_task: asyncio.Task[None] | None = None
     _changed: asyncio.Event = field(default_factory=asyncio.Event)

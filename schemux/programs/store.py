@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
+import shlex
 import signal as signals
 from collections import OrderedDict, deque
 from collections.abc import Coroutine
@@ -17,6 +18,7 @@ from typing import Any
 import anyio
 
 from schemux.audit.log import CallRecord
+from schemux.audit.recordings import Recordings
 from schemux.config import ProgramLimits
 from schemux.errors import NotFound, SchemuxError, preview
 from schemux.hosts.programs.gate import Ending, Outcome, ending_from_marker
@@ -49,10 +51,14 @@ class ProgramCaller:
 class ProgramStore:
     """The programs of one running schemux, their files on ``host``."""
 
-    def __init__(self, host: ProgramHost, limits: ProgramLimits) -> None:
-        """Programs on ``host``, the program host the context's host made."""
+    def __init__(
+        self, host: ProgramHost, limits: ProgramLimits, recordings: Recordings | None = None
+    ) -> None:
+        """Programs on ``host``, the program host the context's host made, each recorded
+        in ``recordings`` (when they are on)."""
         self.limits = limits
         self.host = host
+        self.recordings = recordings
         self._programs: OrderedDict[str, Program] = OrderedDict()
         self._starting = 0  # slots taken by starts still under way
         # run_program calls waiting for a slot, first come first served: each future is
@@ -201,10 +207,18 @@ class ProgramStore:
         program.gate_fd = self.host.open_process(int(pid))
         program.copy_task = program.tasks.spawn("copy", self._copy(program))
         program.tasks.spawn("gate", self._watch_gate(program))
-        await start_copy(
+        width, height = await start_copy(
             program.server, spec, pane_id, window_id, own_identity(),
             self.host.copy_command(program.id),
         )  # fmt: skip
+        # before the program runs (it waits for its tokens): its first byte is recorded
+        if self.recordings is not None:
+            program.recording = self.recordings.begin(
+                program.id, program.session, width, height,
+                command=shlex.join(spec.argv), title=f"program {program.id}",
+            )  # fmt: skip
+            if program.recording is not None and notes is not None:
+                notes.note_recording(program.id)
         # the program runs only once its copy FIFO has no name left, so that no program
         # (one started at the same moment, say) can open it and write as this one
         copying = await program.until(
@@ -242,6 +256,8 @@ class ProgramStore:
 
     async def _copy(self, program: Program) -> None:
         report = await copy_output(program, self.host, self.limits.output_limit)
+        if program.recording is not None:  # its exit status as the gate reported it
+            await program.recording.close(None if report is None else report[0])
         program.output_done = True
         program.changed()
         if report is not None:
@@ -393,6 +409,8 @@ class ProgramStore:
                 self.host.close_descriptor(fd)
         program.gate_fd = program.secret_fd = -1
         program.let_go_of_text()
+        if program.recording is not None:  # a copy cancelled before its end: what it had
+            await program.recording.close()
         await self.host.remove(program.directory)
 
     async def close(self) -> None:

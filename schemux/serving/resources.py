@@ -32,12 +32,15 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Ser
 from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ResourceUpdated
 
+from schemux.audit.recordings import MIME_TYPE as RECORDING
+from schemux.audit.recordings import Recordings
 from schemux.calls.sessions import session_of
 from schemux.domain.call import Call
 from schemux.domain.resource_uris import (
     PANE_VIEWS,
     ResourceAddress,
     ResourceUriError,
+    call_recording_uri,
     pane_uri,
     parse,
     program_uri,
@@ -76,6 +79,8 @@ _DESCRIPTIONS: Mapping[str, str] = MappingProxyType(
         "draws it",
         "output": "all the program printed, as text (escape sequences removed), as "
         "read_program's pages put together give it",
+        "recording": "an asciicast v3 recording, with its timing: what the terminal was "
+        "sent, its resizes and exit (schemux replay plays it)",
     }
 )
 
@@ -164,7 +169,7 @@ class ResourceService:
         except ResourceUriError as error:
             raise MCPError(types.INVALID_PARAMS, str(error)) from None
         kind = "picture" if address.view == "picture" else address.kind
-        if kind not in self.kinds:
+        if kind != "call" and kind not in self.kinds:
             if kind == "picture":
                 refusal = "is a pane's picture, and this server serves no tool that draws one"
             else:
@@ -214,10 +219,35 @@ class ResourceService:
                         mime_type=TEXT,
                     )
                 )
+            if self.recordings.enabled:
+                templates += self._recording_templates(host, on)
         return types.ListResourceTemplatesResult(
             resource_templates=templates,
             next_cursor=f"{_HOSTS_CURSOR}{following}" if following < len(hosts) else None,
         )
+
+    def _recording_templates(self, host: str, on: str) -> list[types.ResourceTemplate]:
+        kinds = [
+            (
+                "call",
+                "call_id",
+                "an agent's call that drove a pane, its id as the audit log links it",
+            )
+        ]
+        if "program" in self.kinds:
+            kinds.insert(
+                0, ("program", "program_id", "a program, its id as start_program gives it")
+            )
+        return [
+            types.ResourceTemplate(
+                uri_template=template(host, kind, "recording"),  # type: ignore[arg-type]
+                name=f"{kind} recording{on}",
+                title=f"A {kind}'s recording{on}",
+                description=f"{_DESCRIPTIONS['recording']}; of {what}",
+                mime_type=RECORDING,
+            )
+            for kind, _, what in kinds
+        ]
 
     async def list_resources(
         self,
@@ -290,7 +320,28 @@ class ResourceService:
                     size=program.text_size,
                 )
             )
+        made = set(self.recordings.made(on.session))
+        for program in on.programs.visible(on.session) if "program" in self.kinds else []:
+            if program.id in made:
+                resources.append(
+                    self._recording(program_uri(host, program.id, "recording"), program.id)
+                )
+        if host == self.fleet.default:  # a call's recording is the process's, listed once
+            for recording_id in self.recordings.made(on.session, "c"):
+                resources.append(
+                    self._recording(call_recording_uri(host, recording_id), recording_id)
+                )
         return resources
+
+    @staticmethod
+    def _recording(uri: str, recording_id: str) -> types.Resource:
+        return types.Resource(
+            uri=uri,
+            name=f"{recording_id} recording",
+            title=f"recording {recording_id}",
+            description=_DESCRIPTIONS["recording"],
+            mime_type=RECORDING,
+        )
 
     async def read(
         self, call: Call, ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
@@ -302,6 +353,11 @@ class ResourceService:
                 picture = await self._picture(call.on(address.host), address)
                 blob = base64.b64encode(picture).decode("ascii")
                 contents = types.BlobResourceContents(uri=params.uri, mime_type=PNG, blob=blob)
+            elif address.view == "recording":
+                text = await self._recording_text(call.on(address.host), address)
+                contents = types.TextResourceContents(
+                    uri=params.uri, mime_type=RECORDING, text=text
+                )
             else:
                 text = await self._text(call.on(address.host), address)
                 contents = types.TextResourceContents(uri=params.uri, mime_type=TEXT, text=text)
@@ -316,6 +372,28 @@ class ResourceService:
         pane = await resolve_pane(server, PaneTarget(pane_id=address.id), on.notes)
         picture = await on.services.pictures.picture(server, pane.pane_id, "png")
         return picture.data
+
+    @property
+    def recordings(self) -> Recordings:
+        return self.fleet.recordings
+
+    async def _recording_text(self, on: Call, address: ResourceAddress) -> str:
+        """A recording this server made for the reader's session: a program's (whose
+        output that session may read), or a call's."""
+        if address.kind == "program":
+            on.programs.get(address.id, on.caller)
+        path = self.recordings.made_for(address.id, on.session)
+        try:
+            if path is None:
+                raise FileNotFoundError
+            return await anyio.Path(path).read_text("utf-8", "replace")
+        except FileNotFoundError:
+            raise SchemuxError(
+                f"no recording {address.id} for this session: recording is off "
+                "(--no-record), it was made for another session or server, or it was "
+                "removed to keep the recordings within their bounds",
+                suggestion="list the resources to see the recordings there are",
+            ) from None
 
     async def _text(self, on: Call, address: ResourceAddress) -> str:
         if address.kind == "program":

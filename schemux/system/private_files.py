@@ -1,6 +1,7 @@
-"""The files schemux appends its user's records to (the audit log, the server's log): never
-reached through a symbolic link, never one another user owns (who could read every
-record, or a link of theirs would make schemux write where they chose), and 0600.
+"""The files schemux appends its user's records to (the audit log, the server's log, the
+recordings): never reached through a symbolic link, never one another user owns (who
+could read every record, or a link of theirs would make schemux write where they
+chose), and 0600; the directories it makes for them, 0700.
 
 A regular file must be this user's; anything else, such as ``/dev/null`` or ``/dev/full``,
 this user's or root's. A file of this user's with a wider mode is narrowed to 0600 when
@@ -9,6 +10,7 @@ it is opened, as one made by hand with the umask's bits is.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import pwd
@@ -16,6 +18,7 @@ import stat
 from pathlib import Path
 
 PRIVATE_MODE = 0o600
+PRIVATE_DIRECTORY_MODE = 0o700
 ADVICE = "remove it, or name another file"
 
 
@@ -61,3 +64,16 @@ def open_private(path: Path | str, flags: int) -> int:
     if stat.S_ISREG(found.st_mode) and stat.S_IMODE(found.st_mode) & 0o077:
         os.fchmod(fd, PRIVATE_MODE)
     return fd
+
+
+def make_directories(directory: Path) -> None:
+    """``directory`` made with its missing parents, each 0700 (those there already are
+    left as they are)."""
+    missing = []
+    for parent in [directory, *directory.parents]:
+        if parent.exists():
+            break
+        missing.append(parent)
+    for made in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(made, PRIVATE_DIRECTORY_MODE)

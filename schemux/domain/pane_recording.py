@@ -1,0 +1,190 @@
+"""Recording the pane a call drives (run_command, send_keys, send_keys_batch) from tmux's
+control-mode stream, into an asciicast v3 recording (``schemux.audit.recordings``).
+
+A recording borrows a watcher client as a watch does (``pane_watch``: its window linked
+into ``_schemux`` for the call, its mark, the link and the client given back on every
+way the call ends) and takes every ``%output`` of the pane while the call runs, never
+pausing it. Its first event draws the screen as it was when the recording began (one
+``capture-pane -e`` in the same command line that turns the pane's output on, so nothing
+is drawn twice or lost), so a replay ends on the screen tmux showed; a ``%layout-change``
+that resizes the pane is a resize event. Recording is a witness, never a cause: when it
+cannot begin (the pane went, tmux refused), the call goes on unrecorded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import logging
+import re
+import secrets
+import time
+from collections.abc import AsyncIterator
+
+from schemux.audit.log import CallRecord
+from schemux.audit.recordings import Recording, Recordings, call_recording_id
+from schemux.domain.pane_watch import PaneWatch, end_watch
+from schemux.errors import SchemuxError
+from schemux.panes.targets import PaneInfo
+from schemux.tmux.command import THEN
+from schemux.tmux.control.connection import Notification
+from schemux.tmux.server import TmuxServer
+
+logger = logging.getLogger("schemux")
+
+_OCTAL = re.compile(rb"\\([0-7]{3})")
+# a leaf of a tmux layout: WIDTHxHEIGHT,X,Y,PANE (a container has { or [ after its Y)
+_LAYOUT_LEAF = re.compile(r"(\d+)x(\d+),\d+,\d+,(\d+)")
+_SCREEN_FORMAT = "#{pane_width} #{pane_height} #{cursor_x} #{cursor_y}"
+
+
+def output_bytes(data: str) -> bytes:
+    """The bytes a ``%output`` line's data stands for: tmux writes every byte below a
+    space, and the backslash, as ``\\ooo`` (the line was read with ``surrogateescape``,
+    so other bytes come back as they were) (pure)."""
+    raw = data.encode("utf-8", "surrogateescape")
+    return _OCTAL.sub(lambda found: bytes([int(found[1], 8) & 0xFF]), raw)
+
+
+def layout_size(layout: str, pane_id: str) -> tuple[int, int] | None:
+    """The size (columns, rows) a window layout gives the pane ``pane_id``; None when it
+    has no such pane (pure)."""
+    number = pane_id.removeprefix("%")
+    for width, height, pane in _LAYOUT_LEAF.findall(layout):
+        if pane == number:
+            return int(width), int(height)
+    return None
+
+
+def screen_drawing(rows: list[str], cursor_x: int, cursor_y: int) -> str:
+    """What draws the screen ``capture-pane -e`` printed (``rows``, with their escapes)
+    on a clear terminal, the cursor left where it was (pure)."""
+    body = "\x1b[0m\r\n".join(rows)
+    return f"\x1b[0m\x1b[H\x1b[2J{body}\x1b[0m\x1b[{cursor_y + 1};{cursor_x + 1}H"
+
+
+class PaneRecorder:
+    """The watcher's notification callback for one pane: its output and resizes, kept
+    with their times until the recording exists (``start``), then written to it."""
+
+    def __init__(self, pane: PaneInfo) -> None:
+        self.pane_id = pane.pane_id
+        self.window_id = pane.window_id
+        self.recording: Recording | None = None
+        self.size: tuple[int, int] | None = None
+        self._early: list[tuple[float, str, tuple[int, int] | None]] = []
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+
+    def notify(self, notification: Notification) -> None:
+        name, args = notification.name, notification.args
+        if name == "output" and len(args) == 2 and args[0] == self.pane_id:
+            self._note(self._decoder.decode(output_bytes(args[1])), None)
+        elif name == "layout-change" and len(args) >= 2 and args[0] == self.window_id:
+            size = layout_size(args[1], self.pane_id)
+            if size is not None:
+                self._note("", size)
+
+    def _note(self, data: str, size: tuple[int, int] | None) -> None:
+        if self.recording is None:
+            self._early.append((time.monotonic(), data, size))
+        else:
+            self._write(data, size, time.monotonic())
+
+    def _write(self, data: str, size: tuple[int, int] | None, now: float) -> None:
+        assert self.recording is not None
+        if size is not None and size != self.size:
+            self.size = size
+            self.recording.resize(*size, now=now)
+        self.recording.output(data, now=now)
+
+    def start(self, recording: Recording, size: tuple[int, int], drawing: str) -> None:
+        """Write to ``recording`` from here: the screen's drawing, then what came
+        since the screen was read."""
+        self.recording, self.size = recording, size
+        recording.output(drawing)
+        early, self._early = self._early, []
+        for now, data, resized in early:
+            self._write(data, resized, now)
+
+    def marker(self, label: str) -> None:
+        if self.recording is not None:
+            self.recording.marker(label)
+
+
+@contextlib.asynccontextmanager
+async def record_pane(
+    server: TmuxServer,
+    pane: PaneInfo,
+    recordings: Recordings,
+    *,
+    session: str | None,
+    notes: CallRecord | None,
+    command: str,
+    title: str,
+) -> AsyncIterator[PaneRecorder | None]:
+    """The pane recorded for the duration of the ``async with`` (None when recording
+    is off or could not begin); the recording is noted on the call's record and closed,
+    the link and watcher gone, on every way the block ends."""
+    if not recordings.enabled:
+        yield None
+        return
+    recorder = PaneRecorder(pane)
+    watch = PaneWatch(pane)
+    watching = False
+    try:
+        watch.attach(await server.engine.open_watcher(recorder.notify))
+        watching = True
+    except SchemuxError as error:
+        logger.info("pane %s is not recorded: %s", pane.pane_id, error)
+    if not watching:
+        yield None
+        return
+    recording: Recording | None = None
+    try:
+        try:
+            size, drawing = await _screen(watch)
+        except SchemuxError as error:
+            logger.info("pane %s is not recorded: %s", pane.pane_id, error)
+        else:
+            recording = recordings.begin(
+                call_recording_id(), session, *size, command=command, title=title
+            )
+        if recording is not None:
+            recorder.start(recording, size, drawing)
+            if notes is not None:
+                notes.note_recording(recording.id)
+        yield recorder if recording is not None else None
+    finally:
+        await asyncio.shield(_finish(server, watch, recording))
+
+
+async def _screen(watch: PaneWatch) -> tuple[tuple[int, int], str]:
+    """Turn the pane's output on and read its screen in the same command line."""
+    separator = secrets.token_hex(8)
+    entry = await watch.state()
+    lines = await watch.follow(
+        entry,
+        [
+            "display-message", "-p", separator, THEN,
+            "display-message", "-p", "-t", watch.pane_id, _SCREEN_FORMAT, THEN,
+            "capture-pane", "-p", "-e", "-t", watch.pane_id,
+        ],
+    )  # fmt: skip
+    if separator not in lines:
+        raise SchemuxError(f"pane {watch.pane_id} was closed")
+    after = lines[lines.index(separator) + 1 :]
+    fields = after[0].split(" ") if after else []
+    if len(fields) != 4 or not all(field.isdigit() for field in fields):
+        raise SchemuxError(f"pane {watch.pane_id} was closed")
+    width, height, cursor_x, cursor_y = (int(field) for field in fields)
+    rows = after[1 : 1 + height]
+    return (width, height), screen_drawing(rows, cursor_x, cursor_y)
+
+
+async def _finish(server: TmuxServer, watch: PaneWatch, recording: Recording | None) -> None:
+    try:
+        await end_watch(server, watch)
+    finally:
+        if recording is not None:
+            await recording.close()

@@ -1,0 +1,620 @@
+"""Recordings (asciicast v3): the writer and the bounds alone, then programs and the
+agent's calls recorded against real tmux through a real MCP client, each recording
+checked line by line and replayed through a terminal emulator (pyte) to the screen tmux
+shows; --no-record; hostile commands and output kept as data; every way a recording
+ends leaves no watcher, link or open file."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+import logging
+import os
+import shlex
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pyte
+import pytest
+from mcp import Client
+from mcp_types import TextResourceContents
+
+from schemux.audit.recordings import (
+    CUT_MARKER,
+    MIME_TYPE,
+    Cast,
+    Recordings,
+    Stored,
+    beyond_bounds,
+    file_name,
+    read_cast,
+)
+from schemux.audit.replay import find, play
+from schemux.config import (
+    ENV_NO_RECORD,
+    AuditSettings,
+    RecordingSettings,
+    SettingOptions,
+    Settings,
+    recording_settings,
+)
+from schemux.domain.pane_recording import layout_size, output_bytes, screen_drawing
+from schemux.errors import ConfigError
+from schemux.generated.bindings import BINDINGS
+from schemux.serving.server import build_server
+from schemux.serving.state import ServingState
+from tests.support import new_pane, tmux, until, wait_until, watching_clients
+
+HOSTILE = '$(touch /tmp/schemux-recording-pwned); `id`; "]\n[0, "x", "0"]\n\x1b]0;t\x07'
+
+
+# ---- the writer and the bounds, with no tmux
+
+
+def test_cast_is_asciicast_v3_with_monotonic_timing() -> None:
+    cast = Cast(
+        100, 30, command=HOSTILE, title="t", started=1_800_000_000.5, now=10.0, limit=1 << 20
+    )
+    cast.output("a\x1b[31mb\r\n", 10.25)
+    cast.resize(80, 24, 10.5)
+    cast.output("late but earlier clock", 10.4)  # a clock that went back: interval 0
+    cast.marker("m1", 11.0)
+    cast.exit(3, 12.0)
+    header, events = read_cast(cast.take().decode("ascii"))
+    assert header == {
+        "version": 3,
+        "term": {"cols": 100, "rows": 30, "type": "tmux-256color"},
+        "timestamp": 1_800_000_000,
+        "command": HOSTILE,
+        "title": "t",
+    }
+    assert events == [
+        (0.25, "o", "a\x1b[31mb\r\n"),
+        (0.25, "r", "80x24"),
+        (0.0, "o", "late but earlier clock"),
+        (0.5, "m", "m1"),
+        (1.0, "x", "3"),
+    ]
+    assert cast.take() == b""
+
+
+def test_cast_cut_at_its_limit_keeps_its_exit() -> None:
+    cast = Cast(80, 24, command="c", title="t", started=0.0, now=0.0, limit=400)
+    for index in range(50):
+        cast.output(f"line {index}\r\n", index / 10)
+    cast.exit(0, 6.0)
+    data = cast.take()
+    assert len(data) <= 400 + 80  # the cut marker and the exit past the limit only
+    _, events = read_cast(data.decode())
+    assert (events[-2][1], events[-2][2]) == ("m", CUT_MARKER)
+    assert events[-1][1:] == ("x", "0")
+    assert cast.cut
+
+
+@pytest.mark.parametrize("text", ["", "{}\n", '{"version": 2}\n', '{"version": 3, "term": {}}\n'])
+def test_read_cast_refuses_what_is_not_v3(text: str) -> None:
+    with pytest.raises(ValueError, match=r"empty|header"):
+        read_cast(text)
+
+
+def test_read_cast_refuses_a_bad_event_and_leaves_out_an_unfinished_line() -> None:
+    head = '{"version": 3, "term": {"cols": 2, "rows": 1}}\n'
+    with pytest.raises(ValueError, match="line 2"):
+        read_cast(head + '[-1, "o", "x"]\n')
+    with pytest.raises(ValueError, match="line 2"):
+        read_cast(head + '[0, "z", "x"]\n')
+    assert read_cast(head + '[0, "o", "x"]\n[0.1, "o"')[1] == [(0.0, "o", "x")]
+
+
+def test_bounds_remove_the_oldest_by_count_and_size_never_one_being_made() -> None:
+    files = [Stored(f"f{index}", modified=index, size=100) for index in range(5)]
+    assert beyond_bounds(files, max_files=3, max_bytes=10_000) == ["f0", "f1"]
+    assert beyond_bounds(files, max_files=10, max_bytes=250) == ["f0", "f1", "f2"]
+    assert beyond_bounds(files, max_files=3, max_bytes=10_000, keep={"f0"}) == ["f1", "f2"]
+    assert beyond_bounds(files, max_files=5, max_bytes=500) == []
+
+
+def test_output_bytes_and_layout_sizes() -> None:
+    assert output_bytes("a\\033[1mb\\015\\012\\134") == b"a\x1b[1mb\r\n\\"
+    # bytes that are not UTF-8 came through surrogateescape: given back as they were
+    assert output_bytes(b"\xff\xc3".decode("utf-8", "surrogateescape")) == b"\xff\xc3"
+    layout = "b7c1,160x48,0,0{80x48,0,0,3,79x48,81,0[79x24,81,0,4,79x23,81,25,12]}"
+    assert layout_size(layout, "%3") == (80, 48)
+    assert layout_size(layout, "%12") == (79, 23)
+    assert layout_size(layout, "%1") is None
+    assert layout_size("a1b2,80x24,0,0,1", "%1") == (80, 24)
+
+
+def test_screen_drawing_draws_the_rows_and_puts_the_cursor_back() -> None:
+    screen = replayed(
+        [
+            (0.0, "o", "junk everywhere\r\n" * 3),
+            (0.0, "o", screen_drawing(["\x1b[31mab", "", "c"], 1, 2)),
+        ],
+        cols=10,
+        rows=4,
+    )
+    assert [row.rstrip() for row in screen.display] == ["ab", "", "c", ""]
+    assert screen.buffer[0][0].fg == "red"
+    assert (screen.cursor.x, screen.cursor.y) == (1, 2)
+
+
+def test_recording_settings_follow_the_audit_and_turn_off() -> None:
+    audit = AuditSettings(Path("/state/schemux/audit.jsonl"))
+    assert recording_settings({}, audit).directory == Path("/state/schemux")
+    assert recording_settings({}, audit, no_record=True).directory is None
+    assert recording_settings({ENV_NO_RECORD: "1"}, audit).directory is None
+    assert recording_settings({}, AuditSettings()).directory is None  # --no-audit
+    with pytest.raises(ConfigError):
+        recording_settings({ENV_NO_RECORD: "maybe"}, audit)
+    env = {"HOME": "/home/x", ENV_NO_RECORD: "0"}
+    assert SettingOptions(no_record=True).settings(env).recording.directory is None
+    assert SettingOptions().settings(env).recording.directory == Path(
+        "/home/x/.local/state/schemux"
+    )
+
+
+@pytest.mark.anyio
+async def test_recordings_on_disk_are_private_bounded_and_hold_no_file(tmp_path: Path) -> None:
+    store = Recordings(RecordingSettings(tmp_path, max_bytes=1 << 20, max_files=2))
+    made = []
+    for index in range(3):
+        recording = store.begin(f"c00000000000{index}", "s", 80, 24, command="c", title="t")
+        assert recording is not None
+        recording.output("x" * 100)
+        await recording.flush()
+        assert stat.S_IMODE(os.stat(recording.path).st_mode) == 0o600
+        assert not open_files(recording.path)  # a write opens and closes the file
+        os.utime(recording.path, (index, index))  # their order, whatever the clock's grain
+        made.append(recording)
+    # three exist while all are being made: none is removed under its writer
+    assert len(list(tmp_path.glob("*.cast"))) == 3
+    for recording in made:
+        await recording.close(0)
+    assert sorted(path.name for path in tmp_path.iterdir()) == [
+        file_name("c000000000001"),
+        file_name("c000000000002"),
+    ]
+    assert store.made_for("c000000000002", "s") is not None
+    assert store.made_for("c000000000002", "another session") is None
+    assert store.made("s") == ["c000000000001", "c000000000002"]
+    _, events = read_cast(made[2].path.read_text())
+    assert events[-1][1:] == ("x", "0")
+    made[2].output("after its close")  # closed: nothing more
+    await made[2].flush()
+    assert read_cast(made[2].path.read_text())[1] == events
+
+
+@pytest.mark.anyio
+async def test_a_recording_refuses_a_file_planted_at_its_name(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = Recordings(RecordingSettings(tmp_path))
+    target = tmp_path / "elsewhere"
+    target.write_text("")
+    (tmp_path / file_name("c000000000009")).symlink_to(target)
+    recording = store.begin("c000000000009", None, 80, 24, command="c", title="t")
+    assert recording is not None
+    recording.output("secret")
+    with caplog.at_level(logging.WARNING, logger="schemux"):
+        await recording.close()
+    assert target.read_text() == ""
+    assert "cannot be written" in caplog.text
+
+
+def test_replay_plays_in_time_faster_and_with_idle_cut(tmp_path: Path) -> None:
+    path = tmp_path / file_name("p0123456789ab")
+    cast = Cast(80, 24, command="c", title="t", started=0.0, now=0.0, limit=1 << 20)
+    cast.output("one ", 1.0)
+    cast.marker("m", 1.5)
+    cast.output("two", 11.5)
+    cast.exit(0, 12.0)
+    path.write_bytes(cast.take())
+    waits: list[float] = []
+    out = io.StringIO()
+    play(path, out, sleep=waits.append)
+    assert (out.getvalue(), waits) == ("one two", [1.0, 0.5, 10.0, 0.5])
+    waits.clear()
+    play(path, io.StringIO(), speed=2, idle_limit=2, sleep=waits.append)
+    assert waits == [0.5, 0.25, 1.0, 0.25]
+    assert find("p0123456789ab", tmp_path) == path
+    assert find("tmux://local/program/p0123456789ab/recording", tmp_path) == path
+    assert find(str(path), Path("/nonexistent")) == path
+    with pytest.raises(ConfigError, match="no recording c0123456789ab"):
+        find("c0123456789ab", tmp_path)
+    with pytest.raises(ConfigError, match="no recording"):
+        find("../../etc/passwd;", tmp_path)
+    (tmp_path / "bad.cast").write_text("not json\n")
+    with pytest.raises(ConfigError, match="not an asciicast v3"):
+        play(tmp_path / "bad.cast", io.StringIO())
+
+
+# ---- helpers
+
+
+def replayed(events: list[tuple[float, str, str]], cols: int, rows: int) -> pyte.Screen:
+    """The screen a terminal of ``cols`` x ``rows`` shows after the events' output and
+    resizes."""
+    screen = pyte.Screen(cols, rows)
+    stream = pyte.Stream(screen)
+    for _, code, data in events:
+        if code == "o":
+            stream.feed(data)
+        elif code == "r":
+            width, height = (int(part) for part in data.split("x"))
+            screen.resize(height, width)
+    return screen
+
+
+def checked(path: Path) -> tuple[dict[str, Any], list[tuple[float, str, str]]]:
+    """The recording at ``path``, every line checked: a v3 header with a size, the time
+    and a command; events with intervals (so times that never go back), known codes."""
+    text = path.read_text()
+    assert text.endswith("\n")
+    header, events = read_cast(text)
+    assert isinstance(header["timestamp"], int)
+    assert abs(header["timestamp"] - time.time()) < 600
+    assert isinstance(header["command"], str)
+    assert all(interval >= 0 for interval, _, _ in events)
+    return header, events
+
+
+def open_files(path: Path) -> list[str]:
+    """This process's descriptors open on ``path``."""
+    found = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}") == str(path):
+                found.append(fd)
+        except OSError:
+            continue
+    return found
+
+
+def tmux_screen(socket: str, pane_id: str) -> list[str]:
+    return tmux(socket, "capture-pane", "-p", "-t", pane_id).split("\n")[:-1]
+
+
+def audit_records(log: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in log.read_text().splitlines()]
+
+
+@asynccontextmanager
+async def recorded(
+    socket: str, directory: Path, **recording: Any
+) -> AsyncIterator[tuple[Client, ServingState]]:
+    """schemux in this process on ``socket``, auditing and recording into ``directory``
+    (closed, as on every exit path, when this ends)."""
+    settings = Settings(
+        socket_name=socket,
+        audit=AuditSettings(directory / "audit.jsonl"),
+        recording=RecordingSettings(directory, **recording),
+    )
+    context = ServingState(settings)
+    try:
+        async with Client(build_server(context, BINDINGS)) as client:
+            yield client, context
+    finally:
+        await context.close()
+
+
+async def read_to_end(client: Client, program_id: str) -> None:
+    """Read the program's output until it ended."""
+    cursor = 0
+    for _ in range(1000):
+        read = await client.call_tool(
+            "read_program", {"programId": program_id, "cursor": cursor, "timeoutMs": 20_000}
+        )
+        page = read.structured_content
+        assert page is not None, read.content
+        if page["ended"]:
+            return
+        cursor = page["cursor"]
+    raise AssertionError(f"{program_id} did not end")
+
+
+def links(socket: str) -> list[str]:
+    options = tmux(socket, "show-options", "-s", check=False)
+    return [line for line in options.splitlines() if line.startswith("@schemux-link")]
+
+
+# ---- against real tmux
+
+
+@pytest.mark.anyio
+async def test_a_run_command_is_recorded_linked_and_replays_to_the_pane(
+    tmux_socket: str, tmp_path: Path
+) -> None:
+    pane = new_pane(tmux_socket, width=90, height=20)
+    tmux(tmux_socket, "send-keys", "-t", pane.pane_id, "-l", "echo before-the-call\r")
+    wait_until(lambda: "before-the-call" in "\n".join(tmux_screen(tmux_socket, pane.pane_id)[1:]))
+    command = "printf '\\033[31mred\\033[0m \\343\\201\\202wide\\nend-of-output\\n'"
+    async with recorded(tmux_socket, tmp_path) as (client, _):
+        result = await client.call_tool(
+            "run_command", {"command": command, "pane_id": pane.pane_id}
+        )
+        assert not result.is_error
+        shown = tmux_screen(tmux_socket, pane.pane_id)
+    records = audit_records(tmp_path / "audit.jsonl")
+    recording_id = records[-1]["recording"]
+    header, events = checked(tmp_path / file_name(recording_id))
+    assert header["term"] == {"cols": 90, "rows": 20, "type": "tmux-256color"}
+    assert header["command"] == command
+    screen = replayed(events, 90, 20)
+    mine = [row.rstrip() for row in screen.display]
+    # what the pane showed before the call (the first event draws it) and the command's
+    # output are where tmux shows them; the prompt after may come after the call ended
+    end = next(index for index, row in enumerate(shown) if row == "end-of-output")
+    assert mine[: end + 1] == [row.rstrip() for row in shown[: end + 1]]
+    assert any("before-the-call" in row for row in mine[:end])
+    red = next(row for row in range(end) if mine[row].startswith("red"))
+    assert screen.buffer[red][0].fg == "red"
+    assert mine[red] == "red あwide"  # a wide character takes two cells: one char in pyte
+    assert sum(code == "o" for _, code, _ in events) > 1
+    assert watching_clients(tmux_socket) == 0
+    assert not links(tmux_socket)
+
+
+@pytest.mark.anyio
+async def test_a_program_is_recorded_and_replays_to_its_last_screen(
+    tmux_socket: str, tmp_path: Path
+) -> None:
+    go = tmp_path / "go"
+    script = (
+        "printf '\\033[1mbold\\033[0m\\n'; for i in $(seq 1 40); do echo row $i; done; "
+        "printf '\\033[2J\\033[5;3Hplaced \\033[42mgreen\\033[0m'; "
+        f"while [ ! -e {go} ]; do sleep 0.02; done; exit 3"
+    )
+    async with recorded(tmux_socket, tmp_path) as (client, _):
+        started = await client.call_tool(
+            "start_program", {"argv": ["sh", "-c", script], "width": 50, "height": 12}
+        )
+        program = started.structured_content
+        assert program is not None
+        pane_id = program["paneId"]
+        wait_until(lambda: "green" in "\n".join(tmux_screen(tmux_socket, pane_id)), 20)
+        shown = tmux_screen(tmux_socket, pane_id)
+        go.touch()
+        await read_to_end(client, program["programId"])
+        resource = await client.read_resource(
+            f"tmux://local/program/{program['programId']}/recording"
+        )
+    path = tmp_path / file_name(program["programId"])
+    header, events = checked(path)
+    assert (header["term"]["cols"], header["term"]["rows"]) == (50, 12)
+    assert header["command"] == f"sh -c {shlex.quote(script)}"
+    assert events[-1][1:] == ("x", "3")
+    assert {code for _, code, _ in events[:-1]} == {"o"}
+    screen = replayed(events, 50, 12)
+    assert [row.rstrip() for row in screen.display] == [row.rstrip() for row in shown]
+    assert screen.buffer[4][9].bg == "green"
+    content = resource.contents[0]
+    assert isinstance(content, TextResourceContents)
+    assert content.mime_type == MIME_TYPE
+    assert read_cast(content.text)[1] == events
+    assert audit_records(tmp_path / "audit.jsonl")[0]["recording"] == program["programId"]
+    assert not open_files(path)
+
+
+@pytest.mark.anyio
+async def test_no_record_writes_nothing(tmux_socket: str, tmp_path: Path) -> None:
+    settings = SettingOptions(no_record=True, audit_log=str(tmp_path / "audit.jsonl"))
+    context = ServingState(
+        dataclasses.replace(settings.settings(dict(os.environ)), socket_name=tmux_socket)
+    )
+    try:
+        async with Client(build_server(context, BINDINGS)) as client:
+            await client.call_tool("run_command", {"command": "echo unrecorded"})
+            await client.call_tool("run_program", {"argv": ["echo", "unrecorded"]})
+            listed = await client.list_resources()
+            templates = await client.list_resource_templates()
+    finally:
+        await context.close()
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["audit.jsonl"]
+    assert all("recording" not in record for record in audit_records(tmp_path / "audit.jsonl"))
+    assert not [r for r in listed.resources if "recording" in str(r.uri)]
+    assert not [t for t in templates.resource_templates if "recording" in t.uri_template]
+
+
+@pytest.mark.anyio
+async def test_hostile_commands_and_output_are_kept_as_data(
+    tmux_socket: str, tmp_path: Path
+) -> None:
+    planted = Path("/tmp/schemux-recording-pwned")
+    planted.unlink(missing_ok=True)
+    hostile_output = '"]\\n[0, \\"x\\", \\"0\\"]\\n\\033]0;title\\007\\377\\376 end'
+    async with recorded(tmux_socket, tmp_path) as (client, _):
+        ran = await client.call_tool("run_command", {"command": f"# {HOSTILE}"})
+        assert not ran.is_error
+        program = await client.call_tool(
+            "run_program", {"argv": ["printf", hostile_output + "\\n"]}
+        )
+        assert not program.is_error
+        sent = await client.call_tool("send_keys", {"keys": HOSTILE, "literal": True})
+        assert not sent.is_error
+        await client.call_tool("send_keys", {"keys": "C-c", "literal": False})
+    assert not planted.exists()
+    by_tool = {r["tool"]: r for r in audit_records(tmp_path / "audit.jsonl")}
+    header, _ = checked(tmp_path / file_name(by_tool["run_command"]["recording"]))
+    assert header["command"] == f"# {HOSTILE}"
+    header, events = checked(tmp_path / file_name(by_tool["run_program"]["recording"]))
+    assert header["command"] == shlex.join(["printf", hostile_output + "\\n"])
+    written = "".join(data for _, code, data in events if code == "o")
+    assert '"]\r\n[0, "x", "0"]\r\n\x1b]0;title\x07\ufffd\ufffd end' in written
+    assert events[-1][1:] == ("x", "0")  # the program's own exit, not the one it printed
+    header, _ = checked(tmp_path / file_name(by_tool["send_keys"]["recording"]))
+    assert header["command"] == "C-c"  # the last send_keys; every line ASCII JSON
+    for path in tmp_path.glob("*.cast"):
+        path.read_bytes().decode("ascii")
+
+
+@pytest.mark.anyio
+async def test_bounds_hold_with_real_programs(tmux_socket: str, tmp_path: Path) -> None:
+    async with recorded(tmux_socket, tmp_path, max_files=2, max_bytes=64 * 1024) as (client, _):
+        for index in range(3):
+            await client.call_tool("run_program", {"argv": ["echo", f"run {index}"]})
+        # a busy program: cut at an eighth of the bytes, its exit kept
+        await client.call_tool("run_program", {"argv": ["seq", "1", "100000"]})
+    kept = sorted(tmp_path.glob("*.cast"), key=lambda path: path.stat().st_mtime)
+    assert len(kept) == 2
+    assert sum(path.stat().st_size for path in kept) <= 64 * 1024
+    _, events = checked(kept[-1])
+    assert ("m", CUT_MARKER) in [(code, data) for _, code, data in events]
+    assert events[-1][1:] == ("x", "0")
+    programs = [r["recording"] for r in audit_records(tmp_path / "audit.jsonl")]
+    assert [path.name for path in kept] == [file_name(p) for p in programs[-2:]]
+
+
+@pytest.mark.anyio
+async def test_every_exit_path_leaves_no_watcher_link_or_file(
+    tmux_socket: str, tmp_path: Path
+) -> None:
+    pane = new_pane(tmux_socket)
+    async with recorded(tmux_socket, tmp_path) as (client, context):
+        # a call cancelled while its command runs
+        with anyio.move_on_after(1.5):
+            await client.call_tool(
+                "run_command", {"command": "sleep 30", "pane_id": pane.pane_id, "timeout": 60}
+            )
+        # the server's handler ends after the client's cancellation reaches it
+        await until(lambda: watching_clients(tmux_socket) == 0)
+        assert not links(tmux_socket)
+        # a program stopped, and one still running when schemux closes
+        stopped = await client.call_tool("start_program", {"argv": ["sleep", "30"]})
+        running = await client.call_tool(
+            "start_program", {"argv": ["sh", "-c", "yes | head -c 100000; sleep 30"]}
+        )
+        assert stopped.structured_content is not None
+        assert running.structured_content is not None
+        await client.call_tool(
+            "stop_program", {"programId": stopped.structured_content["programId"]}
+        )
+        recordings = context.services.fleet.recordings
+    assert recordings.being_made() == []  # the close awaited every end
+    for path in tmp_path.glob("*.cast"):
+        checked(path)
+        assert not open_files(path)
+    assert len(list(tmp_path.glob("*.cast"))) == 3
+    stopped_events = checked(tmp_path / file_name(stopped.structured_content["programId"]))[1]
+    assert stopped_events[-1][1] == "x"
+    assert watching_clients(tmux_socket) == 0
+    assert not links(tmux_socket)
+
+
+@pytest.mark.anyio
+async def test_send_keys_batch_is_recorded_with_markers_and_served(
+    tmux_socket: str, tmp_path: Path
+) -> None:
+    pane = new_pane(tmux_socket)
+    async with recorded(tmux_socket, tmp_path) as (client, _):
+        batch = await client.call_tool(
+            "send_keys_batch",
+            {
+                "operations": [
+                    {"keys": "echo one", "pane_id": pane.pane_id},
+                    {"keys": "Enter", "literal": False, "pane_id": pane.pane_id},
+                ]
+            },
+        )
+        assert not batch.is_error
+        recording_id = last_call_recording(tmp_path)
+        uri = f"tmux://local/call/{recording_id}/recording"
+        listed = await client.list_resources()
+        assert uri in [str(resource.uri) for resource in listed.resources]
+        read = await client.read_resource(uri)
+        content = read.contents[0]
+        assert isinstance(content, TextResourceContents)
+        assert content.mime_type == MIME_TYPE
+        _, events = read_cast(content.text)
+        markers = [data for _, code, data in events if code == "m"]
+        assert markers == [
+            f"operation 0: keys to {pane.pane_id}",
+            f"operation 1: keys to {pane.pane_id}",
+        ]
+
+
+def last_call_recording(directory: Path) -> str:
+    """The id of the newest call recording in ``directory``."""
+    newest = max(directory.glob("recording-c*.cast"), key=lambda path: path.stat().st_mtime)
+    return newest.name.removeprefix("recording-").removesuffix(".cast")
+
+
+def test_schemux_audit_and_replay_show_and_play_a_recording(tmp_path: Path) -> None:
+    recording_id = "c0123456789ab"
+    cast = Cast(80, 24, command="echo hi", title="t", started=time.time(), now=0.0, limit=1 << 20)
+    cast.output("hi \x1b[31mthere\x1b[0m\r\n", 5.0)
+    cast.exit(0, 5.1)
+    (tmp_path / file_name(recording_id)).write_bytes(cast.take())
+    line = {"time": "2026-12-01T10:00:00.000Z", "tool": "run_command", "outcome": "ok",
+            "duration_ms": 5.0, "pane": "%1", "recording": recording_id,
+            "arguments": {"command": "echo hi"}}  # fmt: skip
+    (tmp_path / "audit.jsonl").write_text(json.dumps(line) + "\n")
+    env = {**os.environ, "SCHEMUX_AUDIT_LOG": str(tmp_path / "audit.jsonl")}
+    audit = subprocess.run(
+        [sys.executable, "-m", "schemux", "audit"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert f"[replay {recording_id}]" in audit.stdout
+    began = time.monotonic()
+    replay = subprocess.run(
+        [sys.executable, "-m", "schemux", "replay", recording_id,
+         "--idle-limit", "0.2", "--speed", "2"],
+        env=env, capture_output=True, check=True,
+    )  # fmt: skip
+    assert replay.stdout == b"hi \x1b[31mthere\x1b[0m\r\n"
+    assert time.monotonic() - began < 5  # 5 s of pause cut to 0.1
+    refused = subprocess.run(
+        [sys.executable, "-m", "schemux", "replay", "c0000000000ff", "--speed", "0"],
+        env=env, capture_output=True, text=True,
+    )  # fmt: skip
+    assert refused.returncode == 2
+    assert "--speed" in refused.stderr
+
+
+@pytest.mark.anyio
+async def test_the_first_recording_makes_its_directory_private(tmp_path: Path) -> None:
+    """A first call recorded before the audit log's first line (which makes the
+    directory) is still written: the directory is made, 0700, with its parents."""
+    directory = tmp_path / "state" / "schemux"
+    store = Recordings(RecordingSettings(directory))
+    recording = store.begin("c0000000000aa", None, 80, 24, command="c", title="t")
+    assert recording is not None
+    recording.output("first")
+    await recording.close()
+    _, events = read_cast(recording.path.read_text())
+    assert [(code, data) for _, code, data in events] == [("o", "first")]
+    assert stat.S_IMODE(directory.stat().st_mode) == 0o700
+    assert stat.S_IMODE(directory.parent.stat().st_mode) == 0o700
+
+
+@pytest.mark.anyio
+async def test_a_resize_during_a_call_is_a_resize_event(tmux_socket: str, tmp_path: Path) -> None:
+    pane = new_pane(tmux_socket, width=90, height=20)
+    go = tmp_path / "go"
+    command = f"while [ ! -e {go} ]; do sleep 0.02; done; echo after-resize"
+    async with recorded(tmux_socket, tmp_path) as (client, _), anyio.create_task_group() as group:
+        group.start_soon(
+            client.call_tool, "run_command", {"command": command, "pane_id": pane.pane_id}
+        )
+        # linked in the line that read the screen: from here on its changes are told
+        await until(lambda: links(tmux_socket) != [])
+        tmux(tmux_socket, "resize-window", "-t", pane.window_id, "-x", "70", "-y", "15")
+        go.touch()
+    _, events = checked(
+        tmp_path / file_name(audit_records(tmp_path / "audit.jsonl")[-1]["recording"])
+    )
+    assert ("r", "70x15") in [(code, data) for _, code, data in events]
+    screen = replayed(events, 90, 20)
+    assert (screen.columns, screen.lines) == (70, 15)
+    assert "after-resize" in [row.rstrip() for row in screen.display]
