@@ -14,10 +14,12 @@ as ``/mcp`` is.
 
 Every request is first held to the Host and Origin checks of ``/mcp`` (the SDK's, with the
 same patterns: a page elsewhere whose name resolves here gets nothing, and a form on
-another site cannot post here); every answer carries the page's security headers
-(``PAGE_HEADERS``: a strict Content-Security-Policy, ``Referrer-Policy: no-referrer``).
-Only ``/static/`` (the page's own code and styles, shipped in the package) is served
-without a session, so the sign-in form has its stylesheet.
+another site cannot post here; but ``Origin: null`` on the two forms' POSTs, which is
+what a browser sends from a page whose Referrer-Policy is ``no-referrer``); every answer
+carries the page's security headers (``PAGE_HEADERS``: a strict Content-Security-Policy,
+``Referrer-Policy: no-referrer``). Only ``/static/`` (the page's own code and styles,
+shipped in the package) and ``/favicon.ico`` are served without a session, so that the
+sign-in form has its stylesheet.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ SESSION_SECONDS = 12 * 3600.0
 MAX_SESSIONS = 32
 MAX_FORM_BYTES = 4096  # a sign-in form: a token of a few hundred characters at most
 PUBLIC_PREFIX = "/static/"
+FAVICON = "/favicon.ico"  # asked for by every browser, before any sign-in
 
 CONTENT_SECURITY_POLICY = "; ".join(
     (
@@ -201,7 +204,7 @@ class PageGate:
             return
         send = _with_page_headers(send)
         request = Request(scope, receive)
-        refused = await self._checks.validate_request(request, is_post=False)
+        refused = await self._checks.validate_request(_as_checked(request), is_post=False)
         if refused is not None:
             refused.headers["connection"] = "close"
             await refused(scope, receive, send)
@@ -211,7 +214,7 @@ class PageGate:
             response = await self._signin(request)
         elif path == "/signout":
             response = self._signout(request)
-        elif self.signed_in(request) or path.startswith(PUBLIC_PREFIX):
+        elif self.signed_in(request) or path.startswith(PUBLIC_PREFIX) or path == FAVICON:
             await self.page(scope, receive, send)
             return
         elif path == "/" and request.method == "GET":
@@ -275,6 +278,23 @@ class PageGate:
             self._repeated = RepeatedLog(logger)
         client = request.client.host if request.client else "?"
         self._repeated.log(logging.WARNING, f"page: a sign-in from {client} with a wrong token")
+
+
+def _as_checked(request: Request) -> Request:
+    """The request as the Host and Origin checks see it: a form's POST to ``/signin`` or
+    ``/signout`` with ``Origin: null`` as one without an Origin. Browsers send ``null``
+    for a form posted from a page whose Referrer-Policy is ``no-referrer`` (the page's
+    own); what ``null`` could also hide, a sandboxed page elsewhere, gains nothing there:
+    a sign-in needs the token, and its SameSite=Strict cookie never comes with a
+    sign-out from another site."""
+    if (
+        request.method != "POST"
+        or request.url.path not in ("/signin", "/signout")
+        or request.headers.get("origin") != "null"
+    ):
+        return request
+    headers = [(name, value) for name, value in request.scope["headers"] if name != b"origin"]
+    return Request({**request.scope, "headers": headers})
 
 
 async def _form_token(request: Request) -> str | None:

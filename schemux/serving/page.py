@@ -25,6 +25,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, Router
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from schemux.audit.recordings import MIME_TYPE as RECORDING_TYPE
 from schemux.errors import SchemuxError
 from schemux.panes.targets import PaneTarget, resolve_pane
 from schemux.serving.page_feed import PageFeed, host_names, page_call
@@ -67,6 +68,7 @@ class Page:
             routes=[
                 Route("/", self.index, methods=["GET"]),
                 Route("/static/{name}", self.static, methods=["GET"]),
+                Route("/favicon.ico", self.favicon, methods=["GET"]),
                 Route("/events", self.events, methods=["GET"]),
                 Route("/pictures/{host}/{pane:int}", self.picture, methods=["GET"]),
                 Route("/programs/{host}/{program}", self.program_output, methods=["GET"]),
@@ -91,6 +93,9 @@ class Page:
             media_type=STATIC_TYPES[name],
             headers={"cache-control": "private, max-age=3600"},
         )
+
+    async def favicon(self, request: Request) -> Response:
+        return Response(status_code=204, headers={"cache-control": "private, max-age=86400"})
 
     async def picture(self, request: Request) -> Response:
         """A pane's picture as PNG, drawn now (``Pictures``, as picture_pane draws it)."""
@@ -126,17 +131,20 @@ class Page:
         return Response(text, media_type="text/plain; charset=utf-8", headers=NO_STORE)
 
     async def recording(self, request: Request) -> Response:
-        """A call's or program's recording (asciicast v3), from beside the audit log."""
+        """A call's or program's recording (asciicast v3, ``audit.recordings``), from
+        beside the audit log: this process's or another's that shares it, as the
+        timeline shows their calls."""
         recording_id = request.path_params["recording"]
-        audit = self.state.settings.audit.path
-        if audit is None or not RECORDING_ID.fullmatch(recording_id):
-            return _missing("no such recording")
-        path = audit.parent / f"recording-{recording_id}.cast"
+        recordings = self.state.services.fleet.recordings
+        if not recordings.enabled or not RECORDING_ID.fullmatch(recording_id):
+            return _missing("no such recording (recording is off, or that is no id)")
         try:
-            data = await anyio.to_thread.run_sync(_read_own_file, str(path))
+            data = await anyio.to_thread.run_sync(
+                _read_own_file, str(recordings.path(recording_id))
+            )
         except OSError:
             return _missing(f"recording {recording_id} is not kept (any more)")
-        return Response(data, media_type="application/x-asciicast", headers=NO_STORE)
+        return Response(data, media_type=RECORDING_TYPE, headers=NO_STORE)
 
     async def events(self, request: Request) -> Response:
         return _EventStream(self.state, self.signin, self._closing)

@@ -127,9 +127,12 @@ class PageFeed:
         self._audit = None if audit is None else LogTail(audit)
 
     async def run(self) -> None:
-        self.events.put(
-            "hello", "hello", {"signin": self._signin, "audit": self._audit is not None}
-        )
+        hello = {
+            "signin": self._signin,
+            "audit": self._audit is not None,
+            "record": self.state.services.fleet.recordings.enabled,
+        }
+        self.events.put("hello", "hello", hello)
         async with anyio.create_task_group() as group:
             group.start_soon(self._follow_roster)
             if self._audit is not None:
@@ -187,11 +190,11 @@ class PageFeed:
                 }
                 for program in on.programs.listed()
             ]
-        await self._reconcile(panes, programs)
         roster = {"panes": panes, "programs": programs, "failures": failures}
-        if roster != self._roster:
+        if roster != self._roster:  # told before the new ones' first pictures and outputs
             self._roster = roster
             self.events.put("roster", "roster", roster)
+        await self._reconcile(panes, programs)
 
     async def _reconcile(self, panes: list[dict[str, Any]], programs: list[dict[str, Any]]) -> None:
         pane_keys = [(pane["host"], pane["id"]) for pane in panes]

@@ -49,6 +49,7 @@ from schemux.domain.resource_uris import (
 from schemux.domain.resource_watch import Follow, follow_pane, follow_program
 from schemux.errors import SchemuxError
 from schemux.generated.tool_facts import RESOURCE_READERS
+from schemux.names import OWNED_SESSION
 from schemux.panes.targets import PaneRow, PaneTarget, resolve_pane
 from schemux.serving.state import ServingState
 from schemux.tmux.format import query
@@ -531,12 +532,15 @@ class ResourceService:
 
 async def listed_panes(on: Call) -> list[PaneRow]:
     """Each pane of ``on``'s configured tmux server once (a window in several sessions
-    is listed under its first), without schemux's control window."""
+    is listed under its first, but under schemux's own session only when it is in no
+    other: a watch links windows there), without schemux's control window."""
     rows = await query(on.tmux(), PaneRow, "list-panes", "-a")
     seen: dict[str, PaneRow] = {}
     for row in rows:
-        if not is_control_window(row.session_name, row.control):
-            seen.setdefault(row.pane_id, row)
+        if is_control_window(row.session_name, row.control):
+            continue
+        if row.pane_id not in seen or seen[row.pane_id].session_name == OWNED_SESSION:
+            seen[row.pane_id] = row
     return list(seen.values())
 
 

@@ -14,7 +14,9 @@
   const shownPanes = new Map(); // "host pane" -> its figure
   const shownPrograms = new Map(); // "host id" -> its article
   const programCommands = new Map(); // program id -> what its call ran
+  const latest = new Map(); // "pane host id" or "program host id" -> its newest event
   const MAX_CALLS = 500;
+  let recordingOn = false; // whether this schemux records (programs' replay buttons)
 
   function element(tag, className, text) {
     const made = document.createElement(tag);
@@ -42,6 +44,8 @@
         figure.append(img, element("figcaption"));
         panes.append(figure);
         shownPanes.set(key, figure);
+        const told = latest.get("pane " + key);
+        if (told) showPicture(told);
       }
       const where = pane.host === "local" ? "" : pane.host + ": ";
       figure.querySelector("figcaption").textContent =
@@ -65,8 +69,16 @@
         const heading = element("h3");
         const output = element("pre", "output");
         article.append(heading, output);
+        if (recordingOn) {
+          const button = element("button", "replay", "replay");
+          button.type = "button";
+          button.addEventListener("click", () => replay(article, program.id));
+          article.append(button);
+        }
         programs.append(article);
         shownPrograms.set(key, article);
+        const told = latest.get("program " + key);
+        if (told) showOutput(told);
       }
       const command = programCommands.get(program.id);
       article.querySelector("h3").textContent =
@@ -86,6 +98,7 @@
   }
 
   function showPicture(event) {
+    latest.set("pane " + event.host + " " + event.id, event);
     const figure = shownPanes.get(event.host + " " + event.id);
     if (!figure) return;
     const url = "/pictures/" + encodeURIComponent(event.host) + "/" + paneNumber(event.id);
@@ -94,6 +107,7 @@
   }
 
   async function showOutput(event) {
+    latest.set("program " + event.host + " " + event.id, event);
     const article = shownPrograms.get(event.host + " " + event.id);
     if (!article) return;
     const url = "/programs/" + encodeURIComponent(event.host) + "/" + encodeURIComponent(event.id);
@@ -169,6 +183,7 @@
     const hello = JSON.parse(message.data);
     document.getElementById("signout").hidden = !hello.signin;
     document.getElementById("no-audit").hidden = hello.audit;
+    recordingOn = hello.record;
   });
   events.addEventListener("roster", (message) => showRoster(JSON.parse(message.data)));
   events.addEventListener("pane", (message) => showPicture(JSON.parse(message.data)));
