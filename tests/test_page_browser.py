@@ -26,8 +26,8 @@ import pytest
 from selenium import webdriver
 from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.chrome.webdriver import WebDriver
 from selenium.webdriver.common.by import By
-from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -86,6 +86,13 @@ def browser() -> Iterator[WebDriver]:
 
 def wait(driver: WebDriver, condition: Any, timeout: float = WAIT_SECONDS) -> Any:
     return WebDriverWait(driver, timeout).until(lambda _: condition())
+
+
+def browser_log(driver: WebDriver, kind: str) -> list[dict[str, Any]]:
+    """The browser's log of ``kind`` (``performance``: the DevTools protocol's network
+    events; ``browser``: the console) since the last read."""
+    entries: list[dict[str, Any]] = driver.get_log(kind)  # type: ignore[no-untyped-call]
+    return entries
 
 
 def signed_in(driver: WebDriver, served: PageServer) -> None:
@@ -196,7 +203,9 @@ def test_the_token_leaks_nowhere_and_the_page_keeps_its_policy(
     signed_in(browser, served)
     new_pane(socket_name)
     wait(browser, lambda: browser.find_elements(By.CSS_SELECTOR, "figure.pane img[src]"))
-    requests = [json.loads(entry["message"])["message"] for entry in browser.get_log("performance")]
+    requests = [
+        json.loads(entry["message"])["message"] for entry in browser_log(browser, "performance")
+    ]
     sent = [m["params"] for m in requests if m["method"] == "Network.requestWillBeSent"]
     extra = [m["params"] for m in requests if m["method"] == "Network.requestWillBeSentExtraInfo"]
     assert sent
@@ -215,7 +224,7 @@ def test_the_token_leaks_nowhere_and_the_page_keeps_its_policy(
     assert cookies[0]["httpOnly"]
     assert cookies[0]["sameSite"] == "Strict"
     assert served.token not in served.log.read_text()
-    console = [entry["message"] for entry in browser.get_log("browser")]
+    console = [entry["message"] for entry in browser_log(browser, "browser")]
     assert not [line for line in console if "Content Security Policy" in line], console
 
 
