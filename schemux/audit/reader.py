@@ -235,3 +235,66 @@ def _replaced(path: Path, descriptor: int) -> bool:
         return True
     held = os.fstat(descriptor)
     return (named.st_dev, named.st_ino) != (held.st_dev, held.st_ino)
+
+
+TAIL_BYTES = 256 * 1024  # of the log's end read when a page opens: its last calls
+
+
+def timeline_entry(record: dict[str, Any]) -> dict[str, Any]:
+    """One call (or gap) as the page's timeline shows it: the fields a line shows, each
+    escaped as on the line, and the ids of its recording and program when it has them."""
+    when = _when(record)
+    entry: dict[str, Any] = {"time": when.isoformat(timespec="seconds") if when else None}
+    if "gap" in record:
+        entry["gap"] = record["gap"] if isinstance(record["gap"], int) else None
+        return entry
+    duration = record.get("duration_ms")
+    entry.update(
+        tool=visible(str(record.get("tool", "?"))),
+        target=target(record),
+        outcome=visible(str(record.get("outcome", "?"))),
+        duration_ms=duration if isinstance(duration, int | float) else None,
+        ran=ran(record),
+    )
+    for name in ("recording", "program"):
+        value = record.get(name)
+        if isinstance(value, str) and re.fullmatch(r"[A-Za-z0-9_-]{1,64}", value):
+            entry[name] = value
+    return entry
+
+
+class LogTail:
+    """The records appended to the audit log at ``path`` since the last look: at the
+    first, those of its last ``TAIL_BYTES``; after a rotation, the new file's from its
+    start. Reads block: run them in a thread."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._file: tuple[int, int] | None = None  # (device, inode) of the file read
+        self._offset = 0  # where its next whole line begins
+        self.unreadable = 0
+
+    def read(self) -> list[dict[str, Any]]:
+        try:
+            with self.path.open("rb") as opened:
+                held = os.fstat(opened.fileno())
+                identity = (held.st_dev, held.st_ino)
+                first = self._file is None
+                if identity != self._file:
+                    self._file = identity
+                    self._offset = max(0, held.st_size - TAIL_BYTES) if first else 0
+                if held.st_size < self._offset:  # cut short under us: read it again
+                    self._offset = 0
+                opened.seek(self._offset)
+                data = opened.read()
+        except FileNotFoundError:
+            return []
+        skip_partial = first and self._offset > 0
+        *whole, _ = data.split(b"\n")
+        self._offset += sum(len(raw) + 1 for raw in whole)
+        if skip_partial and whole:
+            whole = whole[1:]  # the line the tail began in the middle of
+        reading = Reading(None)
+        records = list(reading.records(iter(whole)))
+        self.unreadable += reading.unreadable
+        return records

@@ -459,6 +459,7 @@ async def serve_http(
 
     from schemux.http.guard import ConnectionGuard
     from schemux.http.security import secured_app
+    from schemux.serving.page import page_app
 
     class Server(uvicorn.Server):
         @contextlib.contextmanager
@@ -467,7 +468,9 @@ async def serve_http(
             # once it stopped, ending the process before the programs were cleaned up)
             yield
 
-    app = secured_app(_server(context, bindings), http)
+    # the page beside /mcp, behind the same token (http.signin)
+    page, shown = page_app(context, signin=http.token is not None)
+    app = secured_app(_server(context, bindings), http, page)
     guard = ConnectionGuard(http)
     config = uvicorn.Config(
         app,
@@ -481,6 +484,7 @@ async def serve_http(
     served = Server(config)
 
     def stop() -> None:
+        shown.close()  # the pages' event streams end at once, not at uvicorn's grace
         served.should_exit = True
 
     try:

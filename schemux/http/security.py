@@ -12,30 +12,43 @@ import hmac
 from typing import Any
 
 from mcp.server import Server
-from mcp.server.transport_security import TransportSecuritySettings
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from schemux.http.config import HttpConfig
+from schemux.http.signin import PageGate, transport_security
 
 REALM = "schemux"
 
 
-def secured_app(server: Server[Any], config: HttpConfig) -> ASGIApp:
+def secured_app(server: Server[Any], config: HttpConfig, page: ASGIApp | None = None) -> ASGIApp:
     """The streamable HTTP app at /mcp with the Host/Origin checks, the session cap and
-    idle timeout, and, when a token is set, bearer authentication in front of it all."""
+    idle timeout, and, when a token is set, bearer authentication in front of it; with
+    ``page``, every other path is the page's, behind its sign-in (``http.signin``)."""
     app = server.streamable_http_app(
         host=config.host,
-        transport_security=TransportSecuritySettings(
-            enable_dns_rebinding_protection=True,
-            allowed_hosts=config.host_patterns(),
-            allowed_origins=config.origin_patterns(),
-        ),
+        transport_security=transport_security(config),
         max_sessions=config.max_sessions,
         session_idle_timeout=config.session_idle_timeout,
     )
-    return app if config.token is None else BearerTokenMiddleware(app, config.token)
+    mcp = app if config.token is None else BearerTokenMiddleware(app, config.token)
+    return mcp if page is None else BesideMcp(mcp, PageGate(page, config))
+
+
+class BesideMcp:
+    """``/mcp`` (and the app's lifespan) to the MCP app, any other path to the page."""
+
+    def __init__(self, mcp: ASGIApp, page: ASGIApp) -> None:
+        self.mcp = mcp
+        self.page = page
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "")
+        if scope["type"] == "lifespan" or path == "/mcp" or path.startswith("/mcp/"):
+            await self.mcp(scope, receive, send)
+        else:
+            await self.page(scope, receive, send)
 
 
 def presented_token(authorization: str | None) -> str | None:

@@ -49,6 +49,7 @@ from schemux.domain.resource_uris import (
 from schemux.domain.resource_watch import Follow, follow_pane, follow_program
 from schemux.errors import SchemuxError
 from schemux.generated.tool_facts import RESOURCE_READERS
+from schemux.names import OWNED_SESSION
 from schemux.panes.targets import PaneRow, PaneTarget, resolve_pane
 from schemux.serving.state import ServingState
 from schemux.tmux.format import query
@@ -297,7 +298,7 @@ class ResourceService:
     async def _host_resources(self, on: Call) -> list[types.Resource]:
         host = on.host_name
         resources = []
-        for row in await self._pane_rows(on) if self.pane_views else []:
+        for row in await listed_panes(on) if self.pane_views else []:
             where = f"{row.session_name}: {row.pane_current_command}"
             for view in self.pane_views:
                 resources.append(
@@ -342,17 +343,6 @@ class ResourceService:
             description=_DESCRIPTIONS["recording"],
             mime_type=RECORDING,
         )
-
-    @staticmethod
-    async def _pane_rows(on: Call) -> list[PaneRow]:
-        """Each pane once (a window in several sessions is listed under its first),
-        without schemux's control window."""
-        rows = await query(on.tmux(), PaneRow, "list-panes", "-a")
-        seen: dict[str, PaneRow] = {}
-        for row in rows:
-            if not is_control_window(row.session_name, row.control):
-                seen.setdefault(row.pane_id, row)
-        return list(seen.values())
 
     async def read(
         self, call: Call, ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
@@ -439,7 +429,7 @@ class ResourceService:
             for host in self.hosts:
                 panes = {template(host, "pane", view) for view in self.pane_views}
                 if ref.uri in panes and argument.name == "pane_id":
-                    rows = await self._pane_rows(call.on(host))
+                    rows = await listed_panes(call.on(host))
                     values = sorted({row.pane_id for row in rows}, key=lambda id_: -int(id_[1:]))
                 elif (
                     "program" in self.kinds
@@ -545,6 +535,20 @@ class ResourceService:
             self._listeners -= 1
             with anyio.CancelScope(shield=True):
                 await holder.close()
+
+
+async def listed_panes(on: Call) -> list[PaneRow]:
+    """Each pane of ``on``'s configured tmux server once (a window in several sessions
+    is listed under its first, but under schemux's own session only when it is in no
+    other: a watch links windows there), without schemux's control window."""
+    rows = await query(on.tmux(), PaneRow, "list-panes", "-a")
+    seen: dict[str, PaneRow] = {}
+    for row in rows:
+        if is_control_window(row.session_name, row.control):
+            continue
+        if row.pane_id not in seen or seen[row.pane_id].session_name == OWNED_SESSION:
+            seen[row.pane_id] = row
+    return list(seen.values())
 
 
 def _connection(ctx: ServerRequestContext[Any]) -> Connection:
