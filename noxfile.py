@@ -139,3 +139,13 @@ def path_without(program: str, shadows: Path) -> str:
     path = os.pathsep.join(kept)
     assert shutil.which(program, path=path) is None, f"{program} is still on {path}"
     return path
+
+
+# Not among the default sessions (nox.options.sessions): the README's test command never
+# runs it. It takes several minutes and wants a quiet machine.
+@nox.session(python=PYTHON, default=False)
+def bench(session: nox.Session) -> None:
+    """Run every benchmark and write docs/benchmarks.md from their figures
+    (bench/benchmarks_page.py; ``-- --quick`` for each one's small run)."""
+    install_project(session, "test")
+    session.run("python", "bench/benchmarks_page.py", *session.posargs)

@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any, NamedTuple, NoReturn
@@ -232,8 +232,11 @@ def publish(
     written as JSON to ``json_path`` when one was given (``--json``), and its exit
     status: 1 when any of ``bars`` is missed (named on stderr), else 0."""
     print(text)
+    bars = list(bars)
     if json_path is not None:
-        json_path.write_text(json.dumps(report, indent=2) + "\n", "utf-8")
+        # the bars judged too, as bench/benchmarks_page.py tabulates them
+        judged = [asdict(bar) | {"verdict": bar.verdict} for bar in bars]
+        json_path.write_text(json.dumps({**report, "bars": judged}, indent=2) + "\n", "utf-8")
     missed = [bar.name for bar in bars if bar.verdict == "MISS"]
     if missed:
         print(f"missed: {'; '.join(missed)}", file=sys.stderr)

@@ -12,8 +12,8 @@ import os
 import signal
 import socket
 import sys
-from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Iterator
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from schemux.serving.state import ServingState
 
 Bindings = dict[str, ToolBinding]
+T = TypeVar("T")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -324,7 +325,9 @@ def main(argv: list[str] | None = None) -> int:
 
     context = ServingState(settings, host)  # it owns the host; closed on every path below
     if args.command == "call":
-        return anyio.run(call_once, context, selected, args.tool, args.arguments)
+        return anyio.run(
+            _watching_children, call_once, context, selected, args.tool, args.arguments
+        )
     if http is not None and listener is not None:
         serving = http.serving()
         print(
@@ -334,7 +337,7 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
             flush=True,
         )
-        anyio.run(serve_http, context, selected, http, listener)
+        anyio.run(_watching_children, serve_http, context, selected, http, listener)
     else:
         print(
             start_line(settings, tmux_version, "serving MCP on stdio"),
@@ -345,7 +348,7 @@ def main(argv: list[str] | None = None) -> int:
         if sys.stdin.isatty():  # a person, not a client: say what this is
             print(TERMINAL_HINT, file=sys.stderr)
         sys.stderr.flush()
-        anyio.run(serve_stdio, context, selected)
+        anyio.run(_watching_children, serve_stdio, context, selected)
     return 0
 
 
@@ -419,6 +422,15 @@ def _server(context: ServingState, bindings: Bindings) -> Any:
 # stdin's end does
 SHUTDOWN_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 CLOSE_SECONDS = 3.0  # the programs' own ending is bounded at about two; this is a backstop
+
+
+async def _watching_children(serve: Callable[..., Awaitable[T]], *args: object) -> T:
+    """``serve(*args)`` on this event loop, its child processes watched by pidfds
+    (``schemux.system.child_watching``): the loop's owner sets that up and takes it down."""
+    from schemux.system.child_watching import pidfd_child_watching
+
+    async with pidfd_child_watching():
+        return await serve(*args)
 
 
 async def serve_stdio(context: ServingState, bindings: Bindings) -> None:
