@@ -108,7 +108,11 @@ class Page:
             pane = await resolve_pane(
                 server, PaneTarget(pane_id=f"%{request.path_params['pane']}"), None
             )
-            picture = await on.services.pictures.picture(server, pane.pane_id, "png")
+            # the person's own view of their panes, as tmux attach shows them: --mask-secrets
+            # is for what the agent reads
+            picture = await on.services.pictures.picture(
+                server, pane.pane_id, "png", mask_secrets=False
+            )
         except SchemuxError as error:
             return _missing(error.render())
         return Response(picture.data, media_type=picture.mime_type, headers=NO_STORE)

@@ -187,8 +187,9 @@ class ResourceService:
         params: types.PaginatedRequestParams | None,
     ) -> types.ListResourceTemplatesResult:
         """Each host's templates (a pane's views, a program's output, the recordings, as
-        served), the default host's first, ``TEMPLATE_PAGE_HOSTS`` hosts a page; the cursor is the next page's
-        first host, and a cursor this server did not give is refused."""
+        served), the default host's first, ``TEMPLATE_PAGE_HOSTS`` hosts a page; the
+        cursor is the next page's first host, and a cursor this server did not give is
+        refused."""
         hosts = self.hosts
         first = _page_start(
             params.cursor if params else None, len(hosts), "resources/templates/list"
