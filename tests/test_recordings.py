@@ -162,6 +162,61 @@ def test_recording_settings_follow_the_audit_and_turn_off() -> None:
     )
 
 
+class CountedEntries:
+    """``os.scandir`` of a directory, counting the stats of its entries."""
+
+    def __init__(self) -> None:
+        self.stats = 0
+        self.real = os.scandir
+
+    def __call__(self, path: Any) -> Any:
+        counter = self
+
+        class Entry:
+            def __init__(self, entry: os.DirEntry[str]) -> None:
+                self.name = entry.name
+                self._entry = entry
+
+            def stat(self, *, follow_symlinks: bool = True) -> os.stat_result:
+                counter.stats += 1
+                return self._entry.stat(follow_symlinks=follow_symlinks)
+
+        class Scan:
+            def __enter__(self) -> Any:
+                self._scan = counter.real(path)
+                return [Entry(entry) for entry in self._scan]
+
+            def __exit__(self, *exc: object) -> None:
+                self._scan.close()
+
+        return Scan()
+
+
+@pytest.mark.anyio
+async def test_a_prune_after_each_call_stats_only_the_recordings_that_may_have_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A thousand finished recordings were a thousand stats after every call; the
+    bounds still hold over what the last scan found (failed before: 81 stats, not 41)."""
+    store = Recordings(RecordingSettings(tmp_path, max_bytes=1 << 20, max_files=40))
+    old = time.time() - 1000
+    for index in range(40):
+        path = tmp_path / file_name(f"c{index:012x}")
+        path.write_bytes(b"x" * 10)
+        os.utime(path, (old + index, old + index))
+    counted = CountedEntries()
+    monkeypatch.setattr(os, "scandir", counted)
+    await store.prune()
+    assert counted.stats == 40
+    recording = store.begin("c0000000000ff", "s", 80, 24, command="c", title="t")
+    assert recording is not None
+    recording.output("y" * 10)
+    await recording.close(0)  # prunes: the new one stat'ed, one old one removed
+    assert counted.stats == 41
+    assert len(list(tmp_path.glob("*.cast"))) == 40
+    assert not (tmp_path / file_name(f"c{0:012x}")).exists()
+
+
 @pytest.mark.anyio
 async def test_recordings_on_disk_are_private_bounded_and_hold_no_file(tmp_path: Path) -> None:
     store = Recordings(RecordingSettings(tmp_path, max_bytes=1 << 20, max_files=2))
