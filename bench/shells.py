@@ -14,8 +14,12 @@ load on a shared machine weighs on all alike), each in a pane of its own of that
 * **schemux, agent pane**: over stdio (one ``python -m schemux serve`` driven by the
   ``mcp`` client), in the agent's pane schemux started (the login shell with schemux's
   hooks, where the shell has them);
-* **schemux, own pane**: the same server, in a pane made with ``tmux new-window``, the
+* **schemux, agent pane, unrecorded**: a second ``python -m schemux serve --no-record
+  --tools all`` in the same agent's pane (no recording of the call: the cost of it);
+* **schemux, own pane**: the first server, in a pane made with ``tmux new-window``, the
   login shell as a person starts it (no hooks: the fallback);
+* **schemux, adopted pane**: the first server, in a pane like the last that the second
+  adopted (``adopt_pane``: the hooks typed in once);
 * **raw tmux floor**: three tmux CLI subprocesses per call in a pane like the last
   (``send-keys -l " true; tmux wait-for -S CH"``, ``send-keys Enter``, ``wait-for CH``), as
   ``bench/run_command.py`` measures it;
@@ -23,7 +27,9 @@ load on a shared machine weighs on all alike), each in a pane of its own of that
   in bash and zsh only, as its wrapper (``s=$?``) is not fish's syntax.
 
 Ratios: each schemux median / the floor's median of the same shell, and / libtmux-mcp's
-(fish's against bash's anchor). Goals (issue 16): <= 1.1x the floor, <= 0.3x libtmux-mcp.
+(fish's against bash's anchor). Goals (issue 37): the agent's pane <= 0.6x the floor
+(recorded and not), an adopted pane <= 1.1x; (issue 16) the agent's pane <= 0.3x
+libtmux-mcp.
 
 Usage: ``python bench/shells.py [--calls N] [--warmup K] [--batch B] [--shells bash,zsh,fish]
 [--skip-anchor] [--json PATH]``
@@ -90,7 +96,11 @@ AS_LOGIN_SHELL = (
     "tmux.login_shell = lambda env: shell; "
     "from schemux.cli.main import main; sys.exit(main(sys.argv[1:]))"
 )
-GOAL_FLOOR, GOAL_ANCHOR = 1.1, 0.3
+GOAL_AGENT, GOAL_ADOPTED, GOAL_ANCHOR = 0.6, 1.1, 0.3
+# the shells adopt_pane takes (a dash pane keeps the fallback)
+ADOPTABLE = frozenset({"bash", "zsh", "fish"})
+# the contenders whose ratios are reported, in the table's order
+SCHEMUX = ("schemux_agent", "schemux_unrecorded", "schemux_own", "schemux_adopted")
 
 
 def make_home(profile: str, home: Path) -> None:
@@ -121,10 +131,10 @@ def login_environment(shell: str, home: Path) -> dict[str, str]:
     return environment
 
 
-def schemux_as_user(shell: str, home: Path, socket: str) -> StdioServerParameters:
+def schemux_as_user(shell: str, home: Path, socket: str, *options: str) -> StdioServerParameters:
     return StdioServerParameters(
         command=sys.executable,
-        args=["-c", AS_LOGIN_SHELL, shell, "serve", "--socket-name", socket],
+        args=["-c", AS_LOGIN_SHELL, shell, "serve", "--socket-name", socket, *options],
         env=login_environment(shell, home),
         cwd=home,
     )
@@ -145,6 +155,12 @@ class ShellServer(Tmux):
                 return pane
             time.sleep(0.05)
         raise RuntimeError(f"pane {pane}: no prompt within 15 s")
+
+
+async def adopted(client: Client, pane: str) -> str:
+    """``pane`` adopted (the hooks typed into its shell) by ``client``'s schemux."""
+    succeeded("adopt_pane", await client.call_tool("adopt_pane", {"pane_id": pane}))
+    return pane
 
 
 async def agent_pane(client: Client) -> str:
@@ -223,11 +239,21 @@ async def measure_shell(name: str, args: argparse.Namespace) -> dict[str, Any]:
                 schemux = await stack.enter_async_context(
                     Client(schemux_as_user(shell, home, server.name))
                 )
+                unrecorded = await stack.enter_async_context(
+                    Client(
+                        schemux_as_user(shell, home, server.name, "--no-record", "--tools", "all")
+                    )
+                )
+                agent = await agent_pane(schemux)
                 contenders = [
-                    mcp_contender("schemux_agent", schemux, await agent_pane(schemux)),
+                    mcp_contender("schemux_agent", schemux, agent),
+                    mcp_contender("schemux_unrecorded", unrecorded, agent),
                     mcp_contender("schemux_own", schemux, server.own_pane()),
                     floor_contender(server, server.own_pane()),
                 ]
+                if Path(shell).name in ADOPTABLE:
+                    pane = await adopted(unrecorded, server.own_pane())
+                    contenders.append(mcp_contender("schemux_adopted", schemux, pane))
                 if name in ANCHOR_SHELLS and not args.skip_anchor:
                     anchor = await stack.enter_async_context(Client(anchor_params(server.name)))
                     contenders.append(mcp_contender("libtmux_mcp", anchor, server.own_pane()))
@@ -277,8 +303,8 @@ def ratios(report: dict[str, Any]) -> dict[str, dict[str, float]]:
     for name, calls in shells.items():
         anchor = calls.get("libtmux_mcp") or bash_anchor
         found[name] = {}
-        for contender in ("schemux_agent", "schemux_own"):
-            median = calls[contender].get("median_ms")
+        for contender in SCHEMUX:
+            median = calls.get(contender, {}).get("median_ms")
             if median is None:
                 continue
             if "median_ms" in calls["raw_floor"]:
@@ -297,28 +323,32 @@ def render(report: dict[str, Any]) -> str:
         f"{report['warmup']} warm-up, in turns of {report['batch']}, per shell ("
         "profiles of tests/shells), median / p90 ms",
         "",
-        f"  {'':12}{'agent pane':>16}{'own pane':>16}{'raw floor':>16}{'libtmux-mcp':>16}",
+        f"  {'':12}{'agent pane':>16}{'unrecorded':>16}{'own pane':>16}{'adopted':>16}"
+        f"{'raw floor':>16}{'libtmux-mcp':>16}",
     ]
     for name, calls in report["shells"].items():
         cells = []
-        for contender in ("schemux_agent", "schemux_own", "raw_floor", "libtmux_mcp"):
+        for contender in (*SCHEMUX, "raw_floor", "libtmux_mcp"):
             row = calls.get(contender, {})
             cells.append(
                 f"{row['median_ms']:7.2f} /{row['p90_ms']:6.2f}" if "p90_ms" in row else "-"
             )
         lines.append(f"  {name:12}" + "".join(f"{cell:>16}" for cell in cells))
-    lines += ["", f"  {'':12}{'agent/floor':>14}{'own/floor':>12}{'agent/ltm':>12}{'own/ltm':>10}"]
+    lines += [
+        "",
+        f"  {'':12}{'agent/floor':>14}{'unrec/floor':>12}{'own/floor':>12}{'adopt/floor':>12}"
+        f"{'agent/ltm':>12}{'own/ltm':>10}",
+    ]
     for name, found in report["ratios"].items():
         cells = [
             found.get(key)
             for key in (
-                "schemux_agent_over_floor",
-                "schemux_own_over_floor",
+                *(f"{contender}_over_floor" for contender in SCHEMUX),
                 "schemux_agent_over_libtmux_mcp",
                 "schemux_own_over_libtmux_mcp",
             )
         ]
-        widths = (14, 12, 12, 10)
+        widths = (14, 12, 12, 12, 12, 10)
         lines.append(
             f"  {name:12}"
             + "".join(
@@ -336,22 +366,28 @@ def render(report: dict[str, Any]) -> str:
         lines += ["", "failed (no figures):", *errors]
     lines += [
         "",
-        f"goals: agent pane <= {GOAL_FLOOR}x the floor and <= {GOAL_ANCHOR}x libtmux-mcp "
-        "(fish against bash's libtmux-mcp, which cannot run in fish)",
+        f"goals: agent pane <= {GOAL_AGENT}x the floor (recorded and not), adopted pane <= "
+        f"{GOAL_ADOPTED}x, agent pane <= {GOAL_ANCHOR}x libtmux-mcp (fish against bash's "
+        "libtmux-mcp, which cannot run in fish)",
     ]
     lines += [bar.line() for bar in bars(report)]
     return "\n".join(lines)
 
 
 def bars(report: dict[str, Any]) -> list[Bar]:
-    """Per shell, the agent pane over the floor and over libtmux-mcp (SKIP without it; a
-    shell whose agent pane has no figures failed, which ``errors`` tells)."""
+    """Per shell, the agent pane (recorded and not) and the adopted pane over the floor,
+    and the agent pane over libtmux-mcp (SKIP without it; a shell whose agent pane has no
+    figures failed, which ``errors`` tells)."""
     found = []
     for name, ratio in report["ratios"].items():
         if "schemux_agent_over_floor" in ratio:
             floor = ratio["schemux_agent_over_floor"]
             anchor = ratio.get("schemux_agent_over_libtmux_mcp")
-            found.append(Bar(f"{name}: agent pane / floor", floor, GOAL_FLOOR))
+            unrecorded = ratio.get("schemux_unrecorded_over_floor")
+            adopted = ratio.get("schemux_adopted_over_floor")
+            found.append(Bar(f"{name}: agent pane / floor", floor, GOAL_AGENT))
+            found.append(Bar(f"{name}: unrecorded / floor", unrecorded, GOAL_AGENT))
+            found.append(Bar(f"{name}: adopted pane / floor", adopted, GOAL_ADOPTED))
             found.append(Bar(f"{name}: agent pane / libtmux-mcp", anchor, GOAL_ANCHOR))
     return found
 

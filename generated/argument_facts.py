@@ -44,6 +44,7 @@ ARGUMENT_SYNONYMS: tuple[tuple[str, ...], ...] = (
 # every tool's name: what a policy file's rules may narrow to (schemux.policy.file)
 TOOL_NAMES: frozenset[str] = frozenset(
     (
+        "adopt_pane",
         "call_read_tools_batch",
         "capture_pane",
         "capture_since",

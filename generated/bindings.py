@@ -11,6 +11,7 @@ from schemux.serving.binding import HandledTool, ToolBinding, load_bindings
 # Each tool with a handler module: its request model in schemux.generated.models.<tool>,
 # and whether its outputSchema wraps the tool's value as {"result": value}.
 HANDLED: tuple[HandledTool, ...] = (
+    HandledTool("adopt_pane", "AdoptPaneInput"),
     HandledTool("call_read_tools_batch", "CallReadToolsBatchInput"),
     HandledTool("capture_pane", "CapturePaneInput", wraps_result=True),
     HandledTool("capture_since", "CaptureSinceInput"),

@@ -53,6 +53,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "settings": ("set_option", "set_environment"),
     "buffers": ("load_buffer", "show_buffer", "paste_buffer", "delete_buffer", "paste_text"),
     "pipes": ("pipe_pane",),
+    "shells": ("adopt_pane",),
 }
 
 # family -> the job its line in the server's instructions starts with, in that order
@@ -68,6 +69,7 @@ JOBS: dict[str, str] = {
     "settings": "The server's options and a session's environment, set (each one a change the user's own panes see)",
     "buffers": "Paste buffers: text staged, read back and pasted into a pane",
     "pipes": "A pane's output copied into a file as it comes, by a shell command tmux runs",
+    "shells": "Panes schemux did not start, given the shell hooks of the agent's pane",
 }
 
 # the families served only when --tools names them (or all), in the families' order
@@ -79,10 +81,12 @@ ON_REQUEST_FAMILIES: tuple[str, ...] = (
     "settings",
     "buffers",
     "pipes",
+    "shells",
 )
 
 # tool -> what the instructions say it is for
 USES: dict[str, str] = {
+    "adopt_pane": "a person's bash, zsh or fish pane given the agent pane's hooks (one line typed, once)",
     "create_session": "a new session",
     "kill_pane": "close a pane",
     "list_sessions": "list sessions",

@@ -37,6 +37,7 @@ import contextlib
 import dataclasses
 import hashlib
 import os
+import shlex
 import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -56,18 +57,9 @@ _USER_ZDOTDIR = "__SCHEMUX_USER_ZDOTDIR"
 _DIRECTORY_VARIABLE = "__SCHEMUX_INTEGRATION"
 _ARMED_VARIABLE = "__SCHEMUX_ARMED"
 
-_BASH_RC = r"""# schemux shell integration for bash: the user's startup files, then the hooks
-if [ -n "${__SCHEMUX_LOGIN-}" ]; then
-  [ -r /etc/profile ] && . /etc/profile
-  if [ -r ~/.bash_profile ]; then . ~/.bash_profile
-  elif [ -r ~/.bash_login ]; then . ~/.bash_login
-  elif [ -r ~/.profile ]; then . ~/.profile
-  fi
-elif [ -r ~/.bashrc ]; then
-  . ~/.bashrc
-fi
-unset __SCHEMUX_LOGIN __SCHEMUX_INTEGRATION
-if [ -n "${TMUX_PANE-}" ] && [ -n "${__SCHEMUX_TMUX-}" ]; then
+# the hooks, with __SCHEMUX_TMUX and __SCHEMUX_ARMED set: after the user's startup files, or
+# in a pane adopted at its prompt (``adoption_line``)
+_BASH_HOOKS = r"""if [ -n "${TMUX_PANE-}" ] && [ -n "${__SCHEMUX_TMUX-}" ]; then
   # a call's suppress_history (a leading space) keeps its command out of the history
   case :${HISTCONTROL-}: in *:ignorespace:*|*:ignoreboth:*) ;;
     *) HISTCONTROL=${HISTCONTROL:+$HISTCONTROL:}ignorespace ;; esac
@@ -149,6 +141,22 @@ fi
 unset __SCHEMUX_TMUX __SCHEMUX_ARMED
 """
 
+_BASH_RC = (
+    r"""# schemux shell integration for bash: the user's startup files, then the hooks
+if [ -n "${__SCHEMUX_LOGIN-}" ]; then
+  [ -r /etc/profile ] && . /etc/profile
+  if [ -r ~/.bash_profile ]; then . ~/.bash_profile
+  elif [ -r ~/.bash_login ]; then . ~/.bash_login
+  elif [ -r ~/.profile ]; then . ~/.profile
+  fi
+elif [ -r ~/.bashrc ]; then
+  . ~/.bashrc
+fi
+unset __SCHEMUX_LOGIN __SCHEMUX_INTEGRATION
+"""
+    + _BASH_HOOKS
+)
+
 # zsh reads $ZDOTDIR/.zshenv, .zprofile (login), .zshrc (interactive), .zlogin (login):
 # each of ours sources the user's own with ZDOTDIR as the user has it
 _ZSHENV = r"""# schemux shell integration for zsh: the user's .zshenv
@@ -189,13 +197,7 @@ __schemux_to_ours
 """
 )
 
-_ZSHRC = (
-    "# schemux shell integration for zsh: the user's .zshrc, then the hooks\n"
-    + _ZSH_USER_DOTDIR
-    + r"""__schemux_to_user
-[[ -f ${ZDOTDIR:-$HOME}/.zshrc ]] && source "${ZDOTDIR:-$HOME}/.zshrc"
-__schemux_to_ours
-if [[ -n ${TMUX_PANE-} && -n ${__SCHEMUX_TMUX-} ]]; then
+_ZSH_HOOKS = r"""if [[ -n ${TMUX_PANE-} && -n ${__SCHEMUX_TMUX-} ]]; then
   setopt HIST_IGNORE_SPACE  # a call's suppress_history (a leading space) keeps it out
   typeset -g __schemux_tmux=$__SCHEMUX_TMUX __schemux_socket=${TMUX%%,*} __schemux_pane=$TMUX_PANE
   typeset -g __schemux_channels=$__SCHEMUX_ARMED __schemux_armed=$__SCHEMUX_ARMED/$$
@@ -270,7 +272,17 @@ if [[ -n ${TMUX_PANE-} && -n ${__SCHEMUX_TMUX-} ]]; then
   zshexit_functions=(__schemux_precmd $zshexit_functions)
 fi
 unset __SCHEMUX_TMUX __SCHEMUX_ARMED
-if [[ ! -o login ]]; then
+"""
+
+_ZSHRC = (
+    "# schemux shell integration for zsh: the user's .zshrc, then the hooks\n"
+    + _ZSH_USER_DOTDIR
+    + r"""__schemux_to_user
+[[ -f ${ZDOTDIR:-$HOME}/.zshrc ]] && source "${ZDOTDIR:-$HOME}/.zshrc"
+__schemux_to_ours
+"""
+    + _ZSH_HOOKS
+    + r"""if [[ ! -o login ]]; then
   __schemux_to_user
   unset __schemux_zdotdir __schemux_user_zdotdir __schemux_user_has_zdotdir
   unfunction __schemux_to_user __schemux_to_ours
@@ -289,9 +301,7 @@ unfunction __schemux_to_user __schemux_to_ours
 )
 
 # run by fish's --init-command, after the user's config files
-_FISH_INIT = r"""# schemux shell integration for fish: the hooks
-set -e __SCHEMUX_INTEGRATION
-if set -q TMUX_PANE; and set -q __SCHEMUX_TMUX
+_FISH_HOOKS = r"""if set -q TMUX_PANE; and set -q __SCHEMUX_TMUX
     set -g __schemux_tmux $__SCHEMUX_TMUX
     set -g __schemux_socket (string split -f1 , -- $TMUX)
     set -g __schemux_pane $TMUX_PANE
@@ -341,6 +351,32 @@ end
 set -e __SCHEMUX_TMUX __SCHEMUX_ARMED
 """
 
+_FISH_INIT = (
+    r"""# schemux shell integration for fish: the hooks
+set -e __SCHEMUX_INTEGRATION
+"""
+    + _FISH_HOOKS
+)
+
+# a pane schemux did not start, adopted at its idle prompt (``adoption_line``): the hooks
+# alone, once (the user's startup files ran when the shell started), from the tmux binary
+# and the armed files' directory given as the file's arguments
+_ADOPT_BASH = (
+    "# schemux shell integration for bash, adopted at a prompt: the hooks, once\n"
+    "if ! declare -F __schemux_precmd >/dev/null; then\n"
+    "__SCHEMUX_TMUX=$1 __SCHEMUX_ARMED=$2\n" + _BASH_HOOKS + "fi\n"
+)
+_ADOPT_ZSH = (
+    "# schemux shell integration for zsh, adopted at a prompt: the hooks, once\n"
+    "if (( ! ${+functions[__schemux_precmd]} )); then\n"
+    "__SCHEMUX_TMUX=$1 __SCHEMUX_ARMED=$2\n" + _ZSH_HOOKS + "fi\n"
+)
+_ADOPT_FISH = (
+    "# schemux shell integration for fish, adopted at a prompt: the hooks, once\n"
+    "if not functions -q __schemux_tell\n"
+    "set -g __SCHEMUX_TMUX $argv[1]\nset -g __SCHEMUX_ARMED $argv[2]\n" + _FISH_HOOKS + "end\n"
+)
+
 _FILES = MappingProxyType(
     {
         "bashrc": _BASH_RC,
@@ -349,6 +385,9 @@ _FILES = MappingProxyType(
         "zsh/.zshrc": _ZSHRC,
         "zsh/.zlogin": _ZLOGIN,
         "init.fish": _FISH_INIT,
+        "adopt.bash": _ADOPT_BASH,
+        "adopt.zsh": _ADOPT_ZSH,
+        "adopt.fish": _ADOPT_FISH,
     }
 )
 
@@ -492,3 +531,17 @@ def integrated_command(
         init = f"source ${_DIRECTORY_VARIABLE}/init.fish"
         argv = [shell, *(["-l"] if login else []), "-i", "--init-command", init]
     return ["/usr/bin/env", *variables, *argv]
+
+
+def adoption_line(shell: str, tmux_binary: str, env: Mapping[str, str]) -> str:
+    """The one line that gives the idle ``shell`` (bash, zsh or fish, by name) of a pane
+    schemux did not start its hooks: the adoption file sourced, with the tmux binary and
+    the armed files' directory of a schemux started with ``env`` as its arguments, each
+    quoted for that shell. OSError when the files cannot be written."""
+    directory = install(env)
+    words = [str(directory / f"adopt.{shell}"), tmux_binary, str(armed_directory(env))]
+    if shell == "fish":
+        # fish's single quotes take a backslash before a backslash or a quote as an escape
+        quoted = ["'" + word.replace("\\", "\\\\").replace("'", "\\'") + "'" for word in words]
+        return "source " + " ".join(quoted)
+    return ". " + " ".join(shlex.quote(word) for word in words)

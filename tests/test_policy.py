@@ -245,6 +245,7 @@ async def test_a_pane_outside_the_write_scope_is_refused_with_nothing_typed(
             ("send_keys", {"keys": "echo typed-2", "pane_id": pane.pane_id}),
             ("send_keys_batch", {"operations": [{"keys": "x", "pane_id": pane.pane_id}]}),
             ("paste_text", {"text": "echo typed-3", "pane_id": pane.pane_id}),
+            ("adopt_pane", {"pane_id": pane.pane_id}),
         ]
         for tool, arguments in attempts:
             result = await client.call_tool(tool, arguments)
@@ -268,7 +269,7 @@ async def test_a_pane_outside_the_write_scope_is_refused_with_nothing_typed(
         finally:
             tmux(main_tmux_socket, "kill-session", "-t", session["session_id"])
     assert screen(pane) == before
-    assert all(record["outcome"] == "policy_denied" for record in records(log)[:4])
+    assert all(record["outcome"] == "policy_denied" for record in records(log)[:5])
 
 
 async def test_an_approval_or_an_allow_rule_never_widens_the_write_scope(

@@ -51,6 +51,7 @@ from schemux.errors import ConfigError
 from schemux.generated.bindings import BINDINGS
 from schemux.serving.server import build_server
 from schemux.serving.state import ServingState
+from schemux.tmux.control import connection, engine
 from tests.support import new_pane, tmux, until, wait_until, watching_clients
 
 HOSTILE = '$(touch /tmp/schemux-recording-pwned); `id`; "]\n[0, "x", "0"]\n\x1b]0;t\x07'
@@ -160,6 +161,61 @@ def test_recording_settings_follow_the_audit_and_turn_off() -> None:
     assert SettingOptions().settings(env).recording.directory == Path(
         "/home/x/.local/state/schemux"
     )
+
+
+class CountedEntries:
+    """``os.scandir`` of a directory, counting the stats of its entries."""
+
+    def __init__(self) -> None:
+        self.stats = 0
+        self.real = os.scandir
+
+    def __call__(self, path: Any) -> Any:
+        counter = self
+
+        class Entry:
+            def __init__(self, entry: os.DirEntry[str]) -> None:
+                self.name = entry.name
+                self._entry = entry
+
+            def stat(self, *, follow_symlinks: bool = True) -> os.stat_result:
+                counter.stats += 1
+                return self._entry.stat(follow_symlinks=follow_symlinks)
+
+        class Scan:
+            def __enter__(self) -> Any:
+                self._scan = counter.real(path)
+                return [Entry(entry) for entry in self._scan]
+
+            def __exit__(self, *exc: object) -> None:
+                self._scan.close()
+
+        return Scan()
+
+
+@pytest.mark.anyio
+async def test_a_prune_after_each_call_stats_only_the_recordings_that_may_have_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A thousand finished recordings were a thousand stats after every call; the
+    bounds still hold over what the last scan found (failed before: 81 stats, not 41)."""
+    store = Recordings(RecordingSettings(tmp_path, max_bytes=1 << 20, max_files=40))
+    old = time.time() - 1000
+    for index in range(40):
+        path = tmp_path / file_name(f"c{index:012x}")
+        path.write_bytes(b"x" * 10)
+        os.utime(path, (old + index, old + index))
+    counted = CountedEntries()
+    monkeypatch.setattr(os, "scandir", counted)
+    await store.prune()
+    assert counted.stats == 40
+    recording = store.begin("c0000000000ff", "s", 80, 24, command="c", title="t")
+    assert recording is not None
+    recording.output("y" * 10)
+    await recording.close(0)  # prunes: the new one stat'ed, one old one removed
+    assert counted.stats == 41
+    assert len(list(tmp_path.glob("*.cast"))) == 40
+    assert not (tmp_path / file_name(f"c{0:012x}")).exists()
 
 
 @pytest.mark.anyio
@@ -471,6 +527,41 @@ async def test_bounds_hold_with_real_programs(tmux_socket: str, tmp_path: Path) 
     assert events[-1][1:] == ("x", "0")
     programs = [r["recording"] for r in audit_records(tmp_path / "audit.jsonl")]
     assert [path.name for path in kept] == [file_name(p) for p in programs[-2:]]
+
+
+@pytest.mark.anyio
+async def test_a_recorded_call_begins_its_recording_in_one_command_line(
+    tmux_socket: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The watcher's output turned on in the line that links the pane's window and reads
+    its screen; the pane's state not read first for a pane of a session of its own: the
+    recording begins in one command line (failed before: three)."""
+    pane = new_pane(tmux_socket)
+    lines: list[tuple[str, ...]] = []
+    real = connection.answer
+
+    async def counted(link: Any, args: tuple[str, ...], timeout: float) -> list[str]:
+        lines.append(tuple(args))
+        return await real(link, args, timeout)
+
+    async with recorded(tmux_socket, tmp_path) as (client, _):
+        await client.call_tool("run_command", {"command": "true", "pane_id": pane.pane_id})
+        monkeypatch.setattr(engine, "answer", counted)
+        ran = await client.call_tool("run_command", {"command": "echo hi", "pane_id": pane.pane_id})
+        assert not ran.is_error
+    watcher = [line for line in lines if {"link-window", "unlink-window"} & set(line)]
+    assert len(watcher) == 2
+    output_on, output_off = (
+        ("refresh-client", "-f", "!no-output"),
+        ("refresh-client", "-f", "no-output"),
+    )
+    assert watcher[0][:3] == output_on
+    assert watcher[1][0] == "set-option"  # the unlink: its output off after it
+    assert output_on not in lines
+    assert lines.count(output_off) == 1
+    assert not [line for line in lines if line[0] == "display-message" and len(line) == 5]
+    assert not links(tmux_socket)
+    assert watching_clients(tmux_socket) == 0
 
 
 @pytest.mark.anyio

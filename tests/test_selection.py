@@ -55,7 +55,7 @@ def test_select_by_names_and_families_keeps_the_bound_order() -> None:
 
 def test_the_default_leaves_out_the_families_served_on_request_and_all_serves_them() -> None:
     assert ON_REQUEST_FAMILIES == (
-        "pictures", "inspect", "manage", "teardown", "settings", "buffers", "pipes",
+        "pictures", "inspect", "manage", "teardown", "settings", "buffers", "pipes", "shells",
     )  # fmt: skip
     on_request = {tool for family in ON_REQUEST_FAMILIES for tool in FAMILIES[family]}
     assert on_request  # the families have tools to leave out
@@ -349,12 +349,13 @@ async def test_hints_say_what_each_handler_does() -> None:
     }  # fmt: skip
     # a wait for a channel consumes the signal it waits for: not read-only, not destructive;
     # what makes a session, window or pane only adds, and what names, focuses, arranges or
-    # resizes one loses nothing; a buffer staged under a new name replaces nothing
+    # resizes one loses nothing; a buffer staged under a new name replaces nothing; an
+    # adopted shell gains hooks around its prompt
     kept = {
         "wait_for_channel", "create_session", "create_window", "split_window",
         "rename_session", "rename_window", "select_window", "select_pane", "select_layout",
         "resize_pane", "resize_window", "move_window", "swap_pane", "set_pane_title",
-        "enter_copy_mode", "exit_copy_mode", "load_buffer",
+        "enter_copy_mode", "exit_copy_mode", "load_buffer", "adopt_pane",
     }  # fmt: skip
     destructive = set(hints) - read_only - kept
     for name, hint in hints.items():

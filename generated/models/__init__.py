@@ -9,6 +9,8 @@ import importlib
 from typing import Any
 
 _MODULE_OF: dict[str, str] = {
+    "AdoptPaneInput": "adopt_pane",
+    "AdoptPaneOutput": "adopt_pane",
     "CallReadToolsBatchInput": "call_read_tools_batch",
     "CallReadToolsBatchOutput": "call_read_tools_batch",
     "CapturePaneInput": "capture_pane",
@@ -138,6 +140,8 @@ _MODULE_OF: dict[str, str] = {
 }
 
 __all__ = [
+    "AdoptPaneInput",
+    "AdoptPaneOutput",
     "CallReadToolsBatchInput",
     "CallReadToolsBatchOutput",
     "CapturePaneInput",

@@ -131,6 +131,13 @@ def _json_line(value: Any) -> bytes:
     return (json.dumps(value, ensure_ascii=True) + "\n").encode("ascii")
 
 
+# A file not written to for this long is taken to be finished: a prune takes its size and
+# time from the last scan, for up to RESTAT_SECONDS, instead of a stat of its own (a
+# program's recording resumed after a pause is seen again within that)
+SETTLED_SECONDS = 10.0
+RESTAT_SECONDS = 60.0
+
+
 @dataclass(frozen=True)
 class Stored:
     """One recording file as the directory has it."""
@@ -256,6 +263,8 @@ class Recordings:
         self.settings = settings
         self._active: dict[str, Recording] = {}
         self._made: dict[str, str | None] = {}  # id -> the MCP session it was made for
+        # each recording file the last prune found, and when it looked (``_stored``)
+        self._seen: dict[str, tuple[Stored, float]] = {}
 
     @property
     def enabled(self) -> bool:
@@ -312,22 +321,42 @@ class Recordings:
             if made_for == session and recording_id.startswith(prefix)
         ]
 
+    def _stored(self, entry: os.DirEntry[str], now: float, made_here: bool) -> Stored | None:
+        """What the directory holds of ``entry`` (None: no regular file): as the last
+        scan found it when that found it written to last more than ``SETTLED_SECONDS``
+        before, less than ``RESTAT_SECONDS`` ago, and this process is not making it; read
+        again otherwise. A scan stats only the recordings that may have changed, not a
+        thousand files after every call."""
+        seen = self._seen.get(entry.name)
+        if seen is not None and not made_here:
+            found, when = seen
+            if when - found.modified > SETTLED_SECONDS and now - when < RESTAT_SECONDS:
+                return found
+        try:
+            status = entry.stat(follow_symlinks=False)
+        except OSError:
+            return None
+        if not stat.S_ISREG(status.st_mode):
+            return None
+        return Stored(entry.name, status.st_mtime, status.st_size)
+
     async def prune(self) -> None:
         """Remove the oldest recordings beyond the bounds (in a thread)."""
         if self.settings.directory is not None:
             await anyio.to_thread.run_sync(self._prune, self.settings.directory)
 
     def _prune(self, directory: Path) -> None:
+        keep = [file_name(recording_id) for recording_id in self._active]
         stored = []
+        now = time.time()
         with contextlib.suppress(OSError), os.scandir(directory) as entries:
             for entry in entries:
                 if recording_id(entry.name) is None:
                     continue
-                with contextlib.suppress(OSError):
-                    found = entry.stat(follow_symlinks=False)
-                    if stat.S_ISREG(found.st_mode):
-                        stored.append(Stored(entry.name, found.st_mtime, found.st_size))
-        keep = [file_name(recording_id) for recording_id in self._active]
+                found = self._stored(entry, now, entry.name in keep)
+                if found is not None:
+                    stored.append(found)
+        self._seen = {found.name: (found, now) for found in stored}
         for name in beyond_bounds(stored, self.settings.max_files, self.settings.max_bytes, keep):
             with contextlib.suppress(OSError):
                 os.unlink(directory / name)

@@ -26,9 +26,11 @@ from schemux.audit.log import CallRecord
 from schemux.audit.recordings import Recording, Recordings, call_recording_id
 from schemux.domain.pane_watch import PaneWatch, end_watch
 from schemux.errors import SchemuxError
+from schemux.names import OWNED_SESSION
 from schemux.panes.targets import PaneInfo
 from schemux.tmux.command import THEN
 from schemux.tmux.control.connection import Notification
+from schemux.tmux.control.engine import OUTPUT_ON
 from schemux.tmux.server import TmuxServer
 
 logger = logging.getLogger("schemux")
@@ -133,7 +135,8 @@ async def record_pane(
     watch = PaneWatch(pane)
     watching = False
     try:
-        watch.attach(await server.engine.open_watcher(recorder.notify))
+        # its output turned on in the line that reads the screen (``_screen``)
+        watch.attach(await server.engine.open_watcher(recorder.notify, output=False))
         watching = True
     except SchemuxError as error:
         logger.info("pane %s is not recorded: %s", pane.pane_id, error)
@@ -143,7 +146,7 @@ async def record_pane(
     recording: Recording | None = None
     try:
         try:
-            size, drawing = await _screen(watch)
+            size, drawing = await _screen(watch, pane)
         except SchemuxError as error:
             logger.info("pane %s is not recorded: %s", pane.pane_id, error)
         else:
@@ -159,17 +162,21 @@ async def record_pane(
         await asyncio.shield(_finish(server, watch, recording))
 
 
-async def _screen(watch: PaneWatch) -> tuple[tuple[int, int], str]:
-    """Turn the pane's output on and read its screen in the same command line."""
+async def _screen(watch: PaneWatch, pane: PaneInfo) -> tuple[tuple[int, int], str]:
+    """Turn the watcher's and the pane's output on and read its screen in the same
+    command line. A pane resolved in a session of its own is linked into ``_schemux``
+    without reading its state first (its window is in that session); a program's pane,
+    resolved in ``_schemux``, as its state says."""
     separator = secrets.token_hex(8)
-    entry = await watch.state()
+    linking = pane.session_name != OWNED_SESSION or (await watch.state()).in_other_sessions
     lines = await watch.follow(
-        entry,
+        linking,
         [
             "display-message", "-p", separator, THEN,
             "display-message", "-p", "-t", watch.pane_id, _SCREEN_FORMAT, THEN,
             "capture-pane", "-p", "-e", "-t", watch.pane_id,
         ],
+        first=OUTPUT_ON,
     )  # fmt: skip
     if separator not in lines:
         raise SchemuxError(f"pane {watch.pane_id} was closed")

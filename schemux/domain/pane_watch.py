@@ -202,18 +202,21 @@ class PaneWatch:
         self._wrote = False
         self._window_event = False
         self._last_check = time.monotonic()
-        lines = await self.follow(entry, reading.args)
+        lines = await self.follow(entry.in_other_sessions, reading.args)
         begun = reading.parse(lines, f"pane {self.pane_id} was closed")
         captures = [_without_trailing_blanks(rows) for rows in begun.captures]
         return Reading(begun.history, begun.alternate_on, captures)
 
-    async def follow(self, entry: PaneState, reads: Sequence[str]) -> list[str]:
+    async def follow(
+        self, linking: bool, reads: Sequence[str], *, first: Sequence[str] = ()
+    ) -> list[str]:
         """Take the pane's output from here on, with ``reads`` (a command line) in the
-        same line, of one moment: the window linked into ``_schemux`` when ``entry``
-        found it in another session (with its mark), the pane continued; the line's
-        answer (``refresh-client``'s own lines first)."""
-        line: list[str] = []
-        if entry.in_other_sessions:
+        same line, of one moment: the window linked into ``_schemux`` when ``linking``
+        (the pane's state found it in another session; with its mark), the pane
+        continued; the line's answer (``refresh-client``'s own lines first). ``first``
+        (a command) begins the line: the watcher's ``OUTPUT_ON``, say."""
+        line: list[str] = [*first, THEN] if first else []
+        if linking:
             # the mark in the same line: no moment has a link without its owner
             line += [
                 "link-window", "-d", "-s", self.window_id, "-t", f"={OWNED_SESSION}:",

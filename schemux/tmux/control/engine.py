@@ -45,6 +45,12 @@ KEPT_FOR_WATCHES = 1  # idle clients a wait leaves for watches (which need a con
 MAX_IDLE_CLIENTS = 32
 MAX_GIVEN_UP_WAITS = 16  # clients left blocked in given-up waits, kept to be woken
 SHARED_FLAGS = "no-output,ignore-size"
+# a watcher's output turned on: by ``open_watcher``, or by the borrower at the start of its
+# first command line (``open_watcher(output=False)``); and off by ``take_back``, in a line
+# of its own (a line that turned it off ahead of other commands went unanswered on
+# tmux 3.3a: the output queued before it is dropped, and the answer's start with it)
+OUTPUT_ON = ("refresh-client", "-f", "!no-output")
+OUTPUT_OFF = ("refresh-client", "-f", "no-output")
 
 
 class Watcher:
@@ -243,7 +249,7 @@ class ControlEngine:
         )
         if usable:
             try:
-                await answer(connection, ("refresh-client", "-f", "no-output"), self.timeout)
+                await answer(connection, OUTPUT_OFF, self.timeout)
             except SchemuxError:
                 usable = False
         if usable:
@@ -251,17 +257,23 @@ class ControlEngine:
         else:
             await connection.close()
 
-    async def open_watcher(self, notify: Callable[[Notification], None]) -> Watcher:
+    async def open_watcher(
+        self, notify: Callable[[Notification], None], *, output: bool = True
+    ) -> Watcher:
         """A control client of the caller's own that is sent ``%output``: attached to the
         owned session without ``no-output``, so tmux reports the output of every pane of
         the windows in that session to ``notify`` (with every other notification). The
         caller closes it; until then it runs commands like ``run``. A pane that a
-        previous borrower paused (``refresh-client -A``) stays paused for this one."""
+        previous borrower paused (``refresh-client -A``) stays paused for this one.
+        ``output`` False: the caller's first command line begins with ``OUTPUT_ON``,
+        which saves a round trip (a new client has its output on already)."""
         connection = await self._borrow()
         if connection is not None:
             connection.notify = notify
+            if not output:
+                return Watcher(self, connection)
             try:
-                await answer(connection, ("refresh-client", "-f", "!no-output"), self.timeout)
+                await answer(connection, OUTPUT_ON, self.timeout)
             except BaseException:
                 await connection.close()
                 raise
