@@ -159,6 +159,7 @@ async def test_every_tool_is_recorded(
         await made_call("run_program", argv=["echo", "ran"])
         await made_call("run_command", command="echo audit-marker", pane_id=pane.pane_id)
         await made_call("run_shell_command", command="echo shell", paneId=pane.pane_id)
+        await made_call("adopt_pane", pane_id=pane.pane_id)
         # the marker is on the screen already, not new: the wait runs to its timeout
         await made_call(
             "wait_for_text", patterns=["audit-marker"], pane_id=pane.pane_id, timeout=0.2
