@@ -266,6 +266,28 @@ async def test_a_recording_refuses_a_file_planted_at_its_name(
     assert "cannot be written" in caplog.text
 
 
+@pytest.mark.anyio
+async def test_a_full_disk_is_one_warning_then_a_count(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Every recording fails at once when the disk is full (the soak logged 27 lines in
+    its 20 s): the first says so, the rest are counted when the store closes."""
+    store = Recordings(RecordingSettings(tmp_path))
+    with caplog.at_level(logging.WARNING, logger="schemux"):
+        for index in range(5):
+            recording_id = f"c00000000001{index}"
+            (tmp_path / file_name(recording_id)).symlink_to(tmp_path / "elsewhere")
+            recording = store.begin(recording_id, None, 80, 24, command="c", title="t")
+            assert recording is not None
+            recording.output("x")
+            await recording.close()
+        store.close()
+    lines = [record.getMessage() for record in caplog.records]
+    assert len(lines) == 2, lines
+    assert lines[0].startswith(f"recordings in {tmp_path} cannot be written")
+    assert lines[1].endswith("(4 more times within 10 s)")
+
+
 def test_replay_plays_in_time_faster_and_with_idle_cut(tmp_path: Path) -> None:
     path = tmp_path / file_name("p0123456789ab")
     cast = Cast(80, 24, command="c", title="t", started=0.0, now=0.0, limit=1 << 20)

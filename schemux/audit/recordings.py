@@ -34,6 +34,7 @@ from typing import Any
 import anyio
 
 from schemux.config import RecordingSettings
+from schemux.logs import RepeatedLog
 from schemux.system.private_files import make_directories, not_private, open_private
 
 logger = logging.getLogger("schemux")
@@ -209,12 +210,7 @@ class Recording:
                 await anyio.to_thread.run_sync(self._write, data)
             except OSError as error:
                 self._lost = True
-                logger.warning(
-                    "the recording %s cannot be written (%s); its call or program goes on "
-                    "unrecorded",
-                    self.path,
-                    error.strerror or error,
-                )
+                self._store.unwritable(error)
 
     def _write(self, data: bytes) -> None:
         if not self._created:  # the first recording may come before the audit's first line
@@ -265,10 +261,25 @@ class Recordings:
         self._made: dict[str, str | None] = {}  # id -> the MCP session it was made for
         # each recording file the last prune found, and when it looked (``_stored``)
         self._seen: dict[str, tuple[Stored, float]] = {}
+        # a full disk fails every recording at once: one warning, then counts
+        self._warnings = RepeatedLog(logger)
 
     @property
     def enabled(self) -> bool:
         return self.settings.directory is not None
+
+    def unwritable(self, error: OSError) -> None:
+        """Say that a recording cannot be written (its call or program goes on), once,
+        then how many more could not within the log's period."""
+        self._warnings.log(
+            logging.WARNING,
+            f"recordings in {self.settings.directory} cannot be written "
+            f"({error.strerror or error}); calls and programs go on unrecorded",
+        )
+
+    def close(self) -> None:
+        """Log the count of warnings not yet logged."""
+        self._warnings.close()
 
     def path(self, recording_id: str) -> Path:
         assert self.settings.directory is not None

@@ -387,3 +387,4 @@ class Fleet:
             # a connect not begun never begins; each thread ends as its connect does (the
             # hosts' closes killed what they ran)
             self._connects.shutdown(wait=False, cancel_futures=True)
+            self.recordings.close()
