@@ -20,7 +20,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any, NamedTuple, NoReturn
 
-from mcp import StdioServerParameters
+from mcp import Client, StdioServerParameters
 from mcp_types import CallToolResult
 
 from tests.process_table import processes
@@ -166,6 +166,28 @@ def succeeded(label: str, result: CallToolResult) -> dict[str, Any]:
         raise CallFailed(f"{label} failed: {error_text(result) or '(an error with no text)'}")
     payload = result.structured_content
     return payload if isinstance(payload, dict) else {}
+
+
+async def per_call(client: Client, call: Mapping[str, Any], count: int) -> float:
+    """Seconds a call of ``call`` (``name``, ``arguments``, ``refused``) takes, the mean
+    of ``count`` made one after another; each result checked after the clock stops."""
+    results = []
+    started = time.perf_counter()
+    for _ in range(count):
+        results.append(await client.call_tool(call["name"], call["arguments"]))
+    elapsed = time.perf_counter() - started
+    for result in results:  # after the clock: a failure stops the run, timed or not
+        checked(call, result)
+    return elapsed / count
+
+
+def checked(call: Mapping[str, Any], result: CallToolResult) -> None:
+    """The call came back as it must: refused by its inputSchema, or succeeded."""
+    if not call["refused"]:
+        succeeded(call["name"], result)
+    elif not result.is_error or not error_text(result).startswith("Invalid arguments"):
+        said = error_text(result)
+        raise CallFailed(f"{call['name']} {call['arguments']} was not refused: {said}")
 
 
 def check_result(label: str, result: CallToolResult) -> None:

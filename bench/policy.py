@@ -34,19 +34,17 @@ import re
 import statistics
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 from mcp import Client
-from mcp_types import CallToolResult
 
 if __package__ in (None, ""):  # run as a script: make `bench` importable from the root
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import Bar, CallFailed, error_text, publish, run, succeeded
+from bench.common import Bar, per_call, publish, run
 from schemux.config import Settings
 from schemux.generated.bindings import BINDINGS
 from schemux.names import socket_directory
@@ -89,26 +87,6 @@ async def served(socket: str, mode: str) -> AsyncIterator[Client]:
             yield client
     finally:
         await context.close()
-
-
-async def per_call(client: Client, call: dict[str, Any], count: int) -> float:
-    results = []
-    started = time.perf_counter()
-    for _ in range(count):
-        results.append(await client.call_tool(call["name"], call["arguments"]))
-    elapsed = time.perf_counter() - started
-    for result in results:  # after the clock: a failure stops the run, timed or not
-        checked(call, result)
-    return elapsed / count
-
-
-def checked(call: dict[str, Any], result: CallToolResult) -> None:
-    """The call came back as it must: refused by its inputSchema, or succeeded."""
-    if not call["refused"]:
-        succeeded(call["name"], result)
-    elif not result.is_error or not error_text(result).startswith("Invalid arguments"):
-        said = error_text(result)
-        raise CallFailed(f"{call['name']} {call['arguments']} was not refused: {said}")
 
 
 async def measure(socket: str, rounds: int, calls: int) -> dict[str, Any]:
