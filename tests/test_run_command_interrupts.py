@@ -27,6 +27,7 @@ from schemux.shell.abandoned_wrappers import (
     HOLD_SECONDS,
     REPORT_FORMAT,
     WrapperNames,
+    dead_owners_tokens,
     hold_tokens,
     release_abandoned_wrappers,
 )
@@ -326,6 +327,35 @@ async def test_a_wrapper_holding_its_shell_for_a_dead_owner_is_released(
     assert private_options(pane) == []
     assert hold_options(tmux_socket) == []
     await server.run("wait-for", wrapper.done)  # the wrapper's signal: leave none
+
+
+async def test_a_hold_flag_gone_after_it_was_listed_is_no_error(
+    tool_context: ServingState, tmux_socket: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hold script unsets its flag when its wrapper's hold ends, which may fall
+    between the release's listing of the flags and its reading of one (CI saw "invalid
+    option: @schemux_h_..." fail a new schemux's clean-up): that flag is simply not a
+    dead owner's any more, and a dead owner's flag beside it is still found."""
+    server = tool_context.services.tmux()
+    dead = Owner(os.getpid(), 0).mark
+    await server.run(
+        "set-option", "-s", "@schemux_h_0123456789ab", dead, THEN,
+        "set-option", "-s", "@schemux_h_ba9876543210", dead,
+    )  # fmt: skip
+    listed = server.run
+
+    async def run_then_end_a_hold(*args: str) -> list[str]:
+        lines = await listed(*args)
+        if args == ("show-options", "-s"):  # the listing: one hold ends right after it
+            await listed("set-option", "-s", "-u", "@schemux_h_0123456789ab")
+        return lines
+
+    monkeypatch.setattr(server, "run", run_then_end_a_hold)
+    try:
+        assert await dead_owners_tokens(server) == ["ba9876543210"]
+    finally:
+        monkeypatch.undo()
+        await server.run("set-option", "-s", "-u", "@schemux_h_ba9876543210")
 
 
 async def test_a_clean_up_that_drops_the_hold_flag_frees_the_shell(

@@ -123,16 +123,25 @@ async def dead_owners_tokens(server: TmuxServer) -> list[str]:
     tokens = hold_tokens(await server.run("show-options", "-s"))
     if not tokens:
         return []
-    reads: list[str] = []
-    for token in tokens:
-        reads += [*([THEN] if reads else []), "show-options", "-s", "-v", f"@schemux_h_{token}"]
-    values = await server.run(*reads)
+    values = await asyncio.gather(*(_hold_value(server, token) for token in tokens))
     dead = []
     for token, value in zip(tokens, values, strict=True):
-        owner = Owner.from_value(value)
+        owner = Owner.from_value(value) if value is not None else None
         if owner is not None and not owner.may_run(remote=not server.address.host.pids_here):
             dead.append(token)
     return dead
+
+
+async def _hold_value(server: TmuxServer, token: str) -> str | None:
+    """The value of the hold flag ``token``, or None when it is gone since it was listed
+    (its wrapper's hold ended meanwhile: the hold script unsets it)."""
+    try:
+        lines = await server.run("show-options", "-s", "-v", f"@schemux_h_{token}")
+    except TmuxCommandError as error:
+        if "invalid option" in str(error):
+            return None
+        raise
+    return "\n".join(lines)
 
 
 async def release_abandoned_wrappers(server: TmuxServer) -> list[AbandonedWrapper]:
