@@ -11,12 +11,11 @@ from __future__ import annotations
 import os
 
 from schemux.domain.call import Call
+from schemux.domain.pane_moment import pane_moment
 from schemux.domain.tmux_objects import is_caller
-from schemux.errors import SchemuxError, TmuxCommandError
 from schemux.generated.models.snapshot_pane import SnapshotPaneInput, SnapshotPaneOutput
 from schemux.panes.targets import resolve_requested_pane
-from schemux.tmux.command import THEN
-from schemux.tmux.format import parse_row, row_format, tmux_row
+from schemux.tmux.format import tmux_row
 
 
 @tmux_row
@@ -50,17 +49,7 @@ class _PaneRow:
 async def handle(call: Call, request: SnapshotPaneInput) -> SnapshotPaneOutput:
     server = call.tmux(request.socket_name)
     pane = await resolve_requested_pane(server, request, call.notes)
-    try:
-        lines = await server.run(
-            "display-message", "-p", "-t", pane.pane_id, row_format(_PaneRow),
-            THEN, "capture-pane", "-p", "-t", pane.pane_id,
-        )  # fmt: skip
-    except TmuxCommandError as error:
-        if error.target_gone:
-            raise SchemuxError(f"pane {pane.pane_id} was closed") from None
-        raise
-    row = parse_row(_PaneRow, lines[0])
-    rows = lines[1:]
+    row, rows = await pane_moment(server, pane.pane_id, _PaneRow)
     while rows and rows[-1] == "":
         rows.pop()
     dropped = 0 if request.max_lines is None else max(0, len(rows) - request.max_lines)

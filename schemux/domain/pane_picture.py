@@ -16,11 +16,10 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Literal
 
-from schemux.errors import SchemuxError, TmuxCommandError
+from schemux.domain.pane_moment import pane_moment
 from schemux.pictures.cells import Screen, masked, screen_from_capture
 from schemux.text.secrets import secret_spans
-from schemux.tmux.command import THEN
-from schemux.tmux.format import parse_row, row_format, tmux_row
+from schemux.tmux.format import tmux_row
 from schemux.tmux.server import TmuxServer
 
 if TYPE_CHECKING:
@@ -63,18 +62,9 @@ class Picture:
 async def read_screen(server: TmuxServer, pane_id: str) -> tuple[Screen, PaneState]:
     """Pane ``pane_id``'s cells (``capture-pane -e -N``: colours and attributes, trailing
     blanks kept) and its state, from one command line, so both are of one moment."""
-    try:
-        lines = await server.run(
-            "display-message", "-p", "-t", pane_id, row_format(PaneState),
-            THEN, "capture-pane", "-e", "-p", "-N", "-t", pane_id,
-        )  # fmt: skip
-    except TmuxCommandError as error:
-        if error.target_gone:
-            raise SchemuxError(f"pane {pane_id} was closed") from None
-        raise
-    state = parse_row(PaneState, lines[0])
+    state, rows = await pane_moment(server, pane_id, PaneState, "-e", "-N")
     screen = screen_from_capture(
-        lines[1:],
+        rows,
         state.pane_width,
         state.pane_height,
         (state.cursor_x, state.cursor_y),
