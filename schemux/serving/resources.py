@@ -153,9 +153,7 @@ class ResourceService:
         self.kinds = kinds
         # a pane's text views with a tool that reads its text, its picture with one that
         # draws it (the kind "picture")
-        self.pane_views = tuple(
-            view for view in PANE_VIEWS if ("picture" if view == "picture" else "pane") in kinds
-        )
+        self.pane_views = tuple(view for view in PANE_VIEWS if kind_of("pane", view) in kinds)
         self._listeners = 0
 
     @property
@@ -169,7 +167,7 @@ class ResourceService:
             address = parse(uri, self.hosts)
         except ResourceUriError as error:
             raise MCPError(types.INVALID_PARAMS, str(error)) from None
-        kind = "picture" if address.view == "picture" else address.kind
+        kind = kind_of(address.kind, address.view)
         if kind != "call" and kind not in self.kinds:
             if kind == "picture":
                 refusal = "is a pane's picture, and this server serves no tool that draws one"
@@ -558,6 +556,13 @@ def _connection(ctx: ServerRequestContext[Any]) -> Connection:
     request's session, which holds the connection without exposing it.)"""
     connection: Connection = ctx.session._connection
     return connection
+
+
+def kind_of(kind: str, view: str) -> str:
+    """The kind of resource (as the overlays' ``resources`` name it) a URI of ``kind`` and
+    ``view`` is: a pane's picture is its own kind, served only with the tool that draws
+    one."""
+    return "picture" if view == "picture" else kind
 
 
 def served_kinds(tools: Iterable[str]) -> frozenset[str]:
