@@ -174,6 +174,24 @@ async def test_no_target_keeps_the_agent_pane_when_a_person_adds_sessions(
     assert mine["pane_id"] != first["pane_id"]
 
 
+@pytest.mark.parametrize("tool", ["picture_pane", "snapshot_pane", "capture_pane"])
+async def test_reading_tools_without_a_target_read_the_agent_pane(
+    client: Client, socket_name: str, tool: str
+) -> None:
+    """On a server schemux started, the tools that read a pane take the agent's pane with
+    no target, as run_command does, though a person's session is the one used last."""
+    agent = await run(client, command="echo agent-$((6 * 7))")
+    tmux(socket_name, "new-session", "-d", "-s", "mine")
+    tmux(socket_name, "new-window", "-t", "=agent:")  # the agent's pane is no longer active
+    result = await client.call_tool(tool, {})
+    assert not result.is_error, result.content
+    assert result.structured_content is not None
+    if tool == "capture_pane":  # its result is the pane's text alone
+        assert "agent-42" in str(result.structured_content["result"])
+    else:
+        assert result.structured_content["pane_id"] == agent["pane_id"]
+
+
 async def test_an_ended_agent_shell_is_made_again(client: Client, socket_name: str) -> None:
     first = await run(client, command="true")
     tmux(socket_name, "kill-session", "-t", "=agent")
