@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -24,8 +25,9 @@ from mcp import Client
 from schemux.config import ProgramLimits, Settings
 from schemux.generated.bindings import BINDINGS
 from schemux.host_settings import SshTarget
-from schemux.hosts.programs.gate import MARKER_PREFIX, report_token, scan
+from schemux.hosts.programs.gate import MARKER_PREFIX, PYTHON_GATE, report_token, scan
 from schemux.hosts.programs.gate_process import TABLE_BYTES
+from schemux.hosts.programs.host import LocalPrograms
 from schemux.programs import output as output_module
 from schemux.programs import panes
 from schemux.programs import store as store_module
@@ -907,3 +909,34 @@ async def test_the_gate_is_the_one_chosen(
     client, _ = programs
     result = await call(client, "run_program", argv=["sh", "-c", "cat /proc/$PPID/comm"])
     assert result["output"].startswith(program_gate)  # perl, or python3.N
+
+
+async def test_a_copy_open_not_begun_when_unblocked_leaves_no_thread_waiting(
+    tmp_path: Path,
+) -> None:
+    """With every opener thread busy, a program's copy open waits its turn; the program
+    forgotten meanwhile (its start failed, say: tmux did not answer in time) unblocks it
+    before its thread has begun the open: that open must still return, and closing the
+    host leaves none waiting, so no thread is kept from exiting."""
+    host = LocalPrograms(1, PYTHON_GATE)
+    busy, queued = tmp_path / "busy", tmp_path / "queued"
+    os.mkfifo(busy)
+    os.mkfifo(queued)
+
+    async def open_copy(path: Path) -> None:
+        async with host.open_copy(path):
+            pass
+
+    first = asyncio.create_task(open_copy(busy))
+    second = asyncio.create_task(open_copy(queued))
+    await anyio.wait_all_tasks_blocked()
+    second.cancel()
+    host.unblock_copy(queued)  # its thread has not begun: the only one waits on ``busy``
+    first.cancel()
+    host.unblock_copy(busy)
+    await asyncio.gather(first, second, return_exceptions=True)
+    await host.close()
+    openers = [t for t in threading.enumerate() if t.name.startswith("schemux-copy")]
+    for thread in openers:
+        thread.join(timeout=5)
+    assert not [thread for thread in openers if thread.is_alive()]

@@ -117,6 +117,8 @@ class LocalPrograms(TextFiles):
         # opening a FIFO blocks until its writer opens it: one thread per running program
         # at most, of its own, so that nothing else in the process can starve the copies
         self._openers = ThreadPoolExecutor(max_running, "schemux-copy")
+        # each copy FIFO a thread opens, or will open once a thread is free, until it has
+        self._opening: dict[Path, asyncio.Future[int]] = {}
         # each program's stderr file, opened before its gate removes its name
         self._stderr: dict[Path, int] = {}
 
@@ -197,6 +199,8 @@ class LocalPrograms(TextFiles):
         future = asyncio.get_running_loop().run_in_executor(
             self._openers, os.open, path, os.O_RDONLY | os.O_CLOEXEC
         )
+        self._opening[path] = future
+        future.add_done_callback(lambda _: self._opening.pop(path, None))
         try:
             fd = await asyncio.shield(future)
         except asyncio.CancelledError:
@@ -208,11 +212,19 @@ class LocalPrograms(TextFiles):
         os.set_blocking(fd, False)
         return os.fdopen(fd, "rb", buffering=0)
 
-    @staticmethod
-    def unblock_copy(path: Path) -> None:
-        """Return an ``open_copy`` still waiting for its writer, by opening that end."""
-        with contextlib.suppress(OSError):
-            os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+    def unblock_copy(self, path: Path) -> None:
+        """Return an ``open_copy`` still waiting for its writer, by holding the FIFO open
+        for writing (and reading: such an open neither blocks nor fails for want of a
+        reader) until that open has returned. Its thread may not have begun the open yet,
+        when every thread is busy, so an end opened and closed at once would not do."""
+        future = self._opening.get(path)
+        if future is None:
+            return
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError:  # its name is gone: an open not begun fails, as it should
+            return
+        future.add_done_callback(lambda _: os.close(fd))
 
     async def read_stderr(self, path: Path, ceiling: int) -> tuple[str, int]:
         """The end of the program's stderr, through the descriptor opened with it (its
@@ -269,7 +281,10 @@ class LocalPrograms(TextFiles):
         return None
 
     async def close(self) -> None:
-        """Remove the runtime directory (its programs ended and forgotten)."""
+        """Remove the runtime directory (its programs ended and forgotten), returning
+        any copy FIFO open still waiting, so that no thread is left blocked in it."""
+        for path in list(self._opening):
+            self.unblock_copy(path)
         self._openers.shutdown(wait=False)
         for fd in self._stderr.values():
             os.close(fd)
