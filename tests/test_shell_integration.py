@@ -270,7 +270,7 @@ async def test_lines_lost_to_the_history_limit_are_counted_exactly_when_recorded
     """The recording sees every byte the command wrote: the lines tmux's history-limit
     dropped of an output's head are counted exactly, in the output's lines (a line
     wider than the pane, two rows, is one), with or without a final newline, and with
-    max_lines's cut added."""
+    max_lines's cut added; an output that moves the cursor up keeps the lower bound."""
     pane = hooked_pane(shell, history_limit=200)
     result = await run(recording_client, pane, "seq 1 500")
     assert result["output_truncated"]
@@ -296,6 +296,14 @@ async def test_lines_lost_to_the_history_limit_are_counted_exactly_when_recorded
     assert whole[-len(tail) :][1:] == tail[1:]
     assert whole[-len(tail)].endswith(tail[0])
     assert result["output_truncated_lines"] == 300 - len(tail)
+    # a row redrawn (the cursor moved up, as a progress display does): 502 line ends
+    # for 501 lines, so no exact count, and the lower bound still holds
+    result = await run(recording_client, pane, "seq 1 300; printf 'x\\n\\033[Ay\\n'; seq 301 500")
+    tail = result["output"]
+    assert result["output_truncated"]
+    whole = [*map(str, range(1, 301)), "y", *map(str, range(301, 501))]
+    assert tail == whole[-len(tail) :]
+    assert 0 < result["output_truncated_lines"] <= 501 - len(tail)
 
 
 @pytest.mark.parametrize("shell", SHELLS)

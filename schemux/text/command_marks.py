@@ -4,29 +4,35 @@ OSC 133 marks shells with schemux's hooks write around each command (``schemux.h
 
 The count is of line ends: the line feeds, vertical tabs and form feeds tmux takes as a
 line feed, whatever the terminal's width (a line wider than the pane is one line, as in
-a capture with ``-J``). It is kept as the text arrives, a few characters carried over
-from one piece to the next, so a long output costs no memory (pure).
+a capture with ``-J``). That is the output's number of lines only while the output is
+written line after line: one that moves the cursor up or down, scrolls, sets a scroll
+region, restores a saved cursor, clears the screen or switches to the alternate screen
+(a progress display redrawing its rows) has no count. It is kept as the text arrives, an
+escape sequence cut between two pieces carried over to the next, so a long output costs
+no memory (pure).
 """
 
 from __future__ import annotations
 
-_MARK = "\x1b]133;"
-_START = _MARK + "C"  # fish 4 writes ``C;cmdline_url=...``: the prefix is enough
-_END = _MARK + "D"
+import re
+
+# what the count follows: the hooks' marks (fish 4 writes ``C;cmdline_url=...``: the
+# prefix is enough), and what makes line ends no longer the output's lines: cursor moves
+# up or down, scrolls, inserted or deleted rows, a scroll region (CSI A B E F H L M S T
+# d e f r), clears of the screen or history (CSI 2J, 3J), a restored cursor (CSI u, ESC 8),
+# the alternate screen, a line feed or reverse one by ESC D, E, M, a reset (ESC c)
+_EVENTS = re.compile(
+    r"\x1b\]133;([CD])"
+    r"|\x1b\[[0-9;]*[ABEFHLMSTdefr]|\x1b\[[23]J|\x1b\[u"
+    r"|\x1b\[\?(?:1049|1047|47)h|\x1b[8DEMc]"
+)
+# the end of a piece that may begin one of those, which the next piece completes
+_CUT = re.compile(r"\x1b(?:\][0-9;]{0,4}|\[\??[0-9;]{0,16})?\Z")
 _LINE_FEEDS = ("\n", "\v", "\f")
 
 
 def _line_ends(text: str) -> int:
     return sum(text.count(feed) for feed in _LINE_FEEDS)
-
-
-def _partial_mark(text: str) -> str:
-    """The end of ``text`` that may begin a mark the next piece completes ("" if none)."""
-    start = text.rfind("\x1b", -len(_END) + 1)
-    if start == -1:
-        return ""
-    tail = text[start:]
-    return tail if _END.startswith(tail) or _START.startswith(tail) else ""
 
 
 class CommandOutputLines:
@@ -39,29 +45,36 @@ class CommandOutputLines:
 
     def __init__(self) -> None:
         self._started = False
-        self._counted = 0  # line ends since the C mark, up to the carry
+        self._counted = 0  # line ends since the C mark
+        self._moved = False  # the cursor moved otherwise since the C mark
         self._at_end: int | None = None  # line ends up to the last D mark
-        self._carry = ""  # a mark's beginning, at the end of the last piece
+        self._carry = ""  # an escape sequence's beginning, at the end of the last piece
 
     @property
     def line_ends(self) -> int | None:
-        """The line ends of the output up to the last ``D`` mark; None before one."""
+        """The line ends of the output up to the last ``D`` mark; None before one, or
+        when the output moved the cursor other than line by line before it."""
         return self._at_end
 
     def feed(self, text: str) -> None:
         """The pane's next text (as it wrote it, in order)."""
         text = self._carry + text
-        if not self._started:
-            found = text.find(_START)
-            if found == -1:
-                self._carry = _partial_mark(text)
-                return
-            self._started = True
-            text = text[found + len(_START) :]
+        cut = _CUT.search(text, max(len(text) - 24, 0))
+        self._carry = cut.group() if cut is not None else ""
+        text = text[: len(text) - len(self._carry)]
         at = 0
-        while (found := text.find(_END, at)) != -1:
-            self._counted += _line_ends(text[at:found])
-            self._at_end = self._counted
-            at = found + len(_END)
-        self._carry = _partial_mark(text[at:])
-        self._counted += _line_ends(text[at : len(text) - len(self._carry)])
+        for event in _EVENTS.finditer(text):
+            if self._started:
+                self._counted += _line_ends(text[at : event.start()])
+            at = event.end()
+            mark = event.group(1)
+            if mark == "C":
+                self._started = True
+            elif not self._started:
+                continue
+            elif mark == "D":
+                self._at_end = None if self._moved else self._counted
+            else:
+                self._moved = True
+        if self._started:
+            self._counted += _line_ends(text[at:])
