@@ -15,13 +15,14 @@ async def handle(call: Call, request: RunCommandInput) -> RunCommandOutput:
     server = call.tmux(request.socket_name)
     pane = await resolve_requested_pane(server, request, call.notes)
     await check_typing(call, server, pane, "run_command")
-    async with call.recorded(server, pane, request.command):
+    async with call.recorded(server, pane, request.command) as recorder:
         result = await run_in_shell(
             server,
             pane,
             request.command,
             timeout=effective_timeout,
             suppress_history=request.suppress_history,
+            seen=recorder,
         )
     lines, dropped = keep_tail(result.lines, request.max_lines)
     return RunCommandOutput(
@@ -32,5 +33,5 @@ async def handle(call: Call, request: RunCommandInput) -> RunCommandOutput:
         effective_timeout=effective_timeout,
         output=lines,
         output_truncated=dropped > 0 or result.head_lost,
-        output_truncated_lines=dropped + result.rows_lost,
+        output_truncated_lines=dropped + result.lines_lost,
     )

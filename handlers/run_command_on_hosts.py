@@ -52,7 +52,7 @@ def _result(answer: HostAnswer, max_lines: int | None) -> HostCommandResult:
         timed_out=ran.timed_out if ran is not None else False,
         output=lines,
         output_truncated=dropped > 0 or (ran is not None and ran.head_lost),
-        output_truncated_lines=dropped + (ran.rows_lost if ran is not None else 0),
+        output_truncated_lines=dropped + (ran.lines_lost if ran is not None else 0),
         elapsed_seconds=answer.elapsed,
         error=answer.error,
     )

@@ -17,7 +17,14 @@ import anyio
 import pytest
 from mcp import Client
 
-from schemux.config import AgentSession, Settings, parse_size, settings_from
+from schemux.config import (
+    AgentSession,
+    AuditSettings,
+    RecordingSettings,
+    Settings,
+    parse_size,
+    settings_from,
+)
 from schemux.domain.call import Call
 from schemux.errors import ConfigError
 from schemux.generated.bindings import BINDINGS
@@ -297,6 +304,36 @@ async def test_the_agent_pane_keeps_a_long_output_whole(client: Client, socket_n
     assert result["output"] == [str(number) for number in range(1, 100_001)]
     limit = tmux(socket_name, "display-message", "-p", "-t", result["pane_id"], "#{history_limit}")
     assert int(limit) == STARTED_HISTORY_LIMIT
+
+
+async def test_lines_the_agent_pane_lost_to_its_history_are_counted_exactly(
+    anyio_backend: str, socket_name: str, user_home: Path, tmp_path: Path
+) -> None:
+    """Recorded, as calls are by default (beside the audit log), the agent's pane counts
+    exactly the lines of an output that outgrew its history (issue 34): a new agent
+    pane, made once the first one's shell exited, takes a lower limit set meanwhile."""
+    directory = tmp_path / "audit"
+    settings = Settings(
+        socket_name=socket_name,
+        wait_ceiling=30,
+        audit=AuditSettings(directory / "audit.jsonl"),
+        recording=RecordingSettings(directory),
+    )
+    async with schemux_on(settings) as client:
+        first = await run(client, command="true")
+        tmux(socket_name, "set-option", "-g", "history-limit", "200")
+        await run(client, command="exit")
+        # the next call makes a new agent pane once this one is gone (it closes as the
+        # call ends: a call a moment later may find it still there, closing)
+        await until(lambda: first["pane_id"] not in agent_panes(socket_name))
+        result = await run(client, command="seq 1 500")
+        assert result["pane_id"] != first["pane_id"]
+        assert agent_panes(socket_name) == [result["pane_id"]]
+        tail = result["output"]
+        assert result["output_truncated"]
+        assert 160 <= len(tail) < 500
+        assert tail == [str(number) for number in range(501 - len(tail), 501)]
+        assert result["output_truncated_lines"] == 500 - len(tail)
 
 
 async def test_a_higher_history_limit_of_the_users_configuration_is_kept(

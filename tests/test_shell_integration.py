@@ -13,7 +13,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from functools import partial
 from pathlib import Path
 
@@ -21,7 +21,9 @@ import anyio
 import pytest
 from mcp import Client
 
+from schemux.config import AuditSettings, RecordingSettings
 from schemux.hooks import PENDING, HookedShell, integrated_command
+from tests.contexts import Contexts, client_of
 from tests.support import (
     Pane,
     armed_by_a_killed_owner,
@@ -220,7 +222,8 @@ async def test_output_exact_when_tmux_drops_history(
     """tmux drops a tenth of history-limit whenever the history is full: the start of
     the output is found again after such drops, and a start dropped itself gives the
     tail, marked as cut, with the rows tmux certainly dropped of it counted (never more
-    than it dropped: tmux keeps no count of the rest)."""
+    than it dropped: tmux keeps no count of the rest). Unrecorded (this client records
+    nothing, as with --no-record), that count is all a call can know."""
     pane = hooked_pane(shell, history_limit=200)
     await run(client, pane, "seq 1 195")  # the history is now nearly full
     for count in (30, 150):
@@ -236,6 +239,71 @@ async def test_output_exact_when_tmux_drops_history(
     result = await run(client, pane, "seq 1 500", max_lines=10)
     assert result["output"] == [str(number) for number in range(491, 501)]
     assert 160 - 10 < result["output_truncated_lines"] <= 490
+    tool = next(tool for tool in (await client.list_tools()).tools if tool.name == "run_command")
+    assert tool.output_schema is not None
+    said = tool.output_schema["properties"]["output_truncated_lines"]["description"]
+    assert "exact in the agent's pane" in said
+    assert "while calls are recorded" in said
+    assert "else a lower bound" in said
+
+
+@pytest.fixture
+async def recording_client(
+    make_context: Contexts, shells_socket: str, tmp_path: Path
+) -> AsyncIterator[Client]:
+    """schemux recording the panes it types into, as it does by default (beside its
+    audit log): ``client`` records nothing, as with --no-record."""
+    directory = tmp_path / "audit"
+    context = make_context(
+        socket_name=shells_socket,
+        audit=AuditSettings(directory / "audit.jsonl"),
+        recording=RecordingSettings(directory),
+    )
+    async with client_of(context) as client:
+        yield client
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+async def test_lines_lost_to_the_history_limit_are_counted_exactly_when_recorded(
+    recording_client: Client, hooked_pane: MakePane, shell: str
+) -> None:
+    """The recording sees every byte the command wrote: the lines tmux's history-limit
+    dropped of an output's head are counted exactly, in the output's lines (a line
+    wider than the pane, two rows, is one), with or without a final newline, and with
+    max_lines's cut added; an output that moves the cursor up keeps the lower bound."""
+    pane = hooked_pane(shell, history_limit=200)
+    result = await run(recording_client, pane, "seq 1 500")
+    assert result["output_truncated"]
+    tail = result["output"]
+    assert 160 <= len(tail) < 500
+    assert tail == [str(number) for number in range(501 - len(tail), 501)]
+    assert result["output_truncated_lines"] == 500 - len(tail)
+    result = await run(recording_client, pane, "seq 1 500", max_lines=10)
+    assert result["output"] == [str(number) for number in range(491, 501)]
+    assert result["output_truncated_lines"] == 490
+    result = await run(recording_client, pane, "seq 1 300; printf no-newline")
+    tail = result["output"]
+    assert result["output_truncated"]
+    assert tail[-1] == "no-newline"
+    assert tail[:-1] == [str(number) for number in range(302 - len(tail), 301)]
+    assert result["output_truncated_lines"] == 301 - len(tail)
+    # 300 lines of 100 digits, two rows each at 80 columns: the first line returned may
+    # be the second row of its line, the rows above it dropped
+    result = await run(recording_client, pane, "seq -f '%0100g' 1 300")
+    tail = result["output"]
+    assert result["output_truncated"]
+    whole = [f"{number:0100d}" for number in range(1, 301)]
+    assert whole[-len(tail) :][1:] == tail[1:]
+    assert whole[-len(tail)].endswith(tail[0])
+    assert result["output_truncated_lines"] == 300 - len(tail)
+    # a row redrawn (the cursor moved up, as a progress display does): 502 line ends
+    # for 501 lines, so no exact count, and the lower bound still holds
+    result = await run(recording_client, pane, "seq 1 300; printf 'x\\n\\033[Ay\\n'; seq 301 500")
+    tail = result["output"]
+    assert result["output_truncated"]
+    whole = [*map(str, range(1, 301)), "y", *map(str, range(301, 501))]
+    assert tail == whole[-len(tail) :]
+    assert 0 < result["output_truncated_lines"] <= 501 - len(tail)
 
 
 @pytest.mark.parametrize("shell", SHELLS)

@@ -201,3 +201,19 @@ def test_a_command_start_keeps_the_nearest_row_above_that_is_not_blank(
     start = command_start_from([f"{history}\t{cursor_y}\t0\t2000", *captured], reach)
     assert (start.echo_row, start.echo_distance) == (echo_row, distance)
     assert (start.at.history, start.at.row) == (history, cursor_y)
+
+
+def test_a_tail_counted_from_the_output_stream() -> None:
+    """Lines lost = the output's line ends less those of the lines kept; a count that
+    cannot be right (fewer line ends than the lines kept have) changes nothing."""
+    tail = Located(["8", "9", "10"], False, lines_lost=2, line_ends=3)
+    assert tail.counted(10).lines_lost == 7
+    assert tail.counted(2) == tail
+    assert tail.counted(None) == tail
+    assert Located(["a"], True, line_ends=1).counted(5).lines_lost == 0
+    partial = Located(["9", "no newline"], False, line_ends=1)
+    assert partial.counted(10).lines_lost == 9
+    # the interrupt's echo, a last line of its own without a line break, taken off
+    interrupted = partial.with_lines(["9"])
+    assert (interrupted.lines, interrupted.line_ends) == (["9"], 1)
+    assert Located(["^C"], False, line_ends=1).with_lines([]).line_ends == 0

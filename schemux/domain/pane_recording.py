@@ -9,6 +9,10 @@ pausing it. Its first event draws the screen as it was when the recording began 
 is drawn twice or lost), so a replay ends on the screen tmux showed; a ``%layout-change``
 that resizes the pane is a resize event. Recording is a witness, never a cause: when it
 cannot begin (the pane went, tmux refused), the call goes on unrecorded.
+
+The recorder also counts, as the output arrives, the line ends of the command between the
+hooks' marks (``text.command_marks``): where tmux's history-limit dropped the head of a
+command's output, they tell exactly how many lines went (``output_line_ends``).
 """
 
 from __future__ import annotations
@@ -28,9 +32,10 @@ from schemux.domain.pane_watch import PaneWatch, end_watch
 from schemux.errors import SchemuxError
 from schemux.names import OWNED_SESSION
 from schemux.panes.targets import PaneInfo
+from schemux.text.command_marks import CommandOutputLines
 from schemux.tmux.command import THEN
 from schemux.tmux.control.connection import Notification
-from schemux.tmux.control.engine import OUTPUT_ON
+from schemux.tmux.control.engine import OUTPUT_ON, Watcher
 from schemux.tmux.server import TmuxServer
 
 logger = logging.getLogger("schemux")
@@ -68,20 +73,25 @@ def screen_drawing(rows: list[str], cursor_x: int, cursor_y: int) -> str:
 
 class PaneRecorder:
     """The watcher's notification callback for one pane: its output and resizes, kept
-    with their times until the recording exists (``start``), then written to it."""
+    with their times until the recording exists (``start``), then written to it; the
+    command's output lines counted as they come."""
 
     def __init__(self, pane: PaneInfo) -> None:
         self.pane_id = pane.pane_id
         self.window_id = pane.window_id
         self.recording: Recording | None = None
         self.size: tuple[int, int] | None = None
+        self.watcher: Watcher | None = None  # the client whose notifications come here
         self._early: list[tuple[float, str, tuple[int, int] | None]] = []
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._lines = CommandOutputLines()
 
     def notify(self, notification: Notification) -> None:
         name, args = notification.name, notification.args
         if name == "output" and len(args) == 2 and args[0] == self.pane_id:
-            self._note(self._decoder.decode(output_bytes(args[1])), None)
+            data = self._decoder.decode(output_bytes(args[1]))
+            self._lines.feed(data)
+            self._note(data, None)
         elif name == "layout-change" and len(args) >= 2 and args[0] == self.window_id:
             size = layout_size(args[1], self.pane_id)
             if size is not None:
@@ -113,6 +123,21 @@ class PaneRecorder:
         if self.recording is not None:
             self.recording.marker(label)
 
+    async def output_line_ends(self) -> int | None:
+        """The line ends the command wrote between the hooks' ``C`` mark and their last
+        ``D`` mark (``CommandOutputLines``), once the watcher has passed on all the pane
+        wrote before this call: tmux answers a client's command after the output it
+        queued for that client before it. None when no such marks came (a shell without
+        the hooks, a command still running) or the watcher ended."""
+        if self.watcher is None:
+            return None
+        try:
+            await self.watcher.run("display-message", "-p", "")
+        except SchemuxError as error:
+            logger.info("pane %s's output lines are not counted: %s", self.pane_id, error)
+            return None
+        return self._lines.line_ends
+
 
 @contextlib.asynccontextmanager
 async def record_pane(
@@ -137,6 +162,7 @@ async def record_pane(
     try:
         # its output turned on in the line that reads the screen (``_screen``)
         watch.attach(await server.engine.open_watcher(recorder.notify, output=False))
+        recorder.watcher = watch.watcher
         watching = True
     except SchemuxError as error:
         logger.info("pane %s is not recorded: %s", pane.pane_id, error)

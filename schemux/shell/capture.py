@@ -159,7 +159,8 @@ async def read_marked_output(
 ) -> Located:
     """The output rows between where the shell's hooks saw the command start and end
     (``schemux.hooks``), and whether they are all of it; when tmux dropped
-    the start, how many rows of the output it certainly dropped.
+    the start, how many rows of the output it certainly dropped; how many of the lines
+    ended with a line break.
 
     ``eol_mark`` is zsh's mark for output without a final newline: zsh writes it (and moves
     to a new row) before its precmd hook reports, so an end at the start of a row may
@@ -176,15 +177,19 @@ async def read_marked_output(
     if first is None:  # the start is gone: every row kept came after it
         first_arg = "-"
     elif first > last:  # no output
-        return Located([], exact=True)
+        return Located([], exact=True, line_ends=0)
     else:
         first_arg = str(first)
     lines = await in_pane(
         server, pane_id, "capture-pane", "-p", "-J", "-t", pane_id, "-S", first_arg, "-E", str(last)
     )
-    if zsh_marked:
+    if zsh_marked:  # the mark's row blank when the output ended with a line break
+        mid_line = bool(lines) and bool(lines[-1].rstrip(" "))
         lines = mark_ended_output(lines, eol_mark)
-    return Located(lines, exact=first_arg != "-", rows_lost=rows_lost)
+    else:  # the cursor after the output's last character on its row
+        mid_line = end.column > 0
+    line_ends = max(len(lines) - mid_line, 0)
+    return Located(lines, first_arg != "-", lines_lost=rows_lost, line_ends=line_ends)
 
 
 async def _start_after_drops(

@@ -21,7 +21,7 @@ from schemux.panes.claims import PaneClaim
 from schemux.panes.targets import PaneInfo
 from schemux.shell.capture import output_end_now, shows_nothing_yet, until_prompt_shown
 from schemux.shell.facts import ShellFacts, shell_facts
-from schemux.shell.hooked import GONE_POLL_SECONDS, HookedCall, run_hooked
+from schemux.shell.hooked import GONE_POLL_SECONDS, HookedCall, OutputLineEnds, run_hooked
 from schemux.shell.output import (
     INTERRUPTED_STATUS,
     Finished,
@@ -61,9 +61,10 @@ class ShellCommandResult:
     lines: list[str]
     head_lost: bool  # the lines are a tail of the output: its start is not certain
     elapsed: float
-    # of a tail, the rows of the output's head tmux is known to have dropped (a lower
-    # bound: tmux keeps no count of the rows its history-limit drops)
-    rows_lost: int = 0
+    # of a tail, the lines of the output's head tmux dropped: exact where the call's
+    # recording saw the output (``Located.counted``), else the rows tmux is known to
+    # have dropped (tmux keeps no count of the rows its history-limit drops)
+    lines_lost: int = 0
 
 
 def check_command(command: str) -> None:
@@ -84,8 +85,11 @@ async def run_in_shell(
     *,
     timeout: float,
     suppress_history: bool,
+    seen: OutputLineEnds | None = None,
 ) -> ShellCommandResult:
     """Type ``command`` into the idle shell of ``pane`` and wait up to ``timeout`` seconds.
+    ``seen``: what sees the pane's output meanwhile (the call's recording), which counts
+    the lines tmux's history-limit drops in a shell with the hooks.
 
     Cancelled, the call interrupts the command (C-c) and leaves nothing behind."""
     check_command(command)
@@ -102,7 +106,7 @@ async def run_in_shell(
         hooked = None
         if hooks is not None:
             with contextlib.suppress(OSError):  # its armed file's directory is not ours
-                hooked = HookedCall(server, pane, hooks)
+                hooked = HookedCall(server, pane, hooks, seen)
         command = typed_command(
             command, shell, hooked=hooked is not None, suppress_history=suppress_history
         )
@@ -127,7 +131,7 @@ def _result(done: Finished, elapsed: float) -> ShellCommandResult:
         done.output.lines,
         not done.output.exact,
         elapsed,
-        done.output.rows_lost,
+        done.output.lines_lost,
     )
 
 

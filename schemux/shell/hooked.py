@@ -8,15 +8,19 @@ command and the hooks' shell builtins: no tmux client, no option, no channel of 
 A call that ends any way but by the command's end (timed out, failed) disarms the shell,
 after which its hooks tell nobody; a cancelled one first interrupts its command as a
 person's C-c would, and takes the interrupted command's end.
+
+Where tmux's history-limit dropped the head of the output, the call counts the lines it
+lost from what saw the pane's whole output (its recording, ``OutputLineEnds``), asked
+while the hooks hold the shell after its end mark.
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import enum
 import secrets
 import time
+from typing import Protocol
 
 from schemux.errors import SchemuxError, TmuxCommandError
 from schemux.hooks import SHELL, HookedShell
@@ -48,13 +52,29 @@ class _Outcome(enum.Enum):
     TIMED_OUT = "timed out"
 
 
-class HookedCall:
-    """One command typed into a hooked shell, and what its hooks told."""
+class OutputLineEnds(Protocol):
+    """What saw every byte a pane wrote while a call drove it (``domain.pane_recording``)."""
 
-    def __init__(self, server: TmuxServer, pane: PaneInfo, shell: HookedShell) -> None:
+    async def output_line_ends(self) -> int | None:
+        """The line ends the command wrote between the hooks' ``C`` mark and their last
+        ``D`` mark, once all the pane wrote so far came in; None when they were not seen."""
+
+
+class HookedCall:
+    """One command typed into a hooked shell, and what its hooks told; ``seen``, what
+    saw the pane's output, if anything did."""
+
+    def __init__(
+        self,
+        server: TmuxServer,
+        pane: PaneInfo,
+        shell: HookedShell,
+        seen: OutputLineEnds | None = None,
+    ) -> None:
         self.server = server
         self.pane = pane
         self.shell = shell
+        self.seen = seen
         # OSError when the armed file's directory is not ours alone: the wrapper, then
         self.channel = server.shared(HookChannels).channel(shell.armed)
         self.start: CommandStart | None = None
@@ -145,8 +165,11 @@ class HookedCall:
             return Finished(await self._output(), None, timed_out=True)
         try:
             output = await self._output()
-            lines = without_interrupt_echo(output.lines, self.status)
-            return Finished(dataclasses.replace(output, lines=lines), self.status, timed_out=False)
+            output = output.with_lines(without_interrupt_echo(output.lines, self.status))
+            if not output.exact and self.seen is not None:
+                # the hooks hold the shell after their D mark: the last D is theirs
+                output = output.counted(await self.seen.output_line_ends())
+            return Finished(output, self.status, timed_out=False)
         finally:
             self.channel.disarm()
             self.channel.answer(self._ended)

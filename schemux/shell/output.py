@@ -19,6 +19,7 @@ mention at all, the caller decides from what else it knows, or fails.
 
 from __future__ import annotations
 
+import dataclasses
 import unicodedata
 from dataclasses import dataclass
 
@@ -114,12 +115,33 @@ PS2_SLACK = 160
 @dataclass(frozen=True)
 class Located:
     """The output lines, and whether they are certainly all of it (else a tail); of a
-    tail, how many rows of its head tmux is known to have dropped (a lower bound: see
-    ``OutputEnd.rows_dropped_from``; 0 where that is not known)."""
+    tail, how many lines of its head tmux dropped: counted exactly from the pane's
+    output stream where that was seen, else the rows tmux is known to have dropped (a
+    lower bound where no line is wider than the pane: see
+    ``OutputEnd.rows_dropped_from``; 0 where that is not known). ``line_ends``: how many
+    of the lines ended with a line break in the output (all, or all but the last), where
+    known."""
 
     lines: list[str]
     exact: bool
-    rows_lost: int = 0
+    lines_lost: int = 0
+    line_ends: int | None = None
+
+    def with_lines(self, lines: list[str]) -> Located:
+        """The same output with ``lines`` in place of its lines: its last line's echo of
+        an interrupt taken off, or that whole line (``without_interrupt_echo``)."""
+        ends = None if self.line_ends is None else min(self.line_ends, len(lines))
+        return dataclasses.replace(self, lines=lines, line_ends=ends)
+
+    def counted(self, line_ends: int | None) -> Located:
+        """This tail, its lines lost counted exactly from the output's ``line_ends`` (all
+        the command wrote: ``text.command_marks``); as it is when either count is not
+        known, or they disagree."""
+        if self.exact or line_ends is None or self.line_ends is None:
+            return self
+        if line_ends < self.line_ends:
+            return self
+        return dataclasses.replace(self, lines_lost=line_ends - self.line_ends)
 
 
 @dataclass(frozen=True)
