@@ -4,14 +4,26 @@ from __future__ import annotations
 
 from schemux.domain.call import Call
 from schemux.domain.write_policy import check_typing
+from schemux.errors import PaneGone
 from schemux.generated.models.run_command import RunCommandInput, RunCommandOutput
-from schemux.panes.targets import resolve_requested_pane
+from schemux.panes.targets import names_a_pane, resolve_requested_pane
 from schemux.shell.commands import keep_tail, run_in_shell
 
 
 async def handle(call: Call, request: RunCommandInput) -> RunCommandOutput:
     effective_timeout = call.settings.clamp_wait(request.timeout)
     call.progress.expect(effective_timeout, "waiting for the command to finish")
+    try:
+        return await _run(call, request, effective_timeout)
+    except PaneGone:
+        if names_a_pane(request):
+            raise
+        # the agent's shell had just ended (an `exit`): its pane went before anything was
+        # typed, and the default pane is now a new agent shell
+        return await _run(call, request, effective_timeout)
+
+
+async def _run(call: Call, request: RunCommandInput, effective_timeout: float) -> RunCommandOutput:
     server = call.tmux(request.socket_name)
     pane = await resolve_requested_pane(server, request, call.notes)
     await check_typing(call, server, pane, "run_command")

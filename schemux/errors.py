@@ -170,6 +170,11 @@ class NotFound(SchemuxError):
     code = "not_found"
 
 
+class PaneGone(NotFound):
+    """The pane a call resolved closed before anything was typed into it (its shell had
+    just ended, say): nothing ran."""
+
+
 class InvalidArgument(SchemuxError):
     """An argument the handler cannot take, though its contract allows it (a name tmux
     would change, a layout that is no layout): refused before anything was sent."""

@@ -227,6 +227,20 @@ async def test_exit_in_the_agent_shell_is_reported_and_the_agent_made_again(
     assert agent_panes(socket_name) == [again["pane_id"]]
 
 
+async def test_a_call_right_after_exit_gets_a_new_agent_shell(
+    client: Client, socket_name: str
+) -> None:
+    """The call after an `exit` may come before tmux has closed the ended shell's pane:
+    it still finds the pane, which is gone by its next step. It goes on in a new agent
+    shell, as it would a moment later, rather than fail on the pane that went."""
+    for round_number in range(6):
+        ended = await run(client, command="exit 3")
+        assert ended["exit_status"] == 3
+        again = await run(client, command=f"echo again {round_number}")
+        assert again["output"] == [f"again {round_number}"], again
+        assert again["pane_id"] != ended["pane_id"]
+
+
 async def test_a_server_killed_between_calls_is_started_by_the_next(
     client: Client, socket_name: str
 ) -> None:

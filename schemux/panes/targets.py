@@ -142,6 +142,12 @@ class PaneFields(Protocol):
     def session_name(self) -> str | None: ...
 
 
+def names_a_pane(request: PaneFields) -> bool:
+    """Whether a request of that family names its pane, rather than take the default."""
+    fields = (request.pane_id, request.window_id, request.session_id, request.session_name)
+    return any(field is not None for field in fields)
+
+
 async def resolve_requested_pane(
     server: TmuxServer, request: PaneFields, notes: CallRecord | None
 ) -> PaneInfo:

@@ -16,7 +16,14 @@ import enum
 import time
 from dataclasses import dataclass
 
-from schemux.errors import PaneBusy, SchemuxError, ShellBusy, ShellNotStarted, TmuxCommandError
+from schemux.errors import (
+    PaneBusy,
+    PaneGone,
+    SchemuxError,
+    ShellBusy,
+    ShellNotStarted,
+    TmuxCommandError,
+)
 from schemux.panes.claims import PaneClaim
 from schemux.panes.targets import PaneInfo
 from schemux.shell.capture import output_end_now, shows_nothing_yet, until_prompt_shown
@@ -98,11 +105,21 @@ async def run_in_shell(
     settling = server.shared(PaneSettling)
     await settling.until_ours_ended(pane, timeout)
     async with settling.occupying(server, pane) as claim:
-        # the claim is taken by the first command list sent with it: the hooks' reading
-        # where the pane may have them (before a hooked call arms them), else the typing
-        hooks = await pane_hooks(server, pane, timeout, claim)  # a first prompt may be coming
-        await settling.until_settled(pane, facts, edits=hooks is not None)
-        shell = await shell_once_started(server, facts, pane, started, timeout)
+        try:
+            # the claim is taken by the first command list sent with it: the hooks'
+            # reading where the pane may have them (before a hooked call arms them), else
+            # the typing
+            hooks = await pane_hooks(server, pane, timeout, claim)  # a first prompt may come
+            await settling.until_settled(pane, facts, edits=hooks is not None)
+            shell = await shell_once_started(server, facts, pane, started, timeout)
+        except TmuxCommandError as error:
+            if error.target_gone:
+                raise PaneGone(
+                    f"pane {pane.pane_id} closed before the command was typed (its shell "
+                    "had ended); nothing ran",
+                    suggestion="run it again in a pane that is open",
+                ) from None
+            raise
         hooked = None
         if hooks is not None:
             with contextlib.suppress(OSError):  # its armed file's directory is not ours
