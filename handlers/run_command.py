@@ -14,7 +14,7 @@ async def handle(call: Call, request: RunCommandInput) -> RunCommandOutput:
     call.progress.expect(effective_timeout, "waiting for the command to finish")
     server = call.tmux(request.socket_name)
     pane = await resolve_requested_pane(server, request, call.notes)
-    await check_typing(call, server, pane, "run_command")
+    await check_typing(call, server, pane, "run_command", force=request.force)
     async with call.recorded(server, pane, request.command):
         result = await run_in_shell(
             server,

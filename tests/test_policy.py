@@ -11,8 +11,8 @@ import base64
 import json
 import tempfile
 import uuid
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
@@ -29,7 +29,7 @@ from schemux.serving.server import build_server
 from schemux.serving.state import ServingState
 from tests.conftest import STDIO_WAIT_CEILING
 from tests.contexts import Contexts
-from tests.support import new_pane, screen, tmux, wait_until
+from tests.support import Pane, new_pane, screen, tmux, wait_until
 
 RULES = """\
 watched = "allow"
@@ -293,15 +293,10 @@ async def test_an_approval_or_an_allow_rule_never_widens_the_write_scope(
     assert screen(pane) == before
 
 
-async def test_a_watched_pane_is_asked_about(
-    anyio_backend: str,
-    make_context: Contexts,
-    main_tmux_socket: str,
-    other_tmux_socket: str,
-    tmp_path: Path,
-) -> None:
-    """A terminal attached to the pane (a tmux client running in another server's
-    pane) makes typing there an ask; declined, nothing is typed."""
+@contextmanager
+def watched_pane(main_tmux_socket: str, other_tmux_socket: str) -> Iterator[Pane]:
+    """A pane of the main server that a person watches: a terminal attached to it (a tmux
+    client running in another server's pane), gone when the block ends."""
     pane = new_pane(main_tmux_socket)
     watcher = new_pane(
         other_tmux_socket,
@@ -311,6 +306,21 @@ async def test_a_watched_pane_is_asked_about(
         wait_until(
             lambda: pane.pane_id in tmux(main_tmux_socket, "list-clients", "-F", "#{pane_id}")
         )
+        yield pane
+    finally:
+        tmux(other_tmux_socket, "kill-session", "-t", watcher.session_id)
+
+
+async def test_a_watched_pane_is_asked_about(
+    anyio_backend: str,
+    make_context: Contexts,
+    main_tmux_socket: str,
+    other_tmux_socket: str,
+    tmp_path: Path,
+) -> None:
+    """A terminal attached to the pane makes typing there an ask; declined, nothing is
+    typed."""
+    with watched_pane(main_tmux_socket, other_tmux_socket) as pane:
         person = Person("decline")
         async with governed(make_context, main_tmux_socket, tmp_path, "", person=person) as (
             client,
@@ -330,8 +340,114 @@ async def test_a_watched_pane_is_asked_about(
             {"action": "ask", "reason": "watched"},
             {"action": "ask", "answer": "decline"},
         ]
-    finally:
-        tmux(other_tmux_socket, "kill-session", "-t", watcher.session_id)
+
+
+async def test_force_skips_the_watched_pane_ask_and_nothing_else(
+    anyio_backend: str,
+    make_context: Contexts,
+    main_tmux_socket: str,
+    other_tmux_socket: str,
+    tmp_path: Path,
+) -> None:
+    """``force`` says the caller knows a person watches: typing there needs no ask. A
+    rule's ask is still asked (and declined, nothing runs), a deny still denies, and a
+    call without force is still asked about the same pane."""
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    asked = marker_file()
+    rules = RULES.replace('watched = "allow"\n', "")  # watched = "ask", the default
+    person = Person("decline")
+    with watched_pane(main_tmux_socket, other_tmux_socket) as pane:
+        async with governed(make_context, main_tmux_socket, tmp_path, rules, person=person) as (
+            client,
+            log,
+        ):
+            forced = await client.call_tool(
+                "send_keys", {"keys": "echo forced-typed", "pane_id": pane.pane_id, "force": True}
+            )
+            assert not forced.is_error, text_of(forced)
+            assert person.shown == []
+            wait_until(lambda: "forced-typed" in screen(pane))
+            ran = await client.call_tool(
+                "run_command",
+                {"command": "echo run-forced", "pane_id": pane.pane_id, "force": True},
+            )
+            assert not ran.is_error, text_of(ran)
+            assert person.shown == []
+            unforced = await client.call_tool(
+                "send_keys", {"keys": "echo unforced-typed", "pane_id": pane.pane_id}
+            )
+            assert unforced.is_error
+            assert len(person.shown) == 1
+            assert "watching" in person.shown[0]
+            rule_asks = await client.call_tool(
+                "send_keys", {"keys": f"touch {asked}", "pane_id": pane.pane_id, "force": True}
+            )
+            assert rule_asks.is_error
+            assert "declined" in text_of(rule_asks)
+            assert len(person.shown) == 2
+            assert "the rule at line" in person.shown[1]
+            denied = await client.call_tool(
+                "send_keys", {"keys": f"rm -rf {victim}", "pane_id": pane.pane_id, "force": True}
+            )
+            assert denied.is_error
+            assert "refused by the policy" in text_of(denied)
+            assert len(person.shown) == 2
+        assert "unforced-typed" not in screen(pane)
+    assert not asked.exists()
+    assert victim.is_dir()
+    lines = records(log)
+    assert [line["arguments"].get("force") for line in lines] == [
+        True, True, None, None, True, True, True
+    ]  # fmt: skip
+    assert [line["policy"] for line in lines] == [
+        {"action": "allow", "reason": "force"},
+        {"action": "allow", "reason": "force"},
+        {"action": "ask", "reason": "watched"},
+        {"action": "ask", "answer": "decline"},
+        {"action": "ask", "rule_line": 6},
+        {"action": "ask", "answer": "decline"},
+        {"action": "deny", "rule_line": 2},
+    ]
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    ["true", "yes; rm -rf ~", 1, 0, None, [True], {"force": True}, "#{pane_id}"],
+)
+async def test_force_is_a_boolean_or_refused_with_nothing_typed(
+    anyio_backend: str, make_context: Contexts, main_tmux_socket: str, tmp_path: Path, hostile: Any
+) -> None:
+    pane = new_pane(main_tmux_socket)
+    before = screen(pane)
+    async with governed(make_context, main_tmux_socket, tmp_path, "") as (client, _):
+        for tool, arguments in (
+            ("send_keys", {"keys": "echo typed", "pane_id": pane.pane_id}),
+            ("run_command", {"command": "echo typed", "pane_id": pane.pane_id}),
+            ("send_keys_batch", {"operations": [{"keys": "x", "pane_id": pane.pane_id}]}),
+        ):
+            result = await client.call_tool(tool, {**arguments, "force": hostile})
+            assert result.is_error, tool
+            assert "Invalid arguments" in text_of(result)
+            assert "boolean" in text_of(result)
+    assert screen(pane) == before
+
+
+async def test_force_never_widens_the_write_scope(
+    anyio_backend: str, make_context: Contexts, main_tmux_socket: str, tmp_path: Path
+) -> None:
+    pane = new_pane(main_tmux_socket)
+    before = screen(pane)
+    async with governed(make_context, main_tmux_socket, tmp_path, 'write_scope = "agent"\n') as (
+        client,
+        _,
+    ):
+        result = await client.call_tool(
+            "send_keys", {"keys": "echo typed", "pane_id": pane.pane_id, "force": True}
+        )
+        assert result.is_error
+        assert "write_scope 'agent'" in text_of(result)
+    assert screen(pane) == before
 
 
 AWS_KEY = "AKIAIOSFODNN7EXAMPLE"

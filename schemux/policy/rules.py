@@ -23,10 +23,10 @@ SHELL_TOOLS = frozenset({"run_command", "run_shell_command", "run_command_on_hos
 KEY_TOOLS = frozenset({"send_keys", "send_keys_batch"})
 PROGRAM_TOOLS = frozenset({"start_program", "run_program"})
 # the tools that type into or run in a pane a call names: write_scope and a person
-# watching are checked for them
+# watching are checked for them (domain.write_policy), and each takes ``force``
 TYPING_TOOLS = frozenset(
     {"run_command", "run_shell_command", "send_keys", "send_keys_batch", "paste_text",
-     "paste_buffer"}
+     "paste_buffer", "adopt_pane"}
 )  # fmt: skip
 
 
