@@ -139,6 +139,45 @@ async def test_a_denied_command_never_runs(
     assert decisions == [{"action": "deny", "rule_line": 3}] * 4
 
 
+async def test_every_spelling_of_a_recursive_rm_meets_one_rule(
+    anyio_backend: str, make_context: Contexts, main_tmux_socket: str, tmp_path: Path
+) -> None:
+    """Split, reordered, long and abbreviated flags meet a rule written for the flag
+    form (SECURITY.md's); a program's argv too. An rm that is not recursive runs."""
+    victim = tmp_path / "victim"
+    (victim / "inner").mkdir(parents=True)
+    loose = victim / "loose"
+    loose.write_text("x")
+    pane = new_pane(main_tmux_socket)
+    rules = "[[rules]]\npattern = '^rm\\s+-[a-zA-Z]*[rR]'\naction = \"deny\"\n"
+    spellings = [
+        "rm -f -r {victim}",
+        "rm {victim} -rf",
+        "rm --force --recursive {victim}",
+        "rm --rec {victim}",
+        "sudo rm -f -R {victim}",
+        "bash -c 'rm -f -r {victim}'",
+        "true && rm -f --recursive {victim}",
+    ]
+    async with governed(make_context, main_tmux_socket, tmp_path, rules) as (client, _):
+        for spelling in spellings:
+            command = spelling.format(victim=victim)
+            result = await client.call_tool(
+                "run_command", {"command": command, "pane_id": pane.pane_id}
+            )
+            assert result.is_error, command
+            assert "refused by the policy" in text_of(result)
+        program = await client.call_tool("run_program", {"argv": ["rm", "-f", "-r", str(victim)]})
+        assert program.is_error
+        assert victim.is_dir()
+        kept = await client.call_tool(
+            "run_command", {"command": f"rm -f {loose}", "pane_id": pane.pane_id}
+        )
+        assert not kept.is_error, text_of(kept)
+    assert not loose.exists()
+    assert (victim / "inner").is_dir()
+
+
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 @pytest.mark.parametrize("answer", ["accept", "decline", "cancel"])
 async def test_an_ask_runs_only_after_the_person_accepts(
