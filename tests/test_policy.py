@@ -29,7 +29,10 @@ from schemux.serving.server import build_server
 from schemux.serving.state import ServingState
 from tests.conftest import STDIO_WAIT_CEILING
 from tests.contexts import Contexts
+from tests.http_serving import free_port, listening, serve_http
+from tests.node import run_node
 from tests.support import Pane, new_pane, screen, tmux, wait_until
+from tests.test_tasks import RawStdio
 
 RULES = """\
 watched = "allow"
@@ -533,3 +536,138 @@ async def test_printed_secrets_never_reach_the_client_or_the_audit_log(
     assert AWS_KEY not in logged
     assert GITHUB_TOKEN not in logged
     assert records(log)[0]["masked"] == 2
+
+
+# an ask in a call run as a task (the io.modelcontextprotocol/tasks extension): the task
+# says input_required with the question, and tasks/update carries the answer
+
+
+def policy_file(tmp_path: Path, rules: str = RULES) -> str:
+    path = tmp_path / "policy.toml"
+    path.write_text(rules)
+    return str(path)
+
+
+def answer_of(action: Answer) -> dict[str, Any]:
+    """An ElicitResult as a client sends it: accept with the form's approve ticked."""
+    return (
+        {"action": action, "content": {"approve": True}}
+        if action == "accept"
+        else {"action": action}
+    )
+
+
+@pytest.mark.parametrize("answer", ["accept", "decline", "cancel"])
+def test_an_ask_in_a_task_waits_for_the_answer_tasks_update_carries(
+    tmux_socket: str, tmp_path: Path, node_scripts: Path, answer: Answer
+) -> None:
+    marker = marker_file()
+    pane = new_pane(tmux_socket)
+    log = tmp_path / "audit.jsonl"
+    options = ("--policy", policy_file(tmp_path), "--audit-log", str(log))
+    server = RawStdio(tmux_socket, *options, elicitation=True)
+    try:
+        created = server.call(
+            "run_command", {"command": f"touch {marker}", "pane_id": pane.pane_id}
+        )
+        task_id = created["taskId"]
+        asking = server.ended(task_id)
+        assert asking["status"] == "input_required"
+        request = asking["inputRequests"]["schemux_approval"]
+        assert request["method"] == "elicitation/create"
+        assert request["params"]["mode"] == "form"
+        assert f"touch {marker}" in request["params"]["message"]
+        assert "the rule at line 7" in request["params"]["message"]
+        assert not marker.exists()
+        # an answer to no request it asked changes nothing: the task still asks
+        update = {"taskId": task_id, "inputResponses": {"other": answer_of("accept")}}
+        assert "result" in server.request("tasks/update", update)
+        still = server.request("tasks/get", {"taskId": task_id})["result"]
+        assert still["status"] == "input_required"
+        update = {"taskId": task_id, "inputResponses": {"schemux_approval": answer_of(answer)}}
+        updated = server.request("tasks/update", update)["result"]
+        # checked by the extension's TypeScript package (its zod schemas of the wire)
+        messages = [("GetTaskResultV2Schema", asking), ("UpdateTaskResultV2Schema", updated)]
+        run_node(node_scripts, "tasks_schemas.mjs", given=json.dumps(messages))
+        ended = server.ended(task_id)
+        assert ended["status"] == "completed", ended
+        result = ended["result"]
+        if answer == "accept":
+            assert not result.get("isError"), result
+            assert marker.exists()
+        else:
+            assert result["isError"]
+            said = "declined" if answer == "decline" else "dismissed the question"
+            assert said in result["content"][0]["text"]
+            assert not marker.exists()
+    finally:
+        server.close()
+        marker.unlink(missing_ok=True)
+    (line,) = records(log)  # the task's call, recorded once with the person's answer
+    assert line["policy"] == {"action": "ask", "rule_line": 7, "answer": answer}
+
+
+def test_a_task_cancelled_while_it_asks_runs_nothing(tmux_socket: str, tmp_path: Path) -> None:
+    marker = marker_file()
+    pane = new_pane(tmux_socket)
+    server = RawStdio(tmux_socket, "--policy", policy_file(tmp_path), elicitation=True)
+    try:
+        created = server.call(
+            "run_command", {"command": f"touch {marker}", "pane_id": pane.pane_id}
+        )
+        assert server.ended(created["taskId"])["status"] == "input_required"
+        assert "result" in server.request("tasks/cancel", {"taskId": created["taskId"]})
+        cancelled = server.request("tasks/get", {"taskId": created["taskId"]})["result"]
+        assert cancelled["status"] == "cancelled"
+        assert "inputRequests" not in cancelled
+        update = {
+            "taskId": created["taskId"],
+            "inputResponses": {"schemux_approval": answer_of("accept")},
+        }
+        assert "result" in server.request("tasks/update", update)
+    finally:
+        server.close()
+    assert not marker.exists()
+
+
+def test_a_task_whose_client_cannot_elicit_is_refused_saying_how_to_allow(
+    tmux_socket: str, tmp_path: Path
+) -> None:
+    marker = marker_file()
+    pane = new_pane(tmux_socket)
+    server = RawStdio(tmux_socket, "--policy", policy_file(tmp_path))
+    try:
+        created = server.call(
+            "run_command", {"command": f"touch {marker}", "pane_id": pane.pane_id}
+        )
+        ended = server.ended(created["taskId"])
+        assert ended["status"] == "completed"
+        assert ended["result"]["isError"]
+        assert "cannot ask" in ended["result"]["content"][0]["text"]
+    finally:
+        server.close()
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("answer", ["accept", "decline"])
+def test_the_extensions_typescript_requester_answers_an_ask_through_its_task(
+    tmux_socket: str, tmp_path: Path, node_scripts: Path, answer: Answer
+) -> None:
+    marker = marker_file()
+    port = free_port()
+    process = serve_http(tmux_socket, port, "--policy", policy_file(tmp_path))
+    try:
+        wait_until(lambda: listening(port), timeout=20)
+        url = f"http://127.0.0.1:{port}/mcp"
+        output = run_node(node_scripts, "tasks_asker.mjs", url, f"touch {marker}", answer)
+        told = json.loads(output.splitlines()[-1])
+        assert len(told["shown"]) == 1
+        assert told["shown"][0]["kind"] == "elicitation"
+        assert told["shown"][0]["delivery"] == "task-update"
+        assert f"touch {marker}" in told["shown"][0]["message"]
+        assert told["isError"] is (answer != "accept")
+        assert marker.exists() is (answer == "accept")
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        marker.unlink(missing_ok=True)

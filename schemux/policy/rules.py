@@ -86,14 +86,14 @@ class Policy:
         flag_forms: list[tuple[str, str]] = []
         for text in texts:
             written.append((text, text))
-            for command in read_commands(text):
-                written.append((command.text, command.text))
-                flag_forms.append((command.flag_form, command.text))
+            for run in read_commands(text):
+                written.append((run.text, run.text))
+                flag_forms.append((run.flag_form, run.text))
         for rule in rules:
             candidates = written if rule.action == "allow" else [*written, *flag_forms]
-            for candidate, command in candidates:
+            for candidate, shown in candidates:
                 if rule.pattern.search(candidate):
-                    return Verdict(rule.action, rule, command)
+                    return Verdict(rule.action, rule, shown)
         return None
 
 
