@@ -436,6 +436,19 @@ async def test_force_skips_the_watched_pane_ask_and_nothing_else(
             assert "refused by the policy" in text_of(denied)
             assert len(person.shown) == 2
         assert "unforced-typed" not in screen(pane)
+        # watched = "deny" is the person's standing word: force does not move it
+        (tmp_path / "deny").mkdir()
+        refusing = 'watched = "deny"\n'
+        async with governed(make_context, main_tmux_socket, tmp_path / "deny", refusing) as (
+            client,
+            _,
+        ):
+            refused = await client.call_tool(
+                "send_keys", {"keys": "echo denied-typed", "pane_id": pane.pane_id, "force": True}
+            )
+            assert refused.is_error
+            assert "watched = 'deny'" in text_of(refused)
+        assert "denied-typed" not in screen(pane)
     assert not asked.exists()
     assert victim.is_dir()
     lines = records(log)
