@@ -12,7 +12,7 @@ from typing import Any
 from codegen.document_edits import document_edits
 from codegen.formatting import format_json, format_python
 from codegen.models import model_source
-from codegen.overlays import RESOURCE_KINDS, TARGET_KINDS, Overlays, checked
+from codegen.overlays import RESOURCE_KINDS, TARGET_KINDS, Overlays, checked, extended
 from codegen.projection import Projection
 from codegen.readme import summary
 from codegen.strict_projection import StrictProjection, strict_projection
@@ -25,8 +25,9 @@ GENERATED_DIR = Path("generated")
 # exact contracts, and what tools/list serves of each tool.
 CONTRACTS = GENERATED_DIR / "contracts.json"
 SERVING = GENERATED_DIR / "serving.json"
-# What validates calls besides each contract: its overlay's checks, as JSON Patch ``add``
-# edits over it (read by schemux.serving.binding.load_bindings; never served).
+# What validates calls besides each contract: its overlay's arguments and checks, as JSON
+# Patch ``add`` edits over it (read by schemux.serving.binding.load_bindings; the checks
+# never served, the arguments served as the overlay's edits).
 CHECKS = GENERATED_DIR / "checks.json"
 HANDLERS_DIR = Path("handlers")
 
@@ -76,7 +77,13 @@ def render_generated(
         strict = {name: strict_projection(told[name]["inputSchema"]) for name in names}
     overlays = overlays if overlays is not None else Overlays(families=(), by_tool={})
     in_guide = sorted(overlays.by_tool.values(), key=lambda overlay: (overlay.order, overlay.tool))
-    sources = {name: model_source(documents[name], (defaults or {}).get(name)) for name in names}
+    # the models have the overlay's own arguments too: the handlers read them
+    sources = {
+        name: model_source(
+            extended(documents[name], overlays.by_tool.get(name)), (defaults or {}).get(name)
+        )
+        for name in names
+    }
     tools = [_tool_module(documents[name], sources[name]) for name in names]
     served_modules = [tool for tool in tools if tool.name in served]
     files = {
@@ -154,7 +161,7 @@ def render_generated(
         {
             name: document_edits(documents[name], checked(documents[name], overlay))
             for name, overlay in sorted(overlays.by_tool.items())
-            if name in documents and overlay.checks
+            if name in documents and (overlay.checks or overlay.arguments)
         }
     )
     formatted[SERVING] = format_json(

@@ -9,14 +9,17 @@ never reaches tmux, whether a call may run as a task (``schemux.serving.tasks``)
 served only while several hosts are configured (``schemux.serving.selection``), the kinds of
 resource it reads (``schemux.serving.resources``), the arguments the audit redacts and reads
 its target from (``schemux.audit.log``), those that carry a host and the list a call on
-every host merges (``schemux.serving.host_addressing``), and the checks its handler needs over
-the contract (``checks``: validated with it, never served). The families, in the order
+every host merges (``schemux.serving.host_addressing``), the checks its handler needs over
+the contract (``checks``: validated with it, never served), and schemux's own top-level
+arguments the contract lacks (``arguments``: added to the contract that validates calls,
+to the models and to what tools/list serves). The families, in the order
 the instructions give them, and the recipes the instructions add when their tools are
 served, are ``schemas/families.toml``.
 
 TOML because overlays are prose written by people: multi-line text without escapes, and
 comments. The contract in ``schemas/tools/`` is never changed: it still validates every
-call and result; the overlay only changes what tools/list says.
+call and result, with only the overlay's checks and arguments added (``checked``); the
+rest of the overlay changes what tools/list says.
 """
 
 from __future__ import annotations
@@ -75,6 +78,8 @@ class Overlay:
     host_stamped: tuple[str, ...] = ()
     every_host_list: str | None = None
     checks: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # schemux's own top-level arguments, by name: the schema each is added with
+    arguments: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -206,6 +211,9 @@ def _overlay(tool: str, data: Mapping[str, Any]) -> Overlay:
         host_stamped=tuple(data.get("host_stamped", ())),
         every_host_list=data.get("every_host_list"),
         checks={pointer: dict(keywords) for pointer, keywords in data.get("checks", {}).items()},
+        arguments={
+            name: dict(schema) for name, schema in sorted(data.get("arguments", {}).items())
+        },
         description=data.get("description"),
         descriptions=dict(data.get("descriptions", {})),
         titles=dict(data.get("titles", {})),
@@ -252,6 +260,7 @@ def overlay_problems(
             if needed not in documents or needed == name
         ]
         problems += _argument_problems(where, overlay, document)
+        problems += _added_argument_problems(where, overlay, document)
         problems += _check_problems(where, overlay, document)
     problems += [
         f"{FAMILIES_FILE}: a recipe needs {needed!r}, which has no contract in schemas/tools/"
@@ -289,9 +298,28 @@ def _argument_problems(where: str, overlay: Overlay, document: Mapping[str, Any]
     return problems
 
 
+def _added_argument_problems(
+    where: str, overlay: Overlay, document: Mapping[str, Any]
+) -> list[str]:
+    """Arguments the overlay adds that the contract has already (in any root form), or
+    to an inputSchema whose root is no object schema."""
+    if not overlay.arguments:
+        return []
+    schema = document["inputSchema"]
+    if schema.get("type") != "object" or not isinstance(schema.get("properties", {}), dict):
+        return [f"{where}: arguments: the contract's inputSchema root is no object schema"]
+    top = _top_level_arguments(schema)
+    return [
+        f"{where}: arguments: {name!r} is an argument of the contract already; an overlay only adds"
+        for name in overlay.arguments
+        if name in top
+    ]
+
+
 def _check_problems(where: str, overlay: Overlay, document: Mapping[str, Any]) -> list[str]:
     """Checks that name no schema, change a keyword the contract states, make the
-    inputSchema invalid, or refuse a default the contract gives."""
+    inputSchema invalid (with the overlay's arguments), or refuse a default the contract
+    or an added argument gives."""
     problems = []
     for pointer, keywords in overlay.checks.items():
         target = _resolve(document, pointer)
@@ -315,6 +343,9 @@ def _check_problems(where: str, overlay: Overlay, document: Mapping[str, Any]) -
         target = _resolve({"inputSchema": schema}, pointer)
         if "default" in target and not cls(target).is_valid(target["default"]):
             problems.append(f"{where}: checks: {pointer} refuses the contract's own default")
+    for name, added in overlay.arguments.items():
+        if "default" in added and not cls(added).is_valid(added["default"]):
+            problems.append(f"{where}: arguments: {name!r} refuses its own default")
     return problems
 
 
@@ -335,10 +366,24 @@ def _property_names(schema: Any) -> set[str]:
     return names
 
 
-def checked(document: Mapping[str, Any], overlay: Overlay | None) -> dict[str, Any]:
-    """The contract that validates calls: ``document`` with the overlay's checks added
-    to its inputSchema (``document`` itself is left as it is)."""
+def extended(document: Mapping[str, Any], overlay: Overlay | None) -> dict[str, Any]:
+    """``document`` with the overlay's own arguments added to its inputSchema's
+    properties, after the contract's, in name order (``document`` itself is left as it
+    is): what the models are made from."""
     result = copy.deepcopy(dict(document))
+    if overlay is not None and overlay.arguments:
+        schema = result["inputSchema"]
+        schema["properties"] = {
+            **schema.get("properties", {}),
+            **copy.deepcopy(overlay.arguments),
+        }
+    return result
+
+
+def checked(document: Mapping[str, Any], overlay: Overlay | None) -> dict[str, Any]:
+    """The contract that validates calls: ``document`` with the overlay's arguments and
+    checks added to its inputSchema (``document`` itself is left as it is)."""
+    result = extended(document, overlay)
     for pointer, keywords in (overlay.checks if overlay is not None else {}).items():
         target = _resolve(result, pointer)
         assert isinstance(target, dict)  # overlay_problems refused any other
@@ -349,8 +394,9 @@ def checked(document: Mapping[str, Any], overlay: Overlay | None) -> dict[str, A
 def overlaid(document: Mapping[str, Any], overlay: Overlay | None) -> dict[str, Any]:
     """The document as tools/list says it: the overlay's texts and annotations over the
     contract, and no ``_meta`` (provenance stays in schemas/ and docs/tools.md). The
-    advice is not in it: it is served only with the tools it names."""
-    served = {key: copy.deepcopy(value) for key, value in document.items() if key != "_meta"}
+    advice is not in it: it is served only with the tools it names. The overlay's own
+    arguments are served as the contract's are."""
+    served = {key: value for key, value in extended(document, overlay).items() if key != "_meta"}
     if overlay is None:
         return served
     if overlay.description is not None:

@@ -143,8 +143,10 @@ def _merge_forms(
         if len(schemas) > 1:
             notes.add("a property's differing schemas joined in anyOf")
         schema = dict(schemas[0]) if len(schemas) == 1 else {"anyOf": schemas}
-        where = _where_allowed(key, forms, summaries, base_properties)
-        schema["description"] = " ".join(filter(None, [schema.get("description"), where]))
+        where = _where_allowed(key, forms, base_properties)
+        described = " ".join(filter(None, [schema.get("description"), where]))
+        if described:
+            schema["description"] = described
         properties[key] = schema
     how = "exactly one" if exactly_one else "at least one"
     listing = " ".join(f"({index}) {summary}." for index, summary in enumerate(summaries, 1))
@@ -173,19 +175,17 @@ def _form_summary(form: Mapping[str, Any], base_required: list[str]) -> str:
 
 
 def _where_allowed(
-    key: str,
-    forms: list[Mapping[str, Any]],
-    summaries: list[str],
-    base_properties: Mapping[str, Any],
+    key: str, forms: list[Mapping[str, Any]], base_properties: Mapping[str, Any]
 ) -> str:
-    """Which forms accept ``key``, and what it never goes with."""
+    """Which forms accept ``key`` (by number: the inputSchema's description lists them
+    once), and what it never goes with."""
     allowed = [
         index
         for index, form in enumerate(forms, 1)
         if key in base_properties or key in form["properties"]
     ]
     if len(allowed) == len(forms):
-        return "Allowed in every form."
+        return ""  # said of no property: only those some forms refuse are marked
     companions = {
         other for index in allowed for other in forms[index - 1]["properties"] if other != key
     }
@@ -195,8 +195,8 @@ def _where_allowed(
         for other in form["properties"]
         if other != key and other not in companions
     ]
-    text = " ".join(f"form ({index}): {summaries[index - 1]}." for index in allowed)
-    sentence = f"Only in {text}"
+    numbers = ", ".join(f"({index})" for index in allowed)
+    sentence = f"Only in form{'s' if len(allowed) > 1 else ''} {numbers}."
     if excluded:
         sentence += f" Not with {', '.join(dict.fromkeys(excluded))}."
     return sentence

@@ -16,7 +16,7 @@ async def handle(call: Call, request: AdoptPaneInput) -> AdoptPaneOutput:
     timeout = call.settings.clamp_wait(request.timeout)
     server = call.tmux(request.socket_name)
     pane = await resolve_requested_pane(server, request, call.notes)
-    await check_typing(call, server, pane, "adopt_pane")
+    await check_typing(call, server, pane, "adopt_pane", force=request.force)
     async with call.recorded(server, pane, "adopt_pane"):
         adoption = await adopt(server, pane, timeout)
     return AdoptPaneOutput(

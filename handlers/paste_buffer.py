@@ -14,6 +14,6 @@ async def handle(call: Call, request: PasteBufferInput) -> PasteBufferOutput:
     check_name(request.buffer_name)
     server = call.tmux(request.socket_name)
     pane = await resolve_requested_pane(server, request, call.notes)
-    await check_typing(call, server, pane, "paste_buffer")
+    await check_typing(call, server, pane, "paste_buffer", force=request.force)
     await paste(server, pane, request.buffer_name, bracket=request.bracket, delete_after=False)
     return PasteBufferOutput(result=f"Buffer {request.buffer_name} pasted into pane {pane.pane_id}")

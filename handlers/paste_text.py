@@ -15,6 +15,6 @@ async def handle(call: Call, request: PasteTextInput) -> PasteTextOutput:
     check_content("text", request.text)
     server = call.tmux(request.socket_name)
     pane = await resolve_requested_pane(server, request, call.notes)
-    await check_typing(call, server, pane, "paste_text")
+    await check_typing(call, server, pane, "paste_text", force=request.force)
     await paste_once(server, pane, request.text, bracket=request.bracket)
     return PasteTextOutput(result=f"Text pasted into pane {pane.pane_id}")

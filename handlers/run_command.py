@@ -26,7 +26,7 @@ async def handle(call: Call, request: RunCommandInput) -> RunCommandOutput:
 async def _run(call: Call, request: RunCommandInput, effective_timeout: float) -> RunCommandOutput:
     server = call.tmux(request.socket_name)
     pane = await resolve_requested_pane(server, request, call.notes)
-    await check_typing(call, server, pane, "run_command")
+    await check_typing(call, server, pane, "run_command", force=request.force)
     async with call.recorded(server, pane, request.command) as recorder:
         result = await run_in_shell(
             server,

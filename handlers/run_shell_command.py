@@ -17,7 +17,7 @@ async def handle(call: Call, request: RunShellCommandInput) -> RunShellCommandOu
     call.progress.expect(timeout, "waiting for the command to finish")
     server = call.tmux()
     pane = await resolve_pane(server, PaneTarget(pane_id=request.pane_id), call.notes)
-    await check_typing(call, server, pane, "run_shell_command")
+    await check_typing(call, server, pane, "run_shell_command", force=request.force)
     result = await run_in_shell(
         server,
         pane,

@@ -15,7 +15,7 @@ from schemux.panes.targets import resolve_requested_pane
 async def handle(call: Call, request: SendKeysInput) -> SendKeysOutput:
     server = call.tmux(request.socket_name)
     pane = await resolve_requested_pane(server, request, call.notes)
-    await check_typing(call, server, pane, "send_keys")
+    await check_typing(call, server, pane, "send_keys", force=request.force)
     async with call.recorded(server, pane, request.keys):
         await send_keys(
             server,

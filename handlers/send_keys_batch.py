@@ -35,7 +35,7 @@ async def handle(call: Call, request: SendKeysBatchInput) -> SendKeysBatchOutput
     if call.settings.policy is not None:  # every pane allowed before the first key is sent
         for operation in request.operations:
             pane = await resolve_requested_pane(server, operation, None)
-            await check_typing(call, server, pane, "send_keys_batch")
+            await check_typing(call, server, pane, "send_keys_batch", force=request.force)
     deadline = None if request.timeout is None else time.monotonic() + request.timeout
     results: list[Result] = []
     stopped_at = None

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from codegen.overlays import load_overlays, overlaid
+from codegen.overlays import extended, load_overlays, overlaid
 from schemux.serving.binding import generated_json
 
 _REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -20,6 +20,12 @@ _OVERLAYS, _ = load_overlays(_REPO_ROOT)
 
 # tool -> its exact contract (generated/contracts.json)
 TOOL_DOCUMENTS: dict[str, dict[str, Any]] = generated_json("contracts.json")
+# tool -> its contract with its overlay's own arguments (``force``, say) added: the rules
+# tools/list serves (calls are validated with the overlay's checks besides)
+EXTENDED_DOCUMENTS: dict[str, dict[str, Any]] = {
+    name: extended(document, _OVERLAYS.by_tool.get(name))
+    for name, document in TOOL_DOCUMENTS.items()
+}
 # tool -> its document as tools/list says it with --schemas exact (its overlay merged)
 SERVED_DOCUMENTS: dict[str, dict[str, Any]] = {
     name: overlaid(document, _OVERLAYS.by_tool.get(name))

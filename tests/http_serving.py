@@ -36,10 +36,10 @@ def listening(port: int) -> bool:
         return False
 
 
-def serve_http(tmux_socket: str, port: int) -> subprocess.Popen[bytes]:
+def serve_http(tmux_socket: str, port: int, *options: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [sys.executable, "-m", "schemux", "serve", "--socket-name", tmux_socket,
-         "--http", str(port)], stderr=subprocess.DEVNULL,
+         "--http", str(port), *options], stderr=subprocess.DEVNULL,
     )  # fmt: skip
 
 

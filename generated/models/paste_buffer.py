@@ -29,6 +29,12 @@ class PasteBufferInput(BaseModel):
     session_id: Annotated[str | None, Field(description="Pane resolution fallbacks.")] = None
     window_id: Annotated[str | None, Field(description="Pane resolution fallbacks.")] = None
     socket_name: Annotated[str | None, Field(description="tmux socket name.")] = None
+    force: Annotated[
+        bool,
+        Field(
+            description="Type though a person watches the pane (skips only the policy's ask for that)."
+        ),
+    ] = False
 
 
 class PasteBufferOutput(BaseModel):

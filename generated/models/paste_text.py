@@ -29,6 +29,12 @@ class PasteTextInput(BaseModel):
     session_id: Annotated[str | None, Field(description="Session ID for pane resolution.")] = None
     window_id: Annotated[str | None, Field(description="Window ID for pane resolution.")] = None
     socket_name: Annotated[str | None, Field(description="tmux socket name.")] = None
+    force: Annotated[
+        bool,
+        Field(
+            description="Type though a person watches the pane (skips only the policy's ask for that)."
+        ),
+    ] = False
 
 
 class PasteTextOutput(BaseModel):

@@ -43,6 +43,12 @@ class RunCommandInput(BaseModel):
         ),
     ] = 30
     window_id: Annotated[str | None, Field(description="Window ID for pane resolution.")] = None
+    force: Annotated[
+        bool,
+        Field(
+            description="Type though a person watches the pane (skips only the policy's ask for that)."
+        ),
+    ] = False
 
 
 class RunCommandOutput(BaseModel):

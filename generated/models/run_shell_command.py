@@ -54,6 +54,12 @@ class RunShellCommandInput(BaseModel):
             le=9007199254740991,
         ),
     ] = 30000
+    force: Annotated[
+        bool,
+        Field(
+            description="Type though a person watches the pane (skips only the policy's ask for that)."
+        ),
+    ] = False
 
 
 class RunShellCommandOutput(BaseModel):

@@ -40,6 +40,12 @@ class SendKeysInput(BaseModel):
         ),
     ] = False
     socket_name: Annotated[str | None, Field(description="tmux socket name.")] = None
+    force: Annotated[
+        bool,
+        Field(
+            description="Type though a person watches the pane (skips only the policy's ask for that)."
+        ),
+    ] = False
 
 
 class SendKeysOutput(BaseModel):

@@ -55,6 +55,12 @@ class SendKeysBatchInput(BaseModel):
         Field(description="Maximum time in seconds to allow the batch to run before aborting."),
     ] = None
     socket_name: Annotated[str | None, Field(description="tmux socket name.")] = None
+    force: Annotated[
+        bool,
+        Field(
+            description="Type though a person watches the pane (skips only the policy's ask for that)."
+        ),
+    ] = False
 
 
 class Result(BaseModel):

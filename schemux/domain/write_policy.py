@@ -7,6 +7,8 @@ schemux's programs; in the ``owned`` scope also when its session was made by a c
 (``SessionsMade``, kept per tmux server). A person watches a pane when a client that is
 not a control client (a terminal) shows it as its current pane and used it within
 ``WATCHING_SECONDS``: typing there is the policy's ``watched`` action (``ask`` by default).
+A call that says ``force`` knows a person watches and goes on without that ask; it never
+skips a rule's ask (asked before any tmux work), a deny, ``watched = "deny"`` or the scope.
 """
 
 from __future__ import annotations
@@ -35,11 +37,14 @@ class SessionsMade:
         self.ids: set[str] = set()
 
 
-async def check_typing(call: Call, server: TmuxServer, pane: PaneInfo, tool: str) -> None:
+async def check_typing(
+    call: Call, server: TmuxServer, pane: PaneInfo, tool: str, *, force: bool = False
+) -> None:
     """Raise ``PolicyDenied`` when the policy's write scope leaves ``pane`` out (whatever
-    was approved: the scope is the person's standing word), or ``ApprovalNeeded``
-    (``PolicyDenied`` for ``deny``) when a person watches it and the call is not
-    ``approved`` (by them, or by a rule that allows it); nothing when no policy is set."""
+    was approved or forced: the scope is the person's standing word), or
+    ``ApprovalNeeded`` (``PolicyDenied`` for ``deny``) when a person watches it and the
+    call is not ``approved`` (by them, or by a rule that allows it) nor, for an ask,
+    ``force``d (noted on the call's audit record); nothing when no policy is set."""
     policy = call.settings.policy
     if policy is None:
         return
@@ -53,6 +58,10 @@ async def check_typing(call: Call, server: TmuxServer, pane: PaneInfo, tool: str
             + f", or ask the person to set write_scope = {wider!r} in {policy.path}",
         )
     if call.approved or policy.watched == "allow" or not await _watched(server, pane.pane_id):
+        return
+    if force and policy.watched == "ask":
+        if call.notes is not None:
+            call.notes.note_policy("allow", reason="force")
         return
     reason = f"a person is watching pane {pane.pane_id} (a terminal shows it and was used lately)"
     if policy.watched == "deny":

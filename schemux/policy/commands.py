@@ -3,12 +3,23 @@ simple command's words, unquoted, with the words that only run another command (
 ``env``, ``nice``, ``xargs``, ...) taken off and the scripts of ``sh -c``/``bash -c``
 read in turn. Parsed by tree-sitter's bash grammar (``tree-sitter-bash``), so quotes,
 lists (``;``, ``&&``, ``||``, ``|``), subshells and command substitutions are the
-shell's, not a regular expression's. Pure.
+shell's, not a regular expression's.
+
+Each command also has a flag form, so that one rule meets every way getopt lets its
+flags be spelled: every short option word before ``--`` (``-r``, ``-f``, ``-rf``, also
+after an operand, as GNU getopt reads them) joined into one cluster of sorted letters,
+each long option (``--recursive``, or GNU's abbreviation ``--rec``) adding its first
+letter to that cluster (GNU's usual pairing: ``--force`` is ``-f``) and kept after it,
+then the other words in order: ``rm x -r --force`` -> ``rm -fr --force x``. No table of
+commands: a letter may be one the command does not have, so the form can only make a
+deny or ask rule match more. Pure.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from functools import cache
 from types import MappingProxyType
 from typing import TYPE_CHECKING
@@ -47,6 +58,44 @@ _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", 
 _SKIPPED = frozenset(
     {"variable_assignment", "file_redirect", "heredoc_redirect", "herestring_redirect"}
 )
+_SHORT_OPTIONS = re.compile(r"-[A-Za-z0-9]+")
+_LONG_OPTION = re.compile(r"--([A-Za-z0-9])[^=]*(=.*)?", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Command:
+    """One command a shell runs: its words (runners taken off, quotes the shell's)."""
+
+    words: tuple[str, ...]
+
+    @property
+    def text(self) -> str:
+        """Its words joined by one space: what the rules match."""
+        return " ".join(self.words)
+
+    @property
+    def flag_form(self) -> str:
+        """Its flags in one form (the module's docstring): the name, one cluster of the
+        sorted letters of every short option and of each long option's first, the long
+        options sorted, then the other words in order (from ``--`` on, as written)."""
+        letters: set[str] = set()
+        longs: list[str] = []
+        others: list[str] = []
+        words = self.words[1:]
+        for index, word in enumerate(words):
+            if word == "--":
+                others += words[index:]
+                break
+            long = _LONG_OPTION.fullmatch(word)
+            if long is not None:
+                letters.add(long.group(1))
+                longs.append(word)
+            elif _SHORT_OPTIONS.fullmatch(word):
+                letters.update(word[1:])
+            else:
+                others.append(word)
+        cluster = ["-" + "".join(sorted(letters))] if letters else []
+        return " ".join([*self.words[:1], *cluster, *sorted(longs), *others])
 
 
 @cache
@@ -62,10 +111,16 @@ def commands_run(text: str) -> tuple[str, ...]:
     """Each command ``text`` runs, as its words joined by one space, in order:
     ``"sudo rm -rf x && bash -c 'ls | wc'"`` -> ``("rm -rf x", "ls", "wc")``.
     A command the parser could not read whole is still listed as far as it read."""
-    return tuple(dict.fromkeys(_commands(text, 0)))
+    return tuple(dict.fromkeys(command.text for command in read_commands(text)))
 
 
-def _commands(text: str, depth: int) -> Iterator[str]:
+def read_commands(text: str) -> tuple[Command, ...]:
+    """Each command ``text`` runs, once each, in order (``commands_run``'s, with their
+    words)."""
+    return tuple(dict.fromkeys(Command(tuple(words)) for words in _commands(text, 0)))
+
+
+def _commands(text: str, depth: int) -> Iterator[list[str]]:
     tree = _parser().parse(text.encode("utf-8", "surrogatepass"))
     for node in _command_nodes(tree.root_node):
         words = [_unquoted(child) for child in node.named_children if child.type not in _SKIPPED]
@@ -83,14 +138,14 @@ def _command_nodes(root: Node) -> Iterator[Node]:
         stack.extend(reversed(node.children))
 
 
-def _unwrapped(words: list[str], depth: int) -> Iterator[str]:
+def _unwrapped(words: list[str], depth: int) -> Iterator[list[str]]:
     """The command ``words`` run, runners taken off; a shell's ``-c`` script read."""
     while words:
         name = words[0].rsplit("/", 1)[-1]
         if name in _SHELLS and depth < MAX_NESTING:
             script = _script_of(words[1:])
             if script is not None:
-                yield " ".join(words)
+                yield words
                 yield from _commands(script, depth + 1)
                 return
         takes_value = _RUNNERS.get(name)
@@ -106,7 +161,7 @@ def _unwrapped(words: list[str], depth: int) -> Iterator[str]:
         del rest[: _POSITIONAL.get(name, 0)]
         words = rest
     if words:
-        yield " ".join(words)
+        yield words
 
 
 def _script_of(arguments: list[str]) -> str | None:

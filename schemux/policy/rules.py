@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-from schemux.policy.commands import commands_run
+from schemux.policy.commands import read_commands
 
 WriteScope = Literal["all", "owned", "agent"]
 WRITE_SCOPES: tuple[WriteScope, ...] = get_args(WriteScope)
@@ -23,10 +23,10 @@ SHELL_TOOLS = frozenset({"run_command", "run_shell_command", "run_command_on_hos
 KEY_TOOLS = frozenset({"send_keys", "send_keys_batch"})
 PROGRAM_TOOLS = frozenset({"start_program", "run_program"})
 # the tools that type into or run in a pane a call names: write_scope and a person
-# watching are checked for them
+# watching are checked for them (domain.write_policy), and each takes ``force``
 TYPING_TOOLS = frozenset(
     {"run_command", "run_shell_command", "send_keys", "send_keys_batch", "paste_text",
-     "paste_buffer"}
+     "paste_buffer", "adopt_pane"}
 )  # fmt: skip
 
 
@@ -75,16 +75,25 @@ class Policy:
 
     def verdict(self, tool: str, host: str, texts: Iterable[str]) -> Verdict | None:
         """The first rule that applies to ``tool`` on ``host`` and whose pattern is
-        found in one of ``texts`` as written or in a command a shell runs of it (None:
-        no rule matched)."""
+        found in one of ``texts`` as written or in a command a shell runs of it; a deny
+        or ask rule also in that command's flag form (``policy.commands``), which can
+        make a call refused or asked about, never allowed. The verdict names the command
+        as run (None: no rule matched)."""
         rules = [rule for rule in self.rules if rule.applies(tool, host)]
         if not rules:
             return None
-        candidates = [candidate for text in texts for candidate in (text, *commands_run(text))]
+        written: list[tuple[str, str]] = []  # (what is matched, the command it shows)
+        flag_forms: list[tuple[str, str]] = []
+        for text in texts:
+            written.append((text, text))
+            for run in read_commands(text):
+                written.append((run.text, run.text))
+                flag_forms.append((run.flag_form, run.text))
         for rule in rules:
-            for candidate in candidates:
+            candidates = written if rule.action == "allow" else [*written, *flag_forms]
+            for candidate, shown in candidates:
                 if rule.pattern.search(candidate):
-                    return Verdict(rule.action, rule, candidate)
+                    return Verdict(rule.action, rule, shown)
         return None
 
 

@@ -6,9 +6,11 @@ before their answer.
 A client of MCP 2026-07-28 that declares elicitation is answered ``input_required``: the
 question embedded, and a ``requestState`` that binds the answer to this tool and these
 exact arguments (sealed and expiring, by the SDK's ``RequestStateBoundary``); its retry
-carries the answer. A handshake-era client is sent ``elicitation/create`` and the call
-waits for the answer. A client that cannot elicit is refused, told how to allow the
-command instead. Every decision goes on the call's audit record (``note_policy``).
+carries the answer. A call run as a task (``serving.tasks``) asks through its task: the
+task says ``input_required`` with the same question until ``tasks/update`` answers it.
+A handshake-era client is sent ``elicitation/create`` and the call waits for the answer.
+A client that cannot elicit is refused, told how to allow the command instead. Every
+decision goes on the call's audit record (``note_policy``).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import mcp_types as types
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
 
 from schemux.errors import PolicyDenied
 from schemux.policy.rules import Policy, Verdict, command_texts
@@ -29,6 +32,7 @@ if TYPE_CHECKING:
 
     from schemux.audit.log import CallRecord
     from schemux.domain.fleet import Fleet
+    from schemux.serving.tasks import TaskInput
 
 # the key of the one input request an approval sends
 APPROVAL_KEY = "schemux_approval"
@@ -136,23 +140,32 @@ class PolicyGate:
         question: str,
         notes: CallRecord,
         *,
-        can_retry: bool = True,
+        in_task: TaskInput | None = None,
     ) -> types.InputRequiredResult | Answer | None:
-        """Put ``question`` to the person: an ``input_required`` result for a 2026-07-28
-        client (when ``can_retry``), else their answer to ``elicitation/create``; None
-        when the client cannot be asked."""
+        """Put ``question`` to the person: through the call's task when it runs as one
+        (``in_task``: input_required until ``tasks/update`` answers), as an
+        ``input_required`` result for a 2026-07-28 client, else by ``elicitation/create``;
+        their answer (None when the client cannot be asked)."""
         capabilities = ctx.session.client_capabilities
+        if in_task is not None:  # the request's own declaration: the task outlives it
+            capabilities = _declared(ctx)
         elicitation = None if capabilities is None else capabilities.elicitation
         if elicitation is None or (elicitation.form is None and elicitation.url is not None):
             notes.note_policy("ask", answer="not asked")
             return None
+        request = types.ElicitRequest(
+            params=types.ElicitRequestFormParams(message=question, requested_schema=_schema())
+        )
+        if in_task is not None:
+            wire = request.model_dump(by_alias=True, mode="json", exclude_none=True)
+            responses = await in_task({APPROVAL_KEY: wire})
+            try:
+                answer = _answer(types.ElicitResult.model_validate(responses[APPROVAL_KEY]))
+            except ValidationError:  # an answer schemux cannot read approves nothing
+                answer = "cancel"
+            notes.note_policy("ask", answer=answer)
+            return answer
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            if not can_retry:
-                notes.note_policy("ask", answer="not asked")
-                return None
-            request = types.ElicitRequest(
-                params=types.ElicitRequestFormParams(message=question, requested_schema=_schema())
-            )
             return types.InputRequiredResult(
                 input_requests={APPROVAL_KEY: request},
                 request_state=self.state(tool, arguments),
@@ -204,6 +217,16 @@ class PolicyGate:
                 'placed before the rule that asks (or watched = "allow")'
             ),
         ).render()
+
+
+def _declared(ctx: ServerRequestContext[Any]) -> types.ClientCapabilities | None:
+    """The capabilities this request's own ``_meta`` declares (2026-07-28); None when it
+    declares none readable."""
+    declared = (ctx.meta or {}).get(types.CLIENT_CAPABILITIES_META_KEY)
+    try:
+        return types.ClientCapabilities.model_validate(declared)
+    except ValidationError:
+        return None
 
 
 def _schema() -> dict[str, Any]:

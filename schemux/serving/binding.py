@@ -78,8 +78,9 @@ class ToolBinding:
     (codegen/projection.py); ``strict_input_schema`` the one served with
     ``openai-strict``, where a null at one of ``absent_when_null`` means absent.
     ``input_model`` names the request model in the tool's generated models module.
-    ``checks`` are the overlay's additions to the contract (JSON Patch ``add`` edits,
-    never served): calls are validated against the contract with them.
+    ``checks`` are the overlay's additions to the contract (JSON Patch ``add`` edits):
+    its checks (never served) and its own arguments (served, through ``listed``); calls
+    are validated against the contract with them.
     """
 
     document: Mapping[str, Any]
@@ -100,10 +101,17 @@ class ToolBinding:
         return str(self.document["name"])
 
     @cached_property
+    def validating_input_schema(self) -> Mapping[str, Any]:
+        """The inputSchema every call is validated against: the contract's, with its
+        overlay's checks and its own arguments (``force``, say) added."""
+        schema: Mapping[str, Any] = edited(self.document, self.checks)["inputSchema"]
+        return schema
+
+    @cached_property
     def input_validator(self) -> Validator:
         from schemux.serving.validation import contract_validator
 
-        return contract_validator(edited(self.document, self.checks)["inputSchema"])
+        return contract_validator(self.validating_input_schema)
 
     @cached_property
     def output_validator(self) -> Validator:
@@ -132,9 +140,9 @@ class ToolBinding:
 
     @property
     def declared_arguments(self) -> frozenset[str]:
-        """The argument names the contract declares, in any of its forms (a root
-        ``oneOf``, ``anyOf`` or ``allOf``: each form's properties)."""
-        schema = self.document["inputSchema"]
+        """The argument names the contract declares (with its overlay's own), in any of
+        its forms (a root ``oneOf``, ``anyOf`` or ``allOf``: each form's properties)."""
+        schema = self.validating_input_schema
         forms = [
             schema,
             *(form for key in ("oneOf", "anyOf", "allOf") for form in schema.get(key, ())),

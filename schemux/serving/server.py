@@ -69,6 +69,8 @@ from schemux.serving.state import ServingState
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
 
+    from schemux.serving.tasks import CallHandler, TaskInput
+
 logger = logging.getLogger("schemux")
 
 # What to give instead of a value a bound refuses, by the bound's keyword
@@ -346,11 +348,12 @@ def build_server(state: ServingState, bindings: Mapping[str, ToolBinding]) -> Se
         binding: ToolBinding,
         call: Call,
         *,
-        can_retry: bool,
+        in_task: TaskInput | None = None,
     ) -> types.CallToolResult | types.InputRequiredResult:
         """The call under the policy (``serving.approvals``): refused, or put to the
-        person, before any tmux work; a pane the person watches is asked about once the
-        handler has found it, before any key (``domain.write_policy``)."""
+        person (through its task when ``in_task``), before any tmux work; a pane the
+        person watches is asked about once the handler has found it, before any key
+        (``domain.write_policy``)."""
         gate = state.policy_gate
         notes = call.notes
         arguments = dict(params.arguments or {})
@@ -364,7 +367,7 @@ def build_server(state: ServingState, bindings: Mapping[str, ToolBinding]) -> Se
         while True:
             if question is not None:
                 asked = await gate.ask(
-                    ctx, binding.name, arguments, question, notes, can_retry=can_retry
+                    ctx, binding.name, arguments, question, notes, in_task=in_task
                 )
                 if isinstance(asked, types.InputRequiredResult):
                     return asked
@@ -389,15 +392,20 @@ def build_server(state: ServingState, bindings: Mapping[str, ToolBinding]) -> Se
         binding = bound(params.name, notes)
         async with progress.reporting(ctx.session.report_progress) as reporting:
             call = call_of(ctx, notes, reporting)
-            return await governed(ctx, params, binding, call, can_retry=True)
+            return await governed(ctx, params, binding, call)
 
-    async def call_tool_in_task(
-        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams, notes: CallRecord
-    ) -> types.CallToolResult | types.InputRequiredResult:
-        # no progress: the request was answered with the task (the extension sends none);
-        # no input_required either: the task's result cannot be one
-        binding = bound(params.name, notes)
-        return await governed(ctx, params, binding, call_of(ctx, notes), can_retry=False)
+    def in_task(ask: TaskInput) -> CallHandler:
+        """The call run in a task whose client ``ask`` puts the policy's questions to."""
+
+        async def call_tool_in_task(
+            ctx: ServerRequestContext[Any], params: types.CallToolRequestParams, notes: CallRecord
+        ) -> types.CallToolResult | types.InputRequiredResult:
+            # no progress: the request was answered with the task (the extension sends
+            # none); no input_required result either: the task asks (input_required)
+            binding = bound(params.name, notes)
+            return await governed(ctx, params, binding, call_of(ctx, notes), in_task=ask)
+
+        return state.audit.recording(call_tool_in_task)
 
     server: Server[Any] = Server(
         "schemux",
@@ -413,7 +421,7 @@ def build_server(state: ServingState, bindings: Mapping[str, ToolBinding]) -> Se
         server,
         (name for name in TASK_TOOLS if name in bindings),
         blocking=state.audit.recording(call_tool),
-        in_task=state.audit.recording(call_tool_in_task),
+        in_task=in_task,
     )
     if state.policy_gate is not None:  # a retry's requestState sealed, bound, expiring
         server.middleware.append(

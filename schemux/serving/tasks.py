@@ -11,6 +11,12 @@ does a call made when ``MAX_TASKS`` tasks are running, since the server decides,
 request, whether a call becomes a task. The extension has no ``tasks/list`` and no
 ``tasks/result``: the result is in ``tasks/get``.
 
+A call that needs the person's answer (the policy's ask, ``serving.approvals``) asks it
+through its task (``ToolTask.ask``): the task says ``input_required`` with the requests
+(``inputRequests``), the client answers them with ``tasks/update`` (``inputResponses``),
+and the task is ``working`` again; a cancel or the task's expiry meanwhile ends the wait
+as it ends any.
+
 The tasks belong to the server's ``ServingState``: bounded in number (the oldest ended
 one makes room), each removed when its ``ttlMs`` has passed (the server's wait ceiling,
 which bounds every call, and ``KEEP_SECONDS`` to fetch the result); a task still running
@@ -53,11 +59,16 @@ KEEP_SECONDS = 300.0  # how long past the longest call a task's result can be fe
 POLL_INTERVAL_MS = 500  # the calls take seconds; a poll is one dictionary lookup
 
 WORKING, COMPLETED, FAILED, CANCELLED = "working", "completed", "failed", "cancelled"
+INPUT_REQUIRED = "input_required"
+ENDED = frozenset({COMPLETED, FAILED, CANCELLED})
 
 CallHandler = Callable[
     [ServerRequestContext[Any], types.CallToolRequestParams],
     Awaitable[types.CallToolResult | types.InputRequiredResult],
 ]
+# asks the client, through the call's task, the input requests (key -> request in wire
+# form) and returns its responses (key -> response as the client sent it)
+TaskInput = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 
 
 class TaskParams(types.RequestParams):
@@ -67,7 +78,7 @@ class TaskParams(types.RequestParams):
 
 
 class UpdateTaskParams(TaskParams):
-    """``tasks/update``: answers to a task's input requests (schemux's never ask any)."""
+    """``tasks/update``: answers to a task's input requests."""
 
     input_responses: dict[str, Any] = Field(alias="inputResponses")
 
@@ -92,6 +103,10 @@ class ToolTask:
     error: dict[str, Any] | None = None
     runner: asyncio.Task[None] | None = None
     expiry: asyncio.TimerHandle | None = None
+    # while input_required: what the call asks, the responses so far, and its wait
+    input_requests: dict[str, Any] = field(default_factory=dict)
+    input_responses: dict[str, Any] = field(default_factory=dict)
+    answered: asyncio.Future[None] | None = None
 
     def __post_init__(self) -> None:
         self.last_updated_at = self.created_at
@@ -99,15 +114,46 @@ class ToolTask:
 
     @property
     def ended(self) -> bool:
-        return self.status != WORKING
+        return self.status in ENDED
 
     def end(self, status: str, message: str) -> None:
         """The task's last state; a task ends once (a cancel that came too late loses)."""
         if self.ended:
             return
+        self._set(status, message)
+
+    def _set(self, status: str, message: str) -> None:
         self.status = status
         self.status_message = message
         self.last_updated_at = _now()
+
+    async def ask(self, requests: dict[str, Any]) -> dict[str, Any]:
+        """Ask the client ``requests`` through this task (``input_required``) and wait
+        for a ``tasks/update`` that answers every one; their responses. A cancel of the
+        call ends the wait (the task is then ``working`` until its cancel ends it)."""
+        self.input_requests = dict(requests)
+        self.input_responses = {}
+        self.answered = asyncio.get_running_loop().create_future()
+        self._set(INPUT_REQUIRED, f"{self.tool} waits for the client's answer")
+        try:
+            await self.answered
+            return {key: self.input_responses[key] for key in requests}
+        finally:
+            self.input_requests, self.answered = {}, None
+            if self.status == INPUT_REQUIRED:
+                self._set(WORKING, f"{self.tool} is running")
+
+    def take(self, responses: Mapping[str, Any]) -> None:
+        """The responses of a ``tasks/update``: those to an outstanding request are kept
+        (others ignored, as the extension says); the wait ends once every one has one."""
+        if self.answered is None or self.answered.done():
+            return
+        self.input_responses.update(
+            (key, value) for key, value in responses.items() if key in self.input_requests
+        )
+        if set(self.input_requests) <= set(self.input_responses):
+            self.answered.set_result(None)
+            self._set(WORKING, f"{self.tool} is running")  # a poll right after sees it
 
     def wire(self) -> dict[str, Any]:
         """The ``DetailedTask`` for this state: the result or error inline once ended."""
@@ -124,6 +170,8 @@ class ToolTask:
             task["result"] = self.result
         elif self.status == FAILED:
             task["error"] = self.error
+        elif self.status == INPUT_REQUIRED:
+            task["inputRequests"] = self.input_requests
         return task
 
 
@@ -163,18 +211,18 @@ class ToolTasks:
         tools: Iterable[str],
         *,
         blocking: CallHandler,
-        in_task: CallHandler,
+        in_task: Callable[[TaskInput], CallHandler],
     ) -> None:
         """Serve ``tools/call`` on ``server`` (``blocking`` answers when the call ends;
-        ``in_task`` runs a call of one of ``tools`` as a task) and the ``tasks/*``
-        methods, and declare the extension."""
+        ``in_task(ask)`` runs a call of one of ``tools`` as a task, asking the client
+        through it with ``ask``) and the ``tasks/*`` methods, and declare the extension."""
         task_tools = frozenset(tools)
 
         async def call_tool(
             ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
         ) -> types.CallToolResult | types.InputRequiredResult | dict[str, Any]:
             if params.name in task_tools and declares_tasks(ctx) and self._make_room():
-                return self._start(params, in_task(ctx, params))
+                return self._start(params, lambda ask: in_task(ask)(ctx, params))
             return await blocking(ctx, params)
 
         server.add_request_handler("tools/call", types.CallToolRequestParams, call_tool)
@@ -199,12 +247,12 @@ class ToolTasks:
     def _start(
         self,
         params: types.CallToolRequestParams,
-        call: Awaitable[types.CallToolResult | types.InputRequiredResult],
+        call: Callable[[TaskInput], Awaitable[types.CallToolResult | types.InputRequiredResult]],
     ) -> dict[str, Any]:
         task = ToolTask(secrets.token_hex(16), params.name, self._ttl_ms)
         self._tasks[task.task_id] = task
         loop = asyncio.get_running_loop()
-        task.runner = loop.create_task(self._run(task, call))
+        task.runner = loop.create_task(self._run(task, call(task.ask)))
         task.expiry = loop.call_later(self._ttl_ms / 1000, self._expire, task)
         return {"resultType": "task", **task.wire()}
 
@@ -222,7 +270,7 @@ class ToolTasks:
             task.error = {"code": types.INTERNAL_ERROR, "message": f"{type(error).__name__}"}
             task.end(FAILED, f"{task.tool} failed unexpectedly (details in the server's log)")
             return
-        if not isinstance(result, types.CallToolResult):  # never asked of a task (approvals)
+        if not isinstance(result, types.CallToolResult):  # a task asks by ToolTask.ask instead
             task.end(FAILED, f"{task.tool} needed input a task cannot ask for")
             return
         task.result = result.model_dump(by_alias=True, mode="json", exclude_none=True)
@@ -247,9 +295,8 @@ class ToolTasks:
     async def _update(
         self, ctx: ServerRequestContext[Any], params: UpdateTaskParams
     ) -> dict[str, Any]:
-        # schemux's tasks never ask for input: responses to no outstanding request are
-        # ignored, as the extension says
-        self._known(ctx, params.task_id)
+        # responses to no outstanding request are ignored, as the extension says
+        self._known(ctx, params.task_id).take(params.input_responses)
         return {}
 
     async def _cancel(self, ctx: ServerRequestContext[Any], params: TaskParams) -> dict[str, Any]:

@@ -9,15 +9,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator
 
 from codegen.__main__ import main
 from codegen.importer import ImportFailed
+from codegen.models import model_source
 from codegen.overlays import (
     HINTS,
     RESOURCE_KINDS,
     TARGET_KINDS,
     Overlay,
     checked,
+    extended,
     load_overlays,
     overlaid,
     overlay_problems,
@@ -40,6 +43,7 @@ from schemux.generated.tool_facts import (
     RESOURCE_READERS,
     USES,
 )
+from schemux.policy.rules import TYPING_TOOLS
 from tests.codegen.overlay_files import OVERLAYS, write_overlay
 from tests.generated_data import TOOL_DOCUMENTS
 
@@ -169,6 +173,26 @@ def test_a_served_tool_without_an_overlay_stops_codegen_saying_what_to_write(
             lambda text: text + '[checks."/inputSchema/properties/enter"]\nconst = false\n',
             "schemas/overlays/send_keys.toml: checks: /inputSchema/properties/enter refuses "
             "the contract's own default",
+        ),
+        (
+            lambda text: text + '[arguments.enter]\ntype = "boolean"\ndescription = "E."\n',
+            "schemas/overlays/send_keys.toml: arguments: 'enter' is an argument of the "
+            "contract already; an overlay only adds",
+        ),
+        (
+            lambda text: text + '[arguments.hurry]\ntype = "boolean"\n',
+            "schemas/overlays/send_keys.toml: arguments/hurry: 'description' is a required "
+            "property",
+        ),
+        (
+            lambda text: (
+                text + '[arguments.hurry]\ntype = "boolean"\ndefault = 3\ndescription = "H."\n'
+            ),
+            "schemas/overlays/send_keys.toml: arguments: 'hurry' refuses its own default",
+        ),
+        (
+            lambda text: text + '[arguments.hurry]\ntype = "nothing"\ndescription = "H."\n',
+            "schemas/overlays/send_keys.toml: checks make the inputSchema invalid: ",
         ),
     ],
 )
@@ -306,3 +330,79 @@ def test_an_overlay_replaces_or_removes_a_schema_title() -> None:
     assert told["outputSchema"] == {"type": "object"}
     assert told["inputSchema"] == {"type": "object", "title": "The arguments"}
     assert contract["outputSchema"]["title"] == "TResultModel"
+
+
+FORCE = {"type": "boolean", "default": False, "description": "Go on though a person watches."}
+
+
+def test_an_overlays_own_argument_is_in_the_validating_contract_the_models_and_tools_list() -> None:
+    contract: dict[str, Any] = {
+        "name": "type_here",
+        "description": "T.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"keys": {"type": "string"}},
+            "required": ["keys"],
+            "additionalProperties": False,
+        },
+        "outputSchema": {"type": "object", "properties": {"ok": {"type": "boolean"}}},
+    }
+    before = copy.deepcopy(contract)
+    overlay = Overlay(
+        tool="type_here",
+        family="keys",
+        use="type",
+        order=1,
+        never_sent=(),
+        task=False,
+        several_hosts=False,
+        description=None,
+        descriptions={},
+        titles={},
+        advice=(),
+        annotations=dict.fromkeys(HINTS, False),
+        why=dict.fromkeys(HINTS, "a test"),
+        arguments={"force": FORCE},
+    )
+    validating = checked(contract, overlay)
+    assert contract == before  # the contract itself is left as it is
+    assert validating["inputSchema"]["properties"] == {"keys": {"type": "string"}, "force": FORCE}
+    assert validating["inputSchema"]["required"] == ["keys"]
+    validator = Draft202012Validator(validating["inputSchema"])
+    assert validator.is_valid({"keys": "x", "force": True})
+    assert not validator.is_valid({"keys": "x", "force": "yes"})
+    assert not validator.is_valid({"keys": "x", "forced": True})
+    assert overlaid(contract, overlay)["inputSchema"]["properties"]["force"] == FORCE
+    source = model_source(extended(contract, overlay))
+    namespace: dict[str, Any] = {}
+    exec(compile(source, "type_here.py", "exec"), namespace)
+    model = namespace["TypeHereInput"]
+    model.model_rebuild(_types_namespace=namespace)
+    assert model.model_fields["force"].annotation is bool
+    assert model(keys="x").force is False
+    assert model.model_validate({"keys": "x", "force": True}).force is True
+    # deterministic: the same inputs give the same text
+    assert model_source(extended(contract, overlay)) == source
+    assert extended(contract, None) == contract
+
+
+def test_force_is_served_validated_and_modelled_for_the_tools_that_type_into_panes(
+    repo_root: Path,
+) -> None:
+    overlays, _ = load_overlays(repo_root)
+    with_force = {
+        name for name, overlay in overlays.by_tool.items() if "force" in overlay.arguments
+    }
+    assert with_force == TYPING_TOOLS
+    for name in sorted(with_force):
+        binding = BINDINGS[name]
+        assert "force" not in TOOL_DOCUMENTS[name]["inputSchema"]["properties"]  # upstream's
+        assert "force" in binding.declared_arguments
+        for mode in ("compact", "exact", "openai-strict"):
+            served = binding.served_document(mode)["inputSchema"]["properties"]
+            assert served["force"]["type"] in ("boolean", ["boolean", "null"]), (name, mode)
+        assert not binding.input_validator.is_valid({"force": "yes"})
+        model = getattr(
+            __import__(f"schemux.generated.models.{name}", fromlist=["_"]), binding.input_model
+        )
+        assert model.model_fields["force"].default is False
