@@ -4,7 +4,9 @@ Pillow (FreeType underneath) because it draws text and rectangles and writes PNG
 no system library of its own to install, in wheels for every platform. The font size is
 the one at which the typeface's advance is exactly ``CELL_WIDTH`` pixels, so a run of
 cells of one style is drawn in one call and still falls on the cell grid; text is laid
-out by Pillow's basic engine (no shaping: a ligature would join two cells). Drawing
+out by Pillow's basic engine (no shaping: a ligature would join two cells). A character
+the typeface lacks is drawn from its fallback font (CJK) when it has one, at the size
+whose ideograph fits its two cells and the cell's height, centred; else as a box. Drawing
 holds no lock: a painter is used by one thread at a time (its owner's one worker).
 """
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass
+from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageFont
 
@@ -54,6 +57,30 @@ class PngPainter:
         self.cell_width = cell_width
         self.cell_height = ascent + descent
         self._ascent = ascent
+        self._fallback: tuple[ImageFont.FreeTypeFont, frozenset[int], float] | None = None
+        if typeface.fallback is not None:
+            self._fallback = self._fallback_font(*typeface.fallback)
+
+    def _fallback_font(
+        self, path: Path, index: int
+    ) -> tuple[ImageFont.FreeTypeFont, frozenset[int], float]:
+        """The fallback font at the size whose ideograph fits two cells and one cell's
+        height, its characters, and how far down its text goes to be centred in a cell."""
+
+        def font(size: float) -> ImageFont.FreeTypeFont:
+            return ImageFont.truetype(
+                str(path), size, index=index, layout_engine=ImageFont.Layout.BASIC
+            )
+
+        unit = font(1000)
+        ascent, descent = unit.getmetrics()
+        size = min(
+            2 * self.cell_width / (unit.getlength("\u4e00") / 1000),
+            self.cell_height / ((ascent + descent) / 1000),
+        )
+        scaled = font(size)
+        ascent, descent = scaled.getmetrics()
+        return scaled, characters_of(path, index), (self.cell_height - ascent - descent) / 2
 
     def size(self, screen: Screen) -> tuple[int, int]:
         """The picture's width and height in pixels."""
@@ -127,10 +154,15 @@ class PngPainter:
         """One cell on its own: its character, or a box of its width when the font
         lacks one of its characters."""
         left = cell.x * self.cell_width
+        fallback = self._fallback
         if all(ord(char) in ink.characters for char in cell.text):
             if cell.text.strip():
                 slack = cell.width * self.cell_width - ink.font.getlength(cell.text)
                 draw.text((left + max(0.0, slack / 2), top), cell.text, font=ink.font, fill=fg)
+        elif fallback is not None and all(ord(char) in fallback[1] for char in cell.text):
+            font, _, down = fallback
+            slack = cell.width * self.cell_width - font.getlength(cell.text)
+            draw.text((left + max(0.0, slack / 2), top + down), cell.text, font=font, fill=fg)
         else:
             draw.rectangle(
                 (
