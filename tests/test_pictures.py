@@ -19,7 +19,7 @@ from schemux.pictures.cells import (
     styled,
 )
 from schemux.pictures.fonts import find_typeface
-from schemux.pictures.raster import CELL_WIDTH, PngPainter
+from schemux.pictures.raster import CELL_WIDTH, PngPainter, png_bytes
 from schemux.pictures.theme import DEFAULT_BG, DEFAULT_FG, cell_colours, palette_colour
 from schemux.pictures.vector import svg_picture
 from tests.support import missing
@@ -109,6 +109,24 @@ def test_a_cjk_character_is_drawn_from_the_cjk_font_not_as_a_box(painter: PngPai
     )
     assert min(x for x, _ in inked) < CELL_WIDTH // 2
     assert max(x for x, _ in inked) > CELL_WIDTH * 3 // 2
+
+
+def test_runs_drawn_from_what_was_kept_are_the_same_pixels_and_the_png_is_exact(
+    painter: PngPainter,
+) -> None:
+    """A run drawn again from what the painter kept, or by a painter that keeps none, is
+    the same picture byte for byte; the PNG decodes to exactly the pixels drawn."""
+    rows = ["\x1b[1;31mbold red\x1b[0m plain  \x1b[3mitalic\x1b[0m é", "\x1b[4mplain\x1b[0m jq"]
+    screen = screen_from_capture(rows, 30, 3, (2, 1))
+    keeping_none = PngPainter(painter.typeface, kept_runs=0)
+    first = painter.paint(screen)
+    assert painter.paint(screen) == first
+    assert keeping_none.paint(screen) == first
+    image = Image.new("RGB", (7, 3))
+    image.putdata([(x * 30, y * 80, (x * y) % 256) for y in range(3) for x in range(7)])
+    decoded = Image.open(io.BytesIO(png_bytes(image)))
+    assert decoded.mode == "RGB"
+    assert decoded.tobytes() == image.tobytes()
 
 
 def test_svg_is_xml_whatever_the_cells_hold(painter: PngPainter) -> None:
