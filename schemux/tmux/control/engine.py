@@ -147,16 +147,22 @@ class ControlEngine:
         self._given_up: list[Connection] = []  # blocked in a wait nobody awaits any more
         self._plain_waits: set[asyncio.subprocess.Process] = set()
         self._attaching: set[asyncio.Future[None]] = set()  # control clients identifying
-        self._listeners: set[Callable[[Notification], None]] = set()  # of the shared client
+        # of the shared client, by a key of each ``listen``, in the order they began
+        self._listeners: dict[object, Callable[[Notification], None]] = {}
 
     def listen(self, notify: Callable[[Notification], None]) -> Callable[[], None]:
         """Give ``notify`` each notification of the shared client (of this client and
         of each one started after it) until the function returned is called."""
-        self._listeners.add(notify)
-        return lambda: self._listeners.discard(notify)
+        key = object()
+        self._listeners[key] = notify
+
+        def end() -> None:
+            self._listeners.pop(key, None)
+
+        return end
 
     def _told(self, notification: Notification) -> None:
-        for notify in list(self._listeners):
+        for notify in list(self._listeners.values()):
             try:
                 notify(notification)
             except Exception:  # one listener's failure is not the others'
