@@ -37,6 +37,7 @@ BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
     "ssh.py": ([], []),
     "audit.py": ([], []),
     "policy.py": ([], []),
+    "page.py": ([], ["--rounds", "1", "--seconds", "10"]),
 }
 
 

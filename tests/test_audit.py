@@ -36,7 +36,7 @@ from schemux.audit.log import (
     rotated,
     traceparent,
 )
-from schemux.audit.reader import follow_lines, line, parse_since, visible
+from schemux.audit.reader import LogTail, follow_lines, line, parse_since, visible
 from schemux.config import (
     ENV_AUDIT_LOG,
     ENV_AUDIT_REDACT,
@@ -1231,3 +1231,29 @@ async def test_http_warnings_go_to_the_log_file(
             stderr += await served.process.stderr.receive()
     assert b"Invalid HTTP request" not in stderr
     assert "schemux[" in server_log.read_text()  # in the file's format, with the pid
+
+
+def test_a_log_tail_reads_the_log_again_only_once_it_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The page looks at the audit log every second: a look at a log that did not change
+    since the last is one stat, no open and no read; a line appended is read at the next."""
+    log = tmp_path / "audit.jsonl"
+    log.write_text(json.dumps({"tool": "first", "outcome": "ok"}) + "\n")
+    tail = LogTail(log)
+    assert [record["tool"] for record in tail.read()] == ["first"]
+    opened: list[Path] = []
+    real_open = Path.open
+
+    def counted(path: Path, *args: Any, **kwargs: Any) -> Any:
+        opened.append(path)
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "open", counted)
+    assert tail.read() == []
+    assert tail.read() == []
+    assert opened == []
+    with log.open("a") as appending:
+        appending.write(json.dumps({"tool": "second", "outcome": "ok"}) + "\n")
+    assert [record["tool"] for record in tail.read()] == ["second"]
+    assert tail.read() == []

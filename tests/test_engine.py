@@ -576,3 +576,36 @@ async def test_a_client_s_attach_waits_longer_on_a_loaded_machine(
     else:
         with pytest.raises(SchemuxError, match=r"did not accept a control client within 0 s"):
             await running
+
+
+async def test_listeners_hear_the_shared_client_each_whatever_another_does(
+    server: TmuxServer, socket: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Every listener is given the shared client's notifications, also when another
+    listener fails (logged), and none after its end."""
+    heard: list[str] = []
+    later: list[Notification] = []
+    sessions = asyncio.Event()
+
+    def failing(notification: Notification) -> None:
+        raise RuntimeError("a listener's bug")
+
+    def hearing(notification: Notification) -> None:
+        heard.append(notification.name)
+        if notification.name == "sessions-changed":
+            sessions.set()
+
+    end_failing = server.engine.listen(failing)
+    end_hearing = server.engine.listen(hearing)
+    await server.run("display-message", "-p", "started")
+    await server.run("new-session", "-d", "-s", "listened")
+    await asyncio.wait_for(sessions.wait(), 5)
+    assert "a listener of %sessions-changed failed" in caplog.text
+    end_failing()
+    end_hearing()
+    end_later = server.engine.listen(later.append)
+    count = len(heard)
+    await server.run("kill-session", "-t", "=listened")
+    await until(lambda: "sessions-changed" in [n.name for n in later])
+    assert len(heard) == count
+    end_later()

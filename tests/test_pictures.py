@@ -19,9 +19,10 @@ from schemux.pictures.cells import (
     styled,
 )
 from schemux.pictures.fonts import find_typeface
-from schemux.pictures.raster import CELL_WIDTH, PngPainter
+from schemux.pictures.raster import CELL_WIDTH, PngPainter, png_bytes
 from schemux.pictures.theme import DEFAULT_BG, DEFAULT_FG, cell_colours, palette_colour
 from schemux.pictures.vector import svg_picture
+from tests.support import missing
 
 
 @pytest.mark.parametrize(
@@ -82,6 +83,50 @@ def test_a_missing_glyph_is_a_box_of_its_width_and_control_characters_never_cras
     # the emoji's box spans columns 2 and 3: its right side near the end of column 3
     assert image.getpixel((4 * CELL_WIDTH - 2, middle)) == DEFAULT_FG
     assert image.getpixel((3 * CELL_WIDTH - 2, middle)) == DEFAULT_BG
+
+
+def test_a_cjk_character_is_drawn_from_the_cjk_font_not_as_a_box(painter: PngPainter) -> None:
+    """With a CJK font on the system (Debian's fonts-wqy-microhei, which .ci/run installs),
+    a character the main typeface lacks is drawn from it: glyph pixels across its two
+    cells, never the box's outline."""
+    if painter.typeface.fallback is None:
+        missing("no CJK font is installed (Debian: fonts-wqy-microhei)")
+    screen = screen_from_capture(["中"], 2, 1, cursor_visible=False)
+    image = Image.open(io.BytesIO(painter.paint(screen))).convert("RGB")
+    height = painter.cell_height
+    inked = {
+        (x, y)
+        for x in range(2 * CELL_WIDTH)
+        for y in range(height)
+        if image.getpixel((x, y)) != DEFAULT_BG
+    }
+    box_side = {(1, y) for y in range(2, height - 2)}
+    assert not box_side <= inked  # no box's left side
+    assert len(inked) > 20  # the glyph's strokes
+    # 中's vertical stroke, in the middle of its two cells, and its box reaching both
+    assert any(
+        (x, y) in inked for x in range(CELL_WIDTH - 2, CELL_WIDTH + 2) for y in range(height)
+    )
+    assert min(x for x, _ in inked) < CELL_WIDTH // 2
+    assert max(x for x, _ in inked) > CELL_WIDTH * 3 // 2
+
+
+def test_runs_drawn_from_what_was_kept_are_the_same_pixels_and_the_png_is_exact(
+    painter: PngPainter,
+) -> None:
+    """A run drawn again from what the painter kept, or by a painter that keeps none, is
+    the same picture byte for byte; the PNG decodes to exactly the pixels drawn."""
+    rows = ["\x1b[1;31mbold red\x1b[0m plain  \x1b[3mitalic\x1b[0m é", "\x1b[4mplain\x1b[0m jq"]
+    screen = screen_from_capture(rows, 30, 3, (2, 1))
+    keeping_none = PngPainter(painter.typeface, kept_runs=0)
+    first = painter.paint(screen)
+    assert painter.paint(screen) == first
+    assert keeping_none.paint(screen) == first
+    image = Image.new("RGB", (7, 3))
+    image.putdata([(x * 30, y * 80, (x * y) % 256) for y in range(3) for x in range(7)])
+    decoded = Image.open(io.BytesIO(png_bytes(image)))
+    assert decoded.mode == "RGB"
+    assert decoded.tobytes() == image.tobytes()
 
 
 def test_svg_is_xml_whatever_the_cells_hold(painter: PngPainter) -> None:

@@ -29,6 +29,7 @@ from mcp_types import TextResourceContents
 
 from schemux.audit.recordings import (
     CUT_MARKER,
+    FLUSH_BYTES,
     MIME_TYPE,
     Cast,
     Recordings,
@@ -46,12 +47,13 @@ from schemux.config import (
     Settings,
     recording_settings,
 )
-from schemux.domain.pane_recording import layout_size, output_bytes, screen_drawing
+from schemux.domain.pane_recording import output_bytes, screen_drawing
 from schemux.errors import ConfigError
 from schemux.generated.bindings import BINDINGS
 from schemux.serving.server import build_server
 from schemux.serving.state import ServingState
 from schemux.tmux.control import connection, engine
+from schemux.tmux.control.connection import layout_size
 from tests.support import new_pane, tmux, until, wait_until, watching_clients
 
 HOSTILE = '$(touch /tmp/schemux-recording-pwned); `id`; "]\n[0, "x", "0"]\n\x1b]0;t\x07'
@@ -731,3 +733,74 @@ async def test_a_resize_during_a_call_is_a_resize_event(tmux_socket: str, tmp_pa
     screen = replayed(events, 90, 20)
     assert (screen.columns, screen.lines) == (70, 15)
     assert "after-resize" in [row.rstrip() for row in screen.display]
+
+
+@pytest.mark.anyio
+async def test_a_resize_of_a_program_is_a_resize_event_and_replays_to_its_screen(
+    tmux_socket: str, tmp_path: Path
+) -> None:
+    """A program's window resized while it runs: its recording has the new size at that
+    moment (before the output it drew at that size), and replays to the screen tmux
+    shows."""
+    go = tmp_path / "go"
+    script = f"trap 'stty size' WINCH; stty size; while [ ! -e {go} ]; do sleep 0.02; done"
+    async with recorded(tmux_socket, tmp_path) as (client, _):
+        started = await client.call_tool(
+            "start_program", {"argv": ["sh", "-c", script], "width": 50, "height": 12}
+        )
+        program = started.structured_content
+        assert program is not None, started.content
+        pane_id = program["paneId"]
+        await until(lambda: "12 50" in tmux_screen(tmux_socket, pane_id))
+        window = tmux(tmux_socket, "display-message", "-p", "-t", pane_id, "#{window_id}")
+        tmux(tmux_socket, "resize-window", "-t", window.strip(), "-x", "70", "-y", "15")
+        await until(lambda: "15 70" in tmux_screen(tmux_socket, pane_id))
+        shown = tmux_screen(tmux_socket, pane_id)
+        go.touch()
+        await read_to_end(client, program["programId"])
+        resource = await client.read_resource(
+            f"tmux://local/program/{program['programId']}/recording"
+        )
+    content = resource.contents[0]
+    assert isinstance(content, TextResourceContents)
+    _, events = read_cast(content.text)
+    coded = [(code, data) for _, code, data in events]
+    assert ("r", "70x15") in coded
+    resized = coded.index(("r", "70x15"))
+    drawn = next(i for i, (code, data) in enumerate(coded) if code == "o" and "15 70" in data)
+    assert resized < drawn, coded
+    screen = replayed(events, 50, 12)
+    assert (screen.columns, screen.lines) == (70, 15)
+    assert [row.rstrip() for row in screen.display] == [row.rstrip() for row in shown]
+
+
+@pytest.mark.anyio
+async def test_a_long_call_is_written_as_it_runs_and_recorded_whole(
+    tmux_socket: str, tmp_path: Path
+) -> None:
+    """A call that prints a lot: its recording is on disk well before the call ends (so
+    a long call's recording is never held whole in memory), and complete after."""
+    pane = new_pane(tmux_socket, width=80, height=10)
+    go = tmp_path / "go"
+    command = f"seq 1 40000; while [ ! -e {go} ]; do sleep 0.02; done; echo finished"
+
+    def written() -> int:
+        return sum(path.stat().st_size for path in tmp_path.glob("recording-c*.cast"))
+
+    async with recorded(tmux_socket, tmp_path) as (client, _), anyio.create_task_group() as group:
+        group.start_soon(
+            client.call_tool,
+            "run_command",
+            {"command": command, "pane_id": pane.pane_id, "timeout": 120},
+        )
+        await until(lambda: "40000" in "\n".join(tmux_screen(tmux_socket, pane.pane_id)), 30)
+        await until(lambda: written() > 3 * FLUSH_BYTES, 30)  # the call still runs
+        assert not go.exists()
+        go.touch()
+    _, events = checked(
+        tmp_path / file_name(audit_records(tmp_path / "audit.jsonl")[-1]["recording"])
+    )
+    printed = "".join(data for _, code, data in events if code == "o")
+    assert all(f"\n{number}\r" in printed for number in range(2, 40001))
+    screen = replayed(events, 80, 10)
+    assert "finished" in [row.rstrip() for row in screen.display]

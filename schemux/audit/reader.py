@@ -266,15 +266,25 @@ def timeline_entry(record: dict[str, Any]) -> dict[str, Any]:
 class LogTail:
     """The records appended to the audit log at ``path`` since the last look: at the
     first, those of its last ``TAIL_BYTES``; after a rotation, the new file's from its
-    start. Reads block: run them in a thread."""
+    start. A look at a log whose file, size and time of change are those of the last
+    look is one ``stat``: nothing is opened or read. Reads block: run them in a thread."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self._file: tuple[int, int] | None = None  # (device, inode) of the file read
         self._offset = 0  # where its next whole line begins
+        self._looked: tuple[int, int, int, int] | None = None  # the last look's stat
         self.unreadable = 0
 
     def read(self) -> list[dict[str, Any]]:
+        try:
+            status = os.stat(self.path)
+        except FileNotFoundError:
+            return []
+        looked = (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
+        if looked == self._looked:
+            return []
+        self._looked = looked  # a line appended after this stat changes the next one
         try:
             with self.path.open("rb") as opened:
                 held = os.fstat(opened.fileno())

@@ -8,7 +8,8 @@ is an event ``[seconds since the previous event, code, data]``: ``"o"`` output, 
 a resize (``"COLSxROWS"``), ``"m"`` a marker, ``"x"`` the exit status. What was recorded
 is data in JSON strings: nothing in a recording is ever run.
 
-Events are kept in memory (``Cast``, pure: the clock is given) and written by a thread
+Events are kept in memory (``Cast``, pure: the clock is given) until ``FLUSH_BYTES`` are
+pending (``Recording.due``: the recorder then flushes) and written by a thread
 (``Recording.flush``, ``close``), so the event loop never waits on the disk; a recording
 holds no file open between writes. One recording is cut at ``file_limit`` bytes (a marker
 says so; its exit is still written), and the directory's recordings are bounded by count

@@ -34,15 +34,13 @@ from schemux.names import OWNED_SESSION
 from schemux.panes.targets import PaneInfo
 from schemux.text.command_marks import CommandOutputLines
 from schemux.tmux.command import THEN
-from schemux.tmux.control.connection import Notification
+from schemux.tmux.control.connection import Notification, resized_to
 from schemux.tmux.control.engine import OUTPUT_ON, Watcher
 from schemux.tmux.server import TmuxServer
 
 logger = logging.getLogger("schemux")
 
 _OCTAL = re.compile(rb"\\([0-7]{3})")
-# a leaf of a tmux layout: WIDTHxHEIGHT,X,Y,PANE (a container has { or [ after its Y)
-_LAYOUT_LEAF = re.compile(r"(\d+)x(\d+),\d+,\d+,(\d+)")
 _SCREEN_FORMAT = "#{pane_width} #{pane_height} #{cursor_x} #{cursor_y}"
 
 
@@ -54,16 +52,6 @@ def output_bytes(data: str) -> bytes:
     return _OCTAL.sub(lambda found: bytes([int(found[1], 8) & 0xFF]), raw)
 
 
-def layout_size(layout: str, pane_id: str) -> tuple[int, int] | None:
-    """The size (columns, rows) a window layout gives the pane ``pane_id``; None when it
-    has no such pane (pure)."""
-    number = pane_id.removeprefix("%")
-    for width, height, pane in _LAYOUT_LEAF.findall(layout):
-        if pane == number:
-            return int(width), int(height)
-    return None
-
-
 def screen_drawing(rows: list[str], cursor_x: int, cursor_y: int) -> str:
     """What draws the screen ``capture-pane -e`` printed (``rows``, with their escapes)
     on a clear terminal, the cursor left where it was (pure)."""
@@ -73,8 +61,10 @@ def screen_drawing(rows: list[str], cursor_x: int, cursor_y: int) -> str:
 
 class PaneRecorder:
     """The watcher's notification callback for one pane: its output and resizes, kept
-    with their times until the recording exists (``start``), then written to it; the
-    command's output lines counted as they come."""
+    with their times until the recording exists (``start``), then noted in it, and
+    written to its file whenever enough is pending (one write at a time, in a task
+    ``flushed`` waits for), so a long call's recording is never held whole in memory;
+    the command's output lines counted as they come."""
 
     def __init__(self, pane: PaneInfo) -> None:
         self.pane_id = pane.pane_id
@@ -85,6 +75,7 @@ class PaneRecorder:
         self._early: list[tuple[float, str, tuple[int, int] | None]] = []
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self._lines = CommandOutputLines()
+        self._flushing: asyncio.Task[None] | None = None
 
     def notify(self, notification: Notification) -> None:
         name, args = notification.name, notification.args
@@ -92,10 +83,8 @@ class PaneRecorder:
             data = self._decoder.decode(output_bytes(args[1]))
             self._lines.feed(data)
             self._note(data, None)
-        elif name == "layout-change" and len(args) >= 2 and args[0] == self.window_id:
-            size = layout_size(args[1], self.pane_id)
-            if size is not None:
-                self._note("", size)
+        elif (size := resized_to(notification, self.window_id, self.pane_id)) is not None:
+            self._note("", size)
 
     def _note(self, data: str, size: tuple[int, int] | None) -> None:
         if self.recording is None:
@@ -109,6 +98,13 @@ class PaneRecorder:
             self.size = size
             self.recording.resize(*size, now=now)
         self.recording.output(data, now=now)
+        if self.recording.due and (self._flushing is None or self._flushing.done()):
+            self._flushing = asyncio.get_running_loop().create_task(self.recording.flush())
+
+    async def flushed(self) -> None:
+        """Wait for the write under way, if any."""
+        if self._flushing is not None:
+            await self._flushing
 
     def start(self, recording: Recording, size: tuple[int, int], drawing: str) -> None:
         """Write to ``recording`` from here: the screen's drawing, then what came
@@ -185,7 +181,7 @@ async def record_pane(
                 notes.note_recording(recording.id)
         yield recorder if recording is not None else None
     finally:
-        await asyncio.shield(_finish(server, watch, recording))
+        await asyncio.shield(_finish(server, watch, recorder, recording))
 
 
 async def _screen(watch: PaneWatch, pane: PaneInfo) -> tuple[tuple[int, int], str]:
@@ -215,9 +211,14 @@ async def _screen(watch: PaneWatch, pane: PaneInfo) -> tuple[tuple[int, int], st
     return (width, height), screen_drawing(rows, cursor_x, cursor_y)
 
 
-async def _finish(server: TmuxServer, watch: PaneWatch, recording: Recording | None) -> None:
+async def _finish(
+    server: TmuxServer, watch: PaneWatch, recorder: PaneRecorder, recording: Recording | None
+) -> None:
     try:
         await end_watch(server, watch)
     finally:
-        if recording is not None:
-            await recording.close()
+        try:
+            await recorder.flushed()
+        finally:
+            if recording is not None:
+                await recording.close()

@@ -158,16 +158,27 @@ def _extended(group: list[int], flat: list[list[int]], index: int) -> tuple[Colo
     return None, len(flat)
 
 
-def row_cells(line: str, width: int, style: Style = PLAIN) -> tuple[tuple[Cell, ...], Style]:
+def row_cells(
+    line: str,
+    width: int,
+    style: Style = PLAIN,
+    changes: dict[tuple[Style, str], Style] | None = None,
+) -> tuple[tuple[Cell, ...], Style]:
     """The cells of one row as ``capture-pane -e`` prints it, those within ``width``
-    columns, and the style in effect at its end (tmux carries it to the next row)."""
+    columns, and the style in effect at its end (tmux carries it to the next row).
+    ``changes``: the styles SGR sequences made so far, kept to be used again (a screen
+    has few: a busy one changes style a thousand times between a dozen styles)."""
     cells: list[Cell] = []
     x = 0
     position = 0
+    changes = {} if changes is None else changes
     for found in _ESCAPE.finditer(line):
         x = _text_cells(line[position : found.start()], x, width, style, cells)
-        if found["sgr"] is not None:
-            style = styled(style, found["sgr"])
+        if (parameters := found["sgr"]) is not None:
+            changed = changes.get((style, parameters))
+            if changed is None:
+                changed = changes[(style, parameters)] = styled(style, parameters)
+            style = changed
         position = found.end()
     _text_cells(line[position:], x, width, style, cells)
     return tuple(cells), style
@@ -176,7 +187,7 @@ def row_cells(line: str, width: int, style: Style = PLAIN) -> tuple[tuple[Cell, 
 def _text_cells(text: str, x: int, width: int, style: Style, cells: list[Cell]) -> int:
     """Add the cells of ``text`` (no escapes) from column ``x``; the column after them."""
     for char in text:
-        columns = wcwidth(char)
+        columns = 1 if " " <= char <= "~" else wcwidth(char)  # ASCII: one cell, at once
         if columns == 0:
             if cells and cells[-1].x + cells[-1].width == x:
                 last = cells[-1]
@@ -201,8 +212,9 @@ def screen_from_capture(
     -N`` printed as ``lines`` (rows past ``height`` left out, missing ones blank)."""
     rows: list[tuple[Cell, ...]] = []
     style = PLAIN
+    changes: dict[tuple[Style, str], Style] = {}
     for line in list(lines)[:height]:
-        cells, style = row_cells(line, width, style)
+        cells, style = row_cells(line, width, style, changes)
         rows.append(cells)
     rows += [()] * (height - len(rows))
     return Screen(width, height, tuple(rows), cursor[0], cursor[1], cursor_visible)

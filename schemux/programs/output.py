@@ -1,8 +1,10 @@
 """A program's output: the copy of its pane's bytes into its text file (cut at the output
-limit), read back in pages, addressed by cursors."""
+limit), read back in pages, addressed by cursors; and its recording, which has the bytes
+as they came and each resize of its pane (``follow_resizes``)."""
 
 from __future__ import annotations
 
+import asyncio
 import codecs
 import zlib
 from dataclasses import dataclass
@@ -12,6 +14,7 @@ from schemux.hosts.programs.gate import Report, scan
 from schemux.hosts.programs.host import COPY_BUFFER, ProgramHost
 from schemux.programs.program import Program
 from schemux.text.terminal import TextFilter
+from schemux.tmux.control.connection import Notification, resized_to
 
 PAGE_CHARACTERS = 24_000
 _CURSOR_TAG_BITS = 16
@@ -72,9 +75,58 @@ async def copy_output(program: Program, host: ProgramHost, limit: int) -> Report
     return report
 
 
+def follow_resizes(program: Program, window_id: str, size: tuple[int, int]) -> None:
+    """Note each resize of the program's pane in its recording, from ``size`` (columns,
+    rows) on, as the ``%layout-change`` of its window comes to the shared control client
+    (``ControlEngine.listen``), until ``end_recording``. tmux tells a control client the
+    layouts of its own session's windows only: a program in ``_schemux`` (where it runs
+    unless it is placed beside a pane) is followed; one placed in another session's
+    window keeps the size it began with."""
+    program.size = size
+
+    def notify(notification: Notification) -> None:
+        resized = resized_to(notification, window_id, program.pane_id)
+        if resized is not None and resized != program.size and program.recording is not None:
+            program.size = resized
+            program.recording.resize(*resized)
+
+    program.unfollow_resizes = program.server.engine.listen(notify)
+
+
+async def end_recording(program: Program, exit_status: int | None = None) -> None:
+    """Stop following the program's resizes, and close its recording (with its exit
+    status, when known)."""
+    if program.unfollow_resizes is not None:
+        program.unfollow_resizes()
+        program.unfollow_resizes = None
+    if program.recording is not None:
+        await program.recording.close(exit_status)
+
+
+# turns of the event loop for a line waiting in the shared client's pipe to reach its
+# listeners: one polls the pipe (its protocol wakes the reader task), the next runs that
+# task, one more for the order the ready callbacks run in
+_TURNS_TO_A_NOTIFICATION = 3
+
+
+async def _resizes_read() -> None:
+    """Let the event loop read what tmux wrote to the shared client before this output.
+
+    tmux writes a ``%layout-change`` to its control clients before it resizes the pane's
+    terminal, so before the program's redraw at the new size; but that redraw comes by
+    another way (the pane's copy, read in a thread), which may reach this task first (4
+    times in 10 on a loaded machine, here). A few turns of the loop read the
+    notification already in the pipe first, so a recording's resize comes before the
+    output drawn at that size (a few microseconds a chunk)."""
+    for _ in range(_TURNS_TO_A_NOTIFICATION):
+        await asyncio.sleep(0)
+
+
 async def _record(program: Program, data: str) -> None:
     recording = program.recording
     if recording is not None and data:
+        if program.unfollow_resizes is not None:
+            await _resizes_read()
         recording.output(data)
         if recording.due:
             await recording.flush()

@@ -101,6 +101,8 @@ class Program:
     ended_by: Outcome | None = None  # stopped or expired while schemux ends it
     tasks: Tasks = field(init=False)
     recording: Recording | None = None  # its asciicast recording, until its copy ends
+    size: tuple[int, int] = (0, 0)  # its pane's columns and rows, as its recording last had
+    unfollow_resizes: Callable[[], None] | None = None  # ends what ``follow_resizes`` began
     copy_task: asyncio.Task[None] | None = None
     lifetime_task: asyncio.Task[None] | None = None
     _changed: asyncio.Event = field(default_factory=asyncio.Event)

@@ -23,7 +23,15 @@ from schemux.config import ProgramLimits
 from schemux.errors import NotFound, SchemuxError, preview
 from schemux.hosts.programs.gate import Ending, Outcome, ending_from_marker
 from schemux.hosts.programs.host import ProgramHost
-from schemux.programs.output import Page, copy_output, cursor_for, offset_of, page_at
+from schemux.programs.output import (
+    Page,
+    copy_output,
+    cursor_for,
+    end_recording,
+    follow_resizes,
+    offset_of,
+    page_at,
+)
 from schemux.programs.panes import create_pane, kill_pane, leave_pane, start_copy
 from schemux.programs.program import Program, ProgramSpec, Tasks
 from schemux.system.runtime_identity import own_identity
@@ -217,8 +225,10 @@ class ProgramStore:
                 program.id, program.session, width, height,
                 command=shlex.join(spec.argv), title=f"program {program.id}",
             )  # fmt: skip
-            if program.recording is not None and notes is not None:
-                notes.note_recording(program.id)
+            if program.recording is not None:
+                follow_resizes(program, window_id, (width, height))
+                if notes is not None:
+                    notes.note_recording(program.id)
         # the program runs only once its copy FIFO has no name left, so that no program
         # (one started at the same moment, say) can open it and write as this one
         copying = await program.until(
@@ -256,8 +266,8 @@ class ProgramStore:
 
     async def _copy(self, program: Program) -> None:
         report = await copy_output(program, self.host, self.limits.output_limit)
-        if program.recording is not None:  # its exit status as the gate reported it
-            await program.recording.close(None if report is None else report[0])
+        # its exit status as the gate reported it
+        await end_recording(program, None if report is None else report[0])
         program.output_done = True
         program.changed()
         if report is not None:
@@ -409,8 +419,7 @@ class ProgramStore:
                 self.host.close_descriptor(fd)
         program.gate_fd = program.secret_fd = -1
         program.let_go_of_text()
-        if program.recording is not None:  # a copy cancelled before its end: what it had
-            await program.recording.close()
+        await end_recording(program)  # a copy cancelled before its end: what it had
         await self.host.remove(program.directory)
 
     async def close(self) -> None:

@@ -5,10 +5,15 @@ A pane is followed by the resource watches (``domain.resource_watch``: its ``%ou
 over a control client of its own, coalesced to four updates a second), shared with any
 MCP subscription to the same pane; a program, by its own change event. A change is told
 as a new version of the pane's picture or the program's output, which the page then loads
-(``serving.page``): the browser is told, it never polls. What no event says, which panes
-and programs there are and what the audit log gained (other schemux processes write it
-too), is looked at here every ``ROSTER_SECONDS`` and ``AUDIT_SECONDS``: one
-``list-panes -a`` per host listed, one ``stat`` and a read of what was appended.
+(``serving.page``): the browser is told, it never polls. Which panes there are is looked
+at (one ``list-panes -a`` per host listed) when tmux tells the shared control client of
+a host that they may have changed (``ROSTER_NOTIFICATIONS``: a session or a window made
+or closed, a layout changed; a followed pane's window is linked into ``_schemux``, so its
+splits are told too), ``ROSTER_SETTLE_SECONDS`` after the last look at most once, and
+every ``ROSTER_SECONDS`` for what no notification says (a pane's command, a split in a
+window the page does not follow, a program). What the audit log gained (other schemux
+processes write it too) is looked at every ``AUDIT_SECONDS``: one ``stat``, and a read
+of what was appended when it changed.
 
 Hosts are listed as ``resources/list`` lists them: the default host, and each other host
 a call has used (an open page connects no host). The page never starts a tmux server (its
@@ -37,10 +42,19 @@ from schemux.panes.targets import PaneTarget, resolve_pane
 from schemux.programs.program import Program
 from schemux.serving.resources import listed_panes
 from schemux.serving.state import ServingState
+from schemux.tmux.control.connection import Notification
+from schemux.tmux.server import TmuxServer
 
 logger = logging.getLogger("schemux")
 
-ROSTER_SECONDS = 2.0
+ROSTER_SECONDS = 10.0
+ROSTER_SETTLE_SECONDS = 0.25  # a burst of notifications (a session made) is one look
+ROSTER_NOTIFICATIONS = frozenset(
+    {
+        "sessions-changed", "session-renamed", "window-add", "window-close",
+        "unlinked-window-add", "unlinked-window-close", "layout-change",
+    }
+)  # fmt: skip
 AUDIT_SECONDS = 1.0
 MAX_FOLLOWED = 24  # panes and programs one page follows (each pane: a tmux client)
 
@@ -123,6 +137,8 @@ class PageFeed:
         self._panes: dict[tuple[str, str], _Followed] = {}
         self._programs: dict[tuple[str, str], _Followed] = {}
         self._roster: Any = None
+        self._roster_told = asyncio.Event()  # a notification said the panes may have changed
+        self._listening: dict[str, Callable[[], None]] = {}  # host -> its listener's end
         audit = state.settings.audit.path
         self._audit = None if audit is None else LogTail(audit)
 
@@ -139,6 +155,9 @@ class PageFeed:
                 group.start_soon(self._follow_audit, self._audit)
 
     async def close(self) -> None:
+        for unlisten in self._listening.values():
+            unlisten()
+        self._listening.clear()
         with anyio.CancelScope(shield=True):
             for followed in [*self._panes.values(), *self._programs.values()]:
                 if followed.release is not None:
@@ -155,8 +174,20 @@ class PageFeed:
 
     async def _follow_roster(self) -> None:
         while True:
+            self._roster_told.clear()
             await self._look()
-            await anyio.sleep(ROSTER_SECONDS)
+            await anyio.sleep(ROSTER_SETTLE_SECONDS)
+            with anyio.move_on_after(ROSTER_SECONDS - ROSTER_SETTLE_SECONDS):
+                await self._roster_told.wait()
+
+    def _notified(self, notification: Notification) -> None:
+        if notification.name in ROSTER_NOTIFICATIONS:
+            self._roster_told.set()
+
+    def _listen(self, host: str, server: TmuxServer) -> None:
+        """Be told the notifications of ``host``'s shared control client (once a host)."""
+        if host not in self._listening:
+            self._listening[host] = server.engine.listen(self._notified)
 
     async def _look(self) -> None:
         """The panes and programs there now: those new followed, those gone let go, and
@@ -166,6 +197,7 @@ class PageFeed:
         failures: dict[str, str] = {}
         for host in host_names(self.state):
             on = page_call(self.state, host)
+            self._listen(host, on.tmux())
             try:
                 rows = await listed_panes(on)
             except SchemuxError as error:

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import re
 import signal
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -40,6 +41,8 @@ class Notification:
 
 
 _ARG_COUNTS = MappingProxyType({"output": 2, "extended-output": 3, "exit": 1, "message": 1})
+# a leaf of a tmux layout: WIDTHxHEIGHT,X,Y,PANE (a container has { or [ after its Y)
+_LAYOUT_LEAF = re.compile(r"(\d+)x(\d+),\d+,\d+,(\d+)")
 
 
 def parse_notification(line: str) -> Notification:
@@ -53,6 +56,25 @@ def parse_notification(line: str) -> Notification:
     else:
         args = tuple(rest.split(" ", count - 1))
     return Notification(name, args, line)
+
+
+def layout_size(layout: str, pane_id: str) -> tuple[int, int] | None:
+    """The size (columns, rows) a window layout gives the pane ``pane_id``; None when it
+    has no such pane (pure)."""
+    number = pane_id.removeprefix("%")
+    for width, height, pane in _LAYOUT_LEAF.findall(layout):
+        if pane == number:
+            return int(width), int(height)
+    return None
+
+
+def resized_to(notification: Notification, window_id: str, pane_id: str) -> tuple[int, int] | None:
+    """The size of the pane ``pane_id`` of the window ``window_id`` that a
+    ``%layout-change`` of that window gives; None for any other notification (pure)."""
+    args = notification.args
+    if notification.name != "layout-change" or len(args) < 2 or args[0] != window_id:
+        return None
+    return layout_size(args[1], pane_id)
 
 
 class Connection:

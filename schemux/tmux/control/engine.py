@@ -24,6 +24,10 @@ off again. Only when none is free does a wait run a plain ``tmux wait-for`` clie
 a control client: nothing to crash) and a watch start a control client of its own,
 which it then leaves to the spares.
 
+The shared client's notifications (those of the windows in the owned session, such as a
+``%layout-change``, and the server-wide ones) go to every callback given to ``listen``:
+one client tells every program its resizes, with no process or command of its own.
+
 The protocol and one client's process: ``schemux.tmux.control.connection``.
 """
 
@@ -31,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -40,6 +45,7 @@ from schemux.system.processes import load_stretch
 from schemux.tmux.control.connection import Connection, Notification, answer
 
 DEFAULT_TIMEOUT = 10.0
+logger = logging.getLogger("schemux.tmux.control.engine")
 SPARE_CLIENTS = 2
 KEPT_FOR_WATCHES = 1  # idle clients a wait leaves for watches (which need a control client)
 MAX_IDLE_CLIENTS = 32
@@ -141,6 +147,26 @@ class ControlEngine:
         self._given_up: list[Connection] = []  # blocked in a wait nobody awaits any more
         self._plain_waits: set[asyncio.subprocess.Process] = set()
         self._attaching: set[asyncio.Future[None]] = set()  # control clients identifying
+        # of the shared client, by a key of each ``listen``, in the order they began
+        self._listeners: dict[object, Callable[[Notification], None]] = {}
+
+    def listen(self, notify: Callable[[Notification], None]) -> Callable[[], None]:
+        """Give ``notify`` each notification of the shared client (of this client and
+        of each one started after it) until the function returned is called."""
+        key = object()
+        self._listeners[key] = notify
+
+        def end() -> None:
+            self._listeners.pop(key, None)
+
+        return end
+
+    def _told(self, notification: Notification) -> None:
+        for notify in list(self._listeners.values()):
+            try:
+                notify(notification)
+            except Exception:  # one listener's failure is not the others'
+                logger.exception("a listener of %%%s failed", notification.name)
 
     async def run(self, *args: str, starter: object = None) -> list[str]:
         connection = await self._connect(starter)
@@ -196,7 +222,7 @@ class ControlEngine:
                 spare = asyncio.ensure_future(self._attach_new(SHARED_FLAGS, None))
                 self._spares_starting.add(spare)
                 spare.add_done_callback(self._spare_started)
-            self._connection = await self._attach_new(SHARED_FLAGS, None)
+            self._connection = await self._attach_new(SHARED_FLAGS, self._told)
             return self._connection
         finally:
             self._starting = None
