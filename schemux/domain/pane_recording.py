@@ -13,7 +13,6 @@ cannot begin (the pane went, tmux refused), the call goes on unrecorded.
 
 from __future__ import annotations
 
-import asyncio
 import codecs
 import contextlib
 import logging
@@ -126,8 +125,10 @@ async def record_pane(
     title: str,
 ) -> AsyncIterator[PaneRecorder | None]:
     """The pane recorded for the duration of the ``async with`` (None when recording
-    is off or could not begin); the recording is noted on the call's record and closed,
-    the link and watcher gone, on every way the block ends."""
+    is off or could not begin); the recording is noted on the call's record. On every
+    way the block ends, the link and watcher are given back and the recording closed
+    after it, off the call's path (``Recordings.end_later``): the unlink's answer comes
+    after every ``%output`` of the call's time, so the recording misses none."""
     if not recordings.enabled:
         yield None
         return
@@ -159,7 +160,9 @@ async def record_pane(
                 notes.note_recording(recording.id)
         yield recorder if recording is not None else None
     finally:
-        await asyncio.shield(_finish(server, watch, recording))
+        recordings.end_later(
+            _finish(server, watch, recording), None if recording is None else recording.id
+        )
 
 
 async def _screen(watch: PaneWatch, pane: PaneInfo) -> tuple[tuple[int, int], str]:
