@@ -15,13 +15,15 @@ async def handle(call: Call, request: RunCommandInput) -> RunCommandOutput:
     server = call.tmux(request.socket_name)
     pane = await resolve_requested_pane(server, request, call.notes)
     await check_typing(call, server, pane, "run_command")
-    async with call.recorded(server, pane, request.command):
+    # the recording's first line goes in parallel with the call's first ones
+    async with call.recorded(server, pane, request.command, begin_later=True) as recorder:
         result = await run_in_shell(
             server,
             pane,
             request.command,
             timeout=effective_timeout,
             suppress_history=request.suppress_history,
+            before_typing=None if recorder is None else recorder.begun,
         )
     lines, dropped = keep_tail(result.lines, request.max_lines)
     return RunCommandOutput(

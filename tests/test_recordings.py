@@ -50,6 +50,7 @@ from schemux.domain import pane_recording, pane_watch
 from schemux.domain.pane_recording import layout_size, output_bytes, screen_drawing
 from schemux.errors import ConfigError
 from schemux.generated.bindings import BINDINGS
+from schemux.panes.claims import BUSY_OPTION
 from schemux.serving.server import build_server
 from schemux.serving.state import ServingState
 from schemux.tmux.control import connection, engine
@@ -593,6 +594,56 @@ async def test_a_recorded_call_returns_before_its_recording_ends_and_a_read_wait
     assert "recorded-out" in "".join(data for _, code, data in events if code == "o")
     assert watching_clients(tmux_socket) == 0
     assert not links(tmux_socket)
+
+
+@pytest.mark.anyio
+async def test_a_run_commands_recording_begins_in_parallel_and_before_the_keys(
+    tmux_socket: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """run_command's first line (the pane's claim) goes while the recording's first line
+    (the link and the screen, over the watcher) is held; the keys wait for that line
+    (failed before: the claim waited for the recording's line, and the call timed out)."""
+    pane = new_pane(tmux_socket)
+    release, claimed = anyio.Event(), anyio.Event()
+    typed_while_held: list[tuple[str, ...]] = []
+    real = connection.answer
+
+    async def held(link: Any, args: tuple[str, ...], timeout: float) -> list[str]:
+        if "link-window" in args:
+            await release.wait()
+        if not release.is_set() and {"send-keys", "paste-buffer"} & set(args):
+            typed_while_held.append(args)
+        lines = await real(link, args, timeout)
+        if BUSY_OPTION in args:
+            claimed.set()
+        return lines
+
+    async with recorded(tmux_socket, tmp_path) as (client, context):
+        monkeypatch.setattr(engine, "answer", held)
+        async with anyio.create_task_group() as group:
+            ran: list[Any] = []
+
+            async def calling() -> None:
+                ran.append(
+                    await client.call_tool(
+                        "run_command", {"command": "echo in-parallel", "pane_id": pane.pane_id}
+                    )
+                )
+
+            group.start_soon(calling)
+            try:
+                with anyio.fail_after(10):
+                    await claimed.wait()
+                await anyio.wait_all_tasks_blocked()
+            finally:
+                release.set()
+        assert not ran[0].is_error
+        assert ran[0].structured_content["output"] == ["in-parallel"]
+        await context.services.fleet.recordings.ended()
+    assert not typed_while_held
+    (path,) = tmp_path.glob("recording-c*.cast")
+    _, events = checked(path)
+    assert "in-parallel" in "".join(data for _, code, data in events if code == "o")
 
 
 @pytest.mark.anyio

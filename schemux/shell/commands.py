@@ -14,6 +14,7 @@ import contextlib
 import dataclasses
 import enum
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from schemux.errors import PaneBusy, SchemuxError, ShellBusy, ShellNotStarted, TmuxCommandError
@@ -84,8 +85,10 @@ async def run_in_shell(
     *,
     timeout: float,
     suppress_history: bool,
+    before_typing: Callable[[], Awaitable[object]] | None = None,
 ) -> ShellCommandResult:
-    """Type ``command`` into the idle shell of ``pane`` and wait up to ``timeout`` seconds.
+    """Type ``command`` into the idle shell of ``pane`` and wait up to ``timeout`` seconds;
+    ``before_typing`` is awaited just before the keys (a recording's beginning).
 
     Cancelled, the call interrupts the command (C-c) and leaves nothing behind."""
     check_command(command)
@@ -108,6 +111,8 @@ async def run_in_shell(
         )
         if hooked is None:
             await until_prompt_shown(server, pane, timeout - (time.monotonic() - started))
+        if before_typing is not None:
+            await before_typing()
         left = max(timeout - (time.monotonic() - started), 0.0)
         if hooked is not None:
             done = await run_hooked(
