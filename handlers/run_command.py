@@ -27,7 +27,8 @@ async def _run(call: Call, request: RunCommandInput, effective_timeout: float) -
     server = call.tmux(request.socket_name)
     pane = await resolve_requested_pane(server, request, call.notes)
     await check_typing(call, server, pane, "run_command", force=request.force)
-    async with call.recorded(server, pane, request.command) as recorder:
+    # the recording's first line goes in parallel with the call's first ones
+    async with call.recorded(server, pane, request.command, begin_later=True) as recorder:
         result = await run_in_shell(
             server,
             pane,
@@ -35,6 +36,7 @@ async def _run(call: Call, request: RunCommandInput, effective_timeout: float) -
             timeout=effective_timeout,
             suppress_history=request.suppress_history,
             seen=recorder,
+            before_typing=None if recorder is None else recorder.begun,
         )
     lines, dropped = keep_tail(result.lines, request.max_lines)
     return RunCommandOutput(

@@ -47,9 +47,11 @@ from schemux.config import (
     Settings,
     recording_settings,
 )
+from schemux.domain import pane_recording, pane_watch
 from schemux.domain.pane_recording import output_bytes, screen_drawing
 from schemux.errors import ConfigError
 from schemux.generated.bindings import BINDINGS
+from schemux.panes.claims import BUSY_OPTION
 from schemux.serving.server import build_server
 from schemux.serving.state import ServingState
 from schemux.tmux.control import connection, engine
@@ -554,6 +556,99 @@ async def test_bounds_hold_with_real_programs(tmux_socket: str, tmp_path: Path) 
 
 
 @pytest.mark.anyio
+async def test_a_recorded_call_returns_before_its_recording_ends_and_a_read_waits(
+    tmux_socket: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A recording's end (the watch given back, the events written) runs after its call
+    returned: held here, the call still returns; a read of the recording meanwhile waits
+    for it and finds all of it; closing schemux leaves no watcher or link (failed before:
+    the call waited for the held end and timed out)."""
+    pane = new_pane(tmux_socket)
+    release = anyio.Event()
+    real = pane_watch.end_watch
+
+    async def held(server: Any, watch: Any) -> None:
+        await release.wait()
+        await real(server, watch)
+
+    monkeypatch.setattr(pane_recording, "end_watch", held)
+    read: list[str] = []
+    async with recorded(tmux_socket, tmp_path) as (client, context):
+        with anyio.fail_after(10):
+            ran = await client.call_tool(
+                "run_command", {"command": "echo recorded-out", "pane_id": pane.pane_id}
+            )
+        assert not ran.is_error
+        (recording_id,) = context.services.fleet.recordings.being_made()
+        uri = f"tmux://local/call/{recording_id}/recording"
+
+        async def reading() -> None:
+            content = (await client.read_resource(uri)).contents[0]
+            assert isinstance(content, TextResourceContents)
+            read.append(content.text)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(reading)
+            await anyio.wait_all_tasks_blocked()
+            assert not read  # the read waits for the end
+            release.set()
+    _, events = read_cast(read[0])
+    assert "recorded-out" in "".join(data for _, code, data in events if code == "o")
+    assert watching_clients(tmux_socket) == 0
+    assert not links(tmux_socket)
+
+
+@pytest.mark.anyio
+async def test_a_run_commands_recording_begins_in_parallel_and_before_the_keys(
+    tmux_socket: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """run_command's first line (the pane's claim) goes while the recording's first line
+    (the link and the screen, over the watcher) is held; the keys wait for that line
+    (failed before: the claim waited for the recording's line, and the call timed out)."""
+    pane = new_pane(tmux_socket)
+    release, claimed = anyio.Event(), anyio.Event()
+    typed_while_held: list[tuple[str, ...]] = []
+    real = connection.answer
+
+    async def held(link: Any, args: tuple[str, ...], timeout: float) -> list[str]:
+        if "link-window" in args:
+            await release.wait()
+        if not release.is_set() and {"send-keys", "paste-buffer"} & set(args):
+            typed_while_held.append(args)
+        lines = await real(link, args, timeout)
+        if BUSY_OPTION in args:
+            claimed.set()
+        return lines
+
+    async with recorded(tmux_socket, tmp_path) as (client, context):
+        monkeypatch.setattr(engine, "answer", held)
+        async with anyio.create_task_group() as group:
+            ran: list[Any] = []
+
+            async def calling() -> None:
+                ran.append(
+                    await client.call_tool(
+                        "run_command", {"command": "echo in-parallel", "pane_id": pane.pane_id}
+                    )
+                )
+
+            group.start_soon(calling)
+            try:
+                with anyio.fail_after(10):
+                    await claimed.wait()
+                await anyio.wait_all_tasks_blocked()
+            finally:
+                release.set()
+        assert not ran[0].is_error
+        assert ran[0].structured_content["output"] == ["in-parallel"]
+        await context.services.fleet.recordings.ended()
+    assert not typed_while_held
+    (path,) = tmp_path.glob("recording-c*.cast")
+    _, events = checked(path)
+    assert "in-parallel" in "".join(data for _, code, data in events if code == "o")
+
+
+@pytest.mark.anyio
 async def test_a_recorded_call_begins_its_recording_in_one_command_line(
     tmux_socket: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -568,8 +663,9 @@ async def test_a_recorded_call_begins_its_recording_in_one_command_line(
         lines.append(tuple(args))
         return await real(link, args, timeout)
 
-    async with recorded(tmux_socket, tmp_path) as (client, _):
+    async with recorded(tmux_socket, tmp_path) as (client, context):
         await client.call_tool("run_command", {"command": "true", "pane_id": pane.pane_id})
+        await context.services.fleet.recordings.ended()  # the first call's, after it
         monkeypatch.setattr(engine, "answer", counted)
         ran = await client.call_tool("run_command", {"command": "echo hi", "pane_id": pane.pane_id})
         assert not ran.is_error
@@ -640,10 +736,9 @@ async def test_send_keys_batch_is_recorded_with_markers_and_served(
             },
         )
         assert not batch.is_error
-        recording_id = last_call_recording(tmp_path)
-        uri = f"tmux://local/call/{recording_id}/recording"
         listed = await client.list_resources()
-        assert uri in [str(resource.uri) for resource in listed.resources]
+        # the call's recording is listed, and served once its end (after the call) is done
+        (uri,) = [str(each.uri) for each in listed.resources if "/call/" in str(each.uri)]
         read = await client.read_resource(uri)
         content = read.contents[0]
         assert isinstance(content, TextResourceContents)
@@ -654,12 +749,6 @@ async def test_send_keys_batch_is_recorded_with_markers_and_served(
             f"operation 0: keys to {pane.pane_id}",
             f"operation 1: keys to {pane.pane_id}",
         ]
-
-
-def last_call_recording(directory: Path) -> str:
-    """The id of the newest call recording in ``directory``."""
-    newest = max(directory.glob("recording-c*.cast"), key=lambda path: path.stat().st_mtime)
-    return newest.name.removeprefix("recording-").removesuffix(".cast")
 
 
 def test_schemux_audit_and_replay_show_and_play_a_recording(tmp_path: Path) -> None:

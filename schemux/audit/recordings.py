@@ -15,10 +15,17 @@ holds no file open between writes. One recording is cut at ``file_limit`` bytes 
 says so; its exit is still written), and the directory's recordings are bounded by count
 and total size, the oldest removed first (``beyond_bounds``, ``Recordings.prune``), never
 one this process is still making.
+
+A call's recording is ended after its call returned (``Recordings.end_later``: its watch
+given back and its events written, off the call's path); a read of it here waits for that
+(``until_ended``), and closing schemux awaits every end. Another process reading the file
+(``schemux replay``) may find its last events not written yet for a few milliseconds
+after the call's audit line.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import errno
 import json
@@ -27,7 +34,7 @@ import os
 import secrets
 import stat
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Coroutine, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -264,6 +271,10 @@ class Recordings:
         self._seen: dict[str, tuple[Stored, float]] = {}
         # a full disk fails every recording at once: one warning, then counts
         self._warnings = RepeatedLog(logger)
+        # the ends of calls' recordings that run after their call returned, and of those
+        # the recording's id each ends (``end_later``)
+        self._ending: set[asyncio.Task[None]] = set()
+        self._ends: dict[str, asyncio.Task[None]] = {}
 
     @property
     def enabled(self) -> bool:
@@ -281,6 +292,36 @@ class Recordings:
     def close(self) -> None:
         """Log the count of warnings not yet logged."""
         self._warnings.close()
+
+    def end_later(self, ending: Coroutine[Any, Any, None], recording_id: str | None) -> None:
+        """Run ``ending``, the end of a call's recording (``recording_id``'s; None: its
+        watch only, the recording never began), once the call has returned: its result
+        does not wait for it. An error is logged; ``until_ended`` and ``ended`` wait."""
+        task = asyncio.ensure_future(ending)
+        self._ending.add(task)
+        if recording_id is not None:
+            self._ends[recording_id] = task
+        task.add_done_callback(lambda done: self._ended(done, recording_id))
+
+    def _ended(self, task: asyncio.Task[None], recording_id: str | None) -> None:
+        self._ending.discard(task)
+        if recording_id is not None and self._ends.get(recording_id) is task:
+            del self._ends[recording_id]
+        if not task.cancelled() and task.exception() is not None:
+            logger.error("a recording's end failed", exc_info=task.exception())
+
+    async def until_ended(self, recording_id: str) -> None:
+        """Wait for the end of the call's recording ``recording_id`` when it is still
+        being written after its call (a read then finds all of it)."""
+        task = self._ends.get(recording_id)
+        if task is not None:
+            await asyncio.wait({task})
+
+    async def ended(self) -> None:
+        """Wait for the end of every call's recording still being ended (before the
+        control clients they give back are closed)."""
+        while self._ending:
+            await asyncio.wait(set(self._ending))
 
     def path(self, recording_id: str) -> Path:
         assert self.settings.directory is not None

@@ -436,13 +436,15 @@ async def _watching_children(serve: Callable[..., Awaitable[T]], *args: object) 
 async def serve_stdio(context: ServingState, bindings: Bindings) -> None:
     from mcp.server.stdio import stdio_server
 
+    from schemux.serving.stdio import stdio_streams
     from schemux.serving.unreadable import answering_unreadable
 
     server = _server(context, bindings)
 
     async def leave() -> None:
-        # the transport reads stdin in a thread blocked in read(2), which no cancellation
-        # reaches: clean up, then leave without waiting for it
+        # the SDK's transport (where the wire is a regular file) reads stdin in a thread
+        # blocked in read(2), which no cancellation reaches: clean up, then leave without
+        # waiting for it
         await _close(context)
         sys.stdout.flush()
         os._exit(0)
@@ -455,7 +457,8 @@ async def serve_stdio(context: ServingState, bindings: Bindings) -> None:
 
             group.start_soon(_on_signal, on_signal)
             async with (
-                stdio_server() as (read_stream, write_stream),
+                stdio_streams() as (stdin, stdout),
+                stdio_server(stdin, stdout) as (read_stream, write_stream),
                 answering_unreadable(read_stream, write_stream) as readable,
             ):
                 await server.run(readable, write_stream, server.create_initialization_options())

@@ -107,14 +107,15 @@ class Call:
         return self.services.channels
 
     def recorded(
-        self, server: TmuxServer, pane: PaneInfo, command: str
+        self, server: TmuxServer, pane: PaneInfo, command: str, *, begin_later: bool = False
     ) -> AbstractAsyncContextManager[PaneRecorder | None]:
         """``pane`` (of ``server``) recorded while the ``async with`` drives it, the
-        recording linked from this call's audit record (``domain.pane_recording``)."""
+        recording linked from this call's audit record (``domain.pane_recording``;
+        ``begin_later``: the block awaits ``PaneRecorder.begun`` before it types)."""
         tool = self.notes.tool if self.notes is not None else "call"
         return record_pane(
             server, pane, self.fleet.recordings, session=self.session, notes=self.notes,
-            command=command, title=f"{tool} in {pane.pane_id}",
+            command=command, title=f"{tool} in {pane.pane_id}", begin_later=begin_later,
         )  # fmt: skip
 
     def on(self, name: str) -> Call:

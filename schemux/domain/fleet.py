@@ -371,6 +371,8 @@ class Fleet:
         """Every scope closed, in parallel (one slow host delays none of the others),
         which ends the connects still running; then their threads."""
         try:
+            # the calls' recordings still being ended give their watchers back first
+            await self.recordings.ended()
             if self._sweeper is not None:
                 self._sweeper.cancel()
                 await asyncio.gather(self._sweeper, *self._idle_closes, return_exceptions=True)

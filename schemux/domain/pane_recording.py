@@ -76,6 +76,8 @@ class PaneRecorder:
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self._lines = CommandOutputLines()
         self._flushing: asyncio.Task[None] | None = None
+        # the recording's beginning (``record_pane``): its first line, then the recording
+        self.beginning: asyncio.Future[Recording | None] | None = None
 
     def notify(self, notification: Notification) -> None:
         name, args = notification.name, notification.args
@@ -115,6 +117,14 @@ class PaneRecorder:
         for now, data, resized in early:
             self._write(data, resized, now)
 
+    async def begun(self) -> bool:
+        """Wait for the recording's first line (the link and the screen); whether the
+        recording began. Cancelled, the beginning goes on (the end awaits it)."""
+        if self.beginning is None:
+            return self.recording is not None
+        await asyncio.wait({self.beginning})
+        return self.recording is not None
+
     def marker(self, label: str) -> None:
         if self.recording is not None:
             self.recording.marker(label)
@@ -145,43 +155,56 @@ async def record_pane(
     notes: CallRecord | None,
     command: str,
     title: str,
+    begin_later: bool = False,
 ) -> AsyncIterator[PaneRecorder | None]:
     """The pane recorded for the duration of the ``async with`` (None when recording
-    is off or could not begin); the recording is noted on the call's record and closed,
-    the link and watcher gone, on every way the block ends."""
+    is off or could not begin); the recording is noted on the call's record. On every
+    way the block ends, the link and watcher are given back and the recording closed
+    after it, off the call's path (``Recordings.end_later``): the unlink's answer comes
+    after every ``%output`` of the call's time, so the recording misses none.
+
+    ``begin_later``: the block begins at once, while the recording's first line (the
+    link and the screen) is on its way over the watcher's own client, in parallel with
+    the block's first commands; the block awaits ``PaneRecorder.begun`` before it types
+    (a recorder is given wherever a watcher could be had, even one whose recording then
+    fails to begin; a call that ends before it types may end before its recording is
+    noted on its record)."""
     if not recordings.enabled:
         yield None
         return
     recorder = PaneRecorder(pane)
     watch = PaneWatch(pane)
-    watching = False
     try:
         # its output turned on in the line that reads the screen (``_screen``)
         watch.attach(await server.engine.open_watcher(recorder.notify, output=False))
         recorder.watcher = watch.watcher
-        watching = True
     except SchemuxError as error:
         logger.info("pane %s is not recorded: %s", pane.pane_id, error)
-    if not watching:
         yield None
         return
-    recording: Recording | None = None
-    try:
+    recording_id = call_recording_id()
+
+    async def beginning() -> Recording | None:
         try:
             size, drawing = await _screen(watch, pane)
         except SchemuxError as error:
             logger.info("pane %s is not recorded: %s", pane.pane_id, error)
-        else:
-            recording = recordings.begin(
-                call_recording_id(), session, *size, command=command, title=title
-            )
+            return None
+        recording = recordings.begin(recording_id, session, *size, command=command, title=title)
         if recording is not None:
             recorder.start(recording, size, drawing)
             if notes is not None:
                 notes.note_recording(recording.id)
-        yield recorder if recording is not None else None
+        return recording
+
+    begin = recorder.beginning = asyncio.ensure_future(beginning())
+    try:
+        if begin_later:
+            yield recorder
+        else:
+            yield recorder if await recorder.begun() else None
     finally:
-        await asyncio.shield(_finish(server, watch, recorder, recording))
+        recordings.end_later(_finish(server, watch, recorder, begin), recording_id)
 
 
 async def _screen(watch: PaneWatch, pane: PaneInfo) -> tuple[tuple[int, int], str]:
@@ -212,13 +235,21 @@ async def _screen(watch: PaneWatch, pane: PaneInfo) -> tuple[tuple[int, int], st
 
 
 async def _finish(
-    server: TmuxServer, watch: PaneWatch, recorder: PaneRecorder, recording: Recording | None
+    server: TmuxServer,
+    watch: PaneWatch,
+    recorder: PaneRecorder,
+    begin: asyncio.Future[Recording | None],
 ) -> None:
+    await asyncio.wait({begin})  # its line answered: the link it made is known
     try:
         await end_watch(server, watch)
     finally:
         try:
             await recorder.flushed()
         finally:
+            failure = None if begin.cancelled() else begin.exception()
+            if failure is not None:
+                logger.warning("pane %s is not recorded: %r", watch.pane_id, failure)
+            recording = None if begin.cancelled() or failure is not None else begin.result()
             if recording is not None:
                 await recording.close()

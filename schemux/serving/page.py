@@ -142,6 +142,7 @@ class Page:
         recordings = self.state.services.fleet.recordings
         if not recordings.enabled or not RECORDING_ID.fullmatch(recording_id):
             return _missing("no such recording (recording is off, or that is no id)")
+        await recordings.until_ended(recording_id)  # a call's, ended after it
         try:
             data = await anyio.to_thread.run_sync(
                 _read_own_file, str(recordings.path(recording_id))

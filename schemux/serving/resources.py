@@ -390,6 +390,8 @@ class ResourceService:
         if address.kind == "program":
             on.programs.get(address.id, on.caller)
         path = self.recordings.made_for(address.id, on.session)
+        if path is not None:
+            await self.recordings.until_ended(address.id)  # a call's, ended after it
         try:
             if path is None:
                 raise FileNotFoundError

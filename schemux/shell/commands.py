@@ -14,6 +14,7 @@ import contextlib
 import dataclasses
 import enum
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from schemux.errors import (
@@ -93,10 +94,12 @@ async def run_in_shell(
     timeout: float,
     suppress_history: bool,
     seen: OutputLineEnds | None = None,
+    before_typing: Callable[[], Awaitable[object]] | None = None,
 ) -> ShellCommandResult:
     """Type ``command`` into the idle shell of ``pane`` and wait up to ``timeout`` seconds.
     ``seen``: what sees the pane's output meanwhile (the call's recording), which counts
-    the lines tmux's history-limit drops in a shell with the hooks.
+    the lines tmux's history-limit drops in a shell with the hooks; ``before_typing`` is
+    awaited just before the keys (a recording's beginning).
 
     Cancelled, the call interrupts the command (C-c) and leaves nothing behind."""
     check_command(command)
@@ -129,6 +132,8 @@ async def run_in_shell(
         )
         if hooked is None:
             await until_prompt_shown(server, pane, timeout - (time.monotonic() - started))
+        if before_typing is not None:
+            await before_typing()
         left = max(timeout - (time.monotonic() - started), 0.0)
         if hooked is not None:
             done = await run_hooked(
