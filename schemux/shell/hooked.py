@@ -22,7 +22,7 @@ import secrets
 import time
 from typing import Protocol
 
-from schemux.errors import SchemuxError, TmuxCommandError
+from schemux.errors import PaneGone, SchemuxError, TmuxCommandError
 from schemux.hooks import SHELL, HookedShell
 from schemux.panes.keys import leaving_modes
 from schemux.panes.targets import PaneInfo
@@ -127,6 +127,12 @@ class HookedCall:
                 deadline = loop.time() + TYPING_GRACE_SECONDS
                 continue
             if await self._pane_gone():
+                if self.start is None:  # the hooks tell the start before it runs
+                    raise PaneGone(
+                        f"pane {self.pane.pane_id} closed before its shell started the "
+                        "command (the shell was ending); nothing ran",
+                        suggestion="run it again in a pane that is open",
+                    )
                 raise pane_closed(self.pane.pane_id)
             if graced and self.start is not None:
                 return _Outcome.TIMED_OUT  # the command started, past the timeout
