@@ -89,7 +89,7 @@ def typecheck(session: nox.Session) -> None:
 # The whole suite runs in test workers (pytest-xdist), each taking the next test as it
 # frees: the suite mostly waits for shells and tmux, so six keep two cores busy (CONTRIBUTING.md:
 # the suite's time). A failed test fails the run: only a test marked with the external
-# cause it waits on (``flaky_external``, tests/conftest.py) runs again, and the summary
+# cause it waits on (``flaky_external``, tests/suite_rules.py) runs again, and the summary
 # counts and names every rerun with its cause.
 # Arguments replace these, in one process unless they say ``-n``.
 WORKERS = ("-n", "6", "--dist", "worksteal")

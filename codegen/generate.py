@@ -155,7 +155,7 @@ def render_generated(
     }
     for name, source in sources.items():
         files[GENERATED_DIR / "models" / f"{name}.py"] = source
-    formatted = {path: format_python(root, path, source) for path, source in files.items()}
+    formatted = format_python(root, files)
     formatted[CONTRACTS] = format_json({name: documents[name] for name in names})
     formatted[CHECKS] = format_json(
         {

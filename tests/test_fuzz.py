@@ -45,7 +45,7 @@ FUZZ_SETTINGS = settings(
     max_examples=20,
     deadline=None,  # a call may wait for its (short) timeout
     # the example database, or in CI one fixed set of examples: the profile's
-    # (tests/conftest.py)
+    # (tests/suite_rules.py)
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 

@@ -92,7 +92,7 @@ def test_leaks_a_server():
 
 
 def test_a_run_that_leaves_a_server_fails_and_is_cleaned_up(tmp_path: Path) -> None:
-    """A suite with this conftest's end check, one test of which leaks a tmux server."""
+    """A suite with the suite's end check, one test of which leaks a tmux server."""
     done = run_inner_suite(tmp_path, LEAKY_TEST)
     assert done.returncode == pytest.ExitCode.TESTS_FAILED, done.stdout + done.stderr
     assert "1 passed" in done.stdout
@@ -145,11 +145,12 @@ def test_leaves_a_thread_waiting_for_ever():
 
 
 def run_inner_suite(tmp_path: Path, test: str, *options: str) -> subprocess.CompletedProcess[str]:
-    """A suite with this conftest's hooks and the one test given, run with ``options``."""
+    """A suite with the suite's rules (``tests.suite_rules``) and the one test given, run
+    with ``options``."""
     (tmp_path / "conftest.py").write_text(
-        "from tests.conftest import pytest_configure, pytest_sessionfinish  # noqa: F401\n"
-        "from tests.conftest import pytest_collection_modifyitems  # noqa: F401\n"
-        "from tests.conftest import pytest_unconfigure  # noqa: F401\n"
+        "from tests.suite_rules import pytest_configure, pytest_sessionfinish  # noqa: F401\n"
+        "from tests.suite_rules import pytest_collection_modifyitems  # noqa: F401\n"
+        "from tests.suite_rules import pytest_unconfigure  # noqa: F401\n"
     )
     (tmp_path / "test_inner.py").write_text(test)
     return subprocess.run(

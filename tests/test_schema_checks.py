@@ -21,7 +21,7 @@ def test_a_passed_schema_text_is_checked_once() -> None:
 
 
 def test_a_failing_schema_fails_every_time() -> None:
-    # the suite's own validator classes remember (tests/conftest.py)
+    # the suite's own validator classes remember (tests/suite_rules.py)
     assert getattr(Draft202012Validator.check_schema, "remembers", False)
     for _ in range(2):
         with pytest.raises(SchemaError):

@@ -1,5 +1,5 @@
 """The suite's own rules: which failed tests run again, and how property tests draw
-their examples (tests/conftest.py)."""
+their examples (tests/suite_rules.py)."""
 
 from __future__ import annotations
 

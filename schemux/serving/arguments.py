@@ -32,6 +32,8 @@ from schemux.generated.argument_facts import ARGUMENT_SYNONYMS
 from schemux.generated.tool_facts import NEVER_SENT
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# how alike (difflib's ratio) a name must be to an argument to be taken for it
+_CLOSE = 0.75
 
 
 def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
@@ -100,7 +102,15 @@ def likely_meant(name: str, declared: Collection[str]) -> str | None:
             for word in keys:
                 if word in by_key:
                     return by_key[word]
-    close = difflib.get_close_matches(key, list(by_key), n=1, cutoff=0.75)
+    # difflib's ratio of two names is at most twice the shorter's length over both
+    # lengths, so an argument much shorter or longer than the name cannot be close to it:
+    # left out before difflib indexes the name (a name of megabytes took seconds of CPU)
+    near = [
+        argument
+        for argument in by_key
+        if 2 * min(len(argument), len(key)) >= _CLOSE * (len(argument) + len(key))
+    ]
+    close = difflib.get_close_matches(key, near, n=1, cutoff=_CLOSE) if near else []
     return by_key[close[0]] if close else None
 
 
