@@ -434,15 +434,14 @@ async def _watching_children(serve: Callable[..., Awaitable[T]], *args: object) 
 
 
 async def serve_stdio(context: ServingState, bindings: Bindings) -> None:
-    from mcp.server.stdio import stdio_server
-
+    from schemux.serving.stdio import stdio_transport
     from schemux.serving.unreadable import answering_unreadable
 
     server = _server(context, bindings)
 
     async def leave() -> None:
-        # the transport reads stdin in a thread blocked in read(2), which no cancellation
-        # reaches: clean up, then leave without waiting for it
+        # the SDK's transport (stdin a terminal or a file) reads stdin in a thread blocked
+        # in read(2), which no cancellation reaches: clean up, then leave without waiting
         await _close(context)
         sys.stdout.flush()
         os._exit(0)
@@ -455,7 +454,7 @@ async def serve_stdio(context: ServingState, bindings: Bindings) -> None:
 
             group.start_soon(_on_signal, on_signal)
             async with (
-                stdio_server() as (read_stream, write_stream),
+                stdio_transport() as (read_stream, write_stream),
                 answering_unreadable(read_stream, write_stream) as readable,
             ):
                 await server.run(readable, write_stream, server.create_initialization_options())
