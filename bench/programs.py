@@ -274,16 +274,16 @@ async def measure(
         # moment (a shared machine's load changes within a minute)
         measured = []
         for number in range(rounds):
-            floor = time_raw_throughput_floor(tmux, paths) | {"load": os.getloadavg()[0]}
+            alone = time_raw_throughput_floor(tmux, paths) | {"load": os.getloadavg()[0]}
             copies = work / f"copies-{number}"
             copies.mkdir()
             throughput = await measure_throughput(client, pid, tmux_pid, paths, copies)
             throughput["load"] = os.getloadavg()[0]
-            measured.append((throughput["mb_per_s"] / floor["mb_per_s"], throughput, floor))
+            measured.append((throughput["mb_per_s"] / alone["mb_per_s"], throughput, alone))
     report["throughput_rounds"] = [
-        {"ratio": ratio, "mb_per_s": throughput["mb_per_s"], "floor_mb_per_s": floor["mb_per_s"],
+        {"ratio": ratio, "mb_per_s": throughput["mb_per_s"], "floor_mb_per_s": alone["mb_per_s"],
          "schemux_cpu_s": throughput["cpu"]["schemux_s"], "load": throughput["load"]}
-        for ratio, throughput, floor in measured
+        for ratio, throughput, alone in measured
     ]  # fmt: skip
     _, report["throughput"], report["throughput_floor"] = sorted(measured, key=lambda m: m[0])[
         (len(measured) - 1) // 2

@@ -66,7 +66,7 @@ async def test_a_read_at_the_end_of_text_let_go_has_ended(anyio_backend: str) ->
     assert (page is not None and page.text, page is not None and page.ended) == ("", True)
 
 
-class SlowFiles(TextFiles):
+class SlowFiles:
     """Text files whose appends wait until ``go`` is set: a write still under way."""
 
     def __init__(self) -> None:

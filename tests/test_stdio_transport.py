@@ -17,7 +17,7 @@ import mcp_types as types
 from mcp.shared.message import SessionMessage
 
 from schemux.serving.stdio import pipe_streams
-from tests.test_exit_paths import _rpc, serve_stdio
+from tests.test_exit_paths import serve_stdio
 from tests.test_stdio_unreadable import reply
 
 PING = b'{"jsonrpc":"2.0","id":%d,"method":"ping"}\n'
@@ -116,7 +116,8 @@ def test_answers_larger_than_the_pipe_all_come(tmux_socket: str) -> None:
     assert process.stdout is not None
     try:
         for number in range(100, 110):
-            _rpc(process, {"jsonrpc": "2.0", "id": number, "method": "tools/list"})
+            process.stdin.write(b'{"jsonrpc":"2.0","id":%d,"method":"tools/list"}\n' % number)
+        process.stdin.flush()
         answers = [json.loads(process.stdout.readline()) for _ in range(10)]
         assert sorted(answer["id"] for answer in answers) == list(range(100, 110))
         assert all(answer["result"]["tools"] for answer in answers)
