@@ -136,12 +136,19 @@ def own_cpu_seconds() -> float:
     return times.user + times.system
 
 
+FLOOR_SESSION = "floor"
+
+
 def time_raw_throughput_floor(tmux: Tmux, paths: list[Path]) -> dict[str, Any]:
     """The same ``cat`` of every file, each in a gated window of its own with ``pipe-pane
     -O`` into ``cat > /dev/null``, driven by tmux CLI calls: what tmux alone takes to carry
-    the bytes (it parses every one into its screens). Wall time from the first
-    ``new-window`` to the last done channel."""
+    the bytes (it parses every one into its screens). The windows are 80x24, as schemux's
+    program windows are (a narrower pane wraps and scrolls more: more of tmux's work),
+    in a session of their own. Wall time from the first ``new-window`` to the last done
+    channel."""
     tmux_pid = int(tmux.run("display-message", "-p", "#{pid}"))
+    if FLOOR_SESSION not in tmux.run("list-sessions", "-F", "#{session_name}").split():
+        tmux.run("new-session", "-d", "-s", FLOOR_SESSION, "-x", "80", "-y", "24")
     cpu_before = cpu_seconds(tmux_pid).own
     start = time.perf_counter()
     for number, path in enumerate(paths):
@@ -150,8 +157,9 @@ def time_raw_throughput_floor(tmux: Tmux, paths: list[Path]) -> dict[str, Any]:
             f"tmux -L {tmux.name} wait-for -S {tmux.name}-td-{number}"
         )
         pane = tmux.run(
-            "new-window", "-d", "-t", "bench:", "-P", "-F", "#{pane_id}", "sh", "-c", script
-        ).strip()
+            "new-window", "-d", "-t", f"{FLOOR_SESSION}:", "-P", "-F", "#{pane_id}",
+            "sh", "-c", script,
+        ).strip()  # fmt: skip
         tmux.run(
             "pipe-pane", "-O", "-t", pane, "cat > /dev/null", ";",
             "wait-for", "-S", f"{tmux.name}-tg-{number}",

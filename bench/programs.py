@@ -17,7 +17,8 @@ server (``SCHEMUX_MAX_PROGRAMS=64``, ``SCHEMUX_RETAINED_PROGRAMS=64``):
    ``terminal_text(file_bytes)``; aggregate MB/s (10^6 bytes written / wall time);
 4. VmRSS of the stdio server before and after the throughput run.
 
-Usage: ``python bench/programs.py [--quick] [--json PATH] [--gate auto|perl|python]``
+Usage: ``python bench/programs.py [--quick] [--json PATH] [--gate auto|perl|python]
+[--no-record] [--rounds N]``
 """
 
 from __future__ import annotations
@@ -104,10 +105,17 @@ class Sizes:
         )
 
 
-def stdio_params(socket: str, gate: str) -> StdioServerParameters:
+def stdio_params(socket: str, gate: str, audit: Path, record: bool) -> StdioServerParameters:
+    """The server of the run: its audit log in ``audit`` (a directory of the run's own),
+    so that the recordings, made beside it, are real files of the run (beside
+    ``/dev/null`` they would go into ``/dev``), and none with ``record`` False."""
     params = schemux_params(socket)
     env = (params.env or {}) | PROGRAM_LIMIT_ENV | {"SCHEMUX_PROGRAM_GATE": gate}
-    return StdioServerParameters(command=params.command, args=params.args, cwd=params.cwd, env=env)
+    args = list(params.args)
+    args[args.index("--audit-log") + 1] = str(audit / "audit.log")
+    if not record:
+        args.append("--no-record")
+    return StdioServerParameters(command=params.command, args=args, cwd=params.cwd, env=env)
 
 
 # 1. run_program round trip -----------------------------------------------------------------
@@ -232,15 +240,19 @@ async def measure_latency_in_process(socket: str, lines: int, skip: int) -> dict
 # the run -----------------------------------------------------------------------------------
 
 
-async def measure(sizes: Sizes, tmux: Tmux, work: Path, gate: str) -> dict[str, Any]:
+async def measure(
+    sizes: Sizes, tmux: Tmux, work: Path, gate: str, *, record: bool, rounds: int
+) -> dict[str, Any]:
     tmux.start()
-    params = stdio_params(tmux.name, gate)
-    report: dict[str, Any] = {"machine": machine_facts(), "sizes": asdict(sizes), "gate": gate}
+    audit = work / "audit"
+    audit.mkdir(mode=0o700)
+    params = stdio_params(tmux.name, gate, audit, record)
+    report: dict[str, Any] = {
+        "machine": machine_facts(), "sizes": asdict(sizes), "gate": gate, "recorded": record,
+    }  # fmt: skip
     del report["machine"]["libtmux_mcp"]
     files = work / "files"
     files.mkdir()
-    copies = work / "copies"
-    copies.mkdir()
     started = time.perf_counter()
     paths = write_program_files(files, sizes.programs, sizes.program_bytes)
     report["files_generated_s"] = time.perf_counter() - started
@@ -258,8 +270,24 @@ async def measure(sizes: Sizes, tmux: Tmux, work: Path, gate: str) -> dict[str, 
         )
         latency = await measure_latency(client, sizes.latency_lines, sizes.latency_skip)
         tmux_pid = int(tmux.run("display-message", "-p", "#{pid}"))
-        report["throughput"] = await measure_throughput(client, pid, tmux_pid, paths, copies)
-    report["throughput_floor"] = time_raw_throughput_floor(tmux, paths)
+        # tmux alone, then schemux, in turn: each ratio against the floor of its own
+        # moment (a shared machine's load changes within a minute)
+        measured = []
+        for number in range(rounds):
+            alone = time_raw_throughput_floor(tmux, paths) | {"load": os.getloadavg()[0]}
+            copies = work / f"copies-{number}"
+            copies.mkdir()
+            throughput = await measure_throughput(client, pid, tmux_pid, paths, copies)
+            throughput["load"] = os.getloadavg()[0]
+            measured.append((throughput["mb_per_s"] / alone["mb_per_s"], throughput, alone))
+    report["throughput_rounds"] = [
+        {"ratio": ratio, "mb_per_s": throughput["mb_per_s"], "floor_mb_per_s": alone["mb_per_s"],
+         "schemux_cpu_s": throughput["cpu"]["schemux_s"], "load": throughput["load"]}
+        for ratio, throughput, alone in measured
+    ]  # fmt: skip
+    _, report["throughput"], report["throughput_floor"] = sorted(measured, key=lambda m: m[0])[
+        (len(measured) - 1) // 2
+    ]  # the round of the median ratio (the lower middle one of an even count)
     in_process = await measure_latency_in_process(
         tmux.name, sizes.latency_lines, sizes.latency_skip
     )
@@ -319,7 +347,8 @@ def render(report: dict[str, Any]) -> str:
     lines = [
         f"{facts['tmux']}, nproc {facts['nproc']}, Python {facts['python']}, "
         f"Linux {facts['kernel']}, mcp {facts['mcp']}, schemux {facts['schemux']}, "
-        f"program gate {report['gate']}",
+        f"program gate {report['gate']}, "
+        f"{'programs recorded' if report['recorded'] else 'no recordings (--no-record)'}",
         "",
         f'1. run_program {{"argv": ["true"]}}, {sizes["calls"]} timed calls after '
         f"{sizes['warmup']} warm-up",
@@ -336,7 +365,8 @@ def render(report: dict[str, Any]) -> str:
         latency_row("in process", latency["in_process"]),
         "",
         f"3. {throughput['programs']} programs at once, cat of "
-        f"{sizes['program_bytes'] / 1e6:g} MB each, read_program until ended",
+        f"{sizes['program_bytes'] / 1e6:g} MB each, read_program until ended; "
+        f"the round of the median ratio of {len(report['throughput_rounds'])}",
         f"  {'written (MB)':40}{throughput['written_bytes'] / 1e6:10.1f}",
         f"  {'text read (MB)':40}{throughput['text_bytes'] / 1e6:10.1f}",
         f"  {'read_program calls':40}{throughput['reads']:10d}",
@@ -349,6 +379,12 @@ def render(report: dict[str, Any]) -> str:
         f"  {'  wall time (s), MB/s, tmux CPU s':40}{floor['wall_s']:10.2f}"
         f"{floor['mb_per_s']:10.1f}{floor['tmux_cpu_s']:10.1f}",
         f"  {'schemux / tmux alone (MB/s)':40}{throughput['mb_per_s'] / floor['mb_per_s']:10.2f}",
+        f"  {'each round: ratio, MB/s, alone, load':40}",
+        *(
+            f"  {'':40}{each['ratio']:10.2f}{each['mb_per_s']:10.1f}"
+            f"{each['floor_mb_per_s']:10.1f}{each['load']:10.1f}"
+            for each in report["throughput_rounds"]
+        ),
         f"  {'texts equal to terminal_text(file)':40}"
         f"{throughput['exact']:>6d} of {throughput['programs']}",
         f"  {'not completed, exit 0, outputComplete':40}{len(throughput['not_completed']):10d}",
@@ -384,12 +420,26 @@ def main(argv: list[str] | None = None) -> int:
         "--gate", choices=["auto", "perl", "python"], default="auto",
         help="the program gate schemux runs (SCHEMUX_PROGRAM_GATE)",
     )  # fmt: skip
+    parser.add_argument(
+        "--no-record", action="store_true", help="the server records no program (--no-record)"
+    )
+    parser.add_argument(
+        "--rounds", type=int, default=1, metavar="N",
+        help="throughput rounds, each tmux alone then schemux (default 1)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
     sizes = Sizes.quick() if args.quick else Sizes()
     tmux = Tmux(f"schemux-programs-{os.getpid()}")
     try:
         with tempfile.TemporaryDirectory(prefix="schemux-programs-") as work:
-            report = asyncio.run(measure(sizes, tmux, Path(work), args.gate))
+            report = asyncio.run(
+                measure(
+                    sizes, tmux, Path(work), args.gate,
+                    record=not args.no_record, rounds=args.rounds,
+                )
+            )  # fmt: skip
     finally:
         tmux.kill()
     return publish(render(report), report, args.json, targets(report))

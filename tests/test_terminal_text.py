@@ -137,6 +137,10 @@ EXAMPLES = [
     (b"10%\r20%\r30%\r\n", "10%\n20%\n30%\n"),
     (b"a\r\rb", "a\nb"),
     (b"a\r", "a\n"),
+    # a run of CRs of any length, with or without its LF, is one break
+    (b"a\r\r\rb\r\r\r\r\r\nc", "a\nb\nc"),
+    (b"a" + b"\r" * 1000 + b"\nb" + b"\r" * 777 + b"c", "a\nb\nc"),
+    (b"a\r\r\n\r\r\r\nb", "a\n\nb"),
     (b"a\x0bb\x0cc", "a\nb\nc"),
     # progress bars redrawn with CR and erase-line
     (b"\r[##    ] 20%\x1b[K\r[####  ] 40%\x1b[K\r[######] 100%\x1b[K\r\n", None),

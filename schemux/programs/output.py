@@ -1,6 +1,8 @@
 """A program's output: the copy of its pane's bytes into its text file (cut at the output
-limit), read back in pages, addressed by cursors; and its recording, which has the bytes
-as they came and each resize of its pane (``follow_resizes``)."""
+limit), read back in pages, addressed by cursors, its last bytes kept in memory too
+(``program.RecentText``: a reader that keeps up reads them there, with no trip to a
+thread); and its recording, which has the bytes as they came and each resize of its pane
+(``follow_resizes``)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,8 @@ import asyncio
 import codecs
 import zlib
 from dataclasses import dataclass
+
+import anyio
 
 from schemux.errors import SchemuxError
 from schemux.hosts.programs.gate import Report, scan
@@ -17,6 +21,7 @@ from schemux.text.terminal import TextFilter
 from schemux.tmux.control.connection import Notification, resized_to
 
 PAGE_CHARACTERS = 24_000
+PAGE_BYTES = PAGE_CHARACTERS * 4  # what a page's read takes at most: 4 bytes a character
 _CURSOR_TAG_BITS = 16
 
 
@@ -45,6 +50,19 @@ def offset_of(program: Program, cursor: int) -> int:
             suggestion="pass the cursor of the previous read, or omit it",
         )
     return offset
+
+
+async def text_at(program: Program, host: ProgramHost, offset: int, length: int) -> bytes:
+    """Up to ``length`` bytes of the program's text from ``offset`` (before its
+    ``text_size``): from memory, and from the file for what memory no longer holds."""
+    recent = program.recent
+    if offset >= recent.start:
+        return recent.get(offset, length)
+    assert program.text is not None
+    head = await host.read_at(program.text, offset, min(length, recent.start - offset))
+    if offset + length <= recent.start or len(head) < recent.start - offset:
+        return head
+    return head + recent.get(recent.start, offset + length - recent.start)
 
 
 async def copy_output(program: Program, host: ProgramHost, limit: int) -> Report | None:
@@ -141,9 +159,16 @@ async def _append(program: Program, host: ProgramHost, text: str, limit: int) ->
         data = data[:room]
         data = data[: data.rfind(b"\n") + 1]  # cut on a line break
         program.output_cut = True
-    await host.append(program.text, program.text_size, data)
+    # readers see the bytes at once, from memory (no wait for the file's write); the
+    # write is carried to its end even when the copy is cancelled, so that the file
+    # holds every byte that memory lets go
+    offset = program.text_size
+    program.recent.add(data)
     program.text_size += len(data)
     program.changed()
+    with anyio.CancelScope(shield=True):
+        await host.append(program.text, offset, data)
+    program.recent.written(offset + len(data))
 
 
 @dataclass(frozen=True)
@@ -161,7 +186,7 @@ async def page_at(
     A page ends on a line break: after ``max_lines`` lines, or the last break within
     ``PAGE_CHARACTERS``. Only a line longer than a page, or the unterminated last
     line of a finished program, ends elsewhere. The program's state is taken at once;
-    the file is read in a thread, off the event loop.
+    what memory no longer holds is read from the file in a thread, off the event loop.
     """
     size, finished = program.text_size, program.finished
     available = size - offset
@@ -174,8 +199,7 @@ async def page_at(
                 "were not read",
                 suggestion="read a program's output to its end before many later programs end",
             )
-        length = min(available, PAGE_CHARACTERS * 4)
-        data = await host.read_at(program.text, offset, length)
+        data = await text_at(program, host, offset, min(available, PAGE_BYTES))
     # the file is our own UTF-8: "ignore" only drops a character cut at the read's end
     text = data.decode("utf-8", "ignore")[:PAGE_CHARACTERS]
     cut = _after_lines(text, max_lines)

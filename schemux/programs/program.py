@@ -20,6 +20,7 @@ from schemux.tmux.server import TmuxServer
 
 T = TypeVar("T")
 logger = logging.getLogger("schemux")
+RECENT_BYTES = 96_000  # a page's read at most (``output.PAGE_BYTES``): 24,000 characters
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,49 @@ class Tasks:
         await asyncio.gather(*others, return_exceptions=True)
 
 
+class RecentText:
+    """The last bytes of a program's text, in memory as they are appended: at least
+    ``keep`` of them (one page's read), and every byte whose write to the text file is
+    still under way, so that together the file and this hold the whole text at every
+    moment. A page read here costs no thread and no system call; a reader that keeps up
+    (nearly every read) finds its page here."""
+
+    __slots__ = ("_data", "_keep", "_written", "start")
+
+    def __init__(self, keep: int = RECENT_BYTES) -> None:
+        self._keep = keep
+        self._data = bytearray()
+        self.start = 0  # the text offset of the first byte held
+        self._written = 0  # the text offset up to which the file has every byte
+
+    @property
+    def end(self) -> int:
+        return self.start + len(self._data)
+
+    def add(self, data: bytes) -> None:
+        """The next bytes of the text, before they are written to the file."""
+        self._data += data
+
+    def written(self, end: int) -> None:
+        """The file has every byte before ``end``: what is beyond ``keep`` and written
+        may go (in steps of at least ``keep``, so that each byte is moved once or twice)."""
+        self._written = max(self._written, end)
+        surplus = min(len(self._data) - self._keep, self._written - self.start)
+        if surplus >= self._keep:
+            del self._data[:surplus]
+            self.start += surplus
+
+    def get(self, offset: int, length: int) -> bytes:
+        """The bytes held from ``offset`` (at least ``start``), ``length`` at most."""
+        at = offset - self.start
+        return bytes(self._data[at : at + length])
+
+    def clear(self) -> None:
+        """Hold nothing more (the text file was let go)."""
+        self._data = bytearray()
+        self.start = self._written = 0
+
+
 @dataclass(eq=False)
 class Program:
     id: str
@@ -93,6 +137,7 @@ class Program:
     secret_fd: int = -1  # the secret FIFO's, held until the program ends
     text: BinaryIO | None = None  # the text file (``TextFiles``), open until it is let go
     text_size: int = 0
+    recent: RecentText = field(default_factory=RecentText)  # the text's last bytes
     copy_open: bool = False  # the copy FIFO's reader and writer have it: it has no name
     output_done: bool = False
     output_cut: bool = False
@@ -120,6 +165,7 @@ class Program:
         if self.text is not None:
             self.text.close()
             self.text = None
+        self.recent.clear()
 
     @property
     def finished(self) -> bool:

@@ -51,6 +51,7 @@ from schemux.errors import SchemuxError
 from schemux.generated.tool_facts import RESOURCE_READERS
 from schemux.names import OWNED_SESSION
 from schemux.panes.targets import PaneRow, PaneTarget, resolve_pane
+from schemux.programs.output import text_at
 from schemux.serving.state import ServingState
 from schemux.tmux.format import query
 from schemux.tmux.owned_session import is_control_window
@@ -407,10 +408,10 @@ class ResourceService:
     async def _text(self, on: Call, address: ResourceAddress) -> str:
         if address.kind == "program":
             program = on.programs.get(address.id, on.caller)
-            size, text_file = program.text_size, program.text
-            if text_file is None:
+            size = program.text_size
+            if program.text is None:
                 raise SchemuxError(f"the output of {program.id} was let go")
-            data = await on.programs.host.read_at(text_file, 0, size)
+            data = await text_at(program, on.programs.host, 0, size)
             return data.decode("utf-8", "replace")
         server = on.tmux()
         pane = await resolve_pane(server, PaneTarget(pane_id=address.id), on.notes)
