@@ -11,6 +11,7 @@ treats as another machine's.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shlex
 import signal
@@ -28,8 +29,9 @@ from schemux.hosts import ExecTarget
 from schemux.serving.server import build_server
 from schemux.serving.state import ServingState
 from schemux.tmux.control.client import header_for
+from schemux.tmux.control.connection import Connection
 from tests.process_table import processes
-from tests.support import call, tagged_socket_name, until, wait_until
+from tests.support import TERMINAL_QUERIES, call, tagged_socket_name, until, wait_until
 from tests.test_exit_paths import end, serve_stdio
 
 pytestmark = pytest.mark.anyio
@@ -224,3 +226,29 @@ async def test_a_host_without_python3_gets_a_client_process_each(
     finally:
         await context.close()
     await until(lambda: place.control_client_pids() == [])
+
+
+async def test_a_hosts_terminal_barrier_is_its_helpers_and_starts_no_process(
+    served: tuple[Client, ServingState], place: Place, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once the host's program helper runs, the terminal barrier of a command's end
+    (tmux's answers to its queries taken off the shell's terminal) is the helper's: no
+    run-shell, whose script started a dozen processes on the host each time (most of a
+    fan-out's work there). A command's queries still never reach the next command's line.
+    (Failed before: every command's end sent a run-shell.)"""
+    client, _ = served
+    await call(client, "run_program", argv=["true"])  # the helper runs
+    sent: list[str] = []
+    send = Connection.send
+
+    def noting(connection: Connection, args: tuple[str, ...]) -> asyncio.Future[list[str]]:
+        sent.extend(word for word in args if word in ("run-shell", "run"))
+        return send(connection, args)
+
+    monkeypatch.setattr(Connection, "send", noting)
+    for query in [*TERMINAL_QUERIES.values(), "".join(TERMINAL_QUERIES.values())]:
+        asked = await call(client, "run_command", command=f"printf '{query}'")
+        assert asked["exit_status"] == 0
+        after = await call(client, "run_command", command="echo one; echo two")
+        assert (after["output"], after["exit_status"]) == (["one", "two"], 0)
+    assert sent == []

@@ -26,7 +26,7 @@ class FactsHelper(Protocol):
     (``schemux.hosts.programs.remote``): asked first for a remote pane's shell facts."""
 
     async def shell_facts(
-        self, operation: bytes, server: tuple[int, int], *fields: bytes
+        self, operation: bytes, server: tuple[int, int], *fields: bytes, seconds: float = ...
     ) -> list[bytes] | None: ...
 
 
