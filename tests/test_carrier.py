@@ -19,6 +19,7 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mcp import Client
@@ -28,6 +29,7 @@ from schemux.generated.bindings import BINDINGS
 from schemux.hosts import ExecTarget
 from schemux.serving.server import build_server
 from schemux.serving.state import ServingState
+from schemux.system.child_runs import run_collecting
 from schemux.tmux.control.client import header_for
 from schemux.tmux.control.connection import Connection
 from tests.process_table import processes
@@ -252,3 +254,26 @@ async def test_a_hosts_terminal_barrier_is_its_helpers_and_starts_no_process(
         after = await call(client, "run_command", command="echo one; echo two")
         assert (after["output"], after["exit_status"]) == (["one", "two"], 0)
     assert sent == []
+
+
+async def test_a_hosts_first_call_asks_its_tmux_version_once(
+    anyio_backend: str, place: Place, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The connect's probe read the host's ``tmux -V``: the server's start does not run
+    it again (a process less in each host's first call, which a cold fan-out to many
+    hosts pays on schemux's event loop). (Failed before: one ``tmux -u -V``.)"""
+    ran: list[list[str]] = []
+
+    async def noting(argv: list[str], *args: Any, **kwargs: Any) -> tuple[int, bytes, bytes]:
+        ran.append(argv)
+        return await run_collecting(argv, *args, **kwargs)
+
+    monkeypatch.setattr("schemux.tmux.server.run_collecting", noting)
+    context = ServingState(Settings(socket_name=place.socket, exec_prefix=place.prefix()))
+    try:
+        async with Client(build_server(context, BINDINGS)) as client:
+            await call(client, "run_command", command="true")
+    finally:
+        await context.close()
+    assert ran  # the server's start ran its one-off clients here
+    assert [argv for argv in ran if argv[-1] == "-V"] == []

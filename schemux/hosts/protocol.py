@@ -74,6 +74,12 @@ class Host(Protocol):
         before it runs it); None where there is none to run."""
         ...
 
+    @property
+    def tmux_version(self) -> str | None:
+        """The host's ``tmux -V`` as its connect read it (the tmux on its PATH); None
+        when no connect read it (this machine, a host not connected)."""
+        ...
+
     def describe(self) -> str:
         """The host in a message ("this machine", "host DEST")."""
         ...

@@ -424,7 +424,7 @@ class TmuxServer:
         if server_version == learned.server_version:
             return
         if learned.client_version is None:
-            learned.client_version = await self._run_client_version()
+            learned.client_version = await self._client_version()
         where = self.address.describe()
         refusal = server_refusal(server_version, learned.client_version, where)
         if refusal is not None:
@@ -434,9 +434,15 @@ class TmuxServer:
             logger.warning("%s (%s)", said, MISMATCH_FIX)
         learned.server_version = server_version
 
-    async def _run_client_version(self) -> str:
-        """``tmux -V`` of the client binary schemux runs (where the server is)."""
-        _, out, _ = await run_collecting(self.address.host.command([self.binary, "-V"]))
+    async def _client_version(self) -> str:
+        """``tmux -V`` of the client binary schemux runs (where the server is): as the
+        host's connect read it, when that is the binary (a process less on a host's first
+        call), else run."""
+        host = self.address.host
+        probed = host.tmux_version
+        if probed is not None and self.binary == host.tmux_binary():
+            return probed
+        _, out, _ = await run_collecting(host.command([self.binary, "-V"]))
         return out.decode(errors="replace").strip()
 
     async def _make_owned_session(self, env: dict[str, str] | None) -> list[str] | None:
