@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import anyio
 
 from schemux.tmux.control import attach
-from schemux.tmux.control.client import MINIMUM_PYTHON, attacher
+from schemux.tmux.control.client import attacher
 
 CLOSE_GRACE = 2.0  # seconds a closed carrier is given to end by itself, then killed
 
@@ -43,11 +43,11 @@ class Carried:
 
 def carrier_argv(python: str) -> list[str]:
     """The carrier's argv on a host (its source given whole: the host has no file of
-    schemux's): run if ``python`` there runs and is new enough, else it ends with
-    nothing said (status 3)."""
-    program = [*attacher(python, source_here=False), "carry"]
-    probe = f'"$1" -I -S -c "import sys; sys.exit(sys.version_info < {MINIMUM_PYTHON})"'
-    return ["sh", "-c", f'{probe} >/dev/null 2>&1 && exec "$@"; exit 3', "sh", *program]
+    schemux's). No probe of ``python`` first, as a client of its own has (one start of
+    the interpreter less, which a host's first call waits for): where there is no such
+    Python, or one older than 3.7 (which cannot compile the source), it ends with
+    nothing said, and the engine gives each client a process of its own."""
+    return [*attacher(python, source_here=False), "carry"]
 
 
 class CarriedInput:
