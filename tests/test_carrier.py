@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -42,6 +43,8 @@ CARRIER = b"carry"  # the carrier's last word
 
 
 def _carried_here() -> bool:
+    if shutil.which("tmux") is None:
+        return False  # the unit tier runs with no tmux: these tests are not collected there
     version = subprocess.run(["tmux", "-V"], capture_output=True, text=True).stdout
     return header_for(version) is not None
 
