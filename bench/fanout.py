@@ -1,8 +1,9 @@
 """Benchmark ``run_command_on_hosts``: one command fanned out to many hosts, and what hosts cost.
 
-Every host is an exec-kind host on this machine (``env TMUX_TMPDIR=DIR HOME=DIR/home``: a
-tmux server of its own, started by schemux with the agent's session and a login bash of
-an empty home, as on a fresh host), so the figures are schemux's, not a network's. One
+Every host is an exec-kind host on this machine (``env TMUX_TMPDIR=DIR HOME=DIR/home
+PATH=...``: a tmux server of its own, started by schemux with the agent's session and a
+login bash of an empty home, and this PATH without version managers' shims, as on a
+fresh host), so the figures are schemux's, not a network's. One
 run measures:
 
 * **fan-out / one host**: ``run_command_on_hosts {"command": "true"}`` to 10 hosts against
@@ -18,13 +19,16 @@ run measures:
   a call used it (processes it started, file descriptors, resident memory), exec-kind
   hosts and, with ``--ssh``, a host over OpenSSH (the test suite's sshd on 127.0.0.1);
 * **50 hosts used once**: a schemux with 50 hosts configured, its first fan-out (every
-  host connected, its server and agent shell started) and a second one, timed; then
-  its processes, descriptors and memory.
+  host connected, its server and agent shell started; to all at once, or ``--connect-batch``
+  at a time; called again for the hosts not reached within the call's 30 s) and a later
+  one (after one more, the median of three), timed; then its processes, threads,
+  descriptors and memory, in all and a host.
 
 Bar: fan-out / one host at most 2 (medians). Exit status 1 when it is missed, 2 when a
 call returned an error or a host did not exit 0.
 
-Usage: ``python bench/fanout.py [--hosts N] [--calls N] [--many N] [--ssh] [--json PATH]``
+Usage: ``python bench/fanout.py [--hosts N] [--calls N] [--many N] [--connect-batch N] [--ssh]
+[--json PATH]``
 """
 
 from __future__ import annotations
@@ -32,7 +36,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import shlex
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -63,7 +69,6 @@ from schemux.config import ENV_HOST, ENV_SSH_CONFIG
 from tests.process_table import processes
 from tests.ssh_server import ALIAS, available, ssh_server
 
-CONNECT_BATCH = 50  # hosts a first fan-out of the many connects at once
 FAN_OUT_BAR = 2.0
 MANY_RSS_MB, MANY_THREADS, MANY_FAN_OUT_MS_A_HOST = (
     300.0,
@@ -71,6 +76,12 @@ MANY_RSS_MB, MANY_THREADS, MANY_FAN_OUT_MS_A_HOST = (
     5.0,
 )  # for 200 hosts  # fan-out to 10 hosts / one host's run_command, medians
 TRUE = {"command": "true"}
+# the hosts' PATH: this one without version managers' shims (pyenv's python3 is a bash
+# script that starts a dozen processes before Python: 4 s for 25 at once on a loaded
+# machine, where a fresh host's /usr/bin/python3 starts at once)
+HOST_PATH = os.pathsep.join(
+    entry for entry in os.environ.get("PATH", "").split(os.pathsep) if "/shims" not in entry
+)
 
 
 @dataclass(frozen=True)
@@ -82,7 +93,8 @@ class ExecHost:
 
     @property
     def prefix(self) -> str:
-        return f"env TMUX_TMPDIR={self.directory} HOME={self.directory}/home"
+        path = shlex.quote(HOST_PATH)
+        return f"env TMUX_TMPDIR={self.directory} HOME={self.directory}/home PATH={path}"
 
     def kill(self, socket: str) -> None:
         env = ["env", f"TMUX_TMPDIR={self.directory}", "tmux", "-L", socket, "kill-server"]
@@ -387,8 +399,9 @@ async def idle_host_cost(socket: str, hosts: int, ssh_config: Path | None) -> di
     return report
 
 
-async def many_hosts(socket: str, count: int) -> dict[str, Any]:
-    """``count`` exec-kind hosts configured, each used by one fan-out (then a second)."""
+async def many_hosts(socket: str, count: int, batch: int) -> dict[str, Any]:
+    """``count`` exec-kind hosts configured, each used by a first fan-out (to ``batch``
+    hosts at a time, 0: all at once), then a later one to all."""
     with exec_hosts(count, socket, "m") as fleet:
         named = [f"{host.name}=exec:{host.prefix}" for host in fleet]
         start = time.perf_counter()
@@ -396,23 +409,43 @@ async def many_hosts(socket: str, count: int) -> dict[str, Any]:
             listed = time.perf_counter() - start
             pid = schemux_pid()
             before = holdings(pid)
-            # connected CONNECT_BATCH at a time: 200 hosts at once on 2 cores do not all
-            # start their servers and shells within the call's 30 s
             first = 0.0
-            for start in range(0, count, CONNECT_BATCH):
-                batch = [host.name for host in fleet[start : start + CONNECT_BATCH]]
-                first += await fan_out(client, len(batch), hosts=batch)
-            second = await fan_out(client, count)
+            reached: list[int] = []  # hosts that answered exit 0, each first call
+            size = batch or count
+            for start in range(0, count, size):
+                names = [host.name for host in fleet[start : start + size]]
+                # with the call's default timeout (30 s): hosts not reached in it say so,
+                # and are called again (the connected ones answer at once then)
+                while names:
+                    began = time.perf_counter()
+                    called = await client.call_tool(
+                        "run_command_on_hosts", {**TRUE, "hosts": names}
+                    )
+                    first += time.perf_counter() - began
+                    results = succeeded("run_command_on_hosts", called)["results"]
+                    done = {entry["host"] for entry in results if entry["exit_status"] == 0}
+                    reached.append(len(done))
+                    if not done:
+                        raise CallFailed(f"no host was reached: {results[:3]}")
+                    names = [name for name in names if name not in done]
+            # the hosts reached last may still be starting their helper: one fan-out
+            # first, then the median of three
+            await fan_out(client, count)
+            second = statistics.median([await fan_out(client, count) for _ in range(3)])
             await asyncio.sleep(0.5)
             after = holdings(pid)
+    per_host = {key: round(value / count, 2) for key, value in after.minus(before).items()}
     return {
         "hosts": count,
+        "connect_batch": batch,
         "start_to_tools_ms": listed * 1000,
-        "first_fan_out_ms": first * 1000,  # in batches of CONNECT_BATCH
+        "first_fan_out_ms": first * 1000,  # every first call, until all were reached
+        "reached_each_first_call": reached,
         "second_fan_out_ms": second * 1000,
+        "load_after": os.getloadavg()[0],
         "before": vars(before),
         "after": vars(after),
-        "per_host": {key: round(value / count, 2) for key, value in after.minus(before).items()},
+        "per_host": per_host,
     }
 
 
@@ -431,7 +464,7 @@ async def measure(args: argparse.Namespace, socket: str) -> dict[str, Any]:
                 subprocess.run, ["tmux", "-L", socket, "kill-server"], capture_output=True
             )
         report["idle_host"] = await idle_host_cost(socket, args.hosts, ssh_config)
-    report["many_hosts"] = await many_hosts(socket, args.many)
+    report["many_hosts"] = await many_hosts(socket, args.many, args.connect_batch)
     return report
 
 
@@ -495,9 +528,14 @@ def render(report: dict[str, Any]) -> str:
     lines += [
         "",
         f"{many['hosts']} exec-kind hosts configured, used once",
-        f"  start to tools/list {many['start_to_tools_ms']:.0f} ms; first fan-out (connect, "
-        f"start servers and shells) {many['first_fan_out_ms']:.0f} ms; second "
-        f"{many['second_fan_out_ms']:.0f} ms",
+        f"  start to tools/list {many['start_to_tools_ms']:.0f} ms; first fan-outs (connect, "
+        f"start servers and shells; {many['connect_batch'] or 'all'} hosts at a time, "
+        f"called again for those not reached in the call's 30 s: reached "
+        f"{many['reached_each_first_call']}) {many['first_fan_out_ms']:.0f} ms in all; a "
+        f"later one {many['second_fan_out_ms']:.0f} ms; load average "
+        f"{many['load_after']:.1f} after",
+        f"  a host: {many['per_host']['processes']:g} processes, "
+        f"{many['per_host']['threads']:g} of schemux's threads",
         f"  before: {many['before']}",
         f"  after:  {many['after']}",
         f"  per host: {many['per_host']}",
@@ -514,6 +552,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=30, help="timed calls of each (30)")
     parser.add_argument("--warmup", type=int, default=3, help="untimed calls first (3)")
     parser.add_argument("--many", type=int, default=50, help="hosts configured and used once (50)")
+    parser.add_argument(
+        "--connect-batch",
+        type=int,
+        default=0,
+        help="the many hosts' first fan-outs, to this many at a time (0: all at once)",
+    )
     parser.add_argument("--ssh", action="store_true", help="also an ssh host's cost (test sshd)")
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the figures here")
     args = parser.parse_args(argv)

@@ -423,8 +423,11 @@ def recording_settings(
     env: Mapping[str, str], audit: AuditSettings, *, no_record: bool = False
 ) -> RecordingSettings:
     """Beside the audit log when there is one; none with ``--no-record`` (or
-    ``SCHEMUX_NO_RECORD=1``) or ``--no-audit``."""
+    ``SCHEMUX_NO_RECORD=1``) or ``--no-audit``, nor beside a log that is a device
+    (``--audit-log /dev/null`` keeps nothing: its directory is /dev)."""
     if audit.path is None or no_record or _flag(env, ENV_NO_RECORD):
+        return RecordingSettings()
+    if audit.path.is_char_device():
         return RecordingSettings()
     return RecordingSettings(
         audit.path.parent,

@@ -150,6 +150,18 @@ def test_parse_keeps_a_partial_message_and_refuses_a_broken_one() -> None:
         control_attach.parse("flags", struct.pack("=IHHII", 203, 3, 0, 8, 0))
 
 
+def test_the_carriers_frames_keep_a_partial_frame_and_carry_any_bytes() -> None:
+    """A carrier's frames (``schemux.tmux.control.carrier``): whole ones read, the rest
+    kept for the next read, a payload's bytes as they were (NULs, newlines, a frame's
+    look-alike)."""
+    payload = b"%end 1 2\n\0" + control_attach.frame(control_attach.EXIT, 9)
+    sent = control_attach.frame(control_attach.DATA, 7, payload)
+    sent += control_attach.frame(control_attach.EOF, 7)
+    found, rest = control_attach.frames(sent + sent[:5])
+    assert found == [(control_attach.DATA, 7, payload), (control_attach.EOF, 7, b"")]
+    assert rest == sent[:5]
+
+
 def test_a_command_too_long_is_refused_before_anything_is_sent() -> None:
     with pytest.raises(control_attach.Refused, match="command too long"):
         control_attach.command("flags", [b"x" * 20000], pid=1)

@@ -160,6 +160,9 @@ def test_recording_settings_follow_the_audit_and_turn_off() -> None:
     assert recording_settings({}, AuditSettings()).directory is None  # --no-audit
     with pytest.raises(ConfigError):
         recording_settings({ENV_NO_RECORD: "maybe"}, audit)
+    # an audit log that is a device (--audit-log /dev/null, as the benchmarks give) keeps
+    # nothing: no recordings beside it, in /dev (made there before, as root)
+    assert recording_settings({}, AuditSettings(Path(os.devnull))).directory is None
     env = {"HOME": "/home/x", ENV_NO_RECORD: "0"}
     assert SettingOptions(no_record=True).settings(env).recording.directory is None
     assert SettingOptions().settings(env).recording.directory == Path(

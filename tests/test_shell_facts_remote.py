@@ -4,6 +4,10 @@ pid namespace) is read by run-shell (``schemux.shell.facts``)."""
 
 from __future__ import annotations
 
+import os
+import signal
+import termios
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -15,7 +19,9 @@ from schemux.errors import SchemuxError
 from schemux.host_settings import SshTarget
 from schemux.serving.state import ServingState
 from schemux.shell.facts import _ECHO_SCRIPT, RemoteShellFacts, Snapshot
-from tests.support import new_pane, pane_format, tmux, wait_until
+from tests.process_table import processes
+from tests.support import new_pane, pane_format, tmux, until, wait_until
+from tests.test_terminal_barrier import HOLDER, modes, unread_input
 
 pytestmark = pytest.mark.anyio
 
@@ -134,3 +140,64 @@ async def test_a_server_in_another_pid_namespace_is_read_by_run_shell(
         assert snapshot == await facts.read_by_run_shell(pid)
     finally:
         tmux(main_tmux_socket, "kill-session", "-t", pane.session_name, check=False)
+
+
+async def test_the_helpers_terminal_barrier_waits_out_a_stopped_server(
+    remote_context: ServingState, remote_tmux_socket: str, tmp_path: Path
+) -> None:
+    """The helper's barrier (``answers``) as ``schemux.shell.barrier``'s: past its give-up
+    while the server is stopped, answered once the server goes on, the answer taken off
+    the terminal and its modes as they were; the helper serves other requests while it
+    waits; values that are not a pid or a time are refused."""
+    pane = new_pane(remote_tmux_socket, command=HOLDER)
+    try:
+        tty = pane_format(pane, "#{pane_tty}")
+        pid = int(pane_format(pane, "#{pane_pid}"))
+        await until(lambda: not modes(tty)[3] & termios.ICANON)  # type: ignore[operator]
+        before = modes(tty)
+        facts = RemoteShellFacts(remote_context.services.tmux())
+        assert await _until_helper_answers(facts, pid)
+        helper = remote_context.services.host.facts_helper()
+        assert helper is not None
+        identity = await facts._identity()
+        # the server as this pid namespace sees it (the sshd's has its own pids)
+        (server,) = [
+            found.pid
+            for found in processes()
+            if found.argv[:1] == (b"tmux",)
+            and b"keepalive" in found.argv
+            and remote_tmux_socket.encode() in found.argv
+        ]
+        os.kill(server, signal.SIGSTOP)
+        try:
+            async with anyio.create_task_group() as group:
+                ended: list[float] = []
+
+                async def barrier() -> None:
+                    args = (str(pid).encode(), b"0.2")
+                    assert await helper.shell_facts(b"answers", identity, *args, seconds=30) == [
+                        b"1"
+                    ]
+                    ended.append(time.monotonic())
+
+                group.start_soon(barrier)
+                await anyio.sleep(0.8)  # four times the give-up
+                assert not ended
+                # meanwhile the helper answers the others
+                assert await helper.shell_facts(b"echo", identity, tty.encode()) == [b"0"]
+                resumed = time.monotonic()
+                os.kill(server, signal.SIGCONT)
+            assert ended[0] - resumed < 1.5
+        finally:
+            os.kill(server, signal.SIGCONT)
+        assert unread_input(tty) == 0  # the answer was taken
+        assert modes(tty) == before
+        mark = tmp_path / "mark"
+        for bad in (f"1; touch {mark}", "-1", "", "1\n2"):
+            with pytest.raises(SchemuxError, match="bad pid"):
+                await helper.shell_facts(b"answers", identity, bad.encode(), b"2")
+        with pytest.raises(SchemuxError, match="bad pid"):
+            await helper.shell_facts(b"answers", identity, str(pid).encode(), b"2; x")
+        assert not mark.exists()
+    finally:
+        tmux(remote_tmux_socket, "kill-session", "-t", pane.session_name, check=False)

@@ -97,6 +97,7 @@ class LocalHost:
     pids_here = True
     files_here = True
     connection = 0  # no connection: the way here is never lost
+    tmux_version = None  # no connect reads it: the tmux a command runs is looked up each time
 
     @property
     def python(self) -> str | None:

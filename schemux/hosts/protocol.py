@@ -26,7 +26,7 @@ class FactsHelper(Protocol):
     (``schemux.hosts.programs.remote``): asked first for a remote pane's shell facts."""
 
     async def shell_facts(
-        self, operation: bytes, server: tuple[int, int], *fields: bytes
+        self, operation: bytes, server: tuple[int, int], *fields: bytes, seconds: float = ...
     ) -> list[bytes] | None: ...
 
 
@@ -72,6 +72,12 @@ class Host(Protocol):
         """The Python 3 that runs schemux's standard-library helpers there (the control
         client's attacher, ``schemux.tmux.control.client``, which checks one of another host
         before it runs it); None where there is none to run."""
+        ...
+
+    @property
+    def tmux_version(self) -> str | None:
+        """The host's ``tmux -V`` as its connect read it (the tmux on its PATH); None
+        when no connect read it (this machine, a host not connected)."""
         ...
 
     def describe(self) -> str:

@@ -35,9 +35,16 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from schemux.errors import SchemuxError
+from schemux.hosts.programs.remote import REQUEST_SECONDS
 from schemux.panes.targets import PaneInfo
 from schemux.shell import idle
-from schemux.shell.barrier import server_of, terminal_of, until_tmux_read
+from schemux.shell.barrier import (
+    STOPPED_SECONDS_AT_MOST,
+    WITHIN_SECONDS,
+    server_of,
+    terminal_of,
+    until_tmux_read,
+)
 from schemux.tmux.command import THEN
 from schemux.tmux.server import TmuxServer
 
@@ -172,6 +179,8 @@ stty "$g" < "$t"
 ) >/dev/null 2>&1; true"""
 
 POLL_SECONDS = 0.005  # between two readings of a remote shell that is on its way
+# the helper's barrier: its longest wait (a stopped server's), and a request's time
+_ANSWERS_SECONDS = STOPPED_SECONDS_AT_MOST + 2 * WITHIN_SECONDS + REQUEST_SECONDS
 
 
 @dataclass(frozen=True)
@@ -240,9 +249,12 @@ class RemoteShellFacts:
         pid, _, started = (lines[0] if lines else "").partition(" ")
         return int(pid), int(started)
 
-    async def _ask_helper(self, operation: bytes, *fields: bytes) -> bytes | None:
-        """The helper's answer; None when the facts must be read by run-shell: no helper
-        on that host, it failed, or it does not see the server's pids."""
+    async def _ask_helper(
+        self, operation: bytes, *fields: bytes, seconds: float = REQUEST_SECONDS
+    ) -> bytes | None:
+        """The helper's answer (within ``seconds``); None when the facts must be read by
+        run-shell: no helper on that host, it failed, or it does not see the server's
+        pids."""
         server = self.server
         helper = server.address.host.facts_helper()
         if helper is None or not server.helper_sees_pids:
@@ -251,12 +263,12 @@ class RemoteShellFacts:
         try:
             identity = known if known is not None else await self._identity()
             server.reported_pid = identity
-            answer = await helper.shell_facts(operation, identity, *fields)
+            answer = await helper.shell_facts(operation, identity, *fields, seconds=seconds)
             if answer == [] and known is not None:
                 # what was known may be a server since restarted: ask tmux again
                 identity = server.reported_pid = await self._identity()
                 if identity != known:
-                    answer = await helper.shell_facts(operation, identity, *fields)
+                    answer = await helper.shell_facts(operation, identity, *fields, seconds=seconds)
         except (SchemuxError, ValueError):
             return None  # this time by run-shell (its failure is the call's error)
         if answer is None:
@@ -349,8 +361,15 @@ class RemoteShellFacts:
         return value.endswith(" 1")
 
     async def take_terminal_answers(self, shell_pid: int) -> None:
-        # run-shell ends when the script does: the next command of the call follows it
-        await self.server.run("run-shell", _ANSWERS_SCRIPT % {"pid": shell_pid})
+        # by the host's helper, which starts no process for it (the script below starts a
+        # dozen: most of a fan-out's work on a host); its answer comes when its wait ends
+        within = f"{WITHIN_SECONDS:g}".encode()
+        answered = await self._ask_helper(
+            b"answers", str(int(shell_pid)).encode(), within, seconds=_ANSWERS_SECONDS
+        )
+        if answered is None:
+            # run-shell ends when the script does: the next command of the call follows it
+            await self.server.run("run-shell", _ANSWERS_SCRIPT % {"pid": shell_pid})
 
 
 def shell_facts(server: TmuxServer) -> ShellFacts:

@@ -36,6 +36,7 @@ from schemux.hosts import Host
 from schemux.hosts.local import LOCAL
 from schemux.names import socket_name_problem
 from schemux.system.child_runs import run_collecting
+from schemux.system.tethered import tethered
 from schemux.tmux.agent_session import (
     AGENT_MARK,
     AgentSessionMade,
@@ -45,7 +46,8 @@ from schemux.tmux.agent_session import (
     user_environment,
 )
 from schemux.tmux.command import THEN, command_arguments
-from schemux.tmux.control.client import control_client_argv
+from schemux.tmux.control.carrier import Carried, carrier_argv
+from schemux.tmux.control.client import control_client_argv, header_for, plain_path
 from schemux.tmux.control.engine import ControlEngine
 from schemux.tmux.format import parse_row
 from schemux.tmux.owned_session import OWNED_TARGET, creation_command
@@ -213,6 +215,7 @@ class TmuxServer:
             [self.binary, *self.address.flags()],
             command=self.address.host.client_command,
             control=self._control_client,
+            carried=self._carried_client,
         )
         # the sessions made on this server by this object (the owned one, the agent's),
         # oldest first, so a failed call can report what it created
@@ -311,6 +314,20 @@ class TmuxServer:
             source_here=self.address.host.files_here,
         )
 
+    def _carried_client(self, command: list[str]) -> Carried | None:
+        """How a control client for ``command`` is carried with the others, on a host of
+        another machine whose server the attacher serves (``schemux.tmux.control.carrier``:
+        one process there for them all); None where it is a process of its own."""
+        host, learned = self.address.host, self._shared
+        header, python, path = header_for(learned.server_version), host.python, learned.socket_path
+        if host.pids_here or header is None or python is None or path is None:
+            return None
+        if not plain_path(path):
+            return None
+        learned.clients_connection = host.connection
+        # the carrier reads every client's output itself: no relay (``Host.client_command``)
+        return Carried(tethered(host.exec_command(carrier_argv(python))), [header, path, *command])
+
     def _connection_lost(self, error: ConnectionLost) -> ConnectionLost:
         """``error``, or on a remote host whose connection dropped (or was replaced
         since the control clients started on it), that cause."""
@@ -407,7 +424,7 @@ class TmuxServer:
         if server_version == learned.server_version:
             return
         if learned.client_version is None:
-            learned.client_version = await self._run_client_version()
+            learned.client_version = await self._client_version()
         where = self.address.describe()
         refusal = server_refusal(server_version, learned.client_version, where)
         if refusal is not None:
@@ -417,9 +434,15 @@ class TmuxServer:
             logger.warning("%s (%s)", said, MISMATCH_FIX)
         learned.server_version = server_version
 
-    async def _run_client_version(self) -> str:
-        """``tmux -V`` of the client binary schemux runs (where the server is)."""
-        _, out, _ = await run_collecting(self.address.host.command([self.binary, "-V"]))
+    async def _client_version(self) -> str:
+        """``tmux -V`` of the client binary schemux runs (where the server is): as the
+        host's connect read it, when that is the binary (a process less on a host's first
+        call), else run."""
+        host = self.address.host
+        probed = host.tmux_version
+        if probed is not None and self.binary == host.tmux_binary():
+            return probed
+        _, out, _ = await run_collecting(host.command([self.binary, "-V"]))
         return out.decode(errors="replace").strip()
 
     async def _make_owned_session(self, env: dict[str, str] | None) -> list[str] | None:

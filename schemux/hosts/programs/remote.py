@@ -229,8 +229,15 @@ class RemotePrograms(TextFiles):
         helper.copies.clear()
         helper.exits.clear()
 
-    async def _ask(self, helper: _Helper, operation: bytes, *fields: bytes) -> list[bytes]:
-        """A request and its reply's fields; SchemuxError with the helper's reason."""
+    async def _ask(
+        self,
+        helper: _Helper,
+        operation: bytes,
+        *fields: bytes,
+        seconds: float = REQUEST_SECONDS,
+    ) -> list[bytes]:
+        """A request and its reply's fields (within ``seconds``); SchemuxError with the
+        helper's reason."""
         if helper.ended is not None:
             raise ServerUnavailable(helper.ended)
         number = next(self._numbers)
@@ -238,12 +245,11 @@ class RemotePrograms(TextFiles):
         helper.replies[number] = reply
         helper.send(operation, str(number).encode(), *fields)
         try:
-            with anyio.fail_after(REQUEST_SECONDS):
+            with anyio.fail_after(seconds):
                 answer = await reply
         except TimeoutError:
             raise ServerUnavailable(
-                f"the program helper on {self._host.describe()} did not answer within "
-                f"{REQUEST_SECONDS:g} s"
+                f"the program helper on {self._host.describe()} did not answer within {seconds:g} s"
             ) from None
         finally:
             helper.replies.pop(number, None)
@@ -411,12 +417,17 @@ class RemotePrograms(TextFiles):
         return _PROBLEMS.get(problem)
 
     async def shell_facts(
-        self, operation: bytes, server: tuple[int, int], *fields: bytes
+        self,
+        operation: bytes,
+        server: tuple[int, int],
+        *fields: bytes,
+        seconds: float = REQUEST_SECONDS,
     ) -> list[bytes] | None:
-        """The helper's answer to a shell facts request (``facts`` or ``echo``, see the
-        script) about the tmux server ``server`` (its pid and start time, as tmux says
-        them), as a list of one value; an empty list when that is no process of the
-        helper's pid namespace; None when no helper runs yet."""
+        """The helper's answer to a shell facts request (``facts``, ``echo`` or
+        ``answers``, the terminal barrier: see the script) about the tmux server ``server``
+        (its pid and start time, as tmux says them), as a list of one value, within
+        ``seconds``; an empty list when that is no process of the helper's pid namespace;
+        None when no helper runs yet."""
         helper = self._helper
         if helper is None or helper.ended is not None:
             # not yet: started in the background, the facts read another way meanwhile
@@ -426,7 +437,7 @@ class RemotePrograms(TextFiles):
             return None
         pid, started = server
         answer = await self._ask(
-            helper, operation, str(pid).encode(), str(started).encode(), *fields
+            helper, operation, str(pid).encode(), str(started).encode(), *fields, seconds=seconds
         )
         return answer[1:2] if answer[0] == b"same" else []
 

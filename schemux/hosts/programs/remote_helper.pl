@@ -247,6 +247,99 @@ my %shell_operations = (
     },
 );
 
+# the terminal barrier (schemux.shell.barrier) for a shell of a tmux server on this host,
+# kept here rather than by a run-shell script of the server's (a dozen processes each
+# time): a status query written to the shell's terminal, its input read and dropped up
+# to tmux's answer, a byte at a time (so nothing after it is taken), line editing and
+# echo off meanwhile; answered once tmux answered, or WITHIN seconds on (longer while
+# the server is stopped, STOPPED_SECONDS_AT_MOST at most, and WITHIN again once it goes
+# on), with no wait of this helper's meanwhile
+sub STATUS_QUERY ()            { "\e[5n" }
+sub STATUS_ANSWER ()           { "\e[0n" }
+sub STOPPED_SECONDS_AT_MOST () { 120 }
+sub STOPPED_POLL_SECONDS ()    { 0.25 }
+my %barriers;    # the terminal's fd => what its barrier waits for
+
+sub clock { return (POSIX::times())[0] / $clock_ticks }
+
+sub stopped {
+    my $line = first_line("/proc/$_[0]/stat");
+    return defined $line && $line =~ /\)\s+[Tt]\s/;
+}
+
+sub begin_barrier {
+    # answers SERVER_PID SERVER_START PID WITHIN -> ("mismatch"), or ("same", 1) once done
+    my ($request, $server, $epoch, $pid, $within) = @_;
+    return send_frame('ok', $request, 'mismatch') unless same_process($server, $epoch);
+    die "bad pid\n" unless $pid =~ /\A[0-9]{1,10}\z/ && $within =~ /\A[0-9]{1,3}(?:\.[0-9]{1,3})?\z/;
+    my $tty = readlink("/proc/$pid/fd/0");
+    # no such terminal (the pane went): no wait
+    return send_frame('ok', $request, 'same', '1') unless defined $tty && $tty =~ m{\A/dev/pts/[0-9]{1,9}\z};
+    my $fd = POSIX::open($tty, O_RDWR | O_NONBLOCK | POSIX::O_NOCTTY());
+    return send_frame('ok', $request, 'same', '1') unless defined $fd;
+    my ($saved, $modes) = (POSIX::Termios->new, POSIX::Termios->new);
+    unless (defined $saved->getattr($fd) && defined $modes->getattr($fd)) {
+        POSIX::close($fd);
+        return send_frame('ok', $request, 'same', '1');
+    }
+    $modes->setlflag($modes->getlflag & ~(POSIX::ICANON() | POSIX::ECHO()));
+    $modes->setcc(POSIX::VMIN(), 1);
+    $modes->setcc(POSIX::VTIME(), 0);
+    my $now = clock();
+    $barriers{$fd} = {
+        request => $request, saved => $saved, server => $server, within => $within,
+        deadline => $now + $within, limit => $now + STOPPED_SECONDS_AT_MOST, last => '',
+    };
+    end_barrier($fd) unless defined $modes->setattr($fd, POSIX::TCSANOW())
+        && POSIX::write($fd, STATUS_QUERY, length STATUS_QUERY);
+}
+
+sub end_barrier {
+    my ($fd) = @_;
+    my $barrier = delete $barriers{$fd};
+    $barrier->{saved}->setattr($fd, POSIX::TCSANOW());
+    POSIX::close($fd);
+    send_frame('ok', $barrier->{request}, 'same', '1');
+}
+
+sub read_barrier {
+    my ($fd) = @_;
+    my $barrier = $barriers{$fd};
+    while (1) {
+        my $got = POSIX::read($fd, my $byte, 1);
+        return if !defined $got && ($! == POSIX::EAGAIN() || $! == POSIX::EINTR());
+        return end_barrier($fd) unless $got;    # the pane went
+        $barrier->{last} = substr($barrier->{last} . $byte, -length STATUS_ANSWER);
+        return end_barrier($fd) if $barrier->{last} eq STATUS_ANSWER;
+    }
+}
+
+sub time_barriers {
+    # each barrier past its time ends, unless its server is stopped (then it is looked
+    # at again shortly, and given WITHIN once more when the server goes on); returns the
+    # seconds until the next such time, or undef when no barrier waits
+    my $now = clock();
+    my $next;
+    for my $fd (keys %barriers) {
+        my $barrier = $barriers{$fd};
+        if ($now >= $barrier->{deadline}) {
+            if ($now < $barrier->{limit} && stopped($barrier->{server})) {
+                $barrier->{stopped} = 1;
+                $barrier->{deadline} = $now + STOPPED_POLL_SECONDS;
+            } elsif ($barrier->{stopped} && $now < $barrier->{limit}) {
+                $barrier->{stopped} = 0;
+                $barrier->{deadline} = $now + $barrier->{within};
+            } else {
+                end_barrier($fd);
+                next;
+            }
+        }
+        my $left = $barrier->{deadline} - $now;
+        $next = $left if !defined $next || $left < $next;
+    }
+    return $next;
+}
+
 my %operations = (
     prepare => sub {
         my ($id, $handle, $has_stdin, $stdin, $stderr) = @_;
@@ -347,6 +440,14 @@ my %operations = (
 
 sub serve {
     my ($operation, $request, @fields) = @_;
+    if ($operation eq 'answers' && $request) {    # answered when its wait ends
+        eval { begin_barrier($request, @fields) };
+        if ($@) {
+            (my $reason = $@) =~ s/\s+\z//;
+            send_frame('err', $request, $reason);
+        }
+        return;
+    }
     my $code = $operations{$operation} || $shell_operations{$operation};
     my @result = eval { $code ? $code->(@fields) : die "unknown operation\n" };
     return unless $request;
@@ -399,8 +500,16 @@ while (1) {
             $polled = 1;
         }
     }
-    my $ready = select(my $readable = $bits, undef, undef, $polled ? POLL_SECONDS : undef);
+    my $timeout = time_barriers();    # first: it may end some
+    my %watched_barriers = map { $_ => $barriers{$_} } keys %barriers;
+    vec($bits, $_, 1) = 1 for keys %watched_barriers;
+    $timeout = POLL_SECONDS if $polled && (!defined $timeout || $timeout > POLL_SECONDS);
+    my $ready = select(my $readable = $bits, undef, undef, $timeout);
     next if $ready < 0;
+    for my $fd (keys %watched_barriers) {
+        next unless defined $barriers{$fd} && $barriers{$fd} == $watched_barriers{$fd};
+        read_barrier($fd) if vec($readable, $fd, 1);
+    }
     if (vec($readable, 0, 1)) {
         # POSIX::read says "0 but true" at the end: compared as a number
         my $got = POSIX::read(0, my $chunk, READ_BYTES);

@@ -18,6 +18,7 @@ import signal
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Protocol
 
 from schemux.errors import ConnectionLost, SchemuxError, TmuxCommandError
 from schemux.tmux.command import THEN, command_line, encode_command, split_commands
@@ -77,12 +78,46 @@ def resized_to(notification: Notification, window_id: str, pane_id: str) -> tupl
     return layout_size(args[1], pane_id)
 
 
+class ClientInput(Protocol):
+    def write(self, data: bytes) -> None: ...
+
+    def close(self) -> None: ...
+
+    async def wait_closed(self) -> None: ...
+
+
+class ClientOutput(Protocol):
+    async def read(self, n: int = -1) -> bytes: ...
+
+
+class ClientProcess(Protocol):
+    """A control client as a connection uses it: a process of its own
+    (``asyncio.subprocess.Process``) or one a carrier carries
+    (``schemux.tmux.control.carrier.CarriedClient``, which has no pid)."""
+
+    @property
+    def stdin(self) -> ClientInput | None: ...
+
+    @property
+    def stdout(self) -> ClientOutput | None: ...
+
+    @property
+    def returncode(self) -> int | None: ...
+
+    @property
+    def pid(self) -> int | None: ...
+
+    async def wait(self) -> int: ...
+
+    def kill(self) -> None: ...
+
+
 class Connection:
-    """One ``tmux -C attach`` process and the calls waiting for its answers."""
+    """One ``tmux -C attach`` client and the calls waiting for its answers."""
 
     def __init__(
         self,
-        proc: asyncio.subprocess.Process,
+        proc: ClientProcess,
         describe: str,
         notify: Callable[[Notification], None] | None,
     ) -> None:
@@ -257,8 +292,8 @@ class Connection:
         """Forget a connection of another (possibly closed) event loop and end its
         process (SIGTERM before tmux attached it: see ``terminate``)."""
         self.alive = False
-        if self.proc.returncode is not None:
-            return  # reaped already: its pid may be another process's now
+        if self.proc.returncode is not None or self.proc.pid is None:
+            return  # reaped already (its pid may be another process's now), or carried
         with contextlib.suppress(ProcessLookupError):
             os.kill(self.proc.pid, signal.SIGKILL if self.heard else signal.SIGTERM)
 

@@ -42,7 +42,8 @@ from typing import Any
 from schemux.errors import ConnectionLost, SchemuxError
 from schemux.names import OWNED_SESSION
 from schemux.system.processes import load_stretch
-from schemux.tmux.control.connection import Connection, Notification, answer
+from schemux.tmux.control.carrier import Carried, Carrier
+from schemux.tmux.control.connection import ClientProcess, Connection, Notification, answer
 
 DEFAULT_TIMEOUT = 10.0
 logger = logging.getLogger("schemux.tmux.control.engine")
@@ -120,7 +121,10 @@ class ControlEngine:
     this machine, the ssh session that runs it on a remote host, each made to end when
     schemux does (``Host.client_command``). ``control`` turns a tmux command
     (``attach-session ...``) into the argv of a control client that runs it, before
-    ``command`` (``schemux.tmux.control.client``).
+    ``command`` (``schemux.tmux.control.client``). ``carried`` says, where it can, how
+    the client is carried instead, with the engine's others, by one process there
+    (``schemux.tmux.control.carrier``); a host where that process cannot run gets a
+    process a client.
     """
 
     def __init__(
@@ -132,12 +136,15 @@ class ControlEngine:
         timeout: float = DEFAULT_TIMEOUT,
         command: Callable[[list[str]], list[str]] = list,
         control: Callable[[list[str]], list[str]],
+        carried: Callable[[list[str]], Carried | None] | None = None,
     ) -> None:
         self.describe = describe
         self.prepare = prepare
         self.argv = argv
         self.command = command
         self.control = control
+        self.carried = carried
+        self._carrier: Carrier | None = None
         self.timeout = timeout
         self._connection: Connection | None = None
         self._starting: asyncio.Task[Connection] | None = None
@@ -372,13 +379,31 @@ class ControlEngine:
 
     async def _spawn(self, flags: str, notify: Callable[[Notification], None] | None) -> Connection:
         attach = ["attach-session", "-f", flags, "-t", f"={OWNED_SESSION}"]
-        proc = await asyncio.create_subprocess_exec(
-            *self.command(self.control(attach)),
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL,
-        )
+        proc: ClientProcess | None = None
+        carried = self.carried(attach) if self.carried is not None else None
+        if carried is not None and (carrier := self._carrier_for(carried.argv)) is not None:
+            proc = await carrier.open(carried.words, self.timeout * load_stretch())
+        if proc is None:
+            proc = await asyncio.create_subprocess_exec(
+                *self.command(self.control(attach)),
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.DEVNULL,
+            )
         return Connection(proc, self.describe, notify)
+
+    def _carrier_for(self, argv: list[str]) -> Carrier | None:
+        """This loop's carrier (a new one when the last has ended), or None where it
+        cannot run."""
+        carrier = self._carrier
+        if carrier is not None and carrier.loop is not asyncio.get_running_loop():
+            carrier.abandon()
+            carrier = None
+        if carrier is not None and carrier.refused:
+            return None
+        if carrier is None or not carrier.usable:
+            carrier = self._carrier = Carrier(argv)
+        return carrier
 
     async def wait(
         self, channel: str, sent: asyncio.Event | None = None, starter: object = None
@@ -494,6 +519,12 @@ class ControlEngine:
                 connection.abandon()
         for proc in [*self._plain_waits]:
             await _end_process(proc)
+        carrier, self._carrier = self._carrier, None
+        if carrier is not None:
+            if carrier.loop is asyncio.get_running_loop():
+                await carrier.close()
+            else:
+                carrier.abandon()
 
 
 async def _end_process(proc: asyncio.subprocess.Process) -> None:
