@@ -51,6 +51,7 @@ from schemux.domain import pane_recording, pane_watch
 from schemux.domain.pane_recording import output_bytes, screen_drawing
 from schemux.errors import ConfigError
 from schemux.generated.bindings import BINDINGS
+from schemux.names import OWNED_SESSION
 from schemux.panes.claims import BUSY_OPTION
 from schemux.serving.server import build_server
 from schemux.serving.state import ServingState
@@ -828,42 +829,84 @@ async def test_a_resize_during_a_call_is_a_resize_event(tmux_socket: str, tmp_pa
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("placement", ["own", "window", "split"])
 async def test_a_resize_of_a_program_is_a_resize_event_and_replays_to_its_screen(
-    tmux_socket: str, tmp_path: Path
+    tmux_socket: str, tmp_path: Path, placement: str
 ) -> None:
-    """A program's window resized while it runs: its recording has the new size at that
+    """A program's pane resized while it runs: its recording has the new size at that
     moment (before the output it drew at that size), and replays to the screen tmux
-    shows."""
+    shows; in its own window of schemux's session, or placed beside a person's pane (a
+    window of another session, or a split of that pane), which tmux tells schemux's
+    control client of only while that window is linked into its session too."""
     go = tmp_path / "go"
     script = f"trap 'stty size' WINCH; stty size; while [ ! -e {go} ]; do sleep 0.02; done"
+    arguments: dict[str, object] = {"argv": ["sh", "-c", script], "width": 50, "height": 12}
+    if placement != "own":
+        beside = new_pane(tmux_socket, width=100, height=30)
+        arguments |= {"fromPaneId": beside.pane_id, "placement": placement}
     async with recorded(tmux_socket, tmp_path) as (client, _):
-        started = await client.call_tool(
-            "start_program", {"argv": ["sh", "-c", script], "width": 50, "height": 12}
-        )
+        started = await client.call_tool("start_program", arguments)
         program = started.structured_content
         assert program is not None, started.content
         pane_id = program["paneId"]
-        await until(lambda: "12 50" in tmux_screen(tmux_socket, pane_id))
-        window = tmux(tmux_socket, "display-message", "-p", "-t", pane_id, "#{window_id}")
-        tmux(tmux_socket, "resize-window", "-t", window.strip(), "-x", "70", "-y", "15")
-        await until(lambda: "15 70" in tmux_screen(tmux_socket, pane_id))
+
+        def size() -> tuple[int, int]:
+            shown = tmux(tmux_socket, "display-message", "-p", "-t", pane_id, SIZE_FORMAT)
+            columns, rows = shown.split()
+            return int(columns), int(rows)
+
+        first = size()
+        await until(lambda: f"{first[1]} {first[0]}" in tmux_screen(tmux_socket, pane_id))
+        if placement == "split":  # one of two panes, one above the other
+            tmux(tmux_socket, "resize-pane", "-t", pane_id, "-y", str(first[1] + 3))
+        else:
+            window = tmux(tmux_socket, "display-message", "-p", "-t", pane_id, "#{window_id}")
+            tmux(tmux_socket, "resize-window", "-t", window.strip(), "-x", "70", "-y", "15")
+        now = size()
+        assert now != first
+        window = program_window(tmux_socket, pane_id)
+        if placement != "own":  # linked into schemux's session while it runs
+            assert window in owned_windows(tmux_socket)
+        await until(lambda: f"{now[1]} {now[0]}" in tmux_screen(tmux_socket, pane_id))
         shown = tmux_screen(tmux_socket, pane_id)
         go.touch()
         await read_to_end(client, program["programId"])
         resource = await client.read_resource(
             f"tmux://local/program/{program['programId']}/recording"
         )
+        # the link that told the resizes is gone with the program's end (a split's
+        # window is the person's, and stays)
+        if placement != "own":
+            await until(lambda: window not in owned_windows(tmux_socket))
+        if placement == "split":
+            assert window in tmux(tmux_socket, "list-windows", "-a", "-F", "#{window_id}")
     content = resource.contents[0]
     assert isinstance(content, TextResourceContents)
-    _, events = read_cast(content.text)
+    header, events = read_cast(content.text)
+    assert (header["term"]["cols"], header["term"]["rows"]) == first
     coded = [(code, data) for _, code, data in events]
-    assert ("r", "70x15") in coded
-    resized = coded.index(("r", "70x15"))
-    drawn = next(i for i, (code, data) in enumerate(coded) if code == "o" and "15 70" in data)
+    assert ("r", f"{now[0]}x{now[1]}") in coded, coded
+    resized = coded.index(("r", f"{now[0]}x{now[1]}"))
+    drawn = next(
+        i for i, (code, data) in enumerate(coded) if code == "o" and f"{now[1]} {now[0]}" in data
+    )
     assert resized < drawn, coded
-    screen = replayed(events, 50, 12)
-    assert (screen.columns, screen.lines) == (70, 15)
+    screen = replayed(events, *first)
+    assert (screen.columns, screen.lines) == now
     assert [row.rstrip() for row in screen.display] == [row.rstrip() for row in shown]
+
+
+SIZE_FORMAT = "#{pane_width} #{pane_height}"
+
+
+def program_window(socket: str, pane_id: str) -> str:
+    return tmux(socket, "display-message", "-p", "-t", pane_id, "#{window_id}").strip()
+
+
+def owned_windows(socket: str) -> list[str]:
+    """The windows in schemux's own session."""
+    listed = tmux(socket, "list-windows", "-t", f"={OWNED_SESSION}", "-F", "#{window_id}")
+    return listed.split()
 
 
 @pytest.mark.anyio

@@ -16,6 +16,7 @@ import anyio
 from schemux.errors import SchemuxError
 from schemux.hosts.programs.gate import Report, scan
 from schemux.hosts.programs.host import COPY_BUFFER, ProgramHost
+from schemux.programs.panes import unlink_for_layouts
 from schemux.programs.program import Program
 from schemux.text.terminal import TextFilter
 from schemux.tmux.control.connection import Notification, resized_to
@@ -97,9 +98,9 @@ def follow_resizes(program: Program, window_id: str, size: tuple[int, int]) -> N
     """Note each resize of the program's pane in its recording, from ``size`` (columns,
     rows) on, as the ``%layout-change`` of its window comes to the shared control client
     (``ControlEngine.listen``), until ``end_recording``. tmux tells a control client the
-    layouts of its own session's windows only: a program in ``_schemux`` (where it runs
-    unless it is placed beside a pane) is followed; one placed in another session's
-    window keeps the size it began with."""
+    layouts of its own session's windows only: a program placed beside a pane, in
+    another session's window, has that window linked into ``_schemux`` meanwhile
+    (``panes.link_for_layouts``)."""
     program.size = size
 
     def notify(notification: Notification) -> None:
@@ -117,6 +118,10 @@ async def end_recording(program: Program, exit_status: int | None = None) -> Non
     if program.unfollow_resizes is not None:
         program.unfollow_resizes()
         program.unfollow_resizes = None
+    if program.layout_link is not None:
+        window_id, mark = program.layout_link
+        program.layout_link = None
+        await unlink_for_layouts(program.server, window_id, mark)
     if program.recording is not None:
         await program.recording.close(exit_status)
 

@@ -7,7 +7,7 @@ import contextlib
 from schemux.errors import SchemuxError
 from schemux.names import OWNED_SESSION
 from schemux.programs.program import ProgramSpec
-from schemux.shell.abandoned import PANE_OPTION
+from schemux.shell.abandoned import PANE_OPTION, link_mark
 from schemux.tmux.command import THEN
 from schemux.tmux.server import TmuxServer
 
@@ -56,6 +56,34 @@ async def start_copy(
     )  # fmt: skip
     width, _, height = lines[-1].partition(" ") if lines else ("", "", "")
     return (int(width), int(height)) if width.isdigit() and height.isdigit() else (80, 24)
+
+
+async def link_for_layouts(server: TmuxServer, window_id: str) -> str | None:
+    """Link a program's window made in another session (beside a pane) into ``_schemux``
+    too, so that the shared control client, attached there, is told its layout changes
+    (tmux tells a control client of its own session's windows only); the server option
+    that marks the link as this process's (a later schemux takes away a dead one's, as a
+    wait's), or None when tmux refused it."""
+    mark = link_mark()
+    try:
+        await server.run(
+            "link-window", "-d", "-s", window_id, "-t", f"={OWNED_SESSION}:",
+            THEN, "set-option", "-s", mark, window_id,
+        )  # fmt: skip
+    except SchemuxError:
+        return None
+    return mark
+
+
+async def unlink_for_layouts(server: TmuxServer, window_id: str, mark: str) -> None:
+    """Take away ``link_for_layouts``'s link and its mark (the mark first: an unlink
+    refused for a window gone ends the line); with ``-k``, a window whose own session
+    was closed meanwhile ends, as it would have without the link."""
+    with contextlib.suppress(SchemuxError):
+        await server.run(
+            "set-option", "-su", mark,
+            THEN, "unlink-window", "-k", "-t", f"={OWNED_SESSION}:{window_id}",
+        )  # fmt: skip
 
 
 async def kill_pane(server: TmuxServer, pane_id: str) -> None:

@@ -148,6 +148,8 @@ class Program:
     recording: Recording | None = None  # its asciicast recording, until its copy ends
     size: tuple[int, int] = (0, 0)  # its pane's columns and rows, as its recording last had
     unfollow_resizes: Callable[[], None] | None = None  # ends what ``follow_resizes`` began
+    # the link of its window into _schemux that tells its resizes, and the link's mark
+    layout_link: tuple[str, str] | None = None
     copy_task: asyncio.Task[None] | None = None
     lifetime_task: asyncio.Task[None] | None = None
     _changed: asyncio.Event = field(default_factory=asyncio.Event)

@@ -32,7 +32,13 @@ from schemux.programs.output import (
     offset_of,
     page_at,
 )
-from schemux.programs.panes import create_pane, kill_pane, leave_pane, start_copy
+from schemux.programs.panes import (
+    create_pane,
+    kill_pane,
+    leave_pane,
+    link_for_layouts,
+    start_copy,
+)
 from schemux.programs.program import Program, ProgramSpec, Tasks
 from schemux.system.runtime_identity import own_identity
 from schemux.tmux.server import TmuxServer
@@ -227,6 +233,10 @@ class ProgramStore:
             )  # fmt: skip
             if program.recording is not None:
                 follow_resizes(program, window_id, (width, height))
+                if spec.from_pane is not None:  # its window is in another session
+                    mark = await link_for_layouts(program.server, window_id)
+                    if mark is not None:
+                        program.layout_link = (window_id, mark)
                 if notes is not None:
                     notes.note_recording(program.id)
         # the program runs only once its copy FIFO has no name left, so that no program
