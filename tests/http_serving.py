@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import anyio
 import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.leftovers import run_environment
+from tests.support import run_apart
 
 
 def free_port() -> int:
@@ -73,7 +73,7 @@ class PageServer:
 
     def mcp_call(self, tool: str, **arguments: Any) -> dict[str, Any]:
         """``tool`` called over /mcp with the bearer token; its structured content."""
-        return anyio.run(self._call, tool, arguments)
+        return run_apart(self._call, tool, arguments)
 
     async def _call(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
         headers = {"Authorization": f"Bearer {self.token}"}

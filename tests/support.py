@@ -13,6 +13,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +47,7 @@ SHELL_ENVIRONMENT = {
 }
 SHELL = "bash --norc --noprofile"
 Output = TypeVar("Output", bound=BaseModel)
+Result = TypeVar("Result")
 
 
 def tmux(socket_name: str, *args: str, check: bool = True) -> str:
@@ -440,3 +442,13 @@ TERMINAL_QUERIES = {
     "background-colour": r"\033]11;?\007",
     "xtversion": r"\033[>0q",
 }
+
+
+def run_apart(function: Callable[..., Awaitable[Result]], *args: Any) -> Result:
+    """``anyio.run`` of ``function(*args)`` for a test that is not async itself, in a
+    thread of its own: in the test's own thread, anyio's runner of a session-scoped async
+    fixture (kept for the session once one ran in that worker) leaves the mark of a running
+    event loop, and ``anyio.run`` there refuses ("Already running asyncio in this thread"),
+    whichever test ran first."""
+    with ThreadPoolExecutor(1, "run-apart") as pool:
+        return pool.submit(anyio.run, function, *args).result()

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import cast
 
-import anyio
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -20,6 +19,7 @@ from schemux.text.history_cuts import (
     HistoryUnknown,
     captured_rows,
 )
+from tests.support import run_apart
 
 WIDTH = 80
 
@@ -276,7 +276,7 @@ def test_a_wait_reads_no_row_above_its_first_while_output_goes_on(
     for burst in bursts:
         grid.write(burst)
         state = state_of(grid)
-        _, rows = anyio.run(_rows_since, cast(PaneWatch, watch), followed, state)
+        _, rows = run_apart(_rows_since, cast(PaneWatch, watch), followed, state)
         assert followed.number >= grid.number_of(row_id)
         if rows:  # in the order written, from the first row that counts or a later one
             written = [order(text) for text in rows]

@@ -43,6 +43,7 @@ from tests.support import (
     new_pane,
     pane_format,
     remove_server,
+    run_apart,
     tagged_socket_name,
     tmux,
     until,
@@ -144,7 +145,7 @@ def words_host(ssh_target: SshTarget) -> Iterator[SshHost]:
     master, as each of a host's commands is, and the master starts once, not once a word."""
     host = SshHost(ssh_target)
     try:
-        anyio.run(host.connect)
+        run_apart(host.connect)
         yield host
     finally:
         host.close()
@@ -168,12 +169,12 @@ def test_a_connection_replaced_by_a_new_one_counts_as_lost(ssh_target: SshTarget
     started a new master that answers: the new one does not carry it."""
     host = SshHost(ssh_target)
     try:
-        anyio.run(host.connect)
+        run_apart(host.connect)
         first = host.connection
         assert host.lost(first) is None
         os.kill(master_of(host), signal.SIGKILL)
         wait_until(lambda: host.lost() is not None)
-        anyio.run(host.connect)
+        run_apart(host.connect)
         assert host.lost() is None
         assert host.lost(host.connection) is None
         assert host.lost(first) == f"the ssh connection to host {ALIAS!r} was lost"
@@ -207,7 +208,7 @@ def test_a_connect_waiting_while_the_host_closes_starts_nothing(ssh_target: SshT
         return str(refused.value)
 
     try:
-        message = anyio.run(connect_during_close)
+        message = run_apart(connect_during_close)
     finally:
         host.close()
     assert "was closed while it was being made" in message
