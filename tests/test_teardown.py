@@ -6,6 +6,10 @@ comes back at the next call."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import os
+import signal
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -19,6 +23,7 @@ from schemux.generated.tool_facts import FAMILIES
 from schemux.names import OWNED_SESSION
 from schemux.panes.claims import BUSY_OPTION
 from schemux.serving.selection import select
+from schemux.serving.state import ServingState
 from schemux.shell.abandoned import PANE_OPTION
 from schemux.system.processes import this_process
 from schemux.tmux.references import ServerIdentity
@@ -31,6 +36,7 @@ from tests.support import (
     server_identity,
     tagged_socket_name,
     tmux,
+    until,
 )
 
 pytestmark = pytest.mark.anyio
@@ -221,6 +227,51 @@ async def test_a_server_whose_socket_is_not_the_one_meant_is_not_killed(
         for path in (first, moved):
             path.unlink(missing_ok=True)
         directory.rmdir()
+
+
+async def test_a_killed_servers_clients_are_known_ended_when_the_kill_returns(
+    make_context: Contexts,
+) -> None:
+    """The kill returns once schemux's own control clients of that server have ended
+    too: a call right after it starts the server again, rather than send its first
+    command on a client that has not read its end yet (which failed a call once, on a
+    loaded machine: "the tmux server ... exited or detached schemux's control client")."""
+    socket = tagged_socket_name("teardown-clients")
+    tmux(socket, "new-session", "-d")
+    try:
+        await kill_with_slow_clients(make_context(socket_name=socket), socket)
+    finally:
+        remove_server(socket)
+
+
+async def kill_with_slow_clients(context: ServingState, socket: str) -> None:
+    from schemux.domain.teardown import kill_identified
+
+    server = context.services.tmux()
+    await server.run("display-message", "-p", "x")  # the shared client and its spares
+    await until(lambda: len(client_pids(socket)) >= 2)
+    # schemux's clients slow to see the end, as on a loaded machine: stopped a while
+    stopped = client_pids(socket)
+
+    def go_on() -> None:
+        for pid in stopped:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+
+    for pid in stopped:
+        os.kill(pid, signal.SIGSTOP)
+    handle = asyncio.get_running_loop().call_later(0.5, go_on)
+    try:
+        await kill_identified(server, server_identity(socket))
+        assert not server.engine.connected()
+    finally:
+        handle.cancel()
+        go_on()
+
+
+def client_pids(socket: str) -> list[int]:
+    listed = tmux(socket, "list-clients", "-F", "#{client_pid}", check=False)
+    return [int(pid) for pid in listed.split()]
 
 
 async def test_a_server_started_anew_is_not_killed_for_the_one_identified(

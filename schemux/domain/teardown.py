@@ -80,6 +80,10 @@ async def identified_server(server: TmuxServer, env: Mapping[str, str]) -> Serve
     return identity
 
 
+# how long a kill waits for schemux's own clients of the killed server to read their end
+CLIENTS_END_SECONDS = 5.0
+
+
 async def kill_identified(server: TmuxServer, identity: ServerIdentity) -> None:
     """Have the server kill itself if it is still ``identity``'s (pid and start time,
     tested by tmux), then check it is gone; Unfit when it was another."""
@@ -101,6 +105,9 @@ async def kill_identified(server: TmuxServer, identity: ServerIdentity) -> None:
         lines = await server.run("display-message", "-p", IDENTITY_FORMAT)
         if ServerIdentity.parse("\n".join(lines)) == identity:
             raise SchemuxError(f"the tmux server on {where} (pid {identity.pid}) still runs")
+        return
+    # gone: its clients of ours read their end before the next call uses one
+    await server.engine.until_ended(CLIENTS_END_SECONDS)
 
 
 def _socket_path(server: TmuxServer) -> str:

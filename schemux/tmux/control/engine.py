@@ -479,6 +479,21 @@ class ControlEngine:
             said = error.decode("utf-8", "replace").strip() or f"exit status {proc.returncode}"
             raise ConnectionLost(f"the wait on {channel} on {self.describe} ended: {said}")
 
+    def connected(self) -> bool:
+        """Whether a client of this engine (the shared one or an idle spare) still seems
+        alive: it has not read its end yet."""
+        kept = [self._connection, *self._idle, *self._given_up]
+        return any(connection is not None and connection.alive for connection in kept)
+
+    async def until_ended(self, within: float) -> None:
+        """Wait, up to ``within`` seconds, for the clients that still seem alive to read
+        their end, once the server is known gone: a next command then starts it again
+        instead of going to a client about to fail it."""
+        kept = [self._connection, *self._idle, *self._given_up]
+        readers = {c.reader for c in kept if c is not None and c.alive}
+        if readers:
+            await asyncio.wait(readers, timeout=within)
+
     def _starts_in_progress(self) -> list[asyncio.Future[Any]]:
         starting: list[asyncio.Future[Any]] = [*self._spares_starting, *self._attaching]
         if self._starting is not None:
