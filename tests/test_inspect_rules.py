@@ -14,7 +14,7 @@ from schemux.domain.filters import OPERATORS, conditions_for, meeting, parse_fil
 from schemux.domain.format_text import template
 from schemux.domain.pane_search import MAX_PATTERN_CHARACTERS, compiled
 from schemux.domain.tmux_objects import Objects, PaneFacts, WindowFacts
-from schemux.domain.tmux_options import HookFacts, _hook, _option_key, converted
+from schemux.domain.tmux_options import HookFacts, _hook, _option_entry, converted
 from schemux.errors import SchemuxError
 from schemux.tmux.format import format_literal
 
@@ -160,9 +160,15 @@ def test_the_shell_form_of_the_environment_is_read_exactly() -> None:
 
 
 def test_option_lines_values_and_hook_lines() -> None:
-    assert _option_key("history-limit 2000") == "history-limit"
-    assert _option_key('status-format[1]* "#[align=centre]"') == "status-format[1]"
-    assert _option_key("@opt with spaces") == "@opt"
+    assert _option_entry("history-limit 2000") == ("history-limit", 2000)
+    assert _option_entry('status-format[1]* "#[align=centre]"') == (
+        "status-format[1]",
+        "#[align=centre]",
+    )
+    assert _option_entry(r'@opt "with spaces \\ and \\033 \033"') == (
+        "@opt",
+        "with spaces \\ and \\033 \x1b",
+    )
     assert converted("2000") == 2000
     assert converted("on") is True
     assert converted("off") is False

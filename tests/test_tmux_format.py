@@ -24,6 +24,7 @@ from schemux.tmux.format import (
     query,
     readable,
     tmux_row,
+    unquoted,
     unsanitized,
 )
 from schemux.tmux.server import ServerAddress, TmuxServer
@@ -221,3 +222,23 @@ def test_schemux_starts_without_libtmux() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     )
     assert completed.stdout == "False\n"
+
+
+@pytest.mark.parametrize(
+    ("printed", "value"),
+    [
+        ("''", ""),
+        ("plain", "plain"),
+        ("\\#", "#"),
+        ("\\~/x", "~/x"),
+        ('"a\\\\033b \\033[31m \\"q\\" \'s\' \\\\ c\\nd\\t\\$HOME #{x}"',
+         "a\\033b \x1b[31m \"q\" 's' \\ c\nd\t$HOME #{x}"),
+        ("'say \"hi\"'", 'say "hi"'),
+        ('"\\~ x"', "~ x"),
+    ],
+)  # fmt: skip
+def test_a_value_as_tmux_quoted_it_is_read_back_exactly(printed: str, value: str) -> None:
+    """The quoting of a string option in a ``show-options`` line (tmux's args_escape, the
+    same on 3.3a and 3.5a, measured): a backslash in the value is doubled, so a
+    backslash followed by digits is an escape only when tmux made it one."""
+    assert unquoted(printed) == value

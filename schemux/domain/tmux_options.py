@@ -17,8 +17,10 @@ options schemux keeps its own marks in (``@schemux...``) are never set by a call
 An option's value is the one in effect there (``show-options -A``: inherited from the
 global options when the object does not set it), and null when it has none (a user
 option that is not set). As libtmux reads it, a number is a number and ``on`` or
-``off`` a boolean; an array option (``status-format``) is an object of its indexes. Each
-value is read by itself (``-v``), so one holding a newline comes back whole.
+``off`` a boolean; an array option (``status-format``) is an object of its indexes. The
+values are read from ``show-options``' own lines, where tmux quotes a string value as its
+command language does (``-v`` prints it raw on tmux 3.3a, and on 3.4+ through an escaping
+pass that does not double a backslash: ambiguous).
 
 The server's hooks are the global ones, which tmux keeps in two trees (``-g``, and
 ``-gw`` for windows' and panes'): both are read and merged.
@@ -35,7 +37,7 @@ from schemux.audit.log import CallRecord
 from schemux.domain.tmux_objects import read_objects, session_named_or_id
 from schemux.errors import SchemuxError, Unfit, preview
 from schemux.panes.targets import PaneTarget, resolve_pane
-from schemux.tmux.format import format_literal, readable
+from schemux.tmux.format import format_literal, readable, unquoted
 from schemux.tmux.server import TmuxServer
 
 Scope = Literal["server", "session", "window", "pane"]
@@ -123,14 +125,10 @@ async def option_value(server: TmuxServer, where: Place, option: str) -> Any:
     inherited = () if "-g" in where.flags or "-s" in where.flags else ("-A",)
     flags = (*where.flags, *inherited, *quiet)
     shown = await server.run("show-options", *flags, "--", format_literal(option))
-    keys = [_option_key(line) for line in shown]
-    if not keys:
+    values = dict(_option_entry(line) for line in shown)
+    if not values:
         return None
-    values = {}
-    for key in keys:
-        lines = await server.run("show-options", *flags, "-v", "--", format_literal(key))
-        values[key] = converted(readable("\n".join(lines)))
-    if keys == [option]:
+    if list(values) == [option]:
         return values[option]
     return {key[key.index("[") + 1 : -1]: value for key, value in values.items() if "[" in key}
 
@@ -140,10 +138,13 @@ async def set_value(server: TmuxServer, where: Place, option: str, value: str) -
     await server.run("set-option", *where.flags, "--", format_literal(option), value)
 
 
-def _option_key(line: str) -> str:
-    """The option of a ``show-options`` line (``NAME VALUE``, ``NAME[I] VALUE``; ``*``
-    marks one inherited)."""
-    return line.split(" ", 1)[0].removesuffix("*")
+def _option_entry(line: str) -> tuple[str, Any]:
+    """The option and value of a ``show-options`` line (``NAME VALUE``, ``NAME[I]
+    VALUE``; ``*`` marks one inherited): a string value as tmux quoted it there
+    (``tmux.format.unquoted``), so one holding a newline or a backslash comes back whole
+    on every tmux version."""
+    name, _, value = line.partition(" ")
+    return name.removesuffix("*"), converted(readable(unquoted(value)))
 
 
 def converted(value: str) -> Any:

@@ -293,3 +293,34 @@ def readable(value: str) -> str:
     """``value`` for a result: bytes that were not UTF-8 (decoded with surrogateescape,
     as the engine does) become U+FFFD, which JSON can carry."""
     return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+# an escape of tmux's args_escape (vis(3): VIS_OCTAL, VIS_CSTYLE, VIS_TAB, VIS_NL, and in
+# double quotes VIS_DQ), a backslash always doubled: three octal digits, or one character
+_QUOTED_ESCAPE = re.compile(rb"\\(?:([0-7]{3})|(.))", re.DOTALL)
+_QUOTED_C_STYLE = MappingProxyType(
+    {b"n": b"\n", b"t": b"\t", b"r": b"\r", b"a": b"\a", b"b": b"\b", b"f": b"\f",
+     b"v": b"\v", b"0": b"\0"}
+)  # fmt: skip
+
+
+def unquoted(text: str) -> str:
+    """A value as tmux's ``args_escape`` printed it (a string option in a ``show-options``
+    line: in double or single quotes where it needs them, every backslash doubled and
+    every control escaped), as it is (pure). That line is the same on tmux 3.3a and on
+    3.4+, whose print pass (vis(3) with VIS_NOSLASH) leaves text of printable characters
+    alone; ``show-options -v`` prints the value through that pass only, where a backslash
+    that was in the value cannot be told from an escape."""
+    if text == "''":
+        return ""
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
+        text = text[1:-1]
+    raw = text.encode("utf-8", "surrogateescape")
+
+    def byte(match: re.Match[bytes]) -> bytes:
+        octal, character = match.groups()
+        if octal is not None:
+            return bytes([int(octal, 8)])
+        return _QUOTED_C_STYLE.get(character, character)
+
+    return _QUOTED_ESCAPE.sub(byte, raw).decode("utf-8", "surrogateescape")
