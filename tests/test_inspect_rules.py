@@ -155,6 +155,11 @@ def test_the_shell_form_of_the_environment_is_read_exactly() -> None:
         "A=B": "x",
     }
     assert parse_environment("") == {}
+    # tmux 3.4+ escapes a control as it prints (an ESC as \033, unlike a backslash and
+    # digits of the value, which the shell form doubles); 3.3a prints it raw
+    for esc in ("\\033", "\x1b"):
+        printed = f'G="\\\\033 {esc}[31m"; export G;\n'
+        assert parse_environment(printed) == {"G": "\\033 \x1b[31m"}
     with pytest.raises(SchemuxError, match="tmux printed an environment schemux cannot read"):
         parse_environment("A=plain\n")
 

@@ -19,16 +19,16 @@ from __future__ import annotations
 import re
 
 from schemux.errors import SchemuxError, preview
-from schemux.tmux.format import readable
+from schemux.tmux.format import readable, unescaped
 from schemux.tmux.server import TmuxServer
 
-# ``NAME="VALUE"; export NAME;`` (tmux escapes $ ` " and \ in VALUE with a backslash), or
-# ``unset NAME;`` for a variable removed
+# ``NAME="VALUE"; export NAME;`` (tmux escapes $ ` " and \ in VALUE with a backslash,
+# and tmux 3.4+ a control as it prints: ``tmux.format.unescaped``), or ``unset NAME;`` for
+# a variable removed
 _ENTRY = re.compile(
     r'unset (?P<gone>[^\n]*);\n|(?P<name>[^\n]*?)="(?P<value>(?:[^"\\]|\\.)*)"; export [^\n]*;\n',
     re.DOTALL,
 )
-_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
 
 
 def parse_environment(text: str) -> dict[str, str | bool]:
@@ -44,7 +44,7 @@ def parse_environment(text: str) -> dict[str, str | bool]:
         if entry.group("gone") is not None:
             variables[readable(entry.group("gone"))] = False
         else:
-            value = _ESCAPE.sub(lambda escaped: escaped.group(1), entry.group("value"))
+            value = unescaped(entry.group("value"))
             variables[readable(entry.group("name"))] = readable(value)
         position = entry.end()
     return variables

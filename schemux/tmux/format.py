@@ -315,6 +315,15 @@ def unquoted(text: str) -> str:
         return ""
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
         text = text[1:-1]
+    return unescaped(text)
+
+
+def unescaped(text: str) -> str:
+    """``text`` with tmux's backslash escapes undone (pure): three octal digits a byte, a
+    C-style letter its control (``\\n``, ``\\t``, ...), any other character itself (``\\\\``,
+    ``\\"``, ``\\$``). Where tmux doubles every backslash of a value (args_escape, the
+    shell form of ``show-environment -s``), these are exact on every version: tmux 3.4+
+    escapes controls so as it prints; 3.3a prints them raw."""
     raw = text.encode("utf-8", "surrogateescape")
 
     def byte(match: re.Match[bytes]) -> bytes:
