@@ -58,9 +58,8 @@ from dataclasses import dataclass
 import anyio
 
 from schemux.errors import ConnectionLost, SchemuxError, TmuxCommandError
-from schemux.names import OWNED_SESSION
 from schemux.panes.targets import PaneInfo
-from schemux.shell.abandoned import link_mark
+from schemux.shell.abandoned import link_mark, marked_link, marked_unlink
 from schemux.text.history_cuts import LAST_ROWS, HistoryReading
 from schemux.tmux.command import THEN
 from schemux.tmux.control.connection import Notification
@@ -218,10 +217,7 @@ class PaneWatch:
         line: list[str] = [*first, THEN] if first else []
         if linking:
             # the mark in the same line: no moment has a link without its owner
-            line += [
-                "link-window", "-d", "-s", self.window_id, "-t", f"={OWNED_SESSION}:",
-                THEN, "set-option", "-s", self.mark, self.window_id, THEN,
-            ]  # fmt: skip
+            line += [*marked_link(self.window_id, self.mark), THEN]
             # marked before the answer: a cancellation while tmux links still unlinks
             # (the unlink queues behind the link on this client)
             self.linked = True
@@ -408,11 +404,7 @@ async def end_watch(server: TmuxServer, watch: PaneWatch) -> None:
     watcher = watch.watcher
     try:
         if watch.linked:
-            # the mark first: an unlink refused for a window gone ends the line
-            unlink = (
-                "set-option", "-su", watch.mark,
-                THEN, "unlink-window", "-k", "-t", f"={OWNED_SESSION}:{watch.window_id}",
-            )  # fmt: skip
+            unlink = marked_unlink(watch.window_id, watch.mark)
             try:
                 try:
                     await (watcher.run(*unlink) if watcher.alive else server.run(*unlink))

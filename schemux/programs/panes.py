@@ -7,7 +7,7 @@ import contextlib
 from schemux.errors import SchemuxError
 from schemux.names import OWNED_SESSION
 from schemux.programs.program import ProgramSpec
-from schemux.shell.abandoned import PANE_OPTION, link_mark
+from schemux.shell.abandoned import PANE_OPTION, link_mark, marked_link, marked_unlink
 from schemux.tmux.command import THEN
 from schemux.tmux.server import TmuxServer
 
@@ -66,24 +66,16 @@ async def link_for_layouts(server: TmuxServer, window_id: str) -> str | None:
     wait's), or None when tmux refused it."""
     mark = link_mark()
     try:
-        await server.run(
-            "link-window", "-d", "-s", window_id, "-t", f"={OWNED_SESSION}:",
-            THEN, "set-option", "-s", mark, window_id,
-        )  # fmt: skip
+        await server.run(*marked_link(window_id, mark))
     except SchemuxError:
         return None
     return mark
 
 
 async def unlink_for_layouts(server: TmuxServer, window_id: str, mark: str) -> None:
-    """Take away ``link_for_layouts``'s link and its mark (the mark first: an unlink
-    refused for a window gone ends the line); with ``-k``, a window whose own session
-    was closed meanwhile ends, as it would have without the link."""
+    """Take away ``link_for_layouts``'s link and its mark (``marked_unlink``)."""
     with contextlib.suppress(SchemuxError):
-        await server.run(
-            "set-option", "-su", mark,
-            THEN, "unlink-window", "-k", "-t", f"={OWNED_SESSION}:{window_id}",
-        )  # fmt: skip
+        await server.run(*marked_unlink(window_id, mark))
 
 
 async def kill_pane(server: TmuxServer, pane_id: str) -> None:

@@ -95,6 +95,25 @@ def link_mark() -> str:
     return f"{LINK_PREFIX}{own_identity()}-{secrets.token_hex(8)}"
 
 
+def marked_link(window_id: str, mark: str) -> tuple[str, ...]:
+    """The command line that links ``window_id`` into ``_schemux`` and marks the link
+    ``mark``, in one line: no moment has a link without its owner."""
+    return (
+        "link-window", "-d", "-s", window_id, "-t", f"={OWNED_SESSION}:",
+        THEN, "set-option", "-s", mark, window_id,
+    )  # fmt: skip
+
+
+def marked_unlink(window_id: str, mark: str) -> tuple[str, ...]:
+    """The command line that takes ``marked_link``'s link and mark away: the mark first,
+    as an unlink refused for a window gone ends the line. With ``-k``, a window whose own
+    session was closed meanwhile ends, as it would have without the link."""
+    return (
+        "set-option", "-su", mark,
+        THEN, "unlink-window", "-k", "-t", f"={OWNED_SESSION}:{window_id}",
+    )  # fmt: skip
+
+
 @dataclass(frozen=True)
 class LinkMark:
     name: str

@@ -479,18 +479,21 @@ class ControlEngine:
             said = error.decode("utf-8", "replace").strip() or f"exit status {proc.returncode}"
             raise ConnectionLost(f"the wait on {channel} on {self.describe} ended: {said}")
 
-    def connected(self) -> bool:
-        """Whether a client of this engine (the shared one or an idle spare) still seems
-        alive: it has not read its end yet."""
+    def _seeming_alive(self) -> list[Connection]:
+        """The kept clients (the shared one, the idle spares) that have not read their
+        end yet."""
         kept = [self._connection, *self._idle, *self._given_up]
-        return any(connection is not None and connection.alive for connection in kept)
+        return [connection for connection in kept if connection is not None and connection.alive]
+
+    def connected(self) -> bool:
+        """Whether a kept client of this engine still seems alive."""
+        return bool(self._seeming_alive())
 
     async def until_ended(self, within: float) -> None:
         """Wait, up to ``within`` seconds, for the clients that still seem alive to read
         their end, once the server is known gone: a next command then starts it again
         instead of going to a client about to fail it."""
-        kept = [self._connection, *self._idle, *self._given_up]
-        readers = {c.reader for c in kept if c is not None and c.alive}
+        readers = {connection.reader for connection in self._seeming_alive()}
         if readers:
             await asyncio.wait(readers, timeout=within)
 
