@@ -7,6 +7,7 @@ import {
   createTaskSessionFromClient,
   resultFromTaskOutcome,
 } from "@modelcontextprotocol/ext-tasks/client";
+import { rawDispatcher } from "./tasks_wire.mjs";
 
 const url = process.argv[2];
 const capabilities = { extensions: { "io.modelcontextprotocol/tasks": {} } };
@@ -17,22 +18,7 @@ const framing = {
 };
 
 // the SDK client has no 2026-07-28 task path of its own: requests go out as they are
-let nextId = 0;
-async function rawDispatch(request) {
-  const params = request.params ?? {};
-  const response = await fetch(url, {
-    method: "POST",
-    headers: {
-      "Content-Type": "application/json",
-      Accept: "application/json, text/event-stream",
-      "MCP-Protocol-Version": framing.protocolVersion,
-      "Mcp-Method": request.method,
-      "Mcp-Name": params.taskId ?? params.name ?? "",
-    },
-    body: JSON.stringify({ jsonrpc: "2.0", id: ++nextId, ...request }),
-  });
-  return await response.json();
-}
+const rawDispatch = rawDispatcher(url, framing.protocolVersion);
 
 const client = new Client(framing.clientInfo, {
   capabilities,
