@@ -19,7 +19,6 @@ from dataclasses import dataclass
 
 from schemux.errors import (
     PaneBusy,
-    PaneGone,
     SchemuxError,
     ShellBusy,
     ShellNotStarted,
@@ -51,6 +50,7 @@ from schemux.shell.wrapper import (
     drop_hold_flag,
     interrupt,
     pane_closed,
+    pane_gone,
     woken,
 )
 from schemux.tmux.command import THEN
@@ -117,11 +117,8 @@ async def run_in_shell(
             shell = await shell_once_started(server, facts, pane, started, timeout)
         except TmuxCommandError as error:
             if error.target_gone:
-                raise PaneGone(
-                    f"pane {pane.pane_id} closed before the command was typed (its shell "
-                    "had ended); nothing ran",
-                    suggestion="run it again in a pane that is open",
-                ) from None
+                when = "before the command was typed (its shell had ended)"
+                raise pane_gone(pane.pane_id, when) from None
             raise
         hooked = None
         if hooks is not None:

@@ -22,7 +22,7 @@ import secrets
 import time
 from typing import Protocol
 
-from schemux.errors import PaneGone, SchemuxError, TmuxCommandError
+from schemux.errors import SchemuxError, TmuxCommandError
 from schemux.hooks import SHELL, HookedShell
 from schemux.panes.keys import leaving_modes
 from schemux.panes.targets import PaneInfo
@@ -37,7 +37,7 @@ from schemux.shell.channel import COMMAND_ENDED, COMMAND_STARTS, HookChannels
 from schemux.shell.facts import shell_facts
 from schemux.shell.output import Finished, Located, without_interrupt_echo
 from schemux.shell.settling import TYPING_GRACE_SECONDS, PaneSettling, until_line_taken_in
-from schemux.shell.wrapper import in_pane, pane_closed, send_interrupt
+from schemux.shell.wrapper import in_pane, pane_closed, pane_gone, send_interrupt
 from schemux.tmux.command import THEN
 from schemux.tmux.server import TmuxServer
 
@@ -128,11 +128,8 @@ class HookedCall:
                 continue
             if await self._pane_gone():
                 if self.start is None:  # the hooks tell the start before it runs
-                    raise PaneGone(
-                        f"pane {self.pane.pane_id} closed before its shell started the "
-                        "command (the shell was ending); nothing ran",
-                        suggestion="run it again in a pane that is open",
-                    )
+                    when = "before its shell started the command (the shell was ending)"
+                    raise pane_gone(self.pane.pane_id, when)
                 raise pane_closed(self.pane.pane_id)
             if graced and self.start is not None:
                 return _Outcome.TIMED_OUT  # the command started, past the timeout

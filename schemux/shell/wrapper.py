@@ -47,7 +47,7 @@ import secrets
 import shlex
 from dataclasses import dataclass
 
-from schemux.errors import SchemuxError, TmuxCommandError
+from schemux.errors import PaneGone, SchemuxError, TmuxCommandError
 from schemux.panes.keys import leaving_modes
 from schemux.panes.targets import PaneInfo
 from schemux.shell.abandoned_wrappers import HOLD_SECONDS, REPORT_FORMAT, TOKEN_BYTES, WrapperNames
@@ -141,6 +141,15 @@ async def in_pane(server: TmuxServer, pane_id: str, *args: str) -> list[str]:
         if not error.target_gone:
             raise
         raise pane_closed(pane_id) from None
+
+
+def pane_gone(pane_id: str, when: str) -> PaneGone:
+    """The error of a call whose pane closed ``when`` (before its command ran): nothing
+    ran, so a call with no target may go on in a new agent shell."""
+    return PaneGone(
+        f"pane {pane_id} closed {when}; nothing ran",
+        suggestion="run it again in a pane that is open",
+    )
 
 
 def pane_closed(pane_id: str) -> SchemuxError:
