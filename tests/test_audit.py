@@ -54,6 +54,7 @@ from schemux.serving.binding import ToolBinding
 from schemux.serving.server import build_server
 from schemux.serving.state import ServingState
 from tests.conftest import STDIO_WAIT_CEILING, stdio_parameters
+from tests.contexts import client_of
 from tests.support import (
     call,
     missing,
@@ -1193,7 +1194,7 @@ async def test_over_ssh_the_host_is_the_destination(
     settings = Settings(socket_name=remote_tmux_socket, ssh=ssh_target, audit=AuditSettings(log))
     context = ServingState(settings)
     try:
-        async with Client(build_server(context, BINDINGS), client_info=CLIENT) as client:
+        async with client_of(context, BINDINGS, client_info=CLIENT) as client:
             ran = await call(client, "run_program", argv=["echo", "remote"])
     finally:
         await context.close()

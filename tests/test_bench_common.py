@@ -15,8 +15,8 @@ from bench import audit
 from bench.common import Bar, CallFailed, check_result, publish, run, succeeded
 from schemux.config import AuditSettings, Settings
 from schemux.generated.bindings import BINDINGS
-from schemux.serving.server import build_server
 from schemux.serving.state import ServingState
+from tests.contexts import client_of
 
 
 def result(text: str, *, error: bool, structured: object = None) -> CallToolResult:
@@ -127,7 +127,7 @@ def test_audit_fails_when_its_calls_fail(
         absent = str(tmp_path / "absent" / "socket")
         context = ServingState(Settings(socket_path=absent, audit=AuditSettings(log)))
         try:
-            async with Client(build_server(context, BINDINGS)) as client:
+            async with client_of(context, BINDINGS) as client:
                 yield client
         finally:
             await context.close()

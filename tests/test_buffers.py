@@ -26,7 +26,6 @@ from schemux.generated.tool_facts import FAMILIES
 from schemux.host_settings import ExecTarget, FleetSettings, NamedHost
 from schemux.panes.targets import PaneInfo
 from schemux.serving.selection import select
-from schemux.serving.server import build_server
 from schemux.serving.state import ServingState
 from schemux.tmux.agent_session import AGENT_MARK
 from schemux.tmux.server import TmuxServer
@@ -287,7 +286,7 @@ async def test_a_buffer_name_carries_its_host(other_host: tuple[str, str]) -> No
     context = ServingState(Settings(socket_name=name, fleet=FleetSettings(hosts)))
     try:
         served = dict(select(BINDINGS, ["all"], several_hosts=True))
-        async with Client(build_server(context, served)) as client:
+        async with client_of(context, served) as client:
             loaded = await call(client, "load_buffer", content="on there\x00", host="there")
             stamped = loaded["buffer_name"]
             assert stamped.startswith("there:schemux_")

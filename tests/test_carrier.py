@@ -28,11 +28,11 @@ from mcp import Client
 from schemux.config import Settings
 from schemux.generated.bindings import BINDINGS
 from schemux.hosts import ExecTarget
-from schemux.serving.server import build_server
 from schemux.serving.state import ServingState
 from schemux.system.child_runs import run_collecting
 from schemux.tmux.control.client import header_for
 from schemux.tmux.control.connection import Connection
+from tests.contexts import client_of
 from tests.process_table import processes
 from tests.support import TERMINAL_QUERIES, call, tagged_socket_name, until, wait_until
 from tests.test_exit_paths import end, serve_stdio
@@ -95,7 +95,7 @@ def place(tmp_path: Path) -> Iterator[Place]:
 async def served(anyio_backend: str, place: Place) -> AsyncIterator[tuple[Client, ServingState]]:
     context = ServingState(Settings(socket_name=place.socket, exec_prefix=place.prefix()))
     try:
-        async with Client(build_server(context, BINDINGS)) as client:
+        async with client_of(context, BINDINGS) as client:
             yield client, context
     finally:
         await context.close()
@@ -150,7 +150,7 @@ async def test_closing_ends_the_carrier_and_tmux_lets_its_clients_go(
     before = descendants(os.getpid())
     context = ServingState(Settings(socket_name=place.socket, exec_prefix=place.prefix()))
     try:
-        async with Client(build_server(context, BINDINGS)) as client:
+        async with client_of(context, BINDINGS) as client:
             await call(client, "run_command", command="true")
             assert carriers() & descendants(os.getpid())
     finally:
@@ -222,7 +222,7 @@ async def test_a_host_without_python3_gets_a_client_process_each(
     target = place.prefix(f"PATH={bin_dir}")
     context = ServingState(Settings(socket_name=place.socket, exec_prefix=target))
     try:
-        async with Client(build_server(context, BINDINGS)) as client:
+        async with client_of(context, BINDINGS) as client:
             result = await call(client, "run_command", command="echo plain")
             assert result["output"] == ["plain"]
             await until(lambda: len(place.control_client_pids()) >= 3)
@@ -274,7 +274,7 @@ async def test_a_hosts_first_call_asks_its_tmux_version_once(
     monkeypatch.setattr("schemux.tmux.server.run_collecting", noting)
     context = ServingState(Settings(socket_name=place.socket, exec_prefix=place.prefix()))
     try:
-        async with Client(build_server(context, BINDINGS)) as client:
+        async with client_of(context, BINDINGS) as client:
             await call(client, "run_command", command="true")
     finally:
         await context.close()

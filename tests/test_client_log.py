@@ -16,6 +16,7 @@ from schemux.generated.bindings import BINDINGS
 from schemux.serving.client_log import mcp_level
 from schemux.serving.server import build_server
 from schemux.serving.state import ServingState
+from tests.contexts import client_of
 
 pytestmark = pytest.mark.anyio
 
@@ -54,7 +55,7 @@ async def test_a_client_gets_the_log_at_its_level_and_above(tmux_socket: str) ->
 async def test_the_capability_is_declared(tmux_socket: str) -> None:
     context = ServingState(Settings(socket_name=tmux_socket))
     try:
-        async with Client(build_server(context, BINDINGS), mode="legacy") as client:
+        async with client_of(context, BINDINGS, mode="legacy") as client:
             capabilities = client.server_capabilities
     finally:
         await context.close()

@@ -10,16 +10,15 @@ from collections.abc import AsyncIterator
 
 import anyio
 import pytest
-from mcp import Client
 
 from schemux.config import Settings
 from schemux.errors import SchemuxError
 from schemux.generated.bindings import BINDINGS
 from schemux.panes.targets import PaneTarget, resolve_pane
-from schemux.serving.server import build_server
 from schemux.serving.state import ServingState
 from schemux.shell.idle import ShellsWithoutEditor
 from schemux.shell.settling import PaneSettling
+from tests.contexts import client_of
 from tests.support import call, call_error, new_pane, shell_holds_terminal, wait_until
 
 pytestmark = pytest.mark.anyio
@@ -50,8 +49,8 @@ async def test_a_pane_busy_with_one_contexts_call_is_busy_for_another_at_once(
     pane = new_pane(main_tmux_socket)
     outcome: dict[str, object] = {}
     async with (
-        Client(build_server(first, BINDINGS)) as first_client,
-        Client(build_server(second, BINDINGS)) as second_client,
+        client_of(first, BINDINGS) as first_client,
+        client_of(second, BINDINGS) as second_client,
     ):
 
         async def in_first() -> None:

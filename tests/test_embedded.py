@@ -30,7 +30,6 @@ from schemux.errors import ConfigError
 from schemux.generated.bindings import BINDINGS
 from schemux.hosts.local import shell_holds_terminal
 from schemux.names import OWNED_SESSION, agent_name_problem, socket_directory
-from schemux.serving.server import build_server
 from schemux.serving.state import ServingState
 from schemux.tmux.agent_session import (
     AGENT_MARK,
@@ -42,6 +41,7 @@ from schemux.tmux.agent_session import (
 from schemux.tmux.format import decode, field
 from schemux.tmux.references import ServerIdentity
 from tests.conftest import stdio_parameters
+from tests.contexts import client_of
 from tests.support import call, call_error, remove_server, run, tagged_socket_name, tmux, until
 
 pytestmark = pytest.mark.anyio
@@ -104,7 +104,7 @@ def socket_name() -> Iterator[str]:
 async def schemux_on(settings: Settings) -> AsyncIterator[Client]:
     context = ServingState(settings)
     try:
-        async with Client(build_server(context, BINDINGS)) as client:
+        async with client_of(context, BINDINGS) as client:
             yield client
     finally:
         await context.close()

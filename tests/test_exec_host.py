@@ -29,9 +29,9 @@ from schemux.errors import ConfigError, ServerUnavailable
 from schemux.generated.bindings import BINDINGS
 from schemux.hosts import ExecTarget, SshTarget
 from schemux.hosts.exec_prefix import ExecHost
-from schemux.serving.server import build_server
 from schemux.serving.state import ServingState
 from schemux.tmux.format import decode, field
+from tests.contexts import client_of
 from tests.process_table import processes
 from tests.ssh_server import ALIAS, SshServer
 from tests.support import call, closed_mid_connect, tagged_socket_name, until
@@ -92,7 +92,7 @@ async def exec_client(
     session, serves them all."""
     context = ServingState(Settings(socket_name=exec_socket, exec_prefix=exec_target))
     try:
-        async with Client(build_server(context, BINDINGS)) as client:
+        async with client_of(context, BINDINGS) as client:
             yield client
     finally:
         await context.close()
@@ -189,7 +189,7 @@ async def test_programs_default_to_the_targets_home_when_the_inherited_directory
     assert there(target, "sh", "-c", "cd . 2>/dev/null || echo cannot") == "cannot\n"
     context = ServingState(Settings(socket_name=exec_socket, exec_prefix=target))
     try:
-        async with Client(build_server(context, BINDINGS)) as client:
+        async with client_of(context, BINDINGS) as client:
             ran = await call(client, "run_program", argv=["pwd"])
             assert (ran["output"].splitlines(), ran["exitStatus"]) == ([home], 0)
             started = await call(client, "start_program", argv=["pwd"])
@@ -354,7 +354,7 @@ async def test_closing_the_context_leaves_no_process(
     helpers_before = _helpers(user.pw_uid)
     context = ServingState(Settings(socket_name=exec_socket, exec_prefix=exec_target))
     try:
-        async with Client(build_server(context, BINDINGS)) as client:
+        async with client_of(context, BINDINGS) as client:
             await call(client, "run_command", command="true")
             await call(client, "run_program", argv=["true"])
             assert _helpers(user.pw_uid) > helpers_before

@@ -52,10 +52,10 @@ from schemux.names import OWNED_SESSION
 from schemux.programs.store import ProgramCaller
 from schemux.serving import resources
 from schemux.serving.host_addressing import HostChoice
-from schemux.serving.server import build_server
 from schemux.serving.state import ServingState
 from schemux.tmux.control.client import header_for
 from tests.conftest import stdio_parameters
+from tests.contexts import client_of
 from tests.process_table import processes
 from tests.ssh_server import ALIAS, SshServer, ssh_server
 from tests.support import (
@@ -127,7 +127,7 @@ async def fleet(
 ) -> AsyncIterator[tuple[Client, ServingState]]:
     context = ServingState(fleet_settings(fleet_socket, host_dirs))
     try:
-        async with Client(build_server(context, BINDINGS)) as client:
+        async with client_of(context, BINDINGS) as client:
             yield client, context
     finally:
         await context.close()
@@ -178,7 +178,7 @@ async def test_one_host_serves_the_tools_as_before(
 ) -> None:
     context = ServingState(Settings(socket_name=main_tmux_socket, schemas=mode))
     try:
-        async with Client(build_server(context, BINDINGS)) as client:
+        async with client_of(context, BINDINGS) as client:
             tools = (await client.list_tools()).tools
     finally:
         await context.close()
@@ -355,7 +355,7 @@ async def test_a_host_not_configured_is_refused_before_anything_runs(
 ) -> None:
     context = ServingState(fleet_settings(fleet_socket, host_dirs))
     try:
-        async with Client(build_server(context, BINDINGS)) as client:
+        async with client_of(context, BINDINGS) as client:
             text = await call_error(client, "run_command", command="touch /tmp/never", host=host)
             assert "Invalid arguments for run_command: host:" in text
             assert "is not a configured host (one of here, alpha, beta)" in text
@@ -373,7 +373,7 @@ async def test_the_audit_names_each_call_s_host(
     settings = fleet_settings(fleet_socket, host_dirs)
     context = ServingState(dataclasses.replace(settings, audit=AuditSettings(log)))
     try:
-        async with Client(build_server(context, BINDINGS)) as client:
+        async with client_of(context, BINDINGS) as client:
             await call(client, "run_command", command="true", host="beta")
             await call(client, "run_command", command="true")
             await call_error(client, "run_command", command="true", host="gamma")
@@ -404,7 +404,7 @@ async def test_two_hosts_that_reach_one_server_are_said_once_in_the_log(
     settings = Settings(socket_name=fleet_socket, wait_ceiling=30, fleet=FleetSettings(hosts))
     context = ServingState(settings)
     try:
-        async with Client(build_server(context, BINDINGS)) as client:
+        async with client_of(context, BINDINGS) as client:
             with caplog.at_level(logging.WARNING, logger="schemux"):
                 for name in ("alpha", "beta", "alias", "alias", "alpha"):
                     await call(client, "tmux_snapshot", host=name)
@@ -422,7 +422,7 @@ async def test_nothing_connects_before_a_call_needs_it(
 ) -> None:
     context = ServingState(fleet_settings(fleet_socket, host_dirs))
     try:
-        async with Client(build_server(context, BINDINGS)) as client:
+        async with client_of(context, BINDINGS) as client:
             await client.list_tools()
             assert [(s.name, s.connects) for s in context.services.fleet.scopes] == [("here", 0)]
             await call(client, "run_command", command="true", host="alpha")
@@ -437,7 +437,7 @@ async def test_an_idle_host_is_closed_and_opened_again_on_use(
 ) -> None:
     context = ServingState(fleet_settings(fleet_socket, host_dirs, idle_seconds=0.4))
     try:
-        async with Client(build_server(context, BINDINGS)) as client:
+        async with client_of(context, BINDINGS) as client:
             await call(client, "run_command", command="true", host="alpha")
             alpha = context.services.on("alpha")
             assert alpha.connected
@@ -466,7 +466,7 @@ async def test_a_host_that_cannot_be_reached_fails_alone(
         )
     )
     try:
-        async with Client(build_server(context, BINDINGS)) as client:
+        async with client_of(context, BINDINGS) as client:
             waiting = asyncio.ensure_future(
                 call(client, "run_command", command="echo slow", host="slow")
             )
@@ -618,7 +618,7 @@ async def test_hosts_that_hang_hold_up_nothing_but_themselves(
     context = ServingState(dataclasses.replace(settings, fleet=fleet))
     began = time.monotonic()
     try:
-        async with Client(build_server(context, BINDINGS)) as client:
+        async with client_of(context, BINDINGS) as client:
             result = await call(
                 client, "run_command_on_hosts", command="true", group="hung", timeout=2
             )
@@ -662,7 +662,7 @@ async def test_a_call_tries_a_host_that_fails_to_connect_once(
     fleet = dataclasses.replace(settings.fleet, hosts=hosts)
     context = ServingState(dataclasses.replace(settings, fleet=fleet))
     try:
-        async with Client(build_server(context, BINDINGS)) as client:
+        async with client_of(context, BINDINGS) as client:
             said = await call_error(client, "run_command", command="true", host="bare1")
             assert "tmux cannot run on" in said
             assert tries("bare1") == 1
@@ -758,7 +758,7 @@ async def test_two_ssh_hosts_beside_an_exec_host(
     made_here = new_pane(remote_tmux_socket).session_name
     on_far = {"host": "far", "session_name": over_ssh}
     try:
-        async with Client(build_server(context, BINDINGS)) as client:
+        async with client_of(context, BINDINGS) as client:
             ports = {}
             for name, where in (("far", on_far), ("farther", {"host": "farther"})):
                 result = await call(client, "run_command", command="echo $SSH_CONNECTION", **where)
@@ -959,7 +959,7 @@ async def test_templates_of_a_large_fleet_come_in_pages(anyio_backend: str, tmp_
     hosts = tuple(NamedHost(name, exec_target(str(tmp_path))) for name in names)
     context = ServingState(Settings(socket_name="unused", fleet=FleetSettings(hosts)))
     try:
-        async with Client(build_server(context, BINDINGS)) as client:
+        async with client_of(context, BINDINGS) as client:
             pages: list[list[str]] = []
             cursor: str | None = None
             while True:
@@ -991,7 +991,7 @@ async def test_resources_come_in_pages_of_hosts_and_a_failing_host_is_left_out(
     hosts = (*settings.fleet.hosts, NamedHost("down", ExecTarget(("false",))))
     context = ServingState(Settings(socket_name=fleet_socket, fleet=FleetSettings(hosts)))
     try:
-        async with Client(build_server(context, BINDINGS)) as client:
+        async with client_of(context, BINDINGS) as client:
             for name in ("alpha", "beta"):
                 await call(client, "run_command", command="true", host=name)
             await call_error(client, "run_command", command="true", host="down")

@@ -28,9 +28,10 @@ from mcp import Client
 from schemux.config import AuditSettings, Settings
 from schemux.generated.bindings import BINDINGS
 from schemux.serving.arguments import text_violation, unknown_arguments
-from schemux.serving.server import build_server, describe_violation
+from schemux.serving.server import describe_violation
 from schemux.serving.state import ServingState
 from tests import hypothesis_compat
+from tests.contexts import client_of
 from tests.generated_data import TOOL_DOCUMENTS
 from tests.support import new_pane, private_tmux_server, wait_until
 
@@ -79,7 +80,7 @@ def fuzz(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fuzz]:
         audit = AuditSettings(log)
         context = ServingState(Settings(socket_name=socket_name, wait_ceiling=2, audit=audit))
         try:
-            with portal.wrap_async_context_manager(Client(build_server(context, BINDINGS))) as c:
+            with portal.wrap_async_context_manager(client_of(context, BINDINGS)) as c:
                 yield Fuzz(portal, c, socket_name, log)
         finally:
             portal.call(context.close)

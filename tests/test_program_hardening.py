@@ -33,7 +33,6 @@ from schemux.programs import panes
 from schemux.programs import store as store_module
 from schemux.programs.program import Program, ProgramSpec
 from schemux.programs.store import ProgramCaller
-from schemux.serving.server import build_server
 from schemux.serving.state import ServingState
 from schemux.shell.abandoned import PANE_OPTION, reap_runtime_directories
 from schemux.system.processes import this_process
@@ -202,7 +201,7 @@ async def test_a_hostile_temporary_directory_carries_the_copy(
     hostile.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(hostile))
     context = ServingState(Settings(socket_name=tmux_socket))
-    async with Client(build_server(context, BINDINGS)) as client:
+    async with client_of(context, BINDINGS) as client:
         result = await call(client, "run_program", argv=["echo", "copied"])
         assert (result["output"], result["outputComplete"]) == ("copied", True)
         assert str(context.services.programs.root).startswith(str(hostile))
@@ -390,7 +389,7 @@ async def test_the_running_limit_holds_under_concurrency(
     context = ServingState(Settings(socket_name=tmux_socket, program_limits=ProgramLimits(16)))
     started: list[dict[str, Any]] = []
     refused: list[str] = []
-    async with Client(build_server(context, BINDINGS)) as client:
+    async with client_of(context, BINDINGS) as client:
 
         async def one() -> None:
             result = await client.call_tool("start_program", {"argv": ["sleep", "30"]})

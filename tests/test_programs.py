@@ -14,7 +14,6 @@ from mcp import Client
 from schemux.config import ProgramLimits, Settings
 from schemux.generated.bindings import BINDINGS
 from schemux.hosts.programs.gate import marker_start
-from schemux.serving.server import build_server
 from schemux.serving.state import ServingState
 from schemux.tmux.owned_session import OWNED_TARGET
 from tests.contexts import Contexts, client_of
@@ -244,7 +243,7 @@ async def test_bad_input_is_refused_and_changes_nothing(
 async def test_retention_lets_the_oldest_output_go(tmux_socket: str, anyio_backend: str) -> None:
     limits = ProgramLimits(retained_ended=2)
     context = ServingState(Settings(socket_name=tmux_socket, program_limits=limits))
-    async with Client(build_server(context, BINDINGS)) as client:
+    async with client_of(context, BINDINGS) as client:
         ids = []
         for n in range(4):
             started = await call(client, "start_program", argv=["echo", str(n)])

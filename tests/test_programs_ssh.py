@@ -26,7 +26,6 @@ from schemux.generated.bindings import BINDINGS
 from schemux.host_settings import SshTarget
 from schemux.hosts.programs.remote import RemotePrograms
 from schemux.programs.store import GATE_GRACE_SECONDS
-from schemux.serving.server import build_server
 from schemux.serving.state import ServingState
 from schemux.shell.abandoned import reap_runtime_directories
 from tests.conftest import stdio_parameters
@@ -46,7 +45,7 @@ async def remote(
         Settings(socket_name=remote_tmux_socket, program_limits=limits, ssh=ssh_target)
     )
     try:
-        async with Client(build_server(context, BINDINGS)) as client:
+        async with client_of(context, BINDINGS) as client:
             yield client, context
     finally:
         await context.close()
@@ -212,7 +211,7 @@ async def test_the_remote_runtime_directory_is_private_and_goes_at_close(
     remote_tmux_socket: str, anyio_backend: str, ssh_target: SshTarget
 ) -> None:
     context = ServingState(Settings(socket_name=remote_tmux_socket, ssh=ssh_target))
-    async with Client(build_server(context, BINDINGS)) as client:
+    async with client_of(context, BINDINGS) as client:
         started = await call(client, "start_program", argv=["sleep", "30"], input="in")
         root = Path(remote_root(context))
         assert (root.stat().st_mode & 0o777) == 0o700
@@ -436,7 +435,7 @@ async def test_a_tmux_server_in_another_pid_namespace_is_a_clear_error(
     gates_before = gate_panes(main_tmux_socket)
     context = ServingState(Settings(socket_name=main_tmux_socket, ssh=ssh_target))
     try:
-        async with Client(build_server(context, BINDINGS)) as client:
+        async with client_of(context, BINDINGS) as client:
             message = await call_error(client, "start_program", argv=["sh", "-c", "echo ran"])
     finally:
         await context.close()

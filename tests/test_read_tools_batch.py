@@ -16,9 +16,8 @@ from mcp import Client
 from schemux.config import AuditSettings, Settings
 from schemux.generated.bindings import BINDINGS
 from schemux.serving.selection import select
-from schemux.serving.server import build_server
 from schemux.serving.state import ServingState
-from tests.contexts import Contexts
+from tests.contexts import Contexts, client_of
 from tests.support import call, new_pane, screen
 
 pytestmark = pytest.mark.anyio
@@ -62,7 +61,7 @@ async def test_only_served_read_only_tools_run(make_context: Contexts, socket: s
     before = screen(pane)
     served = select(BINDINGS, ["inspect", "send_keys"], several_hosts=False)
     context = make_context(socket_name=socket)
-    async with Client(build_server(context, served)) as client:
+    async with client_of(context, served) as client:
         refused = {
             "send_keys": "it is not read-only",
             "run_command": "this server does not serve it (--tools)",
@@ -114,7 +113,7 @@ async def test_the_audit_keeps_one_record_of_the_batch(socket: str, tmp_path: Pa
         {"tool": "get_pane_info", "arguments": {"pane_id": "%999999"}},
     ]
     try:
-        async with Client(build_server(context, BINDINGS)) as client:
+        async with client_of(context, BINDINGS) as client:
             await call(client, BATCH, operations=operations, on_error="continue")
     finally:
         await context.close()

@@ -53,10 +53,10 @@ from schemux.errors import ConfigError
 from schemux.generated.bindings import BINDINGS
 from schemux.names import OWNED_SESSION
 from schemux.panes.claims import BUSY_OPTION
-from schemux.serving.server import build_server
 from schemux.serving.state import ServingState
 from schemux.tmux.control import connection, engine
 from schemux.tmux.control.connection import layout_size
+from tests.contexts import client_of
 from tests.support import new_pane, tmux, until, wait_until, watching_clients
 
 HOSTILE = '$(touch /tmp/schemux-recording-pwned); `id`; "]\n[0, "x", "0"]\n\x1b]0;t\x07'
@@ -386,7 +386,7 @@ async def recorded(
     )
     context = ServingState(settings)
     try:
-        async with Client(build_server(context, BINDINGS)) as client:
+        async with client_of(context, BINDINGS) as client:
             yield client, context
     finally:
         await context.close()
@@ -497,7 +497,7 @@ async def test_no_record_writes_nothing(tmux_socket: str, tmp_path: Path) -> Non
         dataclasses.replace(settings.settings(dict(os.environ)), socket_name=tmux_socket)
     )
     try:
-        async with Client(build_server(context, BINDINGS)) as client:
+        async with client_of(context, BINDINGS) as client:
             await client.call_tool("run_command", {"command": "echo unrecorded"})
             await client.call_tool("run_program", {"argv": ["echo", "unrecorded"]})
             listed = await client.list_resources()

@@ -26,6 +26,7 @@ from schemux.serving.selection import select
 from schemux.serving.server import build_server
 from schemux.serving.state import ServingState
 from tests.conftest import STDIO_WAIT_CEILING, stdio_parameters
+from tests.contexts import client_of
 from tests.support import (
     Pane,
     call,
@@ -52,7 +53,7 @@ async def context(anyio_backend: str, tmux_socket: str) -> AsyncIterator[Serving
 @pytest.fixture
 async def client(context: ServingState) -> AsyncIterator[Client]:
     """A 2026-07-28 client in this process, with no response cache (each read is read)."""
-    async with Client(build_server(context, BINDINGS), cache=None) as client:
+    async with client_of(context, BINDINGS, cache=None) as client:
         yield client
 
 
@@ -382,7 +383,7 @@ async def test_resources_follow_the_tool_selection(
     only with a tool that reads it (or links to it); a pane's picture only with the tool
     that draws one."""
     pane = new_pane(tmux_socket)
-    async with Client(build_server(context, BINDINGS)) as every_tool:
+    async with client_of(context, BINDINGS) as every_tool:
         started = await call(every_tool, "start_program", argv=["sleep", "30"])
     program = started["programId"]
     served = select(BINDINGS, tools, several_hosts=False)
@@ -391,7 +392,7 @@ async def test_resources_follow_the_tool_selection(
         "picture": pane_uri("local", pane.pane_id, "picture"),
         "program": program_uri("local", program),
     }
-    async with Client(build_server(context, served), cache=None) as client:
+    async with client_of(context, served, cache=None) as client:
         if not kinds:
             assert client.server_capabilities.resources is None
             assert client.server_capabilities.completions is None
@@ -549,7 +550,7 @@ async def test_schemux_ending_ends_every_watch_and_its_link(
     uri = pane_uri("local", pane.pane_id)
     context = ServingState(Settings(socket_name=tmux_socket))
     try:
-        async with Client(build_server(context, BINDINGS), cache=None) as client:
+        async with client_of(context, BINDINGS, cache=None) as client:
             await read_text(client, uri)
             clients_before = watching_clients(tmux_socket)
             async with client.listen(resource_subscriptions=[uri]):

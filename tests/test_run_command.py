@@ -24,10 +24,10 @@ from mcp import Client
 from schemux.config import Settings
 from schemux.generated.bindings import BINDINGS
 from schemux.generated.models.run_command import RunCommandOutput
-from schemux.serving.server import build_server
 from schemux.serving.state import ServingState
 from schemux.tmux.control.engine import ControlEngine
 from schemux.tmux.server import TmuxServer
+from tests.contexts import client_of
 from tests.process_table import children
 from tests.support import (
     SHELL_ENVIRONMENT,
@@ -542,7 +542,7 @@ async def test_a_tmux_server_killed_mid_command_fails_the_call_at_once() -> None
     with private_tmux_server("doomed") as socket_name:
         pane = new_pane(socket_name)
         context = ServingState(Settings(socket_name=socket_name))
-        async with Client(build_server(context, BINDINGS)) as client:
+        async with client_of(context, BINDINGS) as client:
 
             async def kill_server() -> None:
                 # once the command runs (a fixed pause, on a loaded machine, killed the

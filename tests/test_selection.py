@@ -20,10 +20,10 @@ from schemux.generated.bindings import BINDINGS
 from schemux.generated.tool_facts import FAMILIES, ON_REQUEST_FAMILIES
 from schemux.serving.instructions import instructions
 from schemux.serving.selection import family_of, select
-from schemux.serving.server import build_server
 from schemux.serving.state import ServingState
 from schemux.serving.tool_listing import model_tokens, served_size
 from tests.conftest import stdio_parameters
+from tests.contexts import client_of
 from tests.generated_data import SERVED_INPUT_SCHEMAS
 
 pytestmark = pytest.mark.anyio
@@ -142,7 +142,7 @@ async def call_text(client: Client, tool: str, arguments: dict[str, Any]) -> tup
 
 async def test_projected_tmux_capture_refuses_a_forbidden_combination_with_the_rule() -> None:
     context = ServingState(Settings(socket_name=NEVER_STARTED))
-    async with Client(build_server(context, BINDINGS)) as client:
+    async with client_of(context, BINDINGS) as client:
         listed = {tool.name: tool for tool in (await client.list_tools()).tools}
         served = listed["tmux_capture"].input_schema
         assert {"cursor", "track"} <= set(served["properties"])  # the projection allows both
@@ -301,7 +301,7 @@ async def test_openai_strict_over_stdio_serves_strict_schemas_and_reads_null_as_
 
 async def test_null_for_an_optional_argument_is_refused_outside_openai_strict() -> None:
     context = ServingState(Settings(socket_name=NEVER_STARTED))
-    async with Client(build_server(context, BINDINGS)) as client:
+    async with client_of(context, BINDINGS) as client:
         failed, text = await call_text(client, "read_program", {"programId": "p1", "cursor": None})
     assert failed
     assert text == (
@@ -317,7 +317,7 @@ def served_tool_names(text: str) -> set[str]:
 async def test_advice_is_served_only_with_the_tools_it_needs(requested: list[str]) -> None:
     served = select(BINDINGS, requested, several_hosts=True)
     context = ServingState(Settings(socket_name=NEVER_STARTED))
-    async with Client(build_server(context, served)) as client:
+    async with client_of(context, served) as client:
         listed = (await client.list_tools()).tools
     for tool in listed:
         text = tool.model_dump_json(by_alias=True, exclude_none=True)
@@ -339,7 +339,7 @@ async def test_advice_is_served_only_with_the_tools_it_needs(requested: list[str
 
 async def test_hints_say_what_each_handler_does() -> None:
     context = ServingState(Settings(socket_name=NEVER_STARTED))
-    async with Client(build_server(context, BINDINGS)) as client:
+    async with client_of(context, BINDINGS) as client:
         listed = (await client.list_tools()).tools
     hints = {tool.name: tool.annotations for tool in listed}
     read_only = {name for name, hint in hints.items() if hint and hint.read_only_hint}
@@ -377,7 +377,7 @@ async def tools_list_bytes(mode: SchemaMode) -> tuple[int, list[dict[str, Any]]]
     one host serves them."""
     context = ServingState(Settings(socket_name=NEVER_STARTED, schemas=mode))
     served = select(BINDINGS, [], several_hosts=context.settings.several_hosts)
-    async with Client(build_server(context, served)) as client:
+    async with client_of(context, served) as client:
         listed = await client.list_tools()
     entries = [
         tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in listed.tools

@@ -43,11 +43,11 @@ from schemux.config import AgentSession, Settings
 from schemux.generated.bindings import BINDINGS
 from schemux.hooks import INTEGRATED_SHELLS
 from schemux.names import OWNED_SESSION
-from schemux.serving.server import build_server
 from schemux.serving.state import ServingState
 from schemux.shell.settling import INTERRUPTED_SETTLE_SECONDS
 from schemux.tmux import server
 from schemux.tmux.agent_session import AGENT_MARK
+from tests.contexts import client_of
 from tests.process_table import running_with_argument
 from tests.support import (
     TERMINAL_QUERIES,
@@ -212,7 +212,7 @@ async def profile_server(
         agent = AgentSession(width=WIDTH, height=HEIGHT)
         context = ServingState(Settings(socket_name=socket_name, wait_ceiling=60, agent=agent))
         try:
-            async with Client(build_server(context, BINDINGS)) as client:
+            async with client_of(context, BINDINGS) as client:
                 yield ProfileServer(profile, home, socket_name, client)
         finally:
             await context.close()

@@ -28,11 +28,10 @@ from schemux.errors import ConfigError, ServerUnavailable
 from schemux.generated.bindings import BINDINGS
 from schemux.host_settings import SshTarget
 from schemux.hosts.ssh import START_SECONDS, SshHost
-from schemux.serving.server import build_server
 from schemux.serving.state import ServingState
 from schemux.system.processes import machine_tag, this_process
 from tests import process_table
-from tests.contexts import Contexts
+from tests.contexts import Contexts, client_of
 from tests.leftovers import runtime_directories
 from tests.ssh_server import ALIAS, BAD_KEY, NO_TMUX, OLD_TMUX, UNKNOWN_HOST, SshServer
 from tests.support import (
@@ -71,7 +70,7 @@ def ssh_context(make_context: Contexts, tmux_socket: str, ssh_target: SshTarget)
 
 @pytest.fixture
 async def ssh_client(ssh_context: ServingState) -> AsyncIterator[Client]:
-    async with Client(build_server(ssh_context, BINDINGS)) as client:
+    async with client_of(ssh_context, BINDINGS) as client:
         yield client
 
 
@@ -288,7 +287,7 @@ async def test_a_host_that_cannot_serve_fails_the_first_call_in_one_line(
     target = SshTarget(alias, str(sshd.config))
     context = context_for(target, tmux_socket)
     try:
-        async with Client(build_server(context, BINDINGS)) as client:
+        async with client_of(context, BINDINGS) as client:
             started = time.monotonic()
             text = await call_error(client, "run_command", command="true")
             # failed on ssh's or the host's answer, not by waiting out the master's start
@@ -359,7 +358,7 @@ async def test_programs_run_over_ssh(
     namespace (tests/test_programs_ssh.py has the rest)."""
     context = context_for(ssh_target, remote_tmux_socket)
     try:
-        async with Client(build_server(context, BINDINGS)) as client:
+        async with client_of(context, BINDINGS) as client:
             ran = await call(client, "run_program", argv=["sh", "-c", "echo ran; exit 4"])
             assert (ran["output"], ran["exitStatus"]) == ("ran", 4)
             started = await call(client, "start_program", argv=["sh", "-c", "echo up; sleep 30"])
@@ -406,7 +405,7 @@ async def test_the_first_call_starts_the_server_on_the_host_with_the_agent_sessi
     name = tagged_socket_name("ssh-start")
     context = context_for(ssh_target, name)
     try:
-        async with Client(build_server(context, BINDINGS)) as client:
+        async with client_of(context, BINDINGS) as client:
             result = await call(client, "run_command", command='echo "$0"; pwd')
         assert result["output"] == ["-bash", str(sshd.config.parent / "home")]
         sessions = tmux(name, "list-sessions", "-F", "#{session_name}").split()

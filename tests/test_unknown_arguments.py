@@ -6,13 +6,12 @@ import time
 from pathlib import Path
 
 import pytest
-from mcp import Client
 
 from schemux.config import Settings
 from schemux.generated.bindings import BINDINGS
 from schemux.serving.arguments import likely_meant, unknown_arguments
-from schemux.serving.server import build_server
 from schemux.serving.state import ServingState
+from tests.contexts import client_of
 
 pytestmark = pytest.mark.anyio
 
@@ -94,7 +93,7 @@ async def test_a_call_with_an_unknown_argument_is_refused_before_any_work(tmp_pa
     marker = tmp_path / "ran"
     context = ServingState(Settings(socket_name=NO_SERVER))
     try:
-        async with Client(build_server(context, BINDINGS)) as client:
+        async with client_of(context, BINDINGS) as client:
             result = await client.call_tool(
                 "run_program", {"argv": ["touch", str(marker)], "cwd": str(tmp_path)}
             )
