@@ -451,22 +451,31 @@ async def test_exit_ends_the_shell_and_the_call_reports_its_status(
 # what a shell echoes as it takes the line in; in fish, five times taller than the pane
 # (80x20), above whose output fish leaves the screen blank, through tmux's history drops;
 # a line of 20,000 is not exact yet in fish (docs/shells.md, Known gaps)
+
+BUSY = 2  # busy processes on the core: a loaded machine's two a CPU
 PADDING = {"bash": 20000, "zsh": 20000, "fish": 8000}
 
 
 @contextlib.contextmanager
-def busy_machine() -> Iterator[None]:
-    """Two busy processes a CPU, killed on the way out."""
-    busy = [
-        subprocess.Popen(["sh", "-c", "while :; do :; done"])
-        for _ in range(2 * (os.cpu_count() or 1))
-    ]
+def busy_core(pane: Pane) -> Iterator[None]:
+    """One CPU as busy as a loaded machine's: two busy processes on it, and the call's
+    own processes moved onto it (this process, which serves schemux, the pane's tmux
+    server and its shell), so that the rest of the suite keeps the other CPUs."""
+    core = min(os.sched_getaffinity(0))
+    server, shell = pane_format(pane, "#{pid} #{pane_pid}").split()
+    moved = {pid: os.sched_getaffinity(pid) for pid in (0, int(server), int(shell))}
+    busy = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(BUSY)]
     try:
+        for pid in (*moved, *(process.pid for process in busy)):
+            os.sched_setaffinity(pid, {core})
         yield
     finally:
         for process in busy:
             process.kill()
             process.wait()
+        for pid, cpus in moved.items():
+            with contextlib.suppress(ProcessLookupError):
+                os.sched_setaffinity(pid, cpus)
 
 
 @pytest.mark.parametrize("shell", SHELLS)
@@ -478,7 +487,7 @@ async def test_calls_on_a_busy_machine_read_exactly_their_output(
     hooks wait for tmux's answer to a cursor query first, or a call reads the typed
     line as output (seen in CI: zsh's `true` gave its prompt row)."""
     pane = hooked_pane(shell)
-    with busy_machine():
+    with busy_core(pane):
         for number in range(40):
             result = await run(client, pane, "true #" + "x" * PADDING[shell])
             assert (result["output"], result["exit_status"]) == ([], 0)
