@@ -101,6 +101,7 @@ UNIT_MODULES: dict[str, frozenset[str]] = {
     "test_text_patterns.py": frozenset(),
     "test_tmux_format.py": frozenset({"socket"}),
     "test_tmux_version.py": frozenset({"socket"}),
+    "test_tools_list.py": frozenset(),
     "test_tracking_backends.py": frozenset(),
     "test_typed_command.py": frozenset(),
     "test_unknown_arguments.py": frozenset(),

@@ -65,6 +65,7 @@ from schemux.serving.prompts import serve_prompts
 from schemux.serving.read_tools import ServedReadTools
 from schemux.serving.resources import serve_resources
 from schemux.serving.state import ServingState
+from schemux.serving.tools_list import ListingAnswers
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
@@ -276,19 +277,22 @@ def build_server(state: ServingState, bindings: Mapping[str, ToolBinding]) -> Se
     tools (and, with several hosts, the ``host`` each call may name)."""
     mode = state.settings.schemas
     fleet = state.services.fleet
-    tools = [
-        types.Tool.model_validate(
+    listing = state.listings.listing(
+        bindings,
+        mode,
+        lambda: (
             binding.served_document(mode, bindings, host_choice(fleet, binding.name))
-        )
-        for binding in bindings.values()
-    ]
+            for binding in bindings.values()
+        ),
+    )
 
     read_tools = ServedReadTools(state, bindings, call_bound_tool)
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=tools)
+        # what the SDK answers a tools/list ListingAnswers leaves to it with
+        return listing.result()
 
     def bound(name: str, notes: CallRecord) -> ToolBinding:
         binding = bindings.get(name)
@@ -429,4 +433,5 @@ def build_server(state: ServingState, bindings: Mapping[str, ToolBinding]) -> Se
         )
     serve_resources(server, state, bindings)
     serve_prompts(server, bindings)
+    server.middleware.append(ListingAnswers(server, listing))  # innermost: the SDK's last
     return server

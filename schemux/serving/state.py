@@ -13,6 +13,7 @@ from schemux.serving.approvals import PolicyGate
 from schemux.serving.client_log import ClientLog
 from schemux.serving.in_flight import CallsInFlight
 from schemux.serving.tasks import ToolTasks
+from schemux.serving.tools_list import ToolListings
 
 
 class ServingState:
@@ -20,8 +21,8 @@ class ServingState:
     (what the tools share: hosts, cursors, waits, the reaper), ``resource_watches``
     (what resource subscriptions follow; one keeps its host connected), ``audit`` (one
     line per tool call), ``calls`` (the calls in flight), ``tasks`` (tool calls run as
-    MCP tasks; none lives longer than the longest wait and a while) and ``client_log``
-    (the log sent to clients that set a level)."""
+    MCP tasks; none lives longer than the longest wait and a while), ``client_log``
+    (the log sent to clients that set a level) and ``listings`` (tools/list's answers)."""
 
     def __init__(self, settings: Settings, host: Host | None = None) -> None:
         self.settings = settings
@@ -32,6 +33,8 @@ class ServingState:
         self.calls = CallsInFlight()
         self.tasks = ToolTasks(self.calls, settings.wait_ceiling)
         self.client_log = ClientLog()
+        # what tools/list serves, made once for every server and session of this state
+        self.listings = ToolListings()
         # the policy file's decisions (None: no policy, every call goes on as asked)
         self.policy_gate = (
             None
