@@ -20,7 +20,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from schemux.serving.stdio import stdio_streams
+from schemux.serving.stdio import PIPE_BYTES, stdio_streams
 from tests.leftovers import run_environment
 
 pytestmark = pytest.mark.anyio
@@ -111,6 +111,33 @@ async def test_an_answer_larger_than_the_wire_holds_is_written_whole(pair: Pair)
     finally:
         os.close(requests)
         os.close(client_end)
+
+
+async def test_a_pipes_answers_are_written_without_waiting_for_the_client() -> None:
+    """The answers' pipe is made to hold a megabyte (where the system allows it), so
+    that an answer (a read_program page is about 50 KB) is written whole at once and the
+    next ones do not queue behind a client that reads a little later (failed before:
+    the pipe held 64 KiB, and the flush waited for the client to read)."""
+    if int(Path("/proc/sys/fs/pipe-max-size").read_text()) < PIPE_BYTES:
+        pytest.skip("the system's pipes hold less than a megabyte")
+    requests, _ = os.pipe()
+    client_end, write_end = os.pipe()
+    answers = [json.dumps({"text": "y" * 50_000, "id": number}) + "\n" for number in range(15)]
+    try:
+        async with stdio_streams(requests, write_end, divert=False) as (_, stdout):
+            assert stdout is not None
+            with anyio.fail_after(5):  # no client reads meanwhile
+                for answer in answers:
+                    await stdout.write(answer)
+                    await stdout.flush()
+        assert fcntl.fcntl(client_end, fcntl.F_GETPIPE_SZ) == PIPE_BYTES
+        received = bytearray()
+        while len(received) < len("".join(answers)):
+            received.extend(os.read(client_end, PIPE_BYTES))
+        assert received.decode() == "".join(answers)
+    finally:
+        for fd in (requests, client_end, write_end):
+            os.close(fd)
 
 
 async def test_a_regular_file_is_left_to_the_sdks_transport(tmp_path: Path) -> None:

@@ -33,6 +33,7 @@ from typing import cast
 from anyio import AsyncFile
 
 READ_BYTES = 64 * 1024
+PIPE_BYTES = 1 << 20  # what the answers' pipe is made to hold, where the system allows
 
 
 class _Wire:
@@ -158,7 +159,19 @@ def _wire_of(fd: int, flags: int) -> _Wire | None:
         own = os.open(f"/proc/self/fd/{fd}", flags | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return None
+    if stat.S_ISFIFO(mode) and flags == os.O_WRONLY:
+        _enlarge(own)
     return _Wire(own, None)
+
+
+def _enlarge(fd: int) -> None:
+    """Make the answers' pipe hold ``PIPE_BYTES``: at the default 64 KiB, an answer of a
+    page of program output (about 50 KB) often waits for the client to read, and the
+    answers after it queue behind that wait. Where the system refuses (a smaller
+    ``pipe-max-size``, the user's pipes over their share), the pipe stays as it was."""
+    with contextlib.suppress(OSError):
+        if fcntl.fcntl(fd, fcntl.F_GETPIPE_SZ) < PIPE_BYTES:
+            fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
 
 
 @contextlib.contextmanager
