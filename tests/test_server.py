@@ -20,7 +20,7 @@ from schemux.errors import Created, Effects, Refused
 from schemux.generated.bindings import BINDINGS, UNSERVED
 from schemux.serving.binding import ToolBinding
 from schemux.serving.selection import select
-from schemux.serving.server import build_server
+from schemux.serving.server import build_server, json_text
 from schemux.serving.state import ServingState
 from tests import process_table
 from tests.conftest import stdio_parameters
@@ -428,3 +428,18 @@ async def test_a_failure_the_contract_describes_goes_out_as_an_error_result() ->
         assert result.is_error
         assert result.structured_content is None  # a broken envelope is never sent
         assert "breaks its own contract" in result.content[0].text  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"text": 'é漢\u2028\x00\x1f\x7f"\\ /\t\n', "rows": [1, 2.5, 10**20, None, True]},
+        {"lone surrogate": "\ud800 and on"},  # not UTF-8: the json module's escape
+        {"nested": {"deep": [{"k": "v"}, []], "empty": {}}},
+        {"page": "x" * 24_000},
+    ],
+)
+def test_a_results_text_is_compact_json_of_it(value: dict[str, Any]) -> None:
+    text = json_text(value)
+    assert json.loads(text) == value
+    assert text == json.dumps(value, ensure_ascii=False, separators=(",", ":"))
