@@ -44,11 +44,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import secrets
 import shlex
 from dataclasses import dataclass
 
 from schemux.errors import PaneGone, SchemuxError, TmuxCommandError
+from schemux.hosts.protocol import ShellReports
 from schemux.panes.keys import leaving_modes
 from schemux.panes.targets import PaneInfo
 from schemux.shell.abandoned_wrappers import REPORT_FORMAT, TOKEN_BYTES, WrapperNames, hold_hook
@@ -63,16 +65,33 @@ WAKE_SECONDS = 1.0
 
 @dataclass(frozen=True)
 class Syntax:
-    """How the wrapper is written for a kind of shell: what groups the command, and the
-    exit status's variable."""
+    """How the wrapper is written for a kind of shell: what groups the command, the
+    exit status's variable, and the report to a helper (``REPORTED``): TOKEN and STATUS
+    written to the pipe WRITES, then lines read from READS until one is TOKEN (the
+    helper's answer; one of an earlier call's is passed over) or its end (the helper
+    ended), shell builtins only; a pipe that cannot be opened (the helper gone) holds
+    nothing."""
 
     open: str
     close: str
     status: str
+    reported: str
 
 
-POSIX = Syntax("(", ")", "$?")  # a subshell: the command's cd, exports stay in it
-FISH = Syntax("begin", "end", "$status")  # fish has no subshell: a block
+POSIX = Syntax(
+    "(",  # a subshell: the command's cd, exports stay in it
+    ")",
+    "$?",
+    "printf '%s %s\\n' TOKEN STATUS 2>/dev/null >WRITES&&"
+    'while read -r __sx <READS&&[ "$__sx" != TOKEN ];do :;done',
+)
+FISH = Syntax(  # fish has no subshell: a block
+    "begin",
+    "end",
+    "$status",
+    "printf '%s %s\\n' TOKEN STATUS 2>/dev/null >WRITES&&"
+    'while read -l __sx <READS&&test "$__sx" != TOKEN;end',
+)
 
 
 class Wrapper:
@@ -85,8 +104,11 @@ class Wrapper:
         suppress_history: bool,
         *,
         syntax: Syntax = POSIX,
+        reports: ShellReports | None = None,
     ) -> None:
         self.token = secrets.token_hex(TOKEN_BYTES)
+        # the pipes to the host's helper the wrapper reports through; None: to tmux
+        self.reports = reports
         self.names = names = WrapperNames(self.token)
         self.option, self.hold, self.done, self.resume = (
             names.option,
@@ -109,9 +131,14 @@ class Wrapper:
         return ("set-option", "-s", "-u", self.hold, THEN, "wait-for", "-S", self.resume)
 
     def arm_and_type(self, command: str) -> tuple[str, ...]:
-        """The tmux commands that arm the wrapper (its option and hold flag) and type it
-        around ``command``, then Enter."""
+        """The tmux commands that arm the wrapper (its option and hold flag; nothing for
+        one that reports to a helper) and type it around ``command``, then Enter."""
         pane = self.pane_id
+        if self.reports is not None:
+            return (
+                *leaving_modes(pane), "send-keys", "-t", pane, "-l", self.keystrokes(command),
+                THEN, "send-keys", "-t", pane, "Enter",
+            )  # fmt: skip
         return (
             "set-option", "-p", "-t", pane, self.option, REPORT_FORMAT,
             THEN, "set-option", "-sF", self.hold, self.names.hold_format(this_process(), self.tmux),
@@ -124,6 +151,18 @@ class Wrapper:
         # short: every character typed costs time. The report's format is the armed
         # option's value (set with the arming)
         opt, pane = self.option, self.pane_id
+        if self.reports is not None:
+            there = f"/proc/{self.reports.helper_pid}/fd/"
+            written = {
+                "TOKEN": self.token,
+                "STATUS": self.syntax.status,
+                "WRITES": f"{there}{self.reports.writes}",
+                "READS": f"{there}{self.reports.reads}",
+            }
+            report = re.sub("TOKEN|STATUS|WRITES|READS", lambda word: written[word[0]],
+                            self.syntax.reported)  # fmt: skip
+            self.last_line = f"{self.syntax.close};{report}"
+            return f"{self.first_line}\n{command.rstrip()}\n{self.last_line}"
         report = (
             f"{self.tmux} if -Ft{pane} '#{{{opt}}}' "
             f"\"set -pFt{pane} {opt} 'E {self.syntax.status} #{{E:{opt}}}';"
