@@ -149,6 +149,42 @@ async def test_a_command_reports_its_end_to_the_hosts_helper_not_by_a_tmux_clien
     assert sent == []
 
 
+async def test_a_gone_shells_report_pipes_are_forgotten(
+    anyio_backend: str, exec_target: ExecTarget, exec_socket: str
+) -> None:
+    """The helper drops a gone shell's report pipes when it makes another shell's, and
+    says so: their descriptors' numbers may be a later pipe's, and a shell given them
+    (a new one with the gone one's pid) must never write into another's. (Failed
+    before: the gone shell's pipes were still given out.)"""
+
+    def shell_there() -> subprocess.Popen[str]:
+        argv = [*exec_target.prefix, "sh", "-c", "echo $$; exec sleep 60"]
+        return subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
+
+    context = ServingState(Settings(socket_name=exec_socket, exec_prefix=exec_target))
+    first, second = shell_there(), shell_there()
+    assert first.stdout is not None
+    assert second.stdout is not None
+    gone, other = int(first.stdout.readline()), int(second.stdout.readline())
+    try:
+        async with Client(build_server(context, BINDINGS)) as client:
+            await call(client, "run_program", argv=["true"])  # the helper runs
+            helper = context.services.tmux().address.host.facts_helper()
+            assert helper is not None
+            assert await helper.shell_reports(gone) is not None
+            os.kill(gone, signal.SIGKILL)  # the shell there (the prefix may be its parent)
+            first.wait()
+            await until(lambda: not Path(f"/proc/{gone}").exists())
+            assert await helper.shell_reports(other) is not None  # the gone one's dropped
+            assert await helper.shell_reports(gone) is None
+    finally:
+        for shell, pid in ((first, gone), (second, other)):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            shell.wait()
+        await context.close()
+
+
 async def test_a_command_that_outlives_its_call_frees_its_shell_when_it_ends(
     exec_client: Client, exec_target: ExecTarget, exec_socket: str
 ) -> None:

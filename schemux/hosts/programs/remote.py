@@ -261,6 +261,8 @@ class RemotePrograms(TextFiles):
                     reports = helper.reports.get(int(fields[1]))
                     if reports is not None:
                         reports.reported(fields[2].decode("utf-8", "replace"))
+                elif kind == b"unreport":  # a gone shell's: its numbers may serve others
+                    helper.reports.pop(int(fields[1]), None)
                 else:
                     reply = helper.replies.pop(int(fields[1]), None)
                     if reply is not None and not reply.done():

@@ -7,8 +7,8 @@
 # bytes. The first field names the operation, the second is a request number (0: no reply
 # wanted); replies are ("ok", N, ...) or ("err", N, reason). Unasked, it sends
 # ("data", ID, BYTES) as a program's copy FIFO gives bytes, ("eof", ID) when the copy
-# ends, ("exit", HANDLE) when a watched gate has exited, and ("report", PID, LINE) when a
-# shell's wrapper reported.
+# ends, ("exit", HANDLE) when a watched gate has exited, ("report", PID, LINE) when a
+# shell's wrapper reported, and ("unreport", PID) when it dropped a gone shell's pipes.
 #
 # Its stdin closing (schemux exited, was killed, or the connection dropped) ends it: it
 # sends SIGHUP to the gates it watches (each ends its program's whole tree) and removes
@@ -265,7 +265,10 @@ my %shell_operations = (
         my ($ours, $its) = (readlink('/proc/self/ns/pid'), readlink("/proc/$pid/ns/pid"));
         die "not a shell of this pid namespace\n" unless defined $ours && defined $its && $ours eq $its;
         unless ($reports{$pid}) {
-            drop_report($_) for grep { !-e "/proc/$_" } keys %reports;    # shells gone
+            for my $gone (grep { !-e "/proc/$_" } keys %reports) {    # shells gone: told
+                drop_report($gone);
+                send_frame('unreport', $gone);
+            }
             my ($from, $writes) = POSIX::pipe() or die "no pipe: $!\n";
             my ($reads, $to) = POSIX::pipe() or die "no pipe: $!\n";
             $reports{$pid} = { from => $from, writes => $writes, reads => $reads, to => $to, buffer => '' };
