@@ -37,7 +37,10 @@ has gone, since tmux keeps such an error for the next client that attaches. Name
 formats live in options rather than in the typed text because every character typed
 costs time.
 
-A pane whose shell has schemux's hooks gets no wrapper: ``schemux.shell.hooked``.
+On another host whose program helper runs, the last line reports to the helper instead,
+with shell builtins (``Syntax.reported``): no option, no hold flag, no tmux client
+(``schemux.shell.reported``). A pane whose shell has schemux's hooks gets no wrapper:
+``schemux.shell.hooked``.
 """
 
 from __future__ import annotations
@@ -70,7 +73,7 @@ class Syntax:
     written to the pipe WRITES, then lines read from READS until one is TOKEN (the
     helper's answer; one of an earlier call's is passed over) or its end (the helper
     ended), shell builtins only; a pipe that cannot be opened (the helper gone) holds
-    nothing."""
+    nothing. The shell is left with the variable ``__sx`` (the answer) set."""
 
     open: str
     close: str
