@@ -22,19 +22,27 @@ run measures:
   host connected, its server and agent shell started; to all at once, or ``--connect-batch``
   at a time; called again for the hosts not reached within the call's 30 s) and a later
   one (after one more, the median of three), timed; then its processes, threads,
-  descriptors and memory, in all and a host.
+  descriptors and memory, in all and a host;
+* **where a warm fan-out's CPU goes** (``--cpu-calls`` fan-outs to those hosts, after
+  the rest): the CPU time of each kind of process a host (schemux itself; the carrier of
+  its control clients, the program helper; the host's tmux server and the jobs it ran;
+  the agent's shell and the processes it ran), from /proc, a host and a fan-out; and
+  schemux's round trips a host and a fan-out (control commands, waits, helper requests),
+  counted in a schemux served in this process over the same hosts. Wall time on a shared
+  machine follows the other work on it; CPU time is what to compare between versions.
 
 Bar: fan-out / one host at most 2 (medians). Exit status 1 when it is missed, 2 when a
 call returned an error or a host did not exit 0.
 
-Usage: ``python bench/fanout.py [--hosts N] [--calls N] [--many N] [--connect-batch N] [--ssh]
-[--json PATH]``
+Usage: ``python bench/fanout.py [--hosts N] [--calls N] [--many N] [--connect-batch N]
+[--cpu-calls N] [--parts ratio,idle,many] [--ssh] [--json PATH]``
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import shlex
 import shutil
@@ -65,8 +73,14 @@ from bench.common import (
     succeeded,
     summary,
 )
-from schemux.config import ENV_HOST, ENV_SSH_CONFIG
-from tests.process_table import processes
+from schemux.config import ENV_HOST, ENV_SSH_CONFIG, Settings
+from schemux.host_settings import ExecTarget, FleetSettings, NamedHost
+from schemux.hosts.programs.remote import REQUEST_SECONDS, RemotePrograms
+from schemux.serving.state import ServingState
+from schemux.shell.abandoned_wrappers import HOLD_SECONDS
+from schemux.tmux.control.engine import ControlEngine
+from tests.contexts import client_of
+from tests.process_table import Process, processes
 from tests.ssh_server import ALIAS, available, ssh_server
 
 FAN_OUT_BAR = 2.0
@@ -370,7 +384,7 @@ async def ratio_run(args: argparse.Namespace, socket: str) -> dict[str, Any]:
     }
 
 
-async def idle_host_cost(socket: str, hosts: int, ssh_config: Path | None) -> dict[str, Any]:
+async def idle_connected_host(socket: str, hosts: int, ssh_config: Path | None) -> dict[str, Any]:
     """What ``hosts`` exec-kind hosts (and one ssh host ``far``, with ``ssh_config``) cost
     once used: the schemux's holdings before any call and after a fan-out to them."""
     with exec_hosts(hosts, socket, "i") as fleet:
@@ -399,9 +413,154 @@ async def idle_host_cost(socket: str, hosts: int, ssh_config: Path | None) -> di
     return report
 
 
-async def many_hosts(socket: str, count: int, batch: int) -> dict[str, Any]:
+def descendants(pid: int) -> list[Process]:
+    """The processes under ``pid`` now (ended ones are in their parent's children's
+    time), and the ssh masters it started (named by its runtime directory)."""
+    table = processes()
+    children: dict[int, list[Process]] = {}
+    for process in table:
+        children.setdefault(process.ppid, []).append(process)
+    runtime = f"/schemux-{pid}-".encode()
+    roots = [p for p in table if p.ppid != pid and any(runtime in word for word in p.argv)]
+    found: dict[int, Process] = {}
+    stack = [*children.get(pid, []), *roots]
+    while stack:
+        child = stack.pop()
+        if child.pid not in found:
+            found[child.pid] = child
+            stack += children.get(child.pid, [])
+    return list(found.values())
+
+
+def process_kind(process: Process) -> str:
+    """What a process under schemux is: the carrier of a host's control clients, the
+    program helper, or a relay (``env``, ``sh``, ``cat``) or other process."""
+    words = process.argv
+    if b"carry" in words:
+        return "carrier"
+    if any(word.endswith(b"remote_helper.pl") or b"perl" in word for word in words[:3]):
+        return "helper"
+    return "schemux's other processes"
+
+
+@dataclass(frozen=True)
+class HostPids:
+    """A host's tmux server and its agent's shell (the pane a fan-out types into)."""
+
+    server: int
+    shell: int
+
+
+def host_pids(host: ExecHost, socket: str) -> HostPids:
+    tmux = ["env", f"TMUX_TMPDIR={host.directory}", "tmux", "-L", socket]
+    done = subprocess.run(
+        [*tmux, "display-message", "-p", "-t", "=agent:", "#{pid} #{pane_pid}"],
+        capture_output=True, text=True, check=True, timeout=30,
+    )  # fmt: skip
+    server, shell = done.stdout.split()
+    return HostPids(int(server), int(shell))
+
+
+def cpu_by_kind(pid: int, hosts: list[HostPids]) -> dict[str, float]:
+    """CPU seconds so far of each kind of process (see ``process_cpu``), summed over hosts."""
+    own = cpu_seconds(pid)
+    kinds = {"schemux": own.own, "schemux's ended children": own.reaped_children}
+    for process in descendants(pid):
+        kind = process_kind(process)
+        with contextlib.suppress(OSError, ValueError):
+            kinds[kind] = kinds.get(kind, 0.0) + cpu_seconds(process.pid).own
+    for host in hosts:
+        for kind, pid_there in (("tmux server", host.server), ("shell", host.shell)):
+            used = cpu_seconds(pid_there)
+            kinds[kind] = kinds.get(kind, 0.0) + used.own
+            # what it waited for: the server's jobs (run-shell); the shell's commands,
+            # subshells and the tmux clients it ran
+            ran = f"{kind}'s ended children"
+            kinds[ran] = kinds.get(ran, 0.0) + used.reaped_children
+    return kinds
+
+
+async def process_cpu(
+    client: Client, pid: int, fleet: list[ExecHost], socket: str, calls: int
+) -> dict[str, float]:
+    """Milliseconds of CPU a host and a fan-out of each kind of process, over ``calls``
+    warm fan-outs to every host of ``fleet``."""
+    hosts = [host_pids(host, socket) for host in fleet]
+    await fan_out(client, len(fleet))
+    # the wrapper's hold timer runs a job a few seconds after each command: let those of
+    # earlier calls run before the count begins, and these calls' run before it ends
+    await asyncio.sleep(HOLD_SECONDS + 1)
+    before = cpu_by_kind(pid, hosts)
+    for _ in range(calls):
+        await fan_out(client, len(fleet))
+    await asyncio.sleep(HOLD_SECONDS + 1)
+    after = cpu_by_kind(pid, hosts)
+    scale = 1000 / (calls * len(fleet))
+    per_host = {
+        kind: round((after[kind] - before.get(kind, 0.0)) * scale, 2)
+        for kind in sorted(after, key=lambda kind: -after[kind] + before.get(kind, 0.0))
+    }
+    per_host["all"] = round(sum(per_host.values()), 2)
+    return per_host
+
+
+async def round_trips(fleet: list[ExecHost], socket: str, calls: int) -> dict[str, float]:
+    """schemux's round trips a host and a warm fan-out to every host of ``fleet``: each
+    control command list, each ``wait-for``, each helper request, counted in a schemux
+    served in this process."""
+    counts = dict.fromkeys(("control commands", "waits", "helper requests"), 0)
+    run, wait, ask = ControlEngine.run, ControlEngine.wait, RemotePrograms.shell_facts
+
+    async def counted_run(engine: ControlEngine, *args: str, starter: object = None) -> list[str]:
+        counts["control commands"] += 1
+        return await run(engine, *args, starter=starter)
+
+    async def counted_wait(
+        engine: ControlEngine,
+        channel: str,
+        sent: asyncio.Event | None = None,
+        starter: object = None,
+    ) -> None:
+        counts["waits"] += 1
+        await wait(engine, channel, sent, starter)
+
+    async def counted_ask(
+        helper: RemotePrograms,
+        operation: bytes,
+        server: tuple[int, int],
+        *fields: bytes,
+        seconds: float = REQUEST_SECONDS,
+    ) -> list[bytes] | None:
+        counts["helper requests"] += 1
+        return await ask(helper, operation, server, *fields, seconds=seconds)
+
+    named = tuple(NamedHost(host.name, ExecTarget.parse(host.prefix)) for host in fleet)
+    context = ServingState(Settings(socket_name=socket, fleet=FleetSettings(named)))
+    try:
+        async with client_of(context) as client:
+            await fan_out(client, len(fleet))
+            await fan_out(client, len(fleet))  # each host's helper started
+            with ExitStack() as patched:
+                for owner, name, replacement in (
+                    (ControlEngine, "run", counted_run),
+                    (ControlEngine, "wait", counted_wait),
+                    (RemotePrograms, "shell_facts", counted_ask),
+                ):
+                    patched.callback(setattr, owner, name, getattr(owner, name))
+                    setattr(owner, name, replacement)
+                for _ in range(calls):
+                    await fan_out(client, len(fleet))
+    finally:
+        await context.close()
+    per_host = {kind: round(count / (calls * len(fleet)), 2) for kind, count in counts.items()}
+    per_host["all"] = round(sum(per_host.values()), 2)
+    return per_host
+
+
+async def many_hosts(socket: str, count: int, batch: int, cpu_calls: int) -> dict[str, Any]:
     """``count`` exec-kind hosts configured, each used by a first fan-out (to ``batch``
-    hosts at a time, 0: all at once), then a later one to all."""
+    hosts at a time, 0: all at once), then a later one to all; then where the CPU of
+    ``cpu_calls`` more goes, and their round trips."""
     with exec_hosts(count, socket, "m") as fleet:
         named = [f"{host.name}=exec:{host.prefix}" for host in fleet]
         start = time.perf_counter()
@@ -434,6 +593,8 @@ async def many_hosts(socket: str, count: int, batch: int) -> dict[str, Any]:
             second = statistics.median([await fan_out(client, count) for _ in range(3)])
             await asyncio.sleep(0.5)
             after = holdings(pid)
+            cpu = await process_cpu(client, pid, fleet, socket, cpu_calls)
+        trips = await round_trips(fleet, socket, cpu_calls)
     per_host = {key: round(value / count, 2) for key, value in after.minus(before).items()}
     return {
         "hosts": count,
@@ -446,12 +607,30 @@ async def many_hosts(socket: str, count: int, batch: int) -> dict[str, Any]:
         "before": vars(before),
         "after": vars(after),
         "per_host": per_host,
+        "cpu_calls": cpu_calls,
+        "cpu_ms_a_host": cpu,
+        "round_trips_a_host": trips,
     }
+
+
+PARTS = ("ratio", "idle", "many")
 
 
 async def measure(args: argparse.Namespace, socket: str) -> dict[str, Any]:
     report: dict[str, Any] = {"machine": machine_facts()}
-    report["fan_out"] = await ratio_run(args, socket)
+    if "ratio" in args.parts:
+        report["fan_out"] = await ratio_run(args, socket)
+    if "idle" in args.parts:
+        report["idle_host"] = await idle_host_cost(args, socket)
+    if "many" in args.parts:
+        report["many_hosts"] = await many_hosts(
+            socket, args.many, args.connect_batch, args.cpu_calls
+        )
+    return report
+
+
+async def idle_host_cost(args: argparse.Namespace, socket: str) -> dict[str, Any]:
+    """``idle_connected_host``, with the test suite's sshd for ``--ssh``."""
     with ExitStack() as stack:
         ssh_config = None
         if args.ssh:
@@ -463,35 +642,50 @@ async def measure(args: argparse.Namespace, socket: str) -> dict[str, Any]:
             stack.callback(
                 subprocess.run, ["tmux", "-L", socket, "kill-server"], capture_output=True
             )
-        report["idle_host"] = await idle_host_cost(socket, args.hosts, ssh_config)
-    report["many_hosts"] = await many_hosts(socket, args.many, args.connect_batch)
-    return report
+        return await idle_connected_host(socket, args.hosts, ssh_config)
 
 
 def bars(report: dict[str, Any]) -> list[Bar]:
-    """The fan-out's ratio, and what the many hosts cost schemux (issue 37's goals for 200)."""
-    fan, many = report["fan_out"], report["many_hosts"]
-    count = many["hosts"]
-    return [
-        Bar(f"fan-out to {fan['hosts']} / one host", fan["ratio"], FAN_OUT_BAR),
-        Bar(f"{count} hosts: schemux's RSS", many["after"]["rss_mb"], MANY_RSS_MB, " MB"),
-        Bar(f"{count} hosts: schemux's threads", many["after"]["threads"], MANY_THREADS, ""),
-        Bar(
-            f"{count} hosts: a later fan-out, a host",
-            many["second_fan_out_ms"] / count,
-            MANY_FAN_OUT_MS_A_HOST,
-            " ms",
-        ),
-    ]
+    """The fan-out's ratio, and what the many hosts cost schemux (issue 37's goals for 200),
+    of the parts run."""
+    found = []
+    if "fan_out" in report:
+        fan = report["fan_out"]
+        found.append(Bar(f"fan-out to {fan['hosts']} / one host", fan["ratio"], FAN_OUT_BAR))
+    if "many_hosts" in report:
+        many = report["many_hosts"]
+        count = many["hosts"]
+        found += [
+            Bar(f"{count} hosts: schemux's RSS", many["after"]["rss_mb"], MANY_RSS_MB, " MB"),
+            Bar(f"{count} hosts: schemux's threads", many["after"]["threads"], MANY_THREADS, ""),
+            Bar(
+                f"{count} hosts: a later fan-out, a host",
+                many["second_fan_out_ms"] / count,
+                MANY_FAN_OUT_MS_A_HOST,
+                " ms",
+            ),
+        ]
+    return found
 
 
 def render(report: dict[str, Any]) -> str:
-    facts, fan, idle, many = (
-        report["machine"], report["fan_out"], report["idle_host"], report["many_hosts"]
-    )  # fmt: skip
+    facts = report["machine"]
     lines = [
         f"{facts['tmux']}, nproc {facts['nproc']}, Python {facts['python']}, "
         f"Linux {facts['kernel']}, schemux {facts['schemux']}",
+    ]
+    if "fan_out" in report:
+        lines += render_ratio(report["fan_out"])
+    if "idle_host" in report:
+        lines += render_idle(report["idle_host"])
+    if "many_hosts" in report:
+        lines += render_many(report["many_hosts"])
+    lines += ["", "bar", *(found.line() for found in bars(report))]
+    return "\n".join(lines)
+
+
+def render_ratio(fan: dict[str, Any]) -> list[str]:
+    lines = [
         "",
         f"`true` on {fan['hosts']} exec-kind hosts at once against one host's run_command, "
         f"{fan['fan_out']['n']} calls each, alternating",
@@ -507,7 +701,8 @@ def render(report: dict[str, Any]) -> str:
             f"{row['min_ms']:10.1f}{row['max_ms']:10.1f}"
         )
     cpu = fan["schemux_cpu_ms"]
-    lines += [
+    return [
+        *lines,
         f"  fan-out / one host (median): {fan['ratio']:.2f}; "
         f"the raw tmux floor's: {fan['floor_ratio']:.2f}",
         f"  schemux over the floor: fan-out {fan['fan_out_over_floor']:.2f}, one host "
@@ -516,6 +711,11 @@ def render(report: dict[str, Any]) -> str:
         f"({cpu['fan_out'] / fan['hosts']:.1f} ms a host), one host {cpu['one_host']:.1f} ms; "
         f"the fan-out's / one host's wall time {fan['schemux_cpu_ratio']:.2f} (what bounds "
         "it when the hosts' shells and tmux run on the hosts)",
+    ]
+
+
+def render_idle(idle: dict[str, Any]) -> list[str]:
+    lines = [
         "",
         "an idle connected host, on this machine, per host (schemux's descendants and ssh "
         "masters; threads, fds and RSS of schemux itself, then fds, RSS and PSS of the "
@@ -525,7 +725,11 @@ def render(report: dict[str, Any]) -> str:
     ]
     if "ssh_per_host" in idle:
         lines.append(f"  ssh (one host): {idle['ssh_per_host']}")
-    lines += [
+    return lines
+
+
+def render_many(many: dict[str, Any]) -> list[str]:
+    lines = [
         "",
         f"{many['hosts']} exec-kind hosts configured, used once",
         f"  start to tools/list {many['start_to_tools_ms']:.0f} ms; first fan-outs (connect, "
@@ -540,10 +744,13 @@ def render(report: dict[str, Any]) -> str:
         f"  after:  {many['after']}",
         f"  per host: {many['per_host']}",
         "",
-        "bar",
-        *(found.line() for found in bars(report)),
+        f"CPU of {many['cpu_calls']} warm fan-outs to the {many['hosts']} hosts, ms a host "
+        "and a fan-out, by process",
     ]
-    return "\n".join(lines)
+    lines += [f"  {kind:34}{ms:8.2f}" for kind, ms in many["cpu_ms_a_host"].items()]
+    lines.append("schemux's round trips a host and a fan-out (a schemux in this process)")
+    lines += [f"  {kind:34}{count:8.2f}" for kind, count in many["round_trips_a_host"].items()]
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -558,11 +765,24 @@ def main(argv: list[str] | None = None) -> int:
         default=0,
         help="the many hosts' first fan-outs, to this many at a time (0: all at once)",
     )
+    parser.add_argument(
+        "--cpu-calls", type=int, default=10, help="warm fan-outs whose CPU is read (10)"
+    )
+    parser.add_argument(
+        "--parts",
+        type=lambda text: text.split(","),
+        default=list(PARTS),
+        help=f"the parts to run, of {','.join(PARTS)} (all)",
+    )
     parser.add_argument("--ssh", action="store_true", help="also an ssh host's cost (test sshd)")
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the figures here")
     args = parser.parse_args(argv)
-    if args.hosts < 1 or args.calls < 1 or args.many < 1 or args.warmup < 0:
-        parser.error("--hosts, --calls and --many must be at least 1, --warmup at least 0")
+    if min(args.hosts, args.calls, args.many, args.cpu_calls) < 1 or args.warmup < 0:
+        parser.error(
+            "--hosts, --calls, --many and --cpu-calls must be at least 1, --warmup at least 0"
+        )
+    if not set(args.parts) <= set(PARTS):
+        parser.error(f"--parts: of {','.join(PARTS)}")
     socket = f"schemux-bench-fanout-{os.getpid()}"
     report = asyncio.run(measure(args, socket))
     return publish(render(report), report, args.json, bars(report))

@@ -11,9 +11,12 @@ Needs root (as here and in CI); skipped, saying why, where users cannot be made.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import pwd
 import shlex
+import signal
 import subprocess
 import sys
 import uuid
@@ -23,6 +26,7 @@ from pathlib import Path
 import anyio
 import pytest
 from mcp import Client
+from mcp.shared.exceptions import MCPError
 
 from schemux.config import Settings, settings_from
 from schemux.errors import ConfigError, ServerUnavailable
@@ -30,7 +34,10 @@ from schemux.generated.bindings import BINDINGS
 from schemux.hosts import ExecTarget, SshTarget
 from schemux.hosts.exec_prefix import ExecHost
 from schemux.serving.state import ServingState
+from schemux.shell.abandoned import reap_runtime_directories
+from schemux.tmux.control.connection import Connection
 from schemux.tmux.format import decode, field
+from tests.conftest import stdio_parameters
 from tests.contexts import client_of
 from tests.process_table import processes
 from tests.ssh_server import ALIAS, SshServer
@@ -116,6 +123,136 @@ async def test_commands_run_as_the_target_in_its_shell(
         for pane in window["panes"]
     ]
     assert result["pane_id"] in panes
+
+
+async def test_a_command_reports_its_end_to_the_hosts_helper_not_by_a_tmux_client(
+    exec_client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once the host's program helper runs, the wrapper tells its command's end to the
+    helper through a pipe of the helper's, with shell builtins, and waits for its answer:
+    no tmux client starts in the shell for it, so schemux waits on no tmux channel and
+    sets no hold flag for it. Output and status are exact, and each next call finds the
+    shell at its prompt. (Failed before: every report was a tmux client, its signal
+    waited for by a wait-for.)"""
+    await call(exec_client, "run_program", argv=["true"])  # the helper runs
+    sent: list[str] = []
+    send = Connection.send
+
+    def noting(connection: Connection, args: tuple[str, ...]) -> asyncio.Future[list[str]]:
+        sent.extend(word for word in args if word == "wait-for" or "@schemux_h_" in word)
+        return send(connection, args)
+
+    monkeypatch.setattr(Connection, "send", noting)
+    for _ in range(3):
+        result = await call(exec_client, "run_command", command="echo one; (exit 3)")
+        assert (result["output"], result["exit_status"]) == (["one"], 3)
+    assert sent == []
+
+
+async def test_a_gone_shells_report_pipes_are_forgotten(
+    anyio_backend: str, exec_target: ExecTarget, exec_socket: str
+) -> None:
+    """The helper drops a gone shell's report pipes when it makes another shell's, and
+    says so: their descriptors' numbers may be a later pipe's, and a shell given them
+    (a new one with the gone one's pid) must never write into another's. (Failed
+    before: the gone shell's pipes were still given out.)"""
+
+    def shell_there() -> subprocess.Popen[str]:
+        argv = [*exec_target.prefix, "sh", "-c", "echo $$; exec sleep 60"]
+        return subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
+
+    context = ServingState(Settings(socket_name=exec_socket, exec_prefix=exec_target))
+    first, second = shell_there(), shell_there()
+    assert first.stdout is not None
+    assert second.stdout is not None
+    gone, other = int(first.stdout.readline()), int(second.stdout.readline())
+    try:
+        async with client_of(context) as client:
+            await call(client, "run_program", argv=["true"])  # the helper runs
+            helper = context.services.tmux().address.host.facts_helper()
+            assert helper is not None
+            assert await helper.shell_reports(gone) is not None
+            os.kill(gone, signal.SIGKILL)  # the shell there (the prefix may be its parent)
+            first.wait()
+            await until(lambda: not Path(f"/proc/{gone}").exists())
+            assert await helper.shell_reports(other) is not None  # the gone one's dropped
+            assert await helper.shell_reports(gone) is None
+    finally:
+        for shell, pid in ((first, gone), (second, other)):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            shell.wait()
+        await context.close()
+
+
+async def test_a_command_that_outlives_its_call_frees_its_shell_when_it_ends(
+    exec_client: Client, exec_target: ExecTarget, exec_socket: str
+) -> None:
+    """A call that timed out leaves its command running; when it ends, its report, which
+    no call waits for any more, is answered at once: the shell goes back to its prompt
+    and the next call runs there."""
+    await call(exec_client, "run_program", argv=["true"])  # the helper runs
+    timed = await call(
+        exec_client, "run_command", command="sleep 1; echo late-$((6*7))", timeout=0.3
+    )
+    assert timed["timed_out"]
+    pane = timed["pane_id"]
+
+    def shows(text: str) -> bool:
+        return text in there(
+            exec_target, "tmux", "-L", exec_socket, "capture-pane", "-p", "-t", pane
+        )
+
+    await until(lambda: shows("late-42"))
+    result = await call(exec_client, "run_command", command="echo next", timeout=10)
+    assert (result["output"], result["exit_status"]) == (["next"], 0)
+
+
+async def test_a_cancelled_command_is_interrupted_and_its_shell_freed(exec_client: Client) -> None:
+    """Cancelled mid-command, the call interrupts its command (C-c) and the wrapper's
+    report of the interrupt is answered at once: the next call runs in the same shell."""
+    await call(exec_client, "run_program", argv=["true"])  # the helper runs
+    with anyio.move_on_after(1.0) as scope:
+        await exec_client.call_tool("run_command", {"command": "sleep 30; echo never"})
+    assert scope.cancelled_caught
+    result = await call(exec_client, "run_command", command="echo after", timeout=15)
+    assert (result["output"], result["exit_status"]) == (["after"], 0)
+
+
+async def test_a_schemux_killed_mid_command_leaves_its_shell_free(
+    exec_client: Client, exec_target: ExecTarget, exec_socket: str
+) -> None:
+    """schemux killed with SIGKILL while its command runs: the host's helper ends with it
+    (its input ends), so the wrapper's report finds no pipe to write to and its shell
+    goes back to its prompt as the command ends, held by nothing; another schemux runs
+    the next command there."""
+    pane = (await call(exec_client, "run_command", command="true"))["pane_id"]
+    prefix = shlex.join(exec_target.prefix)
+    parameters = stdio_parameters("--socket-name", exec_socket, "--exec", prefix)
+
+    def now(format_: str) -> str:
+        return there(exec_target, "tmux", "-L", exec_socket, "display", "-p", "-t", pane, format_)
+
+    with anyio.move_on_after(30):
+        async with Client(parameters) as doomed, anyio.create_task_group() as group:
+            await call(doomed, "run_program", argv=["true"])  # its helper runs
+            (server,) = [p.pid for p in processes() if p.ppid == os.getpid() and b"serve" in p.argv]
+
+            async def run() -> None:
+                with contextlib.suppress(MCPError):  # the server dies under it
+                    await doomed.call_tool("run_command", {"command": "sleep 2"})
+
+            group.start_soon(run)
+            await until(lambda: now("#{pane_current_command}").strip() == "sleep")
+            os.kill(server, signal.SIGKILL)
+            group.cancel_scope.cancel()
+    # the command ends and its shell reads its terminal again, not a pipe of the helper's
+    await until(lambda: now("#{pane_current_command}").strip() == "bash", timeout=10)
+    shell = int(now("#{pane_pid}"))
+    await until(lambda: os.readlink(f"/proc/{shell}/fd/0").startswith("/dev/pts/"), timeout=5)
+    result = await call(exec_client, "run_command", command="echo free", timeout=15)
+    assert (result["output"], result["exit_status"]) == (["free"], 0)
+    reap_runtime_directories()  # what the killed one left here, as a next start reaps
 
 
 async def test_keys_waits_and_captures_reach_the_targets_pane(exec_client: Client) -> None:

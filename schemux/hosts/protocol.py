@@ -8,17 +8,44 @@ never what kind it is: whether its pids are this machine's (``pids_here``: ``/pr
 pidfds here reach its processes), whether a private file written here is readable there
 (``files_here``), which tmux binary it runs, its home, when a new login shell there is
 ready. A host that runs a helper of schemux's (a program host on another machine) offers
-it for reading shell facts (``facts_helper``).
+it for reading shell facts and for its shells' wrappers to report through
+(``facts_helper``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 from concurrent.futures import Executor
 from typing import Protocol
 
 from schemux.config import GateSetting
 from schemux.hosts.programs.host import ProgramHost
+
+
+class ShellReports(Protocol):
+    """The pipes one shell's run_command wrapper reports through to a helper of
+    schemux's on its host (``schemux.hosts.programs.remote``): the helper's pid and the
+    descriptors the shell opens through ``/proc/PID/fd``, one to write its report to, one
+    to read the answer that lets it go on from."""
+
+    helper_pid: int
+    writes: int
+    reads: int
+    unanswered: int  # reports given to the armed call and not answered yet
+
+    def arm(self, token: str) -> asyncio.Queue[str | None]:
+        """The reports ("TOKEN STATUS") of a call's wrapper with ``token`` from now, as
+        they come; None once the helper ended. Any other report is answered at once."""
+        ...
+
+    def go_on(self) -> None:
+        """Answer the report taken: the shell goes on."""
+        ...
+
+    def disarm(self, token: str) -> None:
+        """A report of ``token`` not taken yet, and any later, is answered at once."""
+        ...
 
 
 class FactsHelper(Protocol):
@@ -28,6 +55,12 @@ class FactsHelper(Protocol):
     async def shell_facts(
         self, operation: bytes, server: tuple[int, int], *fields: bytes, seconds: float = ...
     ) -> list[bytes] | None: ...
+
+    async def shell_reports(self, pid: int) -> ShellReports | None:
+        """The report pipes of the shell ``pid`` (of the tmux server whose pids the
+        helper sees), made at its first call; None when no helper runs yet, or the shell
+        cannot reach it (another pid namespace)."""
+        ...
 
 
 class HelperHost(Protocol):

@@ -24,6 +24,7 @@ from schemux.errors import (
     ShellNotStarted,
     TmuxCommandError,
 )
+from schemux.hosts.protocol import ShellReports
 from schemux.panes.claims import PaneClaim
 from schemux.panes.targets import PaneInfo
 from schemux.shell.capture import output_end_now, shows_nothing_yet, until_prompt_shown
@@ -38,6 +39,7 @@ from schemux.shell.output import (
     without_interrupt_echo,
 )
 from schemux.shell.readiness import pane_hooks
+from schemux.shell.reported import run_reported
 from schemux.shell.settling import TYPING_GRACE_SECONDS, PaneSettling, until_line_taken_in
 from schemux.shell.typed_command import typed_command
 from schemux.shell.wrapped import WrapperTypist
@@ -138,9 +140,25 @@ async def run_in_shell(
             )
         else:
             syntax = FISH if shell == "fish" else POSIX
-            typist = WrapperTypist(Wrapper(server, pane, suppress_history, syntax=syntax))
-            done = await _run_typed(server, pane, typist, claim, command, left)
+            reports = await _shell_reports(server, pane)
+            wrapper = Wrapper(server, pane, suppress_history, syntax=syntax, reports=reports)
+            typist = WrapperTypist(wrapper)
+            if reports is not None:
+                done = await run_reported(server, pane, typist, claim, command, left, reports)
+            else:
+                done = await _run_typed(server, pane, typist, claim, command, left)
     return _result(done, time.monotonic() - started)
+
+
+async def _shell_reports(server: TmuxServer, pane: PaneInfo) -> ShellReports | None:
+    """The pipes the wrapper reports through to the host's helper
+    (``schemux.shell.reported``), where one runs and sees the server's pids; else None:
+    the wrapper reports to tmux, by a tmux client."""
+    host = server.address.host
+    helper = None if host.pids_here else host.facts_helper()
+    if helper is None or not server.helper_sees_pids:
+        return None
+    return await helper.shell_reports(pane.pid)
 
 
 def _result(done: Finished, elapsed: float) -> ShellCommandResult:

@@ -88,6 +88,8 @@ class _Helper:
     copies: dict[str, asyncio.StreamReader] = field(default_factory=dict)
     exits: dict[int, asyncio.Future[None]] = field(default_factory=dict)
     reader: asyncio.Task[None] | None = None
+    # shells' report pipes by pid (``ShellReports``), made at each shell's first call
+    reports: dict[int, ShellReports] = field(default_factory=dict)
 
     def send(self, *fields: bytes) -> None:
         """Write a frame (asyncio buffers it: no wait); nothing once the helper ended."""
@@ -95,6 +97,58 @@ class _Helper:
         if self.ended is not None or stdin is None or stdin.is_closing():
             return
         stdin.write(encode_frame(*fields))
+
+
+@dataclass(eq=False)
+class ShellReports:
+    """The pipes one shell's run_command wrapper reports through to the helper (its
+    ``report`` operation): the helper's pid and the descriptors the shell opens through
+    ``/proc/PID/fd``; the call armed with its token, if any (``hosts.protocol``)."""
+
+    helper: _Helper
+    pid: int
+    helper_pid: int
+    writes: int
+    reads: int
+    token: str | None = None
+    lines: asyncio.Queue[str | None] | None = None
+    unanswered: int = 0  # reports given to the armed call and not answered yet
+
+    def arm(self, token: str) -> asyncio.Queue[str | None]:
+        self.token, self.lines = token, asyncio.Queue()
+        if self.helper.ended is not None:
+            self.lines.put_nowait(None)
+        return self.lines
+
+    def reported(self, line: str) -> None:
+        """A report from the shell: to the call armed for it, else answered at once (a
+        call that timed out, was cancelled, or a schemux of the past's)."""
+        token = line.split(" ", 1)[0]
+        if self.lines is not None and token == self.token:
+            self.unanswered += 1
+            self.lines.put_nowait(line)
+        else:
+            self._answer(token)
+
+    def go_on(self) -> None:
+        if self.unanswered > 0 and self.token is not None:
+            self.unanswered -= 1
+            self._answer(self.token)
+
+    def disarm(self, token: str) -> None:
+        if self.token != token:
+            return
+        for _ in range(self.unanswered):
+            self._answer(token)
+        self.token, self.lines, self.unanswered = None, None, 0
+
+    def ended(self) -> None:
+        if self.lines is not None:
+            self.lines.put_nowait(None)
+
+    def _answer(self, token: str) -> None:
+        """The answer the shell waits for: the token of the report it sent."""
+        self.helper.send(b"answer", b"0", str(self.pid).encode(), token.encode())
 
 
 class RemotePrograms(TextFiles):
@@ -203,6 +257,12 @@ class RemotePrograms(TextFiles):
                     exited = helper.exits.pop(int(fields[1]), None)
                     if exited is not None and not exited.done():
                         exited.set_result(None)
+                elif kind == b"report":
+                    reports = helper.reports.get(int(fields[1]))
+                    if reports is not None:
+                        reports.reported(fields[2].decode("utf-8", "replace"))
+                elif kind == b"unreport":  # a gone shell's: its numbers may serve others
+                    helper.reports.pop(int(fields[1]), None)
                 else:
                     reply = helper.replies.pop(int(fields[1]), None)
                     if reply is not None and not reply.done():
@@ -225,9 +285,12 @@ class RemotePrograms(TextFiles):
         for exited in helper.exits.values():
             if not exited.done():
                 exited.set_result(None)
+        for reports in helper.reports.values():
+            reports.ended()
         helper.replies.clear()
         helper.copies.clear()
         helper.exits.clear()
+        helper.reports.clear()
 
     async def _ask(
         self,
@@ -440,6 +503,22 @@ class RemotePrograms(TextFiles):
             helper, operation, str(pid).encode(), str(started).encode(), *fields, seconds=seconds
         )
         return answer[1:2] if answer[0] == b"same" else []
+
+    async def shell_reports(self, pid: int) -> ShellReports | None:
+        helper = self._helper
+        if helper is None or helper.ended is not None:
+            return None  # the shell facts start it (``shell_facts``): until then, none
+        found = helper.reports.get(pid)
+        if found is None:
+            try:
+                answer = await self._ask(helper, b"report", str(int(pid)).encode())
+            except SchemuxError:
+                return None  # another pid namespace's shell, or the helper ended
+            helper_pid, writes, reads = (int(value) for value in answer[:3])
+            found = helper.reports.setdefault(
+                pid, ShellReports(helper, pid, helper_pid, writes, reads)
+            )
+        return found
 
     async def _warm(self) -> None:
         """Start the helper; a failure shows when a program needs it."""

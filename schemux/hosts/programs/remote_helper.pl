@@ -7,7 +7,8 @@
 # bytes. The first field names the operation, the second is a request number (0: no reply
 # wanted); replies are ("ok", N, ...) or ("err", N, reason). Unasked, it sends
 # ("data", ID, BYTES) as a program's copy FIFO gives bytes, ("eof", ID) when the copy
-# ends, and ("exit", HANDLE) when a watched gate has exited.
+# ends, ("exit", HANDLE) when a watched gate has exited, ("report", PID, LINE) when a
+# shell's wrapper reported, and ("unreport", PID) when it dropped a gone shell's pipes.
 #
 # Its stdin closing (schemux exited, was killed, or the connection dropped) ends it: it
 # sends SIGHUP to the gates it watches (each ends its program's whole tree) and removes
@@ -231,7 +232,57 @@ sub shell_facts {
     return "$state $pgrp $tpgid $leader $canonical $echo $job $tty\t$name";
 }
 
+# the pipes a shell's run_command wrapper reports through (schemux.shell.reported), by
+# the shell's pid: the shell writes "TOKEN STATUS" to one (opened through
+# /proc/HELPER/fd/N, no process started), sent on as ("report", PID, LINE), and reads a
+# line from the other, which holds it until schemux answers (or this helper ends: then
+# it reads the end of the pipe)
+my %reports;
+
+sub drop_report {
+    my $channel = delete $reports{$_[0]} or return;
+    POSIX::close($_) for @{$channel}{qw(from writes reads to)};
+}
+
+sub read_report {
+    my ($pid) = @_;
+    my $channel = $reports{$pid};
+    my $got = POSIX::read($channel->{from}, my $chunk, READ_BYTES);
+    return if !defined $got && ($! == POSIX::EAGAIN() || $! == POSIX::EINTR());
+    return drop_report($pid) unless defined $got && $got > 0;
+    $channel->{buffer} .= $chunk;
+    while ($channel->{buffer} =~ s/\A([^\n]*)\n//) {
+        send_frame('report', $pid, $1);
+    }
+}
+
 my %shell_operations = (
+    # report PID -> (HELPER_PID, FD_IT_WRITES, FD_IT_READS): made at a shell's first call,
+    # refused for a shell in another pid namespace (its /proc/HELPER would not be this one)
+    report => sub {
+        my ($pid) = @_;
+        die "bad pid\n" unless $pid =~ /\A[1-9][0-9]{0,9}\z/;
+        my ($ours, $its) = (readlink('/proc/self/ns/pid'), readlink("/proc/$pid/ns/pid"));
+        die "not a shell of this pid namespace\n" unless defined $ours && defined $its && $ours eq $its;
+        unless ($reports{$pid}) {
+            for my $gone (grep { !-e "/proc/$_" } keys %reports) {    # shells gone: told
+                drop_report($gone);
+                send_frame('unreport', $gone);
+            }
+            my ($from, $writes) = POSIX::pipe() or die "no pipe: $!\n";
+            my ($reads, $to) = POSIX::pipe() or die "no pipe: $!\n";
+            $reports{$pid} = { from => $from, writes => $writes, reads => $reads, to => $to, buffer => '' };
+        }
+        return ($$, @{$reports{$pid}}{qw(writes reads)});
+    },
+    # answer PID TOKEN: the shell that reported TOKEN goes on (it passes over others)
+    answer => sub {
+        my ($pid, $token) = @_;
+        my $channel = $reports{$pid} or return;
+        die "bad token\n" unless $token =~ /\A[0-9a-f]{1,64}\z/;
+        POSIX::write($channel->{to}, "$token\n", length($token) + 1);
+        return;
+    },
     # facts SERVER_PID SERVER_START PID EDITORS -> ("mismatch") or (LINE)
     facts => sub {
         my ($server, $epoch, $pid, $editors) = @_;
@@ -272,7 +323,9 @@ sub begin_barrier {
     my ($request, $server, $epoch, $pid, $within) = @_;
     return send_frame('ok', $request, 'mismatch') unless same_process($server, $epoch);
     die "bad pid\n" unless $pid =~ /\A[0-9]{1,10}\z/ && $within =~ /\A[0-9]{1,3}(?:\.[0-9]{1,3})?\z/;
-    my $tty = readlink("/proc/$pid/fd/0");
+    # the shell's terminal: its input, or (a wrapper holding it reads a pipe of this
+    # helper's as its input: schemux.shell.reported) its error output
+    my ($tty) = grep { defined && m{\A/dev/pts/[0-9]{1,9}\z} } map { readlink("/proc/$pid/fd/$_") } 0, 2;
     # no such terminal (the pane went): no wait
     return send_frame('ok', $request, 'same', '1') unless defined $tty && $tty =~ m{\A/dev/pts/[0-9]{1,9}\z};
     my $fd = POSIX::open($tty, O_RDWR | O_NONBLOCK | POSIX::O_NOCTTY());
@@ -500,6 +553,8 @@ while (1) {
             $polled = 1;
         }
     }
+    my %watched_reports = map { $_ => $reports{$_}{from} } keys %reports;
+    vec($bits, $_, 1) = 1 for values %watched_reports;
     my $timeout = time_barriers();    # first: it may end some
     my %watched_barriers = map { $_ => $barriers{$_} } keys %barriers;
     vec($bits, $_, 1) = 1 for keys %watched_barriers;
@@ -521,6 +576,10 @@ while (1) {
             $input .= $chunk;
         }
         take_frames(\$input);
+    }
+    for my $pid (keys %watched_reports) {
+        my $fd = $watched_reports{$pid};
+        read_report($pid) if $reports{$pid} && $reports{$pid}{from} == $fd && vec($readable, $fd, 1);
     }
     for my $id (keys %watched_copies) {
         my $fd = $watched_copies{$id};
