@@ -40,14 +40,18 @@ _TAKEN = f"already set: {BUSY_OPTION}"
 logger = logging.getLogger("schemux")
 
 
-def unclaiming(pane_id: str, value: str) -> tuple[str, ...]:
+def unclaiming(pane_id: str, value: str, when: str = "") -> tuple[str, ...]:
     """The tmux command that removes the pane's claim while it holds ``value``, and leaves
-    any other alone. Both are checked (a pane id, a claim's value): the command's text
-    holds nothing else."""
+    any other alone; with ``when`` (a tmux format of schemux's own, true or false on the
+    pane), only where that is true too. The pane id and the value are checked: the
+    command's text holds nothing else of a caller's."""
     if _PANE_ID.fullmatch(pane_id) is None or _VALUE.fullmatch(value) is None:
         raise ValueError(f"not a pane id and a claim's value: {pane_id!r}, {value!r}")
+    condition = f"#{{==:#{{{BUSY_OPTION}}},{value}}}"
+    if when:
+        condition = f"#{{&&:{condition},{when}}}"
     return (
-        "if-shell", "-F", "-t", pane_id, f"#{{==:#{{{BUSY_OPTION}}},{value}}}",
+        "if-shell", "-F", "-t", pane_id, condition,
         f"set-option -p -u -t {pane_id} {BUSY_OPTION}",
     )  # fmt: skip
 
@@ -182,10 +186,11 @@ class PaneClaim:
         refused), and nothing released it since."""
         return self.sent and not self.released
 
-    def releasing(self) -> tuple[str, ...]:
+    def releasing(self, when: str = "") -> tuple[str, ...]:
         """The tmux commands (after a ``THEN``) that release the claim, to end the call's
-        last command list; ``released`` is for the caller to set once they ran."""
-        return (THEN, *unclaiming(self.pane_id, self.value)) if self.sent else ()
+        last command list, where the tmux format ``when`` is true if one is given;
+        ``released`` is for the caller to set once they ran (and released it)."""
+        return (THEN, *unclaiming(self.pane_id, self.value, when)) if self.sent else ()
 
     async def release(self) -> bool:
         """Release the claim unless that was done, by a command list of its own; whether

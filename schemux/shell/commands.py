@@ -123,7 +123,7 @@ async def run_in_shell(
         hooked = None
         if hooks is not None:
             with contextlib.suppress(OSError):  # its armed file's directory is not ours
-                hooked = HookedCall(server, pane, hooks, seen)
+                hooked = HookedCall(server, pane, hooks, seen, claim)
         command = typed_command(
             command, shell, hooked=hooked is not None, suppress_history=suppress_history
         )

@@ -24,12 +24,14 @@ from typing import Protocol
 
 from schemux.errors import SchemuxError, TmuxCommandError
 from schemux.hooks import SHELL, HookedShell
+from schemux.panes.claims import PaneClaim
 from schemux.panes.keys import leaving_modes
 from schemux.panes.targets import PaneInfo
 from schemux.shell.barrier import server_of, terminal_of, until_tmux_read
 from schemux.shell.capture import (
     CommandStart,
     command_start,
+    cursor_at,
     output_end_now,
     read_marked_output,
 )
@@ -62,7 +64,8 @@ class OutputLineEnds(Protocol):
 
 class HookedCall:
     """One command typed into a hooked shell, and what its hooks told; ``seen``, what
-    saw the pane's output, if anything did."""
+    saw the pane's output, if anything did; ``claim``, the call's claim on the pane, which
+    its last command line releases once the command ended (else the call's end does)."""
 
     def __init__(
         self,
@@ -70,11 +73,13 @@ class HookedCall:
         pane: PaneInfo,
         shell: HookedShell,
         seen: OutputLineEnds | None = None,
+        claim: PaneClaim | None = None,
     ) -> None:
         self.server = server
         self.pane = pane
         self.shell = shell
         self.seen = seen
+        self.claim = claim
         # OSError when the armed file's directory is not ours alone: the wrapper, then
         self.channel = server.shared(HookChannels).channel(shell.armed)
         self.start: CommandStart | None = None
@@ -167,7 +172,7 @@ class HookedCall:
                 )
             return Finished(await self._output(), None, timed_out=True)
         try:
-            output = await self._output()
+            output = await self._output(releasing=True)
             output = output.with_lines(without_interrupt_echo(output.lines, self.status))
             if not output.exact and self.seen is not None:
                 # the hooks hold the shell after their D mark: the last D is theirs
@@ -178,9 +183,22 @@ class HookedCall:
             self.channel.answer(self._ended)
             self.server.shared(PaneSettling).mark_settling(self.pane.pane_id)
 
-    async def _output(self) -> Located:
+    async def _output(self, *, releasing: bool = False) -> Located:
+        """The output so far; ``releasing`` (the command ended), the claim released by
+        the last command line read, while the hooks still hold the shell: with the end's
+        reading where the command wrote nothing (tmux checks the cursor is where it
+        started), else with the capture."""
         pane = self.pane.pane_id
-        end = await output_end_now(self.server, pane)
+        claim = self.claim if releasing and self.shell.value == self._reported else None
+        quiet = None
+        if claim is not None and self.start is not None:
+            quiet = self.start.quiet_end(self.shell.eol_mark)
+        with_end = () if claim is None or quiet is None else claim.releasing(cursor_at(quiet))
+        end = await output_end_now(self.server, pane, with_end)
+        if with_end and end == quiet:
+            assert claim is not None
+            claim.released = True
+            claim = None
         if self.shell.value != self._reported:
             value = self.shell.value
             await in_pane(self.server, pane, "set-option", "-p", "-t", pane, SHELL, value)
@@ -193,7 +211,13 @@ class HookedCall:
                 "parse?)",
                 suggestion="check the command's syntax in the pane (capture_pane)",
             )
-        return await read_marked_output(self.server, pane, self.start, end, self.shell.eol_mark)
+        then = () if claim is None else claim.releasing()
+        located, sent = await read_marked_output(
+            self.server, pane, self.start, end, self.shell.eol_mark, then
+        )
+        if sent and claim is not None:
+            claim.released = True
+        return located
 
     async def cancelled(self, typing: asyncio.Future[list[str]] | None) -> None:
         """Undo a cancelled call: once its shell has taken the typed line in, its command
