@@ -9,9 +9,11 @@ plain profile of ``tests/shells/`` as HOME, that shell as the login shell), two 
 processes over stdio (``python -m schemux serve``, and one with ``--no-record``), each
 counting what it sends (its control-mode clients' ``Connection.send`` patched in the
 process, read back on SIGUSR1), and the raw floor of ``bench/shells.py`` for comparison.
-Then, per contender, ``--warmup`` untimed calls and ``--calls`` counted ones, one block
-after another (the tmux server's and the shell's CPU are shared, so blocks do not
-interleave), each reporting per call:
+A third contender is ``get_pane_info`` of the same pane by the second schemux: what any
+call costs that looks one pane up (MCP, validation, one ``list-panes``), the part of a
+``run_command`` that is not its own. Then, per contender, ``--warmup`` untimed calls and
+``--calls`` counted ones, one block after another (the tmux server's and the shell's CPU
+are shared, so blocks do not interleave), each reporting per call:
 
 * ``lines``: control-mode command lines schemux wrote (round trips, each answered by tmux
   before the next of its client runs), and ``commands``: tmux commands in them (without
@@ -57,6 +59,7 @@ from bench.common import (
     machine_facts,
     publish,
     run,
+    succeeded,
 )
 from bench.shells import (
     SHELLS,
@@ -251,7 +254,14 @@ async def measure_shell(name: str, args: argparse.Namespace) -> dict[str, Any]:
                 unrecorded = await stack.enter_async_context(
                     Client(
                         counting_schemux(
-                            shell, home, server.name, unrecorded_counts, traces[1], "--no-record"
+                            shell,
+                            home,
+                            server.name,
+                            unrecorded_counts,
+                            traces[1],
+                            "--no-record",
+                            "--tools",
+                            "all",
                         )
                     )
                 )
@@ -261,16 +271,21 @@ async def measure_shell(name: str, args: argparse.Namespace) -> dict[str, Any]:
                 def pane_pid(pane: str) -> int:
                     return int(server.run("display-message", "-p", "-t", pane, "#{pane_pid}"))
 
-                for label, client, counts in (
-                    ("recorded", recorded, recorded_counts),
-                    ("unrecorded", unrecorded, unrecorded_counts),
+                for label, client, counts, tool in (
+                    ("recorded", recorded, recorded_counts, "run_command"),
+                    ("unrecorded", unrecorded, unrecorded_counts, "run_command"),
+                    ("get_pane_info", unrecorded, unrecorded_counts, "get_pane_info"),
                 ):
                     pid = counting_pid(counts)
 
-                    async def call(client: Client = client, label: str = label) -> None:
-                        result = await client.call_tool(
-                            "run_command", {**COMMAND, "pane_id": agent}
-                        )
+                    async def call(
+                        client: Client = client, label: str = label, tool: str = tool
+                    ) -> None:
+                        if tool == "get_pane_info":
+                            result = await client.call_tool(tool, {"pane_id": agent})
+                            succeeded(label, result)
+                            return
+                        result = await client.call_tool(tool, {**COMMAND, "pane_id": agent})
                         check_result(label, result)
 
                     meter = Meter(tmux_pid, pane_pid(agent), counts, pid)

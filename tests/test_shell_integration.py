@@ -495,7 +495,9 @@ async def test_a_call_releases_its_claim_in_its_last_command_line(
 ) -> None:
     """The pane's claim goes in the command line that reads where the command ended
     (where tmux finds the cursor where the output began) or in the one that captures the
-    output, never in a round trip of its own; and it is gone when the call returns."""
+    output, never in a round trip of its own; and it is gone when the call returns. A
+    command that wrote nothing is read in that one line (zsh's end-of-line mark's row
+    too)."""
     pane = hooked_pane(shell)
     await run(client, pane, "true")  # the first call after the first prompt
     lines: list[tuple[str, ...]] = []
@@ -519,3 +521,7 @@ async def test_a_call_releases_its_claim_in_its_last_command_line(
         assert releasing, lines
         assert all(line[0] in ("display-message", "capture-pane") for line in releasing), lines
         assert pane_format(pane, f"#{{{BUSY_OPTION}}}") == ""
+        if not output:
+            last = lines.index(releasing[-1])
+            assert releasing[-1][0] == "display-message"
+            assert not [line for line in lines[last + 1 :] if line[0] == "capture-pane"], lines

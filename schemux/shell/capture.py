@@ -40,14 +40,20 @@ def prompt_from(typed: list[str]) -> Prompt:
     return Prompt.at(at.history_size, at.cursor_y, at.cursor_x, typed[1:])
 
 
-async def output_end_now(server: TmuxServer, pane_id: str, then: tuple[str, ...] = ()) -> OutputEnd:
+async def output_end_now(server: TmuxServer, pane_id: str) -> OutputEnd:
     """Where the output ends so far (the terminal's cursor): of a command still running,
-    or of one whose shell the hooks hold before its prompt. ``then`` (further tmux
-    commands that print nothing, after a ``THEN``) runs in the same command line."""
-    now = await in_pane(
-        server, pane_id, "display-message", "-p", "-t", pane_id, CURSOR_FORMAT, *then
-    )
-    at = parse_row(TerminalCursorRow, now[0])
+    or of one whose shell the hooks hold before its prompt."""
+    return end_from((await in_pane(server, pane_id, *end_now(pane_id)))[0])
+
+
+def end_now(pane_id: str) -> tuple[str, ...]:
+    """The tmux command whose line ``end_from`` reads."""
+    return ("display-message", "-p", "-t", pane_id, CURSOR_FORMAT)
+
+
+def end_from(line: str) -> OutputEnd:
+    """The output's end, from the line of ``end_now``."""
+    at = parse_row(TerminalCursorRow, line)
     return OutputEnd(at.history_size, at.cursor_y, at.cursor_x, at.history_limit)
 
 
@@ -124,17 +130,6 @@ class CommandStart:
     echo_distance: int = 1
     history_limit: int = 0  # the pane's (0: not read)
 
-    def quiet_end(self, eol_mark: str) -> OutputEnd | None:
-        """Where a command that wrote nothing leaves the cursor (at the start of where
-        its output would be) when ``read_marked_output`` then reads no row; None where it
-        reads one all the same (zsh's end-of-line mark, which may be on the cursor's row),
-        or the pane's history-limit was not read."""
-        if not self.history_limit:
-            return None
-        end = OutputEnd(self.at.history, self.at.row, 0, self.history_limit)
-        first, last, _ = _output_rows(self, end, eol_mark)
-        return end if first is not None and first > last else None
-
 
 # how many history rows a call's start looks up for a row that is not blank, when the
 # screen above it is all blank (fish, under a command line much taller than the pane)
@@ -186,6 +181,54 @@ def _output_rows(
     return first, last, zsh_marked
 
 
+def quiet_reading(
+    pane_id: str, start: CommandStart, eol_mark: str
+) -> tuple[OutputEnd, tuple[str, ...]] | None:
+    """Where a command that wrote nothing leaves the cursor (where its output would have
+    begun), and the capture ``read_marked_output`` takes for such an end (after a
+    ``THEN``; none where it reads no row: only zsh's end-of-line mark's row is read);
+    None where tmux may drop history rows meanwhile, or the pane's history-limit is not
+    known. Read in the end's command line, those rows are the output when the end is
+    that one (``quiet_output``)."""
+    if not start.history_limit:
+        return None
+    end = OutputEnd(start.at.history, start.at.row, 0, start.history_limit)
+    first, last, _ = _output_rows(start, end, eol_mark)
+    if first is None:
+        return None
+    if first > last:
+        return end, ()
+    return end, (THEN, "capture-pane", "-p", "-J", "-t", pane_id, "-S", str(first), "-E", str(last))
+
+
+def quiet_output(rows: list[str], start: CommandStart, end: OutputEnd, eol_mark: str) -> Located:
+    """The output of a command that ended at ``quiet_reading``'s end, from the rows its
+    capture read (none without one)."""
+    first, last, zsh_marked = _output_rows(start, end, eol_mark)
+    if first is None or first > last:
+        return Located([], exact=True, line_ends=0)
+    return _located(rows, end, eol_mark, zsh_marked, exact=True, rows_lost=0)
+
+
+def _located(
+    lines: list[str],
+    end: OutputEnd,
+    eol_mark: str,
+    zsh_marked: bool,
+    *,
+    exact: bool,
+    rows_lost: int,
+) -> Located:
+    """The output from the rows captured up to ``end``."""
+    if zsh_marked:  # the mark's row blank when the output ended with a line break
+        mid_line = bool(lines) and bool(lines[-1].rstrip(" "))
+        lines = mark_ended_output(lines, eol_mark)
+    else:  # the cursor after the output's last character on its row
+        mid_line = end.column > 0
+    line_ends = max(len(lines) - mid_line, 0)
+    return Located(lines, exact, lines_lost=rows_lost, line_ends=line_ends)
+
+
 async def read_marked_output(
     server: TmuxServer,
     pane_id: str,
@@ -223,13 +266,8 @@ async def read_marked_output(
         server, pane_id,
         "capture-pane", "-p", "-J", "-t", pane_id, "-S", first_arg, "-E", str(last), *then,
     )  # fmt: skip
-    if zsh_marked:  # the mark's row blank when the output ended with a line break
-        mid_line = bool(lines) and bool(lines[-1].rstrip(" "))
-        lines = mark_ended_output(lines, eol_mark)
-    else:  # the cursor after the output's last character on its row
-        mid_line = end.column > 0
-    line_ends = max(len(lines) - mid_line, 0)
-    return Located(lines, first_arg != "-", lines_lost=rows_lost, line_ends=line_ends), True
+    exact = first_arg != "-"
+    return _located(lines, end, eol_mark, zsh_marked, exact=exact, rows_lost=rows_lost), True
 
 
 async def _start_after_drops(

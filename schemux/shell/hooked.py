@@ -32,7 +32,11 @@ from schemux.shell.capture import (
     CommandStart,
     command_start,
     cursor_at,
+    end_from,
+    end_now,
     output_end_now,
+    quiet_output,
+    quiet_reading,
     read_marked_output,
 )
 from schemux.shell.channel import COMMAND_ENDED, COMMAND_STARTS, HookChannels
@@ -185,20 +189,25 @@ class HookedCall:
 
     async def _output(self, *, releasing: bool = False) -> Located:
         """The output so far; ``releasing`` (the command ended), the claim released by
-        the last command line read, while the hooks still hold the shell: with the end's
-        reading where the command wrote nothing (tmux checks the cursor is where it
-        started), else with the capture."""
+        the last command line read, while the hooks still hold the shell. Where the
+        command may have written nothing, the end's line takes the capture such an end
+        needs (zsh's end-of-line mark's row) and the release, which tmux makes only while
+        the cursor is where the output began; else the capture takes the release."""
         pane = self.pane.pane_id
         claim = self.claim if releasing and self.shell.value == self._reported else None
         quiet = None
         if claim is not None and self.start is not None:
-            quiet = self.start.quiet_end(self.shell.eol_mark)
-        with_end = () if claim is None or quiet is None else claim.releasing(cursor_at(quiet))
-        end = await output_end_now(self.server, pane, with_end)
-        if with_end and end == quiet:
-            assert claim is not None
-            claim.released = True
-            claim = None
+            quiet = quiet_reading(pane, self.start, self.shell.eol_mark)
+        if claim is None or quiet is None:
+            end = await output_end_now(self.server, pane)
+        else:
+            at, capture = quiet
+            release = claim.releasing(cursor_at(at))
+            lines = await in_pane(self.server, pane, *end_now(pane), *capture, *release)
+            end = end_from(lines[0])
+            if end == at and self.start is not None:
+                claim.released = True
+                return quiet_output(lines[1:], self.start, end, self.shell.eol_mark)
         if self.shell.value != self._reported:
             value = self.shell.value
             await in_pane(self.server, pane, "set-option", "-p", "-t", pane, SHELL, value)
