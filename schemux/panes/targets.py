@@ -30,6 +30,7 @@ from typing import Protocol, TypeVar
 
 from schemux.audit.log import CallRecord
 from schemux.errors import NotFound, SchemuxError, TmuxCommandError, preview
+from schemux.hooks import PENDING, SHELL
 from schemux.names import OWNED_SESSION
 from schemux.tmux.agent_session import AGENT_MARK
 from schemux.tmux.format import option, query, tmux_row
@@ -67,6 +68,10 @@ class PaneRow:
     pane_active: bool
     control: bool = option(CONTROL_MARK)
     agent: bool = option(AGENT_MARK)
+    # what the pane's shell hooks said of it, and whether they are still to come
+    # (``schemux.shell.readiness``): read here, a call need not ask again
+    hooks: str = option(SHELL)
+    hooks_pending: str = option(PENDING)
 
 
 # the active pane of each session's active window, and the agent's pane wherever it is
@@ -85,6 +90,8 @@ class PaneInfo:
     pid: int
     current_path: str
     socket_path: str
+    hooks: str = ""  # the pane's ``schemux.hooks.SHELL`` option when it was looked up
+    hooks_pending: str = ""  # and its ``schemux.hooks.PENDING``
 
 
 @dataclass(frozen=True)
@@ -219,6 +226,8 @@ async def resolve_pane(
         pid=row.pane_pid or 0,
         current_path=row.pane_current_path,
         socket_path=row.socket_path,
+        hooks=row.hooks,
+        hooks_pending=row.hooks_pending,
     )
     _check_agreement(target, pane)
     if notes is not None:
