@@ -25,7 +25,7 @@ are shared, so blocks do not interleave), each reporting per call:
   ``PS0`` fork), and for the floor, of its tmux clients.
 
 Usage: ``python bench/call_costs.py [--calls N] [--warmup K] [--shells bash,zsh,fish]
-[--json PATH]``
+[--python PATH] [--debug DIR] [--json PATH]``
 """
 
 from __future__ import annotations
@@ -127,7 +127,13 @@ COUNTED = ("lines", "commands", "read", "spawned")
 
 
 def counting_schemux(
-    shell: str, home: Path, socket: str, counts: Path, debug: Path | None, *options: str
+    python: str,
+    shell: str,
+    home: Path,
+    socket: str,
+    counts: Path,
+    debug: Path | None,
+    *options: str,
 ) -> StdioServerParameters:
     """schemux over stdio as ``shell``'s user would start it, counting into ``counts``
     (and writing its trace and profile to ``debug`` + ``.trace``, ``.prof``, if given)."""
@@ -249,11 +255,16 @@ async def measure_shell(name: str, args: argparse.Namespace) -> dict[str, Any]:
                     else [args.debug / f"{name}-recorded", args.debug / f"{name}-unrecorded"]
                 )
                 recorded = await stack.enter_async_context(
-                    Client(counting_schemux(shell, home, server.name, recorded_counts, traces[0]))
+                    Client(
+                        counting_schemux(
+                            args.python, shell, home, server.name, recorded_counts, traces[0]
+                        )
+                    )
                 )
                 unrecorded = await stack.enter_async_context(
                     Client(
                         counting_schemux(
+                            args.python,
                             shell,
                             home,
                             server.name,
@@ -356,6 +367,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=5, help="untimed calls first (5)")
     parser.add_argument("--shells", default="bash,zsh,fish", help="comma-separated shells")
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the figures here")
+    parser.add_argument(
+        "--python",
+        default=sys.executable,
+        help="the Python that runs schemux (another checkout's environment, to compare)",
+    )
     parser.add_argument(
         "--debug",
         type=Path,
