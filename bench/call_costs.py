@@ -2,18 +2,20 @@
 than timed: CPU seconds of each process involved and the tmux commands schemux sends, per
 call, in bash, zsh and fish, recorded (the default) and ``--no-record``.
 
-Wall time on a shared 2-core machine moves with the load; CPU time and round trips barely
-do, so this is how a change to the call's path is judged. For each shell, a private tmux
+Wall time on a shared 2-core machine moves with the load; CPU time and round trips move
+less, so this is how a change to the call's path is judged. For each shell, a private tmux
 server started by schemux's embedded default as ``bench/shells.py`` starts it (the shell's
 plain profile of ``tests/shells/`` as HOME, that shell as the login shell), two schemux
-processes over stdio (``python -m schemux serve``, and one with ``--no-record``), each
-counting what it sends (its control-mode clients' ``Connection.send`` patched in the
-process, read back on SIGUSR1), and the raw floor of ``bench/shells.py`` for comparison.
-A third contender is ``get_pane_info`` of the same pane by the second schemux: what any
-call costs that looks one pane up (MCP, validation, one ``list-panes``), the part of a
-``run_command`` that is not its own. Then, per contender, ``--warmup`` untimed calls and
-``--calls`` counted ones, one block after another (the tmux server's and the shell's CPU
-are shared, so blocks do not interleave), each reporting per call:
+processes over stdio (``python -m schemux serve``, and one with ``--no-record --tools
+all``), each counting what it sends (its control-mode clients' ``Connection.send`` patched
+in the process, read back on SIGUSR1), and the raw floor of ``bench/shells.py`` for
+comparison. A third contender is ``get_pane_info`` of the same pane by the second schemux:
+what any call costs that looks one pane up (MCP, validation, one ``list-panes``), the part
+of a ``run_command`` that is not its own. With ``--compare PYTHON``, two more schemux
+processes under that Python (another checkout's environment) make the same calls, so two
+builds are measured in the same minutes. Each contender makes ``--warmup`` calls, then
+``--calls`` counted ones in turns of ``--batch`` (the order reversed every turn, the
+readings taken around each turn), reporting per call:
 
 * ``lines``: control-mode command lines schemux wrote (round trips, each answered by tmux
   before the next of its client runs), and ``commands``: tmux commands in them (without
@@ -24,8 +26,8 @@ are shared, so blocks do not interleave), each reporting per call:
   tmux 3.3 to 3.6), of the tmux server, of the pane's shell with its children (bash's
   ``PS0`` fork), and for the floor, of its tmux clients.
 
-Usage: ``python bench/call_costs.py [--calls N] [--warmup K] [--shells bash,zsh,fish]
-[--python PATH] [--debug DIR] [--json PATH]``
+Usage: ``python bench/call_costs.py [--calls N] [--warmup K] [--batch B]
+[--shells bash,zsh,fish] [--compare PYTHON] [--debug DIR] [--json PATH]``
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -139,7 +141,7 @@ def counting_schemux(
     (and writing its trace and profile to ``debug`` + ``.trace``, ``.prof``, if given)."""
     traced = "" if debug is None else str(debug)
     return StdioServerParameters(
-        command=sys.executable,
+        command=python,
         args=[
             "-c",
             COUNTING,
@@ -196,7 +198,8 @@ def floor_clients_cpu() -> float:
 
 @dataclass
 class Meter:
-    """What one contender's calls cost, between ``start`` and ``stop``."""
+    """Where one contender's costs are read: the tmux server, the pane's shell, and the
+    schemux process that counts into ``counts`` (none for the floor)."""
 
     tmux_pid: int
     shell_pid: int
@@ -217,104 +220,121 @@ class Meter:
             found["schemux_children"] = own.reaped_children + children_cpu_seconds(self.schemux_pid)
         return found
 
-    async def measure(
-        self, call: Callable[[], Awaitable[None]], calls: int, warmup: int
-    ) -> dict[str, float]:
-        """Per call, after ``warmup`` untimed calls: counts, and CPU in ms."""
-        for _ in range(warmup):
-            await call()
-        before = await self.reading()
+
+@dataclass
+class Contender:
+    """One kind of call, the meter of what it costs, and what its batches cost so far."""
+
+    label: str
+    call: Callable[[], Awaitable[None]]
+    meter: Meter
+    calls: int = 0
+    wall: float = 0.0
+    spent: dict[str, float] = field(default_factory=dict)
+
+    async def batch(self, count: int) -> None:
+        """``count`` calls, their costs added up (each reading taken around the batch)."""
+        before = await self.meter.reading()
         started = time.perf_counter()
-        for _ in range(calls):
-            await call()
-        wall = time.perf_counter() - started
-        after = await self.reading()
-        per_call = {
-            name: (after[name] - before[name]) / calls * (1 if name in COUNTED else 1000)
-            for name in after
+        for _ in range(count):
+            await self.call()
+        self.wall += time.perf_counter() - started
+        after = await self.meter.reading()
+        self.calls += count
+        for name, value in after.items():
+            self.spent[name] = self.spent.get(name, 0.0) + value - before[name]
+
+    def per_call(self) -> dict[str, float]:
+        """Counts and CPU ms per call (the floor's clients only for the floor: they are
+        this process's children)."""
+        found = {
+            name: value / self.calls * (1 if name in COUNTED else 1000)
+            for name, value in self.spent.items()
+            if name != "floor_clients" or self.meter.counts is None
         }
-        per_call["wall_ms"] = wall / calls * 1000
-        if self.counts is not None:
-            del per_call["floor_clients"]  # the bench's own children: the floor's alone
-        return per_call
+        found["wall_ms"] = self.wall / self.calls * 1000
+        return found
+
+
+async def interleave(contenders: list[Contender], calls: int, warmup: int, batch: int) -> None:
+    """``warmup`` calls of each, then ``calls`` counted ones in turns of ``batch`` (the
+    order reversed every turn): a change of the shared machine's load weighs on all."""
+    for contender in contenders:
+        for _ in range(warmup):
+            await contender.call()
+    order = list(contenders)
+    while any(contender.calls < calls for contender in order):
+        for contender in order:
+            if contender.calls < calls:
+                await contender.batch(min(batch, calls - contender.calls))
+        order.reverse()
 
 
 async def measure_shell(name: str, args: argparse.Namespace) -> dict[str, Any]:
     shell, profile = SHELLS[name]
     home = Path(tempfile.mkdtemp(prefix=f"schemux-costs-{name}-"))
-    report: dict[str, Any] = {}
+    builds = [("", args.python)] + ([("other ", args.compare)] if args.compare else [])
     try:
         make_home(profile, home)
         server = ShellServer(f"schemux-costs-{os.getpid()}-{name}")
-        recorded_counts, unrecorded_counts = home / "counts-recorded", home / "counts-unrecorded"
         try:
             async with contextlib.AsyncExitStack() as stack:
-                traces = (
-                    [None, None]
-                    if args.debug is None
-                    else [args.debug / f"{name}-recorded", args.debug / f"{name}-unrecorded"]
-                )
-                recorded = await stack.enter_async_context(
-                    Client(
-                        counting_schemux(
-                            args.python, shell, home, server.name, recorded_counts, traces[0]
+                clients = []
+                for build, python in builds:
+                    for kind, options in (("recorded", ()), ("unrecorded", UNRECORDED)):
+                        label = f"{build}{kind}"
+                        counts = home / f"counts-{label.replace(' ', '-')}"
+                        debug = None if args.debug is None else args.debug / f"{name}-{label}"
+                        params = counting_schemux(
+                            python, shell, home, server.name, counts, debug, *options
                         )
-                    )
-                )
-                unrecorded = await stack.enter_async_context(
-                    Client(
-                        counting_schemux(
-                            args.python,
-                            shell,
-                            home,
-                            server.name,
-                            unrecorded_counts,
-                            traces[1],
-                            "--no-record",
-                            "--tools",
-                            "all",
-                        )
-                    )
-                )
-                agent = await agent_pane(recorded)
+                        client = await stack.enter_async_context(Client(params))
+                        clients.append((label, client, counts))
+                agent = await agent_pane(clients[0][1])
                 tmux_pid = int(server.run("display-message", "-p", "#{pid}").strip())
-
-                def pane_pid(pane: str) -> int:
-                    return int(server.run("display-message", "-p", "-t", pane, "#{pane_pid}"))
-
-                for label, client, counts, tool in (
-                    ("recorded", recorded, recorded_counts, "run_command"),
-                    ("unrecorded", unrecorded, unrecorded_counts, "run_command"),
-                    ("get_pane_info", unrecorded, unrecorded_counts, "get_pane_info"),
-                ):
-                    pid = counting_pid(counts)
-
-                    async def call(
-                        client: Client = client, label: str = label, tool: str = tool
-                    ) -> None:
-                        if tool == "get_pane_info":
-                            result = await client.call_tool(tool, {"pane_id": agent})
-                            succeeded(label, result)
-                            return
-                        result = await client.call_tool(tool, {**COMMAND, "pane_id": agent})
-                        check_result(label, result)
-
-                    meter = Meter(tmux_pid, pane_pid(agent), counts, pid)
-                    report[label] = await meter.measure(call, args.calls, args.warmup)
+                agent_pid = pane_pid(server, agent)
+                contenders = []
+                for label, client, counts in clients:
+                    meter = Meter(tmux_pid, agent_pid, counts, counting_pid(counts))
+                    contenders.append(Contender(label, run_true(client, agent, label), meter))
+                    if label.endswith("unrecorded"):
+                        info = label.removesuffix("unrecorded") + "get_pane_info"
+                        contenders.append(Contender(info, pane_info(client, agent, info), meter))
                 floor_pane = server.own_pane()
                 channels = itertools.count()
 
                 async def floor() -> None:
                     floor_call(server, floor_pane, f"{server.name}-{next(channels)}")
 
-                report["raw_floor"] = await Meter(tmux_pid, pane_pid(floor_pane)).measure(
-                    floor, args.calls, args.warmup
-                )
+                floor_meter = Meter(tmux_pid, pane_pid(server, floor_pane))
+                contenders.append(Contender("raw_floor", floor, floor_meter))
+                await interleave(contenders, args.calls, args.warmup, args.batch)
         finally:
             server.kill()
     finally:
         remove_home(home)
-    return report
+    return {contender.label: contender.per_call() for contender in contenders}
+
+
+UNRECORDED = ("--no-record", "--tools", "all")
+
+
+def pane_pid(server: ShellServer, pane: str) -> int:
+    return int(server.run("display-message", "-p", "-t", pane, "#{pane_pid}"))
+
+
+def run_true(client: Client, pane: str, label: str) -> Callable[[], Awaitable[None]]:
+    async def call() -> None:
+        check_result(label, await client.call_tool("run_command", {**COMMAND, "pane_id": pane}))
+
+    return call
+
+
+def pane_info(client: Client, pane: str, label: str) -> Callable[[], Awaitable[None]]:
+    async def call() -> None:
+        succeeded(label, await client.call_tool("get_pane_info", {"pane_id": pane}))
+
+    return call
 
 
 def counting_pid(counts: Path) -> int:
@@ -347,9 +367,10 @@ def render(report: dict[str, Any]) -> str:
         f"{facts['tmux']}, nproc {facts['nproc']}, Python {facts['python']}, "
         f"schemux {facts['schemux']}",
         f'run_command {{"command": "true"}} in the agent\'s pane: per call, over '
-        f"{report['calls']} calls after {report['warmup']} warm-up",
+        f"{report['calls']} calls after {report['warmup']} warm-up, in turns of "
+        f"{report['batch']}",
         "",
-        f"  {'':18}" + "".join(f"{title:>12}" for _, title, _ in columns),
+        f"  {'':26}" + "".join(f"{title:>12}" for _, title, _ in columns),
     ]
     for name, contenders in report["shells"].items():
         for contender, figures in contenders.items():
@@ -357,7 +378,7 @@ def render(report: dict[str, Any]) -> str:
                 form.format(figures[key]) if key in figures else "-" for key, _, form in columns
             ]
             label = f"{name} {contender}"
-            lines.append(f"  {label:18}" + "".join(f"{cell:>12}" for cell in cells))
+            lines.append(f"  {label:26}" + "".join(f"{cell:>12}" for cell in cells))
     return "\n".join(lines)
 
 
@@ -367,10 +388,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=5, help="untimed calls first (5)")
     parser.add_argument("--shells", default="bash,zsh,fish", help="comma-separated shells")
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the figures here")
+    parser.add_argument("--batch", type=int, default=10, help="calls per turn (10)")
     parser.add_argument(
-        "--python",
-        default=sys.executable,
-        help="the Python that runs schemux (another checkout's environment, to compare)",
+        "--python", default=sys.executable, help="the Python that runs schemux (this one)"
+    )
+    parser.add_argument(
+        "--compare",
+        metavar="PYTHON",
+        help="also schemux under this Python (another checkout's environment), in turns",
     )
     parser.add_argument(
         "--debug",
@@ -381,12 +406,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     shells = [name for name in args.shells.split(",") if name]
     unknown = [name for name in shells if name not in SHELLS]
-    if unknown or args.calls < 1 or args.warmup < 0:
-        parser.error(f"shells are {', '.join(SHELLS)}; --calls >= 1, --warmup >= 0")
+    if unknown or args.calls < 1 or args.warmup < 0 or args.batch < 1:
+        parser.error(f"shells are {', '.join(SHELLS)}; --calls, --batch >= 1, --warmup >= 0")
     report: dict[str, Any] = {
         "machine": machine_facts(),
         "calls": args.calls,
         "warmup": args.warmup,
+        "batch": args.batch,
         "shells": {name: asyncio.run(measure_shell(name, args)) for name in shells},
     }
     return publish(render(report), report, args.json)
