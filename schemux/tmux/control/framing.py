@@ -86,16 +86,15 @@ def spans_of(commands: Sequence[Sequence[str]]) -> list[list[Sequence[str]]]:
     """The commands of a line, each in a span of its own but for consecutive ``SILENT``
     ones with no line break in their arguments, which share one (pure)."""
     spans: list[list[Sequence[str]]] = []
+    shared = False  # whether the last span takes more such commands
     for command in commands:
-        if spans and _silent(command) and all(_silent(each) for each in spans[-1]):
+        silent = bool(command) and command[0] in SILENT and "\n" not in "\0".join(command)
+        if shared and silent:
             spans[-1].append(command)
         else:
             spans.append([command])
+            shared = silent
     return spans
-
-
-def _silent(command: Sequence[str]) -> bool:
-    return bool(command) and command[0] in SILENT and not any("\n" in arg for arg in command)
 
 
 def framed_blocks(span: list[str]) -> tuple[list[tuple[bool, list[str]]], list[str]]:
