@@ -19,7 +19,7 @@ from schemux.names import OWNED_SESSION
 from schemux.serving.state import ServingState
 from schemux.tmux.command import THEN
 from schemux.tmux.control.connection import Connection
-from schemux.tmux.control.framing import Answer, FrameReader
+from schemux.tmux.control.framing import Answer, FrameReader, spans_of
 from schemux.tmux.server import ServerAddress, TmuxServer
 from tests.contexts import Contexts
 from tests.support import (
@@ -391,3 +391,93 @@ def test_foreign_blocks_anywhere_are_skipped(foreign: list[str], ours: list[str]
         assert notifications == []
     finally:
         loop.close()
+
+
+def test_commands_that_print_nothing_share_one_span() -> None:
+    """Consecutive commands that print nothing when they succeed are read as one span by
+    their blocks: one sentinel for them all (failed before: one each), never where an
+    argument holds a line break (an error may quote it), nor around a command that prints."""
+    keys = [
+        ["copy-mode", "-q"],
+        ["set-buffer", "--", "x"],
+        ["paste-buffer"],
+        ["send-keys", "Enter"],
+    ]
+    assert spans_of(keys) == [keys]
+    assert len(Answer.expecting(asyncio.Future(loop=asyncio.new_event_loop()), keys).sentinels) == 1
+    broken = [["set-buffer", "--", "a\nb"], ["paste-buffer"], ["send-keys", "Enter"]]
+    assert spans_of(broken) == [[broken[0]], broken[1:]]
+    mixed = [
+        ["display-message", "-p", "x"],
+        ["set-option", "-o", "@a", "1"],
+        ["capture-pane", "-p"],
+    ]
+    assert spans_of(mixed) == [[command] for command in mixed]
+    assert spans_of([["if-shell", "-F", "1", "x"], ["send-keys", "y"]]) == [
+        [["if-shell", "-F", "1", "x"]],
+        [["send-keys", "y"]],
+    ]
+
+
+def test_a_span_of_silent_commands_is_read_by_its_blocks() -> None:
+    """Each command's block in the one span: their notifications delivered, the first
+    error the answer's (tmux skips the rest of the line)."""
+    commands = [["set-option", "-o", "@a", "1"], ["send-keys", "x"], ["paste-buffer"]]
+    reader, answer, notifications, loop = reader_with(commands)
+    try:
+        stream = [
+            "%begin 1 10 1", "%end 1 10 1",
+            "%window-add @1",
+            "%begin 1 11 1", "%end 1 11 1",
+            "%begin 1 12 1", "%end 1 12 1",
+            *sentinel_block(answer.sentinels[-1], 13),
+        ]  # fmt: skip
+        for line in stream:
+            reader.feed(line)
+        assert answer.future.result() == []
+        assert notifications == ["%window-add @1"]
+    finally:
+        loop.close()
+    reader, answer, notifications, loop = reader_with(commands)
+    try:
+        stream = [
+            "%begin 1 10 1", "already set: @a", "%error 1 10 1",
+            *sentinel_block(answer.sentinels[-1], 11),
+        ]  # fmt: skip
+        for line in stream:
+            reader.feed(line)
+        with pytest.raises(SchemuxError, match=r"^already set: @a$"):
+            answer.future.result()
+    finally:
+        loop.close()
+
+
+async def test_a_refused_take_in_a_span_types_nothing(socket: str) -> None:
+    """A command of a span that fails skips the rest: ``set-option -o`` refused, the keys
+    after it in the same span are not typed, and its error is the line's."""
+    pane = new_pane(socket)
+    server = TmuxServer(ServerAddress(socket_name=socket))
+    try:
+        await server.run("set-option", "-p", "-t", pane.pane_id, "@taken", "other")
+        with pytest.raises(SchemuxError, match="already set: @taken"):
+            await server.run(
+                "set-option", "-p", "-o", "-t", pane.pane_id, "@taken", "mine",
+                THEN, "send-keys", "-t", pane.pane_id, "-l", "typed-nothing",
+            )  # fmt: skip
+        await server.run(
+            "send-keys",
+            "-t",
+            pane.pane_id,
+            "-l",
+            "x",
+            THEN,
+            "send-keys",
+            "-t",
+            pane.pane_id,
+            "-l",
+            "y",
+        )
+        wait_until(lambda: "xy" in tmux(socket, "capture-pane", "-p", "-t", pane.pane_id))
+        assert "typed-nothing" not in tmux(socket, "capture-pane", "-p", "-t", pane.pane_id)
+    finally:
+        await server.close()

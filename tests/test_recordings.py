@@ -220,10 +220,31 @@ async def test_a_prune_after_each_call_stats_only_the_recordings_that_may_have_c
     recording = store.begin("c0000000000ff", "s", 80, 24, command="c", title="t")
     assert recording is not None
     recording.output("y" * 10)
-    await recording.close(0)  # prunes: the new one stat'ed, one old one removed
-    assert counted.stats == 41
+    await recording.close(0)  # prunes: the new one as its write left it, one old one removed
+    assert counted.stats == 40
     assert len(list(tmp_path.glob("*.cast"))) == 40
     assert not (tmp_path / file_name(f"c{0:012x}")).exists()
+
+
+@pytest.mark.anyio
+async def test_a_prune_after_a_burst_of_calls_stats_none_of_those_this_process_finished(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Recordings this process wrote to their end are as its last write left them: a
+    burst of calls (each recording modified a moment before the next prune) stats none
+    of them again (failed before: every one of them after every call, 1,230 stats for
+    50 calls), and the bounds still hold over them."""
+    store = Recordings(RecordingSettings(tmp_path, max_bytes=1 << 20, max_files=40))
+    counted = CountedEntries()
+    monkeypatch.setattr(os, "scandir", counted)
+    for index in range(50):
+        recording = store.begin(f"c{index:012x}", "s", 80, 24, command="c", title="t")
+        assert recording is not None
+        recording.output("y" * index)
+        await recording.close(0)
+    assert counted.stats == 0
+    kept = sorted(path.name for path in tmp_path.glob("*.cast"))
+    assert kept == [file_name(f"c{index:012x}") for index in range(10, 50)]
 
 
 @pytest.mark.anyio

@@ -6,6 +6,7 @@ and prompt kept."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import shlex
@@ -23,6 +24,8 @@ from mcp import Client
 
 from schemux.config import AuditSettings, RecordingSettings
 from schemux.hooks import PENDING, HookedShell, integrated_command
+from schemux.panes.claims import BUSY_OPTION
+from schemux.tmux.control.connection import Connection
 from tests.contexts import Contexts, client_of
 from tests.support import (
     Pane,
@@ -493,3 +496,71 @@ async def test_calls_on_a_busy_machine_read_exactly_their_output(
             assert (result["output"], result["exit_status"]) == ([], 0)
             result = await run(client, pane, f"printf '{number}\\n'")
             assert (result["output"], result["exit_status"]) == ([str(number)], 0)
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+async def test_a_call_releases_its_claim_in_its_last_command_line(
+    client: Client, hooked_pane: MakePane, shell: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pane's claim goes in the command line that reads where the command ended
+    (where tmux finds the cursor where the output began) or in the one that captures the
+    output, never in a round trip of its own; and it is gone when the call returns. A
+    command that wrote nothing is read in that one line (zsh's end-of-line mark's row
+    too)."""
+    pane = hooked_pane(shell)
+    await run(client, pane, "true")  # the first call after the first prompt
+    lines: list[tuple[str, ...]] = []
+    send = Connection.send
+
+    def sent(connection: Connection, args: tuple[str, ...]) -> asyncio.Future[list[str]]:
+        lines.append(args)
+        return send(connection, args)
+
+    monkeypatch.setattr(Connection, "send", sent)
+    release = ("set-option", "-p", "-u", "-t", pane.pane_id, BUSY_OPTION)
+    for command, output in (
+        ("true", []),
+        ("echo out", ["out"]),
+        ("printf 'x\\n%.0s' 1 2", ["x"] * 2),
+    ):
+        lines.clear()
+        result = await run(client, pane, command)
+        assert (result["output"], result["exit_status"]) == (output, 0)
+        releasing = [line for line in lines if " ".join(release) in line]
+        assert releasing, lines
+        assert all(line[0] in ("display-message", "capture-pane") for line in releasing), lines
+        assert pane_format(pane, f"#{{{BUSY_OPTION}}}") == ""
+        if not output:
+            last = lines.index(releasing[-1])
+            assert releasing[-1][0] == "display-message"
+            assert not [line for line in lines[last + 1 :] if line[0] == "capture-pane"], lines
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+async def test_a_call_takes_its_claim_in_the_line_that_types(
+    client: Client, hooked_pane: MakePane, shell: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once its shell reported its first prompt, the pane's lookup reads the hooks too:
+    a call arms the shell where no other call has (its armed file is made, never
+    replaced) and takes the claim in the line that types, ahead of the keys, with no
+    line of its own before them."""
+    pane = hooked_pane(shell)
+    await run(client, pane, "true")
+    lines: list[tuple[str, ...]] = []
+    send = Connection.send
+
+    def sent(connection: Connection, args: tuple[str, ...]) -> asyncio.Future[list[str]]:
+        lines.append(args)
+        return send(connection, args)
+
+    monkeypatch.setattr(Connection, "send", sent)
+    for number in range(3):
+        lines.clear()
+        result = await run(client, pane, f"echo {number}")
+        assert (result["output"], result["exit_status"]) == ([str(number)], 0)
+        taking = [line for line in lines if "-o" in line and BUSY_OPTION in line]
+        assert len(taking) == 1, lines
+        assert taking[0][0] == "set-option", taking[0]
+        assert "Enter" in taking[0], taking[0]
+        reading = [line for line in lines if line[0] == "display-message" and PENDING in line[4]]
+        assert not reading, lines

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from schemux.shell.capture import command_start_from
+from schemux.shell.capture import command_start_from, quiet_output, quiet_reading
 from schemux.shell.output import (
     Located,
     OutputEnd,
@@ -217,3 +217,22 @@ def test_a_tail_counted_from_the_output_stream() -> None:
     interrupted = partial.with_lines(["9"])
     assert (interrupted.lines, interrupted.line_ends) == (["9"], 1)
     assert Located(["^C"], False, line_ends=1).with_lines([]).line_ends == 0
+
+
+def test_a_command_that_wrote_nothing_is_read_with_its_end() -> None:
+    """Where the hooks saw the output begin is where a command that wrote nothing leaves
+    the cursor: no row is read there, but zsh's end-of-line mark's row (blank once zsh
+    wiped its mark); nothing is read ahead where tmux may drop history meanwhile, or the
+    history-limit is not known."""
+    start = command_start_from(["7\t3\t0\t2000", "", "$ true", "", ""], 1)
+    assert quiet_reading("%1", start, "") == (OutputEnd(7, 3, 0, 2000), ())
+    end, capture = quiet_reading("%1", start, "%") or (None, ())
+    assert end == OutputEnd(7, 3, 0, 2000)
+    assert capture[1:] == ("capture-pane", "-p", "-J", "-t", "%1", "-S", "3", "-E", "3")
+    assert quiet_output([], start, end, "") == Located([], True, line_ends=0)
+    assert quiet_output([" " * 10], start, end, "%") == Located([], True, line_ends=0)
+    assert quiet_output(["abc%   "], start, end, "%") == Located(["abc"], True, line_ends=0)
+    full = command_start_from(["1900\t3\t0\t2000", "", "$ true", "", ""], 1)
+    assert quiet_reading("%1", full, "") is None
+    unknown = command_start_from(["7\t3\t0\t0", "", "$ true", "", ""], 1)
+    assert quiet_reading("%1", unknown, "") is None

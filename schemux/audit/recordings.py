@@ -34,7 +34,7 @@ import os
 import secrets
 import stat
 import time
-from collections.abc import Coroutine, Iterable, Sequence
+from collections.abc import Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -189,6 +189,7 @@ class Recording:
         self._lost = False  # removed from outside, or unwritable: nothing more is written
         self._lock = anyio.Lock()
         self.closed = False
+        self.written: Stored | None = None  # the file as the last write left it
 
     def output(self, data: str, now: float | None = None) -> None:
         """Output at ``now`` (a ``time.monotonic`` reading; None: now)."""
@@ -215,12 +216,13 @@ class Recording:
             if not data or self._lost:
                 return
             try:
-                await anyio.to_thread.run_sync(self._write, data)
+                self.written = await anyio.to_thread.run_sync(self._write, data)
             except OSError as error:
                 self._lost = True
+                self.written = None
                 self._store.unwritable(error)
 
-    def _write(self, data: bytes) -> None:
+    def _write(self, data: bytes) -> Stored:
         if not self._created:  # the first recording may come before the audit's first line
             make_directories(self.path.parent)
             fd = open_private(self.path, os.O_WRONLY | os.O_APPEND | os.O_EXCL)
@@ -231,8 +233,10 @@ class Recording:
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view) :]
+            status = os.fstat(fd)
         finally:
             os.close(fd)
+        return Stored(self.path.name, status.st_mtime, status.st_size)
 
     async def close(self, exit_status: int | None = None) -> None:
         """The exit (when known) and all that is pending written; the directory pruned.
@@ -269,6 +273,9 @@ class Recordings:
         self._made: dict[str, str | None] = {}  # id -> the MCP session it was made for
         # each recording file the last prune found, and when it looked (``_stored``)
         self._seen: dict[str, tuple[Stored, float]] = {}
+        # the recordings this process wrote to their end, as their last write left them,
+        # and when (``_stored``)
+        self._finished: dict[str, tuple[Stored, float]] = {}
         # a full disk fails every recording at once: one warning, then counts
         self._warnings = RepeatedLog(logger)
         # the ends of calls' recordings that run after their call returned, and of those
@@ -352,6 +359,8 @@ class Recordings:
 
     def finished(self, recording: Recording) -> None:
         self._active.pop(recording.id, None)
+        if recording.written is not None:
+            self._finished[recording.written.name] = (recording.written, time.time())
 
     def made_for(self, recording_id: str, session: str | None) -> Path | None:
         """The file of a recording this process made for ``session`` (one still being
@@ -374,12 +383,22 @@ class Recordings:
             if made_for == session and recording_id.startswith(prefix)
         ]
 
-    def _stored(self, entry: os.DirEntry[str], now: float, made_here: bool) -> Stored | None:
+    def _stored(
+        self,
+        entry: os.DirEntry[str],
+        now: float,
+        made_here: bool,
+        finished: Mapping[str, tuple[Stored, float]],
+    ) -> Stored | None:
         """What the directory holds of ``entry`` (None: no regular file): as the last
         scan found it when that found it written to last more than ``SETTLED_SECONDS``
         before, less than ``RESTAT_SECONDS`` ago, and this process is not making it; read
         again otherwise. A scan stats only the recordings that may have changed, not a
-        thousand files after every call."""
+        thousand files after every call. One this process wrote to its end is as its last
+        write left it, for as long (a burst of calls does not stat each call's again)."""
+        written = finished.get(entry.name)
+        if written is not None and not made_here and now - written[1] < RESTAT_SECONDS:
+            return written[0]
         seen = self._seen.get(entry.name)
         if seen is not None and not made_here:
             found, when = seen
@@ -396,24 +415,37 @@ class Recordings:
     async def prune(self) -> None:
         """Remove the oldest recordings beyond the bounds (in a thread)."""
         if self.settings.directory is not None:
-            await anyio.to_thread.run_sync(self._prune, self.settings.directory)
+            finished = dict(self._finished)
+            found = await anyio.to_thread.run_sync(self._prune, self.settings.directory, finished)
+            now = time.time()
+            self._finished = {
+                name: (stored, when)
+                for name, (stored, when) in self._finished.items()
+                if (name in found or name not in finished) and now - when < RESTAT_SECONDS
+            }
 
-    def _prune(self, directory: Path) -> None:
-        keep = [file_name(recording_id) for recording_id in self._active]
+    def _prune(self, directory: Path, finished: Mapping[str, tuple[Stored, float]]) -> set[str]:
+        """Remove what is beyond the bounds; the recordings left."""
+        keep = {file_name(recording_id) for recording_id in self._active}
+        seen = self._seen
         stored = []
         now = time.time()
         with contextlib.suppress(OSError), os.scandir(directory) as entries:
             for entry in entries:
-                if recording_id(entry.name) is None:
+                name = entry.name  # a name seen before is a recording's: not parsed again
+                if name not in seen and name not in finished and recording_id(name) is None:
                     continue
-                found = self._stored(entry, now, entry.name in keep)
+                found = self._stored(entry, now, name in keep, finished)
                 if found is not None:
                     stored.append(found)
         self._seen = {found.name: (found, now) for found in stored}
+        left = set(self._seen)
         for name in beyond_bounds(stored, self.settings.max_files, self.settings.max_bytes, keep):
             with contextlib.suppress(OSError):
                 os.unlink(directory / name)
             self._made.pop(recording_id(name) or "", None)
+            left.discard(name)
+        return left
 
 
 def read_cast(text: str) -> tuple[dict[str, Any], list[tuple[float, str, str]]]:

@@ -28,7 +28,7 @@ from schemux.errors import (
 )
 from schemux.system.processes import Owner, machine_tag, this_process
 from schemux.system.runtime_identity import owner_alive
-from schemux.tmux.command import THEN
+from schemux.tmux.command import THEN, is_separator
 from schemux.tmux.server import TmuxServer
 
 BUSY_OPTION = "@schemux-busy"
@@ -40,14 +40,18 @@ _TAKEN = f"already set: {BUSY_OPTION}"
 logger = logging.getLogger("schemux")
 
 
-def unclaiming(pane_id: str, value: str) -> tuple[str, ...]:
+def unclaiming(pane_id: str, value: str, when: str = "") -> tuple[str, ...]:
     """The tmux command that removes the pane's claim while it holds ``value``, and leaves
-    any other alone. Both are checked (a pane id, a claim's value): the command's text
-    holds nothing else."""
+    any other alone; with ``when`` (a tmux format of schemux's own, true or false on the
+    pane), only where that is true too. The pane id and the value are checked: the
+    command's text holds nothing else of a caller's."""
     if _PANE_ID.fullmatch(pane_id) is None or _VALUE.fullmatch(value) is None:
         raise ValueError(f"not a pane id and a claim's value: {pane_id!r}, {value!r}")
+    condition = f"#{{==:#{{{BUSY_OPTION}}},{value}}}"
+    if when:
+        condition = f"#{{&&:{condition},{when}}}"
     return (
-        "if-shell", "-F", "-t", pane_id, f"#{{==:#{{{BUSY_OPTION}}},{value}}}",
+        "if-shell", "-F", "-t", pane_id, condition,
         f"set-option -p -u -t {pane_id} {BUSY_OPTION}",
     )  # fmt: skip
 
@@ -102,13 +106,15 @@ class PaneClaim:
 
     async def run(self, *commands: str, then: tuple[str, ...] = ()) -> list[str]:
         """``commands``, the take (until a list holding it was sent), then ``then`` (each
-        part after the first beginning with ``THEN``), in one tmux command list: what
-        follows the take does not run on a pane another caller holds. A claim left by an
-        owner that is gone is taken away, and the list sent again, once."""
+        part after the first beginning with ``THEN``; with no ``commands``, the take comes
+        first), in one tmux command list: what follows the take does not run on a pane
+        another caller holds. A claim left by an owner that is gone is taken away, and the
+        list sent again, once, as it is when the claim that refused it is gone already."""
         lines = await self._send(commands, then)
         if lines is None:
             holder = await self._holder()
-            if await self._taken_from_the_gone(holder):
+            # released since (by its call, or by the reaper as a dead owner's): free now
+            if not holder or await self._taken_from_the_gone(holder):
                 lines = await self._send(commands, then)
                 if lines is None:  # another caller took it in between
                     holder = await self._holder()
@@ -121,8 +127,9 @@ class PaneClaim:
         take ran)."""
         taking = self._taking()
         self.sent = True  # once sent, the take may have been done: ``release`` undoes it
+        args = (*commands, *taking, *then)
         try:
-            return await self.server.run(*commands, *taking, *then)
+            return await self.server.run(*(args[1:] if args and is_separator(args[0]) else args))
         except TmuxCommandError as error:
             if not taking or error.stderr != _TAKEN:
                 raise
@@ -182,10 +189,11 @@ class PaneClaim:
         refused), and nothing released it since."""
         return self.sent and not self.released
 
-    def releasing(self) -> tuple[str, ...]:
+    def releasing(self, when: str = "") -> tuple[str, ...]:
         """The tmux commands (after a ``THEN``) that release the claim, to end the call's
-        last command list; ``released`` is for the caller to set once they ran."""
-        return (THEN, *unclaiming(self.pane_id, self.value)) if self.sent else ()
+        last command list, where the tmux format ``when`` is true if one is given;
+        ``released`` is for the caller to set once they ran (and released it)."""
+        return (THEN, *unclaiming(self.pane_id, self.value, when)) if self.sent else ()
 
     async def release(self) -> bool:
         """Release the claim unless that was done, by a command list of its own; whether

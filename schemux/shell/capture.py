@@ -43,9 +43,27 @@ def prompt_from(typed: list[str]) -> Prompt:
 async def output_end_now(server: TmuxServer, pane_id: str) -> OutputEnd:
     """Where the output ends so far (the terminal's cursor): of a command still running,
     or of one whose shell the hooks hold before its prompt."""
-    now = await in_pane(server, pane_id, "display-message", "-p", "-t", pane_id, CURSOR_FORMAT)
-    at = parse_row(TerminalCursorRow, now[0])
+    return end_from((await in_pane(server, pane_id, *end_now(pane_id)))[0])
+
+
+def end_now(pane_id: str) -> tuple[str, ...]:
+    """The tmux command whose line ``end_from`` reads."""
+    return ("display-message", "-p", "-t", pane_id, CURSOR_FORMAT)
+
+
+def end_from(line: str) -> OutputEnd:
+    """The output's end, from the line of ``end_now``."""
+    at = parse_row(TerminalCursorRow, line)
     return OutputEnd(at.history_size, at.cursor_y, at.cursor_x, at.history_limit)
+
+
+def cursor_at(end: OutputEnd) -> str:
+    """A tmux format, true on the pane while its cursor and history are ``end``'s."""
+    fields = (end.history, end.row, end.column, end.history_limit)
+    now = " ".join(
+        f"#{{{name}}}" for name in ("history_size", "cursor_y", "cursor_x", "history_limit")
+    )
+    return f"#{{==:{now},{' '.join(str(field) for field in fields)}}}"
 
 
 async def read_output(
@@ -110,6 +128,7 @@ class CommandStart:
     at: Prompt
     echo_row: str
     echo_distance: int = 1
+    history_limit: int = 0  # the pane's (0: not read)
 
 
 # how many history rows a call's start looks up for a row that is not blank, when the
@@ -137,8 +156,9 @@ def command_start_from(lines: list[str], reach: int = 1) -> CommandStart:
     start = Prompt(at.history_size, at.cursor_y, at.cursor_x)
     for index in range(min(above, len(rows) - 1), -1, -1):
         if rows[index].strip():
-            return CommandStart(start, rows[index], echo_distance=above + 1 - index)
-    return CommandStart(start, "")
+            distance = above + 1 - index
+            return CommandStart(start, rows[index], distance, at.history_limit)
+    return CommandStart(start, "", history_limit=at.history_limit)
 
 
 def start_now(pane_id: str, reach: int = 1) -> tuple[str, ...]:
@@ -150,13 +170,73 @@ def start_now(pane_id: str, reach: int = 1) -> tuple[str, ...]:
     )  # fmt: skip
 
 
+def _output_rows(
+    start: CommandStart, end: OutputEnd, eol_mark: str
+) -> tuple[int | None, int, bool]:
+    """The first and last rows of the output (relative to the visible screen; the first
+    None when tmux may have dropped it), and whether zsh's end-of-line mark may end it."""
+    first = end.first_row_since(start.at)
+    zsh_marked = bool(eol_mark) and end.column == 0
+    last = end.row if zsh_marked else end.last_output_row
+    return first, last, zsh_marked
+
+
+def quiet_reading(
+    pane_id: str, start: CommandStart, eol_mark: str
+) -> tuple[OutputEnd, tuple[str, ...]] | None:
+    """Where a command that wrote nothing leaves the cursor (where its output would have
+    begun), and the capture ``read_marked_output`` takes for such an end (after a
+    ``THEN``; none where it reads no row: only zsh's end-of-line mark's row is read);
+    None where tmux may drop history rows meanwhile, or the pane's history-limit is not
+    known. Read in the end's command line, those rows are the output when the end is
+    that one (``quiet_output``)."""
+    if not start.history_limit:
+        return None
+    end = OutputEnd(start.at.history, start.at.row, 0, start.history_limit)
+    first, last, _ = _output_rows(start, end, eol_mark)
+    if first is None:
+        return None
+    if first > last:
+        return end, ()
+    return end, (THEN, "capture-pane", "-p", "-J", "-t", pane_id, "-S", str(first), "-E", str(last))
+
+
+def quiet_output(rows: list[str], start: CommandStart, end: OutputEnd, eol_mark: str) -> Located:
+    """The output of a command that ended at ``quiet_reading``'s end, from the rows its
+    capture read (none without one)."""
+    first, last, zsh_marked = _output_rows(start, end, eol_mark)
+    if first is None or first > last:
+        return Located([], exact=True, line_ends=0)
+    return _located(rows, end, eol_mark, zsh_marked, exact=True, rows_lost=0)
+
+
+def _located(
+    lines: list[str],
+    end: OutputEnd,
+    eol_mark: str,
+    zsh_marked: bool,
+    *,
+    exact: bool,
+    rows_lost: int,
+) -> Located:
+    """The output from the rows captured up to ``end``."""
+    if zsh_marked:  # the mark's row blank when the output ended with a line break
+        mid_line = bool(lines) and bool(lines[-1].rstrip(" "))
+        lines = mark_ended_output(lines, eol_mark)
+    else:  # the cursor after the output's last character on its row
+        mid_line = end.column > 0
+    line_ends = max(len(lines) - mid_line, 0)
+    return Located(lines, exact, lines_lost=rows_lost, line_ends=line_ends)
+
+
 async def read_marked_output(
     server: TmuxServer,
     pane_id: str,
     start: CommandStart,
     end: OutputEnd,
     eol_mark: str,
-) -> Located:
+    then: tuple[str, ...] = (),
+) -> tuple[Located, bool]:
     """The output rows between where the shell's hooks saw the command start and end
     (``schemux.hooks``), and whether they are all of it; when tmux dropped
     the start, how many rows of the output it certainly dropped; how many of the lines
@@ -165,10 +245,12 @@ async def read_marked_output(
     ``eol_mark`` is zsh's mark for output without a final newline: zsh writes it (and moves
     to a new row) before its precmd hook reports, so an end at the start of a row may
     follow that mark on the row above (``mark_ended_output``).
+
+    ``then`` (tmux commands that print nothing, after a ``THEN``) runs in the command line
+    of the capture, the last one read; the second value says whether it ran (no output:
+    no capture, so not).
     """
-    first = end.first_row_since(start.at)
-    zsh_marked = bool(eol_mark) and end.column == 0
-    last = end.row if zsh_marked else end.last_output_row
+    first, last, zsh_marked = _output_rows(start, end, eol_mark)
     rows_lost = 0
     if first is None:  # tmux may have dropped history rows since
         first = await _start_after_drops(server, pane_id, start, end)
@@ -177,19 +259,15 @@ async def read_marked_output(
     if first is None:  # the start is gone: every row kept came after it
         first_arg = "-"
     elif first > last:  # no output
-        return Located([], exact=True, line_ends=0)
+        return Located([], exact=True, line_ends=0), False
     else:
         first_arg = str(first)
     lines = await in_pane(
-        server, pane_id, "capture-pane", "-p", "-J", "-t", pane_id, "-S", first_arg, "-E", str(last)
-    )
-    if zsh_marked:  # the mark's row blank when the output ended with a line break
-        mid_line = bool(lines) and bool(lines[-1].rstrip(" "))
-        lines = mark_ended_output(lines, eol_mark)
-    else:  # the cursor after the output's last character on its row
-        mid_line = end.column > 0
-    line_ends = max(len(lines) - mid_line, 0)
-    return Located(lines, first_arg != "-", lines_lost=rows_lost, line_ends=line_ends)
+        server, pane_id,
+        "capture-pane", "-p", "-J", "-t", pane_id, "-S", first_arg, "-E", str(last), *then,
+    )  # fmt: skip
+    exact = first_arg != "-"
+    return _located(lines, end, eol_mark, zsh_marked, exact=exact, rows_lost=rows_lost), True
 
 
 async def _start_after_drops(

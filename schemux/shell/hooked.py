@@ -24,20 +24,32 @@ from typing import Protocol
 
 from schemux.errors import SchemuxError, TmuxCommandError
 from schemux.hooks import SHELL, HookedShell
+from schemux.panes.claims import PaneClaim
 from schemux.panes.keys import leaving_modes
 from schemux.panes.targets import PaneInfo
 from schemux.shell.barrier import server_of, terminal_of, until_tmux_read
 from schemux.shell.capture import (
     CommandStart,
     command_start,
+    cursor_at,
+    end_from,
+    end_now,
     output_end_now,
+    quiet_output,
+    quiet_reading,
     read_marked_output,
 )
 from schemux.shell.channel import COMMAND_ENDED, COMMAND_STARTS, HookChannels
 from schemux.shell.facts import shell_facts
 from schemux.shell.output import Finished, Located, without_interrupt_echo
 from schemux.shell.settling import TYPING_GRACE_SECONDS, PaneSettling, until_line_taken_in
-from schemux.shell.wrapper import in_pane, pane_closed, pane_gone, send_interrupt
+from schemux.shell.wrapper import (
+    BEFORE_TYPING,
+    in_pane,
+    pane_closed,
+    pane_gone,
+    send_interrupt,
+)
 from schemux.tmux.command import THEN
 from schemux.tmux.server import TmuxServer
 
@@ -62,7 +74,8 @@ class OutputLineEnds(Protocol):
 
 class HookedCall:
     """One command typed into a hooked shell, and what its hooks told; ``seen``, what
-    saw the pane's output, if anything did."""
+    saw the pane's output, if anything did; ``claim``, the call's claim on the pane, which
+    its last command line releases once the command ended (else the call's end does)."""
 
     def __init__(
         self,
@@ -70,11 +83,13 @@ class HookedCall:
         pane: PaneInfo,
         shell: HookedShell,
         seen: OutputLineEnds | None = None,
+        claim: PaneClaim | None = None,
     ) -> None:
         self.server = server
         self.pane = pane
         self.shell = shell
         self.seen = seen
+        self.claim = claim
         # OSError when the armed file's directory is not ours alone: the wrapper, then
         self.channel = server.shared(HookChannels).channel(shell.armed)
         self.start: CommandStart | None = None
@@ -167,7 +182,7 @@ class HookedCall:
                 )
             return Finished(await self._output(), None, timed_out=True)
         try:
-            output = await self._output()
+            output = await self._output(releasing=True)
             output = output.with_lines(without_interrupt_echo(output.lines, self.status))
             if not output.exact and self.seen is not None:
                 # the hooks hold the shell after their D mark: the last D is theirs
@@ -178,9 +193,27 @@ class HookedCall:
             self.channel.answer(self._ended)
             self.server.shared(PaneSettling).mark_settling(self.pane.pane_id)
 
-    async def _output(self) -> Located:
+    async def _output(self, *, releasing: bool = False) -> Located:
+        """The output so far; ``releasing`` (the command ended), the claim released by
+        the last command line read, while the hooks still hold the shell. Where the
+        command may have written nothing, the end's line takes the capture such an end
+        needs (zsh's end-of-line mark's row) and the release, which tmux makes only while
+        the cursor is where the output began; else the capture takes the release."""
         pane = self.pane.pane_id
-        end = await output_end_now(self.server, pane)
+        claim = self.claim if releasing and self.shell.value == self._reported else None
+        quiet = None
+        if claim is not None and self.start is not None:
+            quiet = quiet_reading(pane, self.start, self.shell.eol_mark)
+        if claim is None or quiet is None:
+            end = await output_end_now(self.server, pane)
+        else:
+            at, capture = quiet
+            release = claim.releasing(cursor_at(at))
+            lines = await in_pane(self.server, pane, *end_now(pane), *capture, *release)
+            end = end_from(lines[0])
+            if end == at and self.start is not None:
+                claim.released = True
+                return quiet_output(lines[1:], self.start, end, self.shell.eol_mark)
         if self.shell.value != self._reported:
             value = self.shell.value
             await in_pane(self.server, pane, "set-option", "-p", "-t", pane, SHELL, value)
@@ -193,7 +226,13 @@ class HookedCall:
                 "parse?)",
                 suggestion="check the command's syntax in the pane (capture_pane)",
             )
-        return await read_marked_output(self.server, pane, self.start, end, self.shell.eol_mark)
+        then = () if claim is None else claim.releasing()
+        located, sent = await read_marked_output(
+            self.server, pane, self.start, end, self.shell.eol_mark, then
+        )
+        if sent and claim is not None:
+            claim.released = True
+        return located
 
     async def cancelled(self, typing: asyncio.Future[list[str]] | None) -> None:
         """Undo a cancelled call: once its shell has taken the typed line in, its command
@@ -252,18 +291,19 @@ async def run_hooked(
     settle = server.shared(PaneSettling).settle
     pane_id = call.pane.pane_id
     started = time.monotonic()
+    await _arm(call)
     try:
-        call.channel.arm()
-    except OSError as error:
-        raise SchemuxError(
-            f"the shell in pane {pane_id} could not be armed ({error}); nothing was typed"
-        ) from None
-    try:
-        typing = asyncio.ensure_future(server.run(*call.keys(command, suppress_history)))
+        keys = call.keys(command, suppress_history)
+        typed = server.run(*keys) if call.claim is None else call.claim.run(then=(THEN, *keys))
+        typing = asyncio.ensure_future(typed)
         try:
             await asyncio.shield(typing)
         except asyncio.CancelledError:
             await asyncio.shield(settle(pane_id, call.cancelled(typing)))
+            raise
+        except TmuxCommandError as error:
+            if error.target_gone:  # the claim's take, ahead of the keys, found no pane
+                raise pane_gone(pane_id, BEFORE_TYPING) from None
             raise
         try:
             ended = await call.until_ended(timeout - (time.monotonic() - started))
@@ -278,6 +318,25 @@ async def run_hooked(
             raise
     finally:
         call.channel.disarm()
+
+
+async def _arm(call: HookedCall) -> None:
+    """Arm the shell for the call. Before the call's claim is taken (it is, with the keys),
+    only where no other call armed it (nor one a killed process left): else the claim is
+    taken first, by a line of its own, and the shell armed then."""
+    claim = call.claim
+    try:
+        if claim is not None and not claim.sent:
+            try:
+                call.channel.arm(exclusive=True)
+                return
+            except FileExistsError:
+                await claim.run("display-message", "-p", "")
+        call.channel.arm()
+    except OSError as error:
+        raise SchemuxError(
+            f"the shell in pane {call.pane.pane_id} could not be armed ({error}); nothing was typed"
+        ) from None
 
 
 async def _cancelled_finishing(call: HookedCall, finishing: asyncio.Future[Finished]) -> None:

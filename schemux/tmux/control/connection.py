@@ -147,13 +147,13 @@ class Connection:
         refuses too, as its answers would never come."""
         if not self.alive:
             raise ConnectionLost(f"the tmux control client on {self.describe} has ended")
-        commands = split_commands(args)
-        answer = Answer.expecting(self.loop.create_future(), commands)
+        answer = Answer.expecting(self.loop.create_future(), split_commands(args))
         framed: list[str] = []
-        for index, command in enumerate(commands):
+        for index, span in enumerate(answer.spans):
             if index:
                 framed += [THEN, "display-message", "-p", answer.sentinels[index - 1], THEN]
-            framed += command
+            for place, command in enumerate(span):
+                framed += [THEN, *command] if place else command
         last = command_line(("display-message", "-p", answer.sentinels[-1]))
         line = encode_command(framed) + last
         try:

@@ -38,6 +38,16 @@ from schemux.errors import SchemuxError
 
 # commands whose answer is several blocks: they run further commands in place
 RUNS_COMMANDS = frozenset({"if-shell", "if", "source-file", "source", "run-shell", "run"})
+# commands that print nothing when they succeed, whatever they are given: consecutive ones
+# share one span (no sentinel between them: fewer commands for tmux to run, fewer lines
+# to read), read by their blocks' framing, which nothing they print can forge where no
+# argument of theirs holds a line break (an error may quote an argument)
+SILENT = frozenset(
+    {
+        "copy-mode", "send-keys", "set-buffer", "paste-buffer", "set-option",
+        "refresh-client", "link-window", "unlink-window",
+    }
+)  # fmt: skip
 # how a block's framing ends when its command did not come from this client's input
 FOREIGN = " 0"
 
@@ -50,6 +60,7 @@ class Answer:
     future: asyncio.Future[list[str]]
     sentinels: list[str]
     runs_commands: list[bool]  # per span: several blocks, read by their framing
+    spans: list[list[Sequence[str]]] = field(default_factory=list)  # the commands of each
     lines: list[str] = field(default_factory=list)
     error: list[str] | None = None
     span: int = 0
@@ -59,13 +70,31 @@ class Answer:
     def expecting(
         cls, future: asyncio.Future[list[str]], commands: Sequence[Sequence[str]]
     ) -> Answer:
-        """The answer to a line of ``commands``, with fresh sentinel tokens."""
+        """The answer to a line of ``commands``, with fresh sentinel tokens: one after
+        each span (``spans_of``)."""
         token = f"schemux-{secrets.token_hex(12)}"
+        spans = spans_of(commands)
         return cls(
             future,
-            [f"{token}-{index}" for index in range(len(commands))],
-            [bool(command) and command[0] in RUNS_COMMANDS for command in commands],
+            [f"{token}-{index}" for index in range(len(spans))],
+            [len(span) > 1 or (bool(span[0]) and span[0][0] in RUNS_COMMANDS) for span in spans],
+            spans,
         )
+
+
+def spans_of(commands: Sequence[Sequence[str]]) -> list[list[Sequence[str]]]:
+    """The commands of a line, each in a span of its own but for consecutive ``SILENT``
+    ones with no line break in their arguments, which share one (pure)."""
+    spans: list[list[Sequence[str]]] = []
+    shared = False  # whether the last span takes more such commands
+    for command in commands:
+        silent = bool(command) and command[0] in SILENT and "\n" not in "\0".join(command)
+        if shared and silent:
+            spans[-1].append(command)
+        else:
+            spans.append([command])
+            shared = silent
+    return spans
 
 
 def framed_blocks(span: list[str]) -> tuple[list[tuple[bool, list[str]]], list[str]]:
