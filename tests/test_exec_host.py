@@ -389,10 +389,11 @@ def test_each_word_reaches_the_target_as_one_argument(
 
 
 async def test_hostile_values_reach_the_targets_tmux_as_one_argument(
-    anyio_backend: str, exec_target: ExecTarget, exec_socket: str, tmp_path: Path
+    exec_client: Client, exec_target: ExecTarget, exec_socket: str, tmp_path: Path
 ) -> None:
     """Through the control client and through a one-off client (an argv after the
     prefix), each word is one argument of tmux's there: set as an option, read back."""
+    await call(exec_client, "list_sessions")  # the module's server runs, whatever ran before
     context = ServingState(Settings(socket_name=exec_socket, exec_prefix=exec_target))
     mark = tmp_path / "ran"
     try:
