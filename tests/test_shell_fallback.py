@@ -122,8 +122,8 @@ async def test_fish_syntax_follows_the_shell_not_tmuxs_current_command(
     wrapper typed into fish was refused, and the call timed out)."""
     pane = own_pane("fish", width=80)
 
-    async def as_tmux_names_it_then(*arguments: Any) -> PaneInfo:
-        pane = await resolve_requested_pane(*arguments)
+    async def as_tmux_names_it_then(*arguments: Any, **options: Any) -> PaneInfo:
+        pane = await resolve_requested_pane(*arguments, **options)
         return dataclasses.replace(pane, current_command="tmux")
 
     handler = "schemux.handlers.run_command.resolve_requested_pane"
