@@ -25,7 +25,7 @@ async def handle(call: Call, request: RunCommandInput) -> RunCommandOutput:
 
 async def _run(call: Call, request: RunCommandInput, effective_timeout: float) -> RunCommandOutput:
     server = call.tmux(request.socket_name)
-    pane = await resolve_requested_pane(server, request, call.notes, hooks=True)
+    pane = await resolve_requested_pane(server, request, call.notes)
     await check_typing(call, server, pane, "run_command", force=request.force)
     # the recording's first line goes in parallel with the call's first ones
     async with call.recorded(server, pane, request.command, begin_later=True) as recorder:

@@ -534,33 +534,3 @@ async def test_a_call_releases_its_claim_in_its_last_command_line(
             last = lines.index(releasing[-1])
             assert releasing[-1][0] == "display-message"
             assert not [line for line in lines[last + 1 :] if line[0] == "capture-pane"], lines
-
-
-@pytest.mark.parametrize("shell", SHELLS)
-async def test_a_call_takes_its_claim_in_the_line_that_types(
-    client: Client, hooked_pane: MakePane, shell: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Once its shell reported its first prompt, the pane's lookup reads the hooks too:
-    a call arms the shell where no other call has (its armed file is made, never
-    replaced) and takes the claim in the line that types, ahead of the keys, with no
-    line of its own before them."""
-    pane = hooked_pane(shell)
-    await run(client, pane, "true")
-    lines: list[tuple[str, ...]] = []
-    send = Connection.send
-
-    def sent(connection: Connection, args: tuple[str, ...]) -> asyncio.Future[list[str]]:
-        lines.append(args)
-        return send(connection, args)
-
-    monkeypatch.setattr(Connection, "send", sent)
-    for number in range(3):
-        lines.clear()
-        result = await run(client, pane, f"echo {number}")
-        assert (result["output"], result["exit_status"]) == ([str(number)], 0)
-        taking = [line for line in lines if "-o" in line and BUSY_OPTION in line]
-        assert len(taking) == 1, lines
-        assert taking[0][0] == "set-option", taking[0]
-        assert "Enter" in taking[0], taking[0]
-        reading = [line for line in lines if line[0] == "display-message" and PENDING in line[4]]
-        assert not reading, lines

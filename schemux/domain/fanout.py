@@ -107,7 +107,7 @@ async def _run_on_host(
             with anyio.fail_after(timeout):
                 async with first_contact:
                     server = call.tmux()
-                    pane = await resolve_pane(server, PaneTarget(), call.notes, hooks=True)
+                    pane = await resolve_pane(server, PaneTarget(), call.notes)
         except TimeoutError:
             raise SchemuxError(
                 f"host {name} was not reached within {timeout:g} s (the call's timeout); "

@@ -28,7 +28,7 @@ from schemux.errors import (
 )
 from schemux.system.processes import Owner, machine_tag, this_process
 from schemux.system.runtime_identity import owner_alive
-from schemux.tmux.command import THEN, is_separator
+from schemux.tmux.command import THEN
 from schemux.tmux.server import TmuxServer
 
 BUSY_OPTION = "@schemux-busy"
@@ -106,15 +106,13 @@ class PaneClaim:
 
     async def run(self, *commands: str, then: tuple[str, ...] = ()) -> list[str]:
         """``commands``, the take (until a list holding it was sent), then ``then`` (each
-        part after the first beginning with ``THEN``; with no ``commands``, the take comes
-        first), in one tmux command list: what follows the take does not run on a pane
-        another caller holds. A claim left by an owner that is gone is taken away, and the
-        list sent again, once, as it is when the claim that refused it is gone already."""
+        part after the first beginning with ``THEN``), in one tmux command list: what
+        follows the take does not run on a pane another caller holds. A claim left by an
+        owner that is gone is taken away, and the list sent again, once."""
         lines = await self._send(commands, then)
         if lines is None:
             holder = await self._holder()
-            # released since (by its call, or by the reaper as a dead owner's): free now
-            if not holder or await self._taken_from_the_gone(holder):
+            if await self._taken_from_the_gone(holder):
                 lines = await self._send(commands, then)
                 if lines is None:  # another caller took it in between
                     holder = await self._holder()
@@ -127,9 +125,8 @@ class PaneClaim:
         take ran)."""
         taking = self._taking()
         self.sent = True  # once sent, the take may have been done: ``release`` undoes it
-        args = (*commands, *taking, *then)
         try:
-            return await self.server.run(*(args[1:] if args and is_separator(args[0]) else args))
+            return await self.server.run(*commands, *taking, *then)
         except TmuxCommandError as error:
             if not taking or error.stderr != _TAKEN:
                 raise

@@ -30,7 +30,6 @@ from typing import Protocol, TypeVar
 
 from schemux.audit.log import CallRecord
 from schemux.errors import NotFound, SchemuxError, TmuxCommandError, preview
-from schemux.hooks import PENDING, SHELL
 from schemux.names import OWNED_SESSION
 from schemux.tmux.agent_session import AGENT_MARK
 from schemux.tmux.format import option, query, tmux_row
@@ -70,16 +69,6 @@ class PaneRow:
     agent: bool = option(AGENT_MARK)
 
 
-@tmux_row
-class HookedPaneRow(PaneRow):
-    """A pane as a lookup for run_command reads it: with what its shell's hooks said of
-    it, and whether they are still to come (``schemux.shell.readiness``), which the call
-    then need not ask for again."""
-
-    hooks: str = option(SHELL)
-    hooks_pending: str = option(PENDING)
-
-
 # the active pane of each session's active window, and the agent's pane wherever it is
 _ACTIVE_FILTER = f"#{{||:#{{{AGENT_MARK}}},#{{&&:#{{window_active}},#{{pane_active}}}}}}"
 
@@ -96,10 +85,6 @@ class PaneInfo:
     pid: int
     current_path: str
     socket_path: str
-    # the pane's ``schemux.hooks.SHELL`` and ``PENDING`` options when it was looked up
-    # (where the lookup read them: ``resolve_pane``'s ``hooks``)
-    hooks: str = ""
-    hooks_pending: str = ""
 
 
 @dataclass(frozen=True)
@@ -164,7 +149,7 @@ def names_a_pane(request: PaneFields) -> bool:
 
 
 async def resolve_requested_pane(
-    server: TmuxServer, request: PaneFields, notes: CallRecord | None, *, hooks: bool = False
+    server: TmuxServer, request: PaneFields, notes: CallRecord | None
 ) -> PaneInfo:
     """The pane a request of that family names (``resolve_pane``)."""
     target = PaneTarget(
@@ -173,28 +158,26 @@ async def resolve_requested_pane(
         session_id=request.session_id,
         session_name=request.session_name,
     )
-    return await resolve_pane(server, target, notes, hooks=hooks)
+    return await resolve_pane(server, target, notes)
 
 
 async def resolve_pane(
-    server: TmuxServer, target: PaneTarget, notes: CallRecord | None, *, hooks: bool = False
+    server: TmuxServer, target: PaneTarget, notes: CallRecord | None
 ) -> PaneInfo:
     """The pane ``target`` means on ``server``: a window or session means its active pane.
     The pane is noted in the call's audit record ``notes`` (None: a request no record
-    keeps, such as a resource's). ``hooks``: what its shell's hooks said is read too
-    (``PaneInfo.hooks``, for run_command)."""
+    keeps, such as a resource's)."""
     target.validate()
-    kind = HookedPaneRow if hooks else PaneRow
     tmux_target = target.tmux_target()
     not_found = f"no pane matches {target.describe()} on {server.address.describe()}"
     listing = server.address.command_text("list-panes", "-a")
     list_panes = f"list the panes with `{listing}` and pass an existing pane_id"
     row: PaneRow | None
     if tmux_target is None:
-        row = await _active_pane(server, target.session_name, kind)
+        row = await _active_pane(server, target.session_name)
         if row is None and target.session_name is None and server.agent is not None:
             await server.make_agent_session(server.agent)
-            row = await _active_pane(server, None, kind)
+            row = await _active_pane(server, None)
             if row is None:  # made and marked, and gone already
                 shell = agent_shell()[0]
                 raise agent_shell_ended(shell, server.agent.name, server.address.describe())
@@ -206,20 +189,20 @@ async def resolve_pane(
             raise NotFound(not_found, suggestion=f"create a session, e.g. `{making}`")
     elif target.pane_id is not None:
         # one round trip: every session holding the pane's window, to choose from
-        rows = await query(server, kind, "list-panes", "-a", "-f", _is_pane(target.pane_id))
+        rows = await query(server, PaneRow, "list-panes", "-a", "-f", _is_pane(target.pane_id))
         row = choose_session(rows, target)
         if row is None:
             raise NotFound(not_found, suggestion=list_panes)
     else:
         try:
-            rows = await query(server, kind, "display-message", "-t", tmux_target)
+            rows = await query(server, PaneRow, "display-message", "-t", tmux_target)
         except TmuxCommandError as error:
             raise NotFound(f"{not_found}: {error.stderr}", suggestion=list_panes) from None
         if not rows:
             raise NotFound(not_found, suggestion=list_panes)
         row = rows[0]
         if target.window_id is not None:
-            row = await _holding_session(server, target, row, kind)
+            row = await _holding_session(server, target, row)
     if is_control_window(row.session_name, row.control):
         raise NotFound(
             f"{not_found}: it is the window of schemux's control clients in {OWNED_SESSION!r}",
@@ -236,8 +219,6 @@ async def resolve_pane(
         pid=row.pane_pid or 0,
         current_path=row.pane_current_path,
         socket_path=row.socket_path,
-        hooks=row.hooks if isinstance(row, HookedPaneRow) else "",
-        hooks_pending=row.hooks_pending if isinstance(row, HookedPaneRow) else "",
     )
     _check_agreement(target, pane)
     if notes is not None:
@@ -245,13 +226,11 @@ async def resolve_pane(
     return pane
 
 
-async def _active_pane(
-    server: TmuxServer, session_name: str | None, kind: type[PaneRow] = PaneRow
-) -> PaneRow | None:
+async def _active_pane(server: TmuxServer, session_name: str | None) -> PaneRow | None:
     """The active pane of the session named exactly ``session_name``; with None, the
     default pane (see the module's docstring). None when there is no such pane."""
     best: PaneRow | None = None
-    for row in await query(server, kind, "list-panes", "-a", "-f", _ACTIVE_FILTER):
+    for row in await query(server, PaneRow, "list-panes", "-a", "-f", _ACTIVE_FILTER):
         active = row.window_active and row.pane_active
         if session_name is not None:
             if active and row.session_name == session_name:
@@ -272,16 +251,14 @@ def _is_pane(pane_id: str) -> str:
     return f"#{{==:#{{pane_id}},{pane_id}}}"
 
 
-async def _holding_session(
-    server: TmuxServer, target: PaneTarget, row: PaneRow, kind: type[PaneRow]
-) -> PaneRow:
+async def _holding_session(server: TmuxServer, target: PaneTarget, row: PaneRow) -> PaneRow:
     """``row``, or the same pane in the session the module's docstring chooses."""
     named = target.session_id is not None or target.session_name is not None
     if row.session_name != OWNED_SESSION and not named:
         return row
     if not _PANE_ID.fullmatch(row.pane_id):  # it goes into a filter format
         return row
-    rows = await query(server, kind, "list-panes", "-a", "-f", _is_pane(row.pane_id))
+    rows = await query(server, PaneRow, "list-panes", "-a", "-f", _is_pane(row.pane_id))
     return choose_session(rows, target) or row
 
 

@@ -77,20 +77,11 @@ class HookChannel:
                 self._lines.append(text)
                 self._arrived.set()
 
-    def arm(self, *, exclusive: bool = False) -> None:
-        """Arm the shell's hooks for one call (OSError when its file cannot be written);
-        ``exclusive``: only where no file arms them (``FileExistsError`` where one does:
-        another call's, of any schemux process here, or one a killed process left), by a
-        call that does not hold the pane's claim yet."""
+    def arm(self) -> None:
+        """Arm the shell's hooks for one call (OSError when its file cannot be written)."""
         temporary = self.armed.with_name(f".{self.armed.name}.{os.getpid()}")
         temporary.write_text(self._mark)
-        if exclusive:
-            try:
-                os.link(temporary, self.armed)  # made whole, never replacing one
-            finally:
-                temporary.unlink()
-        else:
-            temporary.replace(self.armed)  # a hook reads the old file or the new one, whole
+        temporary.replace(self.armed)  # a hook reads the old file or the new one, whole
         self._lines = collections.deque()
 
     async def message(self, within: float) -> str | None:

@@ -38,13 +38,12 @@ from schemux.shell.output import (
     through_interrupt_echo,
     without_interrupt_echo,
 )
-from schemux.shell.readiness import pane_hooks, ready_hooks
+from schemux.shell.readiness import pane_hooks
 from schemux.shell.reported import run_reported
 from schemux.shell.settling import TYPING_GRACE_SECONDS, PaneSettling, until_line_taken_in
 from schemux.shell.typed_command import typed_command
 from schemux.shell.wrapped import WrapperTypist
 from schemux.shell.wrapper import (
-    BEFORE_TYPING,
     FISH,
     POSIX,
     Wrapper,
@@ -112,22 +111,16 @@ async def run_in_shell(
     await settling.until_ours_ended(pane, timeout)
     async with settling.occupying(server, pane) as claim:
         try:
-            # hooks the pane's lookup read ready: the claim is taken with the keys, once the
-            # call armed them where no other call has (``run_hooked``); else by the first
-            # command list sent with it: the hooks' reading where the pane may have them
-            # (before a hooked call arms them), else the typing
-            hooks = ready_hooks(server, pane)
-            if hooks is None:
-                hooks = await pane_hooks(server, pane, timeout, claim)  # a first prompt may come
+            # the claim is taken by the first command list sent with it: the hooks'
+            # reading where the pane may have them (before a hooked call arms them), else
+            # the typing
+            hooks = await pane_hooks(server, pane, timeout, claim)  # a first prompt may come
             await settling.until_settled(pane, facts, edits=hooks is not None)
             shell = await shell_once_started(server, facts, pane, started, timeout)
         except TmuxCommandError as error:
             if error.target_gone:
-                raise pane_gone(pane.pane_id, BEFORE_TYPING) from None
-            raise
-        except SchemuxError:
-            if not claim.sent:  # refused before its claim: another call may be why (busy)
-                await claim.run("display-message", "-p", "")
+                when = "before the command was typed (its shell had ended)"
+                raise pane_gone(pane.pane_id, when) from None
             raise
         hooked = None
         if hooks is not None:

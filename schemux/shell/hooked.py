@@ -43,13 +43,7 @@ from schemux.shell.channel import COMMAND_ENDED, COMMAND_STARTS, HookChannels
 from schemux.shell.facts import shell_facts
 from schemux.shell.output import Finished, Located, without_interrupt_echo
 from schemux.shell.settling import TYPING_GRACE_SECONDS, PaneSettling, until_line_taken_in
-from schemux.shell.wrapper import (
-    BEFORE_TYPING,
-    in_pane,
-    pane_closed,
-    pane_gone,
-    send_interrupt,
-)
+from schemux.shell.wrapper import in_pane, pane_closed, pane_gone, send_interrupt
 from schemux.tmux.command import THEN
 from schemux.tmux.server import TmuxServer
 
@@ -291,19 +285,18 @@ async def run_hooked(
     settle = server.shared(PaneSettling).settle
     pane_id = call.pane.pane_id
     started = time.monotonic()
-    await _arm(call)
     try:
-        keys = call.keys(command, suppress_history)
-        typed = server.run(*keys) if call.claim is None else call.claim.run(then=(THEN, *keys))
-        typing = asyncio.ensure_future(typed)
+        call.channel.arm()
+    except OSError as error:
+        raise SchemuxError(
+            f"the shell in pane {pane_id} could not be armed ({error}); nothing was typed"
+        ) from None
+    try:
+        typing = asyncio.ensure_future(server.run(*call.keys(command, suppress_history)))
         try:
             await asyncio.shield(typing)
         except asyncio.CancelledError:
             await asyncio.shield(settle(pane_id, call.cancelled(typing)))
-            raise
-        except TmuxCommandError as error:
-            if error.target_gone:  # the claim's take, ahead of the keys, found no pane
-                raise pane_gone(pane_id, BEFORE_TYPING) from None
             raise
         try:
             ended = await call.until_ended(timeout - (time.monotonic() - started))
@@ -318,25 +311,6 @@ async def run_hooked(
             raise
     finally:
         call.channel.disarm()
-
-
-async def _arm(call: HookedCall) -> None:
-    """Arm the shell for the call. Before the call's claim is taken (it is, with the keys),
-    only where no other call armed it (nor one a killed process left): else the claim is
-    taken first, by a line of its own, and the shell armed then."""
-    claim = call.claim
-    try:
-        if claim is not None and not claim.sent:
-            try:
-                call.channel.arm(exclusive=True)
-                return
-            except FileExistsError:
-                await claim.run("display-message", "-p", "")
-        call.channel.arm()
-    except OSError as error:
-        raise SchemuxError(
-            f"the shell in pane {call.pane.pane_id} could not be armed ({error}); nothing was typed"
-        ) from None
 
 
 async def _cancelled_finishing(call: HookedCall, finishing: asyncio.Future[Finished]) -> None:

@@ -41,22 +41,7 @@ async def _read(
     if not server.address.host.files_here or not server.address.host.pids_here:
         return None, False  # the integration is put in where its files are this machine's
     lines = await reader.run("display-message", "-p", "-t", pane.pane_id, row_format(HooksRow))
-    return _hooks(pane, parse_row(HooksRow, lines[0]) if lines else HooksRow("", ""))
-
-
-def ready_hooks(server: TmuxServer, pane: PaneInfo) -> HookedShell | None:
-    """The pane's hooked shell as its lookup read it (``PaneInfo.hooks``), once it has
-    reported its first prompt and still is the pane's process; None otherwise (no hooks,
-    still to come, or not this machine's), when ``pane_hooks`` reads them."""
-    if not server.address.host.files_here or not server.address.host.pids_here:
-        return None
-    shell, _ = _hooks(pane, HooksRow(pane.hooks, pane.hooks_pending))
-    return shell
-
-
-def _hooks(pane: PaneInfo, row: HooksRow) -> tuple[HookedShell | None, bool]:
-    """What ``row`` says of the pane's hooks: its hooked shell, if any; and whether its
-    hooks are still to come."""
+    row = parse_row(HooksRow, lines[0]) if lines else HooksRow("", "")
     name = process_name(pane.pid)
     shell = HookedShell.parse(row.shell)
     if shell is not None and shell.pid == pane.pid and shell.name == name:

@@ -185,10 +185,6 @@ async def in_pane(server: TmuxServer, pane_id: str, *args: str) -> list[str]:
         raise pane_closed(pane_id) from None
 
 
-# when a call found its pane gone as it was about to type
-BEFORE_TYPING = "before the command was typed (its shell had ended)"
-
-
 def pane_gone(pane_id: str, when: str) -> PaneGone:
     """The error of a call whose pane closed ``when`` (before its command ran): nothing
     ran, so a call with no target may go on in a new agent shell."""
