@@ -236,7 +236,11 @@ async def test_a_schemux_killed_mid_command_leaves_its_shell_free(
     with anyio.move_on_after(30):
         async with Client(parameters) as doomed, anyio.create_task_group() as group:
             await call(doomed, "run_program", argv=["true"])  # its helper runs
-            (server,) = [p.pid for p in processes() if p.ppid == os.getpid() and b"serve" in p.argv]
+            (server,) = [  # this one's: the worker may hold another schemux (stdio_client)
+                p.pid
+                for p in processes()
+                if p.ppid == os.getpid() and b"serve" in p.argv and b"--exec" in p.argv
+            ]
 
             async def run() -> None:
                 with contextlib.suppress(MCPError):  # the server dies under it
