@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shlex
 import signal
 import subprocess
 import time
 from collections.abc import Callable
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -294,6 +292,7 @@ async def wrapper_with_a_slow_timer(
     tool_context: ServingState, tmux_socket: str, monkeypatch: pytest.MonkeyPatch
 ) -> tuple[Pane, TmuxServer, Wrapper]:
     """A new pane and a wrapper for it whose hold timer fires after SLOW_HOLD seconds."""
+    monkeypatch.setattr(shell_wrapper, "HOLD_SECONDS", SLOW_HOLD)
     monkeypatch.setattr("schemux.shell.abandoned_wrappers.HOLD_SECONDS", SLOW_HOLD)
     pane = new_pane(tmux_socket)
     server = tool_context.services.tmux()
@@ -429,33 +428,6 @@ async def test_the_start_up_reaper_frees_what_a_killed_one_left(tmux_socket: str
         assert not [line for line in hold_options(tmux_socket) if pane_token(pane) in line]
     finally:
         await context.close()
-
-
-async def test_a_released_call_leaves_nothing_to_run_after_it(
-    tool_context: ServingState, tmux_socket: str, tmp_path: Path
-) -> None:
-    """The tmux client of the wrapper's report is the only process a call starts on the
-    tmux server's machine: nothing runs after its shell was released (a timer after
-    every call was a job there and another tmux client, most of a fan-out's work on a
-    host)."""
-    pane = new_pane(tmux_socket)
-    server = tool_context.services.tmux()
-    info = await resolve_pane(server, PaneTarget(pane_id=pane.pane_id), None)
-    wrapper = Wrapper(server, info, suppress_history=True)
-    ran = tmp_path / "ran"
-    recorder = tmp_path / "tmux"  # the tmux the wrapper runs: says each time it ran
-    recorder.write_text(f'#!/bin/sh\necho "$*" >>{shlex.quote(str(ran))}\nexec tmux "$@"\n')
-    recorder.chmod(0o700)
-    wrapper.tmux = f"{shlex.quote(str(recorder))} -S {shlex.quote(info.socket_path)}"
-    await server.run(*wrapper.arm_and_type("true"))
-    await until(lambda: any(' "E 0 ' in option for option in private_options(pane)))
-    await shell_wrapper.disarm(server, wrapper, waited=False)
-    await server.run(*wrapper.release)
-    await until(lambda: current_command(pane) == "bash")
-    # a sleep, not a wait: what is checked is an absence, after a timer's time
-    await anyio.sleep(HOLD_SECONDS + 1.5)
-    assert len(ran.read_text().splitlines()) == 1  # the report's
-    tmux(tmux_socket, "wait-for", wrapper.done)  # the wrapper's signal: leave none
 
 
 async def test_the_hold_timer_of_a_released_call_says_nothing(

@@ -7,10 +7,10 @@ option holds the report's format until the wrapper reports ``E <status> ...`` in
 
 A schemux killed with SIGKILL leaves both, and with them the shells it typed into: a
 command still running whose caller is gone (armed), or a wrapper holding its shell for a
-capture that never comes (reported; the server's detach hook frees it a few seconds
-after schemux's control client is gone in any case: ``hold_hook``).
-``release_abandoned_wrappers`` ends both for owners that are dead, and leaves every
-option of a live schemux alone, also a second one on the same tmux server.
+capture that never comes (reported; the wrapper's own timer frees it a few seconds after
+schemux's control client is gone in any case). ``release_abandoned_wrappers`` ends both
+for owners that are dead, and leaves every option of a live schemux alone, also a second
+one on the same tmux server.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from schemux.tmux.format import format_literal
 from schemux.tmux.server import TmuxServer
 
 TOKEN_BYTES = 6  # a call's private token: 12 hex digits
-# how long after a client left the server its wrappers' holds look whether their schemux
-# is still there (the capture takes ms; a schemux that is there but paused is waited for)
+# how long after its report a wrapper holds its shell before it looks whether schemux is
+# still there (the capture takes ms; a schemux that is there but paused is waited for)
 HOLD_SECONDS = 5
 # what the wrapper reports, a format set as the armed option's value (expanded by #{E:})
 REPORT_FORMAT = "#{history_size} #{cursor_y} #{cursor_x} #{history_limit}"
@@ -55,23 +55,27 @@ class WrapperNames:
 
     def hold_format(self, owner: Owner, tmux: str) -> str:
         """The hold flag's value, a format that the control client setting it expands
-        (``set-option -F``): a ``sh`` script that ``tmux`` (the tmux binary and socket,
-        quoted for a shell, as the wrapper's report runs them) reaches the server with.
-        The detach hook (``hold_hook``) runs it on the tmux server's machine, as a job of
-        the server's, after a client left.
+        (``set-option -F``): the wrapper's timer, a ``sh`` script that ``tmux`` (the tmux
+        binary and socket, quoted for a shell, as the wrapper's report runs them) reaches
+        the server with. The report starts it ``HOLD_SECONDS`` later with ``run-shell -b
+        -d``, whose timer and job belong to the tmux server, no client: a timer made of
+        tmux commands would run them on a client's queue (the attached client tmux finds
+        best, often one of schemux's own control clients), and die with that client.
 
-        Run while the flag is still there (its test and the release are one tmux
+        Run while the flag is still there (its test and either action are one tmux
         command), the script looks whether the control client that set the flag still
-        runs (its pid, on the tmux server's machine, where the job runs): if it does, the
-        client that left was another, and schemux (alive, perhaps stopped or slow) will
-        capture and release the shell itself; if not, schemux is gone, and the script
-        frees the shell. A result is never lost to a pause, and a dead schemux's shell is
-        free within seconds. The script prints nothing and ends with status 0 (tmux would
-        show either to a client); its last word, a no-op, holds the owner's mark."""
+        runs (its pid, on the tmux server's machine, where the job runs): if it does,
+        schemux is alive but has not captured yet (stopped, slow), and the timer is set
+        again; if not, schemux is gone, and the script frees the shell. A result is never
+        lost to a pause, and a dead schemux's shell is free within seconds. The script
+        prints nothing and ends with status 0 (tmux would show either to a client); its
+        last word, a no-op, holds the owner's mark."""
+        again = f'run -bd{HOLD_SECONDS} "#{{{self.hold}}}"'
         release = f"set -su {self.hold} ; wait -S {self.resume}"
-        act = f"{tmux} if -F '#{{{self.hold}}}' '{release}' >/dev/null 2>&1;: '{owner.mark}'"
+        test = f"then c='{again}';else c='{release}';fi;"
+        act = f"{tmux} if -F '#{{{self.hold}}}' \"$c\" >/dev/null 2>&1;: '{owner.mark}'"
         # every '#' of the script is its own ('##' to the expansion), but the client's pid
-        return f"kill -0 #{{client_pid}} 2>/dev/null||{format_literal(act)}"
+        return f"if kill -0 #{{client_pid}} 2>/dev/null;{format_literal(test)}{format_literal(act)}"
 
     @property
     def done(self) -> str:
@@ -96,26 +100,6 @@ class AbandonedWrapper:
     def reported(self) -> bool:
         """The command ended and the wrapper holds its shell for a capture."""
         return self.value.startswith("E ")
-
-
-# schemux's entry in the server's client-detached hook: past any a person sets
-DETACH_HOOK = "client-detached[2063]"
-# what it runs, HOLD_SECONDS after an attached client left (a job of the server's, whose
-# timer outlives every client): each hold flag's script, by a tmux client (the job's
-# parent is the server: its binary, and the socket its environment's TMUX names)
-_DETACH_SCRIPT = (
-    "(e=/proc/$PPID/exe;$e show-options -s|while read -r o v;do case $o in "
-    '@schemux_h_*)$e run-shell -b "##{$o}";;esac;done) >/dev/null 2>&1;true'
-)
-
-
-def hold_hook() -> tuple[str, ...]:
-    """The tmux command that sets the server's hook freeing the shells a dead schemux's
-    wrappers hold (``WrapperNames.hold_format``): set with every arming, since the
-    server may be new or the hook removed. A client that leaves is most often one of a
-    schemux that ended (its control clients end with it), and rarely else (a person's
-    terminal, a watch's client): no timer runs for every call, only for such a leave."""
-    return ("set-hook", "-g", DETACH_HOOK, f"run-shell -b -d {HOLD_SECONDS} '{_DETACH_SCRIPT}'")
 
 
 def _option_lines(lines: list[str]) -> dict[str, str]:

@@ -7,7 +7,7 @@ pane, once, after the command:
     printf '\r\33[K';(
     COMMAND
     );{tmux} if -F '#{@opt}' "set -pF @opt 'E $? #{E:@opt}';wait -S DONE;
-                                wait RESUME;set -pu @opt"
+                                run -bd HOLD '#{@hold}';wait RESUME;set -pu @opt"
 
 It records the exit status and where the output ends (the armed option's value is that
 format) in the private pane option ``@opt``, signals DONE, and holds the shell until
@@ -25,17 +25,16 @@ behind. A cancelled call also interrupts its command as a person's C-c would; a 
 one leaves it running.
 
 The hold ends with schemux, not with a time: with the option we set a server option
-``@hold`` whose value is a script that frees the shell once the control client that set
-it is gone (and the owner's mark: ``schemux.shell.abandoned_wrappers``), and remove it
-when we release the shell. No timer runs for each call: the server's ``client-detached``
-hook (set with every arming) runs every such script ``HOLD_SECONDS`` after a client
-left, as a job of the server (no client's, so it outlives every client); a schemux
-stopped or slow captures when it goes on, and a shell whose schemux was killed before
-its capture is freed (its control clients end with it); the wrapper then removes
-``@opt``. The hold tests a server option, not the pane's: it must not fail when the pane
-has gone, since tmux keeps such an error for the next client that attaches. Names and
-formats live in options rather than in the typed text because every character typed
-costs time.
+``@hold`` whose value is the timer's script (and the owner's mark:
+``schemux.shell.abandoned_wrappers``), and remove it when we release the shell. tmux itself
+runs the script ``HOLD_SECONDS`` after the report, as a job of the server (no client's,
+so it outlives every client): if ``@hold`` is still there, it sets the timer again while
+schemux's control client runs (a schemux stopped or slow captures when it goes on), and
+releases the shell once that client is gone (its owner was killed before its capture);
+the wrapper then removes ``@opt``. The timer tests a server option, not the pane's: it
+must not fail when the pane has gone, since tmux keeps such an error for the next client
+that attaches. Names and formats live in options rather
+than in the typed text because every character typed costs time.
 
 On another host whose program helper runs, the last line reports to the helper instead,
 with shell builtins (``Syntax.reported``): no option, no hold flag, no tmux client
@@ -56,7 +55,7 @@ from schemux.errors import PaneGone, SchemuxError, TmuxCommandError
 from schemux.hosts.protocol import ShellReports
 from schemux.panes.keys import leaving_modes
 from schemux.panes.targets import PaneInfo
-from schemux.shell.abandoned_wrappers import REPORT_FORMAT, TOKEN_BYTES, WrapperNames, hold_hook
+from schemux.shell.abandoned_wrappers import HOLD_SECONDS, REPORT_FORMAT, TOKEN_BYTES, WrapperNames
 from schemux.shell.output import Report
 from schemux.system.processes import this_process
 from schemux.tmux.command import THEN
@@ -145,14 +144,14 @@ class Wrapper:
         return (
             "set-option", "-p", "-t", pane, self.option, REPORT_FORMAT,
             THEN, "set-option", "-sF", self.hold, self.names.hold_format(this_process(), self.tmux),
-            THEN, *hold_hook(),
             THEN, *leaving_modes(pane), "send-keys", "-t", pane, "-l", self.keystrokes(command),
             THEN, "send-keys", "-t", pane, "Enter",
         )  # fmt: skip
 
     def keystrokes(self, command: str) -> str:
         # short: every character typed costs time. The report's format is the armed
-        # option's value (set with the arming)
+        # option's value, and the timer's script is the hold flag's (both set with the
+        # arming); run-shell expands #{hold} to it, and it tests the flag itself when it runs
         opt, pane = self.option, self.pane_id
         if self.reports is not None:
             there = f"/proc/{self.reports.helper_pid}/fd/"
@@ -169,7 +168,8 @@ class Wrapper:
         report = (
             f"{self.tmux} if -Ft{pane} '#{{{opt}}}' "
             f"\"set -pFt{pane} {opt} 'E {self.syntax.status} #{{E:{opt}}}';"
-            f'wait -S {self.done};wait {self.resume};set -put{pane} {opt}"'
+            f"wait -S {self.done};run -bd{HOLD_SECONDS} '#{{{self.hold}}}';"
+            f'wait {self.resume};set -put{pane} {opt}"'
         )
         self.last_line = f"{self.syntax.close};{report}"
         return f"{self.first_line}\n{command.rstrip()}\n{self.last_line}"
@@ -224,8 +224,8 @@ async def disarm(server: TmuxServer, wrapper: Wrapper, *, waited: bool) -> str:
 async def drop_hold_flag(server: TmuxServer, wrapper: Wrapper) -> None:
     """Remove the hold flag and free the shell it holds, if any: after a clean-up that
     failed (the pane gone with its shell, or a server that stopped answering, whose
-    queued disarm may still have run after the report). Without the flag the detach
-    hook frees nothing, so the release is signalled with its removal; a signal nobody
+    queued disarm may still have run after the report). Without the flag the wrapper's
+    timer frees nothing, so the release is signalled with its removal; a signal nobody
     waits for stays on this call's own channel, which nothing else uses."""
     hold = wrapper.hold
     with contextlib.suppress(SchemuxError):
