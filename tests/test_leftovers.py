@@ -61,6 +61,8 @@ def test_another_runs_socket_is_not_ours_but_this_runs_anywhere_is(tmp_path: Pat
     other = tmp_path / f"schemux-test-x-runffffffff-{os.getpid()}"
     ours = tmp_path / tagged_socket_name("leaked")
     untagged = Path(socket_directory(), f"untagged-{os.getpid()}")
+    # made by the worker's first tmux server, unless none started before this test
+    untagged.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     for path in (other, ours, untagged):
         path.touch()
     try:
