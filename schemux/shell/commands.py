@@ -50,6 +50,7 @@ from schemux.shell.wrapper import (
     abandon,
     disarm,
     drop_hold_flag,
+    input_unfinished,
     interrupt,
     pane_closed,
     pane_gone,
@@ -365,12 +366,7 @@ async def _finish(
         )
     if await shell_facts(server).shell_reads_input(pane.pid):
         await interrupt(server, wrapper)
-        raise SchemuxError(
-            f"the shell in pane {pane.pane_id} did not start the command within "
-            f"{timeout:g} s; it was still reading input (an unclosed quote, bracket or "
-            "heredoc?), so the typed input was cancelled with C-c",
-            suggestion="check the command's quoting; the pane is at its prompt again",
-        )
+        raise input_unfinished(pane.pane_id, timeout)
     end = await output_end_now(server, wrapper.pane_id)
     return Finished(await typist.read(server, end, (), None), None, timed_out=True)
 

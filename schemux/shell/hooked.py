@@ -22,7 +22,7 @@ import secrets
 import time
 from typing import Protocol
 
-from schemux.errors import SchemuxError, TmuxCommandError
+from schemux.errors import SchemuxError
 from schemux.hooks import SHELL, HookedShell
 from schemux.panes.claims import PaneClaim
 from schemux.panes.keys import leaving_modes
@@ -43,7 +43,7 @@ from schemux.shell.channel import COMMAND_ENDED, COMMAND_STARTS, HookChannels
 from schemux.shell.facts import shell_facts
 from schemux.shell.output import Finished, Located, without_interrupt_echo
 from schemux.shell.settling import TYPING_GRACE_SECONDS, PaneSettling, until_line_taken_in
-from schemux.shell.wrapper import in_pane, pane_closed, pane_gone, send_interrupt
+from schemux.shell.wrapper import in_pane, pane_closed, pane_dead, pane_gone, send_interrupt
 from schemux.tmux.command import THEN
 from schemux.tmux.server import TmuxServer
 
@@ -135,7 +135,7 @@ class HookedCall:
                 graced = True
                 deadline = loop.time() + TYPING_GRACE_SECONDS
                 continue
-            if await self._pane_gone():
+            if await pane_dead(self.server, self.pane.pane_id):
                 if self.start is None:  # the hooks tell the start before it runs
                     when = "before its shell started the command (the shell was ending)"
                     raise pane_gone(self.pane.pane_id, when)
@@ -258,17 +258,6 @@ class HookedCall:
 
     async def _reads_input(self) -> bool:
         return await shell_facts(self.server).shell_reads_input(self.pane.pid)
-
-    async def _pane_gone(self) -> bool:
-        try:
-            lines = await self.server.run(
-                "display-message", "-p", "-t", self.pane.pane_id, "#{pane_dead}"
-            )
-        except TmuxCommandError as error:
-            if error.target_gone:
-                return True
-            raise
-        return not lines or lines[0] != "0"
 
 
 async def run_hooked(

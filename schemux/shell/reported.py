@@ -19,7 +19,7 @@ import asyncio
 import dataclasses
 import enum
 
-from schemux.errors import SchemuxError, TmuxCommandError
+from schemux.errors import SchemuxError
 from schemux.hosts.protocol import ShellReports
 from schemux.panes.claims import PaneClaim
 from schemux.panes.targets import PaneInfo
@@ -34,7 +34,7 @@ from schemux.shell.output import (
 )
 from schemux.shell.settling import TYPING_GRACE_SECONDS, PaneSettling, until_line_taken_in
 from schemux.shell.wrapped import WrapperTypist
-from schemux.shell.wrapper import pane_closed, send_interrupt
+from schemux.shell.wrapper import input_unfinished, pane_closed, pane_dead, send_interrupt
 from schemux.tmux.server import TmuxServer
 
 
@@ -125,7 +125,7 @@ async def _until_reported(
             graced = True  # still taking the typed line in: as shell.commands says
             deadline = loop.time() + TYPING_GRACE_SECONDS
             continue
-        if await _pane_gone(server, pane):
+        if await pane_dead(server, pane.pane_id):
             raise pane_closed(pane.pane_id)
         if graced and not await shell_facts(server).shell_reads_input(pane.pid):
             return _Outcome.TIMED_OUT, None  # the command started, past the timeout
@@ -133,16 +133,6 @@ async def _until_reported(
         if back and dropped:  # twice in a row, a poll apart: not a moment between jobs
             return _Outcome.ABORTED, None
         back = dropped
-
-
-async def _pane_gone(server: TmuxServer, pane: PaneInfo) -> bool:
-    try:
-        lines = await server.run("display-message", "-p", "-t", pane.pane_id, "#{pane_dead}")
-    except TmuxCommandError as error:
-        if error.target_gone:
-            return True
-        raise
-    return not lines or lines[0] != "0"
 
 
 async def _finish(
@@ -183,12 +173,7 @@ async def _finish(
         )
     if await facts.shell_reads_input(pane.pid):
         await send_interrupt(server, pane.pane_id)
-        raise SchemuxError(
-            f"the shell in pane {pane.pane_id} did not start the command within "
-            f"{timeout:g} s; it was still reading input (an unclosed quote, bracket or "
-            "heredoc?), so the typed input was cancelled with C-c",
-            suggestion="check the command's quoting; the pane is at its prompt again",
-        )
+        raise input_unfinished(pane.pane_id, timeout)
     end = await output_end_now(server, pane.pane_id)
     return Finished(await typist.read(server, end, (), None), None, timed_out=True)
 

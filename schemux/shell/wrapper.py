@@ -203,6 +203,28 @@ def pane_closed(pane_id: str) -> SchemuxError:
     )
 
 
+def input_unfinished(pane_id: str, timeout: float) -> SchemuxError:
+    """The error of a call whose shell was still reading the typed input at its timeout
+    (its typing was then cancelled with C-c)."""
+    return SchemuxError(
+        f"the shell in pane {pane_id} did not start the command within {timeout:g} s; it "
+        "was still reading input (an unclosed quote, bracket or heredoc?), so the typed "
+        "input was cancelled with C-c",
+        suggestion="check the command's quoting; the pane is at its prompt again",
+    )
+
+
+async def pane_dead(server: TmuxServer, pane_id: str) -> bool:
+    """Whether the pane is gone or its program has ended."""
+    try:
+        lines = await server.run("display-message", "-p", "-t", pane_id, "#{pane_dead}")
+    except TmuxCommandError as error:
+        if error.target_gone:
+            return True
+        raise
+    return not lines or lines[0] != "0"
+
+
 async def disarm(server: TmuxServer, wrapper: Wrapper, *, waited: bool) -> str:
     """Read and remove the option in one tmux call, after which the wrapper does nothing;
     unless the wrapper already reported (and so signalled DONE, and holds its shell until
