@@ -452,3 +452,16 @@ def run_apart(function: Callable[..., Awaitable[Result]], *args: Any) -> Result:
     whichever test ran first."""
     with ThreadPoolExecutor(1, "run-apart") as pool:
         return pool.submit(anyio.run, function, *args).result()
+
+
+def bin_without_python3(directory: Path) -> Path:
+    """``directory``/bin, links to every program of the system's bin directories but
+    python3 (and every other python): a PATH of a host without it."""
+    bin_dir = directory / "bin"
+    bin_dir.mkdir()
+    for system in ("/usr/local/bin", "/usr/bin", "/bin"):
+        for program in Path(system).iterdir():
+            link = bin_dir / program.name
+            if not program.name.startswith("python") and not link.exists():
+                link.symlink_to(program)
+    return bin_dir

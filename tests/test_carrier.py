@@ -34,7 +34,14 @@ from schemux.tmux.control.client import header_for
 from schemux.tmux.control.connection import Connection
 from tests.contexts import client_of
 from tests.process_table import processes
-from tests.support import TERMINAL_QUERIES, call, tagged_socket_name, until, wait_until
+from tests.support import (
+    TERMINAL_QUERIES,
+    bin_without_python3,
+    call,
+    tagged_socket_name,
+    until,
+    wait_until,
+)
 from tests.test_exit_paths import end, serve_stdio
 
 pytestmark = pytest.mark.anyio
@@ -212,13 +219,7 @@ async def test_a_host_without_python3_gets_a_client_process_each(
 ) -> None:
     """Its PATH has everything but python3: the carrier cannot run, so each control
     client is a process of its own (``tmux -C``), and calls work as before."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    for directory in ("/usr/local/bin", "/usr/bin", "/bin"):
-        for program in Path(directory).iterdir():
-            link = bin_dir / program.name
-            if not program.name.startswith("python") and not link.exists():
-                link.symlink_to(program)
+    bin_dir = bin_without_python3(tmp_path)
     target = place.prefix(f"PATH={bin_dir}")
     context = ServingState(Settings(socket_name=place.socket, exec_prefix=target))
     try:

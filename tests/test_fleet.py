@@ -59,6 +59,7 @@ from tests.contexts import client_of
 from tests.process_table import processes
 from tests.ssh_server import ALIAS, SshServer, ssh_server
 from tests.support import (
+    bin_without_python3,
     call,
     call_error,
     new_pane,
@@ -886,13 +887,7 @@ kind = "local"
 def test_doctor_warns_of_a_host_without_python3_where_tmux_can_crash(tmp_path: Path) -> None:
     """A host whose PATH has everything but python3: its control clients would be tmux -C,
     which its tmux 3.3 to 3.6 can crash under; doctor warns and says what to install."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    for directory in ("/usr/local/bin", "/usr/bin", "/bin"):
-        for program in Path(directory).iterdir():
-            link = bin_dir / program.name
-            if not program.name.startswith("python") and not link.exists():
-                link.symlink_to(program)
+    bin_dir = bin_without_python3(tmp_path)
     status, lines = doctor("--host", f"bare=exec:env PATH={bin_dir}", "--host", "here=local")
     line = host_line(lines, "bare")
     version = subprocess.run(["tmux", "-V"], capture_output=True, text=True).stdout
