@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import shutil
 import subprocess
 import sys
@@ -135,13 +136,21 @@ def needs_tmux(item: pytest.Item) -> bool:
     """Whether ``item`` is outside the unit tier (``UNIT_MODULES``)."""
     if item.get_closest_marker("tmux") is not None:
         return True
-    module = item.path.resolve()
-    if not module.is_relative_to(TESTS):
-        return True
-    own_fixtures = UNIT_MODULES.get(module.relative_to(TESTS).as_posix())
+    own_fixtures = unit_module_fixtures(item.path)
     if own_fixtures is None:
         return True
     return bool(set(getattr(item, "fixturenames", ())) & (TMUX_FIXTURES | own_fixtures))
+
+
+@functools.cache
+def unit_module_fixtures(module: Path) -> frozenset[str] | None:
+    """The fixtures that put a test of the unit module ``module`` outside the tier; None
+    for any other module. Once a module: resolving a path is a system call a directory,
+    and every test of the suite is asked (each test worker collects all of them)."""
+    resolved = module.resolve()
+    if not resolved.is_relative_to(TESTS):
+        return None
+    return UNIT_MODULES.get(resolved.relative_to(TESTS).as_posix())
 
 
 @pytest.fixture(scope="session")
