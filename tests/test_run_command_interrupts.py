@@ -192,10 +192,17 @@ def test_owner_marks() -> None:
     assert hold_tokens(lines) == ["0123456789ab"]
 
 
-def hold_options(socket_name: str) -> list[str]:
+def server_marks(socket_name: str) -> list[str]:
+    """schemux's server options: hold flags, and the window links of waits."""
     return [
         line for line in tmux(socket_name, "show-options", "-s").splitlines() if "schemux" in line
     ]
+
+
+def hold_options(socket_name: str) -> list[str]:
+    """The hold flags among ``server_marks``: not the links, which a schemux killed by an
+    earlier test of the worker leaves on its server until the next one reaps them."""
+    return [line for line in server_marks(socket_name) if not line.startswith(LINK)]
 
 
 async def killed_mid_command(socket_name: str, pane: Pane, command: str) -> None:
@@ -261,12 +268,12 @@ async def test_without_a_new_schemux_the_hold_ends_by_itself(
     await until(lambda: wrapper_options(pane) == [] and current_command(pane) == shell)
     # nothing holds the shell; the window link of the dead one's recording of the call
     # (marked as its own) is left for the next schemux, as a killed watch's is
-    assert [line for line in hold_options(tmux_socket) if not line.startswith(LINK)] == []
+    assert hold_options(tmux_socket) == []
     # not held again: well within the hold's 5 s (1.78 s seen under six test workers); the
     # dead one's claim and link are taken away by the next schemux
     assert await next_call_works(memory_client, pane) < 4
     assert private_options(pane) == []
-    await until(lambda: hold_options(tmux_socket) == [])
+    await until(lambda: server_marks(tmux_socket) == [])
 
 
 def wrapper_options(pane: Pane) -> list[str]:
