@@ -15,7 +15,7 @@ import subprocess
 import sys
 from collections.abc import Generator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -66,12 +66,44 @@ settings.load_profile("schemux-ci" if os.environ.get("CI") else "schemux")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests marked ``long`` first, in their order: collected late, the launcher's install
-    (30 s) kept one worker busy alone for the run's last 16 s. Tests marked with an
+    """Tests marked ``long`` first, spread over the test workers (``spread_long_first``):
+    collected late, one of them kept its worker busy alone at the run's end (the
+    launcher's install for 16 s, the hold timers' tests for 9 s). Tests marked with an
     external cause may run again (``allow_reruns``)."""
-    items.sort(key=lambda item: item.get_closest_marker("long") is None)
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    items[:] = spread_long_first(items, workers)
     for item in items:
         allow_reruns(item)
+
+
+class Marked(Protocol):
+    def get_closest_marker(self, name: str) -> object | None: ...
+
+
+Test = TypeVar("Test", bound=Marked)
+
+
+def spread_long_first(items: list[Test], workers: int) -> list[Test]:
+    """``items`` in the order that puts each worker's share of the ``long`` tests at the
+    start of its first batch. pytest-xdist's scheduler (``--dist worksteal``) first deals
+    the collection out in ``workers`` consecutive batches, as equal as they divide, and
+    later moves tests only from the end of a batch: the long tests dealt round the
+    batches run first, each in its own worker, instead of one after the other in the
+    first worker."""
+    long = [item for item in items if item.get_closest_marker("long") is not None]
+    rest = [item for item in items if item.get_closest_marker("long") is None]
+    if workers <= 1:
+        return long + rest
+    batches = [long[index::workers] for index in range(workers)]
+    left = len(items)
+    for index, batch in enumerate(batches):
+        size = left // (workers - index)  # as the scheduler cuts it
+        left -= size
+        filling = max(size - len(batch), 0)
+        batch.extend(rest[:filling])
+        del rest[:filling]
+    batches[-1].extend(rest)  # none, unless the long tests outnumber a batch
+    return [item for batch in batches for item in batch]
 
 
 def allow_reruns(item: pytest.Item) -> None:

@@ -417,6 +417,7 @@ async def test_a_failing_watcher_does_not_end_its_connection(server: TmuxServer)
         await watcher.close()
 
 
+@pytest.mark.long
 async def test_clients_ended_while_attaching_leave_tmux_running(
     server: TmuxServer, socket: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

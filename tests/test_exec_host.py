@@ -366,6 +366,7 @@ async def test_hostile_argv_reaches_the_program_verbatim(
     assert not mark.exists()
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("way", ["verbatim", "joined"])
 def test_each_word_reaches_the_target_as_one_argument(
     way: str, exec_target: ExecTarget, sshd: SshServer, ssh_target: SshTarget, tmp_path: Path

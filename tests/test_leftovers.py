@@ -93,6 +93,7 @@ def test_leaks_a_server():
 """
 
 
+@pytest.mark.long
 def test_a_run_that_leaves_a_server_fails_and_is_cleaned_up(tmp_path: Path) -> None:
     """A suite with the suite's end check, one test of which leaks a tmux server."""
     done = run_inner_suite(tmp_path, LEAKY_TEST)

@@ -187,6 +187,7 @@ def process_facts(pid: int) -> tuple[str, int]:
     return argv0, int(uid_line.split()[1])
 
 
+@pytest.mark.long
 @pytest.mark.parametrize(
     "shell", ["/bin/bash", "/usr/bin/zsh", "/usr/bin/fish"], ids=["bash", "zsh", "fish"]
 )

@@ -53,6 +53,7 @@ class Progress:
             assert got_message.endswith(f" s of at most {got_total:.0f} s")
 
 
+@pytest.mark.long
 async def test_every_wait_reports_progress(memory_client: Client, tmux_socket: str) -> None:
     """run_command, run_shell_command, run_program, read_program, wait_for_text and
     stop_program's grace period, each waiting at once on one client."""

@@ -930,6 +930,7 @@ def owned_windows(socket: str) -> list[str]:
     return listed.split()
 
 
+@pytest.mark.long
 @pytest.mark.anyio
 async def test_a_long_call_is_written_as_it_runs_and_recorded_whole(
     tmux_socket: str, tmp_path: Path

@@ -22,6 +22,7 @@ def served(tmux_socket: str) -> Iterator[str]:
         yield url
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("era", ["2026-07-28", "legacy"])
 def test_the_typescript_client_reads_and_watches_a_pane(
     served: str, tmux_socket: str, node_scripts: Path, era: str

@@ -255,6 +255,7 @@ async def test_a_new_schemux_frees_what_a_killed_one_left(
     assert private_options(pane) == []
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("shell", ["bash", "dash"])
 async def test_without_a_new_schemux_the_hold_ends_by_itself(
     memory_client: Client, tmux_socket: str, shell: str
@@ -437,6 +438,7 @@ async def test_the_start_up_reaper_frees_what_a_killed_one_left(tmux_socket: str
         await context.close()
 
 
+@pytest.mark.long
 async def test_the_hold_timer_of_a_released_call_says_nothing(
     memory_client: Client, tmux_socket: str
 ) -> None:

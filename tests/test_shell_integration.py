@@ -380,6 +380,7 @@ async def test_a_shell_armed_by_a_killed_schemux_is_not_held(
     assert not hooked.armed.exists()
 
 
+@pytest.mark.long
 def test_a_live_schemux_holds_the_shell_until_it_answers_or_ends(hooked_pane: MakePane) -> None:
     """A live schemux that armed the shell and does not answer yet (stopped, slow, its
     event loop stuck): the hooks wait for it however long it takes, not a fixed time

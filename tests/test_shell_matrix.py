@@ -332,6 +332,7 @@ async def idle_shell(
         await shell.fresh_pane()
 
 
+@pytest.mark.long
 async def test_first_call_after_start(shell: ShellUnderTest) -> None:
     first = shell.first
     assert not first.is_error, first.text

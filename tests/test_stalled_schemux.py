@@ -79,6 +79,7 @@ async def stopped_while(
     return [outcome[index] for index in range(len(calls))]
 
 
+@pytest.mark.long
 async def test_the_agent_s_pane_and_a_pane_schemux_did_not_make(served: Served) -> None:
     """A call in each, through the same stopped seconds."""
     pane: Pane = new_pane(served.socket_name)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.suite_rules import spread_long_first
 from tests.test_leftovers import run_inner_suite
 
 FAILS_THE_FIRST_TIME = """
@@ -119,3 +120,35 @@ def test_a_missing_tool_fails_the_test_in_ci_and_skips_it_elsewhere(
         assert done.returncode == pytest.ExitCode.OK, done.stdout + done.stderr
         (skipped,) = [line for line in done.stdout.splitlines() if line.startswith("SKIPPED [1]")]
         assert skipped.endswith(": schemux-no-such-tool is not installed")
+
+
+class Collected:
+    """What ``spread_long_first`` asks of a collected test: its ``long`` mark."""
+
+    def __init__(self, name: str, long: bool) -> None:
+        self.name = name
+        self.long = long
+
+    def get_closest_marker(self, name: str) -> object | None:
+        return "long" if name == "long" and self.long else None
+
+
+@pytest.mark.parametrize(("tests", "workers"), [(23, 6), (24, 6), (7, 3), (5, 1)])
+def test_long_tests_begin_the_batches_the_scheduler_deals(tests: int, workers: int) -> None:
+    """Cut as pytest-xdist's work-stealing scheduler cuts the collection (``workers``
+    consecutive batches, each the pending tests over the workers left), every batch
+    begins with its share of the long tests, and every test is there once."""
+    collected = [Collected(f"t{index}", long=index % 4 == 1) for index in range(tests)]
+    long_count = sum(test.long for test in collected)
+    ordered = spread_long_first(collected, workers)
+    assert sorted(test.name for test in ordered) == sorted(test.name for test in collected)
+    pending, batches = list(ordered), []
+    for index in range(workers):
+        size = len(pending) // (workers - index)
+        batches.append(pending[:size])
+        del pending[:size]
+    shares = [sum(test.long for test in batch) for batch in batches]
+    assert sum(shares) == long_count
+    assert max(shares) - min(shares) <= 1
+    for batch, share in zip(batches, shares, strict=True):
+        assert all(test.long for test in batch[:share])

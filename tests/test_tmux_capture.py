@@ -196,6 +196,7 @@ _WRITES = st.lists(
 )
 
 
+@pytest.mark.long
 @settings(
     max_examples=25,
     deadline=None,

@@ -157,6 +157,7 @@ def socket() -> Iterator[str]:
         yield socket_name
 
 
+@pytest.mark.long
 @settings(max_examples=40, deadline=None)
 @given(st.lists(TEXT.filter(lambda value: "\x00" not in value), min_size=1, max_size=3))
 def test_tmux_encodes_as_encode_does(socket: str, values: list[str]) -> None:
