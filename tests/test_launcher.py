@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -71,8 +72,9 @@ class Installation:
 
 
 @pytest.fixture
-def installation(tmp_path_factory: pytest.TempPathFactory) -> Installation:
-    """A throwaway copy of the checkout, a data home of its own, a PEP 668 python3."""
+def installation(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installation]:
+    """A throwaway copy of the checkout, a data home of its own, a PEP 668 python3; all
+    of it removed after the test (the venv's 7,000 files took the run's end 3 s)."""
     root = tmp_path_factory.mktemp("launcher")
     checkout = root / "checkout"
     checkout.mkdir()
@@ -92,7 +94,8 @@ def installation(tmp_path_factory: pytest.TempPathFactory) -> Installation:
     env["PATH"] = f"{system}{os.pathsep}{env['PATH']}"
     env.pop("SCHEMUX_PYTHON", None)
     env.pop("VIRTUAL_ENV", None)
-    return Installation(checkout, root / "data", log, env)
+    yield Installation(checkout, root / "data", log, env)
+    shutil.rmtree(root, ignore_errors=True)
 
 
 def test_the_stand_in_python_refuses_pip_as_debian_does(installation: Installation) -> None:
