@@ -30,7 +30,7 @@ from schemux.serving.state import ServingState
 from schemux.shell.abandoned import reap_runtime_directories
 from tests.conftest import stdio_parameters
 from tests.contexts import Contexts, client_of
-from tests.support import call, call_error, new_pane, tmux, wait_for_shell, wait_until
+from tests.support import call, call_error, new_pane, tmux, until, wait_for_shell, wait_until
 from tests.test_ssh import HOSTILE_WORDS, master_pid
 
 pytestmark = pytest.mark.anyio
@@ -255,16 +255,22 @@ async def test_kill_9_of_schemux_removes_the_remote_directory(
 
     async def use_then_kill() -> None:
         async with Client(parameters) as client:
-            started = await call(client, "start_program", argv=["sleep", "300"])
+            await call(client, "start_program", argv=["sleep", "300"])
             made.update(set(temporary.glob("schemux-remote-*")) - before)
             pids = schemux_processes(remote_tmux_socket)
             assert len(pids) == 1
             os.kill(pids[0], signal.SIGKILL)
             killed.append(pids[0])
-            await call(client, "read_program", programId=started["programId"], timeoutMs=5000)
+            # nothing more is sent: a request written to the dead server's pipe failed
+            # (BrokenPipeError) in the SDK's writer after this test, failing the next one
+            await until(lambda: schemux_processes(remote_tmux_socket) == [])
 
-    with pytest.raises(BaseException):  # noqa: PT011, B017 - the client sees its server die
+    try:
         await use_then_kill()
+    except AssertionError:
+        raise
+    except Exception:  # the client may see its server gone as it closes
+        pass
     assert len(made) == 1
     assert killed  # the directory goes with the kill, not with a clean exit
     (root,) = made
