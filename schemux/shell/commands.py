@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import enum
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -42,7 +41,7 @@ from schemux.shell.readiness import pane_hooks
 from schemux.shell.reported import run_reported
 from schemux.shell.settling import TYPING_GRACE_SECONDS, PaneSettling, until_line_taken_in
 from schemux.shell.typed_command import typed_command
-from schemux.shell.wrapped import WrapperTypist
+from schemux.shell.wrapped import WrapperOutcome, WrapperTypist
 from schemux.shell.wrapper import (
     FISH,
     POSIX,
@@ -242,19 +241,13 @@ async def _run_typed(
         raise
 
 
-class _Outcome(enum.Enum):
-    REPORTED = "reported"
-    TIMED_OUT = "timed out"
-    ABORTED = "aborted"  # the shell dropped the rest of the typed line: a C-c
-
-
 async def _until_done_or_gone(
     server: TmuxServer,
     pane: PaneInfo,
     typist: WrapperTypist,
     waiting: asyncio.Future[None],
     timeout: float,
-) -> _Outcome:
+) -> WrapperOutcome:
     """How the wait for the wrapper's report ended. A few times a second the pane is
     looked at too: closed (or dead) meanwhile, it is the call's error as soon as tmux
     tells it, not at the timeout; reported without the signal reaching the waiter (a
@@ -273,12 +266,12 @@ async def _until_done_or_gone(
             # a waiter whose client failed (a dropped ssh connection takes it with the
             # others) woke for no report: the report alone says whether the command ended
             if failure is None or await _pane_state(server, typist.wrapper) == "E":
-                return _Outcome.REPORTED
+                return WrapperOutcome.REPORTED
             raise failure
         if left <= GONE_POLL_SECONDS:
             reading = await shell_facts(server).shell_reads_input(pane.pid)
             if graced or not reading:
-                return _Outcome.TIMED_OUT
+                return WrapperOutcome.TIMED_OUT
             # still taking the typed line in (a line editor whose plugins redraw at every
             # key can take longer than a short timeout): a grace for it to start the
             # command, so the call says what it ran rather than blame the quoting
@@ -289,12 +282,12 @@ async def _until_done_or_gone(
         if state is None:
             raise pane_closed(pane.pane_id)
         if state == "E":
-            return _Outcome.REPORTED
+            return WrapperOutcome.REPORTED
         if graced and not await shell_facts(server).shell_reads_input(pane.pid):
-            return _Outcome.TIMED_OUT  # the command started, past the timeout
+            return WrapperOutcome.TIMED_OUT  # the command started, past the timeout
         dropped = await typist.dropped(server, pane)
         if back and dropped:  # twice in a row, a poll apart: not a moment between jobs
-            return _Outcome.ABORTED
+            return WrapperOutcome.ABORTED
         back = dropped
 
 
@@ -321,7 +314,7 @@ async def _finish(
     pane: PaneInfo,
     claim: PaneClaim,
     waiting: asyncio.Future[None],
-    ended: _Outcome,
+    ended: WrapperOutcome,
     timeout: float,
 ) -> Finished:
     """Disarm, then read the output (releasing the shell and the claim with it, when the
@@ -350,7 +343,7 @@ async def _finish(
         lines = without_interrupt_echo(output.lines, report.exit_status)
         output = dataclasses.replace(output, lines=lines)
         return Finished(output, report.exit_status, timed_out=False)
-    if ended is _Outcome.ABORTED:
+    if ended is WrapperOutcome.ABORTED:
         # the shell drew its prompt after the interrupt: the output ends on the row above
         now = await output_end_now(server, wrapper.pane_id)
         end = dataclasses.replace(now, column=0)
@@ -358,7 +351,7 @@ async def _finish(
         lines = without_interrupt_echo(through_interrupt_echo(output.lines), INTERRUPTED_STATUS)
         output = dataclasses.replace(output, lines=lines)
         return Finished(output, INTERRUPTED_STATUS, timed_out=False)
-    if ended is _Outcome.REPORTED:
+    if ended is WrapperOutcome.REPORTED:
         raise SchemuxError(
             f"the wrapper in pane {pane.pane_id} reported {state!r}, not an end",
             suggestion="its shell was freed without its report (schemux's control client "

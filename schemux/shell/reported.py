@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import enum
 
 from schemux.errors import SchemuxError
 from schemux.hosts.protocol import ShellReports
@@ -33,15 +32,9 @@ from schemux.shell.output import (
     without_interrupt_echo,
 )
 from schemux.shell.settling import TYPING_GRACE_SECONDS, PaneSettling, until_line_taken_in
-from schemux.shell.wrapped import WrapperTypist
+from schemux.shell.wrapped import WrapperOutcome, WrapperTypist
 from schemux.shell.wrapper import input_unfinished, pane_closed, pane_dead, send_interrupt
 from schemux.tmux.server import TmuxServer
-
-
-class _Outcome(enum.Enum):
-    REPORTED = "reported"
-    TIMED_OUT = "timed out"
-    ABORTED = "aborted"  # the shell dropped the rest of the typed line: a C-c
 
 
 async def run_reported(
@@ -97,7 +90,7 @@ async def _until_reported(
     typist: WrapperTypist,
     lines: asyncio.Queue[str | None],
     timeout: float,
-) -> tuple[_Outcome, int | None]:
+) -> tuple[WrapperOutcome, int | None]:
     """How the wait for the wrapper's report ended, and the command's status. A few
     times a second the pane is looked at too, as ``shell.commands`` does: closed, it is
     the call's error at once; a typed wrapper whose shell reads input again below it
@@ -118,20 +111,20 @@ async def _until_reported(
                     f"command in pane {pane.pane_id} ran; its exit status and output are lost",
                     suggestion="run it again (the next call starts a new helper)",
                 )
-            return _Outcome.REPORTED, int(line.split(" ")[1])
+            return WrapperOutcome.REPORTED, int(line.split(" ")[1])
         if left <= GONE_POLL_SECONDS:
             if graced or not await shell_facts(server).shell_reads_input(pane.pid):
-                return _Outcome.TIMED_OUT, None
+                return WrapperOutcome.TIMED_OUT, None
             graced = True  # still taking the typed line in: as shell.commands says
             deadline = loop.time() + TYPING_GRACE_SECONDS
             continue
         if await pane_dead(server, pane.pane_id):
             raise pane_closed(pane.pane_id)
         if graced and not await shell_facts(server).shell_reads_input(pane.pid):
-            return _Outcome.TIMED_OUT, None  # the command started, past the timeout
+            return WrapperOutcome.TIMED_OUT, None  # the command started, past the timeout
         dropped = await typist.dropped(server, pane)
         if back and dropped:  # twice in a row, a poll apart: not a moment between jobs
-            return _Outcome.ABORTED, None
+            return WrapperOutcome.ABORTED, None
         back = dropped
 
 
@@ -141,7 +134,7 @@ async def _finish(
     pane: PaneInfo,
     claim: PaneClaim,
     reports: ShellReports,
-    ended: _Outcome,
+    ended: WrapperOutcome,
     status: int | None,
     timeout: float,
 ) -> Finished:
@@ -149,7 +142,7 @@ async def _finish(
     releasing the claim with the capture and then letting the shell go on."""
     wrapper = typist.wrapper
     facts = shell_facts(server)
-    if ended is _Outcome.REPORTED and status is not None:
+    if ended is WrapperOutcome.REPORTED and status is not None:
         # tmux's answers to queries the command wrote, taken off its terminal (and all
         # it wrote read by tmux) before the end is read
         await facts.take_terminal_answers(pane.pid)
@@ -161,7 +154,7 @@ async def _finish(
         lines = without_interrupt_echo(output.lines, status)
         return Finished(dataclasses.replace(output, lines=lines), status, timed_out=False)
     reports.disarm(wrapper.token)
-    if ended is _Outcome.ABORTED:
+    if ended is WrapperOutcome.ABORTED:
         # the shell drew its prompt after the interrupt: the output ends on the row above
         now = await output_end_now(server, pane.pane_id)
         output = await typist.read(

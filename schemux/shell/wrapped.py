@@ -6,6 +6,8 @@ shell with the hooks is typed into by ``schemux.shell.hooked``.
 
 from __future__ import annotations
 
+import enum
+
 from schemux.panes.targets import PaneInfo
 from schemux.shell.capture import CURSOR_FORMAT, prompt_from, read_output
 from schemux.shell.facts import shell_facts
@@ -13,6 +15,15 @@ from schemux.shell.output import Located, OutputEnd, Prompt
 from schemux.shell.wrapper import Wrapper
 from schemux.tmux.command import THEN
 from schemux.tmux.server import TmuxServer
+
+
+class WrapperOutcome(enum.Enum):
+    """How the wait for a typed wrapper's report ended (``shell.commands``, where the
+    wrapper reports to tmux; ``shell.reported``, where it reports to the host's helper)."""
+
+    REPORTED = "reported"
+    TIMED_OUT = "timed out"
+    ABORTED = "aborted"  # the shell dropped the rest of the typed line: a C-c
 
 
 def same_prompt(now: str, before: str) -> bool:
