@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import shutil
 import subprocess
 import sys
@@ -127,26 +126,27 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The suite's rules (``tests.suite_rules``: long tests first, reruns), and every test
     outside the unit tier marked ``tmux`` (``needs_tmux``)."""
     suite_rules.pytest_collection_modifyitems(items)
+    # a module's path resolved once, not once a test (a system call a directory, and
+    # every test worker collects every test)
+    modules: dict[Path, frozenset[str] | None] = {}
     for item in items:
-        if needs_tmux(item):
+        if item.path not in modules:
+            modules[item.path] = unit_module_fixtures(item.path)
+        if needs_tmux(item, modules[item.path]):
             item.add_marker(pytest.mark.tmux)
 
 
-def needs_tmux(item: pytest.Item) -> bool:
-    """Whether ``item`` is outside the unit tier (``UNIT_MODULES``)."""
-    if item.get_closest_marker("tmux") is not None:
-        return True
-    own_fixtures = unit_module_fixtures(item.path)
-    if own_fixtures is None:
+def needs_tmux(item: pytest.Item, own_fixtures: frozenset[str] | None) -> bool:
+    """Whether ``item`` is outside the unit tier (``UNIT_MODULES``), given its module's
+    ``unit_module_fixtures``."""
+    if item.get_closest_marker("tmux") is not None or own_fixtures is None:
         return True
     return bool(set(getattr(item, "fixturenames", ())) & (TMUX_FIXTURES | own_fixtures))
 
 
-@functools.cache
 def unit_module_fixtures(module: Path) -> frozenset[str] | None:
     """The fixtures that put a test of the unit module ``module`` outside the tier; None
-    for any other module. Once a module: resolving a path is a system call a directory,
-    and every test of the suite is asked (each test worker collects all of them)."""
+    for any other module."""
     resolved = module.resolve()
     if not resolved.is_relative_to(TESTS):
         return None

@@ -77,6 +77,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 class Marked(Protocol):
+    """A collected test, as far as ``spread_long_first`` asks: its marks."""
+
     def get_closest_marker(self, name: str) -> object | None: ...
 
 
@@ -90,8 +92,10 @@ def spread_long_first(items: list[Test], workers: int) -> list[Test]:
     later moves tests only from the end of a batch: the long tests dealt round the
     batches run first, each in its own worker, instead of one after the other in the
     first worker."""
-    long = [item for item in items if item.get_closest_marker("long") is not None]
-    rest = [item for item in items if item.get_closest_marker("long") is None]
+    long: list[Test] = []
+    rest: list[Test] = []
+    for item in items:
+        (rest if item.get_closest_marker("long") is None else long).append(item)
     if workers <= 1:
         return long + rest
     batches = [long[index::workers] for index in range(workers)]
