@@ -133,7 +133,7 @@ def carriers() -> set[int]:
 async def test_a_hosts_control_clients_and_program_helper_are_two_processes(
     served: tuple[Client, ServingState], place: Place
 ) -> None:
-    """After a command (the shared client and its spares), a wait (a spare borrowed) and
+    """After a command (the shared client), a wait (the spares started, one borrowed) and
     a program (the helper): two processes of schemux's for the host, where there were
     thirteen (each client behind ``sh`` and a relay's ``sh`` and ``cat``); tmux sees
     every control client with the carrier's pid. (Failed before: 13 processes, three
@@ -141,9 +141,10 @@ async def test_a_hosts_control_clients_and_program_helper_are_two_processes(
     client, _ = served
     before = descendants(os.getpid())
     await call(client, "run_command", command="true")
-    await call(client, "run_command", command="sleep 0.2", timeout=10)
+    place.tmux("wait-for", "-S", "carried-spares")  # kept for the next wait
+    await call(client, "wait_for_channel", channel="carried-spares", timeout=10)
     await call(client, "run_program", argv=["true"])
-    await until(lambda: len(place.control_client_pids()) >= 3)
+    await until(lambda: len(place.control_client_pids()) == 3)
     made = descendants(os.getpid()) - before
     assert len(made) <= 2, [p.command[:80] for p in processes() if p.pid in made]
     (carrier,) = carriers() & made
@@ -226,8 +227,10 @@ async def test_a_host_without_python3_gets_a_client_process_each(
         async with client_of(context, BINDINGS) as client:
             result = await call(client, "run_command", command="echo plain")
             assert result["output"] == ["plain"]
-            await until(lambda: len(place.control_client_pids()) >= 3)
-            assert len(set(place.control_client_pids())) >= 3
+            place.tmux("wait-for", "-S", "plain-spares")  # kept for the next wait
+            await call(client, "wait_for_channel", channel="plain-spares", timeout=10)
+            await until(lambda: len(place.control_client_pids()) == 3)
+            assert len(set(place.control_client_pids())) == 3
             assert not carriers() & descendants(os.getpid())
     finally:
         await context.close()

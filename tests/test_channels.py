@@ -88,7 +88,9 @@ async def test_a_timed_out_wait_leaves_no_waiter_and_no_client(
     memory_client: Client, tmux_socket: str
 ) -> None:
     name = channel()
-    await call(memory_client, "signal_channel", channel=channel())  # the clients exist
+    warm = channel()  # the clients exist: the shared one, and the spares a first wait starts
+    await call(memory_client, "signal_channel", channel=warm)
+    await call(memory_client, "wait_for_channel", channel=warm, timeout=10)
     before = control_clients(tmux_socket)
     for _ in range(3):
         error = await call_error(memory_client, "wait_for_channel", channel=name, timeout=0.3)

@@ -281,6 +281,7 @@ async def test_server_killed_mid_command(server: TmuxServer, socket: str) -> Non
     so that a loaded machine's slowness is never taken for either)."""
     server.engine.timeout = 60.0
     assert await server.run("display-message", "-p", "up") == ["up"]
+    await spares_started(server)
     pid = await control_client_pid(server)
     server_pid = int((await server.run("display-message", "-p", "#{pid}"))[0])
     duration = f"120.{uuid.uuid4().int % 10**9}"  # its own argument, to find the sleep by
@@ -310,7 +311,8 @@ async def test_server_killed_mid_command(server: TmuxServer, socket: str) -> Non
     )
     assert await server.run("display-message", "-p", "back") == ["back"]
     assert await control_client_pid(server) != pid
-    # the spares of the server that died are not counted: new ones started with it
+    # the spares of the server that died are not counted: new ones started with it,
+    # since a wait has wanted them
     assert len(control_client_pids(socket)) == 1 + SPARE_CLIENTS
 
 
@@ -362,6 +364,9 @@ async def test_the_user_sees_only_the_owned_session(server: TmuxServer, socket: 
     sessions = subprocess_lines(socket, "list-sessions", "-F", "#{session_name}")
     assert OWNED_SESSION in sessions
     assert subprocess_lines(socket, "list-clients", "-t", f"={pane.session_name}") == []
+    clients = subprocess_lines(socket, "list-clients", "-F", "#{client_session} #{client_pid}")
+    assert clients == [f"{OWNED_SESSION} {pid}"]  # no spare before a wait or watch wants one
+    await spares_started(server)
     clients = subprocess_lines(socket, "list-clients", "-F", "#{client_session} #{client_pid}")
     # the shared client and its spares, all on the owned session
     assert len(clients) == 1 + SPARE_CLIENTS
@@ -461,6 +466,13 @@ async def test_a_pane_id_with_its_session_is_resolved_in_one_round_trip(
         await resolve_pane(server, PaneTarget(pane_id="%99999"), None)
 
 
+async def spares_started(server: TmuxServer) -> None:
+    """A wait (on a channel signalled before it): the first wants the spares, and
+    returns once they have started and one served it."""
+    await server.run("wait-for", "-S", "--", "spares-wanted")
+    await server.wait("spares-wanted")
+
+
 def control_client_pids(socket: str) -> set[str]:
     """The pids of the control clients attached (plain clients such as ``wait-for`` have
     no session, so tmux does not list them)."""
@@ -471,6 +483,8 @@ async def test_waits_and_watches_start_no_control_client_after_the_first(
     server: TmuxServer, socket: str
 ) -> None:
     await server.run("display-message", "-p", "start")
+    assert len(control_client_pids(socket)) == 1  # the spares start with the first wait
+    await spares_started(server)
     started = control_client_pids(socket)
     assert len(started) == 1 + SPARE_CLIENTS
     for attempt in range(10):  # given up: the client stays blocked until the signal

@@ -248,7 +248,9 @@ async def kill_with_slow_clients(context: ServingState, socket: str) -> None:
     from schemux.domain.teardown import kill_identified
 
     server = context.services.tmux()
-    await server.run("display-message", "-p", "x")  # the shared client and its spares
+    # the shared client, and the spares that a first wait starts
+    await server.run("wait-for", "-S", "--", "teardown-spares")
+    await server.wait("teardown-spares")
     await until(lambda: len(client_pids(socket)) >= 2)
     # schemux's clients slow to see the end, as on a loaded machine: stopped a while
     stopped = client_pids(socket)

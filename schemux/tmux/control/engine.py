@@ -15,9 +15,11 @@ schemux exits.
 Control clients are started as seldom as possible: tmux 3.3a to 3.5a crash (a NULL
 ``control_state`` in ``control_write``) when a notification (a session made or closed,
 a pane killed, a client detached) reaches a control client that has announced itself
-and not yet finished identifying (tmux 3.7c survives it). So the spares start with the
-shared client, in one start, while schemux's own commands wait (``run``), and are kept
-for the engine's life: a wait borrows one and gives it back, also when it is given up
+and not yet finished identifying (tmux 3.7c survives it). So the spares start together,
+when the first wait or watch wants one (and again with each start of the shared client
+after that), while schemux's own commands wait (``run``); an engine that only runs
+commands has one client. They are kept for the engine's life: a wait borrows one and
+gives it back, also when it is given up
 (the client stays blocked until the channel is signalled, ``_give_back_when_woken``); a
 watch (``open_watcher``: ``%output`` wanted) borrows one and turns its output on, then
 off again. Only when none is free does a wait run a plain ``tmux wait-for`` client (not
@@ -149,6 +151,7 @@ class ControlEngine:
         self._connection: Connection | None = None
         self._starting: asyncio.Task[Connection] | None = None
         self._preparing = False  # whether that start is still in ``prepare``
+        self._spares_wanted = False  # a wait or watch has borrowed: spares start with each start
         self._spares_starting: set[asyncio.Task[Connection]] = set()
         self._idle: list[Connection] = []  # attached, no-output, nothing queued
         self._given_up: list[Connection] = []  # blocked in a wait nobody awaits any more
@@ -216,7 +219,8 @@ class ControlEngine:
         return starting
 
     async def _start(self, starter: object) -> Connection:
-        """The shared client, and the spares missing, all started at once."""
+        """The shared client, and the spares missing once they are wanted, all started
+        at once."""
         try:
             self._preparing = True
             try:
@@ -224,15 +228,20 @@ class ControlEngine:
             finally:
                 self._preparing = False
             self._forget_unusable()
-            missing = SPARE_CLIENTS - len(self._idle) - len(self._given_up)
-            for _ in range(max(missing, 0)):
-                spare = asyncio.ensure_future(self._attach_new(SHARED_FLAGS, None))
-                self._spares_starting.add(spare)
-                spare.add_done_callback(self._spare_started)
+            if self._spares_wanted:
+                self._start_spares()
             self._connection = await self._attach_new(SHARED_FLAGS, self._told)
             return self._connection
         finally:
             self._starting = None
+
+    def _start_spares(self) -> None:
+        """Start the spares missing, all at once."""
+        missing = SPARE_CLIENTS - len(self._idle) - len(self._given_up)
+        for _ in range(max(missing, 0)):
+            spare = asyncio.ensure_future(self._attach_new(SHARED_FLAGS, None))
+            self._spares_starting.add(spare)
+            spare.add_done_callback(self._spare_started)
 
     def _spare_started(self, spare: asyncio.Task[Connection]) -> None:
         self._spares_starting.discard(spare)
@@ -251,13 +260,17 @@ class ControlEngine:
 
     async def _borrow(self, leaving: int = 0, starter: object = None) -> Connection | None:
         """An idle client, once the engine has started (waiting for its spares if they
-        are starting); None when no more than ``leaving`` are idle."""
+        are starting, as they are at the first borrow); None when no more than
+        ``leaving`` are idle."""
         await self._connect(starter)
         loop = asyncio.get_running_loop()
         while True:
             self._forget_unusable()
             if len(self._idle) > leaving:
                 return self._idle.pop()
+            if not self._spares_wanted:
+                self._spares_wanted = True
+                self._start_spares()
             starting = [spare for spare in self._spares_starting if spare.get_loop() is loop]
             if not starting:
                 return None
