@@ -125,3 +125,34 @@ def test_a_new_cycle_is_found(graph: grimp.ImportGraph) -> None:
         importer="schemux.names", imported="schemux.config", line_number=1, line_contents="import"
     )
     assert cycles(graph) == [["schemux.config", "schemux.names"]]
+
+
+ROOT = PYPROJECT.parent
+MAX_TOP_MODULES = 15  # issue 33: the packages are the architecture, not a flat room
+MAX_MODULE_LINES = 600
+
+
+def hand_written_modules() -> list[Path]:
+    """The modules a person writes: the runtime and the handlers (``generated/`` is
+    codegen's)."""
+    runtime = [
+        path
+        for path in (ROOT / "schemux").rglob("*.py")
+        if not {"generated", "handlers"} & set(path.relative_to(ROOT / "schemux").parts)
+    ]
+    return sorted([*runtime, *(ROOT / "handlers").glob("*.py")])
+
+
+def test_the_tree_shows_its_packages() -> None:
+    """At most fifteen modules directly in ``schemux/``, and no hand-written module over
+    600 lines: a module that outgrows that has two jobs to split."""
+    top = sorted(path.name for path in (ROOT / "schemux").glob("*.py"))
+    assert len(top) <= MAX_TOP_MODULES, top
+    modules = hand_written_modules()
+    assert len(modules) > 200  # the walk found the tree
+    long = {
+        str(path.relative_to(ROOT)): lines
+        for path in modules
+        if (lines := len(path.read_text().splitlines())) > MAX_MODULE_LINES
+    }
+    assert long == {}

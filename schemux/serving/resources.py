@@ -28,7 +28,7 @@ import mcp_types as types
 from mcp.server import Server
 from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
-from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ServerEvent
+from mcp.server.subscriptions import ListenHandler
 from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ResourceUpdated
 
@@ -53,6 +53,7 @@ from schemux.names import OWNED_SESSION
 from schemux.panes.targets import PaneRow, PaneTarget, resolve_pane
 from schemux.programs.output import text_at
 from schemux.serving.state import ServingState
+from schemux.serving.subscriptions import PendingBus, Subscriptions
 from schemux.tmux.format import query
 from schemux.tmux.owned_session import is_control_window
 
@@ -99,47 +100,6 @@ def _page_start(cursor: str | None, hosts: int, method: str) -> int:
         types.INVALID_PARAMS,
         f"cursor {cursor[:80]!r} is not one that {method} gave: list again without a cursor",
     )
-
-
-class _Subscriptions:
-    """One holder's subscriptions (a connection's or a listen stream's), by URI."""
-
-    def __init__(self) -> None:
-        self.releases: dict[str, Callable[[], Awaitable[None]]] = {}
-
-    async def release(self, uri: str) -> None:
-        release = self.releases.pop(uri, None)
-        if release is not None:
-            with anyio.CancelScope(shield=True):
-                await release()
-
-    async def close(self) -> None:
-        for uri in list(self.releases):
-            await self.release(uri)
-
-
-class _PendingBus(InMemorySubscriptionBus):
-    """A listen stream's own bus: an update published before the stream listens (between
-    its subscriptions' start and its acknowledgement) is held and delivered then."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._held: dict[str, ServerEvent] = {}
-        self._listening = False
-
-    async def publish(self, event: ServerEvent) -> None:
-        if not self._listening and isinstance(event, ResourceUpdated):
-            self._held[event.uri] = event
-            return
-        await super().publish(event)
-
-    def subscribe(self, listener: Callable[[ServerEvent], None]) -> Callable[[], None]:
-        unsubscribe = super().subscribe(listener)
-        self._listening = True
-        for event in self._held.values():
-            listener(event)
-        self._held.clear()
-        return unsubscribe
 
 
 class ResourceService:
@@ -463,7 +423,7 @@ class ResourceService:
     async def _subscribe(
         self,
         call: Call,
-        holder: _Subscriptions,
+        holder: Subscriptions,
         uri: str,
         deliver: Callable[[str], Awaitable[None]],
     ) -> None:
@@ -479,8 +439,8 @@ class ResourceService:
     ) -> types.EmptyResult:
         connection = _connection(ctx)
         holder = connection.state.get(_CONNECTION_KEY)
-        if not isinstance(holder, _Subscriptions):
-            holder = connection.state[_CONNECTION_KEY] = _Subscriptions()
+        if not isinstance(holder, Subscriptions):
+            holder = connection.state[_CONNECTION_KEY] = Subscriptions()
             connection.exit_stack.push_async_callback(holder.close)
         try:
             await self._subscribe(call, holder, params.uri, connection.send_resource_updated)
@@ -493,7 +453,7 @@ class ResourceService:
     ) -> types.EmptyResult:
         self.address(params.uri)
         holder = _connection(ctx).state.get(_CONNECTION_KEY)
-        if isinstance(holder, _Subscriptions):
+        if isinstance(holder, Subscriptions):
             await holder.release(params.uri)
         return types.EmptyResult()
 
@@ -515,8 +475,8 @@ class ResourceService:
                 f"{self._listeners} listen streams are open already, the most this server allows",
             )
         self._listeners += 1
-        bus = _PendingBus()
-        holder = _Subscriptions()
+        bus = PendingBus()
+        holder = Subscriptions()
 
         async def deliver(uri: str) -> None:
             await bus.publish(ResourceUpdated(uri))
