@@ -509,6 +509,23 @@ async def test_waits_and_watches_start_no_control_client_after_the_first(
     assert all("no-output" in client for client in flags)  # the watchers' output is off again
 
 
+async def test_the_first_watch_starts_the_spares_and_borrows_one(
+    server: TmuxServer, socket: str
+) -> None:
+    """An engine that has only run commands has one client; the first watch starts the
+    spares (all at once) and borrows one of them, which it gives back."""
+    await server.run("display-message", "-p", "start")
+    assert len(control_client_pids(socket)) == 1
+    watcher = await server.engine.open_watcher(lambda notification: None)
+    try:
+        assert await watcher.run("display-message", "-p", "watching") == ["watching"]
+        started = control_client_pids(socket)
+        assert len(started) == 1 + SPARE_CLIENTS
+    finally:
+        await watcher.close()
+    assert control_client_pids(socket) == started  # given back and kept, none ended
+
+
 async def test_a_watcher_borrowed_after_another_gets_output_of_a_pane_it_paused(
     server: TmuxServer, socket: str
 ) -> None:
