@@ -120,7 +120,11 @@ async def test_what_they_make_is_what_tmux_lists(
         )  # fmt: skip
         assert window["session_id"] == session_id
         assert window["active_pane_id"] == facts(socket, window["window_id"], "#{pane_id}")
-        assert environment_of(socket, window["active_pane_id"])["MANAGE_WINDOW"] == "only here"
+        # read once the pane's process has exec'd: until then it is tmux's fork, with
+        # tmux's environment (a loaded machine read it there once)
+        pane = window["active_pane_id"]
+        await until(lambda: "MANAGE_WINDOW" in environment_of(socket, pane))
+        assert environment_of(socket, pane)["MANAGE_WINDOW"] == "only here"
         # the session's environment is left as it was
         assert "MANAGE_WINDOW" not in tmux(socket, "show-environment", "-t", session_id)
         before = await call(
