@@ -7,6 +7,7 @@ not a shell at its prompt, for a login zsh with Debian 13's zsh plugins)."""
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -221,3 +222,38 @@ async def test_a_shell_whose_hooks_say_it_edits_is_never_taken_for_one_without(
         assert asyncio.get_running_loop().time() - started >= 0.3
     finally:
         tmux(main_tmux_socket, "kill-session", "-t", f"={plain.session_name}", check=False)
+
+
+@pytest.mark.parametrize("reader", FACT_READERS)
+async def test_a_builtin_reading_a_redirection_is_not_the_line_editor(
+    tool_context: ServingState, main_tmux_socket: str, tmp_path: Path, reader: str
+) -> None:
+    """A shell builtin that reads a redirection (``read <FILE``, as the hooks read the
+    call's answer after a command) points the shell's own descriptor 0 at FILE for that
+    while, its terminal still in canonical mode: the wait for the line editor reads the
+    modes of the shell's terminal, not of its descriptor 0, and so goes on waiting. (It
+    read FILE's, found none and returned at once: a next call typed before the prompt,
+    its keys echoed twice, seen in test_shell_matrix's screen check of agent-bash-vi.)"""
+    server = tool_context.services.tmux()
+    facts = FACT_READERS[reader](server)
+    fifo = tmp_path / "answer"
+    os.mkfifo(fifo)
+    writer = os.open(fifo, os.O_RDWR)  # bash's open of it for reading does not block
+    pane = new_pane(main_tmux_socket, command="bash --norc --noprofile -i")
+    try:
+        pid = int(pane_format(pane, "#{pane_pid}"))
+        await until(lambda: pane_format(pane, "#{cursor_x}") != "0")  # at its prompt
+        tmux(main_tmux_socket, "send-keys", "-t", pane.pane_id, f"read -r x < {fifo}", "Enter")
+        await until(lambda: os.readlink(f"/proc/{pid}/fd/0") == str(fifo))
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        await facts.until_line_editor_reads(pid, 0.3, edits=True)
+        assert loop.time() - started >= 0.3  # waited: no line editor reads yet
+        os.write(writer, b"done\n")  # the builtin returns, the prompt comes, then readline
+        await until(lambda: os.readlink(f"/proc/{pid}/fd/0") != str(fifo))
+        started = loop.time()
+        await facts.until_line_editor_reads(pid, 5.0, edits=True)
+        assert loop.time() - started < 4.0  # the line editor reads: not waited out
+    finally:
+        os.close(writer)
+        tmux(main_tmux_socket, "kill-session", "-t", f"={pane.session_name}", check=False)

@@ -28,7 +28,7 @@ import os
 import termios
 from typing import Any
 
-from schemux.system.processes import standard_input, stat_of
+from schemux.system.processes import controlling_terminal, stat_of
 
 STATUS_QUERY = b"\x1b[5n"
 STATUS_ANSWER = b"\x1b[0n"
@@ -98,10 +98,10 @@ def server_of(shell_pid: int) -> int | None:
 
 
 def terminal_of(shell_pid: int) -> str:
-    """The terminal a shell on this machine reads (its standard input), or "" when it is
-    gone."""
+    """The terminal a shell on this machine reads (its controlling terminal), or "" when
+    it is gone."""
     try:
-        return standard_input(shell_pid)
+        return controlling_terminal(shell_pid)
     except OSError:
         return ""
 

@@ -123,7 +123,7 @@ p=%(pid)d
 v=-
 if read -r s < /proc/$p/stat; then
   set -- ${s####*) }
-  a=$1 g=$3 f=$6 l=none i=- e=- t=- j=0 k=
+  a=$1 g=$3 r=$5 f=$6 l=none i=- e=- t=- j=0 k=
   if [ "$f" -gt 0 ] && [ "$f" != "$g" ]; then
     c=$(tr '\000' ' ' < /proc/$f/cmdline)
     case $c in '') l=gone;; *schemux_r_*) l=wrapper;; *) l=other;; esac
@@ -134,7 +134,8 @@ if read -r s < /proc/$p/stat; then
   done
   read -r n < /proc/$p/comm
   case $n in %(editors)s)
-    t=$(readlink /proc/$p/fd/0)
+    x=$(( (r >> 8) & 4095 )) y=$(( (r & 255) | ((r >> 12) & 1048320) ))
+    [ "$x" -ge 136 ] && [ "$x" -le 143 ] && t=/dev/pts/$(( (x - 136) * 256 + y ))
     m=" $(stty -a < "$t" | tr '\n;' '  ') "
     case $m in *' -icanon '*) i=0;; *' icanon '*) i=1;; esac
     case $m in *' -echo '*) e=0;; *' echo '*) e=1;; esac;;
@@ -159,8 +160,11 @@ case $m in *' -echo '*) e=0;; *' echo '*) e=1;; *) e=-;; esac
 # answer read and dropped (2 s at most, longer while tmux, which runs this script, is
 # stopped: 2 minutes at most), the terminal's modes as they were after
 _ANSWERS_SCRIPT = r"""(
-t=$(readlink /proc/%(pid)d/fd/0)
-case $t in /dev/pts/[0-9]*) ;; *) exit;; esac
+read -r s < /proc/%(pid)d/stat || exit
+set -- ${s####*) }
+x=$(( ($5 >> 8) & 4095 )) y=$(( ($5 & 255) | (($5 >> 12) & 1048320) ))
+[ "$x" -ge 136 ] && [ "$x" -le 143 ] || exit
+t=/dev/pts/$(( (x - 136) * 256 + y ))
 g=$(stty -g < "$t") || exit
 stty -icanon -echo min 0 time 20 < "$t"
 printf '\033[5n' > "$t"

@@ -15,9 +15,9 @@ from schemux.panes.targets import PaneInfo
 from schemux.system.processes import (
     children,
     command_line,
+    controlling_terminal,
     process_exit,
     process_name,
-    standard_input,
     stat_of,
 )
 
@@ -184,7 +184,7 @@ def prompt_key(pane: PaneInfo) -> str | None:
     if process_name(pane.pid) not in TYPED_SHELLS or not shell_reads_input(pane.pid):
         return None
     try:
-        modes = _local_modes(standard_input(pane.pid))
+        modes = _local_modes(controlling_terminal(pane.pid))
     except OSError:
         return None
     if modes is None:
@@ -218,7 +218,7 @@ async def until_line_editor_reads(
     long a loaded machine keeps it from its prompt.
     """
     try:
-        tty = standard_input(shell_pid)
+        tty = controlling_terminal(shell_pid)
     except OSError:
         return
     if process_name(shell_pid) not in EDITOR_SHELLS:

@@ -28,6 +28,7 @@ class ProcessStat:
     state: str  # R running, S sleeping, Z zombie, ...
     ppid: int
     pgrp: int
+    tty_nr: int  # its controlling terminal's device number; 0 without one
     tpgid: int  # the foreground process group of its terminal; -1 without one
     start_ticks: int  # its start time in clock ticks since boot (field 22)
 
@@ -42,7 +43,12 @@ def read_stat(pid: int) -> ProcessStat:
     if len(fields) < 20:
         raise ValueError(f"/proc/{pid}/stat has {len(fields)} fields after the name")
     return ProcessStat(
-        fields[0].decode(), int(fields[1]), int(fields[2]), int(fields[5]), int(fields[19])
+        fields[0].decode(),
+        int(fields[1]),
+        int(fields[2]),
+        int(fields[4]),
+        int(fields[5]),
+        int(fields[19]),
     )
 
 
@@ -102,9 +108,24 @@ def executable(pid: int) -> str:
     return os.readlink(f"/proc/{pid}/exe")
 
 
-def standard_input(pid: int) -> str:
-    """What the process's stdin is (its terminal's path, for a shell); raises OSError."""
-    return os.readlink(f"/proc/{pid}/fd/0")
+UNIX98_PTY_MAJORS = range(136, 144)  # /dev/pts/N: N = (major - 136) * 256 + minor
+
+
+def controlling_terminal(pid: int) -> str:
+    """The path of the process's controlling terminal, a pseudo-terminal's (as a tmux
+    pane's is); raises OSError when it has none or another kind. Unlike its stdin, this
+    does not change while a shell builtin reads from a redirection (``read <FILE``
+    points the shell's own descriptor 0 at FILE for that while)."""
+    stat = stat_of(pid)
+    if stat is None or stat.tty_nr == 0:
+        raise ProcessLookupError(pid)
+    major, minor = os.major(stat.tty_nr), os.minor(stat.tty_nr)
+    if major not in UNIX98_PTY_MAJORS:
+        raise OSError(f"process {pid}'s terminal is not a pseudo-terminal")
+    path = f"/dev/pts/{(major - UNIX98_PTY_MAJORS[0]) * 256 + minor}"
+    if os.stat(path).st_rdev != os.makedev(major, minor):  # another devpts than the pane's
+        raise OSError(f"{path} is not process {pid}'s terminal here")
+    return path
 
 
 def pid_namespace(pid: int | None = None) -> str:

@@ -205,12 +205,23 @@ sub first_line {
     return $line;
 }
 
+sub controlling_terminal {
+    # the path of the pseudo-terminal whose device number /proc/PID/stat's tty_nr is
+    # ('' for none or another kind): not the shell's descriptor 0, which a builtin's
+    # redirection (`read <FILE`) points elsewhere for a while
+    my ($number) = @_;
+    my $major = ($number >> 8) & 0xfff;
+    my $minor = ($number & 0xff) | (($number >> 12) & 0xfff00);
+    return '' unless $major >= 136 && $major <= 143;
+    return '/dev/pts/' . (($major - 136) * 256 + $minor);
+}
+
 sub shell_facts {
     # the line schemux.shell.facts's _FACTS_SCRIPT prints, for PID: "-" when no such process
     my ($pid, $editors) = @_;
     my $line = first_line("/proc/$pid/stat");
     return '-' unless defined $line && $line =~ /\)\s+(.*)\z/s;
-    my @fields = split ' ', $1;    # from the state on: 0 state, 2 pgrp, 5 tpgid
+    my @fields = split ' ', $1;    # from the state on: 0 state, 2 pgrp, 4 tty_nr, 5 tpgid
     my ($state, $pgrp, $tpgid) = @fields[0, 2, 5];
     my ($leader, $canonical, $echo, $tty) = ('none', '-', '-', '-');
     if ($tpgid > 0 && $tpgid != $pgrp) {
@@ -225,8 +236,7 @@ sub shell_facts {
     my $name = first_line("/proc/$pid/comm");
     $name = '' unless defined $name;
     if (grep { $_ eq $name } split /\|/, $editors) {
-        $tty = readlink("/proc/$pid/fd/0");
-        $tty = '' unless defined $tty;
+        $tty = controlling_terminal($fields[4]);
         ($canonical, $echo) = terminal_modes($tty);
     }
     return "$state $pgrp $tpgid $leader $canonical $echo $job $tty\t$name";
