@@ -207,12 +207,12 @@ sub first_line {
 
 sub controlling_terminal {
     # the path of the pseudo-terminal whose device number /proc/PID/stat's tty_nr is
-    # ('' for none or another kind): not the shell's descriptor 0, which a builtin's
-    # redirection (`read <FILE`) points elsewhere for a while
+    # ('-' for none or another kind, as _FACTS_SCRIPT says): not the shell's descriptor
+    # 0, which a builtin's redirection (`read <FILE`) points elsewhere for a while
     my ($number) = @_;
     my $major = ($number >> 8) & 0xfff;
     my $minor = ($number & 0xff) | (($number >> 12) & 0xfff00);
-    return '' unless $major >= 136 && $major <= 143;
+    return '-' unless $major >= 136 && $major <= 143;
     return '/dev/pts/' . (($major - 136) * 256 + $minor);
 }
 
