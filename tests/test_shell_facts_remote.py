@@ -87,6 +87,26 @@ async def test_the_helper_and_run_shell_read_the_same_facts(
         assert by_helper.pgrp == by_helper.tpgid
         assert (by_helper.canonical, by_helper.echo) == (False, False)
 
+        # a builtin reading a redirection (as the hooks read a call's answer): the shell's
+        # descriptor 0 is the file for that while; its terminal is still the pane's, in
+        # canonical mode (both read the file's, none, before)
+        fifo = tmp_path / "answer"
+        os.mkfifo(fifo)
+        writer = os.open(fifo, os.O_RDWR)  # the shell's open of it does not block
+        try:
+            tmux(remote_tmux_socket, "send-keys", "-t", pane.pane_id, "-l", f"read x <{fifo}")
+            tmux(remote_tmux_socket, "send-keys", "-t", pane.pane_id, "Enter")
+            await until(lambda: pane_format(pane, "#{cursor_x}") == "0")  # the line was run
+            await anyio.sleep(0.2)  # the builtin has opened the file and reads it
+            by_helper, by_run_shell = await _both(facts, pid)
+            assert by_helper == by_run_shell
+            assert by_helper is not None
+            assert (by_helper.tty, by_helper.canonical) == (tty, True)
+        finally:
+            os.write(writer, b"done\n")
+            os.close(writer)
+        await until(lambda: pane_format(pane, "#{cursor_x}") != "0")  # at its prompt again
+
         # no such process
         assert await _both(facts, 4_000_000) == (None, None)
 
