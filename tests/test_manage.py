@@ -524,7 +524,8 @@ async def test_respawn_clear_and_copy_mode_do_what_tmux_then_says(
     other = new_pane(socket, command="sleep 300")
     try:
         tmux(socket, "send-keys", "-t", pane.pane_id, "seq 1 200", "Enter")
-        await until(lambda: "200" in screen(pane))
+        # seq's last line, not the typed line (which holds "200" as soon as it is echoed)
+        await until(lambda: "200" in screen(pane).splitlines())
         copy = await call(socket_client, "enter_copy_mode", pane_id=pane.pane_id, scroll_up=20)
         assert copy["pane_id"] == pane.pane_id
         assert facts(socket, pane.pane_id, "#{pane_in_mode} #{scroll_position}") == "1 20"
