@@ -107,6 +107,13 @@ class LocalShellFacts:
         await until_tmux_read(terminal_of(shell_pid), server_pid=server_of(shell_pid))
 
 
+# The shell's terminal in the scripts below: the pseudo-terminal whose device number
+# (/proc/PID/stat's tty_nr) is $r, as ``t`` (left as it was for none or another kind; as
+# ``schemux.system.processes.controlling_terminal`` reads it here), never the shell's
+# descriptor 0, which a builtin reading a redirection points elsewhere for a while.
+_PTS_OF_TTY_NR = r"""x=$(( (r >> 8) & 4095 )) y=$(( (r & 255) | ((r >> 12) & 1048320) ))
+[ "$x" -ge 136 ] && [ "$x" -le 143 ] && t=/dev/pts/$(( (x - 136) * 256 + y ))"""
+
 # Runs on the server's host (``sh -c``, by run-shell), for process PID (digits): one line,
 # "STATE PGRP TPGID LEADER ICANON ECHO JOB TTY<TAB>NAME", where LEADER tells what leads the
 # terminal's foreground group when the shell does not (none, gone: no argv any more,
@@ -118,7 +125,8 @@ class LocalShellFacts:
 # is the processes it starts). It must print nothing (run-shell would show it in a
 # pane); run-shell expands formats in its command, so "####" is the shell's "##" and no
 # other '#' is in it.
-_FACTS_SCRIPT = r"""(
+_FACTS_SCRIPT = (
+    r"""(
 p=%(pid)d
 v=-
 if read -r s < /proc/$p/stat; then
@@ -134,8 +142,9 @@ if read -r s < /proc/$p/stat; then
   done
   read -r n < /proc/$p/comm
   case $n in %(editors)s)
-    x=$(( (r >> 8) & 4095 )) y=$(( (r & 255) | ((r >> 12) & 1048320) ))
-    [ "$x" -ge 136 ] && [ "$x" -le 143 ] && t=/dev/pts/$(( (x - 136) * 256 + y ))
+    """
+    + _PTS_OF_TTY_NR
+    + r"""
     m=" $(stty -a < "$t" | tr '\n;' '  ') "
     case $m in *' -icanon '*) i=0;; *' icanon '*) i=1;; esac
     case $m in *' -echo '*) e=0;; *' echo '*) e=1;; esac;;
@@ -144,6 +153,7 @@ if read -r s < /proc/$p/stat; then
 fi
 /proc/$PPID/exe set-option -s %(option)s "$v"
 ) >/dev/null 2>&1; true"""
+)
 
 # a terminal as tmux names a pane's (#{pane_tty}): the only terminal paths put in a script
 _TTY = re.compile(r"/dev/pts/[0-9]+")
@@ -159,12 +169,15 @@ case $m in *' -echo '*) e=0;; *' echo '*) e=1;; *) e=-;; esac
 # of process PID: a status query written to its terminal, and all that comes before its
 # answer read and dropped (2 s at most, longer while tmux, which runs this script, is
 # stopped: 2 minutes at most), the terminal's modes as they were after
-_ANSWERS_SCRIPT = r"""(
+_ANSWERS_SCRIPT = (
+    r"""(
 read -r s < /proc/%(pid)d/stat || exit
 set -- ${s####*) }
-x=$(( ($5 >> 8) & 4095 )) y=$(( ($5 & 255) | (($5 >> 12) & 1048320) ))
-[ "$x" -ge 136 ] && [ "$x" -le 143 ] || exit
-t=/dev/pts/$(( (x - 136) * 256 + y ))
+r=$5 t=-
+"""
+    + _PTS_OF_TTY_NR
+    + r"""
+[ "$t" != - ] || exit
 g=$(stty -g < "$t") || exit
 stty -icanon -echo min 0 time 20 < "$t"
 printf '\033[5n' > "$t"
@@ -181,6 +194,7 @@ while [ $n -lt 60 ]; do
 done
 stty "$g" < "$t"
 ) >/dev/null 2>&1; true"""
+)
 
 POLL_SECONDS = 0.005  # between two readings of a remote shell that is on its way
 # the helper's barrier: its longest wait (a stopped server's), and a request's time

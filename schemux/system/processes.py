@@ -117,8 +117,10 @@ def controlling_terminal(pid: int) -> str:
     does not change while a shell builtin reads from a redirection (``read <FILE``
     points the shell's own descriptor 0 at FILE for that while)."""
     stat = stat_of(pid)
-    if stat is None or stat.tty_nr == 0:
+    if stat is None:
         raise ProcessLookupError(pid)
+    if stat.tty_nr == 0:
+        raise OSError(f"process {pid} has no controlling terminal")
     major, minor = os.major(stat.tty_nr), os.minor(stat.tty_nr)
     if major not in UNIX98_PTY_MAJORS:
         raise OSError(f"process {pid}'s terminal is not a pseudo-terminal")
