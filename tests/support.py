@@ -137,6 +137,13 @@ async def control_client_pid(server: TmuxServer) -> int:
     return int((await server.run("display-message", "-p", "#{client_pid}"))[0])
 
 
+async def spares_started(server: TmuxServer) -> None:
+    """A wait on a channel signalled before it: an engine's first wait starts its spare
+    control clients, and this returns once they have started and one served it."""
+    await server.run("wait-for", "-S", "--", "spares-wanted")
+    await server.wait("spares-wanted")
+
+
 def server_identity(socket_name: str) -> ServerIdentity:
     return ServerIdentity.parse(
         tmux(socket_name, "display-message", "-p", IDENTITY_FORMAT).removesuffix("\n")

@@ -27,6 +27,7 @@ from tests.support import (
     control_client_pid,
     new_pane,
     private_tmux_server,
+    spares_started,
     tmux,
     until,
     wait_until,
@@ -464,13 +465,6 @@ async def test_a_pane_id_with_its_session_is_resolved_in_one_round_trip(
     assert commands == ["list-panes"]
     with pytest.raises(SchemuxError, match="no pane matches"):
         await resolve_pane(server, PaneTarget(pane_id="%99999"), None)
-
-
-async def spares_started(server: TmuxServer) -> None:
-    """A wait (on a channel signalled before it): the first wants the spares, and
-    returns once they have started and one served it."""
-    await server.run("wait-for", "-S", "--", "spares-wanted")
-    await server.wait("spares-wanted")
 
 
 def control_client_pids(socket: str) -> set[str]:

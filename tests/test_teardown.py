@@ -34,6 +34,7 @@ from tests.support import (
     new_pane,
     remove_server,
     server_identity,
+    spares_started,
     tagged_socket_name,
     tmux,
     until,
@@ -248,9 +249,7 @@ async def kill_with_slow_clients(context: ServingState, socket: str) -> None:
     from schemux.domain.teardown import kill_identified
 
     server = context.services.tmux()
-    # the shared client, and the spares that a first wait starts
-    await server.run("wait-for", "-S", "--", "teardown-spares")
-    await server.wait("teardown-spares")
+    await spares_started(server)  # the shared client and its spares
     await until(lambda: len(client_pids(socket)) >= 2)
     # schemux's clients slow to see the end, as on a loaded machine: stopped a while
     stopped = client_pids(socket)
