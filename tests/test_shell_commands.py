@@ -7,10 +7,10 @@ import asyncio
 
 import pytest
 
-from schemux.errors import SchemuxError
+from schemux.errors import PaneGone, SchemuxError, TmuxCommandError
 from schemux.shell.commands import check_command
 from schemux.shell.idle import shell_reads_input
-from schemux.shell.wrapper import woken
+from schemux.shell.wrapper import typed, woken
 
 
 @pytest.mark.parametrize(
@@ -52,3 +52,31 @@ async def test_a_waiter_the_clean_up_cancelled_does_not_cancel_the_call(
     waiting.cancel()
     await woken(waiting)
     assert waiting.cancelled()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("stderr", "gone"),
+    [
+        ("can't find pane: %6", True),  # the pane of a shell that just ran exit
+        ("can't find window: @3", True),
+        ("no server running on /tmp/tmux-0/x", False),
+        ("unknown command: copy-mod", False),
+    ],
+)
+async def test_a_pane_gone_before_the_typing_is_the_calls_pane_gone(
+    anyio_backend: str, stderr: str, gone: bool
+) -> None:
+    """tmux found no pane for the command list that types the command, so nothing was
+    typed and nothing ran: the call's PaneGone, on which a call without a target goes
+    on in a new agent shell (test_embedded's call right after `exit` failed with "tmux
+    copy-mode failed: can't find pane" before). Any other failure stays what it was."""
+    typing: asyncio.Future[list[str]] = asyncio.get_running_loop().create_future()
+    typing.set_exception(TmuxCommandError("copy-mode", stderr))
+    expected = PaneGone if gone else TmuxCommandError
+    with pytest.raises(expected) as raised:
+        await typed("%6", typing)
+    if gone:
+        assert str(raised.value).startswith("pane %6 closed before the command was typed")
+    else:
+        assert raised.value is typing.exception()

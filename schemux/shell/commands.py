@@ -44,6 +44,7 @@ from schemux.shell.typed_command import typed_command
 from schemux.shell.wrapped import WrapperOutcome, WrapperTypist
 from schemux.shell.wrapper import (
     FISH,
+    GONE_BEFORE_TYPING,
     POSIX,
     Wrapper,
     abandon,
@@ -53,6 +54,7 @@ from schemux.shell.wrapper import (
     interrupt,
     pane_closed,
     pane_gone,
+    typed,
     woken,
 )
 from schemux.tmux.command import THEN
@@ -119,8 +121,7 @@ async def run_in_shell(
             shell = await shell_once_started(server, facts, pane, started, timeout)
         except TmuxCommandError as error:
             if error.target_gone:
-                when = "before the command was typed (its shell had ended)"
-                raise pane_gone(pane.pane_id, when) from None
+                raise pane_gone(pane.pane_id, GONE_BEFORE_TYPING) from None
             raise
         hooked = None
         if hooks is not None:
@@ -217,7 +218,7 @@ async def _run_typed(
     # the claim, when no earlier list took it, between reading the prompt and the arming
     typing = asyncio.ensure_future(claim.run(*typist.prompt_reading(), then=typist.keys(command)))
     try:
-        typist.typed(await asyncio.shield(typing))
+        typist.typed(await typed(pane.pane_id, typing))
     except asyncio.CancelledError:
         await asyncio.shield(settle(pane.pane_id, _cancelled_typing(server, pane, wrapper, typing)))
         raise

@@ -43,7 +43,14 @@ from schemux.shell.channel import COMMAND_ENDED, COMMAND_STARTS, HookChannels
 from schemux.shell.facts import shell_facts
 from schemux.shell.output import Finished, Located, without_interrupt_echo
 from schemux.shell.settling import TYPING_GRACE_SECONDS, PaneSettling, until_line_taken_in
-from schemux.shell.wrapper import in_pane, pane_closed, pane_dead, pane_gone, send_interrupt
+from schemux.shell.wrapper import (
+    in_pane,
+    pane_closed,
+    pane_dead,
+    pane_gone,
+    send_interrupt,
+    typed,
+)
 from schemux.tmux.command import THEN
 from schemux.tmux.server import TmuxServer
 
@@ -283,7 +290,7 @@ async def run_hooked(
     try:
         typing = asyncio.ensure_future(server.run(*call.keys(command, suppress_history)))
         try:
-            await asyncio.shield(typing)
+            await typed(pane_id, typing)
         except asyncio.CancelledError:
             await asyncio.shield(settle(pane_id, call.cancelled(typing)))
             raise

@@ -33,7 +33,13 @@ from schemux.shell.output import (
 )
 from schemux.shell.settling import TYPING_GRACE_SECONDS, PaneSettling, until_line_taken_in
 from schemux.shell.wrapped import WrapperOutcome, WrapperTypist
-from schemux.shell.wrapper import input_unfinished, pane_closed, pane_dead, send_interrupt
+from schemux.shell.wrapper import (
+    input_unfinished,
+    pane_closed,
+    pane_dead,
+    send_interrupt,
+    typed,
+)
 from schemux.tmux.server import TmuxServer
 
 
@@ -58,7 +64,7 @@ async def run_reported(
             claim.run(*typist.prompt_reading(), then=typist.keys(command))
         )
         try:
-            typist.typed(await asyncio.shield(typing))
+            typist.typed(await typed(pane.pane_id, typing))
         except asyncio.CancelledError:
             await asyncio.shield(
                 settle(pane.pane_id, _cancelled(server, pane, reports, token, typing))

@@ -185,6 +185,22 @@ async def in_pane(server: TmuxServer, pane_id: str, *args: str) -> list[str]:
         raise pane_closed(pane_id) from None
 
 
+GONE_BEFORE_TYPING = "before the command was typed (its shell had ended)"
+
+
+async def typed(pane_id: str, typing: asyncio.Future[list[str]]) -> list[str]:
+    """The answer of the command list that types a call's command (awaited shielded, so
+    a cancel leaves it to the caller's clean-up). A pane gone by then is the call's
+    ``pane_gone``: tmux found no such pane, so the list typed nothing and nothing ran (the
+    pane of a shell that just ran ``exit``, which the call found a moment before)."""
+    try:
+        return await asyncio.shield(typing)
+    except TmuxCommandError as error:
+        if not error.target_gone:
+            raise
+        raise pane_gone(pane_id, GONE_BEFORE_TYPING) from None
+
+
 def pane_gone(pane_id: str, when: str) -> PaneGone:
     """The error of a call whose pane closed ``when`` (before its command ran): nothing
     ran, so a call with no target may go on in a new agent shell."""
