@@ -27,7 +27,7 @@ readings taken around each turn), reporting per call:
   ``PS0`` fork), and for the floor, of its tmux clients.
 
 Usage: ``python bench/call_costs.py [--calls N] [--warmup K] [--batch B]
-[--shells bash,zsh,fish] [--compare PYTHON] [--debug DIR] [--json PATH]``
+[--shells bash,zsh,fish] [--compare PYTHON] [--debug DIR [--profile]] [--json PATH]``
 """
 
 from __future__ import annotations
@@ -73,36 +73,57 @@ from bench.shells import (
     remove_home,
 )
 
-# schemux as `python -m schemux`, its login shell, the file its counts go to and the path
-# its debugging files begin with ("" for none) the first arguments: each control line
-# written is counted (with its commands), each line read, each process started; SIGUSR1
-# writes the counts and this process's pid to that file. With a path: each line sent and
-# read written to PATH.trace (by the client it went through), and the calls between the
-# first SIGUSR1 and each later one profiled into PATH.prof (cProfile's pstats)
+# schemux as `python -m schemux`, its login shell, the file its counts go to, the path
+# its debugging files begin with ("" for none) and whether to profile ("profile" or "")
+# the first arguments: each control line written is counted (with its commands), each
+# line read, each process started; SIGUSR1 writes the counts and this process's pid to
+# that file. With a path: each line sent and read and each MCP message in and out noted
+# in memory with the time (ms) and written to PATH.trace at each SIGUSR1 (by the client
+# it went through; a file write a line would slow the calls it times); with "profile",
+# the calls between the first SIGUSR1 and each later one profiled into PATH.prof
+# (cProfile's pstats, which slows them two- to threefold)
 COUNTING = r"""
 import asyncio, cProfile, json, os, signal, sys, time
 import schemux.tmux.server as tmux
+from schemux.serving import stdio
 from schemux.tmux.command import split_commands
 from schemux.tmux.control import connection, framing
-shell, counts_file, debug = sys.argv.pop(1), sys.argv.pop(1), sys.argv.pop(1)
+shell, counts_file, debug, profiling = (sys.argv.pop(1) for _ in range(4))
 tmux.login_shell = lambda env: shell
-trace = open(debug + ".trace", "a", buffering=1) if debug else None
 profile = None
+trace = [] if debug else None
+def note(text):
+    trace.append((time.perf_counter(), text))
+def write_trace():
+    with open(debug + ".trace", "a") as out:
+        out.writelines(f"{when * 1000:12.3f} {text}\n" for when, text in trace)
+    trace.clear()
 counts = {"lines": 0, "commands": 0, "read": 0, "spawned": 0, "pid": os.getpid()}
 send, feed = connection.Connection.send, framing.FrameReader.feed
+read_now, write_now = stdio._Wire.read_now, stdio._Wire.write_now
 def counted_send(self, args):
     counts["lines"] += 1
     counts["commands"] += len(split_commands(args))
-    if trace:
-        trace.write(f"> {id(self.frames) % 1000:3} {' '.join(args)!r}\n")
+    if trace is not None:
+        note(f"> {id(self.frames) % 1000:3} {' '.join(args)!r}")
     return send(self, args)
 def counted_feed(self, line):
     counts["read"] += 1
-    if trace:
-        trace.write(f"< {id(self) % 1000:3} {line[:160]}\n")
+    if trace is not None:
+        note(f"< {id(self) % 1000:3} {line[:160]}")
     return feed(self, line)
+def traced_read(self):
+    data = read_now(self)
+    if data:
+        note(f"MCP in {bytes(data[:100])!r}")
+    return data
+def traced_write(self, data):
+    note(f"MCP out {bytes(data[:60])!r}")
+    return write_now(self, data)
 connection.Connection.send = counted_send
 framing.FrameReader.feed = counted_feed
+if trace is not None:
+    stdio._Wire.read_now, stdio._Wire.write_now = traced_read, traced_write
 spawn = asyncio.base_events.BaseEventLoop.subprocess_exec
 async def counted_spawn(self, *args, **kwargs):
     counts["spawned"] += 1
@@ -110,9 +131,10 @@ async def counted_spawn(self, *args, **kwargs):
 asyncio.base_events.BaseEventLoop.subprocess_exec = counted_spawn
 def tell(signum, frame):
     global profile
-    if trace:
-        trace.write("--- counted\n")
-    if debug and profile is None:
+    if trace is not None:
+        note("--- counted")
+        write_trace()
+    if profiling and profile is None:
         profile = cProfile.Profile(time.process_time)  # CPU, not waits
         profile.enable()
     elif profile is not None:
@@ -136,9 +158,11 @@ def counting_schemux(
     counts: Path,
     debug: Path | None,
     *options: str,
+    profile: bool = False,
 ) -> StdioServerParameters:
     """schemux over stdio as ``shell``'s user would start it, counting into ``counts``
-    (and writing its trace and profile to ``debug`` + ``.trace``, ``.prof``, if given)."""
+    (and writing its timed trace to ``debug`` + ``.trace`` if given, and with
+    ``profile`` its profile to ``debug`` + ``.prof``)."""
     traced = "" if debug is None else str(debug)
     return StdioServerParameters(
         command=python,
@@ -148,6 +172,7 @@ def counting_schemux(
             shell,
             str(counts),
             traced,
+            "profile" if profile and debug is not None else "",
             "serve",
             "--socket-name",
             socket,
@@ -286,7 +311,14 @@ async def measure_shell(name: str, args: argparse.Namespace) -> dict[str, Any]:
                         counts = home / f"counts-{label.replace(' ', '-')}"
                         debug = None if args.debug is None else args.debug / f"{name}-{label}"
                         params = counting_schemux(
-                            python, shell, home, server.name, counts, debug, *options
+                            python,
+                            shell,
+                            home,
+                            server.name,
+                            counts,
+                            debug,
+                            *options,
+                            profile=args.profile,
                         )
                         client = await stack.enter_async_context(Client(params))
                         clients.append((label, client, counts))
@@ -401,7 +433,12 @@ def main(argv: list[str] | None = None) -> int:
         "--debug",
         type=Path,
         metavar="DIR",
-        help="write there each schemux's control lines (.trace) and profile of the calls (.prof)",
+        help="write there each schemux's control lines and MCP messages, timed (.trace)",
+    )
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="with --debug, also profile the counted calls (.prof; slows them)",
     )
     args = parser.parse_args(argv)
     shells = [name for name in args.shells.split(",") if name]
