@@ -27,6 +27,7 @@ import pytest
 from mcp import Client
 from mcp_types import TextResourceContents
 
+from schemux.audit import recordings
 from schemux.audit.recordings import (
     CUT_MARKER,
     FLUSH_BYTES,
@@ -245,6 +246,68 @@ async def test_a_prune_after_a_burst_of_calls_stats_none_of_those_this_process_f
     assert counted.stats == 0
     kept = sorted(path.name for path in tmp_path.glob("*.cast"))
     assert kept == [file_name(f"c{index:012x}") for index in range(10, 50)]
+
+
+class CountedScans(CountedEntries):
+    """``os.scandir`` counting the scans too."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scans = 0
+
+    def __call__(self, path: Any) -> Any:
+        self.scans += 1
+        return super().__call__(path)
+
+
+def old_recordings(directory: Path, count: int) -> None:
+    """``count`` finished recordings of 10 bytes, oldest first by name, long settled."""
+    old = time.time() - 1000
+    for index in range(count):
+        path = directory / file_name(f"c{index:012x}")
+        path.write_bytes(b"x" * 10)
+        os.utime(path, (old + index, old + index))
+
+
+@pytest.mark.anyio
+async def test_between_two_scans_a_prune_at_the_bounds_removes_the_oldest_without_a_scan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At the bounds every call's recording removes the oldest: from what the last scan
+    found, not from a scan of 1,000 files after every call (failed before: 21 scans)."""
+    store = Recordings(RecordingSettings(tmp_path, max_bytes=1 << 20, max_files=40))
+    old_recordings(tmp_path, 40)
+    counted = CountedScans()
+    monkeypatch.setattr(os, "scandir", counted)
+    await store.prune()
+    for index in range(20):
+        recording = store.begin(f"d{index:012x}", "s", 80, 24, command="c", title="t")
+        assert recording is not None
+        recording.output("y")
+        await recording.close(0)
+    assert counted.scans == 1
+    kept = sorted(path.name for path in tmp_path.glob("*.cast"))
+    assert kept == sorted(
+        [file_name(f"c{index:012x}") for index in range(20, 40)]
+        + [file_name(f"d{index:012x}") for index in range(20)]
+    )
+
+
+@pytest.mark.anyio
+async def test_what_another_process_added_is_pruned_at_the_next_scan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Recordings that appeared since the last scan count from the next one, at most
+    ``RESCAN_SECONDS`` later; the bounds then hold over them too, oldest first."""
+    store = Recordings(RecordingSettings(tmp_path, max_bytes=1 << 20, max_files=10))
+    await store.prune()
+    old_recordings(tmp_path, 15)  # another process's, meanwhile
+    await store.prune()
+    assert len(list(tmp_path.glob("*.cast"))) == 15  # not scanned yet
+    monkeypatch.setattr(recordings, "RESCAN_SECONDS", 0.0)
+    await store.prune()
+    kept = sorted(path.name for path in tmp_path.glob("*.cast"))
+    assert kept == [file_name(f"c{index:012x}") for index in range(5, 15)]
 
 
 @pytest.mark.anyio
