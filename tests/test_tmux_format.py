@@ -23,6 +23,7 @@ from schemux.tmux.format import (
     parse_row,
     query,
     readable,
+    row_format,
     tmux_row,
     unquoted,
     unsanitized,
@@ -213,6 +214,48 @@ def test_query_lists_rows_and_reads_a_missing_target_as_none(socket: str) -> Non
     assert listed[0].pane_pid is not None
     assert shown == listed
     assert missing == []
+
+
+def test_only_tmux_made_digits_and_ids_are_printed_plain() -> None:
+    """Encoding a field costs tmux five regular expressions: a row's numbers, flags and
+    tmux's ids come plain (nothing in them needs it); text and user options, whatever a
+    row types them as, encoded (failed before: every field was encoded)."""
+    numbers = ["#{history_size}", "#{pane_dead_status}", "#{pane_dead}"]
+    assert row_format(Numbers) == SEPARATOR.join([*numbers, field("window_name"), field("@mark")])
+    listed = [field("session_name"), "#{pane_id}", "#{pane_pid}"]
+    assert row_format(Listed) == SEPARATOR.join(listed)
+    assert Query(["@n", "pane_id"], plain=frozenset({"@n", "pane_id"})).format == SEPARATOR.join(
+        [field("@n"), "#{pane_id}"]
+    )
+
+
+@tmux_row
+class Marked:
+    pane_id: str
+    mark: bool = option("@mark")
+    pane_pid: int | None = 0
+
+
+@pytest.mark.parametrize("forged", ["1\t%9\t42", "1\n%9\t1\t42", "1!09%9"])
+def test_a_user_option_typed_as_a_number_cannot_forge_the_fields_after_it(
+    socket: str, forged: str
+) -> None:
+    """A program in a pane can set any user option: one a row reads as a flag is still
+    encoded, so a tab or newline in it stays in it."""
+
+    async def read() -> list[Marked]:
+        server = TmuxServer(ServerAddress(socket_name=socket))
+        try:
+            await server.run("set-option", "-p", "-t", "=keepalive:", "@mark", forged)
+            return await query(server, Marked, "list-panes", "-t", "=keepalive:")
+        finally:
+            await server.close()
+
+    (row,) = asyncio.run(read())
+    assert row.mark is False  # the whole value, which is not "1"
+    assert row.pane_id.startswith("%")
+    assert row.pane_id != "%9"
+    assert row.pane_pid not in (None, 42)
 
 
 def test_schemux_starts_without_libtmux() -> None:

@@ -32,6 +32,13 @@ tmux schemux runs on.
 ``query`` runs one command printing such rows, over schemux's engine (libtmux is not
 the transport); a command line that reads a row besides other output uses
 ``row_format`` and ``parse_row``.
+
+A row's fields that only tmux makes, from digits and its id prefixes (a tmux format
+name typed ``int``, ``int | None`` or ``bool``, and ``pane_id``, ``window_id``,
+``session_id``), are printed as they are: nothing in them needs the encoding, which
+cost tmux 5 regular expressions a field (a ``list-panes -a`` row of 15 fields took it
+0.1 ms more; schemux reads such rows in most calls). A user option is always encoded,
+whatever its row types it as: anyone can set one to anything.
 """
 
 from __future__ import annotations
@@ -74,6 +81,10 @@ def format_literal(text: str) -> str:
     name, ``run-shell``'s and ``pipe-pane``'s command, a ``set-option -F`` value), where
     ``#{...}`` would be replaced and ``#(...)`` run as a shell command."""
     return text.replace("#", "##")
+
+
+# tmux's ids of its objects: a prefix and digits, made by tmux alone
+TMUX_IDS = frozenset({"pane_id", "window_id", "session_id"})
 
 
 def field(name: str) -> str:
@@ -137,14 +148,23 @@ def unsanitized(name: str, version: tuple[int, int]) -> str:
 
 @dataclass(frozen=True, init=False)
 class Query:
-    """A format for named fields, each printed encoded, and the parser of its lines."""
+    """A format for named fields, each printed encoded but those named in ``plain``
+    (tmux's own digits and ids, never a user option), and the parser of its lines."""
 
     names: tuple[str, ...]
     format: str
+    plain: frozenset[str]
 
-    def __init__(self, names: Sequence[str]) -> None:
-        object.__setattr__(self, "names", tuple(names))  # frozen: set once, here
-        object.__setattr__(self, "format", SEPARATOR.join(field(name) for name in names))
+    def __init__(self, names: Sequence[str], plain: frozenset[str] = frozenset()) -> None:
+        kept = frozenset(name for name in plain if not name.startswith("@"))
+        # frozen: set once, here
+        object.__setattr__(self, "names", tuple(names))
+        object.__setattr__(self, "plain", kept)
+        object.__setattr__(
+            self,
+            "format",
+            SEPARATOR.join(f"#{{{name}}}" if name in kept else field(name) for name in names),
+        )
 
     def values(self, line: str) -> list[str]:
         """The decoded fields of one line, in the order of ``names``."""
@@ -154,7 +174,11 @@ class Query:
                 f"tmux printed {len(parts)} fields where {len(self.names)} were asked for "
                 f"({', '.join(self.names)})"
             )
-        return [decode(part) for part in parts]
+        plain = self.plain
+        return [
+            part if name in plain else decode(part)
+            for name, part in zip(self.names, parts, strict=True)
+        ]
 
 
 # The one exception to libtmux's table: format names that tmux has had since before 3.3
@@ -229,13 +253,16 @@ def tmux_row(cls: type[R]) -> type[R]:
     holds its query and converters itself, made once here."""
     made = dataclass(frozen=True)(cls)
     hints = typing.get_type_hints(made)
-    names, converters = [], []
+    names, converters, plain = [], [], set()
     for item in dataclasses.fields(made):  # type: ignore[arg-type]
         name = item.metadata.get(_TMUX_NAME, item.name)
         check_field(name)
         names.append(name)
-        converters.append(_converter(name, hints[item.name]))
-    setattr(made, ROW_SPEC, _RowSpec(Query(names), tuple(converters)))
+        kind = hints[item.name]
+        converters.append(_converter(name, kind))
+        if name in TMUX_IDS or kind is not str:  # digits (or nothing) and tmux's ids
+            plain.add(name)
+    setattr(made, ROW_SPEC, _RowSpec(Query(names, frozenset(plain)), tuple(converters)))
     return made
 
 
