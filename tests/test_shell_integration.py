@@ -362,6 +362,32 @@ async def test_many_calls_in_a_row_each_get_their_own_output(
 
 
 @pytest.mark.parametrize("shell", SHELLS)
+async def test_calls_at_the_bottom_of_a_full_screen_and_after_a_clear_are_exact(
+    client: Client, hooked_pane: MakePane, shell: str
+) -> None:
+    """Once its commands begin on the screen's last row, a call reads only the bottom
+    rows for where its output starts (``shell.capture.BOTTOM_ROWS``); a command line
+    that wraps, a screen cleared, a resize and a command that prints nothing are read as
+    exactly there as anywhere."""
+    pane = hooked_pane(shell, width=40)
+    await run(client, pane, "seq 1 30")  # a full screen of 20 rows: the cursor at its bottom
+    for number in range(3):
+        assert (await run(client, pane, f"echo at-bottom-{number}"))["output"] == [
+            f"at-bottom-{number}"
+        ]
+    wide = "echo " + "w" * 90  # a command line of four rows of 40, its output of three
+    assert (await run(client, pane, wide))["output"] == ["w" * 90]
+    assert (await run(client, pane, "true"))["output"] == []
+    assert (await run(client, pane, "clear; echo after-clear"))["output"][-1] == "after-clear"
+    assert (await run(client, pane, "echo near-the-top"))["output"] == ["near-the-top"]
+    tmux(pane.socket_name, "resize-window", "-t", pane.window_id, "-y", "12")
+    await run(client, pane, "seq 1 30")
+    assert (await run(client, pane, "echo resized"))["output"] == ["resized"]
+    tmux(pane.socket_name, "resize-window", "-t", pane.window_id, "-y", "20")
+    assert (await run(client, pane, "echo taller"))["output"] == ["taller"]
+
+
+@pytest.mark.parametrize("shell", SHELLS)
 async def test_a_shell_armed_by_a_killed_schemux_is_not_held(
     client: Client, hooked_pane: MakePane, shell: str
 ) -> None:

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from schemux.shell.capture import command_start_from, quiet_output, quiet_reading
+from schemux.shell.capture import (
+    BOTTOM_ROWS,
+    BottomStarts,
+    StartCursorRow,
+    command_start_from,
+    quiet_output,
+    quiet_reading,
+    start_at_bottom,
+)
 from schemux.shell.output import (
     Located,
     OutputEnd,
@@ -198,9 +206,49 @@ def test_a_command_start_keeps_the_nearest_row_above_that_is_not_blank(
     """``capture-pane -S -REACH`` gives up to ``reach`` history rows and the screen; the
     cursor is on the last row given here."""
     cursor_y = len(captured) - 1 - min(reach, history)
-    start = command_start_from([f"{history}\t{cursor_y}\t0\t2000", *captured], reach)
+    start = command_start_from([f"{history}\t{cursor_y}\t0\t2000\t40", *captured], reach)
     assert (start.echo_row, start.echo_distance) == (echo_row, distance)
     assert (start.at.history, start.at.row) == (history, cursor_y)
+
+
+@pytest.mark.parametrize(
+    ("cursor_y", "height", "rows", "found"),
+    [
+        (23, 24, ["x", "y", "$ true", ""], ("$ true", 1)),
+        (23, 24, ["x", "$ true", "", ""], ("$ true", 2)),
+        (23, 24, ["", "", "", ""], None),  # nothing above within reach: the screen is read
+        (20, 24, ["x", "y", "$ true", ""], None),  # the cursor is not on the last row
+        (23, 30, ["x", "y", "$ true", ""], None),  # resized since
+        (23, 24, ["x", "$ true", ""], None),  # fewer rows than asked for
+    ],
+    ids=["above", "blank-between", "all-blank", "not-at-bottom", "resized", "short"],
+)
+def test_a_start_at_the_screens_bottom_is_read_from_its_last_rows(
+    cursor_y: int, height: int, rows: list[str], found: tuple[str, int] | None
+) -> None:
+    """Where the last command began on the last row of a 24-row screen, its last
+    ``BOTTOM_ROWS`` rows are read: the nearest row above the cursor that is not blank,
+    as the whole screen would give it; anything else is read whole."""
+    assert BOTTOM_ROWS == 4
+    start = start_at_bottom([f"100\t{cursor_y}\t0\t2000\t{height}", *rows], 24)
+    if found is None:
+        assert start is None
+        return
+    assert start is not None
+    assert (start.echo_row, start.echo_distance) == found
+    assert (start.at.history, start.at.row, start.history_limit) == (100, 23, 2000)
+    whole = command_start_from(["100\t23\t0\t2000\t24", "history", *([""] * 20), *rows], 1)
+    assert (whole.echo_row, whole.echo_distance) == found
+
+
+def test_a_pane_is_read_at_its_bottom_only_while_its_commands_begin_there() -> None:
+    bottom = BottomStarts()
+    bottom.note("%1", StartCursorRow(100, 23, 0, 2000, 24))
+    assert bottom.height("%1") == 24
+    bottom.note("%1", StartCursorRow(100, 5, 0, 2000, 24))  # cleared: at the top again
+    assert bottom.height("%1") is None
+    bottom.note("%2", StartCursorRow(0, 2, 0, 2000, 3))  # too short to read its bottom
+    assert bottom.height("%2") is None
 
 
 def test_a_tail_counted_from_the_output_stream() -> None:
@@ -224,7 +272,7 @@ def test_a_command_that_wrote_nothing_is_read_with_its_end() -> None:
     the cursor: no row is read there, but zsh's end-of-line mark's row (blank once zsh
     wiped its mark); nothing is read ahead where tmux may drop history meanwhile, or the
     history-limit is not known."""
-    start = command_start_from(["7\t3\t0\t2000", "", "$ true", "", ""], 1)
+    start = command_start_from(["7\t3\t0\t2000\t4", "", "$ true", "", ""], 1)
     assert quiet_reading("%1", start, "") == (OutputEnd(7, 3, 0, 2000), ())
     end, capture = quiet_reading("%1", start, "%") or (None, ())
     assert end == OutputEnd(7, 3, 0, 2000)
@@ -232,7 +280,7 @@ def test_a_command_that_wrote_nothing_is_read_with_its_end() -> None:
     assert quiet_output([], start, end, "") == Located([], True, line_ends=0)
     assert quiet_output([" " * 10], start, end, "%") == Located([], True, line_ends=0)
     assert quiet_output(["abc%   "], start, end, "%") == Located(["abc"], True, line_ends=0)
-    full = command_start_from(["1900\t3\t0\t2000", "", "$ true", "", ""], 1)
+    full = command_start_from(["1900\t3\t0\t2000\t4", "", "$ true", "", ""], 1)
     assert quiet_reading("%1", full, "") is None
-    unknown = command_start_from(["7\t3\t0\t0", "", "$ true", "", ""], 1)
+    unknown = command_start_from(["7\t3\t0\t0\t4", "", "$ true", "", ""], 1)
     assert quiet_reading("%1", unknown, "") is None

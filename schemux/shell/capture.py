@@ -134,23 +134,100 @@ class CommandStart:
 # how many history rows a call's start looks up for a row that is not blank, when the
 # screen above it is all blank (fish, under a command line much taller than the pane)
 ECHO_SEARCH_ROWS = 200
+# the rows at the bottom of the screen a command's start reads first where the pane's
+# last one began on the last row (a full screen, which scrolls: an agent's pane after a
+# few calls), rather than the whole screen: the echo's last row is one of those above
+# the cursor unless a command line left blank rows under it (then the screen is read)
+BOTTOM_ROWS = 4
+
+
+@tmux_row
+class StartCursorRow:
+    """Where a pane's cursor is when a command starts, and its screen's height."""
+
+    history_size: int
+    cursor_y: int
+    cursor_x: int
+    history_limit: int
+    pane_height: int
+
+
+START_FORMAT = row_format(StartCursorRow)
+
+
+class BottomStarts:
+    """Of one tmux server's panes, the screen's height of those whose last command began
+    on its last row (kept by its ``TmuxServer``: ``server.shared(BottomStarts)``)."""
+
+    KEPT = 1024  # panes remembered; past that, all are forgotten (each is read whole once)
+
+    def __init__(self) -> None:
+        self._heights: dict[str, int] = {}
+
+    def height(self, pane_id: str) -> int | None:
+        return self._heights.get(pane_id)
+
+    def note(self, pane_id: str, at: StartCursorRow) -> None:
+        if at.cursor_y == at.pane_height - 1 and at.pane_height > BOTTOM_ROWS:
+            if len(self._heights) >= self.KEPT:
+                self._heights.clear()
+            self._heights[pane_id] = at.pane_height
+        else:
+            self._heights.pop(pane_id, None)
 
 
 async def command_start(server: TmuxServer, pane_id: str) -> CommandStart:
     """Where a command's output starts, read while the hooks hold the shell before it:
-    from the screen and one history row, or, when all of that above the cursor is blank,
-    from ``ECHO_SEARCH_ROWS`` of history too."""
-    start = command_start_from(await in_pane(server, pane_id, *start_now(pane_id)))
+    from the screen's last ``BOTTOM_ROWS`` where the last command began on its last row
+    and this one does too; else from the screen and one history row, or, when all of
+    that above the cursor is blank, from ``ECHO_SEARCH_ROWS`` of history too."""
+    bottom = server.shared(BottomStarts)
+    height = bottom.height(pane_id)
+    if height is not None:
+        lines = await in_pane(server, pane_id, *bottom_now(pane_id, height))
+        start = start_at_bottom(lines, height)
+        if start is not None:
+            return start
+    lines = await in_pane(server, pane_id, *start_now(pane_id))
+    bottom.note(pane_id, parse_row(StartCursorRow, lines[0]))
+    start = command_start_from(lines)
     if start.echo_row or start.at.history == 0:
         return start
     further = await in_pane(server, pane_id, *start_now(pane_id, ECHO_SEARCH_ROWS))
     return command_start_from(further, ECHO_SEARCH_ROWS)
 
 
+def bottom_now(pane_id: str, height: int) -> tuple[str, ...]:
+    """The tmux commands whose lines ``start_at_bottom`` reads: where the cursor is, and
+    the last ``BOTTOM_ROWS`` rows of a screen ``height`` rows tall."""
+    return (
+        "display-message", "-p", "-t", pane_id, START_FORMAT,
+        THEN, "capture-pane", "-p", "-t", pane_id,
+        "-S", str(height - BOTTOM_ROWS), "-E", str(height - 1),
+    )  # fmt: skip
+
+
+def start_at_bottom(lines: list[str], height: int) -> CommandStart | None:
+    """From the lines of ``bottom_now(pane, height)``, when the cursor is on the last row
+    of a screen of that height and a row above it among those read is not blank: the
+    nearest such row; else None (the screen is to be read)."""
+    at = parse_row(StartCursorRow, lines[0])
+    if at.pane_height != height or at.cursor_y != height - 1:
+        return None
+    rows = lines[1:]
+    if len(rows) != BOTTOM_ROWS:
+        return None
+    for index in range(BOTTOM_ROWS - 2, -1, -1):
+        if rows[index].strip():
+            start = Prompt(at.history_size, at.cursor_y, at.cursor_x)
+            return CommandStart(start, rows[index], BOTTOM_ROWS - 1 - index, at.history_limit)
+    return None
+
+
 def command_start_from(lines: list[str], reach: int = 1) -> CommandStart:
-    """From the lines of ``start_now(pane, reach)``: ``display-message -p CURSOR_FORMAT``,
+    """From the lines of ``start_now(pane, reach)``: ``display-message -p START_FORMAT``,
     then the screen and up to ``reach`` history rows above it."""
-    at = parse_row(TerminalCursorRow, lines[0])
+    at = parse_row(StartCursorRow, lines[0])
     rows = lines[1:]
     above = at.cursor_y - 1 + min(reach, at.history_size)  # the cursor's row above, in rows
     start = Prompt(at.history_size, at.cursor_y, at.cursor_x)
@@ -165,7 +242,7 @@ def start_now(pane_id: str, reach: int = 1) -> tuple[str, ...]:
     """The tmux commands whose lines ``command_start_from`` reads: where the cursor is,
     and the screen with ``reach`` history rows above it (fewer where there are fewer)."""
     return (
-        "display-message", "-p", "-t", pane_id, CURSOR_FORMAT,
+        "display-message", "-p", "-t", pane_id, START_FORMAT,
         THEN, "capture-pane", "-p", "-t", pane_id, "-S", f"-{reach}",
     )  # fmt: skip
 
