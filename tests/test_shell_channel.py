@@ -177,6 +177,26 @@ async def test_an_arm_links_the_mark_written_once_and_writes_into_no_one_elses_f
     assert list(armed.parent.iterdir()) == []
 
 
+async def test_where_no_hard_link_can_be_made_the_armed_file_is_written_whole(
+    armed: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file system without hard links (EPERM) still arms the shell, as before links."""
+
+    def refuse(*_: object) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    channels = HookChannels()
+    channel = channels.channel(armed)
+    monkeypatch.setattr(os, "link", refuse)
+    channel.arm()
+    owner, *_ = armed.read_text().split()
+    assert owner == str(os.getpid())
+    assert os.stat(armed).st_nlink == 1
+    channel.disarm()
+    assert not armed.exists()
+    channels.close()
+
+
 def test_a_directory_other_than_the_users_armed_directory_arms_nothing() -> None:
     """The hooks' report is a pane option a program in the pane can set: a directory it
     names is taken only in the form schemux makes."""

@@ -88,11 +88,12 @@ class HookChannel:
         the armed file made a link to the mark, which a hook reads whole or not at all;
         one already there (another schemux's, left) replaced by such a link."""
         if not self._marked_written:
-            self._write_mark()
+            self._write_mark(self._marked)
+            self._marked_written = True
         try:
             os.link(self._marked, self.armed)
         except FileNotFoundError:  # the mark was removed from outside: written again
-            self._write_mark()
+            self._write_mark(self._marked)
             os.link(self._marked, self.armed)
         except FileExistsError:
             replacing = self._marked.with_name(f"{self._marked.name}.new")
@@ -100,13 +101,15 @@ class HookChannel:
                 os.unlink(replacing)
             os.link(self._marked, replacing)
             os.replace(replacing, self.armed)
+        except OSError:  # a file system without hard links: the armed file written whole
+            self._write_mark(self.armed)
         self._lines = collections.deque()
 
-    def _write_mark(self) -> None:
+    def _write_mark(self, path: Path) -> None:
+        """The mark written to ``path``, which a reader finds whole or not at all."""
         temporary = self._marked.with_name(f"{self._marked.name}.new")
         temporary.write_text(self._mark)
-        temporary.replace(self._marked)
-        self._marked_written = True
+        temporary.replace(path)
 
     async def message(self, within: float) -> str | None:
         """The hooks' next line to the armed call, or None when none came within
