@@ -177,6 +177,31 @@ async def test_an_arm_links_the_mark_written_once_and_writes_into_no_one_elses_f
     assert list(armed.parent.iterdir()) == []
 
 
+async def test_two_channels_of_one_process_to_one_shell_each_arm_it_for_themselves(
+    armed: Path,
+) -> None:
+    """Two host names reaching one tmux server make two channels to its shells in one
+    process: each call's arm names its own channel's pipes (failed before: both linked
+    the one mark the later channel wrote, so the first's calls heard nothing)."""
+    first, second = HookChannels(), HookChannels()
+    one, other = first.channel(armed), second.channel(armed)
+    one.arm()
+    marked_one = armed.read_text()
+    one.disarm()
+    other.arm()
+    assert armed.read_text() != marked_one
+    other.disarm()
+    one.arm()
+    assert armed.read_text() == marked_one
+    hooked = asyncio.ensure_future(asyncio.to_thread(hook, armed, "C 11"))
+    assert await one.message(5) == "C 11"
+    one.answer("C 11")
+    assert await asyncio.wait_for(hooked, 5) == "11"
+    first.close()
+    second.close()
+    assert list(armed.parent.iterdir()) == []
+
+
 async def test_where_no_hard_link_can_be_made_the_armed_file_is_written_whole(
     armed: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

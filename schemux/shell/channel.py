@@ -60,8 +60,9 @@ class HookChannel:
         self._answers, self._to_shell = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         self._from_shell_writer = from_shell_writer
         self._mark = f"{os.getpid()} {from_shell_writer} {self._answers} {own_identity()}\n"
-        # the mark, written once: each arm links the armed file to it
-        self._marked = armed.with_name(f".{armed.name}.{os.getpid()}")
+        # the mark, written once: each arm links the armed file to it (its own name: two
+        # channels of one process may reach one shell, by two host names)
+        self._marked = armed.with_name(f".{armed.name}.{os.getpid()}.{from_shell_writer}")
         self._marked_written = False
         self._lines: collections.deque[str] | None = None  # a call's, while one is armed
         self._arrived = asyncio.Event()
