@@ -18,8 +18,9 @@ How one runs, and why each step:
   included, and so does the pane going away.
 * **The copy** (``output``). ``pipe-pane -O`` (``panes``) writes the pane's bytes into a
   FIFO in a private runtime directory (``host``); a task reads it as it arrives, turns the
-  bytes into text (``schemux.text.terminal``) and appends that to the program's text file.
-  Readers wake on each append, not by polling.
+  bytes into text (``schemux.text.terminal``) and appends that to the program's text: to
+  memory at once, to its text file in batches (a trip to a thread each). Readers wake on
+  each append, not by polling, and read from memory what the file does not have yet.
 * **Reads** address the text file by byte offset: a cursor is that offset, tagged with
   the program's own salt so that one program's cursor is refused by another.
 * **The store** (``store``) holds the limits, ends programs (stopped, expired, gone),

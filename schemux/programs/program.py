@@ -102,6 +102,15 @@ class RecentText:
         """The next bytes of the text, before they are written to the file."""
         self._data += data
 
+    @property
+    def unwritten(self) -> int:
+        """How many of the bytes held the file does not have yet."""
+        return self.end - self._written
+
+    def to_write(self) -> tuple[int, bytes]:
+        """The text offset from which the file lacks bytes, and the bytes held from there."""
+        return self._written, bytes(self._data[self._written - self.start :])
+
     def written(self, end: int) -> None:
         """The file has every byte before ``end``: what is beyond ``keep`` and written
         may go (in steps of at least ``keep``, so that each byte is moved once or twice)."""

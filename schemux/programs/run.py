@@ -10,6 +10,7 @@ import anyio
 
 from schemux.errors import SchemuxError, TmuxCommandError
 from schemux.hosts.programs.gate import Ending
+from schemux.programs.output import first_text_line, text_tail
 from schemux.programs.program import Program, ProgramSpec
 from schemux.programs.store import ProgramCaller, ProgramStore
 from schemux.shell.commands import keep_tail
@@ -106,13 +107,13 @@ async def _screen(store: ProgramStore, program: Program) -> tuple[list[str], boo
     except TmuxCommandError:  # the pane went with its end unreported: the copy's text
         if program.text is None:
             return [], False
-        text, _ = await store.host.read_tail(program.text, program.text_size, RESULT_CEILING)
+        text, _ = await text_tail(program, store.host, RESULT_CEILING)
         return [line.rstrip() for line in text.rstrip("\n").split("\n")] if text else [], False
     if not may_have_dropped:
         return rows, False
     if program.text is None:
         return rows, True
-    first = await store.host.first_line(program.text, program.text_size, 64 * 1024)
+    first = await first_text_line(program, store.host, 64 * 1024)
     return rows, first.rstrip("\n").rstrip() != (rows or [""])[0]
 
 

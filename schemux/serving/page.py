@@ -28,6 +28,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from schemux.audit.recordings import MIME_TYPE as RECORDING_TYPE
 from schemux.errors import SchemuxError
 from schemux.panes.targets import PaneTarget, resolve_pane
+from schemux.programs.output import text_tail
 from schemux.serving.page_feed import PageFeed, host_names, page_call
 from schemux.serving.state import ServingState
 
@@ -127,9 +128,7 @@ class Page:
         program = next((p for p in on.programs.listed() if p.id == program_id), None)
         if program is None or program.text is None:
             return _missing(f"no output of program {program_id!r} is kept here")
-        text, skipped = await on.programs.host.read_tail(
-            program.text, program.text_size, OUTPUT_BYTES
-        )
+        text, skipped = await text_tail(program, on.programs.host, OUTPUT_BYTES)
         if skipped:
             text = f"[{skipped} bytes before this are not shown]\n{text}"
         return Response(text, media_type="text/plain; charset=utf-8", headers=NO_STORE)

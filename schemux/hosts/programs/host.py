@@ -49,9 +49,7 @@ class ProgramHost(Protocol):
     def make_text(self, directory: Path) -> BinaryIO: ...
     async def append(self, file: BinaryIO, offset: int, data: bytes) -> None: ...
     async def read_at(self, file: BinaryIO, offset: int, length: int) -> bytes: ...
-    async def read_tail(self, file: BinaryIO, size: int, ceiling: int) -> tuple[str, int]: ...
     async def read_stderr(self, path: Path, ceiling: int) -> tuple[str, int]: ...
-    async def first_line(self, file: BinaryIO, size: int, ceiling: int) -> str: ...
     async def remove(self, directory: Path) -> None: ...
     def open_process(self, pid: int) -> int: ...
     async def watching(self, pidfd: int) -> None: ...
@@ -89,20 +87,6 @@ class TextFiles:
     @staticmethod
     async def read_at(file: BinaryIO, offset: int, length: int) -> bytes:
         return await asyncio.to_thread(os.pread, file.fileno(), length, offset)
-
-    @staticmethod
-    async def read_tail(file: BinaryIO, size: int, ceiling: int) -> tuple[str, int]:
-        """The end of the first ``size`` bytes, as much as can reach a result (``ceiling``
-        bytes and a line's worth more), and how many bytes before it were not read."""
-        start = max(0, size - ceiling - 4096)
-        data = await asyncio.to_thread(os.pread, file.fileno(), size - start, start)
-        return data.decode("utf-8", "replace"), start
-
-    @staticmethod
-    async def first_line(file: BinaryIO, size: int, ceiling: int) -> str:
-        data = await asyncio.to_thread(os.pread, file.fileno(), min(size, ceiling), 0)
-        end = data.find(b"\n")
-        return data[: end + 1 if end >= 0 else len(data)].decode("utf-8", "replace")
 
 
 class LocalPrograms(TextFiles):
@@ -232,8 +216,9 @@ class LocalPrograms(TextFiles):
         fd = self._stderr.get(path.parent)
         if fd is None:
             return "", 0
+        # a descriptor of the read's own: ``remove`` may close the program's meanwhile
         with os.fdopen(os.dup(fd), "rb", buffering=0) as file:
-            return await self.read_tail(file, os.fstat(fd).st_size, ceiling)
+            return await asyncio.to_thread(_read_tail, file.fileno(), ceiling)
 
     async def remove(self, directory: Path) -> None:
         fd = self._stderr.pop(directory, None)
@@ -300,6 +285,14 @@ def _write_private(path: Path, data: bytes) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
     with os.fdopen(fd, "wb") as file:
         file.write(data)
+
+
+def _read_tail(fd: int, ceiling: int) -> tuple[str, int]:
+    """The end of the file, as much as can reach a result (``ceiling`` bytes and a line's
+    worth more), and how many bytes before it were not read."""
+    size = os.fstat(fd).st_size
+    start = max(0, size - ceiling - 4096)
+    return os.pread(fd, size - start, start).decode("utf-8", "replace"), start
 
 
 def _close_opened(future: Future[int] | asyncio.Future[int]) -> None:
