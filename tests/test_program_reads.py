@@ -139,6 +139,26 @@ async def test_pages_are_exact_across_memory_and_file(anyio_backend: str, tmp_pa
     started.let_go_of_text()
 
 
+async def test_a_page_of_wide_characters_is_as_long_as_any_other(
+    anyio_backend: str, tmp_path: Path
+) -> None:
+    """A page's first read takes two bytes a character; a page of characters of four
+    bytes reads again, so that it still holds up to PAGE_CHARACTERS of them."""
+    files = SlowFiles()
+    files.go.set()
+    started = running(tmp_path)
+    lines = ["\U0001f600" * 99 + "\n", "a" * 99 + "\n"] * 300
+    await _append(started, cast(Any, files), "".join(lines), 1 << 30)
+    started.ending, started.output_done = Ending("completed", 0, None), True
+    first = await page_at(started, cast(Any, files), 0, None)
+    assert first is not None
+    assert first.text == "".join(lines[:240])  # 24,000 characters, 59,640 bytes
+    second = await page_at(started, cast(Any, files), first.cursor >> 16, None)
+    assert second is not None
+    assert second.text == "".join(lines[240:480])
+    started.let_go_of_text()
+
+
 class CountedFiles:
     """Text files that note each append's offset and size."""
 
