@@ -6,6 +6,7 @@ schemux.programs.output). Pure: a Program with no tmux behind it."""
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
@@ -13,6 +14,7 @@ import anyio
 import pytest
 
 from schemux.errors import SchemuxError
+from schemux.hosts.programs import host
 from schemux.hosts.programs.gate import Ending
 from schemux.hosts.programs.host import TextFiles
 from schemux.programs.output import (
@@ -211,6 +213,33 @@ async def test_a_tail_and_a_first_line_have_the_text_not_written_yet(
     assert tail.endswith(lines[-1])
     assert await first_text_line(started, cast(Any, files), 1 << 16) == lines[0]
     started.let_go_of_text()
+
+
+async def test_a_read_of_the_file_gives_what_pread_gives(
+    anyio_backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read the page cache has whole takes no trip to a thread; one it has not (here, a
+    read past the end, short) does; both give what pread gives."""
+    file = TextFiles.make_text(tmp_path)
+    data = bytes(range(256)) * 4000
+    await TextFiles.append(file, 0, data)
+    reads = [(0, 48_000), (1000, 96_000), (len(data) - 10, 48_000), (len(data), 10)]
+    expected = [data[offset : offset + length] for offset, length in reads]
+    threads = []
+    pread = os.pread
+
+    def in_thread(fd: int, length: int, offset: int) -> bytes:
+        threads.append(offset)
+        return pread(fd, length, offset)
+
+    monkeypatch.setattr(os, "pread", in_thread)
+    assert [await TextFiles.read_at(file, offset, length) for offset, length in reads] == expected
+    assert threads == [len(data) - 10, len(data)]
+    threads.clear()
+    monkeypatch.setattr(host, "_cached", lambda fd, offset, length: None)
+    assert [await TextFiles.read_at(file, offset, length) for offset, length in reads] == expected
+    assert threads == [offset for offset, _ in reads]
+    file.close()
 
 
 def test_recent_text_holds_what_is_not_written_and_a_page_at_least() -> None:

@@ -86,6 +86,13 @@ class TextFiles:
 
     @staticmethod
     async def read_at(file: BinaryIO, offset: int, length: int) -> bytes:
+        """Up to ``length`` bytes from ``offset``: at once when the page cache has all of
+        them (nearly always: schemux wrote them moments ago), else in a thread. A trip to
+        a thread for each page read from the file was a twentieth of the server's main
+        thread with 50 programs streaming."""
+        cached = _cached(file.fileno(), offset, length)
+        if cached is not None:
+            return cached
         return await asyncio.to_thread(os.pread, file.fileno(), length, offset)
 
 
@@ -285,6 +292,18 @@ def _write_private(path: Path, data: bytes) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
     with os.fdopen(fd, "wb") as file:
         file.write(data)
+
+
+def _cached(fd: int, offset: int, length: int) -> bytes | None:
+    """The ``length`` bytes from ``offset`` when the page cache has every one of them;
+    None otherwise. ``RWF_NOWAIT`` makes the kernel say so rather than wait for the disk,
+    so the event loop never waits on this read."""
+    buffer = bytearray(length)
+    try:
+        read = os.preadv(fd, [buffer], offset, os.RWF_NOWAIT)
+    except OSError:  # not all cached, or no such reads here: the thread's read tells
+        return None
+    return bytes(buffer) if read == length else None
 
 
 def _read_tail(fd: int, ceiling: int) -> tuple[str, int]:
