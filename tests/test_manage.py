@@ -26,7 +26,8 @@ from schemux.serving.selection import select
 from schemux.serving.server import build_server
 from schemux.serving.state import ServingState
 from schemux.shell.abandoned import PANE_OPTION
-from schemux.system.processes import this_process
+from schemux.shell.idle import TMUX_FORK
+from schemux.system.processes import process_name, this_process
 from schemux.tmux.agent_session import AGENT_MARK
 from tests.contexts import Contexts, client_of
 from tests.support import (
@@ -70,6 +71,14 @@ def environment_of(socket: str, pane_id: str) -> dict[str, str]:
     pid = facts(socket, pane_id, "#{pane_pid}")
     items = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
     return dict(item.decode().split("=", 1) for item in items if b"=" in item)
+
+
+async def environment_once_running(socket: str, pane_id: str) -> dict[str, str]:
+    """``environment_of`` once the pane's process has exec'd its program: until then it
+    is tmux's fork, with tmux's environment (a clean-clone run read it there once)."""
+    pid = int(facts(socket, pane_id, "#{pane_pid}"))
+    await until(lambda: not process_name(pid).startswith(TMUX_FORK))
+    return environment_of(socket, pane_id)
 
 
 async def until_in(socket: str, target: str, directory: Path) -> None:
@@ -219,7 +228,7 @@ async def test_no_target_means_the_agent_pane(socket_client: Client, socket: str
 async def test_history_is_kept_out_of_files_when_asked(socket_client: Client, socket: str) -> None:
     session = await call(socket_client, "create_session", suppress_persistent_history=True)
     try:
-        first = environment_of(socket, session["active_pane_id"])
+        first = await environment_once_running(socket, session["active_pane_id"])
         assert (first["HISTFILE"], first["fish_private_mode"]) == ("/dev/null", "1")
         # only the first shell: the session's later panes keep their history
         shown = tmux(socket, "show-environment", "-t", session["session_id"])
@@ -229,9 +238,11 @@ async def test_history_is_kept_out_of_files_when_asked(socket_client: Client, so
             socket_client, "create_window", session_id=session["session_id"],
             suppress_persistent_history=True, environment={"HISTFILE": "/tmp/mine"},
         )  # fmt: skip
-        assert environment_of(socket, window["active_pane_id"])["HISTFILE"] == "/tmp/mine"
+        assert (await environment_once_running(socket, window["active_pane_id"]))[
+            "HISTFILE"
+        ] == "/tmp/mine"
         split = await call(socket_client, "split_window", pane_id=session["active_pane_id"])
-        assert "fish_private_mode" not in environment_of(socket, split["pane_id"])
+        assert "fish_private_mode" not in await environment_once_running(socket, split["pane_id"])
     finally:
         kill_session(socket, session["session_id"])
 
