@@ -180,7 +180,7 @@ async def test_hostile_names_and_directories_arrive_exactly_and_nothing_runs(
             assert facts(socket, session_id, "#{window_name}") == name
             await until_in(socket, session_id, directory)
             pane_id = session["active_pane_id"]
-            assert environment_of(socket, pane_id)["MANAGE_VALUE"] == value
+            assert (await environment_once_running(socket, pane_id))["MANAGE_VALUE"] == value
             window = await call(
                 socket_client, "create_window", session_name=session["session_name"],
                 window_name=name, start_directory=str(directory),
@@ -194,7 +194,8 @@ async def test_hostile_names_and_directories_arrive_exactly_and_nothing_runs(
                 environment={name.replace("=", "_") or "x": value},
             )  # fmt: skip
             await until_in(socket, split["pane_id"], directory)
-            assert environment_of(socket, split["pane_id"])[name.replace("=", "_")] == value
+            split_environment = await environment_once_running(socket, split["pane_id"])
+            assert split_environment[name.replace("=", "_")] == value
         finally:
             kill_session(socket, session["session_id"])
     broken = "line\nbreak"  # a window keeps it (a session's name, tmux escapes)
@@ -562,7 +563,8 @@ async def test_respawn_clear_and_copy_mode_do_what_tmux_then_says(
         assert respawned["pane_id"] == other.pane_id
         assert respawned["pane_pid"] != before
         await until_in(socket, other.pane_id, directory)
-        assert environment_of(socket, other.pane_id)["MANAGE_RESPAWN"] == "#{pane_id}"
+        respawned_environment = await environment_once_running(socket, other.pane_id)
+        assert respawned_environment["MANAGE_RESPAWN"] == "#{pane_id}"
         again = await call(socket_client, "respawn_pane", pane_id=other.pane_id)  # its first argv
         assert again["pane_pid"] != respawned["pane_pid"]
         await until(lambda: facts(socket, other.pane_id, "#{pane_current_command}") == "sleep")
