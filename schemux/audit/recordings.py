@@ -168,8 +168,10 @@ def beyond_bounds(
     """The names to remove, oldest first, so that at most ``max_files`` recordings of at
     most ``max_bytes`` together are left; those named in ``keep`` (being made) stay and
     count (pure)."""
-    kept = set(keep)
     count, total = len(files), sum(stored.size for stored in files)
+    if count <= max_files and total <= max_bytes:
+        return []  # within the bounds: nothing to sort (a prune after every call)
+    kept = set(keep)
     removed = []
     for stored in sorted(files, key=lambda stored: (stored.modified, stored.name)):
         if count <= max_files and total <= max_bytes:
