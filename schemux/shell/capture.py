@@ -142,13 +142,9 @@ BOTTOM_ROWS = 4
 
 
 @tmux_row
-class StartCursorRow:
+class StartCursorRow(TerminalCursorRow):
     """Where a pane's cursor is when a command starts, and its screen's height."""
 
-    history_size: int
-    cursor_y: int
-    cursor_x: int
-    history_limit: int
     pane_height: int
 
 
@@ -212,29 +208,28 @@ def start_at_bottom(lines: list[str], height: int) -> CommandStart | None:
     of a screen of that height and a row above it among those read is not blank: the
     nearest such row; else None (the screen is to be read)."""
     at = parse_row(StartCursorRow, lines[0])
-    if at.pane_height != height or at.cursor_y != height - 1:
-        return None
     rows = lines[1:]
-    if len(rows) != BOTTOM_ROWS:
+    if at.pane_height != height or at.cursor_y != height - 1 or len(rows) != BOTTOM_ROWS:
         return None
-    for index in range(BOTTOM_ROWS - 2, -1, -1):
-        if rows[index].strip():
-            start = Prompt(at.history_size, at.cursor_y, at.cursor_x)
-            return CommandStart(start, rows[index], BOTTOM_ROWS - 1 - index, at.history_limit)
-    return None
+    start = _start_above(at, rows, BOTTOM_ROWS - 2)  # the cursor's row is the last read
+    return start if start.echo_row else None
 
 
 def command_start_from(lines: list[str], reach: int = 1) -> CommandStart:
     """From the lines of ``start_now(pane, reach)``: ``display-message -p START_FORMAT``,
     then the screen and up to ``reach`` history rows above it."""
     at = parse_row(StartCursorRow, lines[0])
-    rows = lines[1:]
-    above = at.cursor_y - 1 + min(reach, at.history_size)  # the cursor's row above, in rows
+    # the cursor's row above, in the rows read
+    return _start_above(at, lines[1:], at.cursor_y - 1 + min(reach, at.history_size))
+
+
+def _start_above(at: StartCursorRow, rows: list[str], above: int) -> CommandStart:
+    """The start at ``at``, with the nearest row that is not blank among ``rows`` from
+    index ``above`` (the row above the cursor) up; none where all of them are blank."""
     start = Prompt(at.history_size, at.cursor_y, at.cursor_x)
     for index in range(min(above, len(rows) - 1), -1, -1):
         if rows[index].strip():
-            distance = above + 1 - index
-            return CommandStart(start, rows[index], distance, at.history_limit)
+            return CommandStart(start, rows[index], above + 1 - index, at.history_limit)
     return CommandStart(start, "", history_limit=at.history_limit)
 
 
