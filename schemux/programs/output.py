@@ -15,7 +15,7 @@ import anyio
 
 from schemux.errors import SchemuxError
 from schemux.hosts.programs.gate import Report, scan
-from schemux.hosts.programs.host import COPY_BUFFER, ProgramHost
+from schemux.hosts.programs.host import COPY_BUFFER, ProgramHost, tail_start
 from schemux.programs.panes import unlink_for_layouts
 from schemux.programs.program import Program
 from schemux.text.terminal import TextFilter
@@ -77,7 +77,7 @@ async def text_tail(program: Program, host: ProgramHost, ceiling: int) -> tuple[
     """The end of the program's text, as much as can reach a result (``ceiling`` bytes and
     a line's worth more), and how many bytes before it were not read."""
     size = program.text_size
-    start = max(0, size - ceiling - 4096)
+    start = tail_start(size, ceiling)
     data = await text_at(program, host, start, size - start)
     return data.decode("utf-8", "replace"), start
 

@@ -306,11 +306,16 @@ def _cached(fd: int, offset: int, length: int) -> bytes | None:
     return bytes(buffer) if read == length else None
 
 
+def tail_start(size: int, ceiling: int) -> int:
+    """Where the tail of ``size`` bytes that can reach a result begins: ``ceiling`` bytes
+    and a line's worth more before the end."""
+    return max(0, size - ceiling - 4096)
+
+
 def _read_tail(fd: int, ceiling: int) -> tuple[str, int]:
-    """The end of the file, as much as can reach a result (``ceiling`` bytes and a line's
-    worth more), and how many bytes before it were not read."""
+    """The end of the file (``tail_start``), and how many bytes before it were not read."""
     size = os.fstat(fd).st_size
-    start = max(0, size - ceiling - 4096)
+    start = tail_start(size, ceiling)
     return os.pread(fd, size - start, start).decode("utf-8", "replace"), start
 
 
